@@ -1,0 +1,135 @@
+//! The channel protocol between the agent task and a front end.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::mcp::ServerStatus;
+use crate::model::Usage;
+use crate::policy::Verdict;
+use crate::pool::PoolTool;
+
+/// Front end → agent.
+#[derive(Debug)]
+pub enum UiCommand {
+    Submit(String),
+    /// Cancel the running turn (stream and in-flight tool calls).
+    Cancel,
+    Connect(String),
+    Disconnect(String),
+    /// Revoke a session grant by tool name.
+    RevokeGrant(String),
+    /// Forget the conversation (keeps connections).
+    Clear,
+    Shutdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOutcome {
+    Ok,
+    Error,
+    Denied,
+    Cancelled,
+}
+
+/// The user's answer in the permission dialog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", content = "note", rename_all = "snake_case")]
+pub enum UserDecision {
+    AllowOnce,
+    /// This tool, for the rest of the session.
+    AllowSession,
+    /// Written as an allow rule into the workspace config.
+    AllowAlways,
+    Deny,
+    DenyWithNote(String),
+}
+
+/// What kind of question the dialog asks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionKind {
+    ToolCall,
+    /// Trust this workspace's `.mcp.json` / `.toolgate/config.toml`?
+    WorkspaceTrust,
+    /// Start a server defined by the (trusted) project, showing its command line.
+    ProjectServer,
+}
+
+#[derive(Debug)]
+pub struct PermissionRequest {
+    pub kind: PermissionKind,
+    pub call_id: String,
+    /// The tool as the pool has it (for trust questions: a synthetic entry naming the folder).
+    pub tool: PoolTool,
+    pub input: Value,
+    /// Why the policy asks.
+    pub why: String,
+    pub verdict: Verdict,
+    pub reply: oneshot::Sender<UserDecision>,
+}
+
+/// One entry of a pool snapshot: the tool plus how the host policy treats it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoolEntry {
+    pub tool: PoolTool,
+    pub verdict: Verdict,
+}
+
+/// Agent → front end.
+#[derive(Debug)]
+pub enum AgentEvent {
+    SessionStarted {
+        session_id: String,
+        /// e.g. `scripted demo`, `anthropic claude-sonnet-4-5`.
+        model_label: String,
+        workspace: std::path::PathBuf,
+    },
+    /// A user message as recorded (also replayed on resume).
+    UserMessage(String),
+    TextDelta(String),
+    /// The assistant finished a text block (lets the UI close a streaming paragraph).
+    AssistantMessageDone,
+    ToolCallStarted {
+        call_id: String,
+        name: String,
+        server: Option<String>,
+        input: Value,
+    },
+    ToolProgress {
+        call_id: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    ToolCallFinished {
+        call_id: String,
+        outcome: ToolOutcome,
+        output: String,
+    },
+    PoolChanged {
+        snapshot: Vec<PoolEntry>,
+        added: Vec<String>,
+        removed: Vec<String>,
+    },
+    ServerStatus {
+        server: String,
+        status: ServerStatus,
+    },
+    PermissionRequest(PermissionRequest),
+    /// A permission was decided (by rule, default, user or headless) — for the audit trail.
+    PermissionDecided {
+        call_id: String,
+        tool: String,
+        decision: String,
+        decider: String,
+        rule: String,
+    },
+    TurnFinished {
+        usage: Usage,
+        cancelled: bool,
+    },
+    Error(String),
+    Notice(String),
+}

@@ -1,0 +1,1 @@
+//! The non-interactive front end (`toolgate -p PROMPT`).

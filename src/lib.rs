@@ -1,0 +1,20 @@
+//! toolgate: a terminal console for an LLM agent whose MCP tool pool grows at run time,
+//! with every external tool call passing a host-controlled permission gate.
+//!
+//! Module boundaries follow the design (see docs/ARCHITECTURE.md):
+//! `mcp` speaks to servers, `servers` are our own MCP servers, `pool` and `policy` are pure,
+//! `agent` runs the loop on a background task, `model` holds the providers, `tui` and
+//! `headless` are the two front ends.
+
+pub mod agent;
+pub mod builtin;
+pub mod config;
+pub mod headless;
+pub mod mcp;
+pub mod model;
+pub mod paths;
+pub mod policy;
+pub mod pool;
+pub mod sanitize;
+pub mod servers;
+pub mod tui;

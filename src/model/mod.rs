@@ -1,0 +1,117 @@
+//! Model providers behind one trait: Anthropic Messages API, OpenAI-compatible Chat
+//! Completions, and the scripted demo model. All of them stream.
+
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
+    }
+}
+
+/// A tool as the model API receives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolDef>,
+    pub max_tokens: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+    StopSequence,
+    Refusal,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// What a provider's stream yields. Providers accumulate partial tool input JSON themselves
+/// and emit each tool call once, complete.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    /// A tool call began (lets the UI show a card before the arguments are complete).
+    ToolUseStarted { id: String, name: String },
+    ToolUse { id: String, name: String, input: Value },
+    Usage(Usage),
+    Stop(StopReason),
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    /// 400/401/403/404…: the API's own message, not retried.
+    #[error("{provider} API error {status}: {message}")]
+    Api {
+        provider: String,
+        status: u16,
+        message: String,
+    },
+    /// Retries exhausted on 429/5xx/529 or connection errors.
+    #[error("{provider}: {message}")]
+    Unavailable { provider: String, message: String },
+    /// The stream ended before the message was complete, or a frame could not be parsed.
+    #[error("{provider} stream broken: {message}")]
+    Stream { provider: String, message: String },
+    #[error("{0}")]
+    Config(String),
+}
+
+/// One model backend. `label` is what the UI shows (e.g. `anthropic claude-sonnet-4-5`,
+/// `scripted demo`).
+pub trait ModelProvider: Send + Sync {
+    fn label(&self) -> String;
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>>;
+}
