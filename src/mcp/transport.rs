@@ -73,8 +73,8 @@ where
         self.inner.send(item)
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        async move {
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        {
             loop {
                 let message = match self.probe.as_mut() {
                     Some((_, deadline)) => {
