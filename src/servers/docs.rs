@@ -144,7 +144,16 @@ fn query_terms(query: &str) -> Vec<String> {
         .filter(|w| !STOP_WORDS.contains(&w.as_str()))
         .cloned()
         .collect();
-    let mut terms = if meaningful.is_empty() {
+    // Single letters ("c" of "Ctrl+C") match nearly every section; drop them when the query
+    // has longer words.
+    let long: Vec<String> = meaningful
+        .iter()
+        .filter(|w| w.chars().count() > 1)
+        .cloned()
+        .collect();
+    let mut terms = if !long.is_empty() {
+        long
+    } else if meaningful.is_empty() {
         all
     } else {
         meaningful
