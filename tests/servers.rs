@@ -11,11 +11,11 @@ use std::{
 use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError,
     model::{
-        CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ErrorCode,
-        Implementation, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
-        ResourceContents,
+        CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
+        ErrorCode, Implementation, ProgressNotificationParam, ProtocolVersion,
+        ReadResourceRequestParams, Request, ResourceContents,
     },
-    service::{NotificationContext, RunningService},
+    service::{NotificationContext, PeerRequestOptions, RunningService},
     transport::TokioChildProcess,
 };
 use serde_json::{Value, json};
@@ -471,6 +471,96 @@ async fn deploy_uses_the_workspace_config_and_reports_failed_steps() {
 
     let err = session.tool_error("status", json!({ "service": 7 })).await;
     assert!(err.contains("field 'service'"), "{err}");
+    session.stop().await;
+}
+
+/// True while `pid` is a live (not zombie) process.
+fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or_default()
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn cancelling_a_trigger_kills_the_step_and_records_the_attempt() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join(".toolgate")).unwrap();
+    std::fs::write(
+        workspace.path().join(".toolgate/deploy.toml"),
+        "[services.slow]\ncommand = \"echo $$ > step.pid; exec sleep 120\"\n",
+    )
+    .unwrap();
+    let mut session = start(&["deploy"], workspace.path(), Era::Initialize).await;
+    let Value::Object(args) = json!({ "service": "slow" }) else {
+        unreachable!()
+    };
+    let handle = session
+        .client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(
+                CallToolRequestParams::new("trigger").with_arguments(args),
+            )),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("send trigger");
+    // The first progress notification is sent just before the step starts.
+    let started = progress_messages(&mut session, 1).await;
+    assert_eq!(started.len(), 1, "no progress before the step");
+    let pid_file = workspace.path().join("step.pid");
+    let pid = tokio::time::timeout(STEP, async {
+        loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok())
+            {
+                break pid;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("step never wrote its pid");
+    assert!(process_alive(pid));
+    handle
+        .cancel(Some("user pressed Ctrl+C".into()))
+        .await
+        .expect("cancel");
+
+    // The attempt is recorded as failed and the step process is gone (bounded waits).
+    let status = tokio::time::timeout(STEP, async {
+        loop {
+            let (out, structured) = session.ok("status", json!({ "service": "slow" })).await;
+            if out.contains("last deployment v1 failed") {
+                break structured.expect("structured status");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("cancelled deployment never recorded");
+    let record = &status["services"][0]["recent"][0];
+    assert_eq!(record["exit_code"], Value::Null);
+    assert!(
+        record["output_tail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("cancelled"),
+        "{record}"
+    );
+    tokio::time::timeout(STEP, async {
+        while process_alive(pid) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("step process still running after cancellation");
     session.stop().await;
 }
 
