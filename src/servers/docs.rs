@@ -125,7 +125,8 @@ fn heading_text(line: &str) -> Option<&str> {
 
 const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "can", "do", "does", "for", "how", "i", "in", "is", "it", "of", "on",
-    "or", "the", "to", "what", "when", "where", "which", "with", "my", "me",
+    "or", "the", "to", "what", "when", "where", "which", "with", "my", "me", "use", "using", "be",
+    "you", "your", "if", "at", "by", "from", "as", "this", "that", "there", "should", "get",
 ];
 
 /// Lower-cased words of `text`; `.`, `_`, `-` and `$` stay inside words so that
@@ -163,81 +164,107 @@ fn query_terms(query: &str) -> Vec<String> {
 }
 
 /// A word matches a term when it starts with it, or with the term minus a plural `s`
-/// ("permission" finds "permissions", "keys" finds "key").
+/// ("permission" finds "permissions", "keys" finds "key"), or contains a longer term.
 fn word_matches(word: &str, term: &str) -> bool {
-    if word.starts_with(term) {
-        return true;
-    }
     let singular = term.strip_suffix('s').filter(|s| s.len() >= 3);
-    singular.is_some_and(|s| word.starts_with(s)) || (term.len() >= 4 && word.contains(term))
+    has_prefix(word, term)
+        || singular.is_some_and(|s| has_prefix(word, s))
+        || (term.len() >= 4 && word.contains(term))
+}
+
+/// Prefixes only stretch a little for short terms: "use" finds "uses", not "usually".
+fn has_prefix(word: &str, prefix: &str) -> bool {
+    word.starts_with(prefix) && (prefix.len() >= 5 || word.len() <= prefix.len() + 2)
 }
 
 fn count_matches(words: &[String], term: &str) -> u32 {
     words.iter().filter(|w| word_matches(w, term)).count() as u32
 }
 
-/// Ranks sections by how many distinct query terms they contain, then by weighted counts
-/// (a term in the heading counts five times); ties keep reading order.
+/// Ranks sections: those containing every query term first, then by a tf-idf style score in
+/// which rare terms weigh more than common ones and a term in the heading counts extra;
+/// ties keep reading order.
 pub fn search(query: &str, limit: usize) -> Vec<Hit> {
     let terms = query_terms(query);
     if terms.is_empty() {
         return Vec::new();
     }
     let phrase = query.trim().to_lowercase();
-    let mut hits: Vec<(u32, Hit)> = Vec::new();
-    for page in PAGES {
-        for section in sections(page) {
+    // Word lists per section, computed once: (page, section, heading words, body words).
+    let corpus: Vec<(&Page, Section<'_>, Vec<String>, Vec<Vec<String>>)> = PAGES
+        .iter()
+        .flat_map(|page| {
+            sections(page)
+                .into_iter()
+                .map(move |section| (page, section))
+        })
+        .map(|(page, section)| {
             let heading_words = words(section.heading);
-            let mut distinct = 0u32;
-            let mut score = 0u32;
-            for term in &terms {
-                let in_heading = count_matches(&heading_words, term);
-                let in_body: u32 = section
-                    .lines
-                    .iter()
-                    .map(|(_, line)| count_matches(&words(line), term))
-                    .sum();
-                if in_heading + in_body > 0 {
-                    distinct += 1;
-                    score += in_heading * 5 + in_body.min(10);
-                }
-            }
-            if distinct == 0 {
+            let body = section.lines.iter().map(|(_, line)| words(line)).collect();
+            (page, section, heading_words, body)
+        })
+        .collect();
+    let counts: Vec<Vec<(u32, u32)>> = corpus
+        .iter()
+        .map(|(_, _, heading, body)| {
+            terms
+                .iter()
+                .map(|term| {
+                    let in_body = body.iter().map(|line| count_matches(line, term)).sum();
+                    (count_matches(heading, term), in_body)
+                })
+                .collect()
+        })
+        .collect();
+    let sections_total = corpus.len() as f64;
+    let idf: Vec<f64> = (0..terms.len())
+        .map(|t| {
+            let df = counts.iter().filter(|c| c[t].0 + c[t].1 > 0).count() as f64;
+            ((sections_total + 1.0) / (df + 0.5)).ln().max(0.1)
+        })
+        .collect();
+
+    let mut hits: Vec<(bool, Hit)> = Vec::new();
+    for ((page, section, _, _), section_counts) in corpus.iter().zip(&counts) {
+        let mut matched = 0;
+        let mut score = 0.0;
+        for (t, (in_heading, in_body)) in section_counts.iter().enumerate() {
+            if in_heading + in_body == 0 {
                 continue;
             }
-            let phrase_hit = terms.len() > 1
-                && section
-                    .lines
-                    .iter()
-                    .any(|(_, line)| line.to_lowercase().contains(&phrase));
-            if phrase_hit {
-                score += 10;
-            }
-            let (line, snippet) = best_line(&section, &terms);
-            // A line that starts with a query term usually defines it ("- `MODEL_ID` selects").
-            if starts_with_term(&snippet, &terms) {
-                score += 8;
-            }
-            hits.push((
-                distinct,
-                Hit {
-                    page: page.file,
-                    uri: page.uri(),
-                    heading: section.heading.to_owned(),
-                    line,
-                    snippet,
-                    score: score + distinct * 20,
-                },
-            ));
+            matched += 1;
+            let heading_bonus = if *in_heading > 0 { 3.0 } else { 0.0 };
+            score += idf[t] * (2.0 + heading_bonus + f64::from(*in_body).ln_1p());
         }
+        if matched == 0 {
+            continue;
+        }
+        let phrase_hit = terms.len() > 1
+            && section
+                .lines
+                .iter()
+                .any(|(_, line)| line.to_lowercase().contains(&phrase));
+        if phrase_hit {
+            score += 5.0;
+        }
+        let (line, snippet) = best_line(section, &terms);
+        // A line that starts with a query term usually defines it ("- `MODEL_ID` selects").
+        if starts_with_term(&snippet, &terms) {
+            score += 2.0;
+        }
+        hits.push((
+            matched == terms.len(),
+            Hit {
+                page: page.file,
+                uri: page.uri(),
+                heading: section.heading.to_owned(),
+                line,
+                snippet,
+                score: (score * 10.0).round() as u32,
+            },
+        ));
     }
-    // Sections that match every term first; within that, by score.
-    let total = terms.len() as u32;
-    hits.sort_by(|(da, a), (db, b)| {
-        (*db == total)
-            .cmp(&(*da == total))
-            .then(b.score.cmp(&a.score))
-    });
+    hits.sort_by(|(all_a, a), (all_b, b)| all_b.cmp(all_a).then(b.score.cmp(&a.score)));
     hits.into_iter().take(limit).map(|(_, hit)| hit).collect()
 }
 
