@@ -181,6 +181,14 @@ fn count_matches(words: &[String], term: &str) -> u32 {
     words.iter().filter(|w| word_matches(w, term)).count() as u32
 }
 
+/// A section with its words split once per search.
+struct IndexedSection<'a> {
+    page: &'a Page,
+    section: Section<'a>,
+    heading_words: Vec<String>,
+    body_words: Vec<Vec<String>>,
+}
+
 /// Ranks sections: those containing every query term first, then by a tf-idf style score in
 /// which rare terms weigh more than common ones and a term in the heading counts extra;
 /// ties keep reading order.
@@ -190,28 +198,32 @@ pub fn search(query: &str, limit: usize) -> Vec<Hit> {
         return Vec::new();
     }
     let phrase = query.trim().to_lowercase();
-    // Word lists per section, computed once: (page, section, heading words, body words).
-    let corpus: Vec<(&Page, Section<'_>, Vec<String>, Vec<Vec<String>>)> = PAGES
+    let corpus: Vec<IndexedSection<'_>> = PAGES
         .iter()
         .flat_map(|page| {
             sections(page)
                 .into_iter()
                 .map(move |section| (page, section))
         })
-        .map(|(page, section)| {
-            let heading_words = words(section.heading);
-            let body = section.lines.iter().map(|(_, line)| words(line)).collect();
-            (page, section, heading_words, body)
+        .map(|(page, section)| IndexedSection {
+            heading_words: words(section.heading),
+            body_words: section.lines.iter().map(|(_, line)| words(line)).collect(),
+            page,
+            section,
         })
         .collect();
     let counts: Vec<Vec<(u32, u32)>> = corpus
         .iter()
-        .map(|(_, _, heading, body)| {
+        .map(|indexed| {
             terms
                 .iter()
                 .map(|term| {
-                    let in_body = body.iter().map(|line| count_matches(line, term)).sum();
-                    (count_matches(heading, term), in_body)
+                    let in_body = indexed
+                        .body_words
+                        .iter()
+                        .map(|line| count_matches(line, term))
+                        .sum();
+                    (count_matches(&indexed.heading_words, term), in_body)
                 })
                 .collect()
         })
@@ -225,7 +237,7 @@ pub fn search(query: &str, limit: usize) -> Vec<Hit> {
         .collect();
 
     let mut hits: Vec<(bool, Hit)> = Vec::new();
-    for ((page, section, _, _), section_counts) in corpus.iter().zip(&counts) {
+    for (IndexedSection { page, section, .. }, section_counts) in corpus.iter().zip(&counts) {
         let mut matched = 0;
         let mut score = 0.0;
         for (t, (in_heading, in_body)) in section_counts.iter().enumerate() {
