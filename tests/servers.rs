@@ -446,7 +446,15 @@ async fn deploy_uses_the_workspace_config_and_reports_failed_steps() {
         "[services.worker]\ncommand = \"echo starting worker; echo disk full >&2; exit 3\"\n",
     )
     .unwrap();
-    let session = start(&["deploy"], workspace.path(), Era::Discover).await;
+    // `--workspace` wins over the process's current directory.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let workspace_arg = workspace.path().display().to_string();
+    let session = start(
+        &["deploy", "--workspace", &workspace_arg],
+        elsewhere.path(),
+        Era::Discover,
+    )
+    .await;
 
     let err = session
         .tool_error("trigger", json!({ "service": "web" }))
@@ -467,6 +475,11 @@ async fn deploy_uses_the_workspace_config_and_reports_failed_steps() {
     assert!(
         out.contains("last deployment v1 failed; current version none"),
         "{out}"
+    );
+    assert!(workspace.path().join(".toolgate/deployments.json").exists());
+    assert!(
+        !elsewhere.path().join(".toolgate").exists(),
+        "nothing recorded in the cwd"
     );
 
     let err = session.tool_error("status", json!({ "service": 7 })).await;
