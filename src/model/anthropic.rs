@@ -216,7 +216,10 @@ impl AnthropicDecoder {
             }
             "tool_use" => {
                 let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
-                let name = block.get("name").and_then(Value::as_str).unwrap_or_default();
+                let name = block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 if id.is_empty() || name.is_empty() {
                     return Err(stream_error("tool_use block without id or name"));
                 }
@@ -350,7 +353,10 @@ impl SseDecoder for AnthropicDecoder {
                 } else {
                     StopReason::EndTurn
                 });
-                Ok(vec![StreamEvent::Usage(self.usage), StreamEvent::Stop(reason)])
+                Ok(vec![
+                    StreamEvent::Usage(self.usage),
+                    StreamEvent::Stop(reason),
+                ])
             }
             "error" => Err(Self::api_error(&data)),
             // ping, and event types added after this was written (the API's versioning

@@ -50,8 +50,12 @@ impl ModelProvider for OpenAiProvider {
             let host = reqwest::Url::parse(&self.config.base_url)
                 .ok()
                 .and_then(|u| {
-                    u.host_str()
-                        .map(|h| format!("{h}{}", u.port().map(|p| format!(":{p}")).unwrap_or_default()))
+                    u.host_str().map(|h| {
+                        format!(
+                            "{h}{}",
+                            u.port().map(|p| format!(":{p}")).unwrap_or_default()
+                        )
+                    })
                 })
                 .unwrap_or_else(|| self.config.base_url.clone());
             format!("openai-compatible {} @ {host}", self.config.model)
@@ -271,9 +275,7 @@ impl OpenAiDecoder {
     fn finish_events(&mut self) -> Vec<StreamEvent> {
         self.done = true;
         let mut out = self.flush_calls();
-        let emitted_tools = out
-            .iter()
-            .any(|e| matches!(e, StreamEvent::ToolUse { .. }));
+        let emitted_tools = out.iter().any(|e| matches!(e, StreamEvent::ToolUse { .. }));
         if let Some(usage) = self.usage {
             out.push(StreamEvent::Usage(usage));
         }
@@ -293,7 +295,9 @@ impl OpenAiDecoder {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| error.to_string());
-            return Err(stream_error(format!("the server reported an error: {message}")));
+            return Err(stream_error(format!(
+                "the server reported an error: {message}"
+            )));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             let read = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);

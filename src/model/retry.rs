@@ -182,7 +182,10 @@ mod tests {
     fn error_message_prefers_the_apis_own_text() {
         let status = StatusCode::UNAUTHORIZED;
         let anthropic = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
-        assert_eq!(error_message_from_body(status, anthropic), "invalid x-api-key");
+        assert_eq!(
+            error_message_from_body(status, anthropic),
+            "invalid x-api-key"
+        );
         assert_eq!(
             error_message_from_body(status, r#"{"error":"model not found"}"#),
             "model not found"

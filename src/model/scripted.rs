@@ -240,20 +240,21 @@ impl Scenario {
     }
 
     pub fn embedded(name: &str) -> Result<Scenario, ScenarioError> {
-        let (_, json) = EMBEDDED
-            .iter()
-            .find(|(n, _)| *n == name)
-            .ok_or_else(|| ScenarioError::Invalid {
-                source_name: name.to_string(),
-                message: format!(
-                    "no such embedded scenario (available: {})",
-                    EMBEDDED
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            })?;
+        let (_, json) =
+            EMBEDDED
+                .iter()
+                .find(|(n, _)| *n == name)
+                .ok_or_else(|| ScenarioError::Invalid {
+                    source_name: name.to_string(),
+                    message: format!(
+                        "no such embedded scenario (available: {})",
+                        EMBEDDED
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })?;
         Scenario::parse(name, json)
     }
 
@@ -370,7 +371,10 @@ impl Fill<'_> {
             .find(|l| !l.is_empty())
             .unwrap_or("");
         template
-            .replace("{{result_line}}", &shorten(first_line, RESULT_LINE_MAX_CHARS))
+            .replace(
+                "{{result_line}}",
+                &shorten(first_line, RESULT_LINE_MAX_CHARS),
+            )
             .replace("{{result}}", &shorten(self.result.trim(), RESULT_MAX_CHARS))
             .replace("{{user}}", self.user)
     }

@@ -134,7 +134,11 @@ mod tests {
             },
         ];
         for chunk_len in 1..body.len() {
-            assert_eq!(parse_in_chunks(body, chunk_len), expected, "chunk {chunk_len}");
+            assert_eq!(
+                parse_in_chunks(body, chunk_len),
+                expected,
+                "chunk {chunk_len}"
+            );
         }
     }
 
@@ -156,7 +160,11 @@ mod tests {
             },
         ];
         for chunk_len in 1..body.len() {
-            assert_eq!(parse_in_chunks(body, chunk_len), expected, "chunk {chunk_len}");
+            assert_eq!(
+                parse_in_chunks(body, chunk_len),
+                expected,
+                "chunk {chunk_len}"
+            );
         }
     }
 
