@@ -373,3 +373,81 @@ impl SseDecoder for AnthropicDecoder {
         Err(stream_error("stream ended before message_stop"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(decoder: &mut AnthropicDecoder, data: Value) -> Result<Vec<StreamEvent>, ModelError> {
+        decoder.on_event(&SseEvent {
+            event: data["type"].as_str().unwrap_or("").to_string(),
+            data: data.to_string(),
+        })
+    }
+
+    #[test]
+    fn tool_input_given_whole_in_block_start_is_kept() {
+        let mut decoder = AnthropicDecoder::default();
+        feed(
+            &mut decoder,
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"glob","input":{"pattern":"*"}}}),
+        )
+        .unwrap();
+        let events = feed(&mut decoder, json!({"type":"content_block_stop","index":0})).unwrap();
+        assert_eq!(
+            events,
+            vec![StreamEvent::ToolUse {
+                id: "t1".into(),
+                name: "glob".into(),
+                input: json!({"pattern": "*"})
+            }]
+        );
+        // No stop_reason given: inferred from the tool call.
+        let events = feed(&mut decoder, json!({"type":"message_stop"})).unwrap();
+        assert_eq!(events.last(), Some(&StreamEvent::Stop(StopReason::ToolUse)));
+    }
+
+    #[test]
+    fn broken_tool_json_and_stray_deltas_are_errors() {
+        let mut decoder = AnthropicDecoder::default();
+        let err = feed(
+            &mut decoder,
+            json!({"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{"}}),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("not an open tool_use block"),
+            "{err}"
+        );
+
+        feed(
+            &mut decoder,
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"bash","input":{}}}),
+        )
+        .unwrap();
+        feed(
+            &mut decoder,
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\": "}}),
+        )
+        .unwrap();
+        let err = feed(&mut decoder, json!({"type":"content_block_stop","index":0})).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("tool input for 'bash' is not valid JSON"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn thinking_blocks_and_unknown_events_are_ignored() {
+        let mut decoder = AnthropicDecoder::default();
+        for data in [
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}),
+            json!({"type":"content_block_stop","index":0}),
+            json!({"type":"some_future_event"}),
+        ] {
+            assert_eq!(feed(&mut decoder, data).unwrap(), vec![]);
+        }
+    }
+}

@@ -332,10 +332,17 @@ impl OpenAiDecoder {
                 }
                 let function = piece.get("function").unwrap_or(&Value::Null);
                 if let Some(name) = function.get("name").and_then(Value::as_str) {
-                    call.name.push_str(name);
+                    // OpenAI sends the name once; some compatible servers repeat it whole
+                    // in later chunks, which must not double it.
+                    if call.name != name {
+                        call.name.push_str(name);
+                    }
                 }
-                if let Some(args) = function.get("arguments").and_then(Value::as_str) {
-                    call.arguments.push_str(args);
+                match function.get("arguments") {
+                    Some(Value::String(args)) => call.arguments.push_str(args),
+                    // A few servers send the arguments as a JSON object, not a string.
+                    Some(args @ Value::Object(_)) => call.arguments = args.to_string(),
+                    _ => {}
                 }
                 if !call.announced && !call.id.is_empty() && !call.name.is_empty() {
                     call.announced = true;
@@ -379,5 +386,74 @@ impl SseDecoder for OpenAiDecoder {
                 "stream ended before the completion finished (no finish_reason, no [DONE])",
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(chunks: &[Value]) -> Vec<StreamEvent> {
+        let mut decoder = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            let event = SseEvent {
+                event: "message".into(),
+                data: chunk.to_string(),
+            };
+            out.extend(decoder.on_event(&event).unwrap());
+        }
+        if !decoder.is_done() {
+            out.extend(decoder.on_body_end().unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn ollama_style_whole_tool_call_with_stop_and_no_done() {
+        let events = decode(&[
+            json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"",
+            "tool_calls":[{"function":{"name":"glob","arguments":{"pattern":"*.rs"}}}]},"finish_reason":"stop"}]}),
+        ]);
+        assert_eq!(events.len(), 3, "{events:?}");
+        let StreamEvent::ToolUse { id, name, input } = &events[1] else {
+            panic!("{events:?}")
+        };
+        assert!(id.starts_with("call_0_"), "a generated id: {id}");
+        assert_eq!(
+            (name.as_str(), input),
+            ("glob", &json!({"pattern": "*.rs"}))
+        );
+        assert_eq!(events[2], StreamEvent::Stop(StopReason::ToolUse));
+    }
+
+    #[test]
+    fn broken_arguments_reach_the_agent_as_raw_text() {
+        let events = decode(&[
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"bash","arguments":"{\"command\": "}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"bash"}}]},"finish_reason":"tool_calls"}]}),
+        ]);
+        assert_eq!(
+            events[1],
+            StreamEvent::ToolUse {
+                id: "c1".into(),
+                name: "bash".into(),
+                input: Value::String("{\"command\": ".into())
+            }
+        );
+    }
+
+    #[test]
+    fn an_error_chunk_is_reported() {
+        let mut decoder = OpenAiDecoder::default();
+        let event = SseEvent {
+            event: "message".into(),
+            data: json!({"error": {"message": "context length exceeded"}}).to_string(),
+        };
+        let err = decoder.on_event(&event).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "openai stream broken: the server reported an error: context length exceeded"
+        );
     }
 }
