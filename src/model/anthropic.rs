@@ -133,6 +133,12 @@ fn message_json(message: &Message) -> Option<Value> {
     if blocks.is_empty() {
         return None;
     }
+    let mut blocks = blocks;
+    if message.role == Role::User {
+        // The API wants a user message's tool_result blocks before any text (a note the
+        // user attached to a denial, say); a stable sort keeps each group's order.
+        blocks.sort_by_key(|b| b["type"] != "tool_result");
+    }
     let role = match message.role {
         Role::User => "user",
         Role::Assistant => "assistant",
@@ -383,6 +389,38 @@ mod tests {
             event: data["type"].as_str().unwrap_or("").to_string(),
             data: data.to_string(),
         })
+    }
+
+    #[test]
+    fn tool_results_come_before_text_in_a_user_message() {
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "not now".into(),
+                    },
+                    ContentBlock::ToolResult {
+                        tool_use_id: "t1".into(),
+                        content: "Permission denied: the user declined".into(),
+                        is_error: true,
+                    },
+                    ContentBlock::Text {
+                        text: String::new(),
+                    },
+                ],
+            }],
+            tools: vec![],
+            max_tokens: 0,
+        };
+        let body = request_body("m", &request);
+        assert_eq!(body["max_tokens"], FALLBACK_MAX_TOKENS);
+        assert!(body.get("system").is_none() && body.get("tools").is_none());
+        let content = &body["messages"][0]["content"];
+        assert_eq!(content.as_array().map(Vec::len), Some(2));
+        assert_eq!(content[0]["type"], "tool_result");
+        assert_eq!(content[1], json!({"type": "text", "text": "not now"}));
     }
 
     #[test]
