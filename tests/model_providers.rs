@@ -554,6 +554,70 @@ async fn openai_stream_without_finish_is_a_stream_error() {
     assert!(error.to_string().contains("stream ended before"), "{error}");
 }
 
+/// Accepts one connection and reads the request (headers and its small JSON body).
+async fn accept_request(listener: &tokio::net::TcpListener) -> tokio::net::TcpStream {
+    let (mut socket, _) = listener.accept().await.unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut seen = Vec::new();
+    loop {
+        let n = socket.read(&mut buf).await.unwrap();
+        seen.extend_from_slice(&buf[..n]);
+        if n == 0 || (seen.windows(4).any(|w| w == b"\r\n\r\n") && seen.ends_with(b"}")) {
+            return socket;
+        }
+    }
+}
+
+fn http_chunk(data: &str) -> String {
+    format!("{:x}\r\n{data}\r\n", data.len())
+}
+
+/// The first text reaches the caller while the server still holds back the rest of the
+/// message: the provider streams, it does not buffer the response.
+#[tokio::test]
+async fn anthropic_text_arrives_before_the_response_is_complete() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let full = anthropic_turn_body();
+    let split = full.find("event: content_block_delta").unwrap();
+    let split = split + full[split..].find("\n\n").unwrap() + 2;
+    let (first, rest) = (full[..split].to_string(), full[split..].to_string());
+    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        let mut socket = accept_request(&listener).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        socket.write_all(head.as_bytes()).await.unwrap();
+        socket
+            .write_all(http_chunk(&first).as_bytes())
+            .await
+            .unwrap();
+        socket.flush().await.unwrap();
+        // Hold the rest until the client has shown the first text.
+        release_rx.await.unwrap();
+        socket
+            .write_all(http_chunk(&rest).as_bytes())
+            .await
+            .unwrap();
+        socket.write_all(b"0\r\n\r\n").await.unwrap();
+        socket.flush().await.unwrap();
+    });
+    let provider = anthropic_at(&format!("http://{addr}"), fast_retry(1));
+    let mut stream = provider.stream(request_after_tool_round());
+    let first_event = tokio::time::timeout(TIMEOUT, stream.next())
+        .await
+        .expect("first event within the timeout")
+        .expect("an item")
+        .expect("no error");
+    assert_eq!(first_event, StreamEvent::TextDelta("Let me look".into()));
+    release_tx.send(()).unwrap();
+    let mut events = vec![first_event];
+    while let Some(item) = tokio::time::timeout(TIMEOUT, stream.next()).await.unwrap() {
+        events.push(item.unwrap());
+    }
+    assert_eq!(events, expected_anthropic_turn());
+    server.await.unwrap();
+}
+
 /// A server that promises a long body, sends part of it and closes the socket.
 #[tokio::test]
 async fn connection_cut_mid_body_is_a_stream_error() {
@@ -562,17 +626,7 @@ async fn connection_cut_mid_body_is_a_stream_error() {
     let partial = anthropic_turn_body();
     let partial = partial[..partial.find("event: content_block_stop").unwrap()].to_string();
     let server = tokio::spawn(async move {
-        let (mut socket, _) = listener.accept().await.unwrap();
-        // Read the request headers and body (small), then answer.
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut seen = Vec::new();
-        loop {
-            let n = socket.read(&mut buf).await.unwrap();
-            seen.extend_from_slice(&buf[..n]);
-            if n == 0 || seen.windows(4).any(|w| w == b"\r\n\r\n") && seen.ends_with(b"}") {
-                break;
-            }
-        }
+        let mut socket = accept_request(&listener).await;
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
             partial.len() + 10_000
