@@ -690,17 +690,71 @@ async fn malformed_sse_data_is_a_clear_error() {
     );
 }
 
+fn overloaded_event() -> (&'static str, Value) {
+    (
+        "error",
+        json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
+    )
+}
+
 #[tokio::test]
-async fn anthropic_error_event_mid_stream_is_reported() {
+async fn anthropic_overloaded_event_before_any_content_is_retried() {
+    let message_start = (
+        "message_start",
+        json!({"type":"message_start","message":{"usage":{"input_tokens":1,"output_tokens":0}}}),
+    );
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(sse_response(sse(&[
+            message_start.clone(),
+            overloaded_event(),
+        ])))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(sse_response(anthropic_turn_body()))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let provider = anthropic_at(&server.uri(), fast_retry(3));
+    let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
+    assert_eq!(error, None);
+    assert_eq!(events, expected_anthropic_turn());
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+
+    // Always overloaded: the budget runs out with the API's words in the error.
+    let storm = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(sse_response(sse(&[message_start, overloaded_event()])))
+        .mount(&storm)
+        .await;
+    let provider = anthropic_at(&storm.uri(), fast_retry(3));
+    let (_, error) = collect(provider.as_ref(), request_after_tool_round()).await;
+    assert_eq!(
+        error.unwrap().to_string(),
+        "anthropic: gave up after 3 attempts; last error: overloaded_error during the response: Overloaded"
+    );
+    assert_eq!(storm.received_requests().await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn anthropic_error_event_after_text_is_final() {
     let body = sse(&[
         (
             "message_start",
             json!({"type":"message_start","message":{"usage":{"input_tokens":1,"output_tokens":0}}}),
         ),
         (
-            "error",
-            json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
+            "content_block_start",
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
         ),
+        (
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Starting"}}),
+        ),
+        overloaded_event(),
     ]);
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -708,11 +762,13 @@ async fn anthropic_error_event_mid_stream_is_reported() {
         .mount(&server)
         .await;
     let provider = anthropic_at(&server.uri(), fast_retry(3));
-    let (_, error) = collect(provider.as_ref(), request_after_tool_round()).await;
+    let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
+    assert_eq!(events, vec![StreamEvent::TextDelta("Starting".into())]);
     assert_eq!(
         error.unwrap().to_string(),
         "anthropic: overloaded_error during the response: Overloaded"
     );
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
 
 #[tokio::test]

@@ -65,12 +65,7 @@ impl ModelProvider for AnthropicProvider {
             }
             builder
         };
-        stream_sse(
-            PROVIDER.to_string(),
-            self.config.retry,
-            build,
-            AnthropicDecoder::default(),
-        )
+        stream_sse::<AnthropicDecoder>(PROVIDER.to_string(), self.config.retry, build)
     }
 }
 

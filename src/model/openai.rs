@@ -80,12 +80,7 @@ impl ModelProvider for OpenAiProvider {
             }
             builder
         };
-        stream_sse(
-            PROVIDER.to_string(),
-            self.config.retry,
-            build,
-            OpenAiDecoder::default(),
-        )
+        stream_sse::<OpenAiDecoder>(PROVIDER.to_string(), self.config.retry, build)
     }
 }
 

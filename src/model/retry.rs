@@ -84,15 +84,20 @@ pub fn error_message_from_body(status: StatusCode, body: &str) -> String {
 
 /// Sends the request built by `build` until it succeeds, a non-retryable status comes back,
 /// or the attempts run out. Returns the successful response with its body unread.
+///
+/// `attempts_used` is shared with the caller so that a response whose body fails before
+/// its first event can be retried within the same budget (see `http::stream_sse`).
 pub async fn send_with_retry(
     provider: &str,
     policy: &RetryPolicy,
-    build: impl Fn() -> RequestBuilder,
+    attempts_used: &mut u32,
+    build: &impl Fn() -> RequestBuilder,
 ) -> Result<Response, ModelError> {
     let attempts = policy.max_attempts.max(1);
-    let mut last_problem = String::new();
-    for attempt in 0..attempts {
-        let is_last = attempt + 1 == attempts;
+    let mut last_problem = String::from("no attempt left");
+    while *attempts_used < attempts {
+        let attempt = *attempts_used;
+        *attempts_used += 1;
         let wait = match build().send().await {
             Ok(response) if response.status().is_success() => return Ok(response),
             Ok(response) => {
@@ -122,22 +127,26 @@ pub async fn send_with_retry(
                 policy.backoff(attempt)
             }
         };
-        if is_last {
+        if *attempts_used >= attempts {
             break;
         }
         tracing::warn!(
             provider,
-            attempt = attempt + 1,
+            attempt = *attempts_used,
             wait_ms = wait.as_millis() as u64,
             problem = %last_problem,
             "model request failed; retrying"
         );
         tokio::time::sleep(wait).await;
     }
-    Err(ModelError::Unavailable {
+    Err(gave_up(provider, attempts, &last_problem))
+}
+
+pub fn gave_up(provider: &str, attempts: u32, last_problem: &str) -> ModelError {
+    ModelError::Unavailable {
         provider: provider.to_string(),
         message: format!("gave up after {attempts} attempts; last error: {last_problem}"),
-    })
+    }
 }
 
 /// reqwest's Display omits the cause ("error sending request"); the chain says why.
