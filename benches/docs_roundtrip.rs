@@ -32,24 +32,50 @@ fn hub() -> McpHub {
     McpHub::with_options(vec![config], events, options)
 }
 
-async fn search(hub: &McpHub) {
+async fn call(hub: &McpHub, tool: &str, arguments: serde_json::Value) {
     let out = hub
-        .call(
-            SERVER,
-            "search",
-            json!({ "query": "permission rules", "limit": 5 }),
-            None,
-            CancellationToken::new(),
-        )
+        .call(SERVER, tool, arguments, None, CancellationToken::new())
         .await
-        .expect("docs search call");
+        .expect("docs call");
     // A benchmark of error answers would be meaningless.
-    assert!(!out.is_error, "search failed: {}", out.text);
+    assert!(!out.is_error, "{tool} failed: {}", out.text);
+}
+
+fn search_arguments() -> serde_json::Value {
+    json!({ "query": "permission rules", "limit": 5 })
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[rank.min(sorted.len() - 1)]
+}
+
+/// Sequential calls, each timed: calls/s and latency percentiles, printed.
+fn timed_loop(
+    runtime: &tokio::runtime::Runtime,
+    hub: &McpHub,
+    calls: usize,
+    tool: &str,
+    arguments: serde_json::Value,
+) {
+    let mut latencies = Vec::with_capacity(calls);
+    let total = runtime.block_on(async {
+        let start = Instant::now();
+        for _ in 0..calls {
+            let t = Instant::now();
+            call(hub, tool, arguments.clone()).await;
+            latencies.push(t.elapsed());
+        }
+        start.elapsed()
+    });
+    latencies.sort();
+    println!(
+        "docs {tool} round trip over stdio, {calls} sequential calls: {:.0} calls/s, p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
+        calls as f64 / total.as_secs_f64(),
+        percentile(&latencies, 0.50).as_secs_f64() * 1e6,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e6,
+        latencies[latencies.len() - 1].as_secs_f64() * 1e6,
+    );
 }
 
 fn main() {
@@ -69,29 +95,16 @@ fn main() {
         .measurement_time(Duration::from_secs(5))
         .configure_from_args();
     criterion.bench_function("docs_search_roundtrip", |b| {
-        b.to_async(&runtime).iter(|| search(&hub))
+        b.to_async(&runtime)
+            .iter(|| call(&hub, "search", search_arguments()))
     });
     criterion.final_summary();
 
     let full = std::env::args().any(|a| a == "--bench");
     let calls = if full { TIMED_CALLS } else { 20 };
-    let mut latencies = Vec::with_capacity(calls);
-    let total = runtime.block_on(async {
-        let start = Instant::now();
-        for _ in 0..calls {
-            let t = Instant::now();
-            search(&hub).await;
-            latencies.push(t.elapsed());
-        }
-        start.elapsed()
-    });
-    latencies.sort();
-    println!(
-        "\ndocs search round trip over stdio, {calls} sequential calls: {:.0} calls/s, p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
-        calls as f64 / total.as_secs_f64(),
-        percentile(&latencies, 0.50).as_secs_f64() * 1e6,
-        percentile(&latencies, 0.99).as_secs_f64() * 1e6,
-        latencies[latencies.len() - 1].as_secs_f64() * 1e6,
-    );
+    println!();
+    timed_loop(&runtime, &hub, calls, "search", search_arguments());
+    // Next to no work on the server: what the transport and both rmcp stacks cost alone.
+    timed_loop(&runtime, &hub, calls, "get_version", json!({}));
     runtime.block_on(hub.shutdown());
 }

@@ -183,6 +183,10 @@ async fn notification_flood_during_a_call_completes_with_bounded_memory() {
     assert_eq!(bounded(logs).await.unwrap(), 25_000, "log lines lost");
     let after = resident_bytes();
     let grown = after.saturating_sub(before);
+    eprintln!(
+        "resident memory grew by {} kB during the flood",
+        grown / 1024
+    );
     assert!(
         grown < 200 * 1024 * 1024,
         "resident memory grew by {} MB during a 50,000-notification flood",
@@ -345,6 +349,33 @@ async fn non_object_schemas_are_refused_while_other_servers_stay_callable() {
     // Refusing the offenders leaves the pool exactly as it was, and the good server works.
     assert_eq!(assemble(&hub).unwrap(), before);
     assert_eq!(echo(&hub, "good", "still here").await, "echo: still here");
+    hub.shutdown().await;
+}
+
+/// `inputSchema: true` is a valid JSON Schema but not an object, so it cannot even be listed
+/// as an MCP tool: the connect fails clearly (not by running into the startup timeout) and
+/// the servers already connected are untouched.
+#[tokio::test]
+async fn schema_that_is_not_a_json_object_fails_the_connect_clearly() {
+    let (hub, _rx) = hub_with(vec![
+        fixture("good", &[]),
+        fixture(
+            "boolean",
+            &[("FIXTURE_TOOLS", r#"["yes"]"#), ("FIXTURE_SCHEMA", "true")],
+        ),
+    ]);
+    bounded(hub.connect("good")).await.unwrap();
+    let err = bounded(hub.connect("boolean")).await.unwrap_err();
+    let text = err.to_string();
+    eprintln!("{text}");
+    // Not "no answer to the handshake within …": the bad listing itself is the reason.
+    assert!(
+        text.starts_with("MCP server 'boolean' failed to start: tools/list failed"),
+        "{text}"
+    );
+    assert!(matches!(hub.status("boolean"), ServerStatus::Failed { .. }));
+    assert!(!hub.is_connected("boolean"));
+    assert_eq!(echo(&hub, "good", "unaffected").await, "echo: unaffected");
     hub.shutdown().await;
 }
 
