@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn short_output_is_kept_whole() {
-        assert_eq!(capture(10, &[b"hello", b" wor", b"ld"]), "hello world");
+        assert_eq!(capture(11, &[b"hello", b" wor", b"ld"]), "hello world");
         assert_eq!(capture(10, &[b"0123456789"]), "0123456789");
         assert_eq!(capture(10, &[]), "");
     }
