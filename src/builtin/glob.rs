@@ -58,7 +58,9 @@ pub async fn run_glob(
                     continue;
                 }
             };
-            if entry.file_type().is_dir() {
+            // A symbolic link to a directory is a directory to the model; it is not
+            // descended into, so nothing behind it is listed.
+            if entry.file_type().is_dir() || (entry.path_is_symlink() && entry.path().is_dir()) {
                 continue;
             }
             let Ok(rel) = entry.path().strip_prefix(&root) else {

@@ -815,9 +815,12 @@ async fn glob_never_lists_outside_the_workspace() {
     touch(ws.path(), "inside.txt");
     std::os::unix::fs::symlink(outside.path().join("secret"), ws.path().join("link")).unwrap();
 
-    // The symlinked directory is listed as an entry, never descended into.
+    // The symlinked directory is neither listed nor descended into; a symlinked file is
+    // listed under its name inside the workspace.
+    std::os::unix::fs::symlink(outside.path().join("secret/key.pem"), ws.path().join("pem"))
+        .unwrap();
     let out = call("glob", json!({"pattern": "**/*"}), ws.path()).await;
-    assert_eq!(out.text, "inside.txt\nlink");
+    assert_eq!(out.text, "inside.txt\npem");
     let out = call("glob", json!({"pattern": "link/*"}), ws.path()).await;
     assert_eq!(out.text, "No files in the workspace match 'link/*'.");
 
