@@ -72,8 +72,12 @@ pub fn always_rule(
     // What we write must load again; never write a rule the loader would skip.
     match Rule::parse(&rule) {
         Ok(r) if !r.allows_everything() => Ok(rule),
-        Ok(_) => Err(PolicyError::NoRule(format!("{rule} would allow everything"))),
-        Err(e) => Err(PolicyError::NoRule(format!("{rule} is not a valid rule: {e}"))),
+        Ok(_) => Err(PolicyError::NoRule(format!(
+            "{rule} would allow everything"
+        ))),
+        Err(e) => Err(PolicyError::NoRule(format!(
+            "{rule} is not a valid rule: {e}"
+        ))),
     }
 }
 
@@ -91,12 +95,12 @@ pub fn write_allow_rule(path: &Path, rule: &str) -> Result<bool, PolicyError> {
             });
         }
     };
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        PolicyError::Toml {
-            path: path.to_path_buf(),
-            message: e.message().trim().to_string(),
-        }
-    })?;
+    let mut doc: toml_edit::DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| PolicyError::Toml {
+                path: path.to_path_buf(),
+                message: e.message().trim().to_string(),
+            })?;
     let shape = |what: &str| PolicyError::Shape {
         path: path.to_path_buf(),
         what: what.to_string(),
@@ -182,7 +186,12 @@ mod tests {
         assert!(write_allow_rule(&path, "Bash(rm:*)").unwrap());
         assert!(!write_allow_rule(&path, "Bash(rm:*)").unwrap());
         let text = std::fs::read_to_string(&path).unwrap();
-        for kept in ["# my settings", "name = \"local\" # keep me", "# reviewed rules", "deny = [\"Bash(curl:*)\"]"] {
+        for kept in [
+            "# my settings",
+            "name = \"local\" # keep me",
+            "# reviewed rules",
+            "deny = [\"Bash(curl:*)\"]",
+        ] {
             assert!(text.contains(kept), "{kept} missing from:\n{text}");
         }
         assert_eq!(text.matches("Bash(rm:*)").count(), 1);
@@ -196,10 +205,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
         std::fs::write(&path, "[permissions\n").unwrap();
-        assert!(matches!(write_allow_rule(&path, "mcp__x").unwrap_err(), PolicyError::Toml { .. }));
+        assert!(matches!(
+            write_allow_rule(&path, "mcp__x").unwrap_err(),
+            PolicyError::Toml { .. }
+        ));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "[permissions\n");
         std::fs::write(&path, "permissions = 3\n").unwrap();
-        assert!(matches!(write_allow_rule(&path, "mcp__x").unwrap_err(), PolicyError::Shape { .. }));
+        assert!(matches!(
+            write_allow_rule(&path, "mcp__x").unwrap_err(),
+            PolicyError::Shape { .. }
+        ));
     }
 
     #[test]
@@ -208,6 +223,9 @@ mod tests {
         let path = dir.path().join(".toolgate/config.toml");
         assert!(write_allow_rule(&path, "mcp__deploy__trigger").unwrap());
         let parsed: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(parsed["permissions"]["allow"][0].as_str(), Some("mcp__deploy__trigger"));
+        assert_eq!(
+            parsed["permissions"]["allow"][0].as_str(),
+            Some("mcp__deploy__trigger")
+        );
     }
 }

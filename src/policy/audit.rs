@@ -153,17 +153,26 @@ mod tests {
         let time = DateTime::parse_from_rfc3339("2026-12-02T15:00:00Z")
             .unwrap()
             .with_timezone(&Utc);
-        let rec = AuditRecord::from_verdict_at("mcp__deploy__trigger", &json!({"env": "prod"}), &verdict, time);
+        let rec = AuditRecord::from_verdict_at(
+            "mcp__deploy__trigger",
+            &json!({"env": "prod"}),
+            &verdict,
+            time,
+        );
         let line = serde_json::to_value(&rec).unwrap();
         assert_eq!(line["time"], "2026-12-02T15:00:00.000Z");
         assert_eq!(line["decision"], "ask");
         assert_eq!(line["decider"], "default");
         assert_eq!(line["rule"], "mcp__deploy__trigger");
         assert_eq!(line["source"]["source"], "default");
-        let user = AuditRecord::from_verdict("x", &json!({}), &Verdict::user_answer(false, Some("no")));
+        let user =
+            AuditRecord::from_verdict("x", &json!({}), &Verdict::user_answer(false, Some("no")));
         assert_eq!(user.decider, Decider::User);
         assert_eq!(user.decision, DecisionKind::Deny);
-        assert_eq!(user.clone().decided_by(Decider::Headless).decider, Decider::Headless);
+        assert_eq!(
+            user.clone().decided_by(Decider::Headless).decider,
+            Decider::Headless
+        );
         let back: AuditRecord = serde_json::from_value(line).unwrap();
         assert_eq!(back, rec);
     }

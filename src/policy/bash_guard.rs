@@ -241,7 +241,11 @@ fn classify(words: &[String]) -> Class {
         "shutdown" => return Class::Denied("shutdown"),
         "reboot" => return Class::Denied("reboot"),
         "halt" | "poweroff" => return Class::Denied("shutdown"),
-        "systemctl" if args.iter().any(|a| matches!(a.as_str(), "poweroff" | "halt")) => {
+        "systemctl"
+            if args
+                .iter()
+                .any(|a| matches!(a.as_str(), "poweroff" | "halt")) =>
+        {
             return Class::Denied("shutdown");
         }
         "systemctl" if args.iter().any(|a| a == "reboot") => return Class::Denied("reboot"),
@@ -306,7 +310,10 @@ fn rm_catastrophe(args: &[String]) -> Option<&'static str> {
 }
 
 fn is_world_writable_mode(arg: &str) -> bool {
-    matches!(arg, "777" | "0777" | "a+rwx" | "ugo+rwx" | "a=rwx" | "ugo=rwx")
+    matches!(
+        arg,
+        "777" | "0777" | "a+rwx" | "ugo+rwx" | "a=rwx" | "ugo=rwx"
+    )
 }
 
 fn is_under_etc(target: &str) -> bool {
@@ -378,7 +385,10 @@ mod tests {
         assert_eq!(worst("bash -c \"rm -rf /\""), Class::Denied("rm -rf /"));
         assert_eq!(worst("sh -ec 'sudo ls'"), Class::Denied("sudo"));
         assert_eq!(worst("eval rm x"), Class::Destructive("rm"));
-        assert_eq!(worst("find . -name '*.o' -exec rm {} ;"), Class::Destructive("rm"));
+        assert_eq!(
+            worst("find . -name '*.o' -exec rm {} ;"),
+            Class::Destructive("rm")
+        );
         assert_eq!(worst("find . -delete"), Class::Destructive("find -delete"));
         assert_eq!(worst("ls | xargs rm"), Class::Destructive("rm"));
         assert_eq!(worst("bash script.sh"), Class::Ordinary);

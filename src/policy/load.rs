@@ -110,7 +110,8 @@ pub fn load(opts: &LoadOptions) -> (Policy, Vec<Diagnostic>) {
 
 /// Parses a rule for `list`, refusing allow-everything rules in allow lists.
 fn check_rule(text: &str, list: RuleList) -> Result<Rule, (usize, String)> {
-    let rule = Rule::parse(text).map_err(|e| (e.offset, format!("invalid rule {text:?}: {e}; skipped")))?;
+    let rule = Rule::parse(text)
+        .map_err(|e| (e.offset, format!("invalid rule {text:?}: {e}; skipped")))?;
     if list == RuleList::Allow && rule.allows_everything() {
         return Err((
             0,
@@ -156,7 +157,10 @@ pub fn parse_permissions(
             let offset = e.span().map(|s| s.start).unwrap_or(0);
             diagnostics.push(diag(
                 offset,
-                format!("not valid TOML ({}); no permission rules loaded from this file", e.message().trim()),
+                format!(
+                    "not valid TOML ({}); no permission rules loaded from this file",
+                    e.message().trim()
+                ),
             ));
             return (rules, outside, diagnostics);
         }
@@ -197,13 +201,19 @@ pub fn parse_permissions(
             }
         };
         let Some(array) = value.as_array() else {
-            diagnostics.push(diag(at, format!("expected permissions.{key} to be an array of rule strings")));
+            diagnostics.push(diag(
+                at,
+                format!("expected permissions.{key} to be an array of rule strings"),
+            ));
             continue;
         };
         for element in array.iter() {
             let at = element.span().map(|s| s.start).unwrap_or(0);
             let Some(rule_text) = element.as_str() else {
-                diagnostics.push(diag(at, format!("expected a rule string in permissions.{key}")));
+                diagnostics.push(diag(
+                    at,
+                    format!("expected a rule string in permissions.{key}"),
+                ));
                 continue;
             };
             match check_rule(rule_text, list) {
@@ -228,7 +238,12 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     }
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
     (line, column)
 }
 
@@ -244,7 +259,10 @@ mod tests {
     fn shipped_defaults_parse_cleanly() {
         let (rules, _, diags) = parse(super::super::DEFAULT_PERMISSIONS);
         assert!(diags.is_empty(), "{diags:?}");
-        let texts: Vec<_> = rules.iter().map(|r| (r.list, r.rule.text.as_str())).collect();
+        let texts: Vec<_> = rules
+            .iter()
+            .map(|r| (r.list, r.rule.text.as_str()))
+            .collect();
         assert!(texts.contains(&(RuleList::Allow, "mcp__docs__search")));
         assert!(texts.contains(&(RuleList::Allow, "mcp__docs__get_version")));
         assert!(texts.contains(&(RuleList::Allow, "mcp__deploy__status")));
@@ -263,8 +281,9 @@ mod tests {
 
     #[test]
     fn allow_everything_is_refused_with_a_warning() {
-        let (rules, _, diags) =
-            parse("[permissions]\nallow = [\"*\", \"mcp__*\", \"Bash\", \"Bash(*)\"]\ndeny = [\"mcp__*\"]\n");
+        let (rules, _, diags) = parse(
+            "[permissions]\nallow = [\"*\", \"mcp__*\", \"Bash\", \"Bash(*)\"]\ndeny = [\"mcp__*\"]\n",
+        );
         assert_eq!(rules.len(), 1, "only the deny rule stays");
         assert_eq!(rules[0].list, RuleList::Deny);
         assert_eq!(diags.len(), 4);
@@ -277,8 +296,9 @@ mod tests {
         let (_, _, diags) = parse("[permissions\nallow = 1");
         assert_eq!(diags.len(), 1);
         assert_eq!(diags[0].line, 1);
-        let (_, mode, diags) =
-            parse("[permissions]\nallow = \"mcp__docs\"\nask = [1]\noutside_workspace = \"deny\"\nmode = 2\n");
+        let (_, mode, diags) = parse(
+            "[permissions]\nallow = \"mcp__docs\"\nask = [1]\noutside_workspace = \"deny\"\nmode = 2\n",
+        );
         assert_eq!(mode, Some(OutsideWorkspace::Deny));
         assert_eq!(diags.len(), 3, "{diags:?}");
         assert_eq!(diags[0].line, 2);

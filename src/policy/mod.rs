@@ -190,8 +190,11 @@ pub struct Policy {
 impl Default for Policy {
     /// The shipped defaults and nothing else.
     fn default() -> Self {
-        let (defaults, _, diagnostics) =
-            parse_permissions(DEFAULT_PERMISSIONS, "assets/permissions.toml", RuleSource::Default);
+        let (defaults, _, diagnostics) = parse_permissions(
+            DEFAULT_PERMISSIONS,
+            "assets/permissions.toml",
+            RuleSource::Default,
+        );
         // The asset is covered by a unit test; a diagnostic here means a broken build.
         for d in diagnostics {
             tracing::error!("shipped permission defaults: {d}");
@@ -303,7 +306,9 @@ impl Policy {
 
     pub fn decide(&self, tool: &PoolTool, input: &Value, ctx: &PolicyContext<'_>) -> Verdict {
         match &tool.origin {
-            ToolOrigin::Mcp { .. } => self.evaluate(tool, &|r, _| r.matches_tool(tool), unlisted_mcp(tool)),
+            ToolOrigin::Mcp { .. } => {
+                self.evaluate(tool, &|r, _| r.matches_tool(tool), unlisted_mcp(tool))
+            }
             _ if tool.name == "bash" => self.decide_bash(tool, input),
             _ if matches!(
                 tool.name.as_str(),
@@ -362,13 +367,19 @@ impl Policy {
             r.matches_tool(tool)
                 && matches!(
                     r.kind,
-                    RuleKind::Everything | RuleKind::Tools(_) | RuleKind::Bash(rule::BashPattern::Any)
+                    RuleKind::Everything
+                        | RuleKind::Tools(_)
+                        | RuleKind::Bash(rule::BashPattern::Any)
                 )
         };
         self.evaluate(
             tool,
             &whole_tool,
-            Guard::Fallback(Verdict::new(Decision::Allow, guard_name, RuleSource::Default)),
+            Guard::Fallback(Verdict::new(
+                Decision::Allow,
+                guard_name,
+                RuleSource::Default,
+            )),
         )
     }
 
@@ -398,7 +409,8 @@ impl Policy {
             Guard::Firm(v) => return v,
             other => other,
         };
-        let soft_deny = matches!(&guard, Guard::Soft(v) if matches!(v.decision, Decision::Deny { .. }));
+        let soft_deny =
+            matches!(&guard, Guard::Soft(v) if matches!(v.decision, Decision::Deny { .. }));
         if !soft_deny && self.grants.contains(&tool.name) {
             return Verdict::new(Decision::Allow, tool.name.clone(), RuleSource::SessionGrant);
         }
@@ -523,7 +535,11 @@ impl Policy {
     }
 
     fn decide_file(&self, tool: &PoolTool, input: &Value, ctx: &PolicyContext<'_>) -> Verdict {
-        let field = if tool.name == "glob" { "pattern" } else { "path" };
+        let field = if tool.name == "glob" {
+            "pattern"
+        } else {
+            "path"
+        };
         let Some(path) = input.get(field).and_then(Value::as_str) else {
             return Verdict::new(
                 Decision::Ask {
@@ -534,7 +550,11 @@ impl Policy {
             );
         };
         let (resolved, candidates, escapes) = if tool.name == "glob" {
-            glob_target(path, input.get("path").and_then(Value::as_str), ctx.workspace)
+            glob_target(
+                path,
+                input.get("path").and_then(Value::as_str),
+                ctx.workspace,
+            )
         } else {
             let r = workspace::resolve(ctx.workspace, path);
             let c = vec![r.rule_path()];
@@ -590,7 +610,11 @@ fn is_toolgate_config(relative: &str) -> bool {
 /// For `glob`: resolves the pattern's literal base directory (the part before the first
 /// component with a metacharacter). `escapes` is true when a `..` follows a wildcard, which
 /// could climb out of any base.
-fn glob_target(pattern: &str, base: Option<&str>, workspace: &Path) -> (Resolved, Vec<String>, bool) {
+fn glob_target(
+    pattern: &str,
+    base: Option<&str>,
+    workspace: &Path,
+) -> (Resolved, Vec<String>, bool) {
     let is_meta = |s: &str| s.contains(['*', '?', '[', '{']);
     let absolute = pattern.starts_with('/');
     let parts: Vec<&str> = pattern.split('/').collect();
@@ -606,7 +630,9 @@ fn glob_target(pattern: &str, base: Option<&str>, workspace: &Path) -> (Resolved
         literal
     };
     let start = match base {
-        Some(b) if !Path::new(&literal).is_absolute() => format!("{}/{literal}", b.trim_end_matches('/')),
+        Some(b) if !Path::new(&literal).is_absolute() => {
+            format!("{}/{literal}", b.trim_end_matches('/'))
+        }
         _ => literal,
     };
     let resolved = workspace::resolve(workspace, &start);

@@ -30,14 +30,27 @@ pub struct Rule {
 pub enum RuleKind {
     Everything,
     AnyMcp,
-    McpServer { server: String },
-    McpPrefix { server: String, prefix: String },
-    McpTool { name: String },
+    McpServer {
+        server: String,
+    },
+    McpPrefix {
+        server: String,
+        prefix: String,
+    },
+    McpTool {
+        name: String,
+    },
     Bash(BashPattern),
     /// A bare built-in name or `Read`/`Edit`/`Write` without a specifier.
     Tools(Vec<&'static str>),
-    Files { tools: Vec<&'static str>, glob: FileGlob },
-    Connector { tool: &'static str, name: NamePattern },
+    Files {
+        tools: Vec<&'static str>,
+        glob: FileGlob,
+    },
+    Connector {
+        tool: &'static str,
+        name: NamePattern,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -145,17 +158,26 @@ impl Rule {
         if let Some(pos) = name.find(|c: char| !valid_name_char(c) && c != '*') {
             return Err(err(
                 lead + pos,
-                format!("unexpected character {:?} in tool name", &name[pos..].chars().next().unwrap_or(' ')),
+                format!(
+                    "unexpected character {:?} in tool name",
+                    &name[pos..].chars().next().unwrap_or(' ')
+                ),
             ));
         }
         if let Some(rest) = name.strip_prefix("mcp__") {
             if let Some((_, at)) = spec {
-                return Err(err(at, "MCP rules take no specifier; use mcp__server__tool"));
+                return Err(err(
+                    at,
+                    "MCP rules take no specifier; use mcp__server__tool",
+                ));
             }
             return parse_mcp(rest, lead + 5);
         }
         if let Some(pos) = name.find('*') {
-            return Err(err(lead + pos, "'*' is only allowed in MCP rules and as the whole rule"));
+            return Err(err(
+                lead + pos,
+                "'*' is only allowed in MCP rules and as the whole rule",
+            ));
         }
         match (name, spec) {
             ("Bash" | "bash", None) => Ok(RuleKind::Bash(BashPattern::Any)),
@@ -217,7 +239,8 @@ impl Rule {
             RuleKind::McpPrefix { server, prefix } => match &tool.origin {
                 ToolOrigin::Mcp { server: s, tool: t } => {
                     (normalize(s) == *server || s == server)
-                        && (normalize(t).starts_with(prefix.as_str()) || t.starts_with(prefix.as_str()))
+                        && (normalize(t).starts_with(prefix.as_str())
+                            || t.starts_with(prefix.as_str()))
                 }
                 _ => false,
             },
@@ -282,7 +305,10 @@ fn parse_mcp(rest: &str, at: usize) -> Result<RuleKind, RuleError> {
                 });
             }
             if tool.is_empty() {
-                return Err(err(tool_at, "expected a tool name or '*' after 'mcp__server__'"));
+                return Err(err(
+                    tool_at,
+                    "expected a tool name or '*' after 'mcp__server__'",
+                ));
             }
             Ok(RuleKind::McpTool {
                 name: format!("mcp__{rest}"),
@@ -294,7 +320,10 @@ fn parse_mcp(rest: &str, at: usize) -> Result<RuleKind, RuleError> {
 fn parse_bash(inner: &str, at: usize) -> Result<BashPattern, RuleError> {
     let spec = inner.trim();
     if spec.is_empty() {
-        return Err(err(at, "empty Bash specifier; use Bash to mean every command"));
+        return Err(err(
+            at,
+            "empty Bash specifier; use Bash to mean every command",
+        ));
     }
     if spec.chars().all(|c| c == '*' || c.is_whitespace()) || spec == ":*" {
         return Ok(BashPattern::Any);
@@ -317,7 +346,9 @@ fn parse_bash(inner: &str, at: usize) -> Result<BashPattern, RuleError> {
             .map(BashPattern::Glob)
             .map_err(|e| err(at, format!("bad Bash pattern: {e}")));
     }
-    Ok(BashPattern::Exact(spec.split_whitespace().collect::<Vec<_>>().join(" ")))
+    Ok(BashPattern::Exact(
+        spec.split_whitespace().collect::<Vec<_>>().join(" "),
+    ))
 }
 
 fn parse_name_pattern(inner: &str, at: usize) -> Result<NamePattern, RuleError> {
@@ -326,7 +357,10 @@ fn parse_name_pattern(inner: &str, at: usize) -> Result<NamePattern, RuleError> 
         return Err(err(at, "expected a server name"));
     }
     if let Some(pos) = spec.find(|c: char| !valid_name_char(c) && c != '*') {
-        return Err(err(at + pos, "server names contain only letters, digits, '_' and '-'"));
+        return Err(err(
+            at + pos,
+            "server names contain only letters, digits, '_' and '-'",
+        ));
     }
     match spec.find('*') {
         Some(pos) if pos == spec.len() - 1 => Ok(NamePattern::Prefix(spec[..pos].to_string())),
@@ -457,7 +491,11 @@ mod tests {
         let long_tool = "t".repeat(80);
         let tool = mcp("srv", &long_tool);
         assert!(tool.shortened);
-        assert!(Rule::parse(&format!("mcp__srv__{long_tool}")).unwrap().matches_tool(&tool));
+        assert!(
+            Rule::parse(&format!("mcp__srv__{long_tool}"))
+                .unwrap()
+                .matches_tool(&tool)
+        );
         assert!(Rule::parse(&tool.name).unwrap().matches_tool(&tool));
     }
 
@@ -476,7 +514,11 @@ mod tests {
         assert!(p("Bash(npm test)").matches(&words("npm test")));
         assert!(!p("Bash(npm test)").matches(&words("npm test --watch")));
         assert!(p("bash").matches(&words("anything at all")));
-        assert!(Rule::parse("Bash(ls)").unwrap().matches_tool(&builtin("bash")));
+        assert!(
+            Rule::parse("Bash(ls)")
+                .unwrap()
+                .matches_tool(&builtin("bash"))
+        );
     }
 
     #[test]
@@ -496,14 +538,22 @@ mod tests {
         };
         assert!(glob.matches("README.md"));
         assert!(!glob.matches("docs/x.md"), "* does not cross directories");
-        assert!(Rule::parse("Write(out.txt)").unwrap().matches_tool(&builtin("write_file")));
+        assert!(
+            Rule::parse("Write(out.txt)")
+                .unwrap()
+                .matches_tool(&builtin("write_file"))
+        );
         let c = Rule::parse("connect_mcp(docs)").unwrap();
         assert!(c.matches_tool(&builtin("connect_mcp")));
         let RuleKind::Connector { name, .. } = c.kind else {
             panic!()
         };
         assert!(name.matches("docs") && !name.matches("deploy"));
-        assert!(Rule::parse("disconnect_mcp").unwrap().matches_tool(&builtin("disconnect_mcp")));
+        assert!(
+            Rule::parse("disconnect_mcp")
+                .unwrap()
+                .matches_tool(&builtin("disconnect_mcp"))
+        );
     }
 
     #[test]

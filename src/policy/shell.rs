@@ -94,7 +94,10 @@ struct Parser {
 }
 
 fn is_meta(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
+    matches!(
+        c,
+        ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>'
+    )
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -121,7 +124,9 @@ impl Parser {
     }
 
     fn starts_with(&self, s: &str) -> bool {
-        s.chars().enumerate().all(|(i, c)| self.peek_at(i) == Some(c))
+        s.chars()
+            .enumerate()
+            .all(|(i, c)| self.peek_at(i) == Some(c))
     }
 
     fn enter(&mut self) -> Result<(), ShellError> {
@@ -448,6 +453,7 @@ impl Parser {
         // At '$'.
         if self.starts_with("$((") {
             self.pos += 1;
+            text.push('$');
             return self.read_balanced_literal(text, '(', ')');
         }
         if self.starts_with("$(") {
@@ -460,6 +466,7 @@ impl Parser {
         }
         if self.starts_with("${") {
             self.pos += 1;
+            text.push('$');
             return self.read_balanced_literal(text, '{', '}');
         }
         if self.starts_with("$'") {

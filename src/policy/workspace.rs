@@ -36,7 +36,10 @@ pub fn canonical_workspace(workspace: &Path) -> PathBuf {
 /// Resolves `input` (as the tool would: relative to the workspace, `~/` meaning home).
 pub fn resolve(workspace: &Path, input: &str) -> Resolved {
     let root = canonical_workspace(workspace);
-    let expanded = match input.strip_prefix("~/").or(if input == "~" { Some("") } else { None }) {
+    let expanded = match input
+        .strip_prefix("~/")
+        .or(if input == "~" { Some("") } else { None })
+    {
         Some(rest) => dirs::home_dir().map(|h| h.join(rest)),
         None => None,
     };
@@ -70,7 +73,9 @@ fn absolutize(p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()
     } else {
-        std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf())
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
     }
 }
 
@@ -148,9 +153,18 @@ mod tests {
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(ws.join("src")).unwrap();
         std::fs::write(ws.join("src/a.rs"), "").unwrap();
-        assert_eq!(resolve(&ws, "src/a.rs").relative.as_deref(), Some("src/a.rs"));
-        assert_eq!(resolve(&ws, "new/dir/file.txt").relative.as_deref(), Some("new/dir/file.txt"));
-        assert_eq!(resolve(&ws, "src/../src/a.rs").relative.as_deref(), Some("src/a.rs"));
+        assert_eq!(
+            resolve(&ws, "src/a.rs").relative.as_deref(),
+            Some("src/a.rs")
+        );
+        assert_eq!(
+            resolve(&ws, "new/dir/file.txt").relative.as_deref(),
+            Some("new/dir/file.txt")
+        );
+        assert_eq!(
+            resolve(&ws, "src/../src/a.rs").relative.as_deref(),
+            Some("src/a.rs")
+        );
         assert!(!resolve(&ws, "../outside.txt").inside());
         assert!(!resolve(&ws, "new/../../x").inside());
         assert!(!resolve(&ws, "/etc/passwd").inside());
