@@ -161,7 +161,7 @@ fn a_malformed_file_does_not_stop_the_others() {
     assert!(diags[1].message.starts_with("refused") && diags[1].line == 2);
     assert!(diags[2].message.contains("Nonsense(") && diags[2].line == 2);
     assert!(diags[3].file.starts_with("--allow") && diags[3].message.starts_with("refused"));
-    assert!(diags[4].file.starts_with("--allow") && diags[4].column == 14);
+    assert!(diags[4].file.starts_with("--allow") && diags[4].column == 10);
     assert_eq!(
         kind(&policy, &mcp("weather", "now"), json!({}), &s.ws),
         "allow"

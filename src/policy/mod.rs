@@ -363,15 +363,7 @@ impl Policy {
         if !is_builtin(tool, &tool.name) {
             return self.decide(tool, &Value::Object(Default::default()), ctx);
         }
-        let whole_tool = |r: &Rule, _: RuleList| {
-            r.matches_tool(tool)
-                && matches!(
-                    r.kind,
-                    RuleKind::Everything
-                        | RuleKind::Tools(_)
-                        | RuleKind::Bash(rule::BashPattern::Any)
-                )
-        };
+        let whole_tool = |r: &Rule, _: RuleList| r.matches_tool(tool) && names_whole_tool(r);
         self.evaluate(
             tool,
             &whole_tool,
@@ -527,8 +519,12 @@ impl Policy {
         if units.is_empty() {
             return self.evaluate(
                 tool,
-                &|r, _| r.matches_tool(tool) && !matches!(r.kind, RuleKind::Bash(ref p) if !matches!(p, rule::BashPattern::Any)),
-                Guard::Fallback(Verdict::new(Decision::Allow, "bash guard", RuleSource::Default)),
+                &|r, _| r.matches_tool(tool) && names_whole_tool(r),
+                Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "bash guard",
+                    RuleSource::Default,
+                )),
             );
         }
         Verdict::new(Decision::Allow, "bash guard", RuleSource::Default)
@@ -602,6 +598,17 @@ impl Policy {
     }
 }
 
+/// Rules that name a tool as a whole, without looking at its input.
+fn names_whole_tool(r: &Rule) -> bool {
+    matches!(
+        r.kind,
+        RuleKind::Everything
+            | RuleKind::AnyMcp
+            | RuleKind::Tools(_)
+            | RuleKind::Bash(rule::BashPattern::Any)
+    )
+}
+
 /// Writing these would let the model change its own permissions or servers.
 fn is_toolgate_config(relative: &str) -> bool {
     relative == ".mcp.json" || relative == ".toolgate" || relative.starts_with(".toolgate/")
@@ -621,7 +628,7 @@ fn glob_target(
     let split = parts.iter().position(|p| is_meta(p)).unwrap_or(parts.len());
     let literal = parts[..split].join("/");
     let rest = parts[split..].join("/");
-    let escapes = parts[split..].iter().any(|p| *p == "..");
+    let escapes = parts[split..].contains(&"..");
     let literal = if literal.is_empty() && absolute {
         "/".to_string()
     } else if literal.is_empty() {

@@ -122,8 +122,11 @@ fn resolve_path(path: &Path, hops: usize) -> PathBuf {
                 let is_link = std::fs::symlink_metadata(&candidate)
                     .map(|m| m.file_type().is_symlink())
                     .unwrap_or(false);
-                if is_link && hops < MAX_LINK_HOPS {
-                    if let Ok(target) = std::fs::read_link(&candidate) {
+                if is_link
+                    && hops < MAX_LINK_HOPS
+                    && let Ok(target) = std::fs::read_link(&candidate)
+                {
+                    {
                         // A dangling link: writing through it creates its target.
                         let mut followed = if target.is_absolute() {
                             target
