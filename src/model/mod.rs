@@ -122,3 +122,14 @@ pub trait ModelProvider: Send + Sync {
     fn label(&self) -> String;
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>>;
 }
+
+pub mod anthropic;
+mod http;
+pub mod openai;
+pub mod retry;
+pub mod scripted;
+pub mod select;
+pub mod sse;
+
+pub use retry::RetryPolicy;
+pub use select::{ProviderKind, ProviderOptions, select};
