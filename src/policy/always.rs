@@ -61,8 +61,8 @@ pub fn always_rule(
         "glob" => format!("Read({})", escape_glob(text_field("pattern")?)),
         "connect_mcp" | "disconnect_mcp" => {
             let name = input
-                .get("server")
-                .or_else(|| input.get("name"))
+                .get("name")
+                .or_else(|| input.get("server"))
                 .and_then(Value::as_str)
                 .ok_or_else(|| PolicyError::NoRule("the input names no server".into()))?;
             format!("{}({name})", tool.name)

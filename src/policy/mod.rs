@@ -319,8 +319,8 @@ impl Policy {
             }
             _ if matches!(tool.name.as_str(), "connect_mcp" | "disconnect_mcp") => {
                 let name = input
-                    .get("server")
-                    .or_else(|| input.get("name"))
+                    .get("name")
+                    .or_else(|| input.get("server"))
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 let matches = |r: &Rule, _: RuleList| match &r.kind {
