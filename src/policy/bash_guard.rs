@@ -172,7 +172,16 @@ fn normalized(words: &[&str]) -> Vec<String> {
 /// The script of `sh -c SCRIPT` / `bash -lc SCRIPT` (first operand after a `c` option).
 fn shell_c_argument<'a>(args: &[&'a str]) -> Option<&'a str> {
     let mut saw_c = false;
+    let mut skip_next = false;
     for arg in args {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        // `-o pipefail`, `+O extglob`: options with a separate argument.
+        if matches!(*arg, "-o" | "+o" | "-O" | "+O") {
+            skip_next = true;
+            continue;
+        }
         if let Some(flags) = arg.strip_prefix('-') {
             if !flags.starts_with('-') && flags.contains('c') {
                 saw_c = true;
@@ -392,6 +401,8 @@ mod tests {
         assert_eq!(worst("find . -delete"), Class::Destructive("find -delete"));
         assert_eq!(worst("ls | xargs rm"), Class::Destructive("rm"));
         assert_eq!(worst("bash script.sh"), Class::Ordinary);
+        assert_eq!(worst("bash -o pipefail -c 'rm x'"), Class::Destructive("rm"));
+        assert_eq!(worst("bash -o pipefail script.sh"), Class::Ordinary);
     }
 
     #[test]
