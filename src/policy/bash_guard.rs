@@ -401,7 +401,10 @@ mod tests {
         assert_eq!(worst("find . -delete"), Class::Destructive("find -delete"));
         assert_eq!(worst("ls | xargs rm"), Class::Destructive("rm"));
         assert_eq!(worst("bash script.sh"), Class::Ordinary);
-        assert_eq!(worst("bash -o pipefail -c 'rm x'"), Class::Destructive("rm"));
+        assert_eq!(
+            worst("bash -o pipefail -c 'rm x'"),
+            Class::Destructive("rm")
+        );
         assert_eq!(worst("bash -o pipefail script.sh"), Class::Ordinary);
     }
 
