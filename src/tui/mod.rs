@@ -1,1 +1,162 @@
 //! The full-screen console (ratatui + crossterm).
+//!
+//! [`run`] owns the terminal and the [`App`]; one `select!` waits on terminal input, agent
+//! events, signals and — only when something is due — a deadline (next frame, spinner
+//! frame, a highlight running out). `update` is pure, `view` only draws.
+
+mod app;
+mod limiter;
+mod markdown;
+mod permission;
+mod pool;
+mod terminal;
+mod theme;
+mod transcript;
+mod view;
+mod wrap;
+
+pub use app::{
+    App, ConsoleInfo, Effect, Focus, Msg, Overlay, QUIT_WINDOW, RuleLine, ServerInfo, Turn,
+    update,
+};
+pub use limiter::{FRAME_INTERVAL, FrameLimiter};
+pub use permission::{Choice, GUARD_WINDOW};
+pub use pool::CHANGE_HIGHLIGHT;
+pub use theme::Theme;
+pub use transcript::{EntryKind, Scroll, ToolState};
+pub use view::view;
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use tokio::sync::mpsc::error::TryRecvError;
+
+use crate::agent::{AgentEvent, AgentHandle, UiCommand};
+
+/// How many queued agent events are folded into one frame before drawing, so a flood of
+/// deltas never starves input handling yet never builds a backlog either.
+const MAX_EVENTS_PER_BATCH: usize = 512;
+
+/// Runs the console until the user quits (or a signal asks it to). Restores the terminal
+/// on every way out, including a panic.
+pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Result<()> {
+    info.color = Theme::from_env().color && info.color;
+    let mut term = terminal::TerminalGuard::enter()?;
+    let result = event_loop(&mut term, &mut handle, info).await;
+    // Tell the agent first so it can close servers while we restore the screen.
+    let _ = handle.commands.try_send(UiCommand::Shutdown);
+    term.restore();
+    result
+}
+
+enum Wake {
+    Msg(Msg),
+    Quit,
+    Deadline,
+}
+
+async fn event_loop(
+    term: &mut terminal::TerminalGuard,
+    handle: &mut AgentHandle,
+    info: ConsoleInfo,
+) -> anyhow::Result<()> {
+    let mut app = App::new(info, Instant::now());
+    let mut limiter = FrameLimiter::default();
+    let mut input = crossterm::event::EventStream::new();
+    let mut signals = terminal::Signals::new()?;
+    let mut agent_open = true;
+
+    loop {
+        let now = Instant::now();
+        if limiter.should_draw(now) {
+            app.now = now;
+            term.terminal.draw(|f| view(&app, f))?;
+            limiter.drawn(now);
+        }
+        let deadline = [limiter.next_draw_at(now), app.next_deadline()]
+            .into_iter()
+            .flatten()
+            .min();
+
+        let wake = tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => Wake::Msg(Msg::Terminal(ev)),
+                Some(Err(e)) => return Err(anyhow::anyhow!("reading the terminal failed: {e}")),
+                None => Wake::Quit,
+            },
+            ev = handle.events.recv(), if agent_open => match ev {
+                Some(ev) => Wake::Msg(Msg::Agent(ev)),
+                None => {
+                    agent_open = false;
+                    Wake::Msg(Msg::AgentGone)
+                }
+            },
+            _ = signals.recv() => Wake::Quit,
+            _ = sleep_until(deadline), if deadline.is_some() => Wake::Deadline,
+        };
+
+        app.now = Instant::now();
+        let msg = match wake {
+            Wake::Quit => return Ok(()),
+            Wake::Deadline => Msg::Tick,
+            Wake::Msg(m) => m,
+        };
+        // Every message may change the screen; a tick only comes when a deadline fell due
+        // (spinner frame, highlight ending), so marking it dirty costs at most one frame.
+        limiter.mark_dirty();
+        let effects = update(&mut app, msg);
+        if perform(&mut app, effects, handle).await {
+            return Ok(());
+        }
+        // Fold whatever else the agent already sent into the same frame.
+        for _ in 0..MAX_EVENTS_PER_BATCH {
+            if !agent_open {
+                break;
+            }
+            match handle.events.try_recv() {
+                Ok(ev) => {
+                    let effects = update(&mut app, Msg::Agent(ev));
+                    if perform(&mut app, effects, handle).await {
+                        return Ok(());
+                    }
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    agent_open = false;
+                    let effects = update(&mut app, Msg::AgentGone);
+                    if perform(&mut app, effects, handle).await {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    if let Some(d) = deadline {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await;
+    }
+}
+
+/// Carries out effects; true when the console should close.
+async fn perform(app: &mut App, effects: Vec<Effect>, handle: &AgentHandle) -> bool {
+    let mut quit = false;
+    for effect in effects {
+        match effect {
+            Effect::Quit => quit = true,
+            Effect::SendCommand(cmd) => {
+                // The agent may be gone (it reported why); the console stays usable to quit.
+                if handle.commands.send(cmd).await.is_err() {
+                    let _ = update(app, Msg::Agent(AgentEvent::Error(
+                        "the agent is not running; the command was not sent".into(),
+                    )));
+                }
+            }
+            reply @ Effect::Reply { .. } => {
+                let _ = reply.deliver_reply();
+            }
+        }
+    }
+    quit
+}
