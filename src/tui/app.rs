@@ -612,7 +612,9 @@ fn on_pool_key(app: &mut App, key: KeyEvent) {
 }
 
 fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
-    let newline_mod = key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT);
+    let newline_mod = key
+        .modifiers
+        .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT);
     match key.code {
         KeyCode::Enter if newline_mod => app.composer.insert_newline(),
         KeyCode::Enter => submit(app, effects),
@@ -669,9 +671,9 @@ fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
         ("connect", Some(server)) => {
             effects.push(Effect::SendCommand(UiCommand::Connect(server.to_string())))
         }
-        ("disconnect", Some(server)) => {
-            effects.push(Effect::SendCommand(UiCommand::Disconnect(server.to_string())))
-        }
+        ("disconnect", Some(server)) => effects.push(Effect::SendCommand(UiCommand::Disconnect(
+            server.to_string(),
+        ))),
         ("connect" | "disconnect", None) => {
             let names: Vec<&str> = app.pool.servers().iter().map(|s| s.name.as_str()).collect();
             app.transcript.push(EntryKind::Error(format!(

@@ -57,6 +57,9 @@ impl FrameLimiter {
         if !self.dirty {
             return None;
         }
-        Some(self.last_draw.map_or(now, |last| (last + self.interval).max(now)))
+        Some(
+            self.last_draw
+                .map_or(now, |last| (last + self.interval).max(now)),
+        )
     }
 }

@@ -138,8 +138,10 @@ impl Renderer<'_> {
             }
             Event::Rule => {
                 self.start_block();
-                self.out
-                    .push(LogicalLine::plain(vec![Span::styled("───", self.theme.dim())]));
+                self.out.push(LogicalLine::plain(vec![Span::styled(
+                    "───",
+                    self.theme.dim(),
+                )]));
                 self.pending_gap = true;
             }
             Event::TaskListMarker(done) => self.text(if done { "[x] " } else { "[ ] " }),
@@ -283,14 +285,8 @@ mod tests {
         let out = render("a **b** `c` _d_", &Theme::new(true));
         let spans = &out[0].spans;
         let find = |t: &str| spans.iter().find(|s| s.content == t).map(|s| s.style);
-        assert!(
-            find("b")
-                .is_some_and(|s| s.add_modifier.contains(Modifier::BOLD))
-        );
+        assert!(find("b").is_some_and(|s| s.add_modifier.contains(Modifier::BOLD)));
         assert_eq!(find("c"), Some(Theme::new(true).code()));
-        assert!(
-            find("d")
-                .is_some_and(|s| s.add_modifier.contains(Modifier::ITALIC))
-        );
+        assert!(find("d").is_some_and(|s| s.add_modifier.contains(Modifier::ITALIC)));
     }
 }

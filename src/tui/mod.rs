@@ -16,8 +16,7 @@ mod view;
 mod wrap;
 
 pub use app::{
-    App, ConsoleInfo, Effect, Focus, Msg, Overlay, QUIT_WINDOW, RuleLine, ServerInfo, Turn,
-    update,
+    App, ConsoleInfo, Effect, Focus, Msg, Overlay, QUIT_WINDOW, RuleLine, ServerInfo, Turn, update,
 };
 pub use limiter::{FRAME_INTERVAL, FrameLimiter};
 pub use permission::{Choice, GUARD_WINDOW};
@@ -148,9 +147,12 @@ async fn perform(app: &mut App, effects: Vec<Effect>, handle: &AgentHandle) -> b
             Effect::SendCommand(cmd) => {
                 // The agent may be gone (it reported why); the console stays usable to quit.
                 if handle.commands.send(cmd).await.is_err() {
-                    let _ = update(app, Msg::Agent(AgentEvent::Error(
-                        "the agent is not running; the command was not sent".into(),
-                    )));
+                    let _ = update(
+                        app,
+                        Msg::Agent(AgentEvent::Error(
+                            "the agent is not running; the command was not sent".into(),
+                        )),
+                    );
                 }
             }
             reply @ Effect::Reply { .. } => {

@@ -10,8 +10,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::agent::events::{PermissionKind, PermissionRequest, UserDecision};
-use crate::pool::PoolTool;
 use crate::policy::Verdict;
+use crate::pool::PoolTool;
 use crate::sanitize::for_terminal;
 
 /// Keys arriving this soon after a dialog opens are ignored.
@@ -171,7 +171,11 @@ impl PermissionQueue {
     }
 
     pub fn push(&mut self, question: Question, now: Instant) {
-        let shown_at = if self.queue.is_empty() { Some(now) } else { None };
+        let shown_at = if self.queue.is_empty() {
+            Some(now)
+        } else {
+            None
+        };
         self.queue.push_back(Pending {
             question,
             shown_at,

@@ -330,7 +330,11 @@ fn prefixed(
     text.split('\n')
         .enumerate()
         .map(|(i, line)| {
-            let lead = if i == 0 { marker.to_string() } else { " ".repeat(marker.chars().count()) };
+            let lead = if i == 0 {
+                marker.to_string()
+            } else {
+                " ".repeat(marker.chars().count())
+            };
             LogicalLine {
                 spans: vec![
                     Span::styled(lead, marker_style),
@@ -410,7 +414,10 @@ fn render_card(card: &ToolCard, theme: &Theme, expanded: bool) -> Vec<LogicalLin
             let hint = if expanded {
                 format!("    … {} more lines not shown", lines.len() - limit)
             } else {
-                format!("    … {} more lines (ctrl+o to expand)", lines.len() - limit)
+                format!(
+                    "    … {} more lines (ctrl+o to expand)",
+                    lines.len() - limit
+                )
             };
             out.push(LogicalLine::plain(vec![Span::styled(hint, theme.dim())]));
         }

@@ -109,9 +109,10 @@ fn draw_conversation(app: &App, frame: &mut Frame, area: Rect) {
                 Span::styled(format!(" · {model}"), t.dim()),
             ]),
             LogicalLine::plain(vec![Span::styled(
-                format!("workspace {}", crate::sanitize::for_terminal(
-                    &app.info.workspace.display().to_string()
-                )),
+                format!(
+                    "workspace {}",
+                    crate::sanitize::for_terminal(&app.info.workspace.display().to_string())
+                ),
                 t.dim(),
             )]),
             LogicalLine::blank(),
@@ -287,17 +288,18 @@ fn draw_tool_detail(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
     let tool = &entry.tool;
     let mut l: Vec<LogicalLine> = Vec::new();
-    let field = |label: &str, value: String, style: Style| {
-        LogicalLine {
-            spans: vec![
-                Span::styled(format!("{label}: "), t.dim()),
-                Span::styled(value, style),
-            ],
-            continuation_indent: 2,
-            preformatted: false,
-        }
+    let field = |label: &str, value: String, style: Style| LogicalLine {
+        spans: vec![
+            Span::styled(format!("{label}: "), t.dim()),
+            Span::styled(value, style),
+        ],
+        continuation_indent: 2,
+        preformatted: false,
     };
-    l.push(LogicalLine::plain(vec![Span::styled(tool.name.clone(), t.heading())]));
+    l.push(LogicalLine::plain(vec![Span::styled(
+        tool.name.clone(),
+        t.heading(),
+    )]));
     let origin = match &tool.origin {
         ToolOrigin::Builtin => "built-in".to_string(),
         ToolOrigin::Connector => "built-in (changes the pool)".to_string(),
@@ -343,7 +345,10 @@ fn draw_tool_detail(app: &App, frame: &mut Frame, area: Rect) {
         ));
     }
     l.push(LogicalLine::blank());
-    l.push(LogicalLine::plain(vec![Span::styled("input schema:", t.dim())]));
+    l.push(LogicalLine::plain(vec![Span::styled(
+        "input schema:",
+        t.dim(),
+    )]));
     let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
     for line in crate::sanitize::for_terminal(&schema).lines() {
         l.push(LogicalLine {
@@ -405,7 +410,11 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             let frame_no = (elapsed.as_millis() / 100) as usize % SPINNER.len();
             let what = if cancel_sent { "cancelling" } else { "working" };
             Span::styled(
-                format!("· {} {what} {:.1}s ", SPINNER[frame_no], elapsed.as_secs_f64()),
+                format!(
+                    "· {} {what} {:.1}s ",
+                    SPINNER[frame_no],
+                    elapsed.as_secs_f64()
+                ),
                 t.accent(),
             )
         }
@@ -430,6 +439,11 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
         ),
     };
     let left_width: usize = left.iter().map(|s| s.width()).sum();
+    let mut right = right;
+    if left_width + right.width() >= area.width as usize && app.flash.is_none() {
+        // Narrow screens keep the one hint that leads to the others.
+        right = Span::styled("? help ", t.dim());
+    }
     let gap = (area.width as usize).saturating_sub(left_width + right.width());
     if gap > 0 {
         left.push(Span::raw(" ".repeat(gap)));
@@ -460,7 +474,11 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 fn overlay_frame(app: &App, frame: &mut Frame, title: &str, lines: Vec<LogicalLine>) {
     let t = &app.theme;
     let area = frame.area();
-    let rect = centered(area, area.width.saturating_sub(4).min(100), area.height.saturating_sub(2));
+    let rect = centered(
+        area,
+        area.width.saturating_sub(4).min(100),
+        area.height.saturating_sub(2),
+    );
     let block = Block::bordered()
         .title(Span::styled(format!(" {title} "), t.bold()))
         .border_style(t.focused_border());
@@ -486,7 +504,10 @@ fn draw_help(app: &App, frame: &mut Frame) {
         ("Shift+Enter, Alt+Enter", "new line"),
         ("Ctrl+C", "cancel the running turn; twice when idle quits"),
         ("Ctrl+D", "quit"),
-        ("Tab", "focus the tool pool (↑↓ select a tool to inspect it)"),
+        (
+            "Tab",
+            "focus the tool pool (↑↓ select a tool to inspect it)",
+        ),
         ("Ctrl+P", "hide / show the tool pool"),
         ("PgUp PgDn, wheel", "scroll the conversation"),
         ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
@@ -497,7 +518,10 @@ fn draw_help(app: &App, frame: &mut Frame) {
         ("/permissions", "rules in force, session grants, revoke"),
         ("/clear", "forget the conversation (connections stay)"),
         ("/help, /quit", "this help, leave"),
-        ("dialog y a s n d", "allow once, this session, always, deny, deny with note"),
+        (
+            "dialog y a s n d",
+            "allow once, this session, always, deny, deny with note",
+        ),
     ];
     let lines = rows
         .iter()
@@ -522,7 +546,11 @@ fn draw_mcp(app: &App, frame: &mut Frame, selected: usize) {
     }
     for (i, row) in app.pool.servers().iter().enumerate() {
         let marker = if i == selected { "▶ " } else { "  " };
-        let head_style = if i == selected { t.selected() } else { t.bold() };
+        let head_style = if i == selected {
+            t.selected()
+        } else {
+            t.bold()
+        };
         lines.push(LogicalLine::plain(vec![
             Span::raw(marker),
             Span::styled(row.name.clone(), head_style),
@@ -531,7 +559,10 @@ fn draw_mcp(app: &App, frame: &mut Frame, selected: usize) {
         ]));
         if let Some(info) = app.info.servers.iter().find(|s| s.name == row.name) {
             lines.push(text(
-                format!("    command: {}", crate::sanitize::for_terminal(&info.command_line)),
+                format!(
+                    "    command: {}",
+                    crate::sanitize::for_terminal(&info.command_line)
+                ),
                 t.dim(),
             ));
         }
@@ -563,7 +594,10 @@ fn draw_mcp(app: &App, frame: &mut Frame, selected: usize) {
         }
     }
     lines.push(LogicalLine::blank());
-    lines.push(text("↑↓ select · r reconnect · d disconnect · Esc close", t.dim()));
+    lines.push(text(
+        "↑↓ select · r reconnect · d disconnect · Esc close",
+        t.dim(),
+    ));
     overlay_frame(app, frame, "MCP servers", lines);
 }
 
@@ -588,7 +622,11 @@ fn draw_permissions(app: &App, frame: &mut Frame, selected: usize) {
         lines.push(text("  none", t.dim()));
     }
     for (i, g) in app.session_grants.iter().enumerate() {
-        let style = if i == selected { t.selected() } else { t.plain() };
+        let style = if i == selected {
+            t.selected()
+        } else {
+            t.plain()
+        };
         lines.push(LogicalLine::plain(vec![
             Span::raw(if i == selected { "▶ " } else { "  " }),
             Span::styled(format!("allow {g}"), style),
