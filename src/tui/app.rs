@@ -52,6 +52,9 @@ impl ServerInfo {
     }
 }
 
+// Messages are moved once from the channel into `update`, never stored in bulk, so the size
+// of the largest agent event costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Msg {
     Terminal(Event),
@@ -585,13 +588,11 @@ fn on_overlay_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
         (
             Overlay::Permissions { selected },
             KeyCode::Char('x') | KeyCode::Delete | KeyCode::Backspace,
-        ) => {
-            if *selected < app.session_grants.len() {
-                let tool = app.session_grants.remove(*selected);
-                *selected = (*selected).min(app.session_grants.len().saturating_sub(1));
-                app.set_flash(format!("revoked the session grant for {tool}"));
-                effects.push(Effect::SendCommand(UiCommand::RevokeGrant(tool)));
-            }
+        ) if *selected < app.session_grants.len() => {
+            let tool = app.session_grants.remove(*selected);
+            *selected = (*selected).min(app.session_grants.len().saturating_sub(1));
+            app.set_flash(format!("revoked the session grant for {tool}"));
+            effects.push(Effect::SendCommand(UiCommand::RevokeGrant(tool)));
         }
         _ => {}
     }

@@ -48,6 +48,7 @@ pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Resu
     result
 }
 
+#[allow(clippy::large_enum_variant)] // see `Msg`
 enum Wake {
     Msg(Msg),
     Quit,
