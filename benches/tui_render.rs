@@ -16,7 +16,7 @@ use toolgate::tui::{App, ConsoleInfo, Msg, update, view};
 fn app_with(messages: usize) -> App {
     let mut app = App::new(
         ConsoleInfo {
-            color: true,
+            no_color: false,
             ..ConsoleInfo::default()
         },
         Instant::now(),

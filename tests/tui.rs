@@ -34,7 +34,7 @@ fn info() -> ConsoleInfo {
                 command_line: format!("toolgate serve {n}"),
             })
             .collect(),
-        color: true,
+        no_color: false,
     }
 }
 
@@ -1037,4 +1037,38 @@ fn five_thousand_chunks_in_a_second_draw_at_most_sixty_frames() {
         None,
         "idle limiter keeps a timer"
     );
+}
+
+#[test]
+fn no_color_keeps_meaning_without_colours() {
+    let mut app = App::new(
+        ConsoleInfo {
+            no_color: true,
+            ..info()
+        },
+        Instant::now(),
+    );
+    let mut snapshot = builtin_entries();
+    snapshot.extend(docs_entries());
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added: vec!["mcp__docs__search".into()],
+            removed: vec![],
+        },
+    );
+    let terminal = render(&app, 110, 30);
+    let buf = terminal.backend().buffer();
+    for cell in buf.content() {
+        assert_eq!(cell.fg, Color::Reset, "colour drawn under NO_COLOR");
+        assert_eq!(cell.bg, Color::Reset, "colour drawn under NO_COLOR");
+    }
+    // The new tool is still marked, by reverse video.
+    let reversed = buf
+        .content()
+        .iter()
+        .any(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED));
+    assert!(reversed);
+    assert!(screen_of(&terminal).contains("mcp__docs__search new"));
 }

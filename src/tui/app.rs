@@ -32,8 +32,8 @@ const WHEEL_LINES: usize = 3;
 pub struct ConsoleInfo {
     pub workspace: std::path::PathBuf,
     pub servers: Vec<ServerInfo>,
-    /// False under NO_COLOR.
-    pub color: bool,
+    /// Draw without colours (set by `run` when NO_COLOR is set; emphasis stays).
+    pub no_color: bool,
 }
 
 /// A configured MCP server as `/mcp` lists it.
@@ -161,7 +161,7 @@ fn new_composer() -> TextArea<'static> {
 
 impl App {
     pub fn new(info: ConsoleInfo, now: Instant) -> Self {
-        let theme = Theme::new(info.color);
+        let theme = Theme::new(!info.no_color);
         let names: Vec<String> = info.servers.iter().map(|s| s.name.clone()).collect();
         let mut composer = new_composer();
         composer.set_placeholder_style(theme.dim());

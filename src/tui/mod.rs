@@ -28,22 +28,27 @@ pub use view::view;
 use std::time::Instant;
 
 use futures::StreamExt;
-use tokio::sync::mpsc::error::TryRecvError;
+use tokio::sync::mpsc::error::{TryRecvError, TrySendError};
 
 use crate::agent::{AgentEvent, AgentHandle, UiCommand};
 
 /// How many queued agent events are folded into one frame before drawing, so a flood of
 /// deltas never starves input handling yet never builds a backlog either.
 const MAX_EVENTS_PER_BATCH: usize = 512;
+const SHUTDOWN_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Runs the console until the user quits (or a signal asks it to). Restores the terminal
 /// on every way out, including a panic.
 pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Result<()> {
-    info.color = Theme::from_env().color && info.color;
+    info.no_color |= !Theme::from_env().color;
     let mut term = terminal::TerminalGuard::enter()?;
     let result = event_loop(&mut term, &mut handle, info).await;
     // Tell the agent first so it can close servers while we restore the screen.
-    let _ = handle.commands.try_send(UiCommand::Shutdown);
+    // A stuck agent must not keep the terminal hostage, hence the bound.
+    let _ = handle
+        .commands
+        .send_timeout(UiCommand::Shutdown, SHUTDOWN_SEND_TIMEOUT)
+        .await;
     term.restore();
     result
 }
@@ -105,7 +110,7 @@ async fn event_loop(
         // (spinner frame, highlight ending), so marking it dirty costs at most one frame.
         limiter.mark_dirty();
         let effects = update(&mut app, msg);
-        if perform(&mut app, effects, handle).await {
+        if perform(&mut app, effects, handle) {
             return Ok(());
         }
         // Fold whatever else the agent already sent into the same frame.
@@ -116,7 +121,7 @@ async fn event_loop(
             match handle.events.try_recv() {
                 Ok(ev) => {
                     let effects = update(&mut app, Msg::Agent(ev));
-                    if perform(&mut app, effects, handle).await {
+                    if perform(&mut app, effects, handle) {
                         return Ok(());
                     }
                 }
@@ -124,7 +129,7 @@ async fn event_loop(
                 Err(TryRecvError::Disconnected) => {
                     agent_open = false;
                     let effects = update(&mut app, Msg::AgentGone);
-                    if perform(&mut app, effects, handle).await {
+                    if perform(&mut app, effects, handle) {
                         return Ok(());
                     }
                 }
@@ -140,14 +145,22 @@ async fn sleep_until(deadline: Option<Instant>) {
 }
 
 /// Carries out effects; true when the console should close.
-async fn perform(app: &mut App, effects: Vec<Effect>, handle: &AgentHandle) -> bool {
+fn perform(app: &mut App, effects: Vec<Effect>, handle: &AgentHandle) -> bool {
     let mut quit = false;
     for effect in effects {
         match effect {
             Effect::Quit => quit = true,
-            Effect::SendCommand(cmd) => {
+            Effect::SendCommand(cmd) => match handle.commands.try_send(cmd) {
+                Ok(()) => {}
+                // A busy agent must not freeze the screen: deliver in the background.
+                Err(TrySendError::Full(cmd)) => {
+                    let commands = handle.commands.clone();
+                    tokio::spawn(async move {
+                        let _ = commands.send(cmd).await;
+                    });
+                }
                 // The agent may be gone (it reported why); the console stays usable to quit.
-                if handle.commands.send(cmd).await.is_err() {
+                Err(TrySendError::Closed(_)) => {
                     let _ = update(
                         app,
                         Msg::Agent(AgentEvent::Error(
@@ -155,7 +168,7 @@ async fn perform(app: &mut App, effects: Vec<Effect>, handle: &AgentHandle) -> b
                         )),
                     );
                 }
-            }
+            },
             reply @ Effect::Reply { .. } => {
                 let _ = reply.deliver_reply();
             }
