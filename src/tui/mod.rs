@@ -41,8 +41,10 @@ const SHUTDOWN_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_mil
 /// on every way out, including a panic.
 pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Result<()> {
     info.no_color |= !Theme::from_env().color;
+    // Signals first: a SIGTERM arriving while the screen is being set up still restores it.
+    let signals = terminal::Signals::new()?;
     let mut term = terminal::TerminalGuard::enter()?;
-    let result = event_loop(&mut term, &mut handle, info).await;
+    let result = event_loop(&mut term, &mut handle, info, signals).await;
     // Tell the agent first so it can close servers while we restore the screen.
     // A stuck agent must not keep the terminal hostage, hence the bound.
     let _ = handle
@@ -64,11 +66,11 @@ async fn event_loop(
     term: &mut terminal::TerminalGuard,
     handle: &mut AgentHandle,
     info: ConsoleInfo,
+    mut signals: terminal::Signals,
 ) -> anyhow::Result<()> {
     let mut app = App::new(info, Instant::now());
     let mut limiter = FrameLimiter::default();
     let mut input = crossterm::event::EventStream::new();
-    let mut signals = terminal::Signals::new()?;
     let mut agent_open = true;
 
     loop {

@@ -40,6 +40,9 @@ impl TerminalGuard {
         if let Err(e) = crossterm::execute!(
             out,
             EnterAlternateScreen,
+            // Not `Terminal::clear`: that asks the terminal for the cursor position and
+            // waits for the answer, which delays the first frame.
+            crossterm::terminal::Clear(crossterm::terminal::ClearType::All),
             EnableBracketedPaste,
             EnableMouseCapture
         ) {
@@ -49,7 +52,6 @@ impl TerminalGuard {
         match Terminal::new(CrosstermBackend::new(out)) {
             Ok(mut terminal) => {
                 let _ = terminal.hide_cursor();
-                let _ = terminal.clear();
                 Ok(TerminalGuard {
                     terminal,
                     restored: false,
