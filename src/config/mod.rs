@@ -51,17 +51,19 @@ impl ServerConfig {
     /// The command line a user would recognise (shown before starting a project server).
     pub fn command_line(&self) -> String {
         match &self.transport {
-            ServerTransport::Stdio { command, args, .. } => std::iter::once(command.clone())
-                .chain(args.iter().cloned())
-                .collect::<Vec<_>>()
-                .join(" "),
-            ServerTransport::Http { url, .. } => url.clone(),
-            ServerTransport::Builtin { server, args } => {
-                std::iter::once(format!("toolgate serve {server}"))
+            ServerTransport::Stdio { command, args, .. } => {
+                std::iter::once(command.clone())
                     .chain(args.iter().cloned())
                     .collect::<Vec<_>>()
                     .join(" ")
             }
+            ServerTransport::Http { url, .. } => url.clone(),
+            ServerTransport::Builtin { server, args } => std::iter::once(format!(
+                "toolgate serve {server}"
+            ))
+            .chain(args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" "),
         }
     }
 }
@@ -77,10 +79,6 @@ pub struct Diagnostic {
 
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file, self.line, self.column, self.message
-        )
+        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
     }
 }

@@ -51,10 +51,7 @@ use tokio_util::sync::CancellationToken;
 /// Something a server did on its own that the agent (and so the UI) should know.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HubEvent {
-    Status {
-        server: String,
-        status: ServerStatus,
-    },
+    Status { server: String, status: ServerStatus },
     /// The server's tool list changed (after `notifications/tools/list_changed` and a
     /// re-list); `added`/`removed` are raw tool names.
     ToolsChanged {
@@ -75,11 +72,7 @@ pub enum McpError {
     #[error("MCP server '{server}' failed to start: {reason}")]
     Start { server: String, reason: String },
     #[error("MCP server '{server}': tool call '{tool}' timed out after {seconds} s")]
-    Timeout {
-        server: String,
-        tool: String,
-        seconds: u64,
-    },
+    Timeout { server: String, tool: String, seconds: u64 },
     #[error("tool call cancelled")]
     Cancelled,
     #[error("MCP server '{server}': {message}")]

@@ -84,15 +84,8 @@ pub struct Usage {
 pub enum StreamEvent {
     TextDelta(String),
     /// A tool call began (lets the UI show a card before the arguments are complete).
-    ToolUseStarted {
-        id: String,
-        name: String,
-    },
-    ToolUse {
-        id: String,
-        name: String,
-        input: Value,
-    },
+    ToolUseStarted { id: String, name: String },
+    ToolUse { id: String, name: String, input: Value },
     Usage(Usage),
     Stop(StopReason),
 }
