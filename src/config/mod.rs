@@ -51,19 +51,17 @@ impl ServerConfig {
     /// The command line a user would recognise (shown before starting a project server).
     pub fn command_line(&self) -> String {
         match &self.transport {
-            ServerTransport::Stdio { command, args, .. } => {
-                std::iter::once(command.clone())
+            ServerTransport::Stdio { command, args, .. } => std::iter::once(command.clone())
+                .chain(args.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" "),
+            ServerTransport::Http { url, .. } => url.clone(),
+            ServerTransport::Builtin { server, args } => {
+                std::iter::once(format!("toolgate serve {server}"))
                     .chain(args.iter().cloned())
                     .collect::<Vec<_>>()
                     .join(" ")
             }
-            ServerTransport::Http { url, .. } => url.clone(),
-            ServerTransport::Builtin { server, args } => std::iter::once(format!(
-                "toolgate serve {server}"
-            ))
-            .chain(args.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" "),
         }
     }
 }
@@ -79,6 +77,206 @@ pub struct Diagnostic {
 
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+mod expand;
+mod mcp_json;
+
+pub use expand::expand;
+pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
+
+use std::path::Path;
+
+/// The embedded defaults: docs, deploy and fs, run by this same binary.
+pub const EMBEDDED_MCP_JSON: &str = include_str!("../../assets/mcp.json");
+
+/// Where to look for server definitions.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub workspace: PathBuf,
+    /// `~/.config/toolgate`; None skips the user layer.
+    pub user_config_dir: Option<PathBuf>,
+    /// `--mcp-config FILE` flags, in order (later wins).
+    pub flag_files: Vec<PathBuf>,
+    /// Whether the workspace's `.mcp.json` may be read (workspace trust).
+    pub trust_project: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LoadedServers {
+    /// In definition order: embedded first, then new names as later layers add them.
+    pub servers: Vec<ServerConfig>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Project files present but not read because the folder is not trusted.
+    pub ignored_project_files: Vec<PathBuf>,
+}
+
+impl LoadedServers {
+    pub fn names(&self) -> Vec<String> {
+        self.servers.iter().map(|s| s.name.clone()).collect()
+    }
+}
+
+/// Loads and layers every `.mcp.json`: embedded < user < workspace < flags. A later layer
+/// replaces a same-named server whole (as Claude Code does), keeping its position.
+pub fn load_servers(opts: &LoadOptions) -> LoadedServers {
+    let env = |name: &str| std::env::var(name).ok();
+    load_servers_with_env(opts, &env)
+}
+
+pub fn load_servers_with_env(
+    opts: &LoadOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> LoadedServers {
+    let mut loaded = LoadedServers::default();
+    let add_layer = |loaded: &mut LoadedServers, servers: Vec<ServerConfig>| {
+        for server in servers {
+            match loaded.servers.iter_mut().find(|s| s.name == server.name) {
+                Some(existing) => *existing = server,
+                None => loaded.servers.push(server),
+            }
+        }
+    };
+
+    let (embedded, diags) = mcp_json::parse(
+        EMBEDDED_MCP_JSON,
+        "<embedded mcp.json>",
+        &ConfigSource::Embedded,
+        env,
+    );
+    loaded.diagnostics.extend(diags);
+    add_layer(&mut loaded, embedded);
+
+    if let Some(dir) = &opts.user_config_dir {
+        let path = dir.join("mcp.json");
+        if let Some(servers) = read_layer(&path, ConfigSource::User(path.clone()), env, &mut loaded)
+        {
+            add_layer(&mut loaded, servers);
+        }
+    }
+
+    let project = opts.workspace.join(".mcp.json");
+    if project.is_file() {
+        if opts.trust_project {
+            if let Some(servers) = read_layer(
+                &project,
+                ConfigSource::Project(project.clone()),
+                env,
+                &mut loaded,
+            ) {
+                add_layer(&mut loaded, servers);
+            }
+        } else {
+            loaded.ignored_project_files.push(project);
+        }
+    }
+
+    for path in &opts.flag_files {
+        if !path.is_file() {
+            loaded.diagnostics.push(Diagnostic {
+                file: path.display().to_string(),
+                line: 0,
+                column: 0,
+                message: "file given with --mcp-config does not exist".into(),
+            });
+            continue;
+        }
+        if let Some(servers) = read_layer(path, ConfigSource::Flag(path.clone()), env, &mut loaded)
+        {
+            add_layer(&mut loaded, servers);
+        }
+    }
+    loaded
+}
+
+fn read_layer(
+    path: &Path,
+    source: ConfigSource,
+    env: &dyn Fn(&str) -> Option<String>,
+    loaded: &mut LoadedServers,
+) -> Option<Vec<ServerConfig>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            loaded.diagnostics.push(Diagnostic {
+                file: path.display().to_string(),
+                line: 0,
+                column: 0,
+                message: format!("cannot read: {e}"),
+            });
+            return None;
+        }
+    };
+    let (servers, diags) = mcp_json::parse(&text, &path.display().to_string(), &source, env);
+    loaded.diagnostics.extend(diags);
+    Some(servers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn embedded_defaults_are_docs_deploy_fs() {
+        let loaded = load_servers_with_env(&LoadOptions::default(), &no_env);
+        assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+        assert_eq!(loaded.names(), ["docs", "deploy", "fs"]);
+        assert_eq!(loaded.servers[2].command_line(), "toolgate serve fs .");
+    }
+
+    #[test]
+    fn layers_override_in_order_and_untrusted_project_is_ignored() {
+        let ws = tempfile::tempdir().unwrap();
+        let user = tempfile::tempdir().unwrap();
+        std::fs::write(
+            user.path().join("mcp.json"),
+            r#"{"mcpServers": {"deploy": {"command": "user-deploy"}, "extra": {"command": "e"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            ws.path().join(".mcp.json"),
+            r#"{"mcpServers": {"extra": {"command": "project-extra"}, "broken": {}}}"#,
+        )
+        .unwrap();
+        let flag = ws.path().join("flag.json");
+        std::fs::write(
+            &flag,
+            r#"{"mcpServers": {"docs": {"command": "flag-docs"}}}"#,
+        )
+        .unwrap();
+        let mut opts = LoadOptions {
+            workspace: ws.path().to_path_buf(),
+            user_config_dir: Some(user.path().to_path_buf()),
+            flag_files: vec![flag.clone()],
+            trust_project: false,
+        };
+        let untrusted = load_servers_with_env(&opts, &no_env);
+        assert_eq!(untrusted.names(), ["docs", "deploy", "fs", "extra"]);
+        assert_eq!(untrusted.servers[3].command_line(), "e");
+        assert_eq!(
+            untrusted.ignored_project_files,
+            [ws.path().join(".mcp.json")]
+        );
+        assert_eq!(untrusted.servers[0].command_line(), "flag-docs");
+        assert!(matches!(untrusted.servers[0].source, ConfigSource::Flag(_)));
+        assert_eq!(untrusted.servers[1].command_line(), "user-deploy");
+
+        opts.trust_project = true;
+        let trusted = load_servers_with_env(&opts, &no_env);
+        assert_eq!(trusted.servers[3].command_line(), "project-extra");
+        assert!(trusted.servers[3].source.is_project());
+        assert_eq!(trusted.diagnostics.len(), 1);
+        assert!(trusted.diagnostics[0].message.contains("server 'broken'"));
     }
 }

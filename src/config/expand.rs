@@ -1,0 +1,77 @@
+//! `${VAR}` and `${VAR:-default}` expansion, as in Claude Code's `.mcp.json`.
+
+/// Expands every `${…}` in `input` using `lookup`. A variable that is unset and has no
+/// default is an error naming it (the caller reports it and skips the entry, rather than
+/// starting a server with a silently empty argument).
+pub fn expand(input: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(input.len());
+    let mut rest = input;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("unterminated '${{' in {input:?}"));
+        };
+        let body = &after[..end];
+        let (name, default) = match body.find(":-") {
+            Some(i) => (&body[..i], Some(&body[i + 2..])),
+            None => (body, None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("invalid variable name {name:?} in {input:?}"));
+        }
+        match (lookup(name), default) {
+            // `:-` also applies to a set-but-empty variable, as in the shell.
+            (Some(v), None) => out.push_str(&v),
+            (Some(v), Some(_)) if !v.is_empty() => out.push_str(&v),
+            (_, Some(d)) => out.push_str(d),
+            (None, None) => {
+                return Err(format!(
+                    "environment variable {name} is not set (write ${{{name}:-default}} to give a default)"
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "HOME" => Some("/home/u".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn expands_plain_and_default() {
+        assert_eq!(expand("${HOME}/x", &env).unwrap(), "/home/u/x");
+        assert_eq!(expand("${NOPE:-fallback}", &env).unwrap(), "fallback");
+        assert_eq!(expand("${HOME:-x}", &env).unwrap(), "/home/u");
+        assert_eq!(expand("${EMPTY:-d}", &env).unwrap(), "d");
+        assert_eq!(expand("${EMPTY}", &env).unwrap(), "");
+        assert_eq!(expand("a${HOME}b${NOPE:-}c", &env).unwrap(), "a/home/ubc");
+        assert_eq!(expand("no vars", &env).unwrap(), "no vars");
+    }
+
+    #[test]
+    fn missing_and_malformed_are_errors() {
+        assert!(
+            expand("${NOPE}", &env)
+                .unwrap_err()
+                .contains("NOPE is not set")
+        );
+        assert!(expand("${HOME", &env).unwrap_err().contains("unterminated"));
+        assert!(
+            expand("${A B}", &env)
+                .unwrap_err()
+                .contains("invalid variable")
+        );
+    }
+}
