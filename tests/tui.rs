@@ -1072,3 +1072,33 @@ fn no_color_keeps_meaning_without_colours() {
     assert!(reversed);
     assert!(screen_of(&terminal).contains("mcp__docs__search new"));
 }
+
+#[test]
+fn tool_detail_and_help_at_80x24() {
+    let mut app = started_app();
+    let mut snapshot = builtin_entries();
+    snapshot.push(trigger_entry());
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added: vec![],
+            removed: vec![],
+        },
+    );
+    key(&mut app, KeyCode::Tab);
+    for _ in 0..6 {
+        key(&mut app, KeyCode::Down);
+    }
+    let text = screen(&app, 80, 24);
+    assert!(
+        text.contains("policy: ask — rule `mcp__deploy__trigger`"),
+        "{text}"
+    );
+    insta::assert_snapshot!("tool_detail_80x24", text);
+    key(&mut app, KeyCode::Tab);
+    ch(&mut app, '?');
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("Ctrl+C"), "{text}");
+    insta::assert_snapshot!("help_80x24", text);
+}
