@@ -81,7 +81,10 @@ fn servers(count: usize) -> Vec<ServerTools> {
 
 struct Case {
     servers: usize,
+    /// Built-ins plus MCP tools: what `assemble` produces.
     tools: usize,
+    /// MCP tools only: what the naming and schema-copy parts touch.
+    mcp_tools: usize,
     builtins: Vec<PoolTool>,
     listed: Vec<ServerTools>,
 }
@@ -100,6 +103,7 @@ fn cases() -> Vec<Case> {
             Case {
                 servers: n,
                 tools,
+                mcp_tools: n * TOOLS_PER_SERVER,
                 builtins,
                 listed,
             }
@@ -206,7 +210,11 @@ fn per_tool_ns(cases: &[Case], batches: usize, batch_time: Duration) -> Vec<Part
                 }
                 let ns = (thread_cpu() - start).as_nanos() as f64;
                 faults[i][p] += thread_minor_faults() - faults_before;
-                samples[i][p].push(ns / (reps[i] * case.tools) as f64);
+                let per = match part {
+                    Part::Assemble => case.tools,
+                    Part::Naming | Part::SchemaClone => case.mcp_tools,
+                };
+                samples[i][p].push(ns / (reps[i] * per) as f64);
             }
             runs[i] += reps[i];
         }
@@ -219,6 +227,7 @@ fn per_tool_ns(cases: &[Case], batches: usize, batch_time: Duration) -> Vec<Part
                 s.sort_by(f64::total_cmp);
                 s[s.len() / 2]
             }),
+            // Per tool of the pool, for every part alike (faults are rare; a rough figure).
             faults: faults[i].map(|f| f as f64 / (runs[i] * cases[i].tools) as f64),
         })
         .collect()
@@ -290,8 +299,8 @@ fn main() {
             let middle = thread_cpu();
             drop(black_box(copies));
             let end = thread_cpu();
-            made.push((middle - start).as_nanos() as f64 / case.tools as f64);
-            freed.push((end - middle).as_nanos() as f64 / case.tools as f64);
+            made.push((middle - start).as_nanos() as f64 / case.mcp_tools as f64);
+            freed.push((end - middle).as_nanos() as f64 / case.mcp_tools as f64);
         }
         made.sort_by(f64::total_cmp);
         freed.sort_by(f64::total_cmp);
