@@ -197,10 +197,9 @@ async fn notification_flood_during_a_call_completes_with_bounded_memory() {
 }
 
 /// The spec requires each progress notification of a request to increase; a caller (the
-/// console's progress line) must see them in the order the server sent them.
+/// console's progress line) must never see progress go backwards, although rmcp handles
+/// each notification on its own task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug: rmcp runs every notification handler on its own spawned task, so on a \
-            multi-threaded runtime HubClient::on_progress forwards progress out of order"]
 async fn flooded_progress_reaches_the_caller_in_order() {
     let (hub, _rx) = hub_with(vec![faulty("ordered")]);
     bounded(hub.connect("ordered")).await.unwrap();
