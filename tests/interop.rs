@@ -74,7 +74,10 @@ fn hub_with_everything() -> (McpHub, mpsc::UnboundedReceiver<HubEvent>) {
         probe_timeout: Duration::from_millis(500),
         ..HubOptions::default()
     };
-    (McpHub::with_options(vec![everything_config()], tx, options), rx)
+    (
+        McpHub::with_options(vec![everything_config()], tx, options),
+        rx,
+    )
 }
 
 async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
@@ -120,7 +123,11 @@ async fn everything_tools_join_the_pool_and_answer_calls() {
             tool: "echo".into()
         }
     );
-    assert_eq!(echo.claims.read_only, Some(true), "echo claims readOnlyHint");
+    assert_eq!(
+        echo.claims.read_only,
+        Some(true),
+        "echo claims readOnlyHint"
+    );
     assert!(pool.get("mcp__everything__get-sum").is_some());
     let from_everything: Vec<&str> = pool
         .names()
@@ -139,10 +146,16 @@ async fn everything_tools_join_the_pool_and_answer_calls() {
 
     // The server validates with zod: a wrong argument type is a tool error, not a crash.
     let out = call(&hub, "get-sum", json!({"a": "two", "b": 40})).await;
-    assert!(out.is_error, "bad arguments must be an error result: {out:?}");
+    assert!(
+        out.is_error,
+        "bad arguments must be an error result: {out:?}"
+    );
 
     let out = call(&hub, "no-such-tool", json!({})).await;
-    assert!(out.is_error, "unknown tool must be an error result: {out:?}");
+    assert!(
+        out.is_error,
+        "unknown tool must be an error result: {out:?}"
+    );
     assert!(out.text.contains("no-such-tool"), "{out:?}");
 
     bounded("shutdown", hub.shutdown()).await;
@@ -178,7 +191,10 @@ async fn tools_registered_during_the_handshake_reach_the_pool() {
     .await;
     let builtins = toolgate::builtin::builtin_tools(&hub.configured());
     let pool = toolgate::pool::assemble(&builtins, &hub.server_tools()).expect("pool assembles");
-    assert!(pool.get("mcp__everything__simulate-research-query").is_some());
+    assert!(
+        pool.get("mcp__everything__simulate-research-query")
+            .is_some()
+    );
     hub.shutdown().await;
 }
 
@@ -348,7 +364,10 @@ fn inspector_lists_and_searches_the_docs_server() {
     let dir = tempfile::tempdir().unwrap();
     let listing = inspector(dir.path(), &["docs"], &["--method", "tools/list"]);
     assert_eq!(listed_names(&listing), ["search", "get_version"]);
-    assert_eq!(listing["tools"][0]["inputSchema"]["required"], json!(["query"]));
+    assert_eq!(
+        listing["tools"][0]["inputSchema"]["required"],
+        json!(["query"])
+    );
 
     let result = inspector(
         dir.path(),
@@ -367,7 +386,9 @@ fn inspector_lists_and_searches_the_docs_server() {
     let text = result_text(&result);
     assert!(text.contains("in the toolgate docs"), "{text}");
     assert!(text.contains("permissions.md"), "{text}");
-    let hits = result["structuredContent"]["hits"].as_array().expect("hits");
+    let hits = result["structuredContent"]["hits"]
+        .as_array()
+        .expect("hits");
     assert!(!hits.is_empty() && hits.len() <= 3, "{hits:?}");
     assert_eq!(hits[0]["uri"], "docs://permissions");
 }
@@ -407,7 +428,11 @@ fn inspector_lists_and_calls_the_deploy_server() {
 #[test]
 fn inspector_lists_and_calls_the_fs_server() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("note.txt"), "hello from the interop suite\n").unwrap();
+    std::fs::write(
+        dir.path().join("note.txt"),
+        "hello from the interop suite\n",
+    )
+    .unwrap();
     let root = dir.path().display().to_string();
     let serve = ["fs", root.as_str()];
     let listing = inspector(dir.path(), &serve, &["--method", "tools/list"]);
