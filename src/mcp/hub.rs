@@ -58,8 +58,11 @@ struct Inner {
     /// Connected servers in connection order (the pool keeps that order).
     connections: Mutex<Vec<Arc<Connection>>>,
     statuses: Mutex<HashMap<String, ServerStatus>>,
-    /// One connect or disconnect at a time: a double connect must not start two processes.
-    lifecycle: tokio::sync::Mutex<()>,
+    /// One connect or disconnect at a time *per server*: a double connect must not start
+    /// two processes, while different servers start in parallel.
+    lifecycle: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Servers whose `list_changed` arrived while they were still connecting.
+    relist_pending: Mutex<std::collections::HashSet<String>>,
     workspace: PathBuf,
     builtin_exe: PathBuf,
     probe_timeout: Duration,
@@ -122,7 +125,8 @@ impl McpHub {
                 events,
                 connections: Mutex::new(Vec::new()),
                 statuses: Mutex::new(statuses),
-                lifecycle: tokio::sync::Mutex::new(()),
+                lifecycle: Mutex::new(HashMap::new()),
+                relist_pending: Mutex::new(Default::default()),
                 workspace: options.workspace,
                 builtin_exe: options.builtin_exe,
                 probe_timeout: options.probe_timeout,
@@ -183,6 +187,14 @@ impl McpHub {
             })
     }
 
+    async fn lifecycle_lock(&self, name: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock_for_name = lock(&self.inner.lifecycle)
+            .entry(name.to_string())
+            .or_default()
+            .clone();
+        lock_for_name.lock_owned().await
+    }
+
     fn set_status(&self, name: &str, status: ServerStatus) {
         lock(&self.inner.statuses).insert(name.to_string(), status.clone());
         let _ = self.inner.events.send(HubEvent::Status {
@@ -214,7 +226,7 @@ impl McpHub {
         accept: impl FnOnce(&[ServerTools]) -> Result<(), String>,
     ) -> Result<Vec<McpToolInfo>, McpError> {
         let config = self.config(name).ok_or_else(|| self.unknown(name))?;
-        let _one_at_a_time = self.inner.lifecycle.lock().await;
+        let _one_at_a_time = self.lifecycle_lock(name).await;
         if let Some(existing) = self.connection(name) {
             return Ok(lock(&existing.tools).clone());
         }
@@ -244,6 +256,12 @@ impl McpHub {
                 }
                 let protocol = connection.protocol.clone();
                 lock(&self.inner.connections).push(connection.clone());
+                if lock(&self.inner.relist_pending).remove(name) {
+                    let peer = connection.peer.clone();
+                    let hub = self.clone();
+                    let server = name.to_string();
+                    tokio::spawn(async move { hub.relist(&server, peer).await });
+                }
                 self.watch_for_exit(connection);
                 self.set_status(
                     name,
@@ -449,6 +467,10 @@ impl McpHub {
 
     async fn relist(&self, server: &str, peer: Peer<RoleClient>) {
         let Some(connection) = self.connection(server) else {
+            // Still connecting: re-list once the connection is registered.
+            if self.status(server) == ServerStatus::Connecting {
+                lock(&self.inner.relist_pending).insert(server.to_string());
+            }
             return;
         };
         let listed =
@@ -547,7 +569,7 @@ impl McpHub {
         if self.config(name).is_none() {
             return Err(self.unknown(name));
         }
-        let _one_at_a_time = self.inner.lifecycle.lock().await;
+        let _one_at_a_time = self.lifecycle_lock(name).await;
         let connection = {
             let mut connections = lock(&self.inner.connections);
             let found = connections.iter().position(|c| c.name == name);
