@@ -68,7 +68,7 @@ fn servers(count: usize) -> Vec<ServerTools> {
                         "Tool {j} of server {i}: searches the indexed project data and returns \
                          ranked matches with their location and a short snippet of context."
                     ),
-                    input_schema: schema(j),
+                    input_schema: schema(j).into(),
                     claims: ToolClaims {
                         read_only: Some(j % 2 == 0),
                         ..ToolClaims::default()
@@ -176,7 +176,7 @@ fn run_part(part: Part, case: &Case) {
             }
         }
         Part::SchemaClone => {
-            let copies: Vec<Value> = black_box(&case.listed)
+            let copies: Vec<toolgate::pool::Schema> = black_box(&case.listed)
                 .iter()
                 .flat_map(|s| s.tools.iter().map(|t| t.input_schema.clone()))
                 .collect();
@@ -291,7 +291,7 @@ fn main() {
         let (mut made, mut freed) = (Vec::new(), Vec::new());
         for _ in 0..if full { 51 } else { 1 } {
             let start = thread_cpu();
-            let copies: Vec<Value> = case
+            let copies: Vec<toolgate::pool::Schema> = case
                 .listed
                 .iter()
                 .flat_map(|s| s.tools.iter().map(|t| t.input_schema.clone()))

@@ -80,7 +80,8 @@ fn request_after_tool_round() -> ModelRequest {
         tools: vec![ToolDef {
             name: "mcp__docs__search".into(),
             description: "Search the docs".into(),
-            input_schema: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
+            input_schema: json!({"type": "object", "properties": {"query": {"type": "string"}}})
+                .into(),
         }],
         max_tokens: 1024,
     }

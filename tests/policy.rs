@@ -15,7 +15,7 @@ fn mcp(server: &str, tool: &str) -> PoolTool {
             tool: tool.into(),
         },
         description: String::new(),
-        input_schema: json!({"type": "object"}),
+        input_schema: json!({"type": "object"}).into(),
         claims: ToolClaims::default(),
         shortened: false,
     }

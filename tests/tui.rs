@@ -94,7 +94,7 @@ fn mcp_entry(server: &str, tool: &str, verdict: Verdict, claims: ToolClaims) -> 
                 tool: tool.into(),
             },
             description: format!("{tool} on {server}"),
-            input_schema: object_schema(json!({"query": {"type": "string"}})),
+            input_schema: object_schema(json!({"query": {"type": "string"}})).into(),
             claims,
             shortened: false,
         },

@@ -38,7 +38,7 @@ fn connector(name: &str, description: &str, input_schema: Value) -> PoolTool {
         name: name.to_string(),
         origin: ToolOrigin::Connector,
         description: description.to_string(),
-        input_schema,
+        input_schema: std::sync::Arc::new(input_schema),
         claims: ToolClaims::default(),
         shortened: false,
     }

@@ -22,7 +22,7 @@ pub fn tool_info(tool: &Tool) -> McpToolInfo {
     McpToolInfo {
         name: tool.name.to_string(),
         description: tool.description.as_deref().unwrap_or_default().to_string(),
-        input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
+        input_schema: std::sync::Arc::new(serde_json::Value::Object((*tool.input_schema).clone())),
         claims,
     }
 }

@@ -50,7 +50,8 @@ impl Message {
 pub struct ToolDef {
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    /// Shared with the pool entry: no copy per model call.
+    pub input_schema: crate::pool::Schema,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -451,7 +451,7 @@ mod tests {
                 tool: tool.into(),
             },
             description: String::new(),
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             claims: ToolClaims::default(),
             shortened,
         }

@@ -8,6 +8,11 @@ pub use naming::{MAX_NAME_LEN, model_facing_name, normalize};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
+
+/// A tool's input schema, shared: the pool is re-assembled before every model call, and
+/// copying every schema each time made per-tool cost grow with pool size.
+pub type Schema = Arc<Value>;
 
 /// Where a tool comes from. MCP tools keep their raw names: calls go to the server under them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -78,7 +83,7 @@ impl ToolClaims {
 pub struct McpToolInfo {
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    pub input_schema: Schema,
     pub claims: ToolClaims,
 }
 
@@ -96,7 +101,7 @@ pub struct PoolTool {
     pub name: String,
     pub origin: ToolOrigin,
     pub description: String,
-    pub input_schema: Value,
+    pub input_schema: Schema,
     pub claims: ToolClaims,
     /// True when the name was shortened to fit 64 characters (the UI marks it).
     pub shortened: bool,
@@ -108,7 +113,7 @@ impl PoolTool {
             name: name.to_string(),
             origin: ToolOrigin::Builtin,
             description: description.to_string(),
-            input_schema,
+            input_schema: Arc::new(input_schema),
             claims: ToolClaims::default(),
             shortened: false,
         }

@@ -5,7 +5,7 @@ fn tool(name: &str) -> McpToolInfo {
     McpToolInfo {
         name: name.to_string(),
         description: format!("{name} tool"),
-        input_schema: json!({"type": "object", "properties": {}}),
+        input_schema: json!({"type": "object", "properties": {}}).into(),
         claims: ToolClaims::default(),
     }
 }
@@ -85,7 +85,7 @@ fn exactly_64_is_kept() {
 #[test]
 fn non_object_schema_is_refused() {
     let mut bad = tool("weird");
-    bad.input_schema = json!({"type": "string"});
+    bad.input_schema = json!({"type": "string"}).into();
     let err = assemble(
         &[],
         &[ServerTools {
