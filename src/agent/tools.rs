@@ -116,8 +116,14 @@ impl Agent {
         input: Value,
         cancel: &CancellationToken,
     ) -> ToolRun {
-        // A malformed call is refused before anyone is asked about it.
-        if let Err(problem) = check_arguments(tool, &input) {
+        // A malformed call is refused before anyone is asked about it. Connector
+        // arguments are checked by the connector itself, whose answer to an unknown
+        // server lists the available ones (the schema's enum would only say "not one of").
+        let checked = match tool.origin {
+            ToolOrigin::Connector => require_object(&input),
+            _ => check_arguments(tool, &input),
+        };
+        if let Err(problem) = checked {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
         }
         let (gated, decided, notices) = self
@@ -168,7 +174,7 @@ impl Agent {
             ToolOrigin::Connector => {
                 let Some(server) = server_argument(&input) else {
                     return ToolRun::error(format!(
-                        "Invalid arguments for {}: expected {{\"server\": \"<name>\"}}; available servers: {}",
+                        "Invalid arguments for {}: expected {{\"name\": \"<server>\"}}; available servers: {}",
                         tool.name,
                         self.hub.configured().join(", ")
                     ));
@@ -386,7 +392,7 @@ fn unknown_server(name: &str, configured: &[String]) -> String {
 }
 
 fn server_argument(input: &Value) -> Option<String> {
-    ["server", "name"]
+    ["name", "server"]
         .iter()
         .find_map(|key| input.get(*key).and_then(Value::as_str))
         .map(str::trim)
@@ -409,9 +415,7 @@ fn file_safe(id: &str) -> String {
 /// Checks the model's arguments against the tool's input schema, so a malformed call gets
 /// a precise message instead of whatever the tool would make of it.
 fn check_arguments(tool: &PoolTool, input: &Value) -> Result<(), String> {
-    if !input.is_object() {
-        return Err(format!("expected a JSON object, got {input}"));
-    }
+    require_object(input)?;
     // A schema the validator cannot compile is the server's problem: let the call through.
     let Ok(validator) = jsonschema::validator_for(&tool.input_schema) else {
         return Ok(());
@@ -432,5 +436,13 @@ fn check_arguments(tool: &PoolTool, input: &Value) -> Result<(), String> {
         Ok(())
     } else {
         Err(problems.join("; "))
+    }
+}
+
+fn require_object(input: &Value) -> Result<(), String> {
+    if input.is_object() {
+        Ok(())
+    } else {
+        Err(format!("expected a JSON object, got {input}"))
     }
 }
