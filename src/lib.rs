@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod builtin;
+pub mod commands;
 pub mod config;
 pub mod headless;
 pub mod mcp;

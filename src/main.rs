@@ -1,27 +1,175 @@
 //! Command line entry: parses arguments and hands off to the library.
 
-fn main() -> std::process::ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("serve") {
-        let Some(name) = args.get(1) else {
-            eprintln!("usage: toolgate serve docs|deploy|fs <root>");
-            return std::process::ExitCode::from(2);
-        };
-        let rt = match tokio::runtime::Runtime::new() {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("toolgate: cannot start runtime: {e}");
-                return std::process::ExitCode::FAILURE;
-            }
-        };
-        return match rt.block_on(toolgate::servers::serve(name, &args[2..])) {
-            Ok(()) => std::process::ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("toolgate serve {name}: {e:#}");
-                std::process::ExitCode::FAILURE
-            }
-        };
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use toolgate::commands::{self, ConfigFlags};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "toolgate",
+    version,
+    about = "A terminal console for an LLM agent whose MCP tool pool grows at run time, \
+             behind a permission gate you control.",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    /// Run one prompt without the console and exit ("-" reads the prompt from stdin).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    prompt: Option<String>,
+
+    /// Output of headless mode.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    output_format: OutputFormat,
+
+    /// Allow a tool without asking (rule syntax as in settings, e.g. mcp__deploy__trigger).
+    #[arg(long = "allow", value_name = "RULE")]
+    allow: Vec<String>,
+
+    /// Refuse a tool (rule syntax as in settings).
+    #[arg(long = "deny", value_name = "RULE")]
+    deny: Vec<String>,
+
+    /// Model provider: anthropic, openai or scripted (default: from keys in the environment).
+    #[arg(long)]
+    provider: Option<String>,
+
+    /// Model id (default: $MODEL_ID or the provider's default).
+    #[arg(long)]
+    model: Option<String>,
+
+    /// Continue the latest session of this workspace.
+    #[arg(short = 'c', long = "continue")]
+    continue_session: bool,
+
+    /// Resume a session by id.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+
+    #[command(flatten)]
+    config: ConfigArgs,
+}
+
+#[derive(clap::Args, Debug, Clone, Default)]
+struct ConfigArgs {
+    /// Workspace folder (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+
+    /// Extra .mcp.json file(s), layered over the others.
+    #[arg(long = "mcp-config", global = true, value_name = "FILE")]
+    mcp_config: Vec<PathBuf>,
+
+    /// Honour this workspace's .mcp.json and .toolgate/config.toml without asking.
+    #[arg(long, global = true)]
+    trust_project: bool,
+}
+
+impl ConfigArgs {
+    fn flags(&self) -> ConfigFlags {
+        ConfigFlags {
+            workspace: self.workspace.clone(),
+            mcp_config: self.mcp_config.clone(),
+            trust_project: self.trust_project,
+        }
     }
-    println!("toolgate");
-    std::process::ExitCode::SUCCESS
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum OutputFormat {
+    Text,
+    Jsonl,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run one of toolgate's own MCP servers on stdio.
+    Serve {
+        /// docs, deploy or fs
+        server: String,
+        /// Server arguments (fs: the root folder).
+        args: Vec<String>,
+    },
+    /// Inspect and use MCP servers outside the console.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+    /// Print the configured servers and the starting tool pool.
+    Status,
+}
+
+#[derive(Subcommand, Debug)]
+enum McpCommand {
+    /// Every configured server, whether it starts, and its tool count.
+    List,
+    /// The tools of one server, under their model-facing names.
+    Tools { server: String },
+    /// Call one tool and print its result.
+    Call {
+        server: String,
+        tool: String,
+        /// Arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        json: String,
+    },
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("toolgate: cannot start the async runtime: {e}");
+            ExitCode::FAILURE
+        })
+}
+
+fn finish((output, code): (String, i32)) -> ExitCode {
+    print!("{output}");
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let flags = cli.config.flags();
+    match cli.command {
+        Some(Command::Serve { server, args }) => {
+            match rt.block_on(toolgate::servers::serve(&server, &args)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("toolgate serve {server}: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some(Command::Mcp { command }) => finish(rt.block_on(async {
+            match command {
+                McpCommand::List => commands::mcp_list(&flags).await,
+                McpCommand::Tools { server } => commands::mcp_tools(&flags, &server).await,
+                McpCommand::Call { server, tool, json } => {
+                    commands::mcp_call(&flags, &server, &tool, &json).await
+                }
+            }
+        })),
+        Some(Command::Status) => {
+            print!("{}", commands::status(&flags));
+            ExitCode::SUCCESS
+        }
+        None => {
+            if cli.prompt.is_some() {
+                eprintln!("toolgate: headless mode is not available in this build yet");
+                return ExitCode::from(2);
+            }
+            print!("{}", commands::status(&flags));
+            ExitCode::SUCCESS
+        }
+    }
 }

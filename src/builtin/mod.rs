@@ -21,7 +21,12 @@ pub fn builtin_tools(_server_names: &[String]) -> Vec<PoolTool> {
 }
 
 /// Runs one of the five file/shell built-ins inside `workspace`.
-pub async fn run(name: &str, _input: &Value, _workspace: &Path, _cancel: CancellationToken) -> BuiltinOutput {
+pub async fn run(
+    name: &str,
+    _input: &Value,
+    _workspace: &Path,
+    _cancel: CancellationToken,
+) -> BuiltinOutput {
     BuiltinOutput {
         text: format!("Unknown tool: {name}"),
         is_error: true,

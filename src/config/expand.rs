@@ -17,11 +17,7 @@ pub fn expand(input: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<St
             Some(i) => (&body[..i], Some(&body[i + 2..])),
             None => (body, None),
         };
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(format!("invalid variable name {name:?} in {input:?}"));
         }
         match (lookup(name), default) {
@@ -66,8 +62,16 @@ mod tests {
 
     #[test]
     fn missing_and_malformed_are_errors() {
-        assert!(expand("${NOPE}", &env).unwrap_err().contains("NOPE is not set"));
+        assert!(
+            expand("${NOPE}", &env)
+                .unwrap_err()
+                .contains("NOPE is not set")
+        );
         assert!(expand("${HOME", &env).unwrap_err().contains("unterminated"));
-        assert!(expand("${A B}", &env).unwrap_err().contains("invalid variable"));
+        assert!(
+            expand("${A B}", &env)
+                .unwrap_err()
+                .contains("invalid variable")
+        );
     }
 }

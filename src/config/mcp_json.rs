@@ -96,7 +96,11 @@ fn parse_entry(
     let transport = match kind {
         "stdio" => ServerTransport::Stdio {
             command: expand(
-                required_str(obj, "command", "a \"command\" string (or \"type\": \"http\")")?,
+                required_str(
+                    obj,
+                    "command",
+                    "a \"command\" string (or \"type\": \"http\")",
+                )?,
                 env,
             )?,
             args: string_list(obj, "args", env)?,
@@ -225,7 +229,12 @@ mod tests {
     }
 
     fn run(text: &str) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
-        parse(text, "/w/.mcp.json", &ConfigSource::Project("/w/.mcp.json".into()), &env)
+        parse(
+            text,
+            "/w/.mcp.json",
+            &ConfigSource::Project("/w/.mcp.json".into()),
+            &env,
+        )
     }
 
     #[test]
@@ -260,7 +269,11 @@ mod tests {
         assert_eq!(servers[0].name, "good");
         assert_eq!(diags.len(), 3, "{diags:?}");
         assert_eq!((diags[0].line, diags[0].column), (3, 3));
-        assert!(diags[0].message.contains("server 'bad': expected a \"command\""));
+        assert!(
+            diags[0]
+                .message
+                .contains("server 'bad': expected a \"command\"")
+        );
         assert!(diags[1].message.contains("[A-Za-z0-9_-]+"));
         assert!(diags[2].message.contains("MISSING is not set"));
         assert_eq!(
@@ -280,7 +293,9 @@ mod tests {
 
     #[test]
     fn unknown_builtin_and_type() {
-        let (_, diags) = run(r#"{"mcpServers": {"a": {"type": "builtin", "server": "nope"}, "b": {"type": "ws"}}}"#);
+        let (_, diags) = run(
+            r#"{"mcpServers": {"a": {"type": "builtin", "server": "nope"}, "b": {"type": "ws"}}}"#,
+        );
         assert!(diags[0].message.contains("unknown builtin server 'nope'"));
         assert!(diags[1].message.contains("unknown \"type\": \"ws\""));
     }

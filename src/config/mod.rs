@@ -51,19 +51,17 @@ impl ServerConfig {
     /// The command line a user would recognise (shown before starting a project server).
     pub fn command_line(&self) -> String {
         match &self.transport {
-            ServerTransport::Stdio { command, args, .. } => {
-                std::iter::once(command.clone())
+            ServerTransport::Stdio { command, args, .. } => std::iter::once(command.clone())
+                .chain(args.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" "),
+            ServerTransport::Http { url, .. } => url.clone(),
+            ServerTransport::Builtin { server, args } => {
+                std::iter::once(format!("toolgate serve {server}"))
                     .chain(args.iter().cloned())
                     .collect::<Vec<_>>()
                     .join(" ")
             }
-            ServerTransport::Http { url, .. } => url.clone(),
-            ServerTransport::Builtin { server, args } => std::iter::once(format!(
-                "toolgate serve {server}"
-            ))
-            .chain(args.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" "),
         }
     }
 }
@@ -79,7 +77,11 @@ pub struct Diagnostic {
 
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
     }
 }
 
@@ -142,8 +144,12 @@ pub fn load_servers_with_env(
         }
     };
 
-    let (embedded, diags) =
-        mcp_json::parse(EMBEDDED_MCP_JSON, "<embedded mcp.json>", &ConfigSource::Embedded, env);
+    let (embedded, diags) = mcp_json::parse(
+        EMBEDDED_MCP_JSON,
+        "<embedded mcp.json>",
+        &ConfigSource::Embedded,
+        env,
+    );
     loaded.diagnostics.extend(diags);
     add_layer(&mut loaded, embedded);
 
@@ -158,9 +164,12 @@ pub fn load_servers_with_env(
     let project = opts.workspace.join(".mcp.json");
     if project.is_file() {
         if opts.trust_project {
-            if let Some(servers) =
-                read_layer(&project, ConfigSource::Project(project.clone()), env, &mut loaded)
-            {
+            if let Some(servers) = read_layer(
+                &project,
+                ConfigSource::Project(project.clone()),
+                env,
+                &mut loaded,
+            ) {
                 add_layer(&mut loaded, servers);
             }
         } else {
@@ -241,7 +250,11 @@ mod tests {
         )
         .unwrap();
         let flag = ws.path().join("flag.json");
-        std::fs::write(&flag, r#"{"mcpServers": {"docs": {"command": "flag-docs"}}}"#).unwrap();
+        std::fs::write(
+            &flag,
+            r#"{"mcpServers": {"docs": {"command": "flag-docs"}}}"#,
+        )
+        .unwrap();
         let mut opts = LoadOptions {
             workspace: ws.path().to_path_buf(),
             user_config_dir: Some(user.path().to_path_buf()),
@@ -251,7 +264,10 @@ mod tests {
         let untrusted = load_servers_with_env(&opts, &no_env);
         assert_eq!(untrusted.names(), ["docs", "deploy", "fs", "extra"]);
         assert_eq!(untrusted.servers[3].command_line(), "e");
-        assert_eq!(untrusted.ignored_project_files, [ws.path().join(".mcp.json")]);
+        assert_eq!(
+            untrusted.ignored_project_files,
+            [ws.path().join(".mcp.json")]
+        );
         assert_eq!(untrusted.servers[0].command_line(), "flag-docs");
         assert!(matches!(untrusted.servers[0].source, ConfigSource::Flag(_)));
         assert_eq!(untrusted.servers[1].command_line(), "user-deploy");

@@ -2,6 +2,16 @@
 //! Streamable HTTP), both protocol eras, timeouts, cancellation and `list_changed`.
 //! Knows nothing of policy or of the UI.
 
+mod convert;
+mod handler;
+mod hub;
+mod spawn;
+mod stderr;
+mod transport;
+
+pub use hub::{HubOptions, McpHub};
+pub use stderr::STDERR_TAIL_LINES;
+
 use serde::{Deserialize, Serialize};
 
 /// Connection state of one configured server, as the UI shows it.
@@ -42,16 +52,13 @@ pub struct CallOutput {
     pub is_error: bool,
 }
 
-use crate::config::ServerConfig;
-use crate::pool::{McpToolInfo, ServerTools};
-use serde_json::Value;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
 /// Something a server did on its own that the agent (and so the UI) should know.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HubEvent {
-    Status { server: String, status: ServerStatus },
+    Status {
+        server: String,
+        status: ServerStatus,
+    },
     /// The server's tool list changed (after `notifications/tools/list_changed` and a
     /// re-list); `added`/`removed` are raw tool names.
     ToolsChanged {
@@ -72,78 +79,15 @@ pub enum McpError {
     #[error("MCP server '{server}' failed to start: {reason}")]
     Start { server: String, reason: String },
     #[error("MCP server '{server}': tool call '{tool}' timed out after {seconds} s")]
-    Timeout { server: String, tool: String, seconds: u64 },
+    Timeout {
+        server: String,
+        tool: String,
+        seconds: u64,
+    },
     #[error("tool call cancelled")]
     Cancelled,
     #[error("MCP server '{server}': {message}")]
     Protocol { server: String, message: String },
     #[error("MCP server '{server}' disconnected: {reason}")]
     Disconnected { server: String, reason: String },
-}
-
-/// All configured servers and the live connections. Cheap to clone (shared inside).
-// CONTRACT: implemented in the MCP core work; signatures are stable.
-#[derive(Clone)]
-pub struct McpHub {
-    _configs: std::sync::Arc<Vec<ServerConfig>>,
-    _events: mpsc::UnboundedSender<HubEvent>,
-}
-
-impl McpHub {
-    pub fn new(configs: Vec<ServerConfig>, events: mpsc::UnboundedSender<HubEvent>) -> Self {
-        McpHub {
-            _configs: std::sync::Arc::new(configs),
-            _events: events,
-        }
-    }
-
-    /// Names of all configured servers, in configuration order.
-    pub fn configured(&self) -> Vec<String> {
-        self._configs.iter().map(|c| c.name.clone()).collect()
-    }
-
-    pub fn config(&self, name: &str) -> Option<ServerConfig> {
-        self._configs.iter().find(|c| c.name == name).cloned()
-    }
-
-    /// Starts the server, handshakes (either era) and lists its tools to the last page.
-    pub async fn connect(&self, name: &str) -> Result<Vec<McpToolInfo>, McpError> {
-        Err(McpError::Start {
-            server: name.into(),
-            reason: "not implemented yet".into(),
-        })
-    }
-
-    pub async fn disconnect(&self, _name: &str) -> Result<(), McpError> {
-        Ok(())
-    }
-
-    pub fn is_connected(&self, _name: &str) -> bool {
-        false
-    }
-
-    /// Tool lists of connected servers, in connection order.
-    pub fn server_tools(&self) -> Vec<ServerTools> {
-        Vec::new()
-    }
-
-    pub fn status(&self, _name: &str) -> ServerStatus {
-        ServerStatus::Idle
-    }
-
-    /// Calls `tool` (raw name) on `server`. Honors the per-server timeout; on `cancel` sends
-    /// `notifications/cancelled` and drops late messages.
-    pub async fn call(
-        &self,
-        server: &str,
-        _tool: &str,
-        _arguments: Value,
-        _progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
-        _cancel: CancellationToken,
-    ) -> Result<CallOutput, McpError> {
-        Err(McpError::NotConnected(server.into()))
-    }
-
-    /// Closes every connection (stdin closed, wait, then terminate): no orphans.
-    pub async fn shutdown(&self) {}
 }

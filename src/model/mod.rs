@@ -84,8 +84,15 @@ pub struct Usage {
 pub enum StreamEvent {
     TextDelta(String),
     /// A tool call began (lets the UI show a card before the arguments are complete).
-    ToolUseStarted { id: String, name: String },
-    ToolUse { id: String, name: String, input: Value },
+    ToolUseStarted {
+        id: String,
+        name: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
     Usage(Usage),
     Stop(StopReason),
 }
@@ -115,3 +122,14 @@ pub trait ModelProvider: Send + Sync {
     fn label(&self) -> String;
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>>;
 }
+
+pub mod anthropic;
+mod http;
+pub mod openai;
+pub mod retry;
+pub mod scripted;
+pub mod select;
+pub mod sse;
+
+pub use retry::RetryPolicy;
+pub use select::{ProviderKind, ProviderOptions, select};

@@ -17,7 +17,10 @@ pub enum ToolOrigin {
     Builtin,
     /// connect_mcp / disconnect_mcp: tools that change the pool itself.
     Connector,
-    Mcp { server: String, tool: String },
+    Mcp {
+        server: String,
+        tool: String,
+    },
 }
 
 impl ToolOrigin {
@@ -142,9 +145,7 @@ impl Pool {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PoolError {
-    #[error(
-        "MCP tool name collision after normalization: '{name}' maps both {first} and {second}"
-    )]
+    #[error("MCP tool name collision after normalization: '{name}' maps both {first} and {second}")]
     Collision {
         name: String,
         first: String,

@@ -22,7 +22,11 @@ fn names_are_prefixed_and_normalized() {
     let pool = assemble(&[], &[server("docs", &["search", "get.version", "ünï"])]).unwrap();
     assert_eq!(
         pool.names(),
-        vec!["mcp__docs__search", "mcp__docs__get_version", "mcp__docs___n_"]
+        vec![
+            "mcp__docs__search",
+            "mcp__docs__get_version",
+            "mcp__docs___n_"
+        ]
     );
     match &pool.tools[1].origin {
         ToolOrigin::Mcp { server, tool } => {

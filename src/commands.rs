@@ -1,0 +1,207 @@
+//! The non-console subcommands: `toolgate mcp list|tools|call`, and the configuration
+//! summary. They print to stdout; they never run while the console owns the terminal.
+
+use crate::config::{LoadOptions, LoadedServers, load_servers};
+use crate::mcp::{McpHub, ServerStatus};
+use crate::pool::{self, Pool};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
+
+/// Where configuration comes from, as the command line says.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigFlags {
+    pub workspace: Option<PathBuf>,
+    pub mcp_config: Vec<PathBuf>,
+    pub trust_project: bool,
+}
+
+impl ConfigFlags {
+    pub fn workspace(&self) -> PathBuf {
+        self.workspace
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    pub fn load(&self) -> LoadedServers {
+        load_servers(&LoadOptions {
+            workspace: self.workspace(),
+            user_config_dir: crate::paths::user_config_dir(),
+            flag_files: self.mcp_config.clone(),
+            trust_project: self.trust_project,
+        })
+    }
+}
+
+fn report_diagnostics(loaded: &LoadedServers, out: &mut String) {
+    for d in &loaded.diagnostics {
+        let _ = writeln!(out, "warning: {d}");
+    }
+    for f in &loaded.ignored_project_files {
+        let _ = writeln!(
+            out,
+            "note: {} is ignored until you trust this folder (run the console, or pass --trust-project)",
+            f.display()
+        );
+    }
+}
+
+fn hub_for(loaded: &LoadedServers, flags: &ConfigFlags) -> McpHub {
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    McpHub::with_options(
+        loaded.servers.clone(),
+        tx,
+        crate::mcp::HubOptions {
+            workspace: flags.workspace(),
+            ..Default::default()
+        },
+    )
+}
+
+/// The pool the agent starts with, or after connecting the given servers.
+pub fn pool_of(hub: &McpHub) -> Result<Pool, pool::PoolError> {
+    pool::assemble(
+        &crate::builtin::builtin_tools(&hub.configured()),
+        &hub.server_tools(),
+    )
+}
+
+/// `toolgate mcp list`: every server, whether it starts, and how many tools it has.
+pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
+    let loaded = flags.load();
+    let mut out = String::new();
+    report_diagnostics(&loaded, &mut out);
+    let hub = hub_for(&loaded, flags);
+    let checks = loaded.servers.iter().map(|s| {
+        let hub = hub.clone();
+        async move { (s.name.clone(), hub.connect(&s.name).await) }
+    });
+    let results = futures::future::join_all(checks).await;
+    let mut failed = 0;
+    for (server, result) in results {
+        let config = loaded.servers.iter().find(|s| s.name == server);
+        let command = config.map(|c| c.command_line()).unwrap_or_default();
+        match (result, hub.status(&server)) {
+            (Ok(tools), ServerStatus::Ready { protocol, .. }) => {
+                let _ = writeln!(
+                    out,
+                    "{server:<12} ready   {:>3} tools  protocol {protocol}  ({command})",
+                    tools.len()
+                );
+            }
+            (Err(e), _) => {
+                failed += 1;
+                let _ = writeln!(out, "{server:<12} failed  {e}  ({command})");
+            }
+            (Ok(_), other) => {
+                let _ = writeln!(out, "{server:<12} {other:?}");
+            }
+        }
+    }
+    hub.shutdown().await;
+    (out, i32::from(failed > 0))
+}
+
+/// `toolgate mcp tools NAME`: the tools of one server as the model would see them.
+pub async fn mcp_tools(flags: &ConfigFlags, server: &str) -> (String, i32) {
+    let loaded = flags.load();
+    let mut out = String::new();
+    report_diagnostics(&loaded, &mut out);
+    let hub = hub_for(&loaded, flags);
+    let code = match hub.connect(server).await {
+        Ok(_) => match pool_of(&hub) {
+            Ok(pool) => {
+                for tool in pool.tools.iter().filter(|t| t.server() == Some(server)) {
+                    let raw = match &tool.origin {
+                        pool::ToolOrigin::Mcp { tool, .. } => tool.clone(),
+                        _ => String::new(),
+                    };
+                    let marker = if tool.shortened { " (shortened)" } else { "" };
+                    let _ = writeln!(out, "{}{marker}  [raw: {raw}]", tool.name);
+                    let first_line = tool.description.lines().next().unwrap_or("");
+                    let _ = writeln!(out, "    {}", crate::sanitize::for_terminal(first_line));
+                    if !tool.claims.is_empty() {
+                        let _ = writeln!(out, "    server claims: {}", tool.claims.describe());
+                    }
+                }
+                0
+            }
+            Err(e) => {
+                let _ = writeln!(out, "error: {e}");
+                1
+            }
+        },
+        Err(e) => {
+            let _ = writeln!(out, "error: {e}");
+            1
+        }
+    };
+    hub.shutdown().await;
+    (out, code)
+}
+
+/// `toolgate mcp call NAME TOOL JSON`: one call, printed as the model would receive it.
+/// No policy applies here: the person typing the command is the one deciding.
+pub async fn mcp_call(flags: &ConfigFlags, server: &str, tool: &str, json: &str) -> (String, i32) {
+    let arguments: serde_json::Value = match serde_json::from_str(json) {
+        Ok(v) => v,
+        Err(e) => return (format!("error: arguments are not valid JSON: {e}\n"), 2),
+    };
+    let loaded = flags.load();
+    let mut out = String::new();
+    report_diagnostics(&loaded, &mut out);
+    let hub = hub_for(&loaded, flags);
+    let code = match hub.connect(server).await {
+        Ok(_) => match hub
+            .call(server, tool, arguments, None, CancellationToken::new())
+            .await
+        {
+            Ok(output) => {
+                out.push_str(&crate::sanitize::for_terminal(&output.text));
+                out.push('\n');
+                i32::from(output.is_error)
+            }
+            Err(e) => {
+                let _ = writeln!(out, "error: {e}");
+                1
+            }
+        },
+        Err(e) => {
+            let _ = writeln!(out, "error: {e}");
+            1
+        }
+    };
+    hub.shutdown().await;
+    (out, code)
+}
+
+/// What `toolgate` printed before the console existed, kept as `toolgate status`.
+pub fn status(flags: &ConfigFlags) -> String {
+    let loaded = flags.load();
+    let mut out = String::new();
+    report_diagnostics(&loaded, &mut out);
+    let _ = writeln!(out, "Configured MCP servers:");
+    for s in &loaded.servers {
+        let source = match &s.source {
+            crate::config::ConfigSource::Embedded => "embedded".to_string(),
+            crate::config::ConfigSource::User(p)
+            | crate::config::ConfigSource::Project(p)
+            | crate::config::ConfigSource::Flag(p) => p.display().to_string(),
+        };
+        let _ = writeln!(out, "  {:<12} {}  [{source}]", s.name, s.command_line());
+    }
+    let hub = hub_for(&loaded, flags);
+    match pool_of(&hub) {
+        Ok(pool) => {
+            let _ = writeln!(out, "Tool pool ({} tools):", pool.tools.len());
+            for t in &pool.tools {
+                let _ = writeln!(out, "  {}", t.name);
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(out, "error: {e}");
+        }
+    }
+    out
+}

@@ -1,0 +1,90 @@
+//! toolgate's side of an MCP connection: routes progress to the call that asked for it,
+//! re-lists tools on `list_changed`, forwards server log messages. One per connection.
+
+use super::{HubEvent, ProgressUpdate};
+use rmcp::ClientHandler;
+#[allow(deprecated)]
+use rmcp::model::{
+    ClientCapabilities, ClientConfig as ClientInfo, Implementation,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RoleClient};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::mpsc;
+
+pub type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ProgressUpdate>>>>;
+
+/// Invoked (on a fresh task) when the server says its tool list changed.
+pub type ListChangedHook = Arc<dyn Fn(rmcp::Peer<RoleClient>) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct HubClient {
+    pub server: String,
+    pub events: mpsc::UnboundedSender<HubEvent>,
+    pub progress: ProgressRoutes,
+    pub on_list_changed: ListChangedHook,
+}
+
+/// What toolgate tells servers about itself. `initialize` offers the newest version that
+/// still has the handshake: strict legacy peers reject `2026-07-28` there.
+pub fn client_info() -> ClientInfo {
+    let mut info = ClientInfo::new(
+        ClientCapabilities::default(),
+        Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+    );
+    info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+    info
+}
+
+impl ClientHandler for HubClient {
+    fn get_info(&self) -> ClientInfo {
+        client_info()
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let route = self
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned();
+        // No route: the call finished or was cancelled; late progress is dropped here.
+        if let Some(tx) = route {
+            let _ = tx.send(ProgressUpdate {
+                progress: params.progress,
+                total: params.total,
+                message: params.message.map(|m| crate::sanitize::for_terminal(&m)),
+            });
+        }
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        // Re-listing is a request; awaiting it inside the notification handler would stall
+        // the connection's message loop, so it runs on its own task.
+        let hook = self.on_list_changed.clone();
+        let peer = context.peer.clone();
+        tokio::spawn(async move { hook(peer) });
+    }
+
+    // Logging is deprecated in the newest spec but still what most servers send.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let text = match &params.data {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let _ = self.events.send(HubEvent::Log {
+            server: self.server.clone(),
+            message: crate::sanitize::for_terminal(&text),
+        });
+    }
+}

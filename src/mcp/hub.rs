@@ -1,0 +1,674 @@
+//! [`McpHub`]: every configured server and the live connections to them.
+
+use super::convert::{call_output, tool_info};
+use super::handler::{HubClient, ListChangedHook, ProgressRoutes};
+use super::spawn::{MAX_STDIO_LINE, spawn_stdio, stop_child};
+use super::stderr::StderrTail;
+use super::transport::GuardedTransport;
+use super::{CallOutput, HubEvent, McpError, ProgressUpdate, ServerStatus};
+use crate::config::{ServerConfig, ServerTransport};
+use crate::pool::{McpToolInfo, ServerTools};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientRequest, ProtocolVersion, ServerResult,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{Peer, RoleClient, ServiceError};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+/// How long a server may take from spawn to a listed tool set.
+const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The `server/discover` probe: long enough for a busy machine, short enough that a
+/// legacy server that ignores unknown methods does not stall every connect.
+const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+struct Connection {
+    name: String,
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, HubClient>>>,
+    child: tokio::sync::Mutex<Option<tokio::process::Child>>,
+    tools: Mutex<Vec<McpToolInfo>>,
+    protocol: String,
+    stderr: StderrTail,
+    progress: ProgressRoutes,
+    call_timeout: Duration,
+    /// Set when we close it on purpose, so the watcher does not report a failure.
+    closing: AtomicBool,
+    /// Becomes true when the transport ends (server exited, crashed, closed stdout).
+    closed: watch::Receiver<bool>,
+}
+
+struct Inner {
+    configs: Vec<ServerConfig>,
+    events: mpsc::UnboundedSender<HubEvent>,
+    /// Connected servers in connection order (the pool keeps that order).
+    connections: Mutex<Vec<Arc<Connection>>>,
+    statuses: Mutex<HashMap<String, ServerStatus>>,
+    /// One connect or disconnect at a time: a double connect must not start two processes.
+    lifecycle: tokio::sync::Mutex<()>,
+    workspace: PathBuf,
+    builtin_exe: PathBuf,
+    probe_timeout: Duration,
+    startup_timeout: Duration,
+}
+
+/// All configured servers and the live connections. Cheap to clone (shared inside).
+#[derive(Clone)]
+pub struct McpHub {
+    inner: Arc<Inner>,
+}
+
+/// Options beyond the server list; defaults suit the console.
+#[derive(Debug, Clone)]
+pub struct HubOptions {
+    /// Working directory of stdio servers (relative `cwd` entries resolve against it).
+    pub workspace: PathBuf,
+    /// The executable that runs `serve docs|deploy|fs`; normally this very binary.
+    pub builtin_exe: PathBuf,
+    pub probe_timeout: Duration,
+    pub startup_timeout: Duration,
+}
+
+impl Default for HubOptions {
+    fn default() -> Self {
+        HubOptions {
+            workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            builtin_exe: default_builtin_exe(),
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+        }
+    }
+}
+
+/// `$TOOLGATE_EXE` (tests and benches, whose own executable is not toolgate), else us.
+fn default_builtin_exe() -> PathBuf {
+    std::env::var_os("TOOLGATE_EXE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_exe().ok())
+        .unwrap_or_else(|| PathBuf::from("toolgate"))
+}
+
+impl McpHub {
+    pub fn new(configs: Vec<ServerConfig>, events: mpsc::UnboundedSender<HubEvent>) -> Self {
+        Self::with_options(configs, events, HubOptions::default())
+    }
+
+    pub fn with_options(
+        configs: Vec<ServerConfig>,
+        events: mpsc::UnboundedSender<HubEvent>,
+        options: HubOptions,
+    ) -> Self {
+        let statuses = configs
+            .iter()
+            .map(|c| (c.name.clone(), ServerStatus::Idle))
+            .collect();
+        McpHub {
+            inner: Arc::new(Inner {
+                configs,
+                events,
+                connections: Mutex::new(Vec::new()),
+                statuses: Mutex::new(statuses),
+                lifecycle: tokio::sync::Mutex::new(()),
+                workspace: options.workspace,
+                builtin_exe: options.builtin_exe,
+                probe_timeout: options.probe_timeout,
+                startup_timeout: options.startup_timeout,
+            }),
+        }
+    }
+
+    /// Names of all configured servers, in configuration order.
+    pub fn configured(&self) -> Vec<String> {
+        self.inner.configs.iter().map(|c| c.name.clone()).collect()
+    }
+
+    pub fn config(&self, name: &str) -> Option<ServerConfig> {
+        self.inner.configs.iter().find(|c| c.name == name).cloned()
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.inner.workspace
+    }
+
+    fn connection(&self, name: &str) -> Option<Arc<Connection>> {
+        lock(&self.inner.connections)
+            .iter()
+            .find(|c| c.name == name)
+            .cloned()
+    }
+
+    pub fn is_connected(&self, name: &str) -> bool {
+        self.connection(name).is_some()
+    }
+
+    /// Tool lists of connected servers, in connection order.
+    pub fn server_tools(&self) -> Vec<ServerTools> {
+        lock(&self.inner.connections)
+            .iter()
+            .map(|c| ServerTools {
+                server: c.name.clone(),
+                tools: lock(&c.tools).clone(),
+            })
+            .collect()
+    }
+
+    pub fn status(&self, name: &str) -> ServerStatus {
+        lock(&self.inner.statuses)
+            .get(name)
+            .cloned()
+            .unwrap_or(ServerStatus::Idle)
+    }
+
+    /// The last lines of a server's stderr (empty for HTTP servers or never started).
+    pub fn stderr_tail(&self, name: &str) -> Vec<String> {
+        self.connection(name)
+            .map(|c| c.stderr.lines())
+            .unwrap_or_else(|| match self.status(name) {
+                ServerStatus::Failed { stderr_tail, .. } => stderr_tail,
+                _ => Vec::new(),
+            })
+    }
+
+    fn set_status(&self, name: &str, status: ServerStatus) {
+        lock(&self.inner.statuses).insert(name.to_string(), status.clone());
+        let _ = self.inner.events.send(HubEvent::Status {
+            server: name.to_string(),
+            status,
+        });
+    }
+
+    fn unknown(&self, name: &str) -> McpError {
+        McpError::UnknownServer {
+            name: name.to_string(),
+            available: self.configured().join(", "),
+        }
+    }
+
+    /// Starts the server, handshakes (either era) and lists its tools to the last page.
+    /// Connecting an already connected server returns its current tools.
+    pub async fn connect(&self, name: &str) -> Result<Vec<McpToolInfo>, McpError> {
+        let config = self.config(name).ok_or_else(|| self.unknown(name))?;
+        let _one_at_a_time = self.inner.lifecycle.lock().await;
+        if let Some(existing) = self.connection(name) {
+            return Ok(lock(&existing.tools).clone());
+        }
+        self.set_status(name, ServerStatus::Connecting);
+        let stderr = StderrTail::default();
+        match tokio::time::timeout(self.inner.startup_timeout, self.start(&config, &stderr)).await {
+            Ok(Ok(connection)) => {
+                let tools = lock(&connection.tools).clone();
+                let protocol = connection.protocol.clone();
+                lock(&self.inner.connections).push(connection.clone());
+                self.watch_for_exit(connection);
+                self.set_status(
+                    name,
+                    ServerStatus::Ready {
+                        tools: tools.len(),
+                        protocol,
+                    },
+                );
+                Ok(tools)
+            }
+            Ok(Err(reason)) => Err(self.fail_start(name, reason, &stderr).await),
+            Err(_) => Err(self
+                .fail_start(
+                    name,
+                    format!(
+                        "no answer to the handshake within {} s",
+                        self.inner.startup_timeout.as_secs()
+                    ),
+                    &stderr,
+                )
+                .await),
+        }
+    }
+
+    async fn fail_start(&self, name: &str, reason: String, stderr: &StderrTail) -> McpError {
+        // Give the stderr reader a moment to collect the server's last words.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let stderr_tail = stderr.lines();
+        let mut full = reason;
+        if let Some(last) = stderr_tail.last() {
+            full = format!("{full} (stderr: {last})");
+        }
+        self.set_status(
+            name,
+            ServerStatus::Failed {
+                reason: full.clone(),
+                stderr_tail,
+            },
+        );
+        McpError::Start {
+            server: name.to_string(),
+            reason: full,
+        }
+    }
+
+    async fn start(
+        &self,
+        config: &ServerConfig,
+        stderr: &StderrTail,
+    ) -> Result<Arc<Connection>, String> {
+        let (closed_tx, closed_rx) = watch::channel(false);
+        let (close_tx, close_rx) = oneshot::channel();
+        tokio::spawn(async move {
+            let _ = close_rx.await;
+            let _ = closed_tx.send(true);
+        });
+        let progress: ProgressRoutes = Arc::default();
+        let handler = HubClient {
+            server: config.name.clone(),
+            events: self.inner.events.clone(),
+            progress: progress.clone(),
+            on_list_changed: self.list_changed_hook(&config.name),
+        };
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::LATEST],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        };
+        let (service, child) = match &config.transport {
+            ServerTransport::Http { url, headers } => {
+                let transport = http_transport(url, headers)?;
+                let transport =
+                    GuardedTransport::new(transport, self.inner.probe_timeout, close_tx);
+                let service = handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| format!("handshake failed: {e}"))?;
+                (service, None)
+            }
+            _ => {
+                let spawned = spawn_stdio(config, &self.inner.workspace, &self.inner.builtin_exe)?;
+                stderr.spawn_reader(config.name.clone(), spawned.stderr);
+                let mut child = spawned.child;
+                let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
+                    .with_max_line_length(MAX_STDIO_LINE);
+                let transport =
+                    GuardedTransport::new(transport, self.inner.probe_timeout, close_tx);
+                match handler.serve_with_lifecycle(transport, lifecycle).await {
+                    Ok(service) => (service, Some(child)),
+                    Err(e) => {
+                        let status = stop_child(&mut child).await;
+                        return Err(match status {
+                            Some(s) if !s.success() => {
+                                format!("server exited during the handshake ({s})")
+                            }
+                            _ => format!("handshake failed: {e}"),
+                        });
+                    }
+                }
+            }
+        };
+        let peer = service.peer().clone();
+        let protocol = peer
+            .peer_info()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default();
+        let listed = tokio::time::timeout(
+            Duration::from_millis(config.call_timeout_ms),
+            peer.list_all_tools(),
+        )
+        .await;
+        let tools = match listed {
+            Ok(Ok(tools)) => tools.iter().map(tool_info).collect(),
+            Ok(Err(e)) => {
+                shut(service, child).await;
+                return Err(format!("tools/list failed: {e}"));
+            }
+            Err(_) => {
+                shut(service, child).await;
+                return Err("tools/list timed out".into());
+            }
+        };
+        Ok(Arc::new(Connection {
+            name: config.name.clone(),
+            peer,
+            service: tokio::sync::Mutex::new(Some(service)),
+            child: tokio::sync::Mutex::new(child),
+            tools: Mutex::new(tools),
+            protocol,
+            stderr: stderr.clone(),
+            progress,
+            call_timeout: Duration::from_millis(config.call_timeout_ms),
+            closing: AtomicBool::new(false),
+            closed: closed_rx,
+        }))
+    }
+
+    /// A weak hook, so a connection's handler does not keep the hub alive.
+    fn list_changed_hook(&self, server: &str) -> ListChangedHook {
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let server = server.to_string();
+        Arc::new(move |peer: Peer<RoleClient>| {
+            let weak = weak.clone();
+            let server = server.clone();
+            tokio::spawn(async move {
+                let Some(inner) = weak.upgrade() else { return };
+                McpHub { inner }.relist(&server, peer).await;
+            });
+        })
+    }
+
+    async fn relist(&self, server: &str, peer: Peer<RoleClient>) {
+        let Some(connection) = self.connection(server) else {
+            return;
+        };
+        let listed =
+            match tokio::time::timeout(connection.call_timeout, peer.list_all_tools()).await {
+                Ok(Ok(tools)) => tools.iter().map(tool_info).collect::<Vec<_>>(),
+                Ok(Err(e)) => {
+                    tracing::warn!(server, "re-listing tools after list_changed failed: {e}");
+                    return;
+                }
+                Err(_) => {
+                    tracing::warn!(server, "re-listing tools after list_changed timed out");
+                    return;
+                }
+            };
+        let (added, removed) = {
+            let mut tools = lock(&connection.tools);
+            let added: Vec<String> = listed
+                .iter()
+                .filter(|t| !tools.iter().any(|o| o.name == t.name))
+                .map(|t| t.name.clone())
+                .collect();
+            let removed: Vec<String> = tools
+                .iter()
+                .filter(|o| !listed.iter().any(|t| t.name == o.name))
+                .map(|t| t.name.clone())
+                .collect();
+            let changed = added.len() + removed.len() > 0 || *tools != listed;
+            *tools = listed;
+            if !changed {
+                return;
+            }
+            (added, removed)
+        };
+        let count = lock(&connection.tools).len();
+        self.set_status(
+            server,
+            ServerStatus::Ready {
+                tools: count,
+                protocol: connection.protocol.clone(),
+            },
+        );
+        let _ = self.inner.events.send(HubEvent::ToolsChanged {
+            server: server.to_string(),
+            added,
+            removed,
+        });
+    }
+
+    /// When a server's stream ends without us closing it, it crashed or exited: report it
+    /// with its exit status and stderr, and drop it from the pool.
+    fn watch_for_exit(&self, connection: Arc<Connection>) {
+        let hub = self.clone();
+        let mut closed = connection.closed.clone();
+        tokio::spawn(async move {
+            while !*closed.borrow() {
+                if closed.changed().await.is_err() {
+                    break;
+                }
+            }
+            if connection.closing.load(Ordering::SeqCst) {
+                return;
+            }
+            lock(&hub.inner.connections).retain(|c| !Arc::ptr_eq(c, &connection));
+            let exit = {
+                let mut child = connection.child.lock().await;
+                match child.as_mut() {
+                    Some(child) => {
+                        match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
+                            Ok(Ok(status)) => Some(status.to_string()),
+                            _ => {
+                                let _ = child.kill().await;
+                                None
+                            }
+                        }
+                    }
+                    None => None,
+                }
+            };
+            // Let the stderr reader drain what the process wrote before dying.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let reason = match exit {
+                Some(status) => format!("server exited ({status})"),
+                None => "connection closed by the server".to_string(),
+            };
+            hub.set_status(
+                &connection.name,
+                ServerStatus::Failed {
+                    reason,
+                    stderr_tail: connection.stderr.lines(),
+                },
+            );
+        });
+    }
+
+    pub async fn disconnect(&self, name: &str) -> Result<(), McpError> {
+        if self.config(name).is_none() {
+            return Err(self.unknown(name));
+        }
+        let _one_at_a_time = self.inner.lifecycle.lock().await;
+        let connection = {
+            let mut connections = lock(&self.inner.connections);
+            let found = connections.iter().position(|c| c.name == name);
+            found.map(|i| connections.remove(i))
+        };
+        let Some(connection) = connection else {
+            return Err(McpError::NotConnected(name.to_string()));
+        };
+        close_connection(&connection).await;
+        self.set_status(name, ServerStatus::Disconnected { reason: None });
+        Ok(())
+    }
+
+    /// Calls `tool` (raw name) on `server`. Honors the per-server timeout; on `cancel` (or
+    /// timeout) sends `notifications/cancelled`, and late progress or results for the call
+    /// are dropped. JSON-RPC errors come back as `is_error` outputs, like `isError` results.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+        progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
+        cancel: CancellationToken,
+    ) -> Result<CallOutput, McpError> {
+        let connection = match self.connection(server) {
+            Some(c) => c,
+            None if self.config(server).is_none() => return Err(self.unknown(server)),
+            None => return Err(McpError::NotConnected(server.to_string())),
+        };
+        let arguments = match arguments {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => {
+                return Ok(CallOutput {
+                    text: format!("tool arguments must be a JSON object, got {other}"),
+                    is_error: true,
+                });
+            }
+        };
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = arguments;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut handle = connection
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.transport_error(&connection, e))?;
+        let token = handle.progress_token.clone();
+        if let Some(progress) = progress {
+            lock(&connection.progress).insert(token.clone(), progress);
+        }
+        let _route = RouteGuard {
+            routes: connection.progress.clone(),
+            token,
+        };
+        let mut closed = connection.closed.clone();
+        let outcome = tokio::select! {
+            response = &mut handle.rx => match response {
+                Ok(Ok(ServerResult::CallToolResult(result))) => Ok(call_output(&result)),
+                Ok(Ok(other)) => Err(McpError::Protocol {
+                    server: server.to_string(),
+                    message: format!("unexpected answer to tools/call: {}", short_debug(&other)),
+                }),
+                Ok(Err(ServiceError::McpError(error))) => Ok(CallOutput {
+                    text: format!("MCP error {}: {}", error.code.0, error.message),
+                    is_error: true,
+                }),
+                Ok(Err(e)) => Err(self.transport_error(&connection, e)),
+                Err(_) => Err(self.disconnected(&connection).await),
+            },
+            _ = wait_closed(&mut closed) => Err(self.disconnected(&connection).await),
+            _ = tokio::time::sleep(connection.call_timeout) => {
+                send_cancel(&connection.peer, handle.id.clone(), "timeout").await;
+                Err(McpError::Timeout {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                    seconds: connection.call_timeout.as_secs().max(1),
+                })
+            }
+            _ = cancel.cancelled() => {
+                send_cancel(&connection.peer, handle.id.clone(), "cancelled by the user").await;
+                Err(McpError::Cancelled)
+            }
+        };
+        outcome
+    }
+
+    fn transport_error(&self, connection: &Connection, e: ServiceError) -> McpError {
+        McpError::Disconnected {
+            server: connection.name.clone(),
+            reason: e.to_string(),
+        }
+    }
+
+    async fn disconnected(&self, connection: &Connection) -> McpError {
+        // The watcher reports the exit status; give it a moment so the reason is complete.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let reason = match self.status(&connection.name) {
+            ServerStatus::Failed { reason, .. } => reason,
+            _ => "the connection closed during the call".to_string(),
+        };
+        let tail = connection.stderr.lines();
+        McpError::Disconnected {
+            server: connection.name.clone(),
+            reason: match tail.last() {
+                Some(last) => format!("{reason}; last stderr line: {last}"),
+                None => reason,
+            },
+        }
+    }
+
+    /// Closes every connection (stdin closed, wait, then terminate): no orphans.
+    pub async fn shutdown(&self) {
+        let connections: Vec<Arc<Connection>> = std::mem::take(&mut *lock(&self.inner.connections));
+        let closing = connections.iter().map(|c| close_connection(c));
+        futures::future::join_all(closing).await;
+        for c in &connections {
+            self.set_status(&c.name, ServerStatus::Disconnected { reason: None });
+        }
+    }
+}
+
+struct RouteGuard {
+    routes: ProgressRoutes,
+    token: rmcp::model::ProgressToken,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        lock(&self.routes).remove(&self.token);
+    }
+}
+
+async fn wait_closed(closed: &mut watch::Receiver<bool>) {
+    while !*closed.borrow() {
+        if closed.changed().await.is_err() {
+            // The sender lives as long as the transport; gone means closed.
+            return;
+        }
+    }
+}
+
+async fn send_cancel(peer: &Peer<RoleClient>, id: rmcp::model::RequestId, reason: &str) {
+    let notification = CancelledNotification::new(CancelledNotificationParam::new(
+        Some(id),
+        Some(reason.to_string()),
+    ));
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        peer.send_notification(notification.into()),
+    )
+    .await;
+}
+
+async fn close_connection(connection: &Connection) {
+    connection.closing.store(true, Ordering::SeqCst);
+    let service = connection.service.lock().await.take();
+    let child = connection.child.lock().await.take();
+    shut_parts(service, child).await;
+}
+
+async fn shut(
+    service: RunningService<RoleClient, HubClient>,
+    child: Option<tokio::process::Child>,
+) {
+    shut_parts(Some(service), child).await;
+}
+
+async fn shut_parts(
+    service: Option<RunningService<RoleClient, HubClient>>,
+    child: Option<tokio::process::Child>,
+) {
+    if let Some(mut service) = service {
+        // Cancelling the service closes the transport, which closes the server's stdin.
+        let _ = service.close_with_timeout(Duration::from_secs(2)).await;
+    }
+    if let Some(mut child) = child {
+        stop_child(&mut child).await;
+    }
+}
+
+fn http_transport(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        if name.eq_ignore_ascii_case("authorization") {
+            let token = value.strip_prefix("Bearer ").unwrap_or(value);
+            config = config.auth_header(token.to_string());
+            continue;
+        }
+        let name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| format!("invalid header name {name:?}: {e}"))?;
+        let value = http::HeaderValue::from_str(value)
+            .map_err(|e| format!("invalid value for header {name}: {e}"))?;
+        custom.insert(name, value);
+    }
+    Ok(StreamableHttpClientTransport::from_config(
+        config.custom_headers(custom),
+    ))
+}
+
+fn short_debug(value: &impl std::fmt::Debug) -> String {
+    let text = format!("{value:?}");
+    text.chars().take(200).collect()
+}

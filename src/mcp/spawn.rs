@@ -1,0 +1,104 @@
+//! Starting a server process (stdio and builtin entries) and stopping it without orphans.
+
+use crate::config::{ServerConfig, ServerTransport};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+
+/// rmcp drops stdio lines over 16 MiB silently, which would turn a large tool result into
+/// a hang until the call times out. Accept up to this much; the agent truncates what the
+/// model sees and keeps the whole output on disk.
+pub const MAX_STDIO_LINE: usize = 128 * 1024 * 1024;
+
+pub struct SpawnedServer {
+    pub child: Child,
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
+}
+
+pub fn spawn_stdio(
+    config: &ServerConfig,
+    workspace: &Path,
+    builtin_exe: &Path,
+) -> Result<SpawnedServer, String> {
+    let mut command = match &config.transport {
+        ServerTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut c = Command::new(command);
+            c.args(args).envs(env);
+            c.current_dir(resolve_cwd(workspace, cwd.as_deref()));
+            c
+        }
+        ServerTransport::Builtin { server, args } => {
+            let mut c = Command::new(builtin_exe);
+            c.arg("serve").arg(server).args(args);
+            c.current_dir(workspace);
+            c
+        }
+        ServerTransport::Http { .. } => return Err("not a stdio server".into()),
+    };
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent; it makes the
+    // kernel signal the server if toolgate dies without running its shutdown (SIGKILL), so
+    // no server outlives us.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start '{}': {e}", config.command_line()))?;
+    // All three were requested as piped just above, so they are present.
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err("child process has no stdio pipes".into());
+    };
+    Ok(SpawnedServer {
+        child,
+        stdin,
+        stdout,
+        stderr,
+    })
+}
+
+fn resolve_cwd(workspace: &Path, cwd: Option<&Path>) -> PathBuf {
+    match cwd {
+        Some(dir) if dir.is_absolute() => dir.to_path_buf(),
+        Some(dir) => workspace.join(dir),
+        None => workspace.to_path_buf(),
+    }
+}
+
+/// The stdio shutdown sequence from the MCP spec: stdin is already closed by the caller;
+/// wait, then SIGTERM, then kill.
+pub async fn stop_child(child: &mut Child) -> Option<std::process::ExitStatus> {
+    if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
+        return Some(status);
+    }
+    #[cfg(unix)]
+    if let Some(pid) = child.id() {
+        // SAFETY: plain syscall on a pid we own and have not reaped yet.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGTERM);
+        }
+        if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(1), child.wait()).await {
+            return Some(status);
+        }
+    }
+    let _ = child.kill().await;
+    child.wait().await.ok()
+}

@@ -1,0 +1,486 @@
+//! Anthropic Messages API (`POST /v1/messages`, `stream: true`).
+
+use super::http::{SseDecoder, build_client, stream_sse};
+use super::retry::RetryPolicy;
+use super::sse::SseEvent;
+use super::{
+    ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
+    Usage,
+};
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+pub const API_VERSION: &str = "2023-06-01";
+const PROVIDER: &str = "anthropic";
+/// Used when the request leaves `max_tokens` at 0; the API requires a value.
+const FALLBACK_MAX_TOKENS: u32 = 8192;
+
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    pub api_key: String,
+    pub base_url: String,
+    pub model: String,
+    pub retry: RetryPolicy,
+}
+
+pub struct AnthropicProvider {
+    client: reqwest::Client,
+    config: AnthropicConfig,
+}
+
+impl AnthropicProvider {
+    pub fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
+        Ok(AnthropicProvider {
+            client: build_client()?,
+            config,
+        })
+    }
+
+    fn endpoint(&self) -> String {
+        format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'))
+    }
+}
+
+impl ModelProvider for AnthropicProvider {
+    fn label(&self) -> String {
+        format!("anthropic {}", self.config.model)
+    }
+
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
+        let body = request_body(&self.config.model, &request);
+        let client = self.client.clone();
+        let url = self.endpoint();
+        let api_key = self.config.api_key.clone();
+        let build = move || {
+            let mut builder = client
+                .post(&url)
+                .header("anthropic-version", API_VERSION)
+                .header("accept", "text/event-stream")
+                .json(&body);
+            if !api_key.is_empty() {
+                builder = builder.header("x-api-key", &api_key);
+            }
+            builder
+        };
+        stream_sse::<AnthropicDecoder>(PROVIDER.to_string(), self.config.retry, build)
+    }
+}
+
+/// The JSON body of a streaming Messages API request.
+pub fn request_body(model: &str, request: &ModelRequest) -> Value {
+    let max_tokens = if request.max_tokens == 0 {
+        FALLBACK_MAX_TOKENS
+    } else {
+        request.max_tokens
+    };
+    let mut body = json!({
+        "model": model,
+        "max_tokens": max_tokens,
+        "stream": true,
+        "messages": request.messages.iter().filter_map(message_json).collect::<Vec<_>>(),
+    });
+    if !request.system.is_empty() {
+        body["system"] = json!(request.system);
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": t.input_schema,
+                })
+            })
+            .collect();
+    }
+    body
+}
+
+/// A message as content blocks. Empty text blocks are dropped (the API rejects them), and
+/// so is a message left with no blocks at all.
+fn message_json(message: &Message) -> Option<Value> {
+    let blocks: Vec<Value> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } if text.is_empty() => None,
+            ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+            ContentBlock::ToolUse { id, name, input } => {
+                Some(json!({"type": "tool_use", "id": id, "name": name, "input": input}))
+            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => Some(json!({
+                "type": "tool_result",
+                "tool_use_id": tool_use_id,
+                "content": content,
+                "is_error": is_error,
+            })),
+        })
+        .collect();
+    if blocks.is_empty() {
+        return None;
+    }
+    let mut blocks = blocks;
+    if message.role == Role::User {
+        // The API wants a user message's tool_result blocks before any text (a note the
+        // user attached to a denial, say); a stable sort keeps each group's order.
+        blocks.sort_by_key(|b| b["type"] != "tool_result");
+    }
+    let role = match message.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    Some(json!({"role": role, "content": blocks}))
+}
+
+pub fn map_stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        "stop_sequence" => StopReason::StopSequence,
+        "refusal" => StopReason::Refusal,
+        _ => StopReason::Other,
+    }
+}
+
+enum Block {
+    Text,
+    ToolUse {
+        id: String,
+        name: String,
+        /// Input given whole in `content_block_start` (used when no deltas follow).
+        initial_input: Value,
+        partial_json: String,
+    },
+    /// Thinking and other block types the agent does not use.
+    Ignored,
+}
+
+/// The state of one streamed message: open blocks by index, stop reason, usage.
+#[derive(Default)]
+pub struct AnthropicDecoder {
+    blocks: HashMap<u64, Block>,
+    stop_reason: Option<StopReason>,
+    saw_tool_use: bool,
+    usage: Usage,
+    done: bool,
+}
+
+fn stream_error(message: impl Into<String>) -> ModelError {
+    ModelError::Stream {
+        provider: PROVIDER.to_string(),
+        message: message.into(),
+    }
+}
+
+fn index_of(data: &Value, event: &str) -> Result<u64, ModelError> {
+    data.get("index")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| stream_error(format!("'{event}' event without a block index")))
+}
+
+impl AnthropicDecoder {
+    fn read_usage(&mut self, usage: Option<&Value>) {
+        let Some(usage) = usage else { return };
+        // input_tokens comes in message_start; message_delta carries the cumulative
+        // output_tokens (and, on newer API versions, input_tokens again).
+        if let Some(n) = usage.get("input_tokens").and_then(Value::as_u64) {
+            self.usage.input_tokens = n;
+        }
+        if let Some(n) = usage.get("output_tokens").and_then(Value::as_u64) {
+            self.usage.output_tokens = n;
+        }
+    }
+
+    fn block_start(&mut self, data: &Value) -> Result<Vec<StreamEvent>, ModelError> {
+        let index = index_of(data, "content_block_start")?;
+        let block = data.get("content_block").unwrap_or(&Value::Null);
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let mut out = Vec::new();
+        let state = match kind {
+            "text" => {
+                if let Some(text) = block.get("text").and_then(Value::as_str)
+                    && !text.is_empty()
+                {
+                    out.push(StreamEvent::TextDelta(text.to_string()));
+                }
+                Block::Text
+            }
+            "tool_use" => {
+                let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
+                let name = block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if id.is_empty() || name.is_empty() {
+                    return Err(stream_error("tool_use block without id or name"));
+                }
+                out.push(StreamEvent::ToolUseStarted {
+                    id: id.to_string(),
+                    name: name.to_string(),
+                });
+                Block::ToolUse {
+                    id: id.to_string(),
+                    name: name.to_string(),
+                    initial_input: block.get("input").cloned().unwrap_or(Value::Null),
+                    partial_json: String::new(),
+                }
+            }
+            _ => Block::Ignored,
+        };
+        self.blocks.insert(index, state);
+        Ok(out)
+    }
+
+    fn block_delta(&mut self, data: &Value) -> Result<Vec<StreamEvent>, ModelError> {
+        let index = index_of(data, "content_block_delta")?;
+        let delta = data.get("delta").unwrap_or(&Value::Null);
+        match delta.get("type").and_then(Value::as_str).unwrap_or("") {
+            "text_delta" => {
+                let text = delta.get("text").and_then(Value::as_str).unwrap_or("");
+                Ok(if text.is_empty() {
+                    vec![]
+                } else {
+                    vec![StreamEvent::TextDelta(text.to_string())]
+                })
+            }
+            "input_json_delta" => {
+                let piece = delta
+                    .get("partial_json")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                match self.blocks.get_mut(&index) {
+                    Some(Block::ToolUse { partial_json, .. }) => {
+                        partial_json.push_str(piece);
+                        Ok(vec![])
+                    }
+                    _ => Err(stream_error(format!(
+                        "input_json_delta for block {index}, which is not an open tool_use block"
+                    ))),
+                }
+            }
+            // thinking_delta, signature_delta, citations_delta …
+            _ => Ok(vec![]),
+        }
+    }
+
+    fn block_stop(&mut self, data: &Value) -> Result<Vec<StreamEvent>, ModelError> {
+        let index = index_of(data, "content_block_stop")?;
+        match self.blocks.remove(&index) {
+            Some(Block::ToolUse {
+                id,
+                name,
+                initial_input,
+                partial_json,
+            }) => {
+                let input = if !partial_json.trim().is_empty() {
+                    serde_json::from_str(&partial_json).map_err(|e| {
+                        stream_error(format!("tool input for '{name}' is not valid JSON: {e}"))
+                    })?
+                } else if initial_input.as_object().is_some_and(|o| !o.is_empty()) {
+                    initial_input
+                } else {
+                    json!({})
+                };
+                self.saw_tool_use = true;
+                Ok(vec![StreamEvent::ToolUse { id, name, input }])
+            }
+            _ => Ok(vec![]),
+        }
+    }
+
+    fn api_error(data: &Value) -> ModelError {
+        let kind = data
+            .pointer("/error/type")
+            .and_then(Value::as_str)
+            .unwrap_or("error");
+        let message = data
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("the API reported an error without a message");
+        match kind {
+            "overloaded_error" | "rate_limit_error" | "api_error" | "timeout_error" => {
+                ModelError::Unavailable {
+                    provider: PROVIDER.to_string(),
+                    message: format!("{kind} during the response: {message}"),
+                }
+            }
+            _ => stream_error(format!("{kind}: {message}")),
+        }
+    }
+}
+
+impl SseDecoder for AnthropicDecoder {
+    fn on_event(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, ModelError> {
+        let data: Value = serde_json::from_str(&event.data).map_err(|e| {
+            let excerpt: String = event.data.chars().take(120).collect();
+            stream_error(format!(
+                "malformed SSE data in '{}' event ({e}): {excerpt}",
+                event.event
+            ))
+        })?;
+        let kind = data
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str());
+        match kind {
+            "message_start" => {
+                self.read_usage(data.pointer("/message/usage"));
+                Ok(vec![])
+            }
+            "content_block_start" => self.block_start(&data),
+            "content_block_delta" => self.block_delta(&data),
+            "content_block_stop" => self.block_stop(&data),
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(map_stop_reason(reason));
+                }
+                self.read_usage(data.get("usage"));
+                Ok(vec![])
+            }
+            "message_stop" => {
+                self.done = true;
+                let reason = self.stop_reason.unwrap_or(if self.saw_tool_use {
+                    StopReason::ToolUse
+                } else {
+                    StopReason::EndTurn
+                });
+                Ok(vec![
+                    StreamEvent::Usage(self.usage),
+                    StreamEvent::Stop(reason),
+                ])
+            }
+            "error" => Err(Self::api_error(&data)),
+            // ping, and event types added after this was written (the API's versioning
+            // policy says clients should ignore them).
+            _ => Ok(vec![]),
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn on_body_end(&mut self) -> Result<Vec<StreamEvent>, ModelError> {
+        Err(stream_error("stream ended before message_stop"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(decoder: &mut AnthropicDecoder, data: Value) -> Result<Vec<StreamEvent>, ModelError> {
+        decoder.on_event(&SseEvent {
+            event: data["type"].as_str().unwrap_or("").to_string(),
+            data: data.to_string(),
+        })
+    }
+
+    #[test]
+    fn tool_results_come_before_text_in_a_user_message() {
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "not now".into(),
+                    },
+                    ContentBlock::ToolResult {
+                        tool_use_id: "t1".into(),
+                        content: "Permission denied: the user declined".into(),
+                        is_error: true,
+                    },
+                    ContentBlock::Text {
+                        text: String::new(),
+                    },
+                ],
+            }],
+            tools: vec![],
+            max_tokens: 0,
+        };
+        let body = request_body("m", &request);
+        assert_eq!(body["max_tokens"], FALLBACK_MAX_TOKENS);
+        assert!(body.get("system").is_none() && body.get("tools").is_none());
+        let content = &body["messages"][0]["content"];
+        assert_eq!(content.as_array().map(Vec::len), Some(2));
+        assert_eq!(content[0]["type"], "tool_result");
+        assert_eq!(content[1], json!({"type": "text", "text": "not now"}));
+    }
+
+    #[test]
+    fn tool_input_given_whole_in_block_start_is_kept() {
+        let mut decoder = AnthropicDecoder::default();
+        feed(
+            &mut decoder,
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"glob","input":{"pattern":"*"}}}),
+        )
+        .unwrap();
+        let events = feed(&mut decoder, json!({"type":"content_block_stop","index":0})).unwrap();
+        assert_eq!(
+            events,
+            vec![StreamEvent::ToolUse {
+                id: "t1".into(),
+                name: "glob".into(),
+                input: json!({"pattern": "*"})
+            }]
+        );
+        // No stop_reason given: inferred from the tool call.
+        let events = feed(&mut decoder, json!({"type":"message_stop"})).unwrap();
+        assert_eq!(events.last(), Some(&StreamEvent::Stop(StopReason::ToolUse)));
+    }
+
+    #[test]
+    fn broken_tool_json_and_stray_deltas_are_errors() {
+        let mut decoder = AnthropicDecoder::default();
+        let err = feed(
+            &mut decoder,
+            json!({"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{"}}),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("not an open tool_use block"),
+            "{err}"
+        );
+
+        feed(
+            &mut decoder,
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"bash","input":{}}}),
+        )
+        .unwrap();
+        feed(
+            &mut decoder,
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\": "}}),
+        )
+        .unwrap();
+        let err = feed(&mut decoder, json!({"type":"content_block_stop","index":0})).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("tool input for 'bash' is not valid JSON"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn thinking_blocks_and_unknown_events_are_ignored() {
+        let mut decoder = AnthropicDecoder::default();
+        for data in [
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}),
+            json!({"type":"content_block_stop","index":0}),
+            json!({"type":"some_future_event"}),
+        ] {
+            assert_eq!(feed(&mut decoder, data).unwrap(), vec![]);
+        }
+    }
+}
