@@ -84,8 +84,10 @@ pub struct HeadlessOptions {
     pub mcp_config: Vec<PathBuf>,
     /// Whether the workspace's own `.mcp.json` may be read.
     pub trust_project: bool,
-    /// `--provider NAME`; None selects by environment (see `crate::model`).
+    /// `--provider NAME`; None selects by environment (see `crate::model::select`).
     pub provider: Option<String>,
+    /// `--model ID` (else `$MODEL_ID`, else the provider's default).
+    pub model: Option<String>,
     /// `--max-turns N`: model calls for this message.
     pub turn_cap: usize,
     pub output_budget: usize,
@@ -103,6 +105,7 @@ impl HeadlessOptions {
             mcp_config: Vec::new(),
             trust_project: false,
             provider: None,
+            model: None,
             turn_cap: DEFAULT_TURN_CAP,
             output_budget: DEFAULT_OUTPUT_BUDGET,
         }
@@ -161,7 +164,14 @@ fn build_config(opts: &HeadlessOptions) -> Result<AgentConfig, (i32, String)> {
     let policy = build_policy(opts)?;
     let model = select_model(opts)?;
     let (hub_tx, hub_rx) = mpsc::unbounded_channel();
-    let hub = McpHub::new(loaded.servers, hub_tx);
+    let hub = McpHub::with_options(
+        loaded.servers,
+        hub_tx,
+        crate::mcp::HubOptions {
+            workspace: opts.workspace.clone(),
+            ..Default::default()
+        },
+    );
     let mut config = AgentConfig::new(model, hub, hub_rx, policy, opts.workspace.clone());
     config.headless = true;
     config.replay_history = false;
@@ -190,12 +200,16 @@ fn build_policy(opts: &HeadlessOptions) -> Result<Policy, (i32, String)> {
 }
 
 fn select_model(
-    _opts: &HeadlessOptions,
+    opts: &HeadlessOptions,
 ) -> Result<Box<dyn crate::model::ModelProvider>, (i32, String)> {
-    Err((
-        EXIT_ERROR,
-        "no model provider is available in this build".into(),
-    ))
+    let mut provider = crate::model::ProviderOptions::from_env();
+    provider.provider_flag = opts.provider.clone();
+    if opts.model.is_some() {
+        provider.model = opts.model.clone();
+    }
+    // Every selection error is about what the user asked for (unknown provider, missing
+    // key, unreadable scenario), so it is a usage error.
+    crate::model::select(&provider).map_err(|e| (EXIT_USAGE, e.to_string()))
 }
 
 /// Runs one turn on an already configured agent, writing to `out` / `err`. This is

@@ -592,3 +592,205 @@ async fn resume_restores_the_conversation() {
         ]
     );
 }
+
+// ---- with the real hub and toolgate's own servers as child processes ----
+
+fn start_with_servers(replies: Vec<Reply>, adjust: impl FnOnce(&mut AgentConfig)) -> Harness {
+    let workspace = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let (mut cfg, requests) = config(replies, workspace.path(), state.path());
+    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+        workspace: workspace.path().to_path_buf(),
+        ..Default::default()
+    });
+    let (hub_tx, hub_rx) = mpsc::unbounded_channel();
+    cfg.hub = McpHub::with_options(
+        loaded.servers,
+        hub_tx,
+        toolgate::mcp::HubOptions {
+            workspace: workspace.path().to_path_buf(),
+            builtin_exe: env!("CARGO_BIN_EXE_toolgate").into(),
+            ..Default::default()
+        },
+    );
+    cfg.hub_events = Some(hub_rx);
+    adjust(&mut cfg);
+    Harness {
+        handle: agent::spawn(cfg),
+        requests,
+        workspace,
+        state,
+    }
+}
+
+fn tool_names(request: &ModelRequest) -> Vec<String> {
+    request.tools.iter().map(|t| t.name.clone()).collect()
+}
+
+#[tokio::test]
+async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
+    let mut h = start_with_servers(
+        vec![
+            reply(vec![tool("c1", "connect_mcp", json!({"name": "docs"})), stop(StopReason::ToolUse)]),
+            reply(vec![
+                tool("v1", "mcp__docs__get_version", json!({})),
+                tool("c2", "connect_mcp", json!({"name": "docs"})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    h.submit("connect docs").await;
+    let events = h.turn(|_| Some(UserDecision::AllowOnce)).await;
+    let done = finished(&events);
+    assert_eq!(done[0].0, ToolOutcome::Ok);
+    assert!(
+        done[0].1.starts_with("Connected to MCP server 'docs'. Discovered "),
+        "{}",
+        done[0].1
+    );
+    assert!(done[0].1.contains("search") && done[0].1.contains("get_version"));
+    assert_eq!(done[1].0, ToolOutcome::Ok, "get_version: {}", done[1].1);
+    assert!(done[2].1.starts_with("MCP server 'docs' is already connected"), "{}", done[2].1);
+
+    let pool_change = events.iter().find_map(|e| match e {
+        AgentEvent::PoolChanged { added, removed, .. } => Some((added.clone(), removed.clone())),
+        _ => None,
+    });
+    let (added, removed) = pool_change.expect("a PoolChanged after the connect");
+    assert!(added.contains(&"mcp__docs__search".to_string()), "{added:?}");
+    assert!(removed.is_empty());
+
+    let requests = h.requests();
+    assert!(!tool_names(&requests[0]).iter().any(|n| n.starts_with("mcp__docs__")));
+    assert!(!requests[0].system.contains("Connected MCP servers"));
+    let second = tool_names(&requests[1]);
+    assert!(second.contains(&"mcp__docs__search".to_string()), "{second:?}");
+    assert!(second.contains(&"mcp__docs__get_version".to_string()));
+    assert!(requests[1].system.contains("Connected MCP servers: docs"));
+}
+
+#[tokio::test]
+async fn ask_answers_decide_each_call() {
+    let trigger = |id: &str, service: &str| {
+        reply(vec![tool(id, "mcp__deploy__trigger", json!({"service": service})), stop(StopReason::ToolUse)])
+    };
+    let mut h = start_with_servers(
+        vec![
+            reply(vec![tool("c", "connect_mcp", json!({"name": "deploy"})), stop(StopReason::ToolUse)]),
+            trigger("denied", "web"),
+            trigger("noted", "web"),
+            trigger("once", "web"),
+            trigger("broken", "no-such-service"),
+            trigger("session", "api"),
+            trigger("granted", "api"),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    let mut answers = VecDeque::from(vec![
+        UserDecision::Deny,
+        UserDecision::DenyWithNote("not on a Friday".into()),
+        UserDecision::AllowOnce,
+        UserDecision::AllowOnce,
+        UserDecision::AllowSession,
+    ]);
+    let mut asked = Vec::new();
+    h.submit("deploy").await;
+    let events = h
+        .turn(|tool| {
+            asked.push(tool.to_string());
+            answers.pop_front()
+        })
+        .await;
+    assert_eq!(asked.len(), 5, "the sixth call rides on the session grant");
+    assert!(asked.iter().all(|t| t == "mcp__deploy__trigger"));
+    let done = finished(&events);
+    assert_eq!(done.len(), 7);
+    assert_eq!(
+        done[1],
+        (ToolOutcome::Denied, "Permission denied: the user denied this call".into())
+    );
+    assert_eq!(
+        done[2],
+        (ToolOutcome::Denied, "Permission denied by the user: not on a Friday".into())
+    );
+    assert_eq!(done[3].0, ToolOutcome::Ok, "{}", done[3].1);
+    assert!(done[3].1.contains("web"), "{}", done[3].1);
+    assert_eq!(done[4].0, ToolOutcome::Error, "an isError result: {}", done[4].1);
+    assert_eq!(done[5].0, ToolOutcome::Ok, "{}", done[5].1);
+    assert_eq!(done[6].0, ToolOutcome::Ok, "{}", done[6].1);
+    let deciders: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::PermissionDecided { call_id, decider, .. } => {
+                Some((call_id.clone(), decider.clone()))
+            }
+            _ => None,
+        })
+        .filter(|(id, _)| id != "c")
+        .collect();
+    assert_eq!(deciders.len(), 6);
+    assert!(deciders.iter().all(|(_, d)| d == "user"), "{deciders:?}");
+}
+
+#[tokio::test]
+async fn cancel_while_asking_gives_a_cancelled_result() {
+    let mut h = start_with_servers(
+        vec![
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                tool("t", "mcp__deploy__trigger", json!({"service": "web"})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("never"),
+        ],
+        |_| {},
+    );
+    h.submit("deploy").await;
+    let events = h
+        .until(|_| None, |e| matches!(e, AgentEvent::PermissionRequest(_)))
+        .await;
+    let Some(AgentEvent::PermissionRequest(request)) = events.into_iter().last() else {
+        unreachable!()
+    };
+    assert_eq!(request.tool.name, "mcp__deploy__trigger");
+    assert_eq!(request.input, json!({"service": "web"}));
+    h.handle.commands.send(UiCommand::Cancel).await.unwrap();
+    let events = h.turn(no_answers).await;
+    assert!(turn_cancelled(&events));
+    assert_eq!(
+        finished(&events),
+        vec![(ToolOutcome::Cancelled, "Cancelled by the user".to_string())]
+    );
+    assert!(request.reply.is_closed(), "the agent stopped waiting for the answer");
+    assert_eq!(h.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn headless_turns_an_ask_into_a_denial_naming_the_allow_rule() {
+    let mut h = start_with_servers(
+        vec![
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                tool("t", "mcp__deploy__trigger", json!({"service": "web"})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("could not deploy"),
+        ],
+        |c| c.headless = true,
+    );
+    h.submit("deploy").await;
+    let events = h.turn(no_answers).await;
+    assert_eq!(
+        finished(&events)[1],
+        (
+            ToolOutcome::Denied,
+            "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow mcp__deploy__trigger".to_string()
+        )
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::PermissionDecided { call_id, decider, decision, .. }
+            if call_id == "t" && decider == "headless" && decision == "deny")));
+}
