@@ -654,7 +654,7 @@ async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
     assert_eq!(done[1].0, ToolOutcome::Ok, "get_version: {}", done[1].1);
     assert!(done[2].1.starts_with("MCP server 'docs' is already connected"), "{}", done[2].1);
 
-    let pool_change = events.iter().find_map(|e| match e {
+    let pool_change = events.iter().rev().find_map(|e| match e {
         AgentEvent::PoolChanged { added, removed, .. } => Some((added.clone(), removed.clone())),
         _ => None,
     });
@@ -739,11 +739,9 @@ async fn ask_answers_decide_each_call() {
 async fn cancel_while_asking_gives_a_cancelled_result() {
     let mut h = start_with_servers(
         vec![
-            reply(vec![
-                tool("c", "connect_mcp", json!({"name": "deploy"})),
-                tool("t", "mcp__deploy__trigger", json!({"service": "web"})),
-                stop(StopReason::ToolUse),
-            ]),
+            // The server's tools are in the pool from the next model call on.
+            reply(vec![tool("c", "connect_mcp", json!({"name": "deploy"})), stop(StopReason::ToolUse)]),
+            reply(vec![tool("t", "mcp__deploy__trigger", json!({"service": "web"})), stop(StopReason::ToolUse)]),
             final_text("never"),
         ],
         |_| {},
@@ -765,18 +763,16 @@ async fn cancel_while_asking_gives_a_cancelled_result() {
         vec![(ToolOutcome::Cancelled, "Cancelled by the user".to_string())]
     );
     assert!(request.reply.is_closed(), "the agent stopped waiting for the answer");
-    assert_eq!(h.requests().len(), 1);
+    assert_eq!(h.requests().len(), 2);
 }
 
 #[tokio::test]
 async fn headless_turns_an_ask_into_a_denial_naming_the_allow_rule() {
     let mut h = start_with_servers(
         vec![
-            reply(vec![
-                tool("c", "connect_mcp", json!({"name": "deploy"})),
-                tool("t", "mcp__deploy__trigger", json!({"service": "web"})),
-                stop(StopReason::ToolUse),
-            ]),
+            // The server's tools are in the pool from the next model call on.
+            reply(vec![tool("c", "connect_mcp", json!({"name": "deploy"})), stop(StopReason::ToolUse)]),
+            reply(vec![tool("t", "mcp__deploy__trigger", json!({"service": "web"})), stop(StopReason::ToolUse)]),
             final_text("could not deploy"),
         ],
         |c| c.headless = true,
