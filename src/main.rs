@@ -91,6 +91,7 @@ enum Command {
         /// docs, deploy or fs
         server: String,
         /// Server arguments (fs: the root folder).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
     /// Inspect and use MCP servers outside the console.
@@ -141,7 +142,13 @@ fn main() -> ExitCode {
     };
     let flags = cli.config.flags();
     match cli.command {
-        Some(Command::Serve { server, args }) => {
+        Some(Command::Serve { server, mut args }) => {
+            // `--workspace` is a global flag, so clap takes it before the server sees it;
+            // deploy is the server that keeps state in the workspace.
+            if let (Some(dir), "deploy") = (&flags.workspace, server.as_str()) {
+                args.push("--workspace".into());
+                args.push(dir.display().to_string());
+            }
             match rt.block_on(toolgate::servers::serve(&server, &args)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

@@ -101,6 +101,23 @@ async fn discover_probe_that_is_ignored_or_answered_empty_falls_back() {
 }
 
 #[tokio::test]
+async fn slow_modern_server_is_retried_without_the_probe() {
+    // The probe (500 ms here) gives up, `initialize` is refused by a server that only
+    // speaks 2026-07-28, and the hub starts it again in discover mode.
+    let (hub, _rx) = hub_with(vec![fixture(
+        "slowmodern",
+        &[("FIXTURE_ERA", "modern"), ("FIXTURE_MODE", "slow_discover")],
+    )]);
+    bounded(hub.connect("slowmodern")).await.unwrap();
+    assert_eq!(echo(&hub, "slowmodern").await, "echo: hi");
+    match hub.status("slowmodern") {
+        ServerStatus::Ready { protocol, .. } => assert_eq!(protocol, "2026-07-28"),
+        other => panic!("{other:?}"),
+    }
+    hub.shutdown().await;
+}
+
+#[tokio::test]
 async fn exit_at_start_and_during_handshake_are_clear_failures() {
     let (hub, _rx) = hub_with(vec![
         fixture("dead", &[("FIXTURE_MODE", "exit_at_start")]),

@@ -1,7 +1,20 @@
 //! The built-in tools (bash, read_file, write_file, edit_file, glob) and the definitions of
 //! the connector tools (connect_mcp, disconnect_mcp) whose execution lives in the agent.
+//!
+//! `run` does no permission checks: the policy has already decided (and asked the user when a
+//! path lies outside the workspace) before a call reaches this module. Every failure becomes
+//! an error result for the model; nothing here panics or prints.
 
-use crate::pool::PoolTool;
+mod args;
+mod capture;
+mod definitions;
+mod files;
+mod glob;
+mod shell;
+
+pub use definitions::{CONNECT_MCP, DISCONNECT_MCP, EXECUTABLE_NAMES, builtin_tools};
+pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
+
 use serde_json::Value;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -13,22 +26,39 @@ pub struct BuiltinOutput {
     pub is_error: bool,
 }
 
-/// bash, read_file, write_file, edit_file, glob, connect_mcp (enum of `server_names`),
-/// disconnect_mcp — in that order.
-// CONTRACT (builtin work replaces the bodies).
-pub fn builtin_tools(_server_names: &[String]) -> Vec<PoolTool> {
-    Vec::new()
-}
+impl BuiltinOutput {
+    pub fn ok(text: impl Into<String>) -> Self {
+        BuiltinOutput {
+            text: text.into(),
+            is_error: false,
+        }
+    }
 
-/// Runs one of the five file/shell built-ins inside `workspace`.
-pub async fn run(
-    name: &str,
-    _input: &Value,
-    _workspace: &Path,
-    _cancel: CancellationToken,
-) -> BuiltinOutput {
-    BuiltinOutput {
-        text: format!("Unknown tool: {name}"),
-        is_error: true,
+    pub fn error(text: impl Into<String>) -> Self {
+        BuiltinOutput {
+            text: text.into(),
+            is_error: true,
+        }
     }
 }
+
+/// Runs one of the five file/shell built-ins inside `workspace`. Relative paths resolve
+/// against `workspace`; absolute paths are used as given (the policy approved them).
+pub async fn run(
+    name: &str,
+    input: &Value,
+    workspace: &Path,
+    cancel: CancellationToken,
+) -> BuiltinOutput {
+    match name {
+        "bash" => shell::run_bash(input, workspace, cancel).await,
+        "read_file" => files::read_file(input, workspace).await,
+        "write_file" => files::write_file(input, workspace).await,
+        "edit_file" => files::edit_file(input, workspace).await,
+        "glob" => glob::run_glob(input, workspace, cancel).await,
+        other => BuiltinOutput::error(format!("Unknown tool: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

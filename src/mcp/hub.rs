@@ -263,56 +263,31 @@ impl McpHub {
         config: &ServerConfig,
         stderr: &StderrTail,
     ) -> Result<Arc<Connection>, String> {
-        let (closed_tx, closed_rx) = watch::channel(false);
-        let (close_tx, close_rx) = oneshot::channel();
-        tokio::spawn(async move {
-            let _ = close_rx.await;
-            let _ = closed_tx.send(true);
-        });
-        let progress: ProgressRoutes = Arc::default();
-        let handler = HubClient {
-            server: config.name.clone(),
-            events: self.inner.events.clone(),
-            progress: progress.clone(),
-            on_list_changed: self.list_changed_hook(&config.name),
-        };
-        let lifecycle = ClientLifecycleMode::Auto {
+        let auto = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::LATEST],
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
-        let (service, child) = match &config.transport {
-            ServerTransport::Http { url, headers } => {
-                let transport = http_transport(url, headers)?;
-                let transport =
-                    GuardedTransport::new(transport, self.inner.probe_timeout, close_tx);
-                let service = handler
-                    .serve_with_lifecycle(transport, lifecycle)
-                    .await
-                    .map_err(|e| format!("handshake failed: {e}"))?;
-                (service, None)
-            }
-            _ => {
-                let spawned = spawn_stdio(config, &self.inner.workspace, &self.inner.builtin_exe)?;
-                stderr.spawn_reader(config.name.clone(), spawned.stderr);
-                let mut child = spawned.child;
-                let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
-                    .with_max_line_length(MAX_STDIO_LINE);
-                let transport =
-                    GuardedTransport::new(transport, self.inner.probe_timeout, close_tx);
-                match handler.serve_with_lifecycle(transport, lifecycle).await {
-                    Ok(service) => (service, Some(child)),
-                    Err(e) => {
-                        let status = stop_child(&mut child).await;
-                        return Err(match status {
-                            Some(s) if !s.success() => {
-                                format!("server exited during the handshake ({s})")
-                            }
-                            _ => format!("handshake failed: {e}"),
-                        });
-                    }
+        let mut stderr = stderr.clone();
+        let (service, child, closed_rx, progress) =
+            match self.handshake(config, &stderr, auto).await {
+                Ok(parts) => parts,
+                // The probe gave up and the fallback `initialize` failed too: the server may
+                // speak only the new era and have been slow to answer. Start it again without
+                // the probe; if that fails as well, the first failure is the one to report.
+                Err((first_reason, true)) => {
+                    let discover = ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::LATEST],
+                    };
+                    let retry_stderr = StderrTail::default();
+                    let parts = self
+                        .handshake(config, &retry_stderr, discover)
+                        .await
+                        .map_err(|_| first_reason)?;
+                    stderr = retry_stderr;
+                    parts
                 }
-            }
-        };
+                Err((reason, false)) => return Err(reason),
+            };
         let peer = service.peer().clone();
         let protocol = peer
             .peer_info()
@@ -347,6 +322,84 @@ impl McpHub {
             closing: AtomicBool::new(false),
             closed: closed_rx,
         }))
+    }
+
+    #[allow(clippy::type_complexity)]
+    async fn handshake(
+        &self,
+        config: &ServerConfig,
+        stderr: &StderrTail,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<
+        (
+            RunningService<RoleClient, HubClient>,
+            Option<tokio::process::Child>,
+            watch::Receiver<bool>,
+            ProgressRoutes,
+        ),
+        (String, bool),
+    > {
+        let (closed_tx, closed_rx) = watch::channel(false);
+        let (close_tx, close_rx) = oneshot::channel();
+        tokio::spawn(async move {
+            let _ = close_rx.await;
+            let _ = closed_tx.send(true);
+        });
+        let progress: ProgressRoutes = Arc::default();
+        let handler = HubClient {
+            server: config.name.clone(),
+            events: self.inner.events.clone(),
+            progress: progress.clone(),
+            on_list_changed: self.list_changed_hook(&config.name),
+        };
+        let probe_timeout = matches!(lifecycle, ClientLifecycleMode::Auto { .. })
+            .then_some(self.inner.probe_timeout);
+        match &config.transport {
+            ServerTransport::Http { url, headers } => {
+                let transport = http_transport(url, headers).map_err(|e| (e, false))?;
+                let transport = GuardedTransport::new(transport, probe_timeout, close_tx);
+                let timed_out = transport.probe_timed_out();
+                let service = handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| {
+                        (
+                            format!("handshake failed: {e}"),
+                            timed_out.load(Ordering::SeqCst),
+                        )
+                    })?;
+                Ok((service, None, closed_rx, progress))
+            }
+            _ => {
+                let spawned = spawn_stdio(config, &self.inner.workspace, &self.inner.builtin_exe)
+                    .map_err(|e| (e, false))?;
+                stderr.spawn_reader(config.name.clone(), spawned.stderr);
+                let mut child = spawned.child;
+                let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
+                    .with_max_line_length(MAX_STDIO_LINE);
+                let transport = GuardedTransport::new(transport, probe_timeout, close_tx);
+                let timed_out = transport.probe_timed_out();
+                match handler.serve_with_lifecycle(transport, lifecycle).await {
+                    Ok(service) => Ok((service, Some(child), closed_rx, progress)),
+                    Err(e) => {
+                        // Did it die on its own, or are we the ones stopping it?
+                        let exited =
+                            match tokio::time::timeout(Duration::from_millis(100), child.wait())
+                                .await
+                            {
+                                Ok(Ok(status)) if !status.success() => Some(status),
+                                _ => None,
+                            };
+                        stop_child(&mut child).await;
+                        let retry = timed_out.load(Ordering::SeqCst);
+                        Err(match exited {
+                            Some(s) => (format!("server exited during the handshake ({s})"), retry),
+                            None => (format!("handshake failed: {e}"), retry),
+                        })
+                    }
+                }
+            }
+        }
     }
 
     /// A weak hook, so a connection's handler does not keep the hub alive.

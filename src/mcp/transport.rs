@@ -13,26 +13,37 @@ use rmcp::model::{
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
 pub struct GuardedTransport<T> {
     inner: T,
-    probe_timeout: Duration,
+    /// None: no deadline (discover-only mode, where a fallback is impossible anyway).
+    probe_timeout: Option<Duration>,
     probe: Option<(RequestId, Pin<Box<tokio::time::Sleep>>)>,
     abandoned_probe: Option<RequestId>,
     on_close: Option<oneshot::Sender<()>>,
+    probe_timed_out: Arc<AtomicBool>,
 }
 
 impl<T> GuardedTransport<T> {
-    pub fn new(inner: T, probe_timeout: Duration, on_close: oneshot::Sender<()>) -> Self {
+    pub fn new(inner: T, probe_timeout: Option<Duration>, on_close: oneshot::Sender<()>) -> Self {
         GuardedTransport {
             inner,
             probe_timeout,
             probe: None,
             abandoned_probe: None,
             on_close: Some(on_close),
+            probe_timed_out: Arc::default(),
         }
+    }
+
+    /// Set once the probe deadline passed: if the fallback `initialize` then fails, the
+    /// server may simply have been slow, and a retry in discover mode is worth it.
+    pub fn probe_timed_out(&self) -> Arc<AtomicBool> {
+        self.probe_timed_out.clone()
     }
 }
 
@@ -64,11 +75,9 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         if let JsonRpcMessage::Request(request) = &item
             && matches!(request.request, ClientRequest::DiscoverRequest(_))
+            && let Some(timeout) = self.probe_timeout
         {
-            self.probe = Some((
-                request.id.clone(),
-                Box::pin(tokio::time::sleep(self.probe_timeout)),
-            ));
+            self.probe = Some((request.id.clone(), Box::pin(tokio::time::sleep(timeout))));
         }
         self.inner.send(item)
     }
@@ -83,6 +92,7 @@ where
                             _ = deadline.as_mut() => {
                                 let Some((id, _)) = self.probe.take() else { continue };
                                 self.abandoned_probe = Some(id.clone());
+                                self.probe_timed_out.store(true, Ordering::SeqCst);
                                 return Some(legacy_signal(id, "server/discover was not answered in time"));
                             }
                         }

@@ -1,0 +1,218 @@
+//! What the model is told about the built-in and connector tools. The descriptions are the
+//! only manual the model gets, so they state formats, limits and failure behaviour.
+
+use super::shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
+use crate::pool::{PoolTool, ToolClaims, ToolOrigin};
+use serde_json::{Value, json};
+
+pub const CONNECT_MCP: &str = "connect_mcp";
+pub const DISCONNECT_MCP: &str = "disconnect_mcp";
+
+/// The tools [`super::run`] executes, in pool order.
+pub const EXECUTABLE_NAMES: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
+
+/// bash, read_file, write_file, edit_file, glob, connect_mcp (enum of `server_names`),
+/// disconnect_mcp — in that order.
+pub fn builtin_tools(server_names: &[String]) -> Vec<PoolTool> {
+    vec![
+        PoolTool::builtin("bash", &bash_description(), bash_schema()),
+        PoolTool::builtin("read_file", READ_FILE_DESCRIPTION, read_file_schema()),
+        PoolTool::builtin("write_file", WRITE_FILE_DESCRIPTION, write_file_schema()),
+        PoolTool::builtin("edit_file", EDIT_FILE_DESCRIPTION, edit_file_schema()),
+        PoolTool::builtin("glob", GLOB_DESCRIPTION, glob_schema()),
+        connector(
+            CONNECT_MCP,
+            &format!(
+                "Connect to a configured MCP server and add its tools to your tool pool. The \
+                 answer lists the tools discovered; from your next step on they can be called \
+                 under the names mcp__<server>__<tool>. {}",
+                available(server_names)
+            ),
+            server_name_schema(server_names, "Name of the MCP server to connect to."),
+        ),
+        connector(
+            DISCONNECT_MCP,
+            &format!(
+                "Disconnect from a connected MCP server and remove its tools from your tool \
+                 pool. Use it when a server's tools are no longer needed. {}",
+                available(server_names)
+            ),
+            server_name_schema(
+                server_names,
+                "Name of the connected MCP server to disconnect.",
+            ),
+        ),
+    ]
+}
+
+fn connector(name: &str, description: &str, input_schema: Value) -> PoolTool {
+    PoolTool {
+        name: name.to_string(),
+        origin: ToolOrigin::Connector,
+        description: description.to_string(),
+        input_schema,
+        claims: ToolClaims::default(),
+        shortened: false,
+    }
+}
+
+fn available(server_names: &[String]) -> String {
+    if server_names.is_empty() {
+        "No MCP servers are configured.".to_string()
+    } else {
+        format!("Configured servers: {}.", server_names.join(", "))
+    }
+}
+
+fn server_name_schema(server_names: &[String], what: &str) -> Value {
+    let mut name = json!({"type": "string", "description": what});
+    // An empty `enum` matches nothing and some model APIs reject it; with no servers the
+    // description says so and the agent answers any name with the (empty) list.
+    if !server_names.is_empty() {
+        name["enum"] = json!(server_names);
+    }
+    object_schema(json!({ "name": name }), &["name"])
+}
+
+fn object_schema(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+fn bash_description() -> String {
+    format!(
+        "Run a shell command with `bash -c` (or `sh -c` where bash is missing) in the \
+         workspace directory. Returns stdout and stderr interleaved as they were written, then \
+         a final line `exit status: N`; a non-zero exit status marks the result as an error. \
+         stdin is empty, so commands that wait for input get end-of-file — pass flags such as \
+         `--yes` or `--no-pager` instead. Each call starts a fresh shell: `cd` and variables do \
+         not carry over, so chain steps with `&&`. Processes still running in the background \
+         when the command finishes are stopped. The timeout is {default} s unless timeout_ms \
+         sets another (at most {max} ms); on timeout the command and all its child processes \
+         are killed and the result says so. Output over {limit} characters keeps the first \
+         and last {half} characters with a line `[output truncated: N characters omitted]` \
+         between them. Prefer read_file, write_file, edit_file and glob for file work.",
+        default = DEFAULT_TIMEOUT.as_secs(),
+        max = MAX_TIMEOUT.as_millis(),
+        limit = OUTPUT_LIMIT_CHARS,
+        half = OUTPUT_LIMIT_CHARS / 2,
+    )
+}
+
+fn bash_schema() -> Value {
+    object_schema(
+        json!({
+            "command": {
+                "type": "string",
+                "description": "The command line to run, e.g. `cargo test 2>&1 | tail -n 50`."
+            },
+            "timeout_ms": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_TIMEOUT.as_millis() as u64,
+                "description": format!(
+                    "Optional timeout in milliseconds (default {}, larger values are capped at {}).",
+                    DEFAULT_TIMEOUT.as_millis(),
+                    MAX_TIMEOUT.as_millis()
+                )
+            }
+        }),
+        &["command"],
+    )
+}
+
+const READ_FILE_DESCRIPTION: &str = "Read a UTF-8 text file. Each line is returned numbered \
+like `cat -n`: the line number right-aligned in 6 columns, a tab, then the line exactly as in \
+the file. The numbers and the tab are not part of the file — leave them out of edit_file's \
+old_text. Shows up to `limit` lines (default 2000) and at most 50000 characters; when more \
+exists a final line in square brackets says so. Binary files and missing files are errors. \
+Paths are relative to the workspace; absolute paths are accepted.";
+
+fn read_file_schema() -> Value {
+    object_schema(
+        json!({
+            "path": {
+                "type": "string",
+                "description": "File to read, relative to the workspace (or absolute)."
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Maximum number of lines to show from the start (default 2000)."
+            }
+        }),
+        &["path"],
+    )
+}
+
+const WRITE_FILE_DESCRIPTION: &str = "Write `content` to a file, replacing it entirely if it \
+exists and creating it, and any missing parent directories, if it does not. Returns the number \
+of bytes written. To change part of an existing file use edit_file instead. Paths are relative \
+to the workspace; absolute paths are accepted.";
+
+fn write_file_schema() -> Value {
+    object_schema(
+        json!({
+            "path": {
+                "type": "string",
+                "description": "File to write, relative to the workspace (or absolute)."
+            },
+            "content": {
+                "type": "string",
+                "description": "The complete new content of the file."
+            }
+        }),
+        &["path", "content"],
+    )
+}
+
+const EDIT_FILE_DESCRIPTION: &str = "Replace one exact piece of text in an existing text file. \
+`old_text` must occur exactly once in the file, matching character for character including \
+whitespace and indentation (copy it from read_file output without the line-number prefix). \
+If it occurs 0 times or more than once the file is left unchanged and the error says how many \
+times it occurs; then read the file again or include more surrounding lines to make it unique. \
+Paths are relative to the workspace; absolute paths are accepted.";
+
+fn edit_file_schema() -> Value {
+    object_schema(
+        json!({
+            "path": {
+                "type": "string",
+                "description": "File to edit, relative to the workspace (or absolute)."
+            },
+            "old_text": {
+                "type": "string",
+                "description": "The exact text to replace; must occur exactly once."
+            },
+            "new_text": {
+                "type": "string",
+                "description": "The text to put in its place (may be empty to delete)."
+            }
+        }),
+        &["path", "old_text", "new_text"],
+    )
+}
+
+const GLOB_DESCRIPTION: &str = "Find files in the workspace whose path, relative to the \
+workspace root, matches a glob pattern. `*` and `?` do not cross `/`; `**` matches any number \
+of directories (`**/*.rs` finds Rust files at any depth, `src/*.rs` only directly in src); \
+`{a,b}` and `[abc]` work too. Returns matching file paths (not directories), one per line, \
+sorted, at most 200; when there are more, a final line says how many matched. Searches only \
+inside the workspace, never follows symbolic links into other directories and skips `.git` \
+and `target` directories.";
+
+fn glob_schema() -> Value {
+    object_schema(
+        json!({
+            "pattern": {
+                "type": "string",
+                "description": "Glob pattern relative to the workspace root, e.g. `**/*.toml`."
+            }
+        }),
+        &["pattern"],
+    )
+}

@@ -1,0 +1,389 @@
+//! read_file, write_file and edit_file. Text only: a file with NUL bytes or invalid UTF-8 is
+//! refused rather than shown garbled or rewritten lossily.
+
+use super::BuiltinOutput;
+use super::args::{ArgError, Args};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+/// Lines read_file shows when the call gives no limit.
+pub const DEFAULT_LINE_LIMIT: u64 = 2000;
+/// Characters read_file returns at most (numbering included).
+pub const READ_CHAR_LIMIT: usize = 50_000;
+/// Bytes read from disk at most: enough for READ_CHAR_LIMIT characters of any width, so a
+/// multi-gigabyte file costs no more than a small one.
+const READ_BYTE_LIMIT: u64 = (READ_CHAR_LIMIT as u64) * 4 + 4;
+/// How much of the start of a file is checked for NUL bytes (what `grep` and `git` do).
+const BINARY_SNIFF_BYTES: usize = 8192;
+
+#[derive(Debug, thiserror::Error)]
+enum FileError {
+    #[error("Invalid input for {tool}: {source}")]
+    Args {
+        tool: &'static str,
+        source: ArgError,
+    },
+    #[error("{tool}: {path} does not exist")]
+    NotFound { tool: &'static str, path: String },
+    #[error("{tool}: {path} is a directory, not a file; use glob or bash `ls` to list it")]
+    IsDirectory { tool: &'static str, path: String },
+    #[error("{tool}: {path} is not a text file ({why})")]
+    NotText {
+        tool: &'static str,
+        path: String,
+        why: &'static str,
+    },
+    #[error("{tool}: {path}: {source}")]
+    Io {
+        tool: &'static str,
+        path: String,
+        source: io::Error,
+    },
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl FileError {
+    fn io(tool: &'static str, path: &str, source: io::Error) -> Self {
+        match source.kind() {
+            io::ErrorKind::NotFound => FileError::NotFound {
+                tool,
+                path: path.to_string(),
+            },
+            io::ErrorKind::IsADirectory => FileError::IsDirectory {
+                tool,
+                path: path.to_string(),
+            },
+            _ => FileError::Io {
+                tool,
+                path: path.to_string(),
+                source,
+            },
+        }
+    }
+}
+
+fn into_output(result: Result<String, FileError>) -> BuiltinOutput {
+    match result {
+        Ok(text) => BuiltinOutput::ok(text),
+        Err(e) => BuiltinOutput::error(e.to_string()),
+    }
+}
+
+/// Relative paths resolve against the workspace; absolute ones stay as they are (whether
+/// they may be used was the policy's decision).
+pub fn resolve(workspace: &Path, path: &str) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        workspace.join(path)
+    }
+}
+
+fn non_empty_path<'a>(tool: &'static str, args: &Args<'a>) -> Result<&'a str, FileError> {
+    let path = args
+        .string("path")
+        .map_err(|source| FileError::Args { tool, source })?;
+    if path.is_empty() {
+        return Err(FileError::Refused(format!(
+            "Invalid input for {tool}: field 'path' must not be empty"
+        )));
+    }
+    Ok(path)
+}
+
+/// File work is short but blocking; keep it off the async worker threads.
+async fn blocking<T: Send + 'static>(
+    tool: &'static str,
+    work: impl FnOnce() -> Result<T, FileError> + Send + 'static,
+) -> Result<T, FileError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(FileError::Refused(format!("{tool}: internal error: {e}"))))
+}
+
+// ---------------------------------------------------------------------------------------
+// read_file
+
+pub async fn read_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
+    const TOOL: &str = "read_file";
+    let parsed = (|| {
+        let args = Args::new(input, &["path", "limit"])
+            .map_err(|source| FileError::Args { tool: TOOL, source })?;
+        let path = non_empty_path(TOOL, &args)?;
+        let limit = args
+            .positive_integer("limit")
+            .map_err(|source| FileError::Args { tool: TOOL, source })?
+            .unwrap_or(DEFAULT_LINE_LIMIT);
+        Ok((path.to_string(), limit))
+    })();
+    let (shown, limit) = match parsed {
+        Ok(p) => p,
+        Err(e) => return into_output(Err(e)),
+    };
+    let full = resolve(workspace, &shown);
+    into_output(blocking(TOOL, move || read_numbered(&full, &shown, limit)).await)
+}
+
+fn read_numbered(full: &Path, shown: &str, limit: u64) -> Result<String, FileError> {
+    const TOOL: &str = "read_file";
+    let file = std::fs::File::open(full).map_err(|e| FileError::io(TOOL, shown, e))?;
+    let meta = file.metadata().map_err(|e| FileError::io(TOOL, shown, e))?;
+    if meta.is_dir() {
+        return Err(FileError::IsDirectory {
+            tool: TOOL,
+            path: shown.to_string(),
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(READ_BYTE_LIMIT)
+        .read_to_end(&mut bytes)
+        .map_err(|e| FileError::io(TOOL, shown, e))?;
+    let whole_file_read = (bytes.len() as u64) < READ_BYTE_LIMIT;
+    let text = decode_text(&bytes, !whole_file_read).map_err(|why| FileError::NotText {
+        tool: TOOL,
+        path: shown.to_string(),
+        why,
+    })?;
+    if text.is_empty() {
+        return Ok(format!("[{shown} is empty]"));
+    }
+
+    let mut out = String::new();
+    let mut out_chars = 0usize;
+    let mut shown_lines = 0u64;
+    let mut lines = text.lines().peekable();
+    let mut cut_by_chars = false;
+    while shown_lines < limit {
+        let Some(line) = lines.next() else { break };
+        let numbered = format!("{:>6}\t{line}\n", shown_lines + 1);
+        let len = numbered.chars().count();
+        if out_chars + len > READ_CHAR_LIMIT {
+            if shown_lines == 0 {
+                // A single huge line: show its start rather than nothing.
+                out.extend(numbered.chars().take(READ_CHAR_LIMIT));
+                out.push('\n');
+                shown_lines = 1;
+            }
+            cut_by_chars = true;
+            break;
+        }
+        out.push_str(&numbered);
+        out_chars += len;
+        shown_lines += 1;
+        if lines.peek().is_none() && whole_file_read {
+            return Ok(out);
+        }
+    }
+    let more_lines = cut_by_chars || lines.peek().is_some() || !whole_file_read;
+    if !more_lines {
+        return Ok(out);
+    }
+    let total = if whole_file_read {
+        format!("{} lines", text.lines().count())
+    } else {
+        format!("{} bytes", meta.len())
+    };
+    let reason = if cut_by_chars {
+        format!("the {READ_CHAR_LIMIT}-character limit")
+    } else if shown_lines == limit {
+        format!("the limit of {limit} lines")
+    } else {
+        format!("the {READ_BYTE_LIMIT}-byte read limit")
+    };
+    out.push_str(&format!(
+        "[showing lines 1-{shown_lines} of {shown} ({total}) because of {reason}; to read further \
+         use bash, e.g. sed -n '{from},{to}p' {shown}]",
+        from = shown_lines + 1,
+        to = shown_lines + DEFAULT_LINE_LIMIT,
+    ));
+    Ok(out)
+}
+
+/// UTF-8 text or the reason it is not. `truncated` means `bytes` stops mid-file, where a
+/// character cut in two is expected and not an error.
+fn decode_text(bytes: &[u8], truncated: bool) -> Result<&str, &'static str> {
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return Err("binary content");
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(e) if truncated && e.error_len().is_none() => {
+            // The prefix up to valid_up_to was just checked as valid UTF-8.
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).map_err(|_| "not valid UTF-8")
+        }
+        Err(_) => Err("not valid UTF-8"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// write_file
+
+pub async fn write_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
+    const TOOL: &str = "write_file";
+    let parsed = (|| {
+        let args = Args::new(input, &["path", "content"])
+            .map_err(|source| FileError::Args { tool: TOOL, source })?;
+        let path = non_empty_path(TOOL, &args)?;
+        let content = args
+            .string("content")
+            .map_err(|source| FileError::Args { tool: TOOL, source })?;
+        Ok((path.to_string(), content.to_string()))
+    })();
+    let (shown, content) = match parsed {
+        Ok(p) => p,
+        Err(e) => return into_output(Err(e)),
+    };
+    let full = resolve(workspace, &shown);
+    into_output(
+        blocking(TOOL, move || {
+            if full.is_dir() {
+                return Err(FileError::IsDirectory {
+                    tool: TOOL,
+                    path: shown,
+                });
+            }
+            let existed = full.exists();
+            if let Some(parent) = full.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| FileError::io(TOOL, &shown, e))?;
+            }
+            std::fs::write(&full, content.as_bytes())
+                .map_err(|e| FileError::io(TOOL, &shown, e))?;
+            let what = if existed { "replaced" } else { "created" };
+            Ok(format!(
+                "Wrote {} bytes to {shown} ({what} the file)",
+                content.len()
+            ))
+        })
+        .await,
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// edit_file
+
+pub async fn edit_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
+    const TOOL: &str = "edit_file";
+    let parsed = (|| {
+        let args = Args::new(input, &["path", "old_text", "new_text"])
+            .map_err(|source| FileError::Args { tool: TOOL, source })?;
+        let path = non_empty_path(TOOL, &args)?;
+        let old = args
+            .string("old_text")
+            .map_err(|source| FileError::Args { tool: TOOL, source })?;
+        let new = args
+            .string("new_text")
+            .map_err(|source| FileError::Args { tool: TOOL, source })?;
+        if old.is_empty() {
+            return Err(FileError::Refused(
+                "Invalid input for edit_file: field 'old_text' must not be empty (use write_file \
+                 to create or overwrite a whole file)"
+                    .to_string(),
+            ));
+        }
+        if old == new {
+            return Err(FileError::Refused(
+                "edit_file: old_text and new_text are identical; there is nothing to change"
+                    .to_string(),
+            ));
+        }
+        Ok((path.to_string(), old.to_string(), new.to_string()))
+    })();
+    let (shown, old, new) = match parsed {
+        Ok(p) => p,
+        Err(e) => return into_output(Err(e)),
+    };
+    let full = resolve(workspace, &shown);
+    into_output(blocking(TOOL, move || edit(&full, &shown, &old, &new)).await)
+}
+
+fn edit(full: &Path, shown: &str, old: &str, new: &str) -> Result<String, FileError> {
+    const TOOL: &str = "edit_file";
+    if full.is_dir() {
+        return Err(FileError::IsDirectory {
+            tool: TOOL,
+            path: shown.to_string(),
+        });
+    }
+    let bytes = std::fs::read(full).map_err(|e| FileError::io(TOOL, shown, e))?;
+    let content = decode_text(&bytes, false).map_err(|why| FileError::NotText {
+        tool: TOOL,
+        path: shown.to_string(),
+        why,
+    })?;
+
+    let (mut old, mut new) = (old.to_string(), new.to_string());
+    let mut count = count_overlapping(content, &old);
+    // read_file shows CRLF files without their `\r`, so a model's multi-line old_text uses
+    // bare `\n`; match it against the file's own line endings.
+    if count == 0 && content.contains("\r\n") && old.contains('\n') && !old.contains("\r\n") {
+        let crlf_old = old.replace('\n', "\r\n");
+        let crlf_count = count_overlapping(content, &crlf_old);
+        if crlf_count > 0 {
+            old = crlf_old;
+            new = new.replace("\r\n", "\n").replace('\n', "\r\n");
+            count = crlf_count;
+        }
+    }
+    match count {
+        0 => Err(FileError::Refused(format!(
+            "edit_file: old_text was not found in {shown} (0 occurrences); the file is unchanged. \
+             Read the file again and copy the text exactly, including whitespace, without the \
+             line-number prefix."
+        ))),
+        1 => {
+            let at = content.find(&old).unwrap_or(0);
+            let line = content[..at].matches('\n').count() + 1;
+            let updated = format!("{}{}{}", &content[..at], new, &content[at + old.len()..]);
+            std::fs::write(full, updated.as_bytes()).map_err(|e| FileError::io(TOOL, shown, e))?;
+            Ok(format!(
+                "Edited {shown}: replaced 1 occurrence starting at line {line}"
+            ))
+        }
+        n => Err(FileError::Refused(format!(
+            "edit_file: old_text occurs {n} times in {shown}; it must occur exactly once, so the \
+             file is unchanged. Include more surrounding lines to make it unique."
+        ))),
+    }
+}
+
+/// Overlapping matches count too: replacing "aa" in "aaa" would be ambiguous.
+fn count_overlapping(haystack: &str, needle: &str) -> usize {
+    let mut count = 0;
+    let mut from = 0;
+    while let Some(pos) = haystack[from..].find(needle) {
+        count += 1;
+        let start = from + pos;
+        // Advance by one character, staying on a char boundary.
+        from = start + haystack[start..].chars().next().map_or(1, char::len_utf8);
+        if from > haystack.len() {
+            break;
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_occurrences_count() {
+        assert_eq!(count_overlapping("aaa", "aa"), 2);
+        assert_eq!(count_overlapping("abcabc", "abc"), 2);
+        assert_eq!(count_overlapping("héllo", "l"), 2);
+        assert_eq!(count_overlapping("abc", "x"), 0);
+        assert_eq!(count_overlapping("€€", "€"), 2);
+    }
+
+    #[test]
+    fn decode_rejects_binary_and_invalid_utf8() {
+        assert_eq!(decode_text(b"a\0b", false), Err("binary content"));
+        assert_eq!(decode_text(b"a\xffb", false), Err("not valid UTF-8"));
+        // A character cut by the read limit is fine when the read stopped early.
+        let euro = "a€".as_bytes();
+        assert_eq!(decode_text(&euro[..2], true), Ok("a"));
+        assert_eq!(decode_text(&euro[..2], false), Err("not valid UTF-8"));
+    }
+}

@@ -1,0 +1,340 @@
+//! The `bash` tool: one shell per call, in its own process group so a timeout or a cancel can
+//! stop everything it started, with stdout and stderr sharing one pipe so their order is kept.
+//!
+//! The shell's leader process is never reaped before its group has been signalled: while the
+//! leader exists (even as a zombie) its pid, which is also the group id, cannot be reused, so
+//! `killpg` can never hit an unrelated group.
+
+use super::BuiltinOutput;
+use super::args::Args;
+use super::capture::HeadTailCapture;
+use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+/// Characters of output the model sees at most (half from the start, half from the end).
+pub const OUTPUT_LIMIT_CHARS: usize = 50_000;
+
+/// How long to keep reading after the shell is gone. Its group has been killed by then, so
+/// only a process that left the group (`setsid`) can hold the pipe open this long.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// Bound on waiting for a SIGKILLed leader to be reaped; it only matters for a process
+/// stuck in the kernel, and then we stop waiting rather than hang the agent.
+const REAP_GRACE: Duration = Duration::from_secs(5);
+
+enum Ending {
+    Finished,
+    TimedOut(Duration),
+    Cancelled,
+}
+
+pub async fn run_bash(
+    input: &serde_json::Value,
+    workspace: &Path,
+    cancel: CancellationToken,
+) -> BuiltinOutput {
+    let (command, timeout) = match parse(input) {
+        Ok(parsed) => parsed,
+        Err(e) => return BuiltinOutput::error(format!("Invalid input for bash: {e}")),
+    };
+    if !workspace.is_dir() {
+        return BuiltinOutput::error(format!(
+            "bash: the workspace directory {} does not exist",
+            workspace.display()
+        ));
+    }
+    match execute(&SHELLS, command, workspace, timeout, cancel).await {
+        Ok(output) => output,
+        Err(e) => BuiltinOutput::error(format!("bash: could not run the command: {e}")),
+    }
+}
+
+fn parse(input: &serde_json::Value) -> Result<(&str, Duration), super::args::ArgError> {
+    let args = Args::new(input, &["command", "timeout_ms"])?;
+    let command = args.string("command")?;
+    let timeout = match args.positive_integer("timeout_ms")? {
+        Some(ms) => Duration::from_millis(ms).min(MAX_TIMEOUT),
+        None => DEFAULT_TIMEOUT,
+    };
+    Ok((command, timeout))
+}
+
+/// The shell leader and whether it has been reaped, behind one lock so that signalling the
+/// group and reaping the leader never interleave.
+struct Leader {
+    pid: libc::pid_t,
+    reaped: Mutex<bool>,
+}
+
+impl Leader {
+    /// SIGKILL to the whole group, unless the leader is already reaped (then its group was
+    /// killed just before and the id may belong to someone else now).
+    fn kill_group(&self) {
+        let reaped = self.reaped.lock().unwrap_or_else(PoisonError::into_inner);
+        if !*reaped {
+            kill_group(self.pid);
+        }
+    }
+}
+
+fn kill_group(pgid: libc::pid_t) {
+    // SAFETY: killpg takes plain integers and has no memory effects; ESRCH (group already
+    // empty) is the expected result when nothing is left and is deliberately ignored.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
+
+/// Blocks until `pid` has exited, leaving it a zombie (WNOWAIT) so its pid stays reserved.
+fn wait_exited_unreaped(pid: libc::pid_t) -> io::Result<()> {
+    loop {
+        // SAFETY: siginfo_t is plain data for which all-zero is a valid value, and waitid
+        // only writes into the struct we pass.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Runs on a blocking thread: waits for the shell to exit, stops whatever it left running
+/// in its group, then reaps it.
+fn wait_and_reap(mut child: Child, leader: Arc<Leader>) -> io::Result<ExitStatus> {
+    let exited = wait_exited_unreaped(leader.pid);
+    let mut reaped = leader.reaped.lock().unwrap_or_else(PoisonError::into_inner);
+    if exited.is_ok() {
+        kill_group(leader.pid);
+    }
+    let status = child.wait();
+    *reaped = true;
+    status
+}
+
+/// The shells tried in order; `sh` is the fallback on systems without bash.
+const SHELLS: [&str; 2] = ["bash", "sh"];
+
+fn spawn_shell(
+    shells: &[&str],
+    command: &str,
+    workspace: &Path,
+    out: &io::PipeWriter,
+) -> io::Result<Child> {
+    let spawn = |shell: &str| -> io::Result<Child> {
+        Command::new(shell)
+            .arg("-c")
+            .arg(command)
+            .current_dir(workspace)
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out.try_clone()?)
+            .process_group(0)
+            .spawn()
+        // The Command (and its copies of the pipe's write end) is dropped here, so the
+        // pipe reaches end-of-file once the shell's processes are gone.
+    };
+    for shell in shells {
+        match spawn(shell) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            other => return other,
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("no shell found on PATH (tried {})", shells.join(", ")),
+    ))
+}
+
+pub(super) async fn execute(
+    shells: &[&str],
+    command: &str,
+    workspace: &Path,
+    timeout: Duration,
+    cancel: CancellationToken,
+) -> io::Result<BuiltinOutput> {
+    let (reader, writer) = io::pipe()?;
+    let child = spawn_shell(shells, command, workspace, &writer)?;
+    drop(writer);
+    let leader = Arc::new(Leader {
+        pid: child.id() as libc::pid_t,
+        reaped: Mutex::new(false),
+    });
+    let waiter_leader = Arc::clone(&leader);
+    let mut exit: JoinHandle<io::Result<ExitStatus>> =
+        tokio::task::spawn_blocking(move || wait_and_reap(child, waiter_leader));
+    let mut pipe = match pipe::Receiver::from_owned_fd(reader.into()) {
+        Ok(pipe) => Some(pipe),
+        Err(e) => {
+            // Without a reader the command's output is lost; stop it rather than let it
+            // run unobserved.
+            leader.kill_group();
+            return Err(e);
+        }
+    };
+
+    let mut capture = HeadTailCapture::new(OUTPUT_LIMIT_CHARS);
+    let mut buf = vec![0u8; 64 * 1024];
+    let deadline = Instant::now() + timeout;
+    let mut status: Option<io::Result<ExitStatus>> = None;
+    let mut drain_until: Option<Instant> = None;
+    let mut ending = Ending::Finished;
+
+    while pipe.is_some() || status.is_none() {
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                ending = Ending::Cancelled;
+                break;
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                ending = Ending::TimedOut(timeout);
+                break;
+            }
+            read = read_some(&mut pipe, &mut buf) => match read {
+                Ok(0) => pipe = None,
+                Ok(n) => capture.push(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::warn!("bash: reading output failed: {e}");
+                    pipe = None;
+                }
+            },
+            joined = &mut exit, if status.is_none() => {
+                status = Some(flatten(joined));
+                drain_until = Some(Instant::now() + DRAIN_GRACE);
+            }
+            _ = sleep_until_opt(drain_until) => {
+                tracing::debug!("bash: a process that left the group still holds the output pipe");
+                pipe = None;
+            }
+        }
+    }
+
+    if !matches!(ending, Ending::Finished) {
+        leader.kill_group();
+        if status.is_none() {
+            status = tokio::time::timeout(REAP_GRACE, &mut exit)
+                .await
+                .ok()
+                .map(flatten);
+        }
+        // Whatever the killed processes wrote before dying is still in the pipe.
+        let grace = Instant::now() + DRAIN_GRACE;
+        while pipe.is_some() {
+            tokio::select! {
+                read = read_some(&mut pipe, &mut buf) => match read {
+                    Ok(n) if n > 0 => capture.push(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    _ => pipe = None,
+                },
+                _ = tokio::time::sleep_until(grace) => pipe = None,
+            }
+        }
+    }
+
+    Ok(report(capture, ending, status))
+}
+
+async fn read_some(pipe: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> io::Result<usize> {
+    match pipe {
+        Some(p) => p.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn flatten(
+    joined: Result<io::Result<ExitStatus>, tokio::task::JoinError>,
+) -> io::Result<ExitStatus> {
+    joined.map_err(io::Error::other)?
+}
+
+fn report(
+    capture: HeadTailCapture,
+    ending: Ending,
+    status: Option<io::Result<ExitStatus>>,
+) -> BuiltinOutput {
+    let mut text = if capture.is_empty() {
+        "(no output)".to_string()
+    } else {
+        capture.finish()
+    };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    match ending {
+        Ending::TimedOut(after) => {
+            text.push_str(&format!(
+                "[command timed out after {}; it and all its child processes were killed]",
+                human_duration(after)
+            ));
+            BuiltinOutput::error(text)
+        }
+        Ending::Cancelled => {
+            text.push_str(
+                "[command cancelled by the user; it and all its child processes were killed]",
+            );
+            BuiltinOutput::error(text)
+        }
+        Ending::Finished => match status {
+            Some(Ok(status)) => {
+                let success = status.success();
+                match (status.code(), status.signal()) {
+                    (Some(code), _) => text.push_str(&format!("exit status: {code}")),
+                    (None, Some(signal)) => {
+                        text.push_str(&format!("terminated by signal {signal}"))
+                    }
+                    (None, None) => text.push_str("exit status: unknown"),
+                }
+                BuiltinOutput {
+                    text,
+                    is_error: !success,
+                }
+            }
+            Some(Err(e)) => {
+                text.push_str(&format!("exit status: unknown ({e})"));
+                BuiltinOutput::error(text)
+            }
+            None => {
+                text.push_str("exit status: unknown");
+                BuiltinOutput::error(text)
+            }
+        },
+    }
+}
+
+fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
