@@ -123,7 +123,7 @@ pub async fn run(opts: HeadlessOptions) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let config = match build_config(&opts) {
+    let config = match prepare(&opts) {
         Ok(config) => config,
         Err((code, message)) => {
             let _ = writeln!(stderr, "toolgate: {message}");
@@ -150,8 +150,9 @@ pub fn read_prompt(prompt: &str, stdin: &mut dyn Read) -> Result<String, String>
     Ok(text)
 }
 
-/// Builds the agent runtime from the options: servers, hub, policy, model, session.
-fn build_config(opts: &HeadlessOptions) -> Result<AgentConfig, (i32, String)> {
+/// Builds the agent runtime from the options: servers, hub, policy, model, session to
+/// resume. Errors carry the exit code (2 for usage errors) and the message to print.
+pub fn prepare(opts: &HeadlessOptions) -> Result<AgentConfig, (i32, String)> {
     let loaded = crate::config::load_servers(&crate::config::LoadOptions {
         workspace: opts.workspace.clone(),
         user_config_dir: crate::paths::user_config_dir(),
