@@ -239,6 +239,7 @@ pub async fn run_with(
     // Until the first pool snapshot the agent is still starting (session, resume).
     let mut started: Option<(String, String, PathBuf)> = None;
     let mut submitted = false;
+    let mut early = Vec::new();
     let mut finished = false;
     while let Some(event) = agent.events.recv().await {
         match event {
@@ -254,6 +255,10 @@ pub async fn run_with(
                     .map(|name| (name.clone(), hub.status(name)))
                     .collect::<Vec<_>>();
                 printer.session_start(&id, &model, &workspace, &servers, &snapshot);
+                // What happened while starting (resume notices, reconnects) follows it.
+                for event in early.drain(..) {
+                    printer.event(event);
+                }
                 submitted = true;
                 if agent
                     .commands
@@ -281,6 +286,7 @@ pub async fn run_with(
                 finished = true;
                 break;
             }
+            other if !submitted => early.push(other),
             other => printer.event(other),
         }
     }
