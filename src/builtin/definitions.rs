@@ -11,8 +11,8 @@ pub const DISCONNECT_MCP: &str = "disconnect_mcp";
 /// The tools [`super::run`] executes, in pool order.
 pub const EXECUTABLE_NAMES: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
 
-/// bash, read_file, write_file, edit_file, glob, connect_mcp (enum of `server_names`),
-/// disconnect_mcp — in that order.
+/// bash, read_file, write_file, edit_file, glob, connect_mcp (enum of `server_names`), in
+/// that order: the pool before anything is connected.
 pub fn builtin_tools(server_names: &[String]) -> Vec<PoolTool> {
     vec![
         PoolTool::builtin("bash", &bash_description(), bash_schema()),
@@ -29,18 +29,6 @@ pub fn builtin_tools(server_names: &[String]) -> Vec<PoolTool> {
                 available(server_names)
             ),
             server_name_schema(server_names, "Name of the MCP server to connect to."),
-        ),
-        connector(
-            DISCONNECT_MCP,
-            &format!(
-                "Disconnect from a connected MCP server and remove its tools from your tool \
-                 pool. Use it when a server's tools are no longer needed. {}",
-                available(server_names)
-            ),
-            server_name_schema(
-                server_names,
-                "Name of the connected MCP server to disconnect.",
-            ),
         ),
     ]
 }
@@ -215,4 +203,28 @@ fn glob_schema() -> Value {
         }),
         &["pattern"],
     )
+}
+
+/// `disconnect_mcp`, offered only while something is connected (its enum is what is), so
+/// the starting pool stays the six tools a user expects.
+pub fn disconnect_tool(connected: &[String]) -> Option<PoolTool> {
+    if connected.is_empty() {
+        return None;
+    }
+    Some(connector(
+        DISCONNECT_MCP,
+        &format!(
+            "Disconnect from a connected MCP server and remove its tools from your tool \
+             pool. Use it when a server's tools are no longer needed. Connected servers: {}.",
+            connected.join(", ")
+        ),
+        server_name_schema(connected, "Name of the connected MCP server to disconnect."),
+    ))
+}
+
+/// The built-in part of the pool for the current connections.
+pub fn pool_builtins(configured: &[String], connected: &[String]) -> Vec<PoolTool> {
+    let mut tools = builtin_tools(configured);
+    tools.extend(disconnect_tool(connected));
+    tools
 }

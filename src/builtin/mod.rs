@@ -12,7 +12,9 @@ mod files;
 mod glob;
 mod shell;
 
-pub use definitions::{CONNECT_MCP, DISCONNECT_MCP, EXECUTABLE_NAMES, builtin_tools};
+pub use definitions::{
+    CONNECT_MCP, DISCONNECT_MCP, EXECUTABLE_NAMES, builtin_tools, disconnect_tool, pool_builtins,
+};
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 
 use serde_json::Value;

@@ -62,7 +62,27 @@ fn pid_after(text: &str, label: &str) -> i32 {
 
 #[test]
 fn tools_come_in_order_with_origins() {
-    let tools = builtin_tools(&names(&["docs", "deploy"]));
+    let starting: Vec<String> = builtin_tools(&names(&["docs", "deploy"]))
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        starting,
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "connect_mcp"
+        ],
+        "before anything is connected the pool is exactly these six"
+    );
+    let tools = pool_builtins(&names(&["docs", "deploy"]), &names(&["docs"]));
+    assert_eq!(
+        tools[6].input_schema["properties"]["name"]["enum"],
+        json!(["docs"])
+    );
     let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(
         listed,
@@ -87,7 +107,7 @@ fn tools_come_in_order_with_origins() {
 
 #[test]
 fn every_schema_is_a_closed_object_with_its_fields() {
-    let tools = builtin_tools(&names(&["docs"]));
+    let tools = pool_builtins(&names(&["docs"]), &names(&["docs"]));
     let expected: [(&str, &[&str], &[&str]); 7] = [
         ("bash", &["command", "timeout_ms"], &["command"]),
         ("read_file", &["path", "limit"], &["path"]),

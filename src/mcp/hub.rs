@@ -201,6 +201,18 @@ impl McpHub {
     /// Starts the server, handshakes (either era) and lists its tools to the last page.
     /// Connecting an already connected server returns its current tools.
     pub async fn connect(&self, name: &str) -> Result<Vec<McpToolInfo>, McpError> {
+        self.connect_checked(name, |_| Ok(())).await
+    }
+
+    /// Like [`connect`](Self::connect), but `accept` sees the connected servers' tool lists
+    /// as they would be with this server added, before anyone else does. If it refuses
+    /// (e.g. a name collision in the pool), the server is stopped again and the running
+    /// connections stay exactly as they were.
+    pub async fn connect_checked(
+        &self,
+        name: &str,
+        accept: impl FnOnce(&[ServerTools]) -> Result<(), String>,
+    ) -> Result<Vec<McpToolInfo>, McpError> {
         let config = self.config(name).ok_or_else(|| self.unknown(name))?;
         let _one_at_a_time = self.inner.lifecycle.lock().await;
         if let Some(existing) = self.connection(name) {
@@ -211,6 +223,25 @@ impl McpHub {
         match tokio::time::timeout(self.inner.startup_timeout, self.start(&config, &stderr)).await {
             Ok(Ok(connection)) => {
                 let tools = lock(&connection.tools).clone();
+                let mut would_be = self.server_tools();
+                would_be.push(ServerTools {
+                    server: name.to_string(),
+                    tools: tools.clone(),
+                });
+                if let Err(reason) = accept(&would_be) {
+                    close_connection(&connection).await;
+                    self.set_status(
+                        name,
+                        ServerStatus::Failed {
+                            reason: reason.clone(),
+                            stderr_tail: Vec::new(),
+                        },
+                    );
+                    return Err(McpError::Refused {
+                        server: name.to_string(),
+                        reason,
+                    });
+                }
                 let protocol = connection.protocol.clone();
                 lock(&self.inner.connections).push(connection.clone());
                 self.watch_for_exit(connection);

@@ -84,6 +84,8 @@ pub enum McpError {
         tool: String,
         seconds: u64,
     },
+    #[error("connection to MCP server '{server}' refused: {reason}")]
+    Refused { server: String, reason: String },
     #[error("tool call cancelled")]
     Cancelled,
     #[error("MCP server '{server}': {message}")]
