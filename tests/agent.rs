@@ -515,7 +515,7 @@ async fn first_events_are_session_start_and_the_starting_pool() {
     let names: Vec<&str> = snapshot.iter().map(|e| e.tool.name.as_str()).collect();
     assert_eq!(
         names,
-        vec!["bash", "read_file", "write_file", "edit_file", "glob", "connect_mcp", "disconnect_mcp"]
+        vec!["bash", "read_file", "write_file", "edit_file", "glob", "connect_mcp"]
     );
     assert_eq!(added.len(), names.len());
     assert!(removed.is_empty());
@@ -668,6 +668,8 @@ async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
     let second = tool_names(&requests[1]);
     assert!(second.contains(&"mcp__docs__search".to_string()), "{second:?}");
     assert!(second.contains(&"mcp__docs__get_version".to_string()));
+    assert!(!tool_names(&requests[0]).contains(&"disconnect_mcp".to_string()));
+    assert!(second.contains(&"disconnect_mcp".to_string()));
     assert!(requests[1].system.contains("Connected MCP servers: docs"));
 }
 

@@ -14,13 +14,13 @@ use super::AgentConfig;
 use super::events::{AgentEvent, PoolEntry, UiCommand};
 use super::gate::Gate;
 use super::session::{self, Record, SessionLog};
-use crate::builtin::builtin_tools;
+use crate::builtin::pool_builtins;
 use crate::mcp::{HubEvent, McpHub, ServerStatus};
 use crate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
     ToolDef, Usage,
 };
-use crate::pool::{self, Pool, PoolError};
+use crate::pool::{self, Pool, PoolError, ServerTools};
 
 /// Work for the agent task, in the order the front end sent it.
 enum Work {
@@ -399,10 +399,7 @@ impl Agent {
     }
 
     pub(super) fn assemble(&self) -> Result<Pool, PoolError> {
-        pool::assemble(
-            &builtin_tools(&self.hub.configured()),
-            &self.hub.server_tools(),
-        )
+        assemble_for(&self.hub.configured(), &self.hub.server_tools())
     }
 
     async fn send_pool(&mut self, pool: &Pool) {
@@ -643,4 +640,11 @@ fn flush_text(text: &mut String, content: &mut Vec<ContentBlock>) {
             text: std::mem::take(text),
         });
     }
+}
+
+/// The pool for these connections: built-ins (with disconnect_mcp while something is
+/// connected), then every connected server's tools.
+pub(super) fn assemble_for(configured: &[String], servers: &[ServerTools]) -> Result<Pool, PoolError> {
+    let connected: Vec<String> = servers.iter().map(|s| s.server.clone()).collect();
+    pool::assemble(&pool_builtins(configured, &connected), servers)
 }

@@ -10,11 +10,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ToolOutcome};
 use super::gate::Gated;
-use super::runner::Agent;
+use super::runner::{Agent, assemble_for};
 use super::session::Record;
 use crate::mcp::McpError;
 use crate::model::ContentBlock;
-use crate::pool::{Pool, PoolTool, ToolOrigin};
+use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
 
 /// After a cancel, how long a tool may take to wind down before the agent stops waiting.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -264,18 +264,22 @@ impl Agent {
                 tools.join(", ")
             ));
         }
-        let tools = match self.hub.connect(name).await {
+        // The hub keeps the new connection only if the pool still assembles with it, so a
+        // colliding server never becomes visible, not even for a moment.
+        let accept = |servers: &[ServerTools]| {
+            assemble_for(&configured, servers)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let tools = match self.hub.connect_checked(name, accept).await {
             Ok(tools) => tools,
+            Err(McpError::Refused { reason, .. }) => {
+                return ToolRun::error(format!(
+                    "{reason}. The connection to MCP server '{name}' was refused; the tool pool is unchanged."
+                ));
+            }
             Err(e) => return ToolRun::error(e.to_string()),
         };
-        if let Err(e) = self.assemble() {
-            if let Err(close) = self.hub.disconnect(name).await {
-                tracing::warn!("closing refused server '{name}': {close}");
-            }
-            return ToolRun::error(format!(
-                "{e}. The connection to MCP server '{name}' was refused; the tool pool is unchanged."
-            ));
-        }
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         self.record(Record::Connect {
             server: name.to_string(),
@@ -283,8 +287,8 @@ impl Agent {
         })
         .await;
         if announce {
-            // The check above assembled this same pool, so it cannot fail here unless the
-            // server's list changed in between; then the next refresh reports it.
+            // The hub checked this same pool, so it cannot fail here unless the server's
+            // list changed in between; then the next refresh reports it.
             let _ = self.refresh_pool().await;
         }
         ToolRun::ok(format!(
