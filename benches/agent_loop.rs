@@ -130,7 +130,8 @@ fn bench(c: &mut Criterion) {
     let state = tempfile::tempdir().expect("temp dir");
 
     let (bare, _bare_events) = hub(workspace.path());
-    rt.block_on(bare.connect("docs")).expect("docs server starts");
+    rt.block_on(bare.connect("docs"))
+        .expect("docs server starts");
 
     let (agent_hub, agent_events) = hub(workspace.path());
     let mut config = AgentConfig::new(
@@ -163,7 +164,13 @@ fn bench(c: &mut Criterion) {
                     let start = Instant::now();
                     for _ in 0..iters {
                         let out = bare
-                            .call("docs", "get_version", json!({}), None, CancellationToken::new())
+                            .call(
+                                "docs",
+                                "get_version",
+                                json!({}),
+                                None,
+                                CancellationToken::new(),
+                            )
                             .await
                             .expect("get_version");
                         assert!(!out.is_error, "{}", out.text);

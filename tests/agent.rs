@@ -94,7 +94,11 @@ struct Harness {
     state: tempfile::TempDir,
 }
 
-fn config(replies: Vec<Reply>, workspace: &std::path::Path, state: &std::path::Path) -> (AgentConfig, Requests) {
+fn config(
+    replies: Vec<Reply>,
+    workspace: &std::path::Path,
+    state: &std::path::Path,
+) -> (AgentConfig, Requests) {
     let requests: Requests = Arc::default();
     let model = ReplayModel {
         replies: Mutex::new(replies.into()),
@@ -210,16 +214,25 @@ fn results_in(message: &Message) -> Vec<(String, String, bool)> {
 }
 
 fn turn_cancelled(events: &[AgentEvent]) -> bool {
-    events
-        .iter()
-        .any(|e| matches!(e, AgentEvent::TurnFinished { cancelled: true, .. }))
+    events.iter().any(|e| {
+        matches!(
+            e,
+            AgentEvent::TurnFinished {
+                cancelled: true,
+                ..
+            }
+        )
+    })
 }
 
 #[tokio::test]
 async fn unknown_tool_is_an_error_result_and_the_loop_goes_on() {
     let mut h = start(
         vec![
-            reply(vec![tool("t1", "no_such_tool", json!({})), stop(StopReason::ToolUse)]),
+            reply(vec![
+                tool("t1", "no_such_tool", json!({})),
+                stop(StopReason::ToolUse),
+            ]),
             final_text("done"),
         ],
         |_| {},
@@ -238,7 +251,11 @@ async fn unknown_tool_is_an_error_result_and_the_loop_goes_on() {
         results_in(last),
         vec![("t1".into(), "Unknown tool: no_such_tool".into(), true)]
     );
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::TextDelta(t) if t == "done")));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::TextDelta(t) if t == "done"))
+    );
 }
 
 #[tokio::test]
@@ -293,7 +310,11 @@ async fn tool_calls_run_in_order_with_one_result_per_outcome() {
     let mut h = start(
         vec![
             reply(vec![
-                tool("ok", "bash", json!({"command": "echo hello > note.txt && cat note.txt"})),
+                tool(
+                    "ok",
+                    "bash",
+                    json!({"command": "echo hello > note.txt && cat note.txt"}),
+                ),
                 tool("fails", "read_file", json!({"path": "missing.txt"})),
                 tool("bad", "bash", json!({"no_command": true})),
                 tool("not_object", "read_file", json!("note.txt")),
@@ -319,8 +340,16 @@ async fn tool_calls_run_in_order_with_one_result_per_outcome() {
         ]
     );
     assert!(done[0].1.contains("hello"));
-    assert!(done[2].1.starts_with("Invalid arguments for bash"), "{}", done[2].1);
-    assert!(done[3].1.contains("expected a JSON object"), "{}", done[3].1);
+    assert!(
+        done[2].1.starts_with("Invalid arguments for bash"),
+        "{}",
+        done[2].1
+    );
+    assert!(
+        done[3].1.contains("expected a JSON object"),
+        "{}",
+        done[3].1
+    );
     assert!(done[4].1.contains("hello"));
     let requests = h.requests();
     let results = results_in(requests[1].messages.last().unwrap());
@@ -335,7 +364,12 @@ async fn tool_calls_run_in_order_with_one_result_per_outcome() {
 #[tokio::test]
 async fn turn_cap_ends_the_turn_with_a_notice() {
     let looping: Vec<Reply> = (0..10)
-        .map(|i| reply(vec![tool(&format!("t{i}"), "glob", json!({"pattern": "*"})), stop(StopReason::ToolUse)]))
+        .map(|i| {
+            reply(vec![
+                tool(&format!("t{i}"), "glob", json!({"pattern": "*"})),
+                stop(StopReason::ToolUse),
+            ])
+        })
         .collect();
     let mut h = start(looping, |c| c.turn_cap = 3);
     h.submit("loop forever").await;
@@ -401,8 +435,16 @@ async fn cancel_mid_tool_call_stops_it_and_answers_the_rest() {
     let mut h = start(
         vec![
             reply(vec![
-                tool("slow", "bash", json!({"command": "sleep 30; echo finished"})),
-                tool("after", "bash", json!({"command": "echo should-not-run > ran.txt"})),
+                tool(
+                    "slow",
+                    "bash",
+                    json!({"command": "sleep 30; echo finished"}),
+                ),
+                tool(
+                    "after",
+                    "bash",
+                    json!({"command": "echo should-not-run > ran.txt"}),
+                ),
                 stop(StopReason::ToolUse),
             ]),
             final_text("never asked"),
@@ -410,8 +452,11 @@ async fn cancel_mid_tool_call_stops_it_and_answers_the_rest() {
         |_| {},
     );
     h.submit("go").await;
-    h.until(no_answers, |e| matches!(e, AgentEvent::ToolCallStarted { call_id, .. } if call_id == "slow"))
-        .await;
+    h.until(
+        no_answers,
+        |e| matches!(e, AgentEvent::ToolCallStarted { call_id, .. } if call_id == "slow"),
+    )
+    .await;
     h.handle.commands.send(UiCommand::Cancel).await.unwrap();
     let events = h.turn(no_answers).await;
     assert!(turn_cancelled(&events));
@@ -431,7 +476,11 @@ async fn large_outputs_are_truncated_for_the_model_and_kept_whole_in_the_session
     let mut h = start(
         vec![
             reply(vec![
-                tool("big", "bash", json!({"command": "printf 'x%.0s' $(seq 1 500)"})),
+                tool(
+                    "big",
+                    "bash",
+                    json!({"command": "printf 'x%.0s' $(seq 1 500)"}),
+                ),
                 stop(StopReason::ToolUse),
             ]),
             final_text("done"),
@@ -444,7 +493,10 @@ async fn large_outputs_are_truncated_for_the_model_and_kept_whole_in_the_session
     let shown = &done[0].1;
     assert!(shown.starts_with(&"x".repeat(100)));
     assert!(!shown.starts_with(&"x".repeat(101)));
-    assert!(shown.contains("[output truncated: showing the first 100 of"), "{shown}");
+    assert!(
+        shown.contains("[output truncated: showing the first 100 of"),
+        "{shown}"
+    );
     let path = shown
         .split("saved in ")
         .nth(1)
@@ -508,14 +560,28 @@ async fn first_events_are_session_start_and_the_starting_pool() {
     let events = h
         .until(no_answers, |e| matches!(e, AgentEvent::PoolChanged { .. }))
         .await;
-    assert!(matches!(&events[0], AgentEvent::SessionStarted { model_label, .. } if model_label == "replay test model"));
-    let AgentEvent::PoolChanged { snapshot, added, removed } = events.last().unwrap() else {
+    assert!(
+        matches!(&events[0], AgentEvent::SessionStarted { model_label, .. } if model_label == "replay test model")
+    );
+    let AgentEvent::PoolChanged {
+        snapshot,
+        added,
+        removed,
+    } = events.last().unwrap()
+    else {
         unreachable!()
     };
     let names: Vec<&str> = snapshot.iter().map(|e| e.tool.name.as_str()).collect();
     assert_eq!(
         names,
-        vec!["bash", "read_file", "write_file", "edit_file", "glob", "connect_mcp"]
+        vec![
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "connect_mcp"
+        ]
     );
     assert_eq!(added.len(), names.len());
     assert!(removed.is_empty());
@@ -537,7 +603,9 @@ async fn resume_restores_the_conversation() {
         state: tempfile::tempdir().unwrap(),
     };
     let start_events = first
-        .until(no_answers, |e| matches!(e, AgentEvent::SessionStarted { .. }))
+        .until(no_answers, |e| {
+            matches!(e, AgentEvent::SessionStarted { .. })
+        })
         .await;
     let AgentEvent::SessionStarted { session_id, .. } = &start_events[0] else {
         unreachable!()
@@ -545,7 +613,12 @@ async fn resume_restores_the_conversation() {
     let session_id = session_id.clone();
     first.submit("what is the answer?").await;
     first.turn(no_answers).await;
-    first.handle.commands.send(UiCommand::Shutdown).await.unwrap();
+    first
+        .handle
+        .commands
+        .send(UiCommand::Shutdown)
+        .await
+        .unwrap();
     while first.handle.events.recv().await.is_some() {}
 
     let sessions = state.path().join("sessions");
@@ -568,8 +641,16 @@ async fn resume_restores_the_conversation() {
     let replayed = second
         .until(no_answers, |e| matches!(e, AgentEvent::PoolChanged { .. }))
         .await;
-    assert!(replayed.iter().any(|e| matches!(e, AgentEvent::UserMessage(t) if t == "what is the answer?")));
-    assert!(replayed.iter().any(|e| matches!(e, AgentEvent::Notice(n) if n.contains("2 messages restored"))));
+    assert!(
+        replayed
+            .iter()
+            .any(|e| matches!(e, AgentEvent::UserMessage(t) if t == "what is the answer?"))
+    );
+    assert!(
+        replayed
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Notice(n) if n.contains("2 messages restored")))
+    );
     second.submit("and again?").await;
     second.turn(no_answers).await;
     let request = &second.requests()[0];
@@ -631,7 +712,10 @@ fn tool_names(request: &ModelRequest) -> Vec<String> {
 async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
     let mut h = start_with_servers(
         vec![
-            reply(vec![tool("c1", "connect_mcp", json!({"name": "docs"})), stop(StopReason::ToolUse)]),
+            reply(vec![
+                tool("c1", "connect_mcp", json!({"name": "docs"})),
+                stop(StopReason::ToolUse),
+            ]),
             reply(vec![
                 tool("v1", "mcp__docs__get_version", json!({})),
                 tool("c2", "connect_mcp", json!({"name": "docs"})),
@@ -646,27 +730,45 @@ async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
     let done = finished(&events);
     assert_eq!(done[0].0, ToolOutcome::Ok);
     assert!(
-        done[0].1.starts_with("Connected to MCP server 'docs'. Discovered "),
+        done[0]
+            .1
+            .starts_with("Connected to MCP server 'docs'. Discovered "),
         "{}",
         done[0].1
     );
     assert!(done[0].1.contains("search") && done[0].1.contains("get_version"));
     assert_eq!(done[1].0, ToolOutcome::Ok, "get_version: {}", done[1].1);
-    assert!(done[2].1.starts_with("MCP server 'docs' is already connected"), "{}", done[2].1);
+    assert!(
+        done[2]
+            .1
+            .starts_with("MCP server 'docs' is already connected"),
+        "{}",
+        done[2].1
+    );
 
     let pool_change = events.iter().rev().find_map(|e| match e {
         AgentEvent::PoolChanged { added, removed, .. } => Some((added.clone(), removed.clone())),
         _ => None,
     });
     let (added, removed) = pool_change.expect("a PoolChanged after the connect");
-    assert!(added.contains(&"mcp__docs__search".to_string()), "{added:?}");
+    assert!(
+        added.contains(&"mcp__docs__search".to_string()),
+        "{added:?}"
+    );
     assert!(removed.is_empty());
 
     let requests = h.requests();
-    assert!(!tool_names(&requests[0]).iter().any(|n| n.starts_with("mcp__docs__")));
+    assert!(
+        !tool_names(&requests[0])
+            .iter()
+            .any(|n| n.starts_with("mcp__docs__"))
+    );
     assert!(!requests[0].system.contains("Connected MCP servers"));
     let second = tool_names(&requests[1]);
-    assert!(second.contains(&"mcp__docs__search".to_string()), "{second:?}");
+    assert!(
+        second.contains(&"mcp__docs__search".to_string()),
+        "{second:?}"
+    );
     assert!(second.contains(&"mcp__docs__get_version".to_string()));
     assert!(!tool_names(&requests[0]).contains(&"disconnect_mcp".to_string()));
     assert!(second.contains(&"disconnect_mcp".to_string()));
@@ -676,11 +778,17 @@ async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
 #[tokio::test]
 async fn ask_answers_decide_each_call() {
     let trigger = |id: &str, service: &str| {
-        reply(vec![tool(id, "mcp__deploy__trigger", json!({"service": service})), stop(StopReason::ToolUse)])
+        reply(vec![
+            tool(id, "mcp__deploy__trigger", json!({"service": service})),
+            stop(StopReason::ToolUse),
+        ])
     };
     let mut h = start_with_servers(
         vec![
-            reply(vec![tool("c", "connect_mcp", json!({"name": "deploy"})), stop(StopReason::ToolUse)]),
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                stop(StopReason::ToolUse),
+            ]),
             trigger("denied", "web"),
             trigger("noted", "web"),
             trigger("once", "web"),
@@ -712,23 +820,34 @@ async fn ask_answers_decide_each_call() {
     assert_eq!(done.len(), 7);
     assert_eq!(
         done[1],
-        (ToolOutcome::Denied, "Permission denied: the user denied this call".into())
+        (
+            ToolOutcome::Denied,
+            "Permission denied: the user denied this call".into()
+        )
     );
     assert_eq!(
         done[2],
-        (ToolOutcome::Denied, "Permission denied by the user: not on a Friday".into())
+        (
+            ToolOutcome::Denied,
+            "Permission denied by the user: not on a Friday".into()
+        )
     );
     assert_eq!(done[3].0, ToolOutcome::Ok, "{}", done[3].1);
     assert!(done[3].1.contains("web"), "{}", done[3].1);
-    assert_eq!(done[4].0, ToolOutcome::Error, "an isError result: {}", done[4].1);
+    assert_eq!(
+        done[4].0,
+        ToolOutcome::Error,
+        "an isError result: {}",
+        done[4].1
+    );
     assert_eq!(done[5].0, ToolOutcome::Ok, "{}", done[5].1);
     assert_eq!(done[6].0, ToolOutcome::Ok, "{}", done[6].1);
     let deciders: Vec<(String, String)> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::PermissionDecided { call_id, decider, .. } => {
-                Some((call_id.clone(), decider.clone()))
-            }
+            AgentEvent::PermissionDecided {
+                call_id, decider, ..
+            } => Some((call_id.clone(), decider.clone())),
             _ => None,
         })
         .filter(|(id, _)| id != "c")
@@ -742,8 +861,14 @@ async fn cancel_while_asking_gives_a_cancelled_result() {
     let mut h = start_with_servers(
         vec![
             // The server's tools are in the pool from the next model call on.
-            reply(vec![tool("c", "connect_mcp", json!({"name": "deploy"})), stop(StopReason::ToolUse)]),
-            reply(vec![tool("t", "mcp__deploy__trigger", json!({"service": "web"})), stop(StopReason::ToolUse)]),
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                stop(StopReason::ToolUse),
+            ]),
+            reply(vec![
+                tool("t", "mcp__deploy__trigger", json!({"service": "web"})),
+                stop(StopReason::ToolUse),
+            ]),
             final_text("never"),
         ],
         |_| {},
@@ -764,7 +889,10 @@ async fn cancel_while_asking_gives_a_cancelled_result() {
         finished(&events),
         vec![(ToolOutcome::Cancelled, "Cancelled by the user".to_string())]
     );
-    assert!(request.reply.is_closed(), "the agent stopped waiting for the answer");
+    assert!(
+        request.reply.is_closed(),
+        "the agent stopped waiting for the answer"
+    );
     assert_eq!(h.requests().len(), 2);
 }
 
@@ -773,8 +901,14 @@ async fn headless_turns_an_ask_into_a_denial_naming_the_allow_rule() {
     let mut h = start_with_servers(
         vec![
             // The server's tools are in the pool from the next model call on.
-            reply(vec![tool("c", "connect_mcp", json!({"name": "deploy"})), stop(StopReason::ToolUse)]),
-            reply(vec![tool("t", "mcp__deploy__trigger", json!({"service": "web"})), stop(StopReason::ToolUse)]),
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                stop(StopReason::ToolUse),
+            ]),
+            reply(vec![
+                tool("t", "mcp__deploy__trigger", json!({"service": "web"})),
+                stop(StopReason::ToolUse),
+            ]),
             final_text("could not deploy"),
         ],
         |c| c.headless = true,

@@ -102,12 +102,19 @@ async fn demo_in_jsonl_denies_the_trigger_without_allow() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert!(pool.contains(&"connect_mcp") && pool.contains(&"bash"), "{pool:?}");
+    assert!(
+        pool.contains(&"connect_mcp") && pool.contains(&"bash"),
+        "{pool:?}"
+    );
 
     let mut expected = story_until_trigger();
     expected.push(("mcp__deploy__trigger".into(), "denied".into()));
     assert_eq!(finished_tools(&events), expected);
-    let trigger = of_type(&events, "tool_finished").last().copied().unwrap().clone();
+    let trigger = of_type(&events, "tool_finished")
+        .last()
+        .copied()
+        .unwrap()
+        .clone();
     assert_eq!(
         trigger["output"],
         "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow mcp__deploy__trigger"
@@ -125,15 +132,19 @@ async fn demo_in_jsonl_denies_the_trigger_without_allow() {
         .unwrap();
     assert_eq!(search_decision["decision"], "allow");
 
-    assert!(of_type(&events, "pool_changed")
-        .iter()
-        .any(|p| p["added"].as_array().unwrap().iter().any(|n| n == "mcp__deploy__trigger")));
-    assert!(of_type(&events, "text")
-        .last()
-        .unwrap()["text"]
-        .as_str()
-        .unwrap()
-        .contains("not approved"));
+    assert!(of_type(&events, "pool_changed").iter().any(|p| {
+        p["added"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "mcp__deploy__trigger")
+    }));
+    assert!(
+        of_type(&events, "text").last().unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .contains("not approved")
+    );
     let last = events.last().unwrap();
     assert_eq!(last["type"], "turn_finished");
     assert_eq!(last["exit_code"], 0);
@@ -151,8 +162,15 @@ async fn demo_runs_the_trigger_with_allow() {
     let mut expected = story_until_trigger();
     expected.push(("mcp__deploy__trigger".into(), "ok".into()));
     assert_eq!(finished_tools(&events), expected);
-    let trigger = of_type(&events, "tool_finished").last().copied().unwrap().clone();
-    assert!(trigger["output"].as_str().unwrap().contains("web"), "{trigger}");
+    let trigger = of_type(&events, "tool_finished")
+        .last()
+        .copied()
+        .unwrap()
+        .clone();
+    assert!(
+        trigger["output"].as_str().unwrap().contains("web"),
+        "{trigger}"
+    );
     let decided = of_type(&events, "permission_decided");
     let trigger_decision = decided
         .iter()
@@ -214,7 +232,9 @@ async fn continue_picks_up_the_session_and_its_servers() {
         .collect();
     assert!(pool.contains(&"mcp__docs__search"), "{pool:?}");
     assert!(pool.contains(&"mcp__deploy__trigger"), "{pool:?}");
-    assert!(of_type(&events, "notice")
-        .iter()
-        .any(|n| n["message"].as_str().unwrap().contains("messages restored")));
+    assert!(
+        of_type(&events, "notice")
+            .iter()
+            .any(|n| n["message"].as_str().unwrap().contains("messages restored"))
+    );
 }

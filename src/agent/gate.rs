@@ -61,7 +61,8 @@ impl Gate {
             workspace: &self.workspace,
         };
         let verdict = self.policy.decide(tool, input, &ctx);
-        if matches!(verdict.decision, Decision::Ask { .. }) && self.session_grants.contains(&tool.name)
+        if matches!(verdict.decision, Decision::Ask { .. })
+            && self.session_grants.contains(&tool.name)
         {
             return Verdict {
                 decision: Decision::Allow,
@@ -174,9 +175,11 @@ impl Gate {
             why,
         };
         match answer {
-            Ok(UserDecision::AllowOnce) => {
-                (Gated::Run, Some(user("allow", "allow once", None)), Vec::new())
-            }
+            Ok(UserDecision::AllowOnce) => (
+                Gated::Run,
+                Some(user("allow", "allow once", None)),
+                Vec::new(),
+            ),
             Ok(UserDecision::AllowSession) => {
                 self.session_grants.insert(tool.name.clone());
                 (

@@ -581,7 +581,8 @@ impl Agent {
             model_calls,
         })
         .await;
-        self.emit(AgentEvent::TurnFinished { usage, cancelled }).await;
+        self.emit(AgentEvent::TurnFinished { usage, cancelled })
+            .await;
     }
 
     async fn stream_reply(
@@ -613,7 +614,9 @@ impl Agent {
                 Some(Ok(StreamEvent::ToolUseStarted { .. })) => {}
                 Some(Ok(StreamEvent::ToolUse { id, name, input })) => {
                     flush_text(&mut text, &mut reply.content);
-                    reply.content.push(ContentBlock::ToolUse { id, name, input });
+                    reply
+                        .content
+                        .push(ContentBlock::ToolUse { id, name, input });
                 }
                 // Providers report usage cumulatively within one message (input at the
                 // start, output growing), so the largest value of each is the total.
@@ -644,7 +647,10 @@ fn flush_text(text: &mut String, content: &mut Vec<ContentBlock>) {
 
 /// The pool for these connections: built-ins (with disconnect_mcp while something is
 /// connected), then every connected server's tools.
-pub(super) fn assemble_for(configured: &[String], servers: &[ServerTools]) -> Result<Pool, PoolError> {
+pub(super) fn assemble_for(
+    configured: &[String],
+    servers: &[ServerTools],
+) -> Result<Pool, PoolError> {
     let connected: Vec<String> = servers.iter().map(|s| s.server.clone()).collect();
     pool::assemble(&pool_builtins(configured, &connected), servers)
 }

@@ -181,7 +181,11 @@ fn latest_for_workspace(dir: &Path, workspace: &Path) -> Option<String> {
         if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
             continue;
         }
-        let Some(id) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else {
+        let Some(id) = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(str::to_string)
+        else {
             continue;
         };
         let Some(start_workspace) = first_record_workspace(&path) else {
@@ -405,10 +409,7 @@ mod tests {
                 is_error: true,
             }]
         );
-        assert_eq!(
-            resolve(dir.path(), &ws, &ResumeFrom::Latest).unwrap(),
-            "s1"
-        );
+        assert_eq!(resolve(dir.path(), &ws, &ResumeFrom::Latest).unwrap(), "s1");
         assert!(matches!(
             resolve(dir.path(), dir.path(), &ResumeFrom::Latest),
             Err(SessionError::NoneForWorkspace(_))

@@ -186,12 +186,8 @@ impl Agent {
                 }
             }
             ToolOrigin::Builtin => {
-                let call = crate::builtin::run(
-                    &tool.name,
-                    &input,
-                    &self.workspace,
-                    cancel.child_token(),
-                );
+                let call =
+                    crate::builtin::run(&tool.name, &input, &self.workspace, cancel.child_token());
                 let output = tokio::select! {
                     output = call => Some(output),
                     () = grace_after(cancel) => None,
@@ -218,9 +214,13 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> ToolRun {
         let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
-        let call = self
-            .hub
-            .call(server, raw_tool, input, Some(progress_tx), cancel.child_token());
+        let call = self.hub.call(
+            server,
+            raw_tool,
+            input,
+            Some(progress_tx),
+            cancel.child_token(),
+        );
         tokio::pin!(call);
         let grace = grace_after(cancel);
         tokio::pin!(grace);
