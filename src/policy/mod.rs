@@ -1,9 +1,39 @@
 //! Host-side permission policy: a pure decision from (tool, input, context) to
 //! Allow / Ask / Deny, with the rule that decided it and where that rule came from.
 //! Servers never authorize anything: annotations and descriptions are ignored here.
+//!
+//! Order of evaluation for one call (for bash: for every command the line would run; the
+//! most restrictive result wins):
+//! 1. hard guards — the bash deny list; nothing overrides it;
+//! 2. deny rules (user, project, flags);
+//! 3. firm guards — an unparsable bash line asks; only a deny rule beats it;
+//! 4. session grants; 5. ask rules; 6. allow rules;
+//! 7. soft guards — destructive bash, files outside the workspace, toolgate's own config;
+//! 8. the shipped defaults (assets/permissions.toml), deny → ask → allow;
+//! 9. the built-in fallback: MCP tools ask, built-ins allow.
+
+mod always;
+mod audit;
+mod bash_guard;
+mod load;
+mod rule;
+pub mod shell;
+mod trust;
+mod workspace;
+
+pub use always::{always_rule, write_allow_rule};
+pub use audit::{AuditRecord, Decider, DecisionKind, input_digest};
+pub use load::{LoadOptions, load, parse_permissions};
+pub use rule::{Rule, RuleError};
+pub use trust::TrustStore;
+pub use workspace::{Resolved, resolve as resolve_path};
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
+
+use bash_guard::Class;
+use rule::{RuleKind, is_builtin};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
@@ -34,6 +64,42 @@ pub struct Verdict {
     pub source: RuleSource,
 }
 
+impl Verdict {
+    fn new(decision: Decision, rule: impl Into<String>, source: RuleSource) -> Verdict {
+        Verdict {
+            decision,
+            rule: rule.into(),
+            source,
+        }
+    }
+
+    /// The verdict for the user's answer in the dialog (allow once / deny / deny with a note).
+    /// "Allow for this session" and "always" are recorded by `grant` / `save_always` instead.
+    pub fn user_answer(allowed: bool, note: Option<&str>) -> Verdict {
+        let decision = if allowed {
+            Decision::Allow
+        } else {
+            Decision::Deny {
+                why: match note.map(str::trim).filter(|n| !n.is_empty()) {
+                    Some(n) => format!("denied by the user: {n}"),
+                    None => "denied by the user".to_string(),
+                },
+            }
+        };
+        let rule = if allowed {
+            "user answer: allow once"
+        } else {
+            "user answer: deny"
+        };
+        Verdict::new(decision, rule, RuleSource::UserAnswer)
+    }
+
+    pub fn is_allow(&self) -> bool {
+        self.decision == Decision::Allow
+    }
+}
+
+use crate::config::ServerConfig;
 use crate::pool::{PoolTool, ToolOrigin};
 use serde_json::Value;
 use std::path::Path;
@@ -44,26 +110,572 @@ pub struct PolicyContext<'a> {
     pub workspace: &'a Path,
 }
 
-/// The host policy for one session.
-// CONTRACT (policy issue replaces the body): built-ins allow, MCP tools ask.
-#[derive(Debug, Clone, Default)]
-pub struct Policy {}
+/// Which list a rule is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleList {
+    Allow,
+    Ask,
+    Deny,
+}
 
-impl Policy {
-    pub fn decide(&self, tool: &PoolTool, _input: &Value, _ctx: &PolicyContext<'_>) -> Verdict {
-        match &tool.origin {
-            ToolOrigin::Mcp { .. } => Verdict {
-                decision: Decision::Ask {
-                    why: format!("no rule mentions {}", tool.name),
-                },
-                rule: "default: unlisted MCP tool".into(),
-                source: RuleSource::Default,
-            },
-            _ => Verdict {
-                decision: Decision::Allow,
-                rule: "default: built-in".into(),
-                source: RuleSource::Default,
-            },
+impl RuleList {
+    pub fn key(self) -> &'static str {
+        match self {
+            RuleList::Allow => "allow",
+            RuleList::Ask => "ask",
+            RuleList::Deny => "deny",
         }
     }
 }
+
+/// A parsed rule with its list and origin.
+#[derive(Debug, Clone)]
+pub struct PolicyRule {
+    pub rule: Rule,
+    pub list: RuleList,
+    pub source: RuleSource,
+}
+
+/// What a file tool does with a path outside the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutsideWorkspace {
+    #[default]
+    Ask,
+    Deny,
+}
+
+/// A project-defined server that needs the user's one-time approval this session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectServerQuestion {
+    pub server: String,
+    pub command_line: String,
+    pub why: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not valid TOML, left unchanged: {message}")]
+    Toml { path: PathBuf, message: String },
+    #[error("{path}: {what} is not a table/array as expected, left unchanged")]
+    Shape { path: PathBuf, what: String },
+    #[error("{path}: not a valid trust store: {message}")]
+    TrustStore { path: PathBuf, message: String },
+    #[error("cannot write an always-allow rule for this call: {0}")]
+    NoRule(String),
+    #[error("no state directory to keep trusted folders in (set TOOLGATE_STATE_DIR)")]
+    NoStateDir,
+}
+
+/// The embedded shipped defaults.
+pub const DEFAULT_PERMISSIONS: &str = include_str!("../../assets/permissions.toml");
+
+/// The host policy for one session.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    defaults: Vec<PolicyRule>,
+    rules: Vec<PolicyRule>,
+    outside_workspace: OutsideWorkspace,
+    grants: BTreeSet<String>,
+    approved_project_servers: BTreeSet<(String, String)>,
+}
+
+impl Default for Policy {
+    /// The shipped defaults and nothing else.
+    fn default() -> Self {
+        let (defaults, _, diagnostics) = parse_permissions(
+            DEFAULT_PERMISSIONS,
+            "assets/permissions.toml",
+            RuleSource::Default,
+        );
+        // The asset is covered by a unit test; a diagnostic here means a broken build.
+        for d in diagnostics {
+            tracing::error!("shipped permission defaults: {d}");
+        }
+        Policy {
+            defaults: defaults
+                .into_iter()
+                .filter(|r| !(r.list == RuleList::Allow && r.rule.allows_everything()))
+                .collect(),
+            rules: Vec::new(),
+            outside_workspace: OutsideWorkspace::Ask,
+            grants: BTreeSet::new(),
+            approved_project_servers: BTreeSet::new(),
+        }
+    }
+}
+
+/// A guard's opinion about one unit of a call.
+enum Guard {
+    /// Returned before any rule is consulted (the bash deny list).
+    Hard(Verdict),
+    /// Only deny rules beat it (unparsable bash).
+    Firm(Verdict),
+    /// Grants and allow rules beat it (a Deny here is not lifted by a grant).
+    Soft(Verdict),
+    /// Nothing to say; use this if no rule matches.
+    Fallback(Verdict),
+}
+
+impl Policy {
+    /// No rules at all, not even the shipped defaults (tests, `--no-defaults` style setups).
+    pub fn empty() -> Policy {
+        Policy {
+            defaults: Vec::new(),
+            ..Policy::default()
+        }
+    }
+
+    /// Adds rules of a layer above the defaults (user, project, flags). Allow-everything
+    /// rules are dropped here too, so no path around the loader's refusal exists.
+    pub fn add_rules(&mut self, rules: impl IntoIterator<Item = PolicyRule>) {
+        self.rules.extend(
+            rules
+                .into_iter()
+                .filter(|r| !(r.list == RuleList::Allow && r.rule.allows_everything())),
+        );
+    }
+
+    pub fn rules(&self) -> &[PolicyRule] {
+        &self.rules
+    }
+
+    pub fn outside_workspace(&self) -> OutsideWorkspace {
+        self.outside_workspace
+    }
+
+    pub fn set_outside_workspace(&mut self, mode: OutsideWorkspace) {
+        self.outside_workspace = mode;
+    }
+
+    // ---- session grants ----
+
+    /// "Allow this tool for the rest of the session" (model-facing tool name).
+    pub fn grant(&mut self, tool: &str) {
+        self.grants.insert(tool.to_string());
+    }
+
+    /// Returns whether a grant existed.
+    pub fn revoke(&mut self, tool: &str) -> bool {
+        self.grants.remove(tool)
+    }
+
+    pub fn grants(&self) -> Vec<String> {
+        self.grants.iter().cloned().collect()
+    }
+
+    // ---- project servers ----
+
+    /// Whether connecting `server` needs the one-time question (servers from the project's
+    /// `.mcp.json` ask once per session, showing the command line; approval is keyed by the
+    /// command line, so a changed definition asks again).
+    pub fn project_server_question(&self, server: &ServerConfig) -> Option<ProjectServerQuestion> {
+        if !server.source.is_project() {
+            return None;
+        }
+        let command_line = server.command_line();
+        if self
+            .approved_project_servers
+            .contains(&(server.name.clone(), command_line.clone()))
+        {
+            return None;
+        }
+        Some(ProjectServerQuestion {
+            server: server.name.clone(),
+            why: format!(
+                "server '{}' is defined by this project and would run: {command_line}",
+                server.name
+            ),
+            command_line,
+        })
+    }
+
+    pub fn approve_project_server(&mut self, server: &ServerConfig) {
+        self.approved_project_servers
+            .insert((server.name.clone(), server.command_line()));
+    }
+
+    // ---- decisions ----
+
+    pub fn decide(&self, tool: &PoolTool, input: &Value, ctx: &PolicyContext<'_>) -> Verdict {
+        match &tool.origin {
+            ToolOrigin::Mcp { .. } => {
+                self.evaluate(tool, &|r, _| r.matches_tool(tool), unlisted_mcp(tool))
+            }
+            _ if tool.name == "bash" => self.decide_bash(tool, input),
+            _ if matches!(
+                tool.name.as_str(),
+                "read_file" | "write_file" | "edit_file" | "glob"
+            ) =>
+            {
+                self.decide_file(tool, input, ctx)
+            }
+            _ if matches!(tool.name.as_str(), "connect_mcp" | "disconnect_mcp") => {
+                let name = input
+                    .get("name")
+                    .or_else(|| input.get("server"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let matches = |r: &Rule, _: RuleList| match &r.kind {
+                    RuleKind::Connector { name: pattern, .. } => {
+                        r.matches_tool(tool) && pattern.matches(name)
+                    }
+                    _ => r.matches_tool(tool),
+                };
+                self.evaluate(
+                    tool,
+                    &matches,
+                    Guard::Fallback(Verdict::new(
+                        Decision::Allow,
+                        "default: connector",
+                        RuleSource::Default,
+                    )),
+                )
+            }
+            _ => self.evaluate(
+                tool,
+                &|r, _| r.matches_tool(tool),
+                Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "default: built-in",
+                    RuleSource::Default,
+                )),
+            ),
+        }
+    }
+
+    /// The pool panel's badge: how the tool is treated before any input is known. bash and
+    /// the file tools are "guarded": Allow with the guard's name unless a rule names the
+    /// whole tool.
+    pub fn badge(&self, tool: &PoolTool, ctx: &PolicyContext<'_>) -> Verdict {
+        let guard_name = match tool.name.as_str() {
+            "bash" => "bash guard",
+            "read_file" | "write_file" | "edit_file" | "glob" => "workspace guard",
+            _ => return self.decide(tool, &Value::Object(Default::default()), ctx),
+        };
+        if !is_builtin(tool, &tool.name) {
+            return self.decide(tool, &Value::Object(Default::default()), ctx);
+        }
+        let whole_tool = |r: &Rule, _: RuleList| r.matches_tool(tool) && names_whole_tool(r);
+        self.evaluate(
+            tool,
+            &whole_tool,
+            Guard::Fallback(Verdict::new(
+                Decision::Allow,
+                guard_name,
+                RuleSource::Default,
+            )),
+        )
+    }
+
+    fn first_rule<'a>(
+        rules: &'a [PolicyRule],
+        list: RuleList,
+        matches: &dyn Fn(&Rule, RuleList) -> bool,
+    ) -> Option<&'a PolicyRule> {
+        rules
+            .iter()
+            .find(|r| r.list == list && matches(&r.rule, list))
+    }
+
+    fn evaluate(
+        &self,
+        tool: &PoolTool,
+        matches: &dyn Fn(&Rule, RuleList) -> bool,
+        guard: Guard,
+    ) -> Verdict {
+        if let Guard::Hard(v) = guard {
+            return v;
+        }
+        if let Some(r) = Self::first_rule(&self.rules, RuleList::Deny, matches) {
+            return rule_verdict(r, tool);
+        }
+        let guard = match guard {
+            Guard::Firm(v) => return v,
+            other => other,
+        };
+        let soft_deny =
+            matches!(&guard, Guard::Soft(v) if matches!(v.decision, Decision::Deny { .. }));
+        if !soft_deny && self.grants.contains(&tool.name) {
+            return Verdict::new(Decision::Allow, tool.name.clone(), RuleSource::SessionGrant);
+        }
+        for list in [RuleList::Ask, RuleList::Allow] {
+            if let Some(r) = Self::first_rule(&self.rules, list, matches) {
+                return rule_verdict(r, tool);
+            }
+        }
+        let fallback = match guard {
+            Guard::Soft(v) => return v,
+            Guard::Fallback(v) => v,
+            Guard::Hard(v) | Guard::Firm(v) => return v,
+        };
+        for list in [RuleList::Deny, RuleList::Ask, RuleList::Allow] {
+            if let Some(r) = Self::first_rule(&self.defaults, list, matches) {
+                return rule_verdict(r, tool);
+            }
+        }
+        fallback
+    }
+
+    fn decide_bash(&self, tool: &PoolTool, input: &Value) -> Verdict {
+        let Some(command) = input.get("command").and_then(Value::as_str) else {
+            return Verdict::new(
+                Decision::Ask {
+                    why: "bash call without a `command` string".into(),
+                },
+                "bash guard: no command",
+                RuleSource::Default,
+            );
+        };
+        let units = match bash_guard::analyze(command) {
+            Ok(units) => units,
+            Err(e) => {
+                let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+                let matches = |r: &Rule, list: RuleList| match &r.kind {
+                    RuleKind::Bash(p) => list != RuleList::Allow && p.matches(&words),
+                    _ => r.matches_tool(tool),
+                };
+                return self.evaluate(
+                    tool,
+                    &matches,
+                    Guard::Firm(Verdict::new(
+                        Decision::Ask {
+                            why: format!(
+                                "cannot check this command ({e}), so it is not run without asking"
+                            ),
+                        },
+                        "bash guard: unparsable",
+                        RuleSource::Default,
+                    )),
+                );
+            }
+        };
+        let mut first_ask = None;
+        let mut allowed_by_rule = None;
+        for unit in &units {
+            let raw_words: Vec<String> = unit.raw.split(' ').map(str::to_string).collect();
+            // Deny and ask rules match the command as written or as run; allow rules only as
+            // run, so `env rm x` is not allowed by `Bash(env:*)`.
+            let matches = |r: &Rule, list: RuleList| match &r.kind {
+                RuleKind::Bash(p) => {
+                    p.matches(&unit.words) || (list != RuleList::Allow && p.matches(&raw_words))
+                }
+                _ => r.matches_tool(tool),
+            };
+            let shown = if unit.raw.is_empty() {
+                "(redirection)".to_string()
+            } else {
+                unit.raw.clone()
+            };
+            let guard = match unit.class {
+                Class::Denied(pattern) => Guard::Hard(Verdict::new(
+                    Decision::Deny {
+                        why: format!("`{shown}` matches the bash deny list ({pattern})"),
+                    },
+                    format!("bash deny list: {pattern}"),
+                    RuleSource::Default,
+                )),
+                Class::Destructive(what) => Guard::Soft(Verdict::new(
+                    Decision::Ask {
+                        why: format!("`{shown}` is destructive ({what})"),
+                    },
+                    format!("bash guard: destructive ({what})"),
+                    RuleSource::Default,
+                )),
+                Class::Ordinary => Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "bash guard",
+                    RuleSource::Default,
+                )),
+            };
+            let v = self.evaluate(tool, &matches, guard);
+            match v.decision {
+                Decision::Deny { .. } => return v,
+                Decision::Ask { .. } => {
+                    first_ask.get_or_insert(v);
+                }
+                Decision::Allow => {
+                    if v.source != RuleSource::Default {
+                        allowed_by_rule.get_or_insert(v);
+                    }
+                }
+            }
+        }
+        if let Some(v) = first_ask {
+            return v;
+        }
+        if let Some(v) = allowed_by_rule {
+            return v;
+        }
+        // No command at all (an empty line) or only ordinary ones; a whole-tool rule may
+        // still apply to an empty line.
+        if units.is_empty() {
+            return self.evaluate(
+                tool,
+                &|r, _| r.matches_tool(tool) && names_whole_tool(r),
+                Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "bash guard",
+                    RuleSource::Default,
+                )),
+            );
+        }
+        Verdict::new(Decision::Allow, "bash guard", RuleSource::Default)
+    }
+
+    fn decide_file(&self, tool: &PoolTool, input: &Value, ctx: &PolicyContext<'_>) -> Verdict {
+        let field = if tool.name == "glob" {
+            "pattern"
+        } else {
+            "path"
+        };
+        let Some(path) = input.get(field).and_then(Value::as_str) else {
+            return Verdict::new(
+                Decision::Ask {
+                    why: format!("{} call without a `{field}` string", tool.name),
+                },
+                "workspace guard: no path",
+                RuleSource::Default,
+            );
+        };
+        let (resolved, candidates, escapes) = if tool.name == "glob" {
+            glob_target(
+                path,
+                input.get("path").and_then(Value::as_str),
+                ctx.workspace,
+            )
+        } else {
+            let r = workspace::resolve(ctx.workspace, path);
+            let c = vec![r.rule_path()];
+            (r, c, false)
+        };
+        let matches = |r: &Rule, _: RuleList| match &r.kind {
+            RuleKind::Files { glob, .. } => {
+                r.matches_tool(tool) && candidates.iter().any(|c| glob.matches(c))
+            }
+            _ => r.matches_tool(tool),
+        };
+        let guard = if !resolved.inside() || escapes {
+            let why = format!(
+                "`{path}` resolves outside the workspace ({})",
+                resolved.absolute.display()
+            );
+            let decision = match self.outside_workspace {
+                OutsideWorkspace::Ask => Decision::Ask { why },
+                OutsideWorkspace::Deny => Decision::Deny { why },
+            };
+            Guard::Soft(Verdict::new(
+                decision,
+                "workspace guard: outside the workspace",
+                RuleSource::Default,
+            ))
+        } else if tool.name != "read_file"
+            && tool.name != "glob"
+            && is_toolgate_config(resolved.relative.as_deref().unwrap_or(""))
+        {
+            Guard::Soft(Verdict::new(
+                Decision::Ask {
+                    why: format!("`{path}` is toolgate's own configuration"),
+                },
+                "workspace guard: toolgate configuration",
+                RuleSource::Default,
+            ))
+        } else {
+            Guard::Fallback(Verdict::new(
+                Decision::Allow,
+                "workspace guard",
+                RuleSource::Default,
+            ))
+        };
+        self.evaluate(tool, &matches, guard)
+    }
+}
+
+/// Rules that name a tool as a whole, without looking at its input.
+fn names_whole_tool(r: &Rule) -> bool {
+    matches!(
+        r.kind,
+        RuleKind::Everything
+            | RuleKind::AnyMcp
+            | RuleKind::Tools(_)
+            | RuleKind::Bash(rule::BashPattern::Any)
+    )
+}
+
+/// Writing these would let the model change its own permissions or servers.
+fn is_toolgate_config(relative: &str) -> bool {
+    relative == ".mcp.json" || relative == ".toolgate" || relative.starts_with(".toolgate/")
+}
+
+/// For `glob`: resolves the pattern's literal base directory (the part before the first
+/// component with a metacharacter). `escapes` is true when a `..` follows a wildcard, which
+/// could climb out of any base.
+fn glob_target(
+    pattern: &str,
+    base: Option<&str>,
+    workspace: &Path,
+) -> (Resolved, Vec<String>, bool) {
+    let is_meta = |s: &str| s.contains(['*', '?', '[', '{']);
+    let absolute = pattern.starts_with('/');
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let split = parts.iter().position(|p| is_meta(p)).unwrap_or(parts.len());
+    let literal = parts[..split].join("/");
+    let rest = parts[split..].join("/");
+    let escapes = parts[split..].contains(&"..");
+    let literal = if literal.is_empty() && absolute {
+        "/".to_string()
+    } else if literal.is_empty() {
+        ".".to_string()
+    } else {
+        literal
+    };
+    let start = match base {
+        Some(b) if !Path::new(&literal).is_absolute() => {
+            format!("{}/{literal}", b.trim_end_matches('/'))
+        }
+        _ => literal,
+    };
+    let resolved = workspace::resolve(workspace, &start);
+    let base_rule = resolved.rule_path();
+    let full = if rest.is_empty() {
+        base_rule.clone()
+    } else if base_rule == "." {
+        rest
+    } else {
+        format!("{}/{rest}", base_rule.trim_end_matches('/'))
+    };
+    (resolved, vec![base_rule, full], escapes)
+}
+
+fn unlisted_mcp(tool: &PoolTool) -> Guard {
+    Guard::Fallback(Verdict::new(
+        Decision::Ask {
+            why: format!("no rule mentions {}", tool.name),
+        },
+        "default: unlisted MCP tool",
+        RuleSource::Default,
+    ))
+}
+
+fn rule_verdict(r: &PolicyRule, tool: &PoolTool) -> Verdict {
+    let decision = match r.list {
+        RuleList::Allow => Decision::Allow,
+        RuleList::Ask => Decision::Ask {
+            why: format!("rule {} asks before {} runs", r.rule.text, tool.name),
+        },
+        RuleList::Deny => Decision::Deny {
+            why: format!("denied by rule {}", r.rule.text),
+        },
+    };
+    Verdict::new(decision, r.rule.text.clone(), r.source.clone())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,180 @@
 //! The full-screen console (ratatui + crossterm).
+//!
+//! [`run`] owns the terminal and the [`App`]; one `select!` waits on terminal input, agent
+//! events, signals and — only when something is due — a deadline (next frame, spinner
+//! frame, a highlight running out). `update` is pure, `view` only draws.
+
+mod app;
+mod limiter;
+mod markdown;
+mod permission;
+mod pool;
+mod terminal;
+mod theme;
+mod transcript;
+mod view;
+mod wrap;
+
+pub use app::{
+    App, ConsoleInfo, Effect, Focus, Msg, Overlay, QUIT_WINDOW, RuleLine, ServerInfo, Turn, update,
+};
+pub use limiter::{FRAME_INTERVAL, FrameLimiter};
+pub use permission::{Choice, GUARD_WINDOW};
+pub use pool::CHANGE_HIGHLIGHT;
+pub use theme::Theme;
+pub use transcript::{EntryKind, Scroll, ToolState};
+pub use view::view;
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use tokio::sync::mpsc::error::{TryRecvError, TrySendError};
+
+use crate::agent::{AgentEvent, AgentHandle, UiCommand};
+
+/// How many queued agent events are folded into one frame before drawing, so a flood of
+/// deltas never starves input handling yet never builds a backlog either.
+const MAX_EVENTS_PER_BATCH: usize = 512;
+const SHUTDOWN_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Runs the console until the user quits (or a signal asks it to). Restores the terminal
+/// on every way out, including a panic.
+pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Result<()> {
+    info.no_color |= !Theme::from_env().color;
+    // Signals first: a SIGTERM arriving while the screen is being set up still restores it.
+    let signals = terminal::Signals::new()?;
+    let mut term = terminal::TerminalGuard::enter()?;
+    let result = event_loop(&mut term, &mut handle, info, signals).await;
+    // Tell the agent first so it can close servers while we restore the screen.
+    // A stuck agent must not keep the terminal hostage, hence the bound.
+    let _ = handle
+        .commands
+        .send_timeout(UiCommand::Shutdown, SHUTDOWN_SEND_TIMEOUT)
+        .await;
+    term.restore();
+    result
+}
+
+#[allow(clippy::large_enum_variant)] // see `Msg`
+enum Wake {
+    Msg(Msg),
+    Quit,
+    Deadline,
+}
+
+async fn event_loop(
+    term: &mut terminal::TerminalGuard,
+    handle: &mut AgentHandle,
+    info: ConsoleInfo,
+    mut signals: terminal::Signals,
+) -> anyhow::Result<()> {
+    let mut app = App::new(info, Instant::now());
+    let mut limiter = FrameLimiter::default();
+    let mut input = crossterm::event::EventStream::new();
+    let mut agent_open = true;
+
+    loop {
+        let now = Instant::now();
+        if limiter.should_draw(now) {
+            app.now = now;
+            term.terminal.draw(|f| view(&app, f))?;
+            limiter.drawn(now);
+        }
+        let deadline = [limiter.next_draw_at(now), app.next_deadline()]
+            .into_iter()
+            .flatten()
+            .min();
+
+        let wake = tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => Wake::Msg(Msg::Terminal(ev)),
+                Some(Err(e)) => return Err(anyhow::anyhow!("reading the terminal failed: {e}")),
+                None => Wake::Quit,
+            },
+            ev = handle.events.recv(), if agent_open => match ev {
+                Some(ev) => Wake::Msg(Msg::Agent(ev)),
+                None => {
+                    agent_open = false;
+                    Wake::Msg(Msg::AgentGone)
+                }
+            },
+            _ = signals.recv() => Wake::Quit,
+            _ = sleep_until(deadline), if deadline.is_some() => Wake::Deadline,
+        };
+
+        app.now = Instant::now();
+        let msg = match wake {
+            Wake::Quit => return Ok(()),
+            Wake::Deadline => Msg::Tick,
+            Wake::Msg(m) => m,
+        };
+        // Every message may change the screen; a tick only comes when a deadline fell due
+        // (spinner frame, highlight ending), so marking it dirty costs at most one frame.
+        limiter.mark_dirty();
+        let effects = update(&mut app, msg);
+        if perform(&mut app, effects, handle) {
+            return Ok(());
+        }
+        // Fold whatever else the agent already sent into the same frame.
+        for _ in 0..MAX_EVENTS_PER_BATCH {
+            if !agent_open {
+                break;
+            }
+            match handle.events.try_recv() {
+                Ok(ev) => {
+                    let effects = update(&mut app, Msg::Agent(ev));
+                    if perform(&mut app, effects, handle) {
+                        return Ok(());
+                    }
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    agent_open = false;
+                    let effects = update(&mut app, Msg::AgentGone);
+                    if perform(&mut app, effects, handle) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    if let Some(d) = deadline {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await;
+    }
+}
+
+/// Carries out effects; true when the console should close.
+fn perform(app: &mut App, effects: Vec<Effect>, handle: &AgentHandle) -> bool {
+    let mut quit = false;
+    for effect in effects {
+        match effect {
+            Effect::Quit => quit = true,
+            Effect::SendCommand(cmd) => match handle.commands.try_send(cmd) {
+                Ok(()) => {}
+                // A busy agent must not freeze the screen: deliver in the background.
+                Err(TrySendError::Full(cmd)) => {
+                    let commands = handle.commands.clone();
+                    tokio::spawn(async move {
+                        let _ = commands.send(cmd).await;
+                    });
+                }
+                // The agent may be gone (it reported why); the console stays usable to quit.
+                Err(TrySendError::Closed(_)) => {
+                    let _ = update(
+                        app,
+                        Msg::Agent(AgentEvent::Error(
+                            "the agent is not running; the command was not sent".into(),
+                        )),
+                    );
+                }
+            },
+            reply @ Effect::Reply { .. } => {
+                let _ = reply.deliver_reply();
+            }
+        }
+    }
+    quit
+}

@@ -1,0 +1,622 @@
+use super::*;
+use crate::config::{ConfigSource, ServerTransport};
+use crate::pool::ToolClaims;
+use serde_json::json;
+
+fn mcp(server: &str, tool: &str) -> PoolTool {
+    PoolTool {
+        name: format!("mcp__{server}__{tool}"),
+        origin: ToolOrigin::Mcp {
+            server: server.into(),
+            tool: tool.into(),
+        },
+        description: String::new(),
+        input_schema: json!({"type": "object"}),
+        claims: ToolClaims::default(),
+        shortened: false,
+    }
+}
+
+fn builtin(name: &str) -> PoolTool {
+    let mut t = PoolTool::builtin(name, "", json!({"type": "object"}));
+    if name.ends_with("_mcp") {
+        t.origin = ToolOrigin::Connector;
+    }
+    t
+}
+
+fn with_rules(rules: &[(RuleList, &str, RuleSource)]) -> Policy {
+    let mut p = Policy::default();
+    p.add_rules(rules.iter().map(|(list, text, source)| PolicyRule {
+        rule: Rule::parse(text).unwrap(),
+        list: *list,
+        source: source.clone(),
+    }));
+    p
+}
+
+fn user() -> RuleSource {
+    RuleSource::UserConfig(PathBuf::from("/home/u/.config/toolgate/config.toml"))
+}
+
+fn project() -> RuleSource {
+    RuleSource::ProjectConfig(PathBuf::from("/w/.toolgate/config.toml"))
+}
+
+fn ctx(ws: &Path) -> PolicyContext<'_> {
+    PolicyContext { workspace: ws }
+}
+
+fn kind(v: &Verdict) -> &'static str {
+    match v.decision {
+        Decision::Allow => "allow",
+        Decision::Ask { .. } => "ask",
+        Decision::Deny { .. } => "deny",
+    }
+}
+
+fn bash(policy: &Policy, command: &str) -> Verdict {
+    policy.decide(
+        &builtin("bash"),
+        &json!({ "command": command }),
+        &ctx(Path::new("/tmp")),
+    )
+}
+
+#[test]
+fn shipped_defaults_for_the_course_servers() {
+    let p = Policy::default();
+    let c = ctx(Path::new("/tmp"));
+    for (server, tool, expected) in [
+        ("docs", "search", "allow"),
+        ("docs", "get_version", "allow"),
+        ("deploy", "status", "allow"),
+        ("deploy", "trigger", "ask"),
+        ("deploy", "rollback", "ask"),
+        ("other", "anything", "ask"),
+    ] {
+        let v = p.decide(&mcp(server, tool), &json!({}), &c);
+        assert_eq!(kind(&v), expected, "{server}/{tool}: {v:?}");
+        assert_eq!(v.source, RuleSource::Default);
+    }
+    let trigger = p.decide(&mcp("deploy", "trigger"), &json!({}), &c);
+    assert_eq!(trigger.rule, "mcp__deploy__trigger");
+    let unlisted = p.decide(&mcp("other", "anything"), &json!({}), &c);
+    assert_eq!(
+        unlisted.decision,
+        Decision::Ask {
+            why: "no rule mentions mcp__other__anything".into()
+        }
+    );
+}
+
+#[test]
+fn annotations_and_descriptions_never_authorize() {
+    let mut fake = mcp("fs", "list_secrets");
+    fake.description = "(readOnly) Lists files. Safe, never asks.".into();
+    fake.claims = ToolClaims {
+        read_only: Some(true),
+        destructive: Some(false),
+        ..Default::default()
+    };
+    let v = Policy::default().decide(&fake, &json!({}), &ctx(Path::new("/tmp")));
+    assert_eq!(kind(&v), "ask");
+    assert_eq!(v.rule, "default: unlisted MCP tool");
+}
+
+#[test]
+fn precedence_is_deny_then_ask_then_allow_across_sources() {
+    let search = mcp("docs", "search");
+    let c = ctx(Path::new("/tmp"));
+    // A project allow does not beat a user deny, and vice versa for ask.
+    let p = with_rules(&[
+        (RuleList::Allow, "mcp__docs__search", project()),
+        (RuleList::Deny, "mcp__docs", user()),
+    ]);
+    let v = p.decide(&search, &json!({}), &c);
+    assert_eq!(kind(&v), "deny");
+    assert_eq!(v.rule, "mcp__docs");
+    assert_eq!(v.source, user());
+
+    let p = with_rules(&[
+        (RuleList::Allow, "mcp__docs__*", RuleSource::Flag),
+        (RuleList::Ask, "mcp__docs__sea*", project()),
+    ]);
+    let v = p.decide(&search, &json!({}), &c);
+    assert_eq!((kind(&v), v.rule.as_str()), ("ask", "mcp__docs__sea*"));
+
+    // Configured rules are above the shipped defaults: a user may allow trigger …
+    let p = with_rules(&[(RuleList::Allow, "mcp__deploy__trigger", user())]);
+    let v = p.decide(&mcp("deploy", "trigger"), &json!({}), &c);
+    assert_eq!((kind(&v), v.source.clone()), ("allow", user()));
+    // … or make a default-allowed tool ask.
+    let p = with_rules(&[(RuleList::Ask, "mcp__deploy", user())]);
+    assert_eq!(
+        kind(&p.decide(&mcp("deploy", "status"), &json!({}), &c)),
+        "ask"
+    );
+    // `*` and `mcp__*` work in deny and ask lists.
+    let p = with_rules(&[(RuleList::Deny, "*", RuleSource::Flag)]);
+    assert_eq!(kind(&bash(&p, "ls")), "deny");
+    let p = with_rules(&[(RuleList::Ask, "mcp__*", user())]);
+    assert_eq!(
+        kind(&p.decide(&mcp("docs", "search"), &json!({}), &c)),
+        "ask"
+    );
+}
+
+#[test]
+fn allow_everything_rules_never_take_effect() {
+    let p = with_rules(&[
+        (RuleList::Allow, "*", user()),
+        (RuleList::Allow, "mcp__*", user()),
+        (RuleList::Allow, "Bash", user()),
+    ]);
+    assert_eq!(
+        kind(&p.decide(&mcp("x", "y"), &json!({}), &ctx(Path::new("/tmp")))),
+        "ask"
+    );
+    assert_eq!(kind(&bash(&p, "rm x")), "ask");
+}
+
+/// The shell table from the issue, plus the deny list and wrappers.
+#[test]
+fn bash_guard_table() {
+    let p = Policy::default();
+    let table: &[(&str, &str, &str)] = &[
+        // must flag
+        (
+            "echo ready && rm notes.txt",
+            "ask",
+            "bash guard: destructive (rm)",
+        ),
+        ("(del x)", "ask", "bash guard: destructive (del)"),
+        ("/usr/bin/rm x", "ask", "bash guard: destructive (rm)"),
+        ("rm; echo", "ask", "bash guard: destructive (rm)"),
+        ("bash -c \"rm -rf /\"", "deny", "bash deny list: rm -rf /"),
+        ("$(rm x)", "ask", "bash guard: destructive (rm)"),
+        ("echo `rmdir d`", "ask", "bash guard: destructive (rmdir)"),
+        ("erase f", "ask", "bash guard: destructive (erase)"),
+        ("chmod 777 f", "ask", "bash guard: destructive (chmod 777)"),
+        (
+            "echo x > /etc/hosts",
+            "ask",
+            "bash guard: destructive (redirection into /etc/)",
+        ),
+        (
+            "env FOO=1 command exec nohup time rm x",
+            "ask",
+            "bash guard: destructive (rm)",
+        ),
+        ("A=1 B=2 rm x", "ask", "bash guard: destructive (rm)"),
+        ("\\rm x", "ask", "bash guard: destructive (rm)"),
+        ("echo 'unbalanced", "ask", "bash guard: unparsable"),
+        ("echo \"unbalanced", "ask", "bash guard: unparsable"),
+        // deny list
+        ("rm -rf /", "deny", "bash deny list: rm -rf /"),
+        ("rm -fr /", "deny", "bash deny list: rm -fr /"),
+        ("sudo ls", "deny", "bash deny list: sudo"),
+        (
+            "ls && /sbin/shutdown -h now",
+            "deny",
+            "bash deny list: shutdown",
+        ),
+        ("reboot", "deny", "bash deny list: reboot"),
+        ("mkfs /dev/sda1", "deny", "bash deny list: mkfs"),
+        ("mkfs.ext4 /dev/sda1", "deny", "bash deny list: mkfs"),
+        (
+            "dd if=/dev/zero of=/dev/sda",
+            "deny",
+            "bash deny list: dd if=",
+        ),
+        ("sh -c 'sh -c \"sudo id\"'", "deny", "bash deny list: sudo"),
+        // must not flag
+        ("echo rm is just a word", "allow", "bash guard"),
+        ("grep del x.py", "allow", "bash guard"),
+        ("git commit -m \"rm x\"", "allow", "bash guard"),
+        ("delimiter x", "allow", "bash guard"),
+        ("ls -la | grep rm", "allow", "bash guard"),
+        ("echo '$(rm x)'", "allow", "bash guard"),
+        ("cat /etc/hosts > out.txt", "allow", "bash guard"),
+        ("", "allow", "bash guard"),
+    ];
+    for (command, expected, rule) in table {
+        let v = bash(&p, command);
+        // `rm -fr /` is the same pattern as `rm -rf /`.
+        let rule = rule.replace("rm -fr /", "rm -rf /");
+        assert_eq!(
+            (kind(&v), v.rule.as_str()),
+            (*expected, rule.as_str()),
+            "{command}: {v:?}"
+        );
+        if *expected == "deny" {
+            let Decision::Deny { why } = &v.decision else {
+                unreachable!()
+            };
+            assert!(why.contains(&rule["bash deny list: ".len()..]), "{why}");
+        }
+    }
+}
+
+#[test]
+fn bash_depth_cap_asks() {
+    let mut line = "echo hi".to_string();
+    for _ in 0..12 {
+        line = format!("sh -c '{}'", line.replace('\'', "'\\''"));
+    }
+    let v = bash(&Policy::default(), &line);
+    assert_eq!(
+        (kind(&v), v.rule.as_str()),
+        ("ask", "bash guard: unparsable")
+    );
+}
+
+#[test]
+fn bash_user_rules() {
+    // An allow rule turns the destructive ask into allow — for that command only.
+    let p = with_rules(&[(RuleList::Allow, "Bash(rm:*)", project())]);
+    let v = bash(&p, "rm notes.txt");
+    assert_eq!(
+        (kind(&v), v.rule.as_str(), v.source.clone()),
+        ("allow", "Bash(rm:*)", project())
+    );
+    assert_eq!(kind(&bash(&p, "echo ok && rmdir d")), "ask");
+    // … but never overrides the deny list.
+    assert_eq!(kind(&bash(&p, "rm -rf /")), "deny");
+    // … nor makes an unparsable line run.
+    assert_eq!(kind(&bash(&p, "rm 'x")), "ask");
+
+    // Prefix and glob rules, applied to every command of the line.
+    let p = with_rules(&[
+        (RuleList::Deny, "Bash(git push:*)", user()),
+        (RuleList::Ask, "Bash(npm run *)", user()),
+    ]);
+    let v = bash(&p, "git status && git push origin main");
+    assert_eq!((kind(&v), v.rule.as_str()), ("deny", "Bash(git push:*)"));
+    assert_eq!(kind(&bash(&p, "npm run build")), "ask");
+    assert_eq!(kind(&bash(&p, "npm test")), "allow");
+    // Deny rules also see the command as written and through wrappers.
+    assert_eq!(kind(&bash(&p, "env git push")), "deny");
+    assert_eq!(kind(&bash(&p, "sh -c 'git push'")), "deny");
+
+    // Allow rules see the command as run: `Bash(env:*)` does not allow `env rm x`.
+    let p = with_rules(&[(RuleList::Allow, "Bash(env:*)", user())]);
+    assert_eq!(kind(&bash(&p, "env rm x")), "ask");
+    // Bare `Bash` in deny or ask covers every command.
+    let p = with_rules(&[(RuleList::Ask, "Bash", user())]);
+    assert_eq!(kind(&bash(&p, "ls")), "ask");
+}
+
+#[test]
+fn session_grants() {
+    let mut p = Policy::default();
+    let trigger = mcp("deploy", "trigger");
+    let c = ctx(Path::new("/tmp"));
+    p.grant("mcp__deploy__trigger");
+    p.grant("bash");
+    assert_eq!(
+        p.grants(),
+        vec!["bash".to_string(), "mcp__deploy__trigger".to_string()]
+    );
+    let v = p.decide(&trigger, &json!({}), &c);
+    assert_eq!(
+        (kind(&v), v.source.clone()),
+        ("allow", RuleSource::SessionGrant)
+    );
+    assert_eq!(kind(&bash(&p, "rm x")), "allow");
+    // A grant never beats a deny rule or the deny list.
+    assert_eq!(kind(&bash(&p, "sudo rm x")), "deny");
+    let mut denied = with_rules(&[(RuleList::Deny, "mcp__deploy__trigger", user())]);
+    denied.grant("mcp__deploy__trigger");
+    assert_eq!(kind(&denied.decide(&trigger, &json!({}), &c)), "deny");
+    assert!(p.revoke("mcp__deploy__trigger"));
+    assert!(!p.revoke("mcp__deploy__trigger"));
+    assert_eq!(kind(&p.decide(&trigger, &json!({}), &c)), "ask");
+}
+
+#[test]
+fn connector_rules() {
+    let c = ctx(Path::new("/tmp"));
+    let connect = builtin("connect_mcp");
+    let p = Policy::default();
+    assert_eq!(
+        kind(&p.decide(&connect, &json!({"server": "docs"}), &c)),
+        "allow"
+    );
+    let p = with_rules(&[
+        (RuleList::Deny, "connect_mcp(evil*)", user()),
+        (RuleList::Ask, "disconnect_mcp", user()),
+    ]);
+    assert_eq!(
+        kind(&p.decide(&connect, &json!({"server": "evil-one"}), &c)),
+        "deny"
+    );
+    assert_eq!(
+        kind(&p.decide(&connect, &json!({"server": "docs"}), &c)),
+        "allow"
+    );
+    assert_eq!(
+        kind(&p.decide(&builtin("disconnect_mcp"), &json!({"server": "docs"}), &c)),
+        "ask"
+    );
+}
+
+#[test]
+fn workspace_guard_for_file_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    let c = ctx(&ws);
+    let p = Policy::default();
+    let read = builtin("read_file");
+    let write = builtin("write_file");
+    let glob = builtin("glob");
+    let decide = |p: &Policy, t: &PoolTool, input: Value| p.decide(t, &input, &c);
+    assert_eq!(
+        kind(&decide(&p, &read, json!({"path": "src/main.rs"}))),
+        "allow"
+    );
+    assert_eq!(
+        kind(&decide(&p, &write, json!({"path": "new/file.txt"}))),
+        "allow"
+    );
+    let v = decide(&p, &read, json!({"path": "../secret"}));
+    assert_eq!(
+        (kind(&v), v.rule.as_str()),
+        ("ask", "workspace guard: outside the workspace")
+    );
+    assert_eq!(
+        kind(&decide(&p, &read, json!({"path": "/etc/passwd"}))),
+        "ask"
+    );
+    assert_eq!(kind(&decide(&p, &read, json!({}))), "ask");
+    // glob: the base directory decides; `..` after a wildcard could escape.
+    assert_eq!(
+        kind(&decide(&p, &glob, json!({"pattern": "src/**/*.rs"}))),
+        "allow"
+    );
+    assert_eq!(
+        kind(&decide(&p, &glob, json!({"pattern": "**/*.rs"}))),
+        "allow"
+    );
+    assert_eq!(kind(&decide(&p, &glob, json!({"pattern": "../*"}))), "ask");
+    assert_eq!(
+        kind(&decide(&p, &glob, json!({"pattern": "/etc/*"}))),
+        "ask"
+    );
+    assert_eq!(
+        kind(&decide(&p, &glob, json!({"pattern": "*/../../x"}))),
+        "ask"
+    );
+    // Writing toolgate's own configuration asks.
+    assert_eq!(
+        kind(&decide(
+            &p,
+            &write,
+            json!({"path": ".toolgate/config.toml"})
+        )),
+        "ask"
+    );
+    assert_eq!(
+        kind(&decide(
+            &p,
+            &builtin("edit_file"),
+            json!({"path": ".mcp.json"})
+        )),
+        "ask"
+    );
+    assert_eq!(
+        kind(&decide(&p, &read, json!({"path": ".mcp.json"}))),
+        "allow"
+    );
+
+    // Deny mode.
+    let mut strict = Policy::default();
+    strict.set_outside_workspace(OutsideWorkspace::Deny);
+    strict.grant("read_file");
+    assert_eq!(
+        kind(&decide(&strict, &read, json!({"path": "../secret"}))),
+        "deny"
+    );
+    assert_eq!(
+        kind(&decide(&strict, &read, json!({"path": "src/a"}))),
+        "allow"
+    );
+}
+
+#[test]
+fn file_rules_match_relative_or_absolute_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let outside = std::fs::canonicalize(dir.path()).unwrap().join("shared");
+    let c = ctx(&ws);
+    let allow_outside = format!("Read({}/**)", outside.display());
+    let p = with_rules(&[
+        (RuleList::Deny, "Read(.env)", user()),
+        (RuleList::Ask, "Edit(docs/**)", user()),
+        (RuleList::Allow, &allow_outside, user()),
+        (RuleList::Allow, "Write(.toolgate/config.toml)", user()),
+    ]);
+    let read = builtin("read_file");
+    assert_eq!(kind(&p.decide(&read, &json!({"path": ".env"}), &c)), "deny");
+    assert_eq!(
+        kind(&p.decide(&read, &json!({"path": "./x/../.env"}), &c)),
+        "deny"
+    );
+    assert_eq!(
+        kind(&p.decide(&builtin("glob"), &json!({"pattern": ".env"}), &c)),
+        "deny"
+    );
+    assert_eq!(
+        kind(&p.decide(&builtin("edit_file"), &json!({"path": "docs/a/b.md"}), &c)),
+        "ask"
+    );
+    assert_eq!(
+        kind(&p.decide(&builtin("write_file"), &json!({"path": "docs/a/b.md"}), &c)),
+        "allow"
+    );
+    let outside_file = outside.join("notes.txt");
+    let v = p.decide(&read, &json!({"path": outside_file.to_str().unwrap()}), &c);
+    assert_eq!(
+        (kind(&v), v.rule.as_str()),
+        ("allow", allow_outside.as_str())
+    );
+    let v = p.decide(
+        &builtin("write_file"),
+        &json!({"path": ".toolgate/config.toml"}),
+        &c,
+    );
+    assert_eq!(kind(&v), "allow");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_escape_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), ws.join("innocent.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), ws.join("up")).unwrap();
+    let c = ctx(&ws);
+    let p = Policy::default();
+    let v = p.decide(&builtin("read_file"), &json!({"path": "innocent.txt"}), &c);
+    assert_eq!(kind(&v), "ask");
+    let Decision::Ask { why } = &v.decision else {
+        unreachable!()
+    };
+    assert!(why.contains("secret.txt"), "{why}");
+    assert_eq!(
+        kind(&p.decide(&builtin("write_file"), &json!({"path": "up/new.txt"}), &c)),
+        "ask"
+    );
+    assert_eq!(
+        kind(&p.decide(&builtin("glob"), &json!({"pattern": "up/*"}), &c)),
+        "ask"
+    );
+}
+
+#[test]
+fn badges() {
+    let c = ctx(Path::new("/tmp"));
+    let p = Policy::default();
+    let v = p.badge(&builtin("bash"), &c);
+    assert_eq!((kind(&v), v.rule.as_str()), ("allow", "bash guard"));
+    let v = p.badge(&builtin("read_file"), &c);
+    assert_eq!((kind(&v), v.rule.as_str()), ("allow", "workspace guard"));
+    assert_eq!(kind(&p.badge(&mcp("deploy", "trigger"), &c)), "ask");
+    assert_eq!(kind(&p.badge(&mcp("docs", "search"), &c)), "allow");
+    assert_eq!(kind(&p.badge(&builtin("connect_mcp"), &c)), "allow");
+    let p = with_rules(&[
+        (RuleList::Deny, "Bash", user()),
+        (RuleList::Ask, "Bash(rm:*)", user()),
+    ]);
+    assert_eq!(kind(&p.badge(&builtin("bash"), &c)), "deny");
+    let p = with_rules(&[(RuleList::Ask, "Bash(rm:*)", user())]);
+    assert_eq!(kind(&p.badge(&builtin("bash"), &c)), "allow");
+}
+
+#[test]
+fn user_answer_verdicts() {
+    let v = Verdict::user_answer(true, None);
+    assert_eq!(
+        (kind(&v), v.source.clone()),
+        ("allow", RuleSource::UserAnswer)
+    );
+    let v = Verdict::user_answer(false, Some("use staging"));
+    assert_eq!(
+        v.decision,
+        Decision::Deny {
+            why: "denied by the user: use staging".into()
+        }
+    );
+}
+
+#[test]
+fn project_servers_ask_once_per_definition() {
+    let mut p = Policy::default();
+    let mut server = ServerConfig {
+        name: "tools".into(),
+        transport: ServerTransport::Stdio {
+            command: "npx".into(),
+            args: vec!["some-server".into()],
+            env: Default::default(),
+            cwd: None,
+        },
+        source: ConfigSource::Project(PathBuf::from("/w/.mcp.json")),
+        call_timeout_ms: 60_000,
+    };
+    let q = p.project_server_question(&server).unwrap();
+    assert_eq!(q.command_line, "npx some-server");
+    assert!(q.why.contains("npx some-server"));
+    p.approve_project_server(&server);
+    assert_eq!(p.project_server_question(&server), None);
+    if let ServerTransport::Stdio { args, .. } = &mut server.transport {
+        args.push("--evil".into());
+    }
+    assert!(p.project_server_question(&server).is_some());
+    server.source = ConfigSource::User(PathBuf::from("/u/mcp.json"));
+    assert_eq!(p.project_server_question(&server), None);
+}
+
+#[test]
+fn always_rules_per_tool_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let c = ctx(ws);
+    let p = Policy::default();
+    let rule = |t: &PoolTool, input: Value| always_rule(&p, t, &input, &c);
+    assert_eq!(
+        rule(
+            &builtin("bash"),
+            json!({"command": "echo ready && /bin/rm notes.txt"})
+        )
+        .unwrap(),
+        "Bash(rm:*)"
+    );
+    assert_eq!(
+        rule(&builtin("bash"), json!({"command": "ls -la"})).unwrap(),
+        "Bash(ls:*)"
+    );
+    assert!(rule(&builtin("bash"), json!({"command": "ls 'x"})).is_err());
+    assert_eq!(
+        rule(&mcp("deploy", "trigger"), json!({})).unwrap(),
+        "mcp__deploy__trigger"
+    );
+    assert_eq!(
+        rule(&builtin("write_file"), json!({"path": "out/a.txt"})).unwrap(),
+        "Write(out/a.txt)"
+    );
+    assert_eq!(
+        rule(&builtin("edit_file"), json!({"path": "a*.txt"})).unwrap(),
+        "Edit(a[*].txt)"
+    );
+    assert_eq!(
+        rule(&builtin("connect_mcp"), json!({"server": "docs"})).unwrap(),
+        "connect_mcp(docs)"
+    );
+}
+
+#[test]
+fn save_always_applies_at_once_and_writes_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let c = ctx(ws);
+    let mut p = Policy::default();
+    let (path, rule) = p
+        .save_always(&builtin("bash"), &json!({"command": "rm notes.txt"}), &c)
+        .unwrap();
+    assert_eq!(rule, "Bash(rm:*)");
+    assert_eq!(path, ws.join(".toolgate/config.toml"));
+    let v = bash(&p, "rm other.txt");
+    assert_eq!(
+        (kind(&v), v.source.clone()),
+        ("allow", RuleSource::ProjectConfig(path.clone()))
+    );
+    p.save_always(&builtin("bash"), &json!({"command": "rm notes.txt"}), &c)
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches("Bash(rm:*)").count(), 1, "{text}");
+    assert_eq!(p.rules().len(), 1);
+}

@@ -1,0 +1,708 @@
+//! Console state and `update`: every input (key, mouse, paste, agent event, timer) becomes
+//! a [`Msg`]; `update` changes the [`App`] and returns [`Effect`]s for the runtime to carry
+//! out. No I/O here, and time comes from `App::now`, so tests control the clock.
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::Rect;
+use ratatui_textarea::TextArea;
+use tokio::sync::oneshot;
+
+use super::permission::{KeyResult, PermissionQueue, Question};
+use super::pool::PoolView;
+use super::theme::Theme;
+use super::transcript::{EntryKind, Scroll, ToolCard, ToolState, Transcript, summarize_args};
+use crate::agent::events::{AgentEvent, PermissionKind, UiCommand, UserDecision};
+use crate::model::Usage;
+use crate::sanitize::for_terminal;
+
+/// A second Ctrl+C within this window quits.
+pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
+/// Spinner frame length while a turn runs.
+pub const SPINNER_FRAME: Duration = Duration::from_millis(100);
+/// Lines per mouse-wheel notch.
+const WHEEL_LINES: usize = 3;
+
+/// Static facts the console shows that no event carries.
+#[derive(Debug, Clone, Default)]
+pub struct ConsoleInfo {
+    pub workspace: std::path::PathBuf,
+    pub servers: Vec<ServerInfo>,
+    /// Draw without colours (set by `run` when NO_COLOR is set; emphasis stays).
+    pub no_color: bool,
+}
+
+/// A configured MCP server as `/mcp` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerInfo {
+    pub name: String,
+    pub command_line: String,
+}
+
+impl ServerInfo {
+    pub fn from_config(config: &crate::config::ServerConfig) -> Self {
+        ServerInfo {
+            name: config.name.clone(),
+            command_line: config.command_line(),
+        }
+    }
+}
+
+// Messages are moved once from the channel into `update`, never stored in bulk, so the size
+// of the largest agent event costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Msg {
+    Terminal(Event),
+    Agent(AgentEvent),
+    /// The agent's event channel closed.
+    AgentGone,
+    /// A deadline the app asked for passed (spinner frame, highlight expiry, guard end).
+    Tick,
+}
+
+#[derive(Debug)]
+pub enum Effect {
+    SendCommand(UiCommand),
+    Reply {
+        call_id: String,
+        decision: UserDecision,
+        reply: oneshot::Sender<UserDecision>,
+    },
+    Quit,
+}
+
+impl Effect {
+    /// Delivers a dialog answer. The agent may have stopped waiting (turn cancelled); then
+    /// there is nobody to tell, which is fine.
+    pub fn deliver_reply(self) -> Option<Effect> {
+        match self {
+            Effect::Reply {
+                decision, reply, ..
+            } => {
+                let _ = reply.send(decision);
+                None
+            }
+            other => Some(other),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Composer,
+    Pool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    None,
+    Help,
+    Mcp { selected: usize },
+    Permissions { selected: usize },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    Idle,
+    Running { since: Instant, cancel_sent: bool },
+}
+
+/// A rule as `/permissions` lists it: one line per distinct (decision, rule, source).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleLine {
+    pub decision: String,
+    pub rule: String,
+    pub source: String,
+    pub tools: Vec<String>,
+}
+
+pub struct App {
+    /// The time as far as `update` and `view` are concerned; the runtime sets it.
+    pub now: Instant,
+    pub theme: Theme,
+    pub info: ConsoleInfo,
+    pub session_id: String,
+    pub model_label: String,
+    pub transcript: Transcript,
+    pub scroll: Scroll,
+    /// Output arrived while the user was scrolled up.
+    pub unseen_below: bool,
+    pub pool: PoolView,
+    pub permissions: PermissionQueue,
+    pub composer: TextArea<'static>,
+    pub focus: Focus,
+    pub overlay: Overlay,
+    pub turn: Turn,
+    pub usage: Usage,
+    /// Tools the user allowed for this session (revocable from /permissions).
+    pub session_grants: Vec<String>,
+    /// Set by the first Ctrl+C while idle; a second one before it runs out quits.
+    pub quit_armed_until: Option<Instant>,
+    /// A short message for the status line, with when it goes away.
+    pub flash: Option<(String, Instant)>,
+    /// Pool panel hidden by the user (Ctrl+P); narrow screens start with it narrowed.
+    pub pool_collapsed: bool,
+    pub agent_gone: bool,
+    /// Where the conversation was last drawn; scrolling works in its lines.
+    pub conversation_area: Cell<Rect>,
+}
+
+fn new_composer() -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_placeholder_text("Message the agent — /help for commands, ? for keys");
+    t.set_cursor_line_style(ratatui::style::Style::new());
+    t
+}
+
+impl App {
+    pub fn new(info: ConsoleInfo, now: Instant) -> Self {
+        let theme = Theme::new(!info.no_color);
+        let names: Vec<String> = info.servers.iter().map(|s| s.name.clone()).collect();
+        let mut composer = new_composer();
+        composer.set_placeholder_style(theme.dim());
+        App {
+            now,
+            theme,
+            session_id: String::new(),
+            model_label: String::new(),
+            transcript: Transcript::new(theme),
+            scroll: Scroll::Follow,
+            unseen_below: false,
+            pool: PoolView::new(&names),
+            permissions: PermissionQueue::default(),
+            composer,
+            focus: Focus::Composer,
+            overlay: Overlay::None,
+            turn: Turn::Idle,
+            usage: Usage::default(),
+            session_grants: Vec::new(),
+            quit_armed_until: None,
+            flash: None,
+            pool_collapsed: false,
+            agent_gone: false,
+            conversation_area: Cell::new(Rect::default()),
+            info,
+        }
+    }
+
+    pub fn composer_text(&self) -> String {
+        self.composer.lines().join("\n")
+    }
+
+    fn set_flash(&mut self, text: impl Into<String>) {
+        self.flash = Some((text.into(), self.now + Duration::from_secs(4)));
+    }
+
+    /// The earliest moment the screen changes by itself. None while idle: no timers then.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let spinner = match self.turn {
+            Turn::Running { since, .. } => {
+                let elapsed = self.now.saturating_duration_since(since);
+                let frames = elapsed.as_millis() / SPINNER_FRAME.as_millis() + 1;
+                Some(since + SPINNER_FRAME * frames as u32)
+            }
+            Turn::Idle => None,
+        };
+        [
+            spinner,
+            self.pool.next_expiry(),
+            self.permissions.guard_ends(self.now),
+            self.quit_armed_until,
+            self.flash.as_ref().map(|(_, t)| *t),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|t| *t > self.now)
+        .min()
+    }
+
+    /// Rules in force, from the verdicts of the current pool (with their sources).
+    pub fn rule_lines(&self) -> Vec<RuleLine> {
+        let mut out: Vec<RuleLine> = Vec::new();
+        for entry in self.pool.entries() {
+            let v = &entry.verdict;
+            let decision = match v.decision {
+                crate::policy::Decision::Allow => "allow",
+                crate::policy::Decision::Ask { .. } => "ask",
+                crate::policy::Decision::Deny { .. } => "deny",
+            }
+            .to_string();
+            let source = describe_source(&v.source);
+            match out
+                .iter_mut()
+                .find(|r| r.decision == decision && r.rule == v.rule && r.source == source)
+            {
+                Some(line) => line.tools.push(entry.tool.name.clone()),
+                None => out.push(RuleLine {
+                    decision,
+                    rule: v.rule.clone(),
+                    source,
+                    tools: vec![entry.tool.name.clone()],
+                }),
+            }
+        }
+        out
+    }
+
+    fn conversation_metrics(&self) -> (u16, usize) {
+        let area = self.conversation_area.get();
+        (area.width.max(1), area.height.max(1) as usize)
+    }
+
+    fn scroll_up(&mut self, n: usize) {
+        let (w, h) = self.conversation_metrics();
+        self.scroll = self.transcript.scroll_up(self.scroll, n, w, h);
+    }
+
+    fn scroll_down(&mut self, n: usize) {
+        let (w, h) = self.conversation_metrics();
+        self.scroll = self.transcript.scroll_down(self.scroll, n, w, h);
+        if self.scroll == Scroll::Follow {
+            self.unseen_below = false;
+        }
+    }
+
+    fn content_changed(&mut self) {
+        if self.scroll != Scroll::Follow {
+            self.unseen_below = true;
+        }
+    }
+}
+
+pub fn describe_source(source: &crate::policy::RuleSource) -> String {
+    use crate::policy::RuleSource;
+    match source {
+        RuleSource::Default => "default".into(),
+        RuleSource::UserConfig(p) => format!("user config {}", p.display()),
+        RuleSource::ProjectConfig(p) => format!("project config {}", p.display()),
+        RuleSource::Flag => "command line".into(),
+        RuleSource::SessionGrant => "session grant".into(),
+        RuleSource::UserAnswer => "your answer".into(),
+    }
+}
+
+pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    if let Some((_, until)) = &app.flash
+        && *until <= app.now
+    {
+        app.flash = None;
+    }
+    if app.quit_armed_until.is_some_and(|t| t <= app.now) {
+        app.quit_armed_until = None;
+    }
+    match msg {
+        Msg::Terminal(event) => on_terminal(app, event, &mut effects),
+        Msg::Agent(event) => on_agent(app, event),
+        Msg::AgentGone => {
+            if !app.agent_gone {
+                app.agent_gone = true;
+                app.turn = Turn::Idle;
+                app.transcript.push(EntryKind::Error(
+                    "the agent stopped; press Ctrl+D to quit".into(),
+                ));
+                app.content_changed();
+            }
+        }
+        Msg::Tick => {}
+    }
+    app.pool.expire(app.now);
+    app.permissions.prune(app.now);
+    effects
+}
+
+fn on_agent(app: &mut App, event: AgentEvent) {
+    match event {
+        AgentEvent::SessionStarted {
+            session_id,
+            model_label,
+            workspace,
+        } => {
+            app.session_id = for_terminal(&session_id);
+            app.model_label = for_terminal(&model_label);
+            app.info.workspace = workspace;
+            return;
+        }
+        AgentEvent::UserMessage(text) => {
+            let text = for_terminal(&text);
+            // The composer already showed what was sent; the echo only adds replayed ones.
+            let echoed = matches!(app.turn, Turn::Running { .. })
+                && app.transcript.last_user_text() == Some(text.as_str());
+            if !echoed {
+                app.transcript.push(EntryKind::User(text));
+            }
+        }
+        AgentEvent::TextDelta(delta) => app.transcript.append_text(&for_terminal(&delta)),
+        AgentEvent::AssistantMessageDone => app.transcript.close_stream(),
+        AgentEvent::ToolCallStarted {
+            call_id,
+            name,
+            server,
+            input,
+        } => app.transcript.push(EntryKind::Tool(ToolCard {
+            call_id,
+            name: for_terminal(&name),
+            server: server.map(|s| for_terminal(&s)),
+            args_summary: summarize_args(&input),
+            state: ToolState::Running {
+                progress: None,
+                message: None,
+            },
+            output: String::new(),
+        })),
+        AgentEvent::ToolProgress {
+            call_id,
+            progress,
+            total,
+            message,
+        } => {
+            app.transcript.update_tool(&call_id, |card| {
+                card.state = ToolState::Running {
+                    progress: Some((progress, total)),
+                    message: message.map(|m| for_terminal(&m)),
+                }
+            });
+        }
+        AgentEvent::ToolCallFinished {
+            call_id,
+            outcome,
+            output,
+        } => {
+            let output = for_terminal(&output);
+            let found = app.transcript.update_tool(&call_id, |card| {
+                card.state = ToolState::Finished(outcome);
+                card.output = output.clone();
+            });
+            if !found {
+                app.transcript.push(EntryKind::Tool(ToolCard {
+                    call_id,
+                    name: "tool".into(),
+                    server: None,
+                    args_summary: String::new(),
+                    state: ToolState::Finished(outcome),
+                    output,
+                }));
+            }
+        }
+        AgentEvent::PoolChanged {
+            snapshot,
+            added,
+            removed,
+        } => {
+            app.pool.apply_snapshot(snapshot, &added, &removed, app.now);
+            return;
+        }
+        AgentEvent::ServerStatus { server, status } => {
+            app.pool.set_status(&server, status);
+            return;
+        }
+        AgentEvent::PermissionRequest(req) => {
+            app.permissions.push(Question::from_request(req), app.now);
+            return;
+        }
+        AgentEvent::PermissionDecided { .. } => return,
+        AgentEvent::TurnFinished { usage, cancelled } => {
+            app.usage.input_tokens += usage.input_tokens;
+            app.usage.output_tokens += usage.output_tokens;
+            app.turn = Turn::Idle;
+            app.transcript.close_stream();
+            if cancelled {
+                app.transcript.cancel_running_tools();
+                app.transcript
+                    .push(EntryKind::Notice("turn cancelled".into()));
+            }
+        }
+        AgentEvent::Error(text) => app.transcript.push(EntryKind::Error(for_terminal(&text))),
+        AgentEvent::Notice(text) => app.transcript.push(EntryKind::Notice(for_terminal(&text))),
+    }
+    app.content_changed();
+}
+
+fn on_terminal(app: &mut App, event: Event, effects: &mut Vec<Effect>) {
+    match event {
+        Event::Key(key) if key.kind != KeyEventKind::Release => on_key(app, key, effects),
+        Event::Mouse(mouse) => on_mouse(app, mouse),
+        Event::Paste(text) => {
+            if !app.permissions.is_empty() {
+                app.permissions.paste(&text);
+            } else {
+                // Pasted text keeps its newlines but loses anything that could drive the terminal.
+                app.composer.insert_str(for_terminal(&text));
+                app.focus = Focus::Composer;
+            }
+        }
+        // The next draw picks up the new size; cached wraps re-key on width.
+        Event::Resize(..) => {}
+        _ => {}
+    }
+}
+
+fn on_mouse(app: &mut App, mouse: MouseEvent) {
+    match mouse.kind {
+        MouseEventKind::ScrollUp => app.scroll_up(WHEEL_LINES),
+        MouseEventKind::ScrollDown => app.scroll_down(WHEEL_LINES),
+        _ => {}
+    }
+}
+
+fn ctrl(key: &KeyEvent, c: char) -> bool {
+    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
+}
+
+fn on_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
+    if ctrl(&key, 'c') {
+        return on_ctrl_c(app, effects);
+    }
+    if ctrl(&key, 'd') {
+        effects.push(Effect::Quit);
+        return;
+    }
+    // The dialog owns the keyboard while a question is open.
+    if !app.permissions.is_empty() {
+        match app.permissions.handle_key(key, app.now) {
+            KeyResult::Answered(answer) => {
+                if answer.decision == UserDecision::AllowSession
+                    && answer.kind == PermissionKind::ToolCall
+                    && !app.session_grants.contains(&answer.tool)
+                {
+                    app.session_grants.push(answer.tool.clone());
+                }
+                effects.push(Effect::Reply {
+                    call_id: answer.call_id,
+                    decision: answer.decision,
+                    reply: answer.reply,
+                });
+                return;
+            }
+            KeyResult::Consumed => return,
+            KeyResult::NotHandled => {}
+        }
+    }
+    if ctrl(&key, 'o') {
+        app.transcript.expand_tools = !app.transcript.expand_tools;
+        return;
+    }
+    if ctrl(&key, 'p') {
+        app.pool_collapsed = !app.pool_collapsed;
+        if app.pool_collapsed && app.focus == Focus::Pool {
+            app.focus = Focus::Composer;
+        }
+        return;
+    }
+    match key.code {
+        KeyCode::PageUp => return app.scroll_up(page(app)),
+        KeyCode::PageDown => return app.scroll_down(page(app)),
+        KeyCode::Home if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            app.scroll = Scroll::Anchored { entry: 0, line: 0 };
+            return;
+        }
+        KeyCode::End if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            app.scroll = Scroll::Follow;
+            app.unseen_below = false;
+            return;
+        }
+        _ => {}
+    }
+    if app.overlay != Overlay::None {
+        return on_overlay_key(app, key, effects);
+    }
+    match app.focus {
+        Focus::Pool => on_pool_key(app, key),
+        Focus::Composer => on_composer_key(app, key, effects),
+    }
+}
+
+fn page(app: &App) -> usize {
+    (app.conversation_area.get().height as usize)
+        .saturating_sub(2)
+        .max(1)
+}
+
+fn on_ctrl_c(app: &mut App, effects: &mut Vec<Effect>) {
+    let armed = app.quit_armed_until.is_some_and(|t| t > app.now);
+    match app.turn {
+        Turn::Running {
+            since,
+            cancel_sent: false,
+        } => {
+            effects.push(Effect::SendCommand(UiCommand::Cancel));
+            app.turn = Turn::Running {
+                since,
+                cancel_sent: true,
+            };
+            app.quit_armed_until = Some(app.now + QUIT_WINDOW);
+            app.set_flash("cancelling… (Ctrl+C again to quit)");
+        }
+        _ if armed => effects.push(Effect::Quit),
+        _ if !app.composer.is_empty() => {
+            app.composer = new_composer();
+            app.composer.set_placeholder_style(app.theme.dim());
+        }
+        _ => {
+            app.quit_armed_until = Some(app.now + QUIT_WINDOW);
+            app.set_flash("press Ctrl+C again to quit");
+        }
+    }
+}
+
+fn on_overlay_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
+    let count = match app.overlay {
+        Overlay::Mcp { .. } => app.pool.servers().len(),
+        Overlay::Permissions { .. } => app.session_grants.len(),
+        _ => 0,
+    };
+    let step = |selected: &mut usize, delta: isize| {
+        if count > 0 {
+            *selected = (*selected as isize + delta).clamp(0, count as isize - 1) as usize;
+        }
+    };
+    match (&mut app.overlay, key.code) {
+        (_, KeyCode::Esc | KeyCode::Char('q')) => app.overlay = Overlay::None,
+        (Overlay::Help, _) => app.overlay = Overlay::None,
+        (Overlay::Mcp { selected } | Overlay::Permissions { selected }, KeyCode::Up) => {
+            step(selected, -1)
+        }
+        (Overlay::Mcp { selected } | Overlay::Permissions { selected }, KeyCode::Down) => {
+            step(selected, 1)
+        }
+        (Overlay::Mcp { selected }, KeyCode::Char('r')) => {
+            if let Some(row) = app.pool.servers().get(*selected) {
+                let name = row.name.clone();
+                if matches!(row.status, crate::mcp::ServerStatus::Ready { .. }) {
+                    effects.push(Effect::SendCommand(UiCommand::Disconnect(name.clone())));
+                }
+                app.set_flash(format!("reconnecting {name}…"));
+                effects.push(Effect::SendCommand(UiCommand::Connect(name)));
+            }
+        }
+        (Overlay::Mcp { selected }, KeyCode::Char('d')) => {
+            if let Some(row) = app.pool.servers().get(*selected) {
+                effects.push(Effect::SendCommand(UiCommand::Disconnect(row.name.clone())));
+            }
+        }
+        (
+            Overlay::Permissions { selected },
+            KeyCode::Char('x') | KeyCode::Delete | KeyCode::Backspace,
+        ) if *selected < app.session_grants.len() => {
+            let tool = app.session_grants.remove(*selected);
+            *selected = (*selected).min(app.session_grants.len().saturating_sub(1));
+            app.set_flash(format!("revoked the session grant for {tool}"));
+            effects.push(Effect::SendCommand(UiCommand::RevokeGrant(tool)));
+        }
+        _ => {}
+    }
+}
+
+fn on_pool_key(app: &mut App, key: KeyEvent) {
+    match key.code {
+        KeyCode::Up | KeyCode::Char('k') => app.pool.move_selection(-1),
+        KeyCode::Down | KeyCode::Char('j') => app.pool.move_selection(1),
+        KeyCode::Tab | KeyCode::Esc | KeyCode::BackTab => app.focus = Focus::Composer,
+        KeyCode::Char(c) => {
+            // Typing goes to the composer, so a user never loses keystrokes.
+            app.focus = Focus::Composer;
+            app.composer.insert_char(c);
+        }
+        _ => {}
+    }
+}
+
+fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
+    let newline_mod = key
+        .modifiers
+        .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Enter if newline_mod => app.composer.insert_newline(),
+        KeyCode::Enter => submit(app, effects),
+        KeyCode::Tab | KeyCode::BackTab if !app.pool_collapsed => app.focus = Focus::Pool,
+        KeyCode::Char('?') if app.composer.is_empty() => app.overlay = Overlay::Help,
+        KeyCode::Esc => {}
+        _ => {
+            app.composer.input(key);
+        }
+    }
+}
+
+fn submit(app: &mut App, effects: &mut Vec<Effect>) {
+    let text = app.composer_text();
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return;
+    }
+    if let Some(command) = trimmed.strip_prefix('/') {
+        let command = command.to_string();
+        reset_composer(app);
+        return run_command(app, &command, effects);
+    }
+    if app.agent_gone {
+        app.set_flash("the agent has stopped; Ctrl+D quits");
+        return;
+    }
+    if matches!(app.turn, Turn::Running { .. }) {
+        app.set_flash("a turn is running — wait for it or press Ctrl+C to cancel");
+        return;
+    }
+    let message = trimmed.to_string();
+    reset_composer(app);
+    app.transcript.push(EntryKind::User(for_terminal(&message)));
+    app.scroll = Scroll::Follow;
+    app.unseen_below = false;
+    app.turn = Turn::Running {
+        since: app.now,
+        cancel_sent: false,
+    };
+    effects.push(Effect::SendCommand(UiCommand::Submit(message)));
+}
+
+fn reset_composer(app: &mut App) {
+    app.composer = new_composer();
+    app.composer.set_placeholder_style(app.theme.dim());
+}
+
+fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
+    let mut words = command.split_whitespace();
+    let name = words.next().unwrap_or_default();
+    let arg = words.next();
+    match (name, arg) {
+        ("connect", Some(server)) => {
+            effects.push(Effect::SendCommand(UiCommand::Connect(server.to_string())))
+        }
+        ("disconnect", Some(server)) => effects.push(Effect::SendCommand(UiCommand::Disconnect(
+            server.to_string(),
+        ))),
+        ("connect" | "disconnect", None) => {
+            let names: Vec<&str> = app.pool.servers().iter().map(|s| s.name.as_str()).collect();
+            app.transcript.push(EntryKind::Error(format!(
+                "usage: /{name} NAME — configured servers: {}",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )));
+            app.content_changed();
+        }
+        ("mcp", _) => app.overlay = Overlay::Mcp { selected: 0 },
+        ("permissions", _) => app.overlay = Overlay::Permissions { selected: 0 },
+        ("clear", _) => {
+            app.transcript.clear();
+            app.scroll = Scroll::Follow;
+            app.unseen_below = false;
+            effects.push(Effect::SendCommand(UiCommand::Clear));
+        }
+        ("help", _) => app.overlay = Overlay::Help,
+        ("quit" | "exit", _) => effects.push(Effect::Quit),
+        _ => {
+            app.transcript.push(EntryKind::Error(format!(
+                "unknown command /{} — /help lists the commands",
+                for_terminal(name)
+            )));
+            app.content_changed();
+        }
+    }
+}

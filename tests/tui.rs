@@ -1,0 +1,1104 @@
+//! The console's views (TestBackend + insta snapshots) and key handling (feeding `update`).
+//! Time is `App::now`, moved by hand, so nothing here depends on wall-clock timing.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use toolgate::agent::events::{
+    AgentEvent, PermissionKind, PermissionRequest, PoolEntry, ToolOutcome, UiCommand, UserDecision,
+};
+use toolgate::mcp::ServerStatus;
+use toolgate::model::Usage;
+use toolgate::policy::{Decision, RuleSource, Verdict};
+use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
+use toolgate::tui::{
+    App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
+    Msg, Overlay, ServerInfo, update, view,
+};
+
+// ---------- fixtures ----------
+
+fn info() -> ConsoleInfo {
+    ConsoleInfo {
+        workspace: "/home/dev/project".into(),
+        servers: ["docs", "deploy", "fs"]
+            .iter()
+            .map(|n| ServerInfo {
+                name: n.to_string(),
+                command_line: format!("toolgate serve {n}"),
+            })
+            .collect(),
+        no_color: false,
+    }
+}
+
+fn allow(rule: &str) -> Verdict {
+    Verdict {
+        decision: Decision::Allow,
+        rule: rule.into(),
+        source: RuleSource::Default,
+    }
+}
+
+fn ask(rule: &str, why: &str) -> Verdict {
+    Verdict {
+        decision: Decision::Ask { why: why.into() },
+        rule: rule.into(),
+        source: RuleSource::Default,
+    }
+}
+
+fn object_schema(props: serde_json::Value) -> serde_json::Value {
+    json!({"type": "object", "properties": props})
+}
+
+fn builtin_entries() -> Vec<PoolEntry> {
+    let mut out: Vec<PoolEntry> = [
+        ("bash", "Run a shell command in the workspace"),
+        ("read_file", "Read a file"),
+        ("write_file", "Write a file"),
+        ("edit_file", "Replace text in a file"),
+        ("glob", "List files matching a pattern"),
+    ]
+    .iter()
+    .map(|(name, desc)| PoolEntry {
+        tool: PoolTool::builtin(name, desc, object_schema(json!({}))),
+        verdict: allow("default: built-in"),
+    })
+    .collect();
+    let mut connect = PoolTool::builtin(
+        "connect_mcp",
+        "Connect a configured MCP server and add its tools",
+        object_schema(json!({"server": {"type": "string", "enum": ["docs", "deploy", "fs"]}})),
+    );
+    connect.origin = ToolOrigin::Connector;
+    out.push(PoolEntry {
+        tool: connect,
+        verdict: allow("default: connector"),
+    });
+    out
+}
+
+fn mcp_entry(server: &str, tool: &str, verdict: Verdict, claims: ToolClaims) -> PoolEntry {
+    PoolEntry {
+        tool: PoolTool {
+            name: format!("mcp__{server}__{tool}"),
+            origin: ToolOrigin::Mcp {
+                server: server.into(),
+                tool: tool.into(),
+            },
+            description: format!("{tool} on {server}"),
+            input_schema: object_schema(json!({"query": {"type": "string"}})),
+            claims,
+            shortened: false,
+        },
+        verdict,
+    }
+}
+
+fn docs_entries() -> Vec<PoolEntry> {
+    let read_only = ToolClaims {
+        read_only: Some(true),
+        ..ToolClaims::default()
+    };
+    vec![
+        mcp_entry(
+            "docs",
+            "search",
+            allow("mcp__docs__search"),
+            read_only.clone(),
+        ),
+        mcp_entry(
+            "docs",
+            "get_version",
+            allow("mcp__docs__get_version"),
+            read_only,
+        ),
+    ]
+}
+
+fn started_app() -> App {
+    let now = Instant::now();
+    let mut app = App::new(info(), now);
+    agent(
+        &mut app,
+        AgentEvent::SessionStarted {
+            session_id: "5f3a9c1e-0000-4000-8000-000000000000".into(),
+            model_label: "scripted demo".into(),
+            workspace: "/home/dev/project".into(),
+        },
+    );
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot: builtin_entries(),
+            added: vec![],
+            removed: vec![],
+        },
+    );
+    app
+}
+
+fn agent(app: &mut App, event: AgentEvent) -> Vec<Effect> {
+    update(app, Msg::Agent(event))
+}
+
+fn key_mod(app: &mut App, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
+    update(app, Msg::Terminal(Event::Key(KeyEvent::new(code, mods))))
+}
+
+fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    key_mod(app, code, KeyModifiers::NONE)
+}
+
+fn ch(app: &mut App, c: char) -> Vec<Effect> {
+    key(app, KeyCode::Char(c))
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        ch(app, c);
+    }
+}
+
+fn ctrl_c(app: &mut App) -> Vec<Effect> {
+    key_mod(app, KeyCode::Char('c'), KeyModifiers::CONTROL)
+}
+
+fn advance(app: &mut App, by: Duration) {
+    app.now += by;
+}
+
+fn render(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
+    terminal.draw(|f| view(app, f)).expect("draw");
+    terminal
+}
+
+/// The screen as text, trailing spaces trimmed (what a user reads).
+fn screen(app: &App, width: u16, height: u16) -> String {
+    screen_of(&render(app, width, height))
+}
+
+fn screen_of(terminal: &Terminal<TestBackend>) -> String {
+    let buf = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn permission(
+    kind: PermissionKind,
+    call_id: &str,
+    entry: &PoolEntry,
+    input: serde_json::Value,
+) -> (AgentEvent, oneshot::Receiver<UserDecision>) {
+    let (tx, rx) = oneshot::channel();
+    let why = match &entry.verdict.decision {
+        Decision::Ask { why } => why.clone(),
+        _ => "asked".into(),
+    };
+    (
+        AgentEvent::PermissionRequest(PermissionRequest {
+            kind,
+            call_id: call_id.into(),
+            tool: entry.tool.clone(),
+            input,
+            why,
+            verdict: entry.verdict.clone(),
+            reply: tx,
+        }),
+        rx,
+    )
+}
+
+fn trigger_entry() -> PoolEntry {
+    mcp_entry(
+        "deploy",
+        "trigger",
+        ask(
+            "mcp__deploy__trigger",
+            "rule mcp__deploy__trigger asks before every deploy",
+        ),
+        ToolClaims {
+            destructive: Some(true),
+            read_only: Some(false),
+            ..ToolClaims::default()
+        },
+    )
+}
+
+/// Opens the trigger dialog and waits out the guard window.
+fn open_trigger_modal(app: &mut App) -> oneshot::Receiver<UserDecision> {
+    let (ev, rx) = permission(
+        PermissionKind::ToolCall,
+        "call-7",
+        &trigger_entry(),
+        json!({"environment": "production", "version": "1.4.2", "dry_run": false}),
+    );
+    agent(app, ev);
+    advance(app, GUARD_WINDOW + Duration::from_millis(1));
+    rx
+}
+
+/// Carries out the effects like the runtime does and returns the commands sent.
+fn perform(effects: Vec<Effect>) -> (Vec<UiCommand>, bool) {
+    let mut commands = Vec::new();
+    let mut quit = false;
+    for e in effects {
+        match e.deliver_reply() {
+            Some(Effect::SendCommand(c)) => commands.push(c),
+            Some(Effect::Quit) => quit = true,
+            _ => {}
+        }
+    }
+    (commands, quit)
+}
+
+fn answer_of(mut rx: oneshot::Receiver<UserDecision>) -> Option<UserDecision> {
+    rx.try_recv().ok()
+}
+
+// ---------- snapshots ----------
+
+#[test]
+fn start_screen_shows_six_tools() {
+    let app = started_app();
+    let text = screen(&app, 110, 30);
+    for tool in [
+        "bash",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "glob",
+        "connect_mcp",
+    ] {
+        assert!(text.contains(tool), "{tool} missing:\n{text}");
+    }
+    assert!(text.contains("scripted demo"));
+    assert!(text.contains("Tool pool · 6"));
+    insta::assert_snapshot!("start_screen", text);
+}
+
+#[test]
+fn pool_after_connecting_docs_highlights_new_tools_then_settles() {
+    let mut app = started_app();
+    agent(
+        &mut app,
+        AgentEvent::ServerStatus {
+            server: "docs".into(),
+            status: ServerStatus::Ready {
+                tools: 2,
+                protocol: "2025-11-25".into(),
+            },
+        },
+    );
+    let mut snapshot = builtin_entries();
+    snapshot.extend(docs_entries());
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added: vec!["mcp__docs__search".into(), "mcp__docs__get_version".into()],
+            removed: vec![],
+        },
+    );
+    let terminal = render(&app, 110, 30);
+    let text = screen_of(&terminal);
+    assert!(text.contains("docs ● ready · 2 tools"), "{text}");
+    assert!(text.contains("mcp__docs__search new"), "{text}");
+    // The new name is drawn highlighted (green background).
+    let buf = terminal.backend().buffer();
+    let highlighted = (0..buf.area.height).any(|y| {
+        (0..buf.area.width).any(|x| buf[(x, y)].symbol() == "m" && buf[(x, y)].bg == Color::Green)
+    });
+    assert!(highlighted, "new tools are not highlighted");
+    insta::assert_snapshot!("pool_after_connect_docs", text);
+
+    // The highlight ends by itself, and the app asks to be woken for exactly that.
+    let deadline = app
+        .next_deadline()
+        .expect("a wake-up for the highlight end");
+    assert_eq!(deadline, app.now + CHANGE_HIGHLIGHT);
+    advance(&mut app, CHANGE_HIGHLIGHT);
+    update(&mut app, Msg::Tick);
+    let text = screen(&app, 110, 30);
+    assert!(!text.contains("mcp__docs__search new"), "{text}");
+    assert!(text.contains("mcp__docs__search"));
+    assert_eq!(app.next_deadline(), None, "idle console keeps a timer");
+}
+
+#[test]
+fn removed_tools_are_struck_through_briefly() {
+    let mut app = started_app();
+    let mut snapshot = builtin_entries();
+    snapshot.extend(docs_entries());
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added: vec![],
+            removed: vec![],
+        },
+    );
+    let mut without_version = builtin_entries();
+    without_version.push(docs_entries().remove(0));
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot: without_version,
+            added: vec![],
+            removed: vec!["mcp__docs__get_version".into()],
+        },
+    );
+    let terminal = render(&app, 110, 30);
+    let buf = terminal.backend().buffer();
+    let struck = (0..buf.area.height).any(|y| {
+        let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+        row.contains("mcp__docs__get_version")
+            && (0..buf.area.width).any(|x| {
+                buf[(x, y)]
+                    .modifier
+                    .contains(ratatui::style::Modifier::CROSSED_OUT)
+            })
+    });
+    assert!(struck, "removed tool not shown struck through");
+    advance(&mut app, CHANGE_HIGHLIGHT);
+    update(&mut app, Msg::Tick);
+    assert!(!screen(&app, 110, 30).contains("get_version"));
+}
+
+#[test]
+fn modal_for_deploy_trigger() {
+    let mut app = started_app();
+    let _rx = open_trigger_modal(&mut app);
+    let text = screen(&app, 100, 30);
+    assert!(text.contains("Permission required"), "{text}");
+    assert!(text.contains("mcp__deploy__trigger"));
+    assert!(text.contains("server: MCP server 'deploy' (tool 'trigger')"));
+    assert!(text.contains("why: rule mcp__deploy__trigger asks before every deploy"));
+    assert!(
+        text.contains("server claims (not verified): readOnlyHint=false, destructiveHint=true")
+    );
+    assert!(text.contains("\"environment\": \"production\""));
+    assert!(text.contains("[y] Allow once"));
+    insta::assert_snapshot!("modal_deploy_trigger", text);
+}
+
+#[test]
+fn failed_server_shows_reason() {
+    let mut app = started_app();
+    agent(
+        &mut app,
+        AgentEvent::ServerStatus {
+            server: "fs".into(),
+            status: ServerStatus::Failed {
+                reason: "process exited with status 1 before the handshake".into(),
+                stderr_tail: vec!["error: root /nope does not exist".into()],
+            },
+        },
+    );
+    let text = screen(&app, 110, 30);
+    assert!(text.contains("fs ✗ failed"), "{text}");
+    assert!(text.contains("process exited with status 1"), "{text}");
+    insta::assert_snapshot!("failed_server", text);
+
+    // /mcp shows the last error and the stderr tail of the selected server.
+    type_text(&mut app, "/mcp");
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    let text = screen(&app, 110, 30);
+    assert!(text.contains("command: toolgate serve fs"), "{text}");
+    assert!(text.contains("last error: process exited"), "{text}");
+    assert!(text.contains("error: root /nope does not exist"), "{text}");
+    // r reconnects the selected server.
+    let (commands, _) = perform(ch(&mut app, 'r'));
+    assert!(matches!(&commands[..], [UiCommand::Connect(n)] if n == "fs"));
+}
+
+#[test]
+fn small_terminal_80x24_with_conversation_and_dialog() {
+    let mut app = started_app();
+    type_text(&mut app, "deploy 1.4.2 please");
+    let (commands, _) = perform(key(&mut app, KeyCode::Enter));
+    assert!(matches!(&commands[..], [UiCommand::Submit(t)] if t == "deploy 1.4.2 please"));
+    agent(
+        &mut app,
+        AgentEvent::UserMessage("deploy 1.4.2 please".into()),
+    );
+    agent(
+        &mut app,
+        AgentEvent::TextDelta("I will **trigger** the deploy.".into()),
+    );
+    agent(&mut app, AgentEvent::AssistantMessageDone);
+    agent(
+        &mut app,
+        AgentEvent::ToolCallStarted {
+            call_id: "call-7".into(),
+            name: "mcp__deploy__trigger".into(),
+            server: Some("deploy".into()),
+            input: json!({"environment": "production"}),
+        },
+    );
+    let text = screen(&app, 80, 24);
+    assert_eq!(
+        text.matches("deploy 1.4.2 please").count(),
+        1,
+        "user message shown twice:\n{text}"
+    );
+    assert!(text.contains("I will trigger the deploy."), "{text}");
+    assert!(text.contains("mcp__deploy__trigger (deploy)"), "{text}");
+    assert!(text.contains("running…"));
+    insta::assert_snapshot!("conversation_80x24", text);
+
+    let _rx = open_trigger_modal(&mut app);
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("[n] Deny"), "{text}");
+    insta::assert_snapshot!("modal_80x24", text);
+}
+
+// ---------- the permission dialog ----------
+
+#[test]
+fn y_allows_once_and_guard_window_swallows_early_keys() {
+    let mut app = started_app();
+    let (ev, rx) = permission(PermissionKind::ToolCall, "c1", &trigger_entry(), json!({}));
+    agent(&mut app, ev);
+    // Typed within 250 ms of the dialog opening: ignored, dialog stays.
+    advance(&mut app, Duration::from_millis(100));
+    assert!(perform(ch(&mut app, 'y')).0.is_empty());
+    assert!(perform(key(&mut app, KeyCode::Enter)).0.is_empty());
+    assert_eq!(app.permissions.len(), 1);
+    // The dialog wants a redraw when the guard ends (its buttons light up).
+    assert!(app.next_deadline().is_some());
+    advance(&mut app, GUARD_WINDOW);
+    let effects = ch(&mut app, 'y');
+    assert!(matches!(
+        &effects[..],
+        [Effect::Reply { call_id, decision: UserDecision::AllowOnce, .. }] if call_id == "c1"
+    ));
+    perform(effects);
+    assert_eq!(answer_of(rx), Some(UserDecision::AllowOnce));
+    assert!(app.permissions.is_empty());
+}
+
+#[test]
+fn a_and_s_answer_session_and_always_and_session_grants_are_revocable() {
+    let mut app = started_app();
+    let rx = open_trigger_modal(&mut app);
+    perform(ch(&mut app, 'a'));
+    assert_eq!(answer_of(rx), Some(UserDecision::AllowSession));
+
+    let rx = open_trigger_modal(&mut app);
+    perform(ch(&mut app, 's'));
+    assert_eq!(answer_of(rx), Some(UserDecision::AllowAlways));
+
+    type_text(&mut app, "/permissions");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.overlay, Overlay::Permissions { selected: 0 });
+    let text = screen(&app, 110, 30);
+    assert!(text.contains("allow mcp__deploy__trigger"), "{text}");
+    assert!(text.contains("default: built-in"), "{text}");
+    let (commands, _) = perform(ch(&mut app, 'x'));
+    assert!(matches!(&commands[..], [UiCommand::RevokeGrant(t)] if t == "mcp__deploy__trigger"));
+    assert!(app.session_grants.is_empty());
+}
+
+#[test]
+fn n_and_esc_deny_and_enter_on_the_initial_highlight_denies() {
+    let mut app = started_app();
+    let rx = open_trigger_modal(&mut app);
+    perform(ch(&mut app, 'n'));
+    assert_eq!(answer_of(rx), Some(UserDecision::Deny));
+
+    let rx = open_trigger_modal(&mut app);
+    perform(key(&mut app, KeyCode::Esc));
+    assert_eq!(answer_of(rx), Some(UserDecision::Deny));
+
+    // Highlight starts on Deny: a stray Enter can never approve.
+    let rx = open_trigger_modal(&mut app);
+    perform(key(&mut app, KeyCode::Enter));
+    assert_eq!(answer_of(rx), Some(UserDecision::Deny));
+}
+
+#[test]
+fn d_types_a_note_inline_and_enter_sends_it() {
+    let mut app = started_app();
+    let rx = open_trigger_modal(&mut app);
+    assert!(perform(ch(&mut app, 'd')).0.is_empty());
+    // Letters that are answer keys elsewhere are just text now.
+    type_text(&mut app, "use staging, yes");
+    key(&mut app, KeyCode::Backspace);
+    assert!(screen(&app, 100, 30).contains("note to the agent: use staging, ye"));
+    assert_eq!(app.permissions.len(), 1);
+    perform(key(&mut app, KeyCode::Enter));
+    assert_eq!(
+        answer_of(rx),
+        Some(UserDecision::DenyWithNote("use staging, ye".into()))
+    );
+}
+
+#[test]
+fn queued_requests_show_position_and_each_gets_a_fresh_guard() {
+    let mut app = started_app();
+    let mut receivers = Vec::new();
+    for i in 0..3 {
+        let (ev, rx) = permission(
+            PermissionKind::ToolCall,
+            &format!("c{i}"),
+            &trigger_entry(),
+            json!({"n": i}),
+        );
+        agent(&mut app, ev);
+        receivers.push(rx);
+    }
+    advance(&mut app, GUARD_WINDOW);
+    assert!(screen(&app, 100, 30).contains("Permission required · 1 of 3"));
+    perform(ch(&mut app, 'y'));
+    // The next question just opened: an immediate second 'y' is ignored.
+    perform(ch(&mut app, 'y'));
+    assert_eq!(app.permissions.len(), 2);
+    assert!(screen(&app, 100, 30).contains("1 of 2"));
+    advance(&mut app, GUARD_WINDOW);
+    perform(ch(&mut app, 'n'));
+    advance(&mut app, GUARD_WINDOW);
+    perform(ch(&mut app, 'y'));
+    let answers: Vec<_> = receivers.into_iter().map(answer_of).collect();
+    assert_eq!(
+        answers,
+        [
+            Some(UserDecision::AllowOnce),
+            Some(UserDecision::Deny),
+            Some(UserDecision::AllowOnce)
+        ]
+    );
+}
+
+#[test]
+fn streaming_continues_while_the_dialog_is_open_and_abandoned_requests_close() {
+    let mut app = started_app();
+    let rx = open_trigger_modal(&mut app);
+    agent(&mut app, AgentEvent::TextDelta("still streaming".into()));
+    let text = screen(&app, 110, 30);
+    assert!(text.contains("still streaming"), "{text}");
+    assert!(text.contains("Permission required"));
+    // The agent gave up waiting (turn cancelled): the dialog goes away.
+    drop(rx);
+    update(&mut app, Msg::Tick);
+    assert!(app.permissions.is_empty());
+    assert!(!screen(&app, 110, 30).contains("Permission required"));
+}
+
+#[test]
+fn workspace_trust_uses_the_same_dialog() {
+    let mut app = started_app();
+    let folder = PoolEntry {
+        tool: PoolTool::builtin(
+            "/home/dev/project",
+            ".mcp.json defines 2 servers",
+            json!({"type": "object"}),
+        ),
+        verdict: ask("workspace trust", "this folder has not been trusted yet"),
+    };
+    let (ev, rx) = permission(
+        PermissionKind::WorkspaceTrust,
+        "trust",
+        &folder,
+        json!({"files": [".mcp.json"]}),
+    );
+    agent(&mut app, ev);
+    advance(&mut app, GUARD_WINDOW);
+    let text = screen(&app, 100, 30);
+    assert!(text.contains("Trust this workspace?"), "{text}");
+    assert!(text.contains("[s] Always trust"), "{text}");
+    assert!(!text.contains("Deny with note"));
+    // 'd' is not offered for trust questions.
+    perform(ch(&mut app, 'd'));
+    assert_eq!(app.permissions.len(), 1);
+    perform(ch(&mut app, 's'));
+    assert_eq!(answer_of(rx), Some(UserDecision::AllowAlways));
+}
+
+// ---------- keys outside the dialog ----------
+
+#[test]
+fn ctrl_c_cancels_a_turn_then_quits_and_twice_when_idle_quits() {
+    let mut app = started_app();
+    type_text(&mut app, "hello");
+    perform(key(&mut app, KeyCode::Enter));
+    let (commands, quit) = perform(ctrl_c(&mut app));
+    assert!(matches!(&commands[..], [UiCommand::Cancel]));
+    assert!(!quit);
+    agent(
+        &mut app,
+        AgentEvent::TurnFinished {
+            usage: Usage::default(),
+            cancelled: true,
+        },
+    );
+    assert!(screen(&app, 110, 30).contains("turn cancelled"));
+
+    // Idle, after the quit window ran out: the first press only warns.
+    advance(&mut app, Duration::from_secs(3));
+    let (commands, quit) = perform(ctrl_c(&mut app));
+    assert!(commands.is_empty() && !quit);
+    assert!(screen(&app, 110, 30).contains("press Ctrl+C again to quit"));
+    advance(&mut app, Duration::from_millis(500));
+    let (_, quit) = perform(ctrl_c(&mut app));
+    assert!(quit);
+}
+
+#[test]
+fn ctrl_c_presses_far_apart_do_not_quit_and_ctrl_d_does() {
+    let mut app = started_app();
+    perform(ctrl_c(&mut app));
+    advance(&mut app, Duration::from_secs(5));
+    let (_, quit) = perform(ctrl_c(&mut app));
+    assert!(!quit);
+    let (_, quit) = perform(key_mod(&mut app, KeyCode::Char('d'), KeyModifiers::CONTROL));
+    assert!(quit);
+}
+
+#[test]
+fn composer_enter_sends_and_shift_enter_adds_a_line() {
+    let mut app = started_app();
+    type_text(&mut app, "first");
+    key_mod(&mut app, KeyCode::Enter, KeyModifiers::SHIFT);
+    type_text(&mut app, "second");
+    key_mod(&mut app, KeyCode::Enter, KeyModifiers::ALT);
+    type_text(&mut app, "third");
+    assert_eq!(app.composer_text(), "first\nsecond\nthird");
+    let (commands, _) = perform(key(&mut app, KeyCode::Enter));
+    assert!(matches!(&commands[..], [UiCommand::Submit(t)] if t == "first\nsecond\nthird"));
+    assert_eq!(app.composer_text(), "");
+    assert!(screen(&app, 110, 30).contains("› first"));
+}
+
+#[test]
+fn slash_commands_send_the_right_commands() {
+    let mut app = started_app();
+    let run = |app: &mut App, text: &str| {
+        type_text(app, text);
+        perform(key(app, KeyCode::Enter))
+    };
+    assert!(
+        matches!(&run(&mut app, "/connect docs").0[..], [UiCommand::Connect(n)] if n == "docs")
+    );
+    assert!(
+        matches!(&run(&mut app, "/disconnect docs").0[..], [UiCommand::Disconnect(n)] if n == "docs")
+    );
+    assert!(matches!(&run(&mut app, "/clear").0[..], [UiCommand::Clear]));
+    assert!(run(&mut app, "/connect").0.is_empty());
+    assert!(
+        screen(&app, 110, 30)
+            .contains("usage: /connect NAME — configured servers: docs, deploy, fs")
+    );
+    assert!(run(&mut app, "/frobnicate").0.is_empty());
+    assert!(screen(&app, 110, 30).contains("unknown command /frobnicate"));
+    run(&mut app, "/help");
+    assert_eq!(app.overlay, Overlay::Help);
+    assert!(screen(&app, 110, 30).contains("Keys and commands"));
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(run(&mut app, "/quit").1);
+}
+
+#[test]
+fn question_mark_opens_help_only_when_the_composer_is_empty() {
+    let mut app = started_app();
+    ch(&mut app, '?');
+    assert_eq!(app.overlay, Overlay::Help);
+    key(&mut app, KeyCode::Esc);
+    type_text(&mut app, "why?");
+    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.composer_text(), "why?");
+}
+
+#[test]
+fn bracketed_paste_goes_into_the_composer_cleaned() {
+    let mut app = started_app();
+    update(
+        &mut app,
+        Msg::Terminal(Event::Paste("line one\nline \u{1b}[31mtwo\u{7}".into())),
+    );
+    assert_eq!(app.composer_text(), "line one\nline two");
+}
+
+#[test]
+fn tab_focuses_the_pool_and_selecting_a_tool_shows_its_details() {
+    let mut app = started_app();
+    let mut snapshot = builtin_entries();
+    snapshot.extend(docs_entries());
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added: vec![],
+            removed: vec![],
+        },
+    );
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus, Focus::Pool);
+    for _ in 0..6 {
+        key(&mut app, KeyCode::Down);
+    }
+    let text = screen(&app, 110, 30);
+    assert!(
+        text.contains("raw name: MCP server 'docs', tool 'search'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("policy: allow — rule `mcp__docs__search` (default)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("server claims (not verified, never used to allow): readOnlyHint=true"),
+        "{text}"
+    );
+    assert!(text.contains("\"query\""), "schema missing:\n{text}");
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus, Focus::Composer);
+}
+
+// ---------- conversation ----------
+
+#[test]
+fn markdown_is_rendered() {
+    let mut app = started_app();
+    for chunk in [
+        "# Plan\n\nI'll use **two** tools:\n\n",
+        "1. `search` the docs\n2. read the _result_\n\n",
+        "```sh\nls -la\n```\n",
+    ] {
+        agent(&mut app, AgentEvent::TextDelta(chunk.into()));
+    }
+    agent(&mut app, AgentEvent::AssistantMessageDone);
+    let terminal = render(&app, 110, 30);
+    let text = screen_of(&terminal);
+    for expected in [
+        "# Plan",
+        "I'll use two tools:",
+        "1. search the docs",
+        "2. read the result",
+        "  ls -la",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing:\n{text}");
+    }
+    assert!(!text.contains("**") && !text.contains("```"), "{text}");
+    // Emphasis survives as a style.
+    let buf = terminal.backend().buffer();
+    let bold = (0..buf.area.height).any(|y| {
+        (0..buf.area.width).any(|x| {
+            buf[(x, y)].symbol() == "t"
+                && buf[(x, y)]
+                    .modifier
+                    .contains(ratatui::style::Modifier::BOLD)
+                && buf[((x + 1).min(buf.area.width - 1), y)].symbol() == "w"
+        })
+    });
+    assert!(bold, "**two** is not bold");
+}
+
+#[test]
+fn escape_sequences_from_models_tools_and_servers_never_reach_the_screen() {
+    let mut app = started_app();
+    agent(
+        &mut app,
+        AgentEvent::TextDelta("hi\u{1b}]0;pwned\u{7} there\u{1b}[2J\u{9b}31m!".into()),
+    );
+    agent(
+        &mut app,
+        AgentEvent::ToolCallStarted {
+            call_id: "t1".into(),
+            name: "mcp__docs__search".into(),
+            server: Some("docs".into()),
+            input: json!({"q": "\u{1b}[1;1H"}),
+        },
+    );
+    agent(
+        &mut app,
+        AgentEvent::ToolCallFinished {
+            call_id: "t1".into(),
+            outcome: ToolOutcome::Error,
+            output: "bad\u{1b}[31m red\r\u{8}".into(),
+        },
+    );
+    agent(
+        &mut app,
+        AgentEvent::ServerStatus {
+            server: "fs".into(),
+            status: ServerStatus::Failed {
+                reason: "boom\u{1b}]52;c;ZXZpbA==\u{7}".into(),
+                stderr_tail: vec![],
+            },
+        },
+    );
+    let terminal = render(&app, 110, 30);
+    let buf = terminal.backend().buffer();
+    for cell in buf.content() {
+        assert!(
+            !cell.symbol().chars().any(|c| c.is_control()),
+            "control character reached the screen: {:?}",
+            cell.symbol()
+        );
+    }
+    let text = screen_of(&terminal);
+    assert!(text.contains("hi there!"), "{text}");
+    assert!(text.contains("bad red"), "{text}");
+    assert!(text.contains("boom"), "{text}");
+    assert!(
+        !text.contains("pwned") && !text.contains("ZXZpbA"),
+        "{text}"
+    );
+}
+
+#[test]
+fn tool_cards_show_outcomes_and_expand() {
+    let mut app = started_app();
+    for (id, outcome) in [
+        ("a", ToolOutcome::Ok),
+        ("b", ToolOutcome::Error),
+        ("c", ToolOutcome::Denied),
+    ] {
+        agent(
+            &mut app,
+            AgentEvent::ToolCallStarted {
+                call_id: id.into(),
+                name: format!("tool_{id}"),
+                server: None,
+                input: json!({"path": "src/main.rs"}),
+            },
+        );
+        agent(
+            &mut app,
+            AgentEvent::ToolCallFinished {
+                call_id: id.into(),
+                outcome,
+                output: (1..=6).map(|i| format!("out {i}\n")).collect(),
+            },
+        );
+    }
+    agent(
+        &mut app,
+        AgentEvent::ToolCallStarted {
+            call_id: "d".into(),
+            name: "mcp__deploy__trigger".into(),
+            server: Some("deploy".into()),
+            input: json!({}),
+        },
+    );
+    agent(
+        &mut app,
+        AgentEvent::ToolProgress {
+            call_id: "d".into(),
+            progress: 3.0,
+            total: Some(4.0),
+            message: Some("uploading".into()),
+        },
+    );
+    let text = screen(&app, 110, 40);
+    assert!(text.contains("tool_a path=\"src/main.rs\""), "{text}");
+    assert!(text.contains("⎿ ok") && text.contains("⎿ error") && text.contains("⎿ denied"));
+    assert!(text.contains("running… 75% uploading"), "{text}");
+    assert!(text.contains("… 3 more lines (ctrl+o to expand)"), "{text}");
+    assert!(!text.contains("out 6"));
+    key_mod(&mut app, KeyCode::Char('o'), KeyModifiers::CONTROL);
+    let text = screen(&app, 110, 60);
+    assert!(text.contains("out 6"), "{text}");
+    // Cancelled turn: the running card says so.
+    agent(
+        &mut app,
+        AgentEvent::TurnFinished {
+            usage: Usage {
+                input_tokens: 1200,
+                output_tokens: 34,
+            },
+            cancelled: true,
+        },
+    );
+    let text = screen(&app, 110, 60);
+    assert!(text.contains("⎿ cancelled"), "{text}");
+    assert!(text.contains("↑1200 ↓34 tok"), "{text}");
+}
+
+#[test]
+fn scrolling_up_keeps_the_view_and_marks_new_output_below() {
+    let mut app = started_app();
+    for i in 0..50 {
+        agent(&mut app, AgentEvent::Notice(format!("message {i}")));
+    }
+    let text = screen(&app, 110, 30);
+    assert!(text.contains("message 49"));
+    key(&mut app, KeyCode::PageUp);
+    let text = screen(&app, 110, 30);
+    assert!(!text.contains("message 49"), "{text}");
+    agent(&mut app, AgentEvent::Notice("message 50".into()));
+    let text = screen(&app, 110, 30);
+    assert!(text.contains("new output below"), "{text}");
+    assert!(!text.contains("message 50"));
+    // The wheel scrolls too; back at the bottom the view follows again.
+    for _ in 0..30 {
+        update(
+            &mut app,
+            Msg::Terminal(Event::Mouse(MouseEvent {
+                kind: MouseEventKind::ScrollDown,
+                column: 5,
+                row: 5,
+                modifiers: KeyModifiers::NONE,
+            })),
+        );
+    }
+    let text = screen(&app, 110, 30);
+    assert!(
+        text.contains("message 50") && !text.contains("new output below"),
+        "{text}"
+    );
+    agent(&mut app, AgentEvent::Notice("message 51".into()));
+    assert!(screen(&app, 110, 30).contains("message 51"));
+}
+
+#[test]
+fn resize_reflows_text() {
+    let mut app = started_app();
+    agent(
+        &mut app,
+        AgentEvent::TextDelta("word ".repeat(40).trim_end().to_string()),
+    );
+    let wide = screen(&app, 120, 30);
+    let narrow = screen(&app, 70, 30);
+    let rows = |s: &str| s.lines().filter(|l| l.contains("word")).count();
+    assert!(
+        rows(&narrow) > rows(&wide),
+        "wide:\n{wide}\nnarrow:\n{narrow}"
+    );
+}
+
+// ---------- timers and frame pacing ----------
+
+#[test]
+fn idle_console_sets_no_timer_and_a_running_turn_ticks_the_spinner() {
+    let mut app = started_app();
+    assert_eq!(app.next_deadline(), None);
+    type_text(&mut app, "go");
+    perform(key(&mut app, KeyCode::Enter));
+    let first = app.next_deadline().expect("spinner deadline");
+    assert!(first > app.now && first <= app.now + Duration::from_millis(100));
+    advance(&mut app, Duration::from_millis(1500));
+    assert!(screen(&app, 110, 30).contains("working 1.5s"));
+    agent(
+        &mut app,
+        AgentEvent::TurnFinished {
+            usage: Usage::default(),
+            cancelled: false,
+        },
+    );
+    assert_eq!(app.next_deadline(), None);
+}
+
+#[test]
+fn five_thousand_chunks_in_a_second_draw_at_most_sixty_frames() {
+    let mut app = started_app();
+    let mut limiter = FrameLimiter::default();
+    let start = Instant::now();
+    let mut draws = 0;
+    let mut now = start;
+    for i in 0..5000u32 {
+        now = start + Duration::from_micros(200) * i;
+        app.now = now;
+        update(&mut app, Msg::Agent(AgentEvent::TextDelta("x".into())));
+        limiter.mark_dirty();
+        if limiter.should_draw(now) {
+            draws += 1;
+            limiter.drawn(now);
+        }
+    }
+    assert!(draws <= 60, "{draws} redraws in one second");
+    assert!(draws >= 55, "only {draws} redraws: streaming looks frozen");
+    // Nothing is left behind: the last chunk is drawn within one frame interval.
+    let due = limiter.next_draw_at(now).expect("pending frame");
+    assert!(due <= now + FRAME_INTERVAL);
+    limiter.drawn(due);
+    assert_eq!(
+        limiter.next_draw_at(due),
+        None,
+        "idle limiter keeps a timer"
+    );
+}
+
+#[test]
+fn no_color_keeps_meaning_without_colours() {
+    let mut app = App::new(
+        ConsoleInfo {
+            no_color: true,
+            ..info()
+        },
+        Instant::now(),
+    );
+    let mut snapshot = builtin_entries();
+    snapshot.extend(docs_entries());
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added: vec!["mcp__docs__search".into()],
+            removed: vec![],
+        },
+    );
+    let terminal = render(&app, 110, 30);
+    let buf = terminal.backend().buffer();
+    for cell in buf.content() {
+        assert_eq!(cell.fg, Color::Reset, "colour drawn under NO_COLOR");
+        assert_eq!(cell.bg, Color::Reset, "colour drawn under NO_COLOR");
+    }
+    // The new tool is still marked, by reverse video.
+    let reversed = buf
+        .content()
+        .iter()
+        .any(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED));
+    assert!(reversed);
+    assert!(screen_of(&terminal).contains("mcp__docs__search new"));
+}
+
+#[test]
+fn tool_detail_and_help_at_80x24() {
+    let mut app = started_app();
+    let mut snapshot = builtin_entries();
+    snapshot.push(trigger_entry());
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added: vec![],
+            removed: vec![],
+        },
+    );
+    key(&mut app, KeyCode::Tab);
+    for _ in 0..6 {
+        key(&mut app, KeyCode::Down);
+    }
+    let text = screen(&app, 80, 24);
+    assert!(
+        text.contains("policy: ask — rule `mcp__deploy__trigger`"),
+        "{text}"
+    );
+    insta::assert_snapshot!("tool_detail_80x24", text);
+    key(&mut app, KeyCode::Tab);
+    ch(&mut app, '?');
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("Ctrl+C"), "{text}");
+    insta::assert_snapshot!("help_80x24", text);
+}
