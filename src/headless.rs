@@ -190,14 +190,26 @@ pub fn prepare(opts: &HeadlessOptions) -> Result<AgentConfig, (i32, String)> {
     Ok(config)
 }
 
+/// The host policy: shipped defaults < user config < project config (when trusted) <
+/// `--allow` / `--deny`. Problems in the rule files are warnings; bad flag rules are usage
+/// errors, since the user typed them just now.
 fn build_policy(opts: &HeadlessOptions) -> Result<Policy, (i32, String)> {
-    if !opts.allow.is_empty() || !opts.deny.is_empty() {
-        return Err((
-            EXIT_USAGE,
-            "--allow/--deny need the policy rules, which this build does not have yet".into(),
-        ));
+    let mut load = crate::policy::LoadOptions::new(&opts.workspace, opts.trust_project);
+    load.allow_flags = opts.allow.clone();
+    load.deny_flags = opts.deny.clone();
+    let (policy, diagnostics) = crate::policy::load(&load);
+    let mut flag_problems = Vec::new();
+    for diagnostic in diagnostics {
+        if diagnostic.file.starts_with("--allow ") || diagnostic.file.starts_with("--deny ") {
+            flag_problems.push(diagnostic.to_string());
+        } else {
+            tracing::warn!("permissions: {diagnostic}");
+        }
     }
-    Ok(Policy::default())
+    if !flag_problems.is_empty() {
+        return Err((EXIT_USAGE, flag_problems.join("\n")));
+    }
+    Ok(policy)
 }
 
 fn select_model(

@@ -853,7 +853,13 @@ async fn ask_answers_decide_each_call() {
         .filter(|(id, _)| id != "c")
         .collect();
     assert_eq!(deciders.len(), 6);
-    assert!(deciders.iter().all(|(_, d)| d == "user"), "{deciders:?}");
+    // The five answers are the user's; the sixth call rides on the grant the user gave,
+    // which the audit trail records as a (session) rule.
+    assert!(
+        deciders[..5].iter().all(|(_, d)| d == "user"),
+        "{deciders:?}"
+    );
+    assert_eq!(deciders[5].1, "rule", "{deciders:?}");
 }
 
 #[tokio::test]

@@ -149,6 +149,24 @@ async fn demo_in_jsonl_denies_the_trigger_without_allow() {
     assert_eq!(last["type"], "turn_finished");
     assert_eq!(last["exit_code"], 0);
     assert_eq!(last["cancelled"], false);
+
+    // The session log has the decision with the policy's audit record.
+    let id = start["session_id"].as_str().unwrap();
+    let log_path = std::path::PathBuf::from(std::env::var_os("TOOLGATE_STATE_DIR").unwrap())
+        .join("sessions")
+        .join(format!("{id}.jsonl"));
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let records: Vec<Value> = lines(&log);
+    assert_eq!(records[0]["type"], "session_start");
+    let audit = records
+        .iter()
+        .find(|r| r["type"] == "permission" && r["tool"] == "mcp__deploy__trigger")
+        .map(|r| r["audit"].clone())
+        .unwrap();
+    assert_eq!(audit["decider"], "headless");
+    assert_eq!(audit["decision"], "deny");
+    assert_eq!(audit["tool"], "mcp__deploy__trigger");
+    assert_eq!(audit["input_digest"].as_str().unwrap().len(), 16);
 }
 
 #[tokio::test]
@@ -237,4 +255,15 @@ async fn continue_picks_up_the_session_and_its_servers() {
             .iter()
             .any(|n| n["message"].as_str().unwrap().contains("messages restored"))
     );
+}
+
+#[tokio::test]
+async fn an_invalid_allow_rule_is_a_usage_error() {
+    let workspace = tempfile::tempdir().unwrap();
+    let mut opts = options(workspace.path(), "hi", OutputFormat::Jsonl);
+    opts.allow = vec!["Bash(unclosed".into()];
+    let (code, out, err) = run(opts).await;
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.starts_with("--allow Bash(unclosed"), "{err}");
 }

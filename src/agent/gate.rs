@@ -2,7 +2,6 @@
 //! grants, and — for Ask — the user's answer through the front end (or, headless, a
 //! denial that says how to allow the call).
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -10,7 +9,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::{AgentEvent, PermissionKind, PermissionRequest, UserDecision};
-use crate::policy::{Decision, Policy, PolicyContext, RuleSource, Verdict};
+use crate::policy::{AuditRecord, Decider, Decision, Policy, PolicyContext, RuleSource, Verdict};
 use crate::pool::{PoolTool, ToolOrigin};
 
 /// What the gate lets happen to one call.
@@ -34,14 +33,40 @@ pub struct Decided {
     pub rule: String,
     pub source: RuleSource,
     pub why: Option<String>,
+    /// The policy's audit record of this decision (for the session log).
+    pub audit: AuditRecord,
+}
+
+impl Decided {
+    fn new(tool: &PoolTool, input: &Value, verdict: &Verdict, decider: Option<Decider>) -> Self {
+        let mut audit = AuditRecord::from_verdict(&tool.name, input, verdict);
+        if let Some(decider) = decider {
+            audit = audit.decided_by(decider);
+        }
+        let (decision, why) = match &verdict.decision {
+            Decision::Allow => ("allow", None),
+            Decision::Ask { why } | Decision::Deny { why } => ("deny", Some(why.clone())),
+        };
+        Decided {
+            decision,
+            decider: match audit.decider {
+                Decider::Rule => "rule",
+                Decider::Default => "default",
+                Decider::User => "user",
+                Decider::Headless => "headless",
+            },
+            rule: verdict.rule.clone(),
+            source: verdict.source.clone(),
+            why,
+            audit,
+        }
+    }
 }
 
 pub struct Gate {
     policy: Policy,
     workspace: PathBuf,
     headless: bool,
-    /// Tools the user allowed "for this session" (model-facing names).
-    session_grants: HashSet<String>,
 }
 
 impl Gate {
@@ -50,31 +75,27 @@ impl Gate {
             policy,
             workspace,
             headless,
-            session_grants: HashSet::new(),
         }
     }
 
-    /// The verdict the pool panel shows and the gate starts from. A deny rule beats a
-    /// session grant: the grant only turns an Ask into an Allow.
-    pub fn verdict(&self, tool: &PoolTool, input: &Value) -> Verdict {
-        let ctx = PolicyContext {
+    fn ctx(&self) -> PolicyContext<'_> {
+        PolicyContext {
             workspace: &self.workspace,
-        };
-        let verdict = self.policy.decide(tool, input, &ctx);
-        if matches!(verdict.decision, Decision::Ask { .. })
-            && self.session_grants.contains(&tool.name)
-        {
-            return Verdict {
-                decision: Decision::Allow,
-                rule: format!("session grant: {}", tool.name),
-                source: RuleSource::SessionGrant,
-            };
         }
-        verdict
+    }
+
+    /// The policy's verdict for one call (session grants included).
+    pub fn verdict(&self, tool: &PoolTool, input: &Value) -> Verdict {
+        self.policy.decide(tool, input, &self.ctx())
+    }
+
+    /// How the pool panel shows a tool before any input is known.
+    pub fn badge(&self, tool: &PoolTool) -> Verdict {
+        self.policy.badge(tool, &self.ctx())
     }
 
     pub fn revoke(&mut self, tool: &str) -> bool {
-        self.session_grants.remove(tool)
+        self.policy.revoke(tool)
     }
 
     /// Decides one call, asking the user when the policy says Ask. Returns the outcome, the
@@ -88,43 +109,32 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> (Gated, Option<Decided>, Vec<String>) {
         let verdict = self.verdict(tool, input);
-        let decider = decider_of(&verdict.source);
         match verdict.decision.clone() {
             Decision::Allow => (
                 Gated::Run,
-                Some(Decided {
-                    decision: "allow",
-                    decider,
-                    rule: verdict.rule,
-                    source: verdict.source,
-                    why: None,
-                }),
+                Some(Decided::new(tool, input, &verdict, None)),
                 Vec::new(),
             ),
             Decision::Deny { why } => (
                 Gated::Refused(format!("Permission denied: {why}")),
-                Some(Decided {
-                    decision: "deny",
-                    decider,
-                    rule: verdict.rule,
-                    source: verdict.source,
-                    why: Some(why),
-                }),
+                Some(Decided::new(tool, input, &verdict, None)),
                 Vec::new(),
             ),
             Decision::Ask { why } if self.headless => {
-                let rule = suggested_rule(tool, input);
+                let rule = crate::policy::always_rule(&self.policy, tool, input, &self.ctx())
+                    .unwrap_or_else(|_| suggested_rule(tool, input));
+                let denied = Verdict {
+                    decision: Decision::Deny {
+                        why: format!("{why}; approval is unavailable in non-interactive mode"),
+                    },
+                    rule: verdict.rule.clone(),
+                    source: verdict.source.clone(),
+                };
                 (
                     Gated::Refused(format!(
                         "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow {rule}"
                     )),
-                    Some(Decided {
-                        decision: "deny",
-                        decider: "headless",
-                        rule: verdict.rule,
-                        source: verdict.source,
-                        why: Some(why),
-                    }),
+                    Some(Decided::new(tool, input, &denied, Some(Decider::Headless))),
                     Vec::new(),
                 )
             }
@@ -167,24 +177,22 @@ impl Gate {
             answer = answer => answer,
             () = cancel.cancelled() => return (Gated::Cancelled, None, Vec::new()),
         };
-        let user = |decision, rule: &str, why: Option<String>| Decided {
-            decision,
-            decider: "user",
-            rule: rule.to_string(),
-            source: RuleSource::UserAnswer,
-            why,
+        let by_user = |allowed: bool, note: Option<&str>, rule: &str| {
+            let mut verdict = Verdict::user_answer(allowed, note);
+            verdict.rule = rule.to_string();
+            Decided::new(tool, input, &verdict, Some(Decider::User))
         };
         match answer {
             Ok(UserDecision::AllowOnce) => (
                 Gated::Run,
-                Some(user("allow", "allow once", None)),
+                Some(by_user(true, None, "user answer: allow once")),
                 Vec::new(),
             ),
             Ok(UserDecision::AllowSession) => {
-                self.session_grants.insert(tool.name.clone());
+                self.policy.grant(&tool.name);
                 (
                     Gated::Run,
-                    Some(user("allow", "allow for this session", None)),
+                    Some(by_user(true, None, "user answer: allow for this session")),
                     vec![format!(
                         "{} is allowed for the rest of this session.",
                         tool.name
@@ -192,48 +200,43 @@ impl Gate {
                 )
             }
             Ok(UserDecision::AllowAlways) => {
-                let notice = self.save_always(tool);
+                let workspace = self.workspace.clone();
+                let ctx = PolicyContext {
+                    workspace: &workspace,
+                };
+                let notice = match self.policy.save_always(tool, input, &ctx) {
+                    Ok((path, rule)) => format!(
+                        "Always allowed: wrote the allow rule {rule} to {}.",
+                        path.display()
+                    ),
+                    Err(e) => {
+                        self.policy.grant(&tool.name);
+                        format!("{e}; {} is allowed for this session only.", tool.name)
+                    }
+                };
                 (
                     Gated::Run,
-                    Some(user("allow", "allow always", None)),
+                    Some(by_user(true, None, "user answer: always allow")),
                     vec![notice],
                 )
             }
             Ok(UserDecision::Deny) => (
                 Gated::Refused("Permission denied: the user denied this call".into()),
-                Some(user("deny", "deny", None)),
+                Some(by_user(false, None, "user answer: deny")),
                 Vec::new(),
             ),
             Ok(UserDecision::DenyWithNote(note)) => (
                 Gated::Refused(format!("Permission denied by the user: {note}")),
-                Some(user("deny", "deny with note", Some(note))),
+                Some(by_user(false, Some(&note), "user answer: deny with a note")),
                 Vec::new(),
             ),
             // The front end dropped the question (closed dialog, front end gone): refuse.
             Err(_) => (
                 Gated::Refused("Permission denied: the permission request was dismissed".into()),
-                Some(user("deny", "dismissed", None)),
+                Some(by_user(false, None, "permission request dismissed")),
                 Vec::new(),
             ),
         }
-    }
-
-    /// "Always": until the policy can write rules into the project config, the grant holds
-    /// for this session and the notice says it was not saved.
-    fn save_always(&mut self, tool: &PoolTool) -> String {
-        self.session_grants.insert(tool.name.clone());
-        format!(
-            "{} is allowed for this session; saving an always-allow rule is not available in this build.",
-            tool.name
-        )
-    }
-}
-
-fn decider_of(source: &RuleSource) -> &'static str {
-    match source {
-        RuleSource::Default => "default",
-        RuleSource::UserConfig(_) | RuleSource::ProjectConfig(_) | RuleSource::Flag => "rule",
-        RuleSource::SessionGrant | RuleSource::UserAnswer => "user",
     }
 }
 

@@ -419,13 +419,12 @@ impl Agent {
             .filter(|n| !new.contains(n))
             .map(|n| n.to_string())
             .collect();
-        let empty_input = Value::Object(Default::default());
         let snapshot = pool
             .tools
             .iter()
             .map(|tool| PoolEntry {
                 tool: tool.clone(),
-                verdict: self.gate.verdict(tool, &empty_input),
+                verdict: self.gate.badge(tool),
             })
             .collect();
         self.last_pool = Some(pool.clone());

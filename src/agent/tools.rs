@@ -139,6 +139,7 @@ impl Agent {
                 rule: decided.rule.clone(),
                 source: serde_json::to_value(&decided.source).unwrap_or(Value::Null),
                 why: decided.why.clone(),
+                audit: Some(Box::new(decided.audit.clone())),
             })
             .await;
             self.emit(AgentEvent::PermissionDecided {
