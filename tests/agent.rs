@@ -932,3 +932,44 @@ async fn headless_turns_an_ask_into_a_denial_naming_the_allow_rule() {
         AgentEvent::PermissionDecided { call_id, decider, decision, .. }
             if call_id == "t" && decider == "headless" && decision == "deny")));
 }
+
+#[tokio::test]
+async fn allow_always_writes_a_rule_and_stops_asking() {
+    let trigger = |id: &str| {
+        reply(vec![
+            tool(id, "mcp__deploy__trigger", json!({"service": "web"})),
+            stop(StopReason::ToolUse),
+        ])
+    };
+    let mut h = start_with_servers(
+        vec![
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                stop(StopReason::ToolUse),
+            ]),
+            trigger("first"),
+            trigger("second"),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    let mut asked = 0;
+    h.submit("deploy twice").await;
+    let events = h
+        .turn(|_| {
+            asked += 1;
+            Some(UserDecision::AllowAlways)
+        })
+        .await;
+    assert_eq!(asked, 1);
+    let config = h.workspace.path().join(".toolgate").join("config.toml");
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(written.contains("mcp__deploy__trigger"), "{written}");
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::Notice(n) if n.contains("mcp__deploy__trigger") && n.contains(config.to_str().unwrap()))));
+    let outcomes: Vec<ToolOutcome> = finished(&events).iter().map(|d| d.0).collect();
+    assert_eq!(
+        outcomes,
+        vec![ToolOutcome::Ok, ToolOutcome::Ok, ToolOutcome::Ok]
+    );
+}
