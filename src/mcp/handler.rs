@@ -13,7 +13,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc;
 
-pub type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ProgressUpdate>>>>;
+/// Where each running call's progress goes, with the last value passed on.
+pub type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ProgressRoute>>>;
+
+pub struct ProgressRoute {
+    pub sender: mpsc::UnboundedSender<ProgressUpdate>,
+    pub last: Option<f64>,
+}
 
 /// Invoked (on a fresh task) when the server says its tool list changed.
 pub type ListChangedHook = Arc<dyn Fn(rmcp::Peer<RoleClient>) + Send + Sync>;
@@ -47,20 +53,22 @@ impl ClientHandler for HubClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let route = self
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&params.progress_token)
-            .cloned();
-        // No route: the call finished or was cancelled; late progress is dropped here.
-        if let Some(tx) = route {
-            let _ = tx.send(ProgressUpdate {
-                progress: params.progress,
-                total: params.total,
-                message: params.message.map(|m| crate::sanitize::for_terminal(&m)),
-            });
+        // rmcp handles each notification on its own task, so they can arrive out of order;
+        // the spec says progress only increases, so anything not above the last value
+        // passed on is stale and dropped. No route: the call ended or was cancelled.
+        let mut routes = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(route) = routes.get_mut(&params.progress_token) else {
+            return;
+        };
+        if route.last.is_some_and(|last| params.progress <= last) {
+            return;
         }
+        route.last = Some(params.progress);
+        let _ = route.sender.send(ProgressUpdate {
+            progress: params.progress,
+            total: params.total,
+            message: params.message.map(|m| crate::sanitize::for_terminal(&m)),
+        });
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {

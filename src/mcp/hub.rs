@@ -597,7 +597,13 @@ impl McpHub {
             .map_err(|e| self.transport_error(&connection, e))?;
         let token = handle.progress_token.clone();
         if let Some(progress) = progress {
-            lock(&connection.progress).insert(token.clone(), progress);
+            lock(&connection.progress).insert(
+                token.clone(),
+                super::handler::ProgressRoute {
+                    sender: progress,
+                    last: None,
+                },
+            );
         }
         let _route = RouteGuard {
             routes: connection.progress.clone(),
