@@ -176,6 +176,9 @@ pub(super) struct Agent {
     pub(super) messages: Vec<Message>,
     pub(super) last_pool: Option<Pool>,
     pub(super) output_budget: usize,
+    /// Compiled input schemas by tool name (with the schema they were compiled from), so a
+    /// call does not recompile its tool's schema.
+    pub(super) validators: std::collections::HashMap<String, (Value, Arc<jsonschema::Validator>)>,
     turn_cap: usize,
     max_tokens: u32,
     control: Arc<Control>,
@@ -200,6 +203,7 @@ impl Agent {
             messages: Vec::new(),
             last_pool: None,
             output_budget: config.output_budget.max(1),
+            validators: Default::default(),
             turn_cap: config.turn_cap.max(1),
             max_tokens: config.max_tokens,
             control,

@@ -2,6 +2,7 @@
 //! the hub, built-ins, MCP tools), output budget, events and session records.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -121,7 +122,9 @@ impl Agent {
         // server lists the available ones (the schema's enum would only say "not one of").
         let checked = match tool.origin {
             ToolOrigin::Connector => require_object(&input),
-            _ => check_arguments(tool, &input),
+            _ => self
+                .validator(tool)
+                .map_or_else(|| require_object(&input), |v| check_arguments(&v, &input)),
         };
         if let Err(problem) = checked {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
@@ -417,14 +420,28 @@ fn file_safe(id: &str) -> String {
         .collect()
 }
 
+impl Agent {
+    /// The compiled input schema of a tool; None when the schema does not compile (that
+    /// is the server's problem: the call goes through unchecked).
+    fn validator(&mut self, tool: &PoolTool) -> Option<Arc<jsonschema::Validator>> {
+        if let Some((schema, validator)) = self.validators.get(&tool.name)
+            && schema == &tool.input_schema
+        {
+            return Some(validator.clone());
+        }
+        let validator = Arc::new(jsonschema::validator_for(&tool.input_schema).ok()?);
+        self.validators.insert(
+            tool.name.clone(),
+            (tool.input_schema.clone(), validator.clone()),
+        );
+        Some(validator)
+    }
+}
+
 /// Checks the model's arguments against the tool's input schema, so a malformed call gets
 /// a precise message instead of whatever the tool would make of it.
-fn check_arguments(tool: &PoolTool, input: &Value) -> Result<(), String> {
+fn check_arguments(validator: &jsonschema::Validator, input: &Value) -> Result<(), String> {
     require_object(input)?;
-    // A schema the validator cannot compile is the server's problem: let the call through.
-    let Ok(validator) = jsonschema::validator_for(&tool.input_schema) else {
-        return Ok(());
-    };
     let problems: Vec<String> = validator
         .iter_errors(input)
         .take(5)
