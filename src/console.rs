@@ -58,7 +58,11 @@ pub async fn run(options: ConsoleOptions) -> i32 {
     });
     let info = ConsoleInfo {
         workspace: workspace.clone(),
-        servers: preview.servers.iter().map(ServerInfo::from_config).collect(),
+        servers: preview
+            .servers
+            .iter()
+            .map(ServerInfo::from_config)
+            .collect(),
         no_color: false,
     };
 

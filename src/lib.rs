@@ -10,6 +10,7 @@ pub mod agent;
 pub mod builtin;
 pub mod commands;
 pub mod config;
+pub mod console;
 pub mod headless;
 pub mod mcp;
 pub mod model;

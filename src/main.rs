@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use toolgate::agent::session::ResumeFrom;
 use toolgate::commands::{self, ConfigFlags};
 
 #[derive(Parser, Debug)]
@@ -171,12 +172,34 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         None => {
-            if cli.prompt.is_some() {
-                eprintln!("toolgate: headless mode is not available in this build yet");
-                return ExitCode::from(2);
-            }
-            print!("{}", commands::status(&flags));
-            ExitCode::SUCCESS
+            let mut options = toolgate::headless::HeadlessOptions::new(
+                cli.prompt.clone().unwrap_or_default(),
+                flags.workspace(),
+            );
+            options.output_format = match cli.output_format {
+                OutputFormat::Text => toolgate::headless::OutputFormat::Text,
+                OutputFormat::Jsonl => toolgate::headless::OutputFormat::Jsonl,
+            };
+            options.allow = cli.allow;
+            options.deny = cli.deny;
+            options.provider = cli.provider;
+            options.model = cli.model;
+            options.resume = cli
+                .resume
+                .map(ResumeFrom::Id)
+                .or(cli.continue_session.then_some(ResumeFrom::Latest));
+            options.mcp_config = flags.mcp_config.clone();
+            options.trust_project = flags.trust_project;
+            let code = if cli.prompt.is_some() {
+                rt.block_on(toolgate::headless::run(options))
+            } else {
+                rt.block_on(toolgate::console::run(toolgate::console::ConsoleOptions {
+                    agent: options,
+                }))
+            };
+            // Servers are stopped by the agent; do not wait for stray blocking tasks.
+            rt.shutdown_timeout(std::time::Duration::from_secs(2));
+            ExitCode::from(code.clamp(0, 255) as u8)
         }
     }
 }

@@ -1,9 +1,36 @@
 //! The agent loop on a background task. It talks to a front end (console or headless)
-//! only through the channels in [`events`].
+//! only through the channels in [`events`]: [`UiCommand`] in, [`AgentEvent`] out, and a
+//! oneshot inside each permission request.
+//!
+//! One turn: assemble the pool and system prompt afresh → stream the model → run the
+//! tool calls in order (policy first, the user asked when needed) → append the results →
+//! repeat until the model stops, the user cancels, or the turn cap is reached.
 
 pub mod events;
+mod gate;
+mod prompt;
+mod runner;
+pub mod session;
+mod tools;
+
+use std::path::PathBuf;
 
 use tokio::sync::mpsc;
+
+use crate::mcp::{HubEvent, McpHub};
+use crate::model::ModelProvider;
+use crate::policy::Policy;
+
+pub use events::{AgentEvent, UiCommand};
+pub use gate::suggested_rule;
+pub use session::ResumeFrom;
+
+/// Default cap on model calls per user message.
+pub const DEFAULT_TURN_CAP: usize = 50;
+/// Default number of characters of one tool output the model gets.
+pub const DEFAULT_OUTPUT_BUDGET: usize = 100_000;
+/// Capacity of both channels; the front end drains events continuously.
+const CHANNEL_CAPACITY: usize = 256;
 
 /// The front end's side of a running agent.
 pub struct AgentHandle {
@@ -11,4 +38,66 @@ pub struct AgentHandle {
     pub events: mpsc::Receiver<AgentEvent>,
 }
 
-pub use events::{AgentEvent, UiCommand};
+/// Everything the agent task needs. Build it with [`AgentConfig::new`] and adjust fields.
+pub struct AgentConfig {
+    pub model: Box<dyn ModelProvider>,
+    pub hub: McpHub,
+    /// The receiver of the channel the hub was created with; its status events become
+    /// [`AgentEvent::ServerStatus`], its tool-list changes re-assemble the pool.
+    pub hub_events: Option<mpsc::UnboundedReceiver<HubEvent>>,
+    pub policy: Policy,
+    pub workspace: PathBuf,
+    /// Where session logs go; None keeps no log (nothing can be resumed later).
+    pub sessions_dir: Option<PathBuf>,
+    /// A session id (see [`session::resolve`]) whose conversation and connections to restore.
+    /// Its log is continued.
+    pub resume: Option<String>,
+    /// Model calls per user message.
+    pub turn_cap: usize,
+    /// Characters of one tool output the model gets; the rest is kept in a file.
+    pub output_budget: usize,
+    pub max_tokens: u32,
+    /// Non-interactive: an Ask becomes a denial that says how to allow the call.
+    pub headless: bool,
+    /// On resume, replay the restored conversation as events (the console shows it; the
+    /// headless front end prints only the new turn).
+    pub replay_history: bool,
+}
+
+impl AgentConfig {
+    pub fn new(
+        model: Box<dyn ModelProvider>,
+        hub: McpHub,
+        hub_events: mpsc::UnboundedReceiver<HubEvent>,
+        policy: Policy,
+        workspace: PathBuf,
+    ) -> Self {
+        AgentConfig {
+            model,
+            hub,
+            hub_events: Some(hub_events),
+            policy,
+            workspace,
+            sessions_dir: session::default_sessions_dir(),
+            resume: None,
+            turn_cap: DEFAULT_TURN_CAP,
+            output_budget: DEFAULT_OUTPUT_BUDGET,
+            max_tokens: 8192,
+            headless: false,
+            replay_history: true,
+        }
+    }
+}
+
+/// Starts the agent on a tokio task (call from within a runtime). The task ends after
+/// [`UiCommand::Shutdown`] or when the front end drops its command sender; it shuts the
+/// hub down (no orphaned servers) and then closes the event channel.
+pub fn spawn(config: AgentConfig) -> AgentHandle {
+    let (command_tx, command_rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let (event_tx, event_rx) = mpsc::channel(CHANNEL_CAPACITY);
+    runner::start(config, command_rx, event_tx);
+    AgentHandle {
+        commands: command_tx,
+        events: event_rx,
+    }
+}

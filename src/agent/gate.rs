@@ -1,0 +1,260 @@
+//! The permission gate in front of every tool call: the host policy's verdict, session
+//! grants, and — for Ask — the user's answer through the front end (or, headless, a
+//! denial that says how to allow the call).
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::events::{AgentEvent, PermissionKind, PermissionRequest, UserDecision};
+use crate::policy::{AuditRecord, Decider, Decision, Policy, PolicyContext, RuleSource, Verdict};
+use crate::pool::{PoolTool, ToolOrigin};
+
+/// What the gate lets happen to one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Gated {
+    Run,
+    /// Refused; the text is the tool_result the model gets.
+    Refused(String),
+    /// The turn was cancelled while the question was open.
+    Cancelled,
+}
+
+/// One permission decision for the audit trail (session log and PermissionDecided).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    /// `allow` or `deny`.
+    pub decision: &'static str,
+    /// `rule`, `default`, `user` or `headless`.
+    pub decider: &'static str,
+    /// The deciding rule, or the user's answer.
+    pub rule: String,
+    pub source: RuleSource,
+    pub why: Option<String>,
+    /// The policy's audit record of this decision (for the session log).
+    pub audit: AuditRecord,
+}
+
+impl Decided {
+    fn new(tool: &PoolTool, input: &Value, verdict: &Verdict, decider: Option<Decider>) -> Self {
+        let mut audit = AuditRecord::from_verdict(&tool.name, input, verdict);
+        if let Some(decider) = decider {
+            audit = audit.decided_by(decider);
+        }
+        let (decision, why) = match &verdict.decision {
+            Decision::Allow => ("allow", None),
+            Decision::Ask { why } | Decision::Deny { why } => ("deny", Some(why.clone())),
+        };
+        Decided {
+            decision,
+            decider: match audit.decider {
+                Decider::Rule => "rule",
+                Decider::Default => "default",
+                Decider::User => "user",
+                Decider::Headless => "headless",
+            },
+            rule: verdict.rule.clone(),
+            source: verdict.source.clone(),
+            why,
+            audit,
+        }
+    }
+}
+
+pub struct Gate {
+    policy: Policy,
+    workspace: PathBuf,
+    headless: bool,
+}
+
+impl Gate {
+    pub fn new(policy: Policy, workspace: PathBuf, headless: bool) -> Self {
+        Gate {
+            policy,
+            workspace,
+            headless,
+        }
+    }
+
+    fn ctx(&self) -> PolicyContext<'_> {
+        PolicyContext {
+            workspace: &self.workspace,
+        }
+    }
+
+    /// The policy's verdict for one call (session grants included).
+    pub fn verdict(&self, tool: &PoolTool, input: &Value) -> Verdict {
+        self.policy.decide(tool, input, &self.ctx())
+    }
+
+    /// How the pool panel shows a tool before any input is known.
+    pub fn badge(&self, tool: &PoolTool) -> Verdict {
+        self.policy.badge(tool, &self.ctx())
+    }
+
+    pub fn revoke(&mut self, tool: &str) -> bool {
+        self.policy.revoke(tool)
+    }
+
+    /// Decides one call, asking the user when the policy says Ask. Returns the outcome, the
+    /// audit record (None when cancelled before anyone decided) and notices for the user.
+    pub async fn check(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+        call_id: &str,
+        events: &mpsc::Sender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> (Gated, Option<Decided>, Vec<String>) {
+        let verdict = self.verdict(tool, input);
+        match verdict.decision.clone() {
+            Decision::Allow => (
+                Gated::Run,
+                Some(Decided::new(tool, input, &verdict, None)),
+                Vec::new(),
+            ),
+            Decision::Deny { why } => (
+                Gated::Refused(format!("Permission denied: {why}")),
+                Some(Decided::new(tool, input, &verdict, None)),
+                Vec::new(),
+            ),
+            Decision::Ask { why } if self.headless => {
+                let rule = crate::policy::always_rule(&self.policy, tool, input, &self.ctx())
+                    .unwrap_or_else(|_| suggested_rule(tool, input));
+                let denied = Verdict {
+                    decision: Decision::Deny {
+                        why: format!("{why}; approval is unavailable in non-interactive mode"),
+                    },
+                    rule: verdict.rule.clone(),
+                    source: verdict.source.clone(),
+                };
+                (
+                    Gated::Refused(format!(
+                        "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow {rule}"
+                    )),
+                    Some(Decided::new(tool, input, &denied, Some(Decider::Headless))),
+                    Vec::new(),
+                )
+            }
+            Decision::Ask { why } => {
+                self.ask_user(tool, input, call_id, why, verdict, events, cancel)
+                    .await
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn ask_user(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+        call_id: &str,
+        why: String,
+        verdict: Verdict,
+        events: &mpsc::Sender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> (Gated, Option<Decided>, Vec<String>) {
+        let (reply, answer) = oneshot::channel();
+        let request = PermissionRequest {
+            kind: PermissionKind::ToolCall,
+            call_id: call_id.to_string(),
+            tool: tool.clone(),
+            input: input.clone(),
+            why: why.clone(),
+            verdict,
+            reply,
+        };
+        if events
+            .send(AgentEvent::PermissionRequest(request))
+            .await
+            .is_err()
+        {
+            return (Gated::Cancelled, None, Vec::new());
+        }
+        let answer = tokio::select! {
+            answer = answer => answer,
+            () = cancel.cancelled() => return (Gated::Cancelled, None, Vec::new()),
+        };
+        let by_user = |allowed: bool, note: Option<&str>, rule: &str| {
+            let mut verdict = Verdict::user_answer(allowed, note);
+            verdict.rule = rule.to_string();
+            Decided::new(tool, input, &verdict, Some(Decider::User))
+        };
+        match answer {
+            Ok(UserDecision::AllowOnce) => (
+                Gated::Run,
+                Some(by_user(true, None, "user answer: allow once")),
+                Vec::new(),
+            ),
+            Ok(UserDecision::AllowSession) => {
+                self.policy.grant(&tool.name);
+                (
+                    Gated::Run,
+                    Some(by_user(true, None, "user answer: allow for this session")),
+                    vec![format!(
+                        "{} is allowed for the rest of this session.",
+                        tool.name
+                    )],
+                )
+            }
+            Ok(UserDecision::AllowAlways) => {
+                let workspace = self.workspace.clone();
+                let ctx = PolicyContext {
+                    workspace: &workspace,
+                };
+                let notice = match self.policy.save_always(tool, input, &ctx) {
+                    Ok((path, rule)) => format!(
+                        "Always allowed: wrote the allow rule {rule} to {}.",
+                        path.display()
+                    ),
+                    Err(e) => {
+                        self.policy.grant(&tool.name);
+                        format!("{e}; {} is allowed for this session only.", tool.name)
+                    }
+                };
+                (
+                    Gated::Run,
+                    Some(by_user(true, None, "user answer: always allow")),
+                    vec![notice],
+                )
+            }
+            Ok(UserDecision::Deny) => (
+                Gated::Refused("Permission denied: the user denied this call".into()),
+                Some(by_user(false, None, "user answer: deny")),
+                Vec::new(),
+            ),
+            Ok(UserDecision::DenyWithNote(note)) => (
+                Gated::Refused(format!("Permission denied by the user: {note}")),
+                Some(by_user(false, Some(&note), "user answer: deny with a note")),
+                Vec::new(),
+            ),
+            // The front end dropped the question (closed dialog, front end gone): refuse.
+            Err(_) => (
+                Gated::Refused("Permission denied: the permission request was dismissed".into()),
+                Some(by_user(false, None, "permission request dismissed")),
+                Vec::new(),
+            ),
+        }
+    }
+}
+
+/// The `--allow` rule that would let this call through without asking.
+pub fn suggested_rule(tool: &PoolTool, input: &Value) -> String {
+    match (&tool.origin, tool.name.as_str()) {
+        (ToolOrigin::Builtin, "bash") => {
+            let first_word = input
+                .get("command")
+                .and_then(Value::as_str)
+                .and_then(|c| c.split_whitespace().next())
+                .unwrap_or("");
+            if first_word.is_empty() {
+                "Bash".to_string()
+            } else {
+                format!("Bash({first_word}:*)")
+            }
+        }
+        _ => tool.name.clone(),
+    }
+}

@@ -1,0 +1,660 @@
+//! The agent task: command intake, the turn loop and model streaming. Tool execution is in
+//! `tools.rs`.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::AgentConfig;
+use super::events::{AgentEvent, PoolEntry, UiCommand};
+use super::gate::Gate;
+use super::session::{self, Record, SessionLog};
+use crate::builtin::pool_builtins;
+use crate::mcp::{HubEvent, McpHub, ServerStatus};
+use crate::model::{
+    ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
+    ToolDef, Usage,
+};
+use crate::pool::{self, Pool, PoolError, ServerTools};
+
+/// Work for the agent task, in the order the front end sent it.
+enum Work {
+    /// The token is created when the command arrives, so a Cancel sent right after a
+    /// Submit always reaches the turn it was meant for.
+    Submit(String, CancellationToken),
+    Connect(String),
+    Disconnect(String),
+    Revoke(String),
+    Clear,
+    /// A server's tool list or state changed on its own.
+    RefreshPool,
+    Shutdown,
+}
+
+/// Shared between the command reader and the agent task.
+struct Control {
+    current_turn: Mutex<CancellationToken>,
+    shutting_down: AtomicBool,
+}
+
+impl Control {
+    fn cancel_current(&self) {
+        self.current_turn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .cancel();
+    }
+
+    fn new_turn(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        *self
+            .current_turn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = token.clone();
+        token
+    }
+}
+
+pub(super) fn start(
+    mut config: AgentConfig,
+    commands: mpsc::Receiver<UiCommand>,
+    events: mpsc::Sender<AgentEvent>,
+) {
+    let control = Arc::new(Control {
+        current_turn: Mutex::new(CancellationToken::new()),
+        shutting_down: AtomicBool::new(false),
+    });
+    let (work_tx, work_rx) = mpsc::unbounded_channel();
+    let stopped = CancellationToken::new();
+    tokio::spawn(read_commands(commands, work_tx.clone(), control.clone()));
+    if let Some(hub_events) = config.hub_events.take() {
+        tokio::spawn(forward_hub_events(
+            hub_events,
+            events.clone(),
+            work_tx,
+            stopped.clone(),
+        ));
+    }
+    tokio::spawn(async move {
+        let mut agent = Agent::new(config, events, control);
+        agent.run(work_rx).await;
+        stopped.cancel();
+    });
+}
+
+async fn read_commands(
+    mut commands: mpsc::Receiver<UiCommand>,
+    work: mpsc::UnboundedSender<Work>,
+    control: Arc<Control>,
+) {
+    while let Some(command) = commands.recv().await {
+        let item = match command {
+            UiCommand::Cancel => {
+                control.cancel_current();
+                continue;
+            }
+            UiCommand::Submit(text) => Work::Submit(text, control.new_turn()),
+            UiCommand::Connect(name) => Work::Connect(name),
+            UiCommand::Disconnect(name) => Work::Disconnect(name),
+            UiCommand::RevokeGrant(name) => Work::Revoke(name),
+            UiCommand::Clear => Work::Clear,
+            UiCommand::Shutdown => break,
+        };
+        if work.send(item).is_err() {
+            return;
+        }
+    }
+    // Shutdown, or the front end went away: stop what runs and let the agent clean up.
+    control.shutting_down.store(true, Ordering::SeqCst);
+    control.cancel_current();
+    let _ = work.send(Work::Shutdown);
+}
+
+async fn forward_hub_events(
+    mut hub_events: mpsc::UnboundedReceiver<HubEvent>,
+    events: mpsc::Sender<AgentEvent>,
+    work: mpsc::UnboundedSender<Work>,
+    stopped: CancellationToken,
+) {
+    loop {
+        let event = tokio::select! {
+            () = stopped.cancelled() => return,
+            event = hub_events.recv() => match event {
+                Some(event) => event,
+                None => return,
+            },
+        };
+        match event {
+            HubEvent::Status { server, status } => {
+                let pool_may_change = matches!(
+                    status,
+                    ServerStatus::Failed { .. } | ServerStatus::Disconnected { .. }
+                );
+                if events
+                    .send(AgentEvent::ServerStatus { server, status })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                if pool_may_change {
+                    let _ = work.send(Work::RefreshPool);
+                }
+            }
+            HubEvent::ToolsChanged { .. } => {
+                let _ = work.send(Work::RefreshPool);
+            }
+            HubEvent::Log { server, message } => {
+                tracing::info!(target: "toolgate::mcp", server = %server, "{message}");
+            }
+        }
+    }
+}
+
+/// A finished model reply.
+#[derive(Default)]
+struct Reply {
+    content: Vec<ContentBlock>,
+    stop: Option<StopReason>,
+    usage: Usage,
+    cancelled: bool,
+}
+
+pub(super) struct Agent {
+    pub(super) model: Box<dyn ModelProvider>,
+    pub(super) hub: McpHub,
+    pub(super) gate: Gate,
+    pub(super) workspace: PathBuf,
+    pub(super) events: mpsc::Sender<AgentEvent>,
+    pub(super) log: Option<SessionLog>,
+    pub(super) session_id: String,
+    pub(super) messages: Vec<Message>,
+    pub(super) last_pool: Option<Pool>,
+    pub(super) output_budget: usize,
+    /// Compiled input schemas by tool name (with the schema they were compiled from), so a
+    /// call does not recompile its tool's schema.
+    pub(super) validators:
+        std::collections::HashMap<String, (crate::pool::Schema, Arc<jsonschema::Validator>)>,
+    turn_cap: usize,
+    max_tokens: u32,
+    control: Arc<Control>,
+    sessions_dir: Option<PathBuf>,
+    resume: Option<String>,
+    replay_history: bool,
+}
+
+impl Agent {
+    fn new(config: AgentConfig, events: mpsc::Sender<AgentEvent>, control: Arc<Control>) -> Self {
+        Agent {
+            gate: Gate::new(config.policy, config.workspace.clone(), config.headless),
+            model: config.model,
+            hub: config.hub,
+            workspace: config.workspace,
+            events,
+            log: None,
+            session_id: config
+                .resume
+                .clone()
+                .unwrap_or_else(session::new_session_id),
+            messages: Vec::new(),
+            last_pool: None,
+            output_budget: config.output_budget.max(1),
+            validators: Default::default(),
+            turn_cap: config.turn_cap.max(1),
+            max_tokens: config.max_tokens,
+            control,
+            sessions_dir: config.sessions_dir,
+            resume: config.resume,
+            replay_history: config.replay_history,
+        }
+    }
+
+    pub(super) async fn emit(&self, event: AgentEvent) {
+        // A front end that went away gets its Shutdown from the command reader.
+        let _ = self.events.send(event).await;
+    }
+
+    /// Appends to the session log; a failing log is reported once and then left alone,
+    /// so a full disk never stops the conversation.
+    pub(super) async fn record(&mut self, record: Record) {
+        let Some(log) = self.log.as_mut() else {
+            return;
+        };
+        if let Err(e) = log.append(record) {
+            tracing::warn!("session log: {e}");
+            self.log = None;
+            self.emit(AgentEvent::Notice(format!(
+                "{e}; the rest of this session is not saved"
+            )))
+            .await;
+        }
+    }
+
+    async fn open_session(&mut self) {
+        let Some(dir) = self.sessions_dir.clone() else {
+            return;
+        };
+        match SessionLog::open(&dir, &self.session_id) {
+            Ok(log) => self.log = Some(log),
+            Err(e) => {
+                self.emit(AgentEvent::Notice(format!(
+                    "{e}; this session is not saved"
+                )))
+                .await;
+                return;
+            }
+        }
+        let model = self.model.label();
+        let record = if self.resume.is_some() {
+            Record::Resumed { model }
+        } else {
+            Record::SessionStart {
+                session_id: self.session_id.clone(),
+                workspace: self.workspace.clone(),
+                model,
+            }
+        };
+        self.record(record).await;
+    }
+
+    /// Restores the conversation and reconnects the servers of a resumed session.
+    async fn restore(&mut self) {
+        let (Some(dir), Some(id)) = (self.sessions_dir.clone(), self.resume.clone()) else {
+            return;
+        };
+        let restored = match session::load(&dir, &id) {
+            Ok(restored) => restored,
+            Err(e) => {
+                self.emit(AgentEvent::Error(format!("cannot resume: {e}")))
+                    .await;
+                return;
+            }
+        };
+        if self.replay_history {
+            for message in &restored.messages {
+                self.replay(message).await;
+            }
+        }
+        self.messages = restored.messages;
+        let mut notice = format!(
+            "Resumed session {id}: {} messages restored",
+            self.messages.len()
+        );
+        if restored.skipped_lines > 0 {
+            notice.push_str(&format!(
+                " ({} unreadable log lines skipped)",
+                restored.skipped_lines
+            ));
+        }
+        self.emit(AgentEvent::Notice(notice)).await;
+        for server in restored.connected {
+            let result = self.connect_server(&server, false).await;
+            if result.is_error() {
+                self.emit(AgentEvent::Notice(format!(
+                    "Could not reconnect MCP server '{server}': {}",
+                    result.text
+                )))
+                .await;
+            }
+        }
+    }
+
+    async fn replay(&self, message: &Message) {
+        for block in &message.content {
+            match (message.role, block) {
+                (Role::User, ContentBlock::Text { text }) => {
+                    self.emit(AgentEvent::UserMessage(text.clone())).await;
+                }
+                (Role::Assistant, ContentBlock::Text { text }) => {
+                    self.emit(AgentEvent::TextDelta(text.clone())).await;
+                    self.emit(AgentEvent::AssistantMessageDone).await;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    async fn run(&mut self, mut work: mpsc::UnboundedReceiver<Work>) {
+        self.open_session().await;
+        self.emit(AgentEvent::SessionStarted {
+            session_id: self.session_id.clone(),
+            model_label: self.model.label(),
+            workspace: self.workspace.clone(),
+        })
+        .await;
+        self.restore().await;
+        // The first snapshot: every front end learns the starting pool from it.
+        if let Err(e) = self.refresh_pool().await {
+            self.emit(AgentEvent::Error(e.to_string())).await;
+        }
+
+        while let Some(item) = work.recv().await {
+            if self.control.shutting_down.load(Ordering::SeqCst) && !matches!(item, Work::Shutdown)
+            {
+                continue;
+            }
+            match item {
+                Work::Submit(text, cancel) => self.run_turn(text, cancel).await,
+                Work::Connect(name) => {
+                    let result = self.connect_server(&name, true).await;
+                    self.report_command(result).await;
+                }
+                Work::Disconnect(name) => {
+                    let result = self.disconnect_server(&name).await;
+                    self.report_command(result).await;
+                }
+                Work::Revoke(name) => {
+                    let text = if self.gate.revoke(&name) {
+                        format!("Session grant for {name} revoked.")
+                    } else {
+                        format!("{name} had no session grant.")
+                    };
+                    self.emit(AgentEvent::Notice(text)).await;
+                    let _ = self.refresh_pool_forced().await;
+                }
+                Work::Clear => {
+                    self.messages.clear();
+                    self.record(Record::Cleared).await;
+                    self.emit(AgentEvent::Notice("Conversation cleared.".into()))
+                        .await;
+                }
+                Work::RefreshPool => {
+                    if let Err(e) = self.refresh_pool().await {
+                        self.emit(AgentEvent::Notice(format!(
+                            "{e}; the pool keeps its previous tools"
+                        )))
+                        .await;
+                    }
+                }
+                Work::Shutdown => break,
+            }
+        }
+        self.hub.shutdown().await;
+    }
+
+    async fn report_command(&self, result: super::tools::ToolRun) {
+        let event = if result.is_error() {
+            AgentEvent::Error(result.text)
+        } else {
+            AgentEvent::Notice(result.text)
+        };
+        self.emit(event).await;
+    }
+
+    /// Assembles the pool from the built-ins and the servers connected now; emits
+    /// PoolChanged when it differs from the last one sent.
+    pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
+        let pool = self.assemble()?;
+        if self.last_pool.as_ref() != Some(&pool) {
+            self.send_pool(&pool).await;
+        }
+        Ok(pool)
+    }
+
+    /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
+    async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
+        let pool = self.assemble()?;
+        self.send_pool(&pool).await;
+        Ok(pool)
+    }
+
+    pub(super) fn assemble(&self) -> Result<Pool, PoolError> {
+        assemble_for(&self.hub.configured(), &self.hub.server_tools())
+    }
+
+    async fn send_pool(&mut self, pool: &Pool) {
+        let old: Vec<&str> = self
+            .last_pool
+            .as_ref()
+            .map(|p| p.names())
+            .unwrap_or_default();
+        let new = pool.names();
+        let added = new
+            .iter()
+            .filter(|n| !old.contains(n))
+            .map(|n| n.to_string())
+            .collect();
+        let removed = old
+            .iter()
+            .filter(|n| !new.contains(n))
+            .map(|n| n.to_string())
+            .collect();
+        let snapshot = pool
+            .tools
+            .iter()
+            .map(|tool| PoolEntry {
+                tool: tool.clone(),
+                verdict: self.gate.badge(tool),
+            })
+            .collect();
+        self.last_pool = Some(pool.clone());
+        self.emit(AgentEvent::PoolChanged {
+            snapshot,
+            added,
+            removed,
+        })
+        .await;
+    }
+
+    /// The pool for the next model call: freshly assembled, or — when a server's changed
+    /// tool list no longer fits — the previous one.
+    async fn pool_for_call(&mut self) -> Pool {
+        match self.refresh_pool().await {
+            Ok(pool) => pool,
+            Err(e) => {
+                self.emit(AgentEvent::Notice(format!(
+                    "{e}; the pool keeps its previous tools"
+                )))
+                .await;
+                self.last_pool.clone().unwrap_or_default()
+            }
+        }
+    }
+
+    fn connected_servers(&self) -> Vec<String> {
+        self.hub
+            .server_tools()
+            .into_iter()
+            .map(|s| s.server)
+            .collect()
+    }
+
+    /// Appends a user message, merging into a trailing user message (left by a failed or
+    /// cancelled turn) because model APIs want roles to alternate.
+    async fn push_user(&mut self, content: Vec<ContentBlock>) {
+        self.record(Record::Message {
+            message: Message {
+                role: Role::User,
+                content: content.clone(),
+            },
+        })
+        .await;
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.extend(content),
+            _ => self.messages.push(Message {
+                role: Role::User,
+                content,
+            }),
+        }
+    }
+
+    async fn push_assistant(&mut self, content: Vec<ContentBlock>) {
+        let message = Message {
+            role: Role::Assistant,
+            content,
+        };
+        self.record(Record::Message {
+            message: message.clone(),
+        })
+        .await;
+        self.messages.push(message);
+    }
+
+    async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
+        self.emit(AgentEvent::UserMessage(text.clone())).await;
+        self.push_user(vec![ContentBlock::Text { text }]).await;
+        let mut usage = Usage::default();
+        let mut model_calls = 0;
+        let cancelled = loop {
+            if cancel.is_cancelled() {
+                break true;
+            }
+            if model_calls >= self.turn_cap {
+                self.emit(AgentEvent::Notice(format!(
+                    "Turn cap reached: {} model calls for this message. The turn ends here; send a message to let the agent continue.",
+                    self.turn_cap
+                )))
+                .await;
+                break false;
+            }
+            let pool = self.pool_for_call().await;
+            let request = ModelRequest {
+                system: super::prompt::system_prompt(
+                    &self.workspace,
+                    &self.hub.configured(),
+                    &self.connected_servers(),
+                ),
+                messages: self.messages.clone(),
+                tools: pool
+                    .tools
+                    .iter()
+                    .map(|t| ToolDef {
+                        name: t.name.clone(),
+                        description: t.description.clone(),
+                        input_schema: t.input_schema.clone(),
+                    })
+                    .collect(),
+                max_tokens: self.max_tokens,
+            };
+            model_calls += 1;
+            let reply = match self.stream_reply(request, &cancel).await {
+                Ok(reply) => reply,
+                Err(e) => {
+                    let message = e.to_string();
+                    self.record(Record::Error {
+                        message: message.clone(),
+                    })
+                    .await;
+                    self.emit(AgentEvent::Error(message)).await;
+                    break false;
+                }
+            };
+            usage.input_tokens += reply.usage.input_tokens;
+            usage.output_tokens += reply.usage.output_tokens;
+            let tool_uses: Vec<(String, String, Value)> = reply
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, name, input } => {
+                        Some((id.clone(), name.clone(), input.clone()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if !reply.content.is_empty() {
+                self.push_assistant(reply.content).await;
+            }
+            if tool_uses.is_empty() {
+                if reply.stop == Some(StopReason::MaxTokens) && !reply.cancelled {
+                    self.emit(AgentEvent::Notice(
+                        "The model stopped at its output token limit.".into(),
+                    ))
+                    .await;
+                }
+                break reply.cancelled;
+            }
+            // Tool calls run even under end_turn; every tool_use gets a result, also when
+            // the turn was cancelled while the model was still streaming.
+            let mut results = Vec::with_capacity(tool_uses.len());
+            for (id, name, input) in tool_uses {
+                results.push(self.run_tool_call(&id, &name, input, &pool, &cancel).await);
+            }
+            self.push_user(results).await;
+            if cancel.is_cancelled() {
+                break true;
+            }
+        };
+        self.record(Record::TurnFinished {
+            usage,
+            cancelled,
+            model_calls,
+        })
+        .await;
+        self.emit(AgentEvent::TurnFinished { usage, cancelled })
+            .await;
+    }
+
+    async fn stream_reply(
+        &mut self,
+        request: ModelRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Reply, ModelError> {
+        let mut stream = self.model.stream(request);
+        let mut reply = Reply::default();
+        let mut text = String::new();
+        let mut streamed_text = false;
+        let result = loop {
+            let next = tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    reply.cancelled = true;
+                    break Ok(());
+                }
+                next = stream.next() => next,
+            };
+            match next {
+                None => break Ok(()),
+                Some(Err(e)) => break Err(e),
+                Some(Ok(StreamEvent::TextDelta(delta))) => {
+                    streamed_text = true;
+                    text.push_str(&delta);
+                    self.emit(AgentEvent::TextDelta(delta)).await;
+                }
+                Some(Ok(StreamEvent::ToolUseStarted { .. })) => {}
+                Some(Ok(StreamEvent::ToolUse { id, name, input })) => {
+                    flush_text(&mut text, &mut reply.content);
+                    reply
+                        .content
+                        .push(ContentBlock::ToolUse { id, name, input });
+                }
+                // Providers report usage cumulatively within one message (input at the
+                // start, output growing), so the largest value of each is the total.
+                Some(Ok(StreamEvent::Usage(u))) => {
+                    reply.usage.input_tokens = reply.usage.input_tokens.max(u.input_tokens);
+                    reply.usage.output_tokens = reply.usage.output_tokens.max(u.output_tokens);
+                }
+                Some(Ok(StreamEvent::Stop(reason))) => reply.stop = Some(reason),
+            }
+        };
+        // Dropping the stream closes the HTTP response (that is how a cancel stops it).
+        drop(stream);
+        flush_text(&mut text, &mut reply.content);
+        if streamed_text {
+            self.emit(AgentEvent::AssistantMessageDone).await;
+        }
+        result.map(|()| reply)
+    }
+}
+
+fn flush_text(text: &mut String, content: &mut Vec<ContentBlock>) {
+    if !text.is_empty() {
+        content.push(ContentBlock::Text {
+            text: std::mem::take(text),
+        });
+    }
+}
+
+/// The pool for these connections: built-ins (with disconnect_mcp while something is
+/// connected), then every connected server's tools.
+pub(super) fn assemble_for(
+    configured: &[String],
+    servers: &[ServerTools],
+) -> Result<Pool, PoolError> {
+    let connected: Vec<String> = servers.iter().map(|s| s.server.clone()).collect();
+    pool::assemble(&pool_builtins(configured, &connected), servers)
+}

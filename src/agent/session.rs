@@ -1,0 +1,429 @@
+//! The session log: one JSONL file per session, `state_dir()/sessions/<id>.jsonl`, one record
+//! per line, flushed as each is written so a crash loses at most the line being written.
+//!
+//! # Record schema
+//!
+//! Every line is a JSON object with `ts` (RFC 3339, UTC) and `type`, plus:
+//!
+//! | `type`            | fields |
+//! |-------------------|--------|
+//! | `session_start`   | `session_id`, `workspace` (path), `model` (label, e.g. `scripted demo`) |
+//! | `resumed`         | `model` — the session was continued (`--continue` / `--resume ID`) |
+//! | `message`         | `message`: `{role: "user"\|"assistant", content: [block…]}` exactly as the model receives it; blocks are `{type:"text",text}`, `{type:"tool_use",id,name,input}`, `{type:"tool_result",tool_use_id,content,is_error}` |
+//! | `tool_call`       | `call_id`, `name` (model-facing), `server` (null for built-ins), `input` |
+//! | `tool_result`     | `call_id`, `outcome` (`ok`\|`error`\|`denied`\|`cancelled`), `output` (what the model got), `full_output_path` (only when the output was truncated) |
+//! | `permission`      | `call_id`, `tool`, `decision` (`allow`\|`deny`), `decider` (`rule`\|`default`\|`user`\|`headless`), `rule` (the deciding rule or the user's answer), `source` (the rule's origin), `why` (optional), `audit` (the policy's `AuditRecord`: `time`, `tool`, `input_digest`, `decision` allow\|ask\|deny, `why`, `decider`, `rule`, `source`) |
+//! | `connect`         | `server`, `tools` (raw MCP tool names) |
+//! | `disconnect`      | `server` |
+//! | `turn_finished`   | `usage` `{input_tokens, output_tokens}`, `cancelled`, `model_calls` |
+//! | `error`           | `message` |
+//! | `cleared`         | — the user cleared the conversation (connections stay) |
+//!
+//! Resuming replays the `message` records into the conversation and the `connect` /
+//! `disconnect` records into the set of servers to reconnect. Lines that do not parse (a
+//! half-written last line, a record type from a newer version) are skipped.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::agent::events::ToolOutcome;
+use crate::model::{ContentBlock, Message, Role, Usage};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    SessionStart {
+        session_id: String,
+        workspace: PathBuf,
+        model: String,
+    },
+    Resumed {
+        model: String,
+    },
+    Message {
+        message: Message,
+    },
+    ToolCall {
+        call_id: String,
+        name: String,
+        server: Option<String>,
+        input: Value,
+    },
+    ToolResult {
+        call_id: String,
+        outcome: ToolOutcome,
+        output: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        full_output_path: Option<PathBuf>,
+    },
+    Permission {
+        call_id: String,
+        tool: String,
+        decision: String,
+        decider: String,
+        rule: String,
+        source: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
+        /// The policy's audit record: time, tool, input digest, decision, decider, rule.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        audit: Option<Box<crate::policy::AuditRecord>>,
+    },
+    Connect {
+        server: String,
+        tools: Vec<String>,
+    },
+    Disconnect {
+        server: String,
+    },
+    TurnFinished {
+        usage: Usage,
+        cancelled: bool,
+        model_calls: usize,
+    },
+    Error {
+        message: String,
+    },
+    /// The user cleared the conversation; resuming starts after this point.
+    Cleared,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Line {
+    ts: DateTime<Utc>,
+    #[serde(flatten)]
+    record: Record,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("no state directory for sessions (set TOOLGATE_STATE_DIR)")]
+    NoStateDir,
+    #[error("cannot write session log {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read session log {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no session '{0}' found")]
+    NotFound(String),
+    #[error("no earlier session for workspace {0}")]
+    NoneForWorkspace(PathBuf),
+    #[error("'{0}' is not a session id (letters, digits, '-' and '_' only)")]
+    BadId(String),
+}
+
+/// Which earlier session to continue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeFrom {
+    /// `--continue`: the most recently written session of this workspace.
+    Latest,
+    /// `--resume ID`.
+    Id(String),
+}
+
+/// `state_dir()/sessions`.
+pub fn default_sessions_dir() -> Option<PathBuf> {
+    crate::paths::state_dir().map(|d| d.join("sessions"))
+}
+
+/// A fresh, sortable, typeable id: `20261202-150011-3fa9c1`.
+pub fn new_session_id() -> String {
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!("{}-{}", Utc::now().format("%Y%m%d-%H%M%S"), &random[..6])
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+pub fn log_path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.jsonl"))
+}
+
+/// Finds the session to continue and returns its id.
+pub fn resolve(dir: &Path, workspace: &Path, from: &ResumeFrom) -> Result<String, SessionError> {
+    match from {
+        ResumeFrom::Id(id) => {
+            if !valid_id(id) {
+                return Err(SessionError::BadId(id.clone()));
+            }
+            if log_path(dir, id).is_file() {
+                Ok(id.clone())
+            } else {
+                Err(SessionError::NotFound(id.clone()))
+            }
+        }
+        ResumeFrom::Latest => latest_for_workspace(dir, workspace)
+            .ok_or_else(|| SessionError::NoneForWorkspace(workspace.to_path_buf())),
+    }
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canon(a) == canon(b)
+}
+
+fn latest_for_workspace(dir: &Path, workspace: &Path) -> Option<String> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut best: Option<(std::time::SystemTime, String)> = None;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        let Some(id) = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        let Some(start_workspace) = first_record_workspace(&path) else {
+            continue;
+        };
+        if !same_path(&start_workspace, workspace) {
+            continue;
+        }
+        let modified = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        // Ties (same mtime granularity) go to the later id, which sorts by start time.
+        if best
+            .as_ref()
+            .is_none_or(|(t, b)| (modified, id.as_str()) > (*t, b.as_str()))
+        {
+            best = Some((modified, id));
+        }
+    }
+    best.map(|(_, id)| id)
+}
+
+fn first_record_workspace(path: &Path) -> Option<PathBuf> {
+    let file = File::open(path).ok()?;
+    let mut first = String::new();
+    BufReader::new(file).read_line(&mut first).ok()?;
+    match serde_json::from_str::<Line>(&first).ok()?.record {
+        Record::SessionStart { workspace, .. } => Some(workspace),
+        _ => None,
+    }
+}
+
+/// What a resumed session brings back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RestoredSession {
+    pub messages: Vec<Message>,
+    /// Servers connected when the session ended, in connection order.
+    pub connected: Vec<String>,
+    /// Lines that could not be read (reported, not fatal).
+    pub skipped_lines: usize,
+}
+
+pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
+    let path = log_path(dir, id);
+    let file = File::open(&path).map_err(|source| SessionError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let mut restored = RestoredSession::default();
+    for line in BufReader::new(file).lines() {
+        let line = line.map_err(|source| SessionError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Ok(parsed) = serde_json::from_str::<Line>(&line) else {
+            restored.skipped_lines += 1;
+            continue;
+        };
+        match parsed.record {
+            Record::Message { message } => restored.messages.push(message),
+            Record::Connect { server, .. } => {
+                restored.connected.retain(|s| s != &server);
+                restored.connected.push(server);
+            }
+            Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
+            Record::Cleared => restored.messages.clear(),
+            _ => {}
+        }
+    }
+    close_dangling_tool_uses(&mut restored.messages);
+    Ok(restored)
+}
+
+/// A session that ended mid-turn (crash, kill) can end with tool_use blocks that never got
+/// a result; model APIs reject such a history, so answer them with an error result.
+fn close_dangling_tool_uses(messages: &mut Vec<Message>) {
+    let Some(last) = messages.last() else {
+        return;
+    };
+    if last.role != Role::Assistant {
+        return;
+    }
+    let results: Vec<ContentBlock> = last
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, .. } => Some(ContentBlock::ToolResult {
+                tool_use_id: id.clone(),
+                content: "The session ended before this tool call finished.".into(),
+                is_error: true,
+            }),
+            _ => None,
+        })
+        .collect();
+    if !results.is_empty() {
+        messages.push(Message {
+            role: Role::User,
+            content: results,
+        });
+    }
+}
+
+/// Appends records to one session's log.
+pub struct SessionLog {
+    pub id: String,
+    pub path: PathBuf,
+    /// `sessions/<id>/`: where full outputs of truncated tool results go.
+    pub files_dir: PathBuf,
+    file: File,
+}
+
+impl SessionLog {
+    /// Opens (creating if needed) the log of session `id` in `dir` for appending.
+    pub fn open(dir: &Path, id: &str) -> Result<Self, SessionError> {
+        let path = log_path(dir, id);
+        std::fs::create_dir_all(dir).map_err(|source| SessionError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| SessionError::Write {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(SessionLog {
+            id: id.to_string(),
+            files_dir: dir.join(id),
+            path,
+            file,
+        })
+    }
+
+    pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
+        let line = Line {
+            ts: Utc::now(),
+            record,
+        };
+        // Serializing plain data (strings, numbers, JSON values) cannot fail.
+        let mut text = serde_json::to_string(&line).unwrap_or_default();
+        text.push('\n');
+        let write = self
+            .file
+            .write_all(text.as_bytes())
+            .and_then(|()| self.file.flush());
+        write.map_err(|source| SessionError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_restores_messages_and_connections() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let mut log = SessionLog::open(dir.path(), "s1").unwrap();
+        log.append(Record::SessionStart {
+            session_id: "s1".into(),
+            workspace: ws.clone(),
+            model: "test".into(),
+        })
+        .unwrap();
+        log.append(Record::Message {
+            message: Message::user_text("hello"),
+        })
+        .unwrap();
+        log.append(Record::Connect {
+            server: "docs".into(),
+            tools: vec!["search".into()],
+        })
+        .unwrap();
+        log.append(Record::Connect {
+            server: "deploy".into(),
+            tools: vec![],
+        })
+        .unwrap();
+        log.append(Record::Disconnect {
+            server: "docs".into(),
+        })
+        .unwrap();
+        log.append(Record::Message {
+            message: Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: "t1".into(),
+                    name: "bash".into(),
+                    input: serde_json::json!({}),
+                }],
+            },
+        })
+        .unwrap();
+        // A half-written line, as after a crash.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&log.path)
+            .unwrap()
+            .write_all(b"{\"ts\":\"2026-")
+            .unwrap();
+
+        let restored = load(dir.path(), "s1").unwrap();
+        assert_eq!(restored.connected, vec!["deploy".to_string()]);
+        assert_eq!(restored.skipped_lines, 1);
+        assert_eq!(restored.messages.len(), 3);
+        assert_eq!(
+            restored.messages[2].content,
+            vec![ContentBlock::ToolResult {
+                tool_use_id: "t1".into(),
+                content: "The session ended before this tool call finished.".into(),
+                is_error: true,
+            }]
+        );
+        assert_eq!(resolve(dir.path(), &ws, &ResumeFrom::Latest).unwrap(), "s1");
+        assert!(matches!(
+            resolve(dir.path(), dir.path(), &ResumeFrom::Latest),
+            Err(SessionError::NoneForWorkspace(_))
+        ));
+        assert!(matches!(
+            resolve(dir.path(), &ws, &ResumeFrom::Id("../x".into())),
+            Err(SessionError::BadId(_))
+        ));
+        assert!(matches!(
+            resolve(dir.path(), &ws, &ResumeFrom::Id("nope".into())),
+            Err(SessionError::NotFound(_))
+        ));
+    }
+}

@@ -1,0 +1,471 @@
+//! Running one tool call: argument check, permission gate, execution (connectors through
+//! the hub, built-ins, MCP tools), output budget, events and session records.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{AgentEvent, ToolOutcome};
+use super::gate::Gated;
+use super::runner::{Agent, assemble_for};
+use super::session::Record;
+use crate::mcp::McpError;
+use crate::model::ContentBlock;
+use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
+
+/// After a cancel, how long a tool may take to wind down before the agent stops waiting.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+pub(super) const CANCELLED_TEXT: &str = "Cancelled by the user";
+
+/// A finished call as the model will see it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct ToolRun {
+    pub outcome: ToolOutcome,
+    pub text: String,
+}
+
+impl ToolRun {
+    fn ok(text: impl Into<String>) -> Self {
+        ToolRun {
+            outcome: ToolOutcome::Ok,
+            text: text.into(),
+        }
+    }
+    fn error(text: impl Into<String>) -> Self {
+        ToolRun {
+            outcome: ToolOutcome::Error,
+            text: text.into(),
+        }
+    }
+    fn cancelled() -> Self {
+        ToolRun {
+            outcome: ToolOutcome::Cancelled,
+            text: CANCELLED_TEXT.into(),
+        }
+    }
+    pub fn is_error(&self) -> bool {
+        self.outcome != ToolOutcome::Ok
+    }
+}
+
+impl Agent {
+    /// Runs one tool_use and returns its tool_result block. Never fails: every problem
+    /// becomes an error result the model can read.
+    pub(super) async fn run_tool_call(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        input: Value,
+        pool: &Pool,
+        cancel: &CancellationToken,
+    ) -> ContentBlock {
+        let tool = pool.get(name).cloned();
+        let server = tool.as_ref().and_then(|t| t.server().map(str::to_string));
+        self.record(Record::ToolCall {
+            call_id: call_id.to_string(),
+            name: name.to_string(),
+            server: server.clone(),
+            input: input.clone(),
+        })
+        .await;
+        let run = if cancel.is_cancelled() {
+            // Not started: the turn was cancelled before this call's turn came.
+            ToolRun::cancelled()
+        } else {
+            self.emit(AgentEvent::ToolCallStarted {
+                call_id: call_id.to_string(),
+                name: name.to_string(),
+                server,
+                input: input.clone(),
+            })
+            .await;
+            match tool {
+                None => ToolRun::error(format!("Unknown tool: {name}")),
+                Some(tool) => self.gated_run(call_id, &tool, input, cancel).await,
+            }
+        };
+        let (output, full_output_path) = self.fit_budget(call_id, run.text).await;
+        self.record(Record::ToolResult {
+            call_id: call_id.to_string(),
+            outcome: run.outcome,
+            output: output.clone(),
+            full_output_path,
+        })
+        .await;
+        self.emit(AgentEvent::ToolCallFinished {
+            call_id: call_id.to_string(),
+            outcome: run.outcome,
+            output: output.clone(),
+        })
+        .await;
+        ContentBlock::ToolResult {
+            tool_use_id: call_id.to_string(),
+            content: output,
+            is_error: run.outcome != ToolOutcome::Ok,
+        }
+    }
+
+    async fn gated_run(
+        &mut self,
+        call_id: &str,
+        tool: &PoolTool,
+        input: Value,
+        cancel: &CancellationToken,
+    ) -> ToolRun {
+        // A malformed call is refused before anyone is asked about it. Connector
+        // arguments are checked by the connector itself, whose answer to an unknown
+        // server lists the available ones (the schema's enum would only say "not one of").
+        let checked = match tool.origin {
+            ToolOrigin::Connector => require_object(&input),
+            _ => self
+                .validator(tool)
+                .map_or_else(|| require_object(&input), |v| check_arguments(&v, &input)),
+        };
+        if let Err(problem) = checked {
+            return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
+        }
+        let (gated, decided, notices) = self
+            .gate
+            .check(tool, &input, call_id, &self.events, cancel)
+            .await;
+        if let Some(decided) = decided {
+            self.record(Record::Permission {
+                call_id: call_id.to_string(),
+                tool: tool.name.clone(),
+                decision: decided.decision.to_string(),
+                decider: decided.decider.to_string(),
+                rule: decided.rule.clone(),
+                source: serde_json::to_value(&decided.source).unwrap_or(Value::Null),
+                why: decided.why.clone(),
+                audit: Some(Box::new(decided.audit.clone())),
+            })
+            .await;
+            self.emit(AgentEvent::PermissionDecided {
+                call_id: call_id.to_string(),
+                tool: tool.name.clone(),
+                decision: decided.decision.to_string(),
+                decider: decided.decider.to_string(),
+                rule: decided.rule,
+            })
+            .await;
+        }
+        for notice in notices {
+            self.emit(AgentEvent::Notice(notice)).await;
+        }
+        match gated {
+            Gated::Cancelled => ToolRun::cancelled(),
+            Gated::Refused(text) => ToolRun {
+                outcome: ToolOutcome::Denied,
+                text,
+            },
+            Gated::Run => self.execute(call_id, tool, input, cancel).await,
+        }
+    }
+
+    async fn execute(
+        &mut self,
+        call_id: &str,
+        tool: &PoolTool,
+        input: Value,
+        cancel: &CancellationToken,
+    ) -> ToolRun {
+        match &tool.origin {
+            ToolOrigin::Connector => {
+                let Some(server) = server_argument(&input) else {
+                    return ToolRun::error(format!(
+                        "Invalid arguments for {}: expected {{\"name\": \"<server>\"}}; available servers: {}",
+                        tool.name,
+                        self.hub.configured().join(", ")
+                    ));
+                };
+                match tool.name.as_str() {
+                    "connect_mcp" => self.connect_server(&server, true).await,
+                    "disconnect_mcp" => self.disconnect_server(&server).await,
+                    other => ToolRun::error(format!("Unknown tool: {other}")),
+                }
+            }
+            ToolOrigin::Builtin => {
+                let call =
+                    crate::builtin::run(&tool.name, &input, &self.workspace, cancel.child_token());
+                let output = tokio::select! {
+                    output = call => Some(output),
+                    () = grace_after(cancel) => None,
+                };
+                match output {
+                    _ if cancel.is_cancelled() => ToolRun::cancelled(),
+                    Some(output) if output.is_error => ToolRun::error(output.text),
+                    Some(output) => ToolRun::ok(output.text),
+                    None => ToolRun::cancelled(),
+                }
+            }
+            ToolOrigin::Mcp { server, tool: raw } => {
+                self.call_mcp(call_id, server, raw, input, cancel).await
+            }
+        }
+    }
+
+    async fn call_mcp(
+        &self,
+        call_id: &str,
+        server: &str,
+        raw_tool: &str,
+        input: Value,
+        cancel: &CancellationToken,
+    ) -> ToolRun {
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
+        let call = self.hub.call(
+            server,
+            raw_tool,
+            input,
+            Some(progress_tx),
+            cancel.child_token(),
+        );
+        tokio::pin!(call);
+        let grace = grace_after(cancel);
+        tokio::pin!(grace);
+        let result = loop {
+            tokio::select! {
+                result = &mut call => break Some(result),
+                Some(update) = progress_rx.recv() => {
+                    self.emit(AgentEvent::ToolProgress {
+                        call_id: call_id.to_string(),
+                        progress: update.progress,
+                        total: update.total,
+                        message: update.message,
+                    })
+                    .await;
+                }
+                () = &mut grace => break None,
+            }
+        };
+        match result {
+            _ if cancel.is_cancelled() => ToolRun::cancelled(),
+            None | Some(Err(McpError::Cancelled)) => ToolRun::cancelled(),
+            Some(Err(e)) => ToolRun::error(e.to_string()),
+            Some(Ok(output)) if output.is_error => ToolRun::error(output.text),
+            Some(Ok(output)) => ToolRun::ok(output.text),
+        }
+    }
+
+    /// connect_mcp (and the front end's Connect). A connection whose tools would not fit
+    /// the pool is closed again and the pool stays as it was. `announce` sends the new
+    /// pool right away (a resume sends one pool after all reconnects instead).
+    pub(super) async fn connect_server(&mut self, name: &str, announce: bool) -> ToolRun {
+        let configured = self.hub.configured();
+        if !configured.iter().any(|c| c == name) {
+            return ToolRun::error(unknown_server(name, &configured));
+        }
+        if self.hub.is_connected(name) {
+            let tools = self.raw_tools_of(name);
+            return ToolRun::ok(format!(
+                "MCP server '{name}' is already connected ({} tools: {}).",
+                tools.len(),
+                tools.join(", ")
+            ));
+        }
+        // The hub keeps the new connection only if the pool still assembles with it, so a
+        // colliding server never becomes visible, not even for a moment.
+        let accept = |servers: &[ServerTools]| {
+            assemble_for(&configured, servers)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let tools = match self.hub.connect_checked(name, accept).await {
+            Ok(tools) => tools,
+            Err(McpError::Refused { reason, .. }) => {
+                return ToolRun::error(format!(
+                    "{reason}. The connection to MCP server '{name}' was refused; the tool pool is unchanged."
+                ));
+            }
+            Err(e) => return ToolRun::error(e.to_string()),
+        };
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        self.record(Record::Connect {
+            server: name.to_string(),
+            tools: names.clone(),
+        })
+        .await;
+        if announce {
+            // The hub checked this same pool, so it cannot fail here unless the server's
+            // list changed in between; then the next refresh reports it.
+            let _ = self.refresh_pool().await;
+        }
+        ToolRun::ok(format!(
+            "Connected to MCP server '{name}'. Discovered {} tool{}: {}",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        ))
+    }
+
+    pub(super) async fn disconnect_server(&mut self, name: &str) -> ToolRun {
+        let configured = self.hub.configured();
+        if !configured.iter().any(|c| c == name) {
+            return ToolRun::error(unknown_server(name, &configured));
+        }
+        if !self.hub.is_connected(name) {
+            return ToolRun::error(format!("MCP server '{name}' is not connected."));
+        }
+        let before: Vec<String> = self
+            .last_pool
+            .as_ref()
+            .map(|p| {
+                p.tools
+                    .iter()
+                    .filter(|t| t.server() == Some(name))
+                    .map(|t| t.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Err(e) = self.hub.disconnect(name).await {
+            return ToolRun::error(e.to_string());
+        }
+        self.record(Record::Disconnect {
+            server: name.to_string(),
+        })
+        .await;
+        let _ = self.refresh_pool().await;
+        if before.is_empty() {
+            ToolRun::ok(format!("Disconnected from MCP server '{name}'."))
+        } else {
+            ToolRun::ok(format!(
+                "Disconnected from MCP server '{name}'. Removed from the pool: {}",
+                before.join(", ")
+            ))
+        }
+    }
+
+    fn raw_tools_of(&self, server: &str) -> Vec<String> {
+        self.hub
+            .server_tools()
+            .into_iter()
+            .find(|s| s.server == server)
+            .map(|s| s.tools.into_iter().map(|t| t.name).collect())
+            .unwrap_or_default()
+    }
+
+    /// Cuts an output to the budget, keeping the whole text in a file of the session.
+    async fn fit_budget(&mut self, call_id: &str, text: String) -> (String, Option<PathBuf>) {
+        let Some((cut, _)) = text.char_indices().nth(self.output_budget) else {
+            return (text, None);
+        };
+        let total = text.chars().count();
+        let saved = match &self.log {
+            Some(log) => {
+                let dir = log.files_dir.join("tool-outputs");
+                let path = dir.join(format!("{}.txt", file_safe(call_id)));
+                match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text)) {
+                    Ok(()) => Some(path),
+                    Err(e) => {
+                        tracing::warn!("saving full tool output: {e}");
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let whereabouts = match &saved {
+            Some(path) => format!("the full output is saved in {}", path.display()),
+            None => "the full output was not saved".to_string(),
+        };
+        let mut shown = text[..cut].to_string();
+        shown.push_str(&format!(
+            "\n\n[output truncated: showing the first {} of {total} characters; {whereabouts}]",
+            self.output_budget
+        ));
+        (shown, saved)
+    }
+}
+
+/// Resolves after `cancel` fires plus a grace period; never before the cancel.
+async fn grace_after(cancel: &CancellationToken) {
+    cancel.cancelled().await;
+    tokio::time::sleep(CANCEL_GRACE).await;
+}
+
+fn unknown_server(name: &str, configured: &[String]) -> String {
+    if configured.is_empty() {
+        format!("Unknown MCP server '{name}'. No MCP servers are configured.")
+    } else {
+        format!(
+            "Unknown MCP server '{name}'. Available servers: {}",
+            configured.join(", ")
+        )
+    }
+}
+
+fn server_argument(input: &Value) -> Option<String> {
+    ["name", "server"]
+        .iter()
+        .find_map(|key| input.get(*key).and_then(Value::as_str))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+fn file_safe(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+impl Agent {
+    /// The compiled input schema of a tool; None when the schema does not compile (that
+    /// is the server's problem: the call goes through unchecked).
+    fn validator(&mut self, tool: &PoolTool) -> Option<Arc<jsonschema::Validator>> {
+        if let Some((schema, validator)) = self.validators.get(&tool.name)
+            // Same Arc when the pool was re-assembled from the same listing.
+            && (Arc::ptr_eq(schema, &tool.input_schema) || **schema == *tool.input_schema)
+        {
+            return Some(validator.clone());
+        }
+        let validator = Arc::new(jsonschema::validator_for(&tool.input_schema).ok()?);
+        self.validators.insert(
+            tool.name.clone(),
+            (tool.input_schema.clone(), validator.clone()),
+        );
+        Some(validator)
+    }
+}
+
+/// Checks the model's arguments against the tool's input schema, so a malformed call gets
+/// a precise message instead of whatever the tool would make of it.
+fn check_arguments(validator: &jsonschema::Validator, input: &Value) -> Result<(), String> {
+    require_object(input)?;
+    let problems: Vec<String> = validator
+        .iter_errors(input)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+fn require_object(input: &Value) -> Result<(), String> {
+    if input.is_object() {
+        Ok(())
+    } else {
+        Err(format!("expected a JSON object, got {input}"))
+    }
+}

@@ -1,0 +1,975 @@
+//! The agent loop through its channels, with a test model that replays fixed replies and
+//! records every request it gets. Tools are the real built-ins (and, where noted, the real
+//! hub with toolgate's own servers as child processes).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::stream::{self, BoxStream, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand, UserDecision};
+use toolgate::agent::{self, AgentConfig, AgentHandle};
+use toolgate::mcp::McpHub;
+use toolgate::model::{
+    ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
+    Usage,
+};
+use toolgate::policy::Policy;
+
+/// One reply: the events to stream, and whether the stream then hangs (to cancel it).
+#[derive(Clone)]
+struct Reply {
+    events: Vec<Result<StreamEvent, ModelError>>,
+    hang: bool,
+}
+
+fn reply(events: Vec<StreamEvent>) -> Reply {
+    Reply {
+        events: events.into_iter().map(Ok).collect(),
+        hang: false,
+    }
+}
+
+fn text(t: &str) -> StreamEvent {
+    StreamEvent::TextDelta(t.into())
+}
+
+fn tool(id: &str, name: &str, input: Value) -> StreamEvent {
+    StreamEvent::ToolUse {
+        id: id.into(),
+        name: name.into(),
+        input,
+    }
+}
+
+fn stop(reason: StopReason) -> StreamEvent {
+    StreamEvent::Stop(reason)
+}
+
+fn final_text(t: &str) -> Reply {
+    reply(vec![
+        text(t),
+        StreamEvent::Usage(Usage {
+            input_tokens: 10,
+            output_tokens: 3,
+        }),
+        stop(StopReason::EndTurn),
+    ])
+}
+
+type Requests = Arc<Mutex<Vec<ModelRequest>>>;
+
+/// Replays the given replies in order; past the end it answers with a model error.
+struct ReplayModel {
+    replies: Mutex<VecDeque<Reply>>,
+    requests: Requests,
+}
+
+impl ModelProvider for ReplayModel {
+    fn label(&self) -> String {
+        "replay test model".into()
+    }
+
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
+        self.requests.lock().unwrap().push(request);
+        let Some(reply) = self.replies.lock().unwrap().pop_front() else {
+            return stream::iter(vec![Err(ModelError::Config("no more replies".into()))]).boxed();
+        };
+        let events = stream::iter(reply.events);
+        if reply.hang {
+            events.chain(stream::pending()).boxed()
+        } else {
+            events.boxed()
+        }
+    }
+}
+
+struct Harness {
+    handle: AgentHandle,
+    requests: Requests,
+    workspace: tempfile::TempDir,
+    state: tempfile::TempDir,
+}
+
+fn config(
+    replies: Vec<Reply>,
+    workspace: &std::path::Path,
+    state: &std::path::Path,
+) -> (AgentConfig, Requests) {
+    let requests: Requests = Arc::default();
+    let model = ReplayModel {
+        replies: Mutex::new(replies.into()),
+        requests: requests.clone(),
+    };
+    let (hub_tx, hub_rx) = mpsc::unbounded_channel();
+    let hub = McpHub::new(Vec::new(), hub_tx);
+    let mut config = AgentConfig::new(
+        Box::new(model),
+        hub,
+        hub_rx,
+        Policy::default(),
+        workspace.to_path_buf(),
+    );
+    config.sessions_dir = Some(state.join("sessions"));
+    (config, requests)
+}
+
+fn start(replies: Vec<Reply>, adjust: impl FnOnce(&mut AgentConfig)) -> Harness {
+    let workspace = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let (mut cfg, requests) = config(replies, workspace.path(), state.path());
+    adjust(&mut cfg);
+    Harness {
+        handle: agent::spawn(cfg),
+        requests,
+        workspace,
+        state,
+    }
+}
+
+const WAIT: Duration = Duration::from_secs(30);
+
+impl Harness {
+    async fn submit(&self, text: &str) {
+        self.handle
+            .commands
+            .send(UiCommand::Submit(text.into()))
+            .await
+            .unwrap();
+    }
+
+    /// Collects events until `done` says stop (inclusive); answers permission requests
+    /// with `answer` (None: leave them open and hand them back in the events).
+    async fn until(
+        &mut self,
+        mut answer: impl FnMut(&str) -> Option<UserDecision>,
+        mut done: impl FnMut(&AgentEvent) -> bool,
+    ) -> Vec<AgentEvent> {
+        let mut seen = Vec::new();
+        loop {
+            let event = tokio::time::timeout(WAIT, self.handle.events.recv())
+                .await
+                .expect("agent event within the wait")
+                .expect("agent still running");
+            let event = match event {
+                AgentEvent::PermissionRequest(request) => match answer(&request.tool.name) {
+                    Some(decision) => {
+                        request.reply.send(decision).unwrap();
+                        continue;
+                    }
+                    None => AgentEvent::PermissionRequest(request),
+                },
+                other => other,
+            };
+            let stop = done(&event);
+            seen.push(event);
+            if stop {
+                return seen;
+            }
+        }
+    }
+
+    async fn turn(&mut self, answer: impl FnMut(&str) -> Option<UserDecision>) -> Vec<AgentEvent> {
+        self.until(answer, |e| matches!(e, AgentEvent::TurnFinished { .. }))
+            .await
+    }
+
+    fn requests(&self) -> Vec<ModelRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+fn no_answers(_: &str) -> Option<UserDecision> {
+    panic!("no permission question expected")
+}
+
+fn finished(events: &[AgentEvent]) -> Vec<(ToolOutcome, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallFinished {
+                outcome, output, ..
+            } => Some((*outcome, output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn results_in(message: &Message) -> Vec<(String, String, bool)> {
+    message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => Some((tool_use_id.clone(), content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn turn_cancelled(events: &[AgentEvent]) -> bool {
+    events.iter().any(|e| {
+        matches!(
+            e,
+            AgentEvent::TurnFinished {
+                cancelled: true,
+                ..
+            }
+        )
+    })
+}
+
+#[tokio::test]
+async fn unknown_tool_is_an_error_result_and_the_loop_goes_on() {
+    let mut h = start(
+        vec![
+            reply(vec![
+                tool("t1", "no_such_tool", json!({})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    h.submit("go").await;
+    let events = h.turn(no_answers).await;
+    assert_eq!(
+        finished(&events),
+        vec![(ToolOutcome::Error, "Unknown tool: no_such_tool".to_string())]
+    );
+    let requests = h.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1].messages.last().unwrap();
+    assert_eq!(last.role, Role::User);
+    assert_eq!(
+        results_in(last),
+        vec![("t1".into(), "Unknown tool: no_such_tool".into(), true)]
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::TextDelta(t) if t == "done"))
+    );
+}
+
+#[tokio::test]
+async fn tool_use_stop_without_tool_blocks_ends_the_turn_without_an_empty_message() {
+    let mut h = start(
+        vec![
+            reply(vec![text("thinking"), stop(StopReason::ToolUse)]),
+            final_text("second answer"),
+        ],
+        |_| {},
+    );
+    h.submit("first").await;
+    h.turn(no_answers).await;
+    assert_eq!(h.requests().len(), 1, "the turn ended after one call");
+    h.submit("second").await;
+    h.turn(no_answers).await;
+    let requests = h.requests();
+    let roles: Vec<Role> = requests[1].messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, vec![Role::User, Role::Assistant, Role::User]);
+    assert!(requests[1].messages.iter().all(|m| !m.content.is_empty()));
+    assert_eq!(
+        requests[1].messages[2].content,
+        vec![ContentBlock::Text {
+            text: "second".into()
+        }]
+    );
+}
+
+#[tokio::test]
+async fn tool_use_blocks_under_end_turn_still_run() {
+    let mut h = start(
+        vec![
+            reply(vec![
+                tool("t1", "bash", json!({"command": "echo under-end-turn"})),
+                stop(StopReason::EndTurn),
+            ]),
+            final_text("ok"),
+        ],
+        |_| {},
+    );
+    h.submit("go").await;
+    let events = h.turn(no_answers).await;
+    let done = finished(&events);
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].0, ToolOutcome::Ok);
+    assert!(done[0].1.contains("under-end-turn"), "{}", done[0].1);
+    assert_eq!(h.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn tool_calls_run_in_order_with_one_result_per_outcome() {
+    let mut h = start(
+        vec![
+            reply(vec![
+                tool(
+                    "ok",
+                    "bash",
+                    json!({"command": "echo hello > note.txt && cat note.txt"}),
+                ),
+                tool("fails", "read_file", json!({"path": "missing.txt"})),
+                tool("bad", "bash", json!({"no_command": true})),
+                tool("not_object", "read_file", json!("note.txt")),
+                tool("reads", "read_file", json!({"path": "note.txt"})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    h.submit("go").await;
+    let events = h.turn(no_answers).await;
+    let done = finished(&events);
+    let outcomes: Vec<ToolOutcome> = done.iter().map(|d| d.0).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ToolOutcome::Ok,
+            ToolOutcome::Error,
+            ToolOutcome::Error,
+            ToolOutcome::Error,
+            ToolOutcome::Ok
+        ]
+    );
+    assert!(done[0].1.contains("hello"));
+    assert!(
+        done[2].1.starts_with("Invalid arguments for bash"),
+        "{}",
+        done[2].1
+    );
+    assert!(
+        done[3].1.contains("expected a JSON object"),
+        "{}",
+        done[3].1
+    );
+    assert!(done[4].1.contains("hello"));
+    let requests = h.requests();
+    let results = results_in(requests[1].messages.last().unwrap());
+    let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(ids, vec!["ok", "fails", "bad", "not_object", "reads"]);
+    assert_eq!(
+        results.iter().map(|r| r.2).collect::<Vec<_>>(),
+        vec![false, true, true, true, false]
+    );
+}
+
+#[tokio::test]
+async fn turn_cap_ends_the_turn_with_a_notice() {
+    let looping: Vec<Reply> = (0..10)
+        .map(|i| {
+            reply(vec![
+                tool(&format!("t{i}"), "glob", json!({"pattern": "*"})),
+                stop(StopReason::ToolUse),
+            ])
+        })
+        .collect();
+    let mut h = start(looping, |c| c.turn_cap = 3);
+    h.submit("loop forever").await;
+    let events = h.turn(no_answers).await;
+    assert_eq!(h.requests().len(), 3);
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::Notice(n) if n.contains("Turn cap reached: 3 model calls"))));
+    assert!(!turn_cancelled(&events));
+}
+
+#[tokio::test]
+async fn cancel_mid_stream_gives_every_tool_use_a_result() {
+    let mut h = start(
+        vec![
+            Reply {
+                events: vec![
+                    Ok(text("partial")),
+                    Ok(tool("t1", "bash", json!({"command": "echo never"}))),
+                ],
+                hang: true,
+            },
+            final_text("after cancel"),
+        ],
+        |_| {},
+    );
+    h.submit("go").await;
+    h.until(no_answers, |e| matches!(e, AgentEvent::TextDelta(_)))
+        .await;
+    h.handle.commands.send(UiCommand::Cancel).await.unwrap();
+    let events = h.turn(no_answers).await;
+    assert!(turn_cancelled(&events));
+    assert!(finished(&events).is_empty() || finished(&events)[0].0 == ToolOutcome::Cancelled);
+
+    h.submit("next").await;
+    h.turn(no_answers).await;
+    let requests = h.requests();
+    let messages = &requests[1].messages;
+    assert_eq!(messages.len(), 3);
+    assert_eq!(
+        messages[1].content,
+        vec![
+            ContentBlock::Text {
+                text: "partial".into()
+            },
+            ContentBlock::ToolUse {
+                id: "t1".into(),
+                name: "bash".into(),
+                input: json!({"command": "echo never"})
+            }
+        ]
+    );
+    assert_eq!(
+        results_in(&messages[2]),
+        vec![("t1".into(), "Cancelled by the user".into(), true)]
+    );
+    assert!(messages[2].content.contains(&ContentBlock::Text {
+        text: "next".into()
+    }));
+}
+
+#[tokio::test]
+async fn cancel_mid_tool_call_stops_it_and_answers_the_rest() {
+    let mut h = start(
+        vec![
+            reply(vec![
+                tool(
+                    "slow",
+                    "bash",
+                    json!({"command": "sleep 30; echo finished"}),
+                ),
+                tool(
+                    "after",
+                    "bash",
+                    json!({"command": "echo should-not-run > ran.txt"}),
+                ),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("never asked"),
+        ],
+        |_| {},
+    );
+    h.submit("go").await;
+    h.until(
+        no_answers,
+        |e| matches!(e, AgentEvent::ToolCallStarted { call_id, .. } if call_id == "slow"),
+    )
+    .await;
+    h.handle.commands.send(UiCommand::Cancel).await.unwrap();
+    let events = h.turn(no_answers).await;
+    assert!(turn_cancelled(&events));
+    assert_eq!(
+        finished(&events),
+        vec![
+            (ToolOutcome::Cancelled, "Cancelled by the user".to_string()),
+            (ToolOutcome::Cancelled, "Cancelled by the user".to_string())
+        ]
+    );
+    assert!(!h.workspace.path().join("ran.txt").exists());
+    assert_eq!(h.requests().len(), 1, "no model call after the cancel");
+}
+
+#[tokio::test]
+async fn large_outputs_are_truncated_for_the_model_and_kept_whole_in_the_session() {
+    let mut h = start(
+        vec![
+            reply(vec![
+                tool(
+                    "big",
+                    "bash",
+                    json!({"command": "printf 'x%.0s' $(seq 1 500)"}),
+                ),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("done"),
+        ],
+        |c| c.output_budget = 100,
+    );
+    h.submit("go").await;
+    let events = h.turn(no_answers).await;
+    let done = finished(&events);
+    let shown = &done[0].1;
+    assert!(shown.starts_with(&"x".repeat(100)));
+    assert!(!shown.starts_with(&"x".repeat(101)));
+    assert!(
+        shown.contains("[output truncated: showing the first 100 of"),
+        "{shown}"
+    );
+    let path = shown
+        .split("saved in ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(']')
+        .to_string();
+    let full = std::fs::read_to_string(&path).unwrap();
+    assert!(full.contains(&"x".repeat(500)));
+    assert!(path.starts_with(h.state.path().to_str().unwrap()));
+    let model_saw = results_in(h.requests()[1].messages.last().unwrap());
+    assert_eq!(&model_saw[0].1, shown);
+}
+
+#[tokio::test]
+async fn connect_to_an_unknown_server_lists_the_available_ones() {
+    let mut h = start(
+        vec![
+            reply(vec![
+                tool("c1", "connect_mcp", json!({"name": "nowhere"})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    h.submit("connect").await;
+    let events = h.turn(no_answers).await;
+    assert_eq!(
+        finished(&events),
+        vec![(
+            ToolOutcome::Error,
+            "Unknown MCP server 'nowhere'. No MCP servers are configured.".to_string()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn model_error_ends_the_turn_with_an_error_event() {
+    let mut h = start(
+        vec![Reply {
+            events: vec![
+                Ok(text("half")),
+                Err(ModelError::Stream {
+                    provider: "test".into(),
+                    message: "connection reset".into(),
+                }),
+            ],
+            hang: false,
+        }],
+        |_| {},
+    );
+    h.submit("go").await;
+    let events = h.turn(no_answers).await;
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::Error(m) if m == "test stream broken: connection reset")));
+}
+
+#[tokio::test]
+async fn first_events_are_session_start_and_the_starting_pool() {
+    let mut h = start(vec![], |_| {});
+    let events = h
+        .until(no_answers, |e| matches!(e, AgentEvent::PoolChanged { .. }))
+        .await;
+    assert!(
+        matches!(&events[0], AgentEvent::SessionStarted { model_label, .. } if model_label == "replay test model")
+    );
+    let AgentEvent::PoolChanged {
+        snapshot,
+        added,
+        removed,
+    } = events.last().unwrap()
+    else {
+        unreachable!()
+    };
+    let names: Vec<&str> = snapshot.iter().map(|e| e.tool.name.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "connect_mcp"
+        ]
+    );
+    assert_eq!(added.len(), names.len());
+    assert!(removed.is_empty());
+}
+
+#[tokio::test]
+async fn resume_restores_the_conversation() {
+    let workspace = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let (cfg, _) = config(
+        vec![final_text("the answer is 42")],
+        workspace.path(),
+        state.path(),
+    );
+    let mut first = Harness {
+        handle: agent::spawn(cfg),
+        requests: Arc::default(),
+        workspace: tempfile::tempdir().unwrap(),
+        state: tempfile::tempdir().unwrap(),
+    };
+    let start_events = first
+        .until(no_answers, |e| {
+            matches!(e, AgentEvent::SessionStarted { .. })
+        })
+        .await;
+    let AgentEvent::SessionStarted { session_id, .. } = &start_events[0] else {
+        unreachable!()
+    };
+    let session_id = session_id.clone();
+    first.submit("what is the answer?").await;
+    first.turn(no_answers).await;
+    first
+        .handle
+        .commands
+        .send(UiCommand::Shutdown)
+        .await
+        .unwrap();
+    while first.handle.events.recv().await.is_some() {}
+
+    let sessions = state.path().join("sessions");
+    let resolved = toolgate::agent::session::resolve(
+        &sessions,
+        workspace.path(),
+        &toolgate::agent::ResumeFrom::Latest,
+    )
+    .unwrap();
+    assert_eq!(resolved, session_id);
+
+    let (mut cfg, requests) = config(vec![final_text("still 42")], workspace.path(), state.path());
+    cfg.resume = Some(resolved);
+    let mut second = Harness {
+        handle: agent::spawn(cfg),
+        requests,
+        workspace,
+        state,
+    };
+    let replayed = second
+        .until(no_answers, |e| matches!(e, AgentEvent::PoolChanged { .. }))
+        .await;
+    assert!(
+        replayed
+            .iter()
+            .any(|e| matches!(e, AgentEvent::UserMessage(t) if t == "what is the answer?"))
+    );
+    assert!(
+        replayed
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Notice(n) if n.contains("2 messages restored")))
+    );
+    second.submit("and again?").await;
+    second.turn(no_answers).await;
+    let request = &second.requests()[0];
+    let texts: Vec<(Role, String)> = request
+        .messages
+        .iter()
+        .flat_map(|m| {
+            m.content.iter().filter_map(move |b| match b {
+                ContentBlock::Text { text } => Some((m.role, text.clone())),
+                _ => None,
+            })
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            (Role::User, "what is the answer?".into()),
+            (Role::Assistant, "the answer is 42".into()),
+            (Role::User, "and again?".into()),
+        ]
+    );
+}
+
+// ---- with the real hub and toolgate's own servers as child processes ----
+
+fn start_with_servers(replies: Vec<Reply>, adjust: impl FnOnce(&mut AgentConfig)) -> Harness {
+    let workspace = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let (mut cfg, requests) = config(replies, workspace.path(), state.path());
+    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+        workspace: workspace.path().to_path_buf(),
+        ..Default::default()
+    });
+    let (hub_tx, hub_rx) = mpsc::unbounded_channel();
+    cfg.hub = McpHub::with_options(
+        loaded.servers,
+        hub_tx,
+        toolgate::mcp::HubOptions {
+            workspace: workspace.path().to_path_buf(),
+            builtin_exe: env!("CARGO_BIN_EXE_toolgate").into(),
+            ..Default::default()
+        },
+    );
+    cfg.hub_events = Some(hub_rx);
+    adjust(&mut cfg);
+    Harness {
+        handle: agent::spawn(cfg),
+        requests,
+        workspace,
+        state,
+    }
+}
+
+fn tool_names(request: &ModelRequest) -> Vec<String> {
+    request.tools.iter().map(|t| t.name.clone()).collect()
+}
+
+#[tokio::test]
+async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
+    let mut h = start_with_servers(
+        vec![
+            reply(vec![
+                tool("c1", "connect_mcp", json!({"name": "docs"})),
+                stop(StopReason::ToolUse),
+            ]),
+            reply(vec![
+                tool("v1", "mcp__docs__get_version", json!({})),
+                tool("c2", "connect_mcp", json!({"name": "docs"})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    h.submit("connect docs").await;
+    let events = h.turn(|_| Some(UserDecision::AllowOnce)).await;
+    let done = finished(&events);
+    assert_eq!(done[0].0, ToolOutcome::Ok);
+    assert!(
+        done[0]
+            .1
+            .starts_with("Connected to MCP server 'docs'. Discovered "),
+        "{}",
+        done[0].1
+    );
+    assert!(done[0].1.contains("search") && done[0].1.contains("get_version"));
+    assert_eq!(done[1].0, ToolOutcome::Ok, "get_version: {}", done[1].1);
+    assert!(
+        done[2]
+            .1
+            .starts_with("MCP server 'docs' is already connected"),
+        "{}",
+        done[2].1
+    );
+
+    let pool_change = events.iter().rev().find_map(|e| match e {
+        AgentEvent::PoolChanged { added, removed, .. } => Some((added.clone(), removed.clone())),
+        _ => None,
+    });
+    let (added, removed) = pool_change.expect("a PoolChanged after the connect");
+    assert!(
+        added.contains(&"mcp__docs__search".to_string()),
+        "{added:?}"
+    );
+    assert!(removed.is_empty());
+
+    let requests = h.requests();
+    assert!(
+        !tool_names(&requests[0])
+            .iter()
+            .any(|n| n.starts_with("mcp__docs__"))
+    );
+    assert!(!requests[0].system.contains("Connected MCP servers"));
+    let second = tool_names(&requests[1]);
+    assert!(
+        second.contains(&"mcp__docs__search".to_string()),
+        "{second:?}"
+    );
+    assert!(second.contains(&"mcp__docs__get_version".to_string()));
+    assert!(!tool_names(&requests[0]).contains(&"disconnect_mcp".to_string()));
+    assert!(second.contains(&"disconnect_mcp".to_string()));
+    assert!(requests[1].system.contains("Connected MCP servers: docs"));
+}
+
+#[tokio::test]
+async fn ask_answers_decide_each_call() {
+    let trigger = |id: &str, service: &str| {
+        reply(vec![
+            tool(id, "mcp__deploy__trigger", json!({"service": service})),
+            stop(StopReason::ToolUse),
+        ])
+    };
+    let mut h = start_with_servers(
+        vec![
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                stop(StopReason::ToolUse),
+            ]),
+            trigger("denied", "web"),
+            trigger("noted", "web"),
+            trigger("once", "web"),
+            trigger("broken", "no-such-service"),
+            trigger("session", "api"),
+            trigger("granted", "api"),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    let mut answers = VecDeque::from(vec![
+        UserDecision::Deny,
+        UserDecision::DenyWithNote("not on a Friday".into()),
+        UserDecision::AllowOnce,
+        UserDecision::AllowOnce,
+        UserDecision::AllowSession,
+    ]);
+    let mut asked = Vec::new();
+    h.submit("deploy").await;
+    let events = h
+        .turn(|tool| {
+            asked.push(tool.to_string());
+            answers.pop_front()
+        })
+        .await;
+    assert_eq!(asked.len(), 5, "the sixth call rides on the session grant");
+    assert!(asked.iter().all(|t| t == "mcp__deploy__trigger"));
+    let done = finished(&events);
+    assert_eq!(done.len(), 7);
+    assert_eq!(
+        done[1],
+        (
+            ToolOutcome::Denied,
+            "Permission denied: the user denied this call".into()
+        )
+    );
+    assert_eq!(
+        done[2],
+        (
+            ToolOutcome::Denied,
+            "Permission denied by the user: not on a Friday".into()
+        )
+    );
+    assert_eq!(done[3].0, ToolOutcome::Ok, "{}", done[3].1);
+    assert!(done[3].1.contains("web"), "{}", done[3].1);
+    assert_eq!(
+        done[4].0,
+        ToolOutcome::Error,
+        "an isError result: {}",
+        done[4].1
+    );
+    assert_eq!(done[5].0, ToolOutcome::Ok, "{}", done[5].1);
+    assert_eq!(done[6].0, ToolOutcome::Ok, "{}", done[6].1);
+    let deciders: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::PermissionDecided {
+                call_id, decider, ..
+            } => Some((call_id.clone(), decider.clone())),
+            _ => None,
+        })
+        .filter(|(id, _)| id != "c")
+        .collect();
+    assert_eq!(deciders.len(), 6);
+    // The five answers are the user's; the sixth call rides on the grant the user gave,
+    // which the audit trail records as a (session) rule.
+    assert!(
+        deciders[..5].iter().all(|(_, d)| d == "user"),
+        "{deciders:?}"
+    );
+    assert_eq!(deciders[5].1, "rule", "{deciders:?}");
+}
+
+#[tokio::test]
+async fn cancel_while_asking_gives_a_cancelled_result() {
+    let mut h = start_with_servers(
+        vec![
+            // The server's tools are in the pool from the next model call on.
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                stop(StopReason::ToolUse),
+            ]),
+            reply(vec![
+                tool("t", "mcp__deploy__trigger", json!({"service": "web"})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("never"),
+        ],
+        |_| {},
+    );
+    h.submit("deploy").await;
+    let events = h
+        .until(|_| None, |e| matches!(e, AgentEvent::PermissionRequest(_)))
+        .await;
+    let Some(AgentEvent::PermissionRequest(request)) = events.into_iter().last() else {
+        unreachable!()
+    };
+    assert_eq!(request.tool.name, "mcp__deploy__trigger");
+    assert_eq!(request.input, json!({"service": "web"}));
+    h.handle.commands.send(UiCommand::Cancel).await.unwrap();
+    let events = h.turn(no_answers).await;
+    assert!(turn_cancelled(&events));
+    assert_eq!(
+        finished(&events),
+        vec![(ToolOutcome::Cancelled, "Cancelled by the user".to_string())]
+    );
+    assert!(
+        request.reply.is_closed(),
+        "the agent stopped waiting for the answer"
+    );
+    assert_eq!(h.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn headless_turns_an_ask_into_a_denial_naming_the_allow_rule() {
+    let mut h = start_with_servers(
+        vec![
+            // The server's tools are in the pool from the next model call on.
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                stop(StopReason::ToolUse),
+            ]),
+            reply(vec![
+                tool("t", "mcp__deploy__trigger", json!({"service": "web"})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("could not deploy"),
+        ],
+        |c| c.headless = true,
+    );
+    h.submit("deploy").await;
+    let events = h.turn(no_answers).await;
+    assert_eq!(
+        finished(&events)[1],
+        (
+            ToolOutcome::Denied,
+            "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow mcp__deploy__trigger".to_string()
+        )
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::PermissionDecided { call_id, decider, decision, .. }
+            if call_id == "t" && decider == "headless" && decision == "deny")));
+}
+
+#[tokio::test]
+async fn allow_always_writes_a_rule_and_stops_asking() {
+    let trigger = |id: &str| {
+        reply(vec![
+            tool(id, "mcp__deploy__trigger", json!({"service": "web"})),
+            stop(StopReason::ToolUse),
+        ])
+    };
+    let mut h = start_with_servers(
+        vec![
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                stop(StopReason::ToolUse),
+            ]),
+            trigger("first"),
+            trigger("second"),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    let mut asked = 0;
+    h.submit("deploy twice").await;
+    let events = h
+        .turn(|_| {
+            asked += 1;
+            Some(UserDecision::AllowAlways)
+        })
+        .await;
+    assert_eq!(asked, 1);
+    let config = h.workspace.path().join(".toolgate").join("config.toml");
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(written.contains("mcp__deploy__trigger"), "{written}");
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::Notice(n) if n.contains("mcp__deploy__trigger") && n.contains(config.to_str().unwrap()))));
+    let outcomes: Vec<ToolOutcome> = finished(&events).iter().map(|d| d.0).collect();
+    assert_eq!(
+        outcomes,
+        vec![ToolOutcome::Ok, ToolOutcome::Ok, ToolOutcome::Ok]
+    );
+}
