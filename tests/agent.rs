@@ -973,3 +973,86 @@ async fn allow_always_writes_a_rule_and_stops_asking() {
         vec![ToolOutcome::Ok, ToolOutcome::Ok, ToolOutcome::Ok]
     );
 }
+
+#[tokio::test]
+async fn a_project_server_asks_once_showing_its_command_line() {
+    let workspace = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(
+        workspace.path().join(".mcp.json"),
+        r#"{"mcpServers": {"projdocs": {"type": "builtin", "server": "docs"}}}"#,
+    )
+    .unwrap();
+    let connect = |id: &str| {
+        reply(vec![
+            tool(id, "connect_mcp", json!({"name": "projdocs"})),
+            stop(StopReason::ToolUse),
+        ])
+    };
+    let (mut cfg, _requests) = config(
+        vec![connect("c1"), connect("c2"), final_text("done")],
+        workspace.path(),
+        state.path(),
+    );
+    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+        workspace: workspace.path().to_path_buf(),
+        trust_project: true,
+        ..Default::default()
+    });
+    assert!(
+        loaded
+            .servers
+            .iter()
+            .any(|s| s.name == "projdocs" && s.source.is_project())
+    );
+    let (hub_tx, hub_rx) = mpsc::unbounded_channel();
+    cfg.hub = McpHub::with_options(
+        loaded.servers,
+        hub_tx,
+        toolgate::mcp::HubOptions {
+            workspace: workspace.path().to_path_buf(),
+            builtin_exe: env!("CARGO_BIN_EXE_toolgate").into(),
+            ..Default::default()
+        },
+    );
+    cfg.hub_events = Some(hub_rx);
+    let mut h = Harness {
+        handle: agent::spawn(cfg),
+        requests: _requests,
+        workspace,
+        state,
+    };
+    h.submit("connect the project's docs").await;
+    // First question: leave it open to look at it, then deny.
+    let events = h
+        .until(|_| None, |e| matches!(e, AgentEvent::PermissionRequest(_)))
+        .await;
+    let Some(AgentEvent::PermissionRequest(request)) = events.into_iter().last() else {
+        panic!("expected a permission request");
+    };
+    assert_eq!(
+        request.kind,
+        toolgate::agent::events::PermissionKind::ProjectServer
+    );
+    assert_eq!(request.input["command"], "toolgate serve docs");
+    assert!(
+        request.why.contains("toolgate serve docs"),
+        "{}",
+        request.why
+    );
+    request.reply.send(UserDecision::Deny).unwrap();
+    // Second connect asks again (the first was denied); approve it this time.
+    let events = h.turn(|_| Some(UserDecision::AllowOnce)).await;
+    let done = finished(&events);
+    assert_eq!(done[0].0, ToolOutcome::Error, "{}", done[0].1);
+    assert!(
+        done[0]
+            .1
+            .contains("did not approve starting the project's MCP server 'projdocs'"),
+        "{}",
+        done[0].1
+    );
+    assert_eq!(done[1].0, ToolOutcome::Ok, "{}", done[1].1);
+    assert!(done[1].1.starts_with("Connected to MCP server 'projdocs'"));
+    let _ = &h.workspace;
+}

@@ -70,6 +70,74 @@ pub struct Gate {
 }
 
 impl Gate {
+    /// A server defined by the (trusted) project starts a program of the project's
+    /// choosing: the first connect of it in a session asks, showing its command line.
+    /// Headless runs only reach project servers with `--trust-project`, which is the
+    /// user's consent given up front. Returns `Err(why)` when it was not approved.
+    pub async fn approve_project_server(
+        &mut self,
+        config: &crate::config::ServerConfig,
+        events: &mpsc::Sender<AgentEvent>,
+    ) -> Result<(), String> {
+        let Some(question) = self.policy.project_server_question(config) else {
+            return Ok(());
+        };
+        if self.headless {
+            self.policy.approve_project_server(config);
+            return Ok(());
+        }
+        let (reply, answer) = oneshot::channel();
+        let tool = PoolTool {
+            name: crate::builtin::CONNECT_MCP.to_string(),
+            origin: ToolOrigin::Connector,
+            description: format!("Start the project's MCP server '{}'", question.server),
+            input_schema: std::sync::Arc::new(serde_json::json!({"type": "object"})),
+            claims: Default::default(),
+            shortened: false,
+        };
+        let request = PermissionRequest {
+            kind: PermissionKind::ProjectServer,
+            call_id: format!("project-server-{}", question.server),
+            tool,
+            input: serde_json::json!({
+                "server": question.server,
+                "command": question.command_line,
+            }),
+            why: question.why.clone(),
+            verdict: Verdict {
+                decision: Decision::Ask {
+                    why: question.why.clone(),
+                },
+                rule: "project server: asks once per session".into(),
+                source: RuleSource::Default,
+            },
+            reply,
+        };
+        if events
+            .send(AgentEvent::PermissionRequest(request))
+            .await
+            .is_err()
+        {
+            return Err("the front end is gone".into());
+        }
+        match answer.await {
+            Ok(
+                UserDecision::AllowOnce | UserDecision::AllowSession | UserDecision::AllowAlways,
+            ) => {
+                self.policy.approve_project_server(config);
+                Ok(())
+            }
+            Ok(UserDecision::DenyWithNote(note)) => Err(format!(
+                "Permission denied by the user: {note} (project server '{}' was not started)",
+                question.server
+            )),
+            _ => Err(format!(
+                "Permission denied: the user did not approve starting the project's MCP server '{}' ({})",
+                question.server, question.command_line
+            )),
+        }
+    }
+
     pub fn new(policy: Policy, workspace: PathBuf, headless: bool) -> Self {
         Gate {
             policy,

@@ -268,6 +268,14 @@ impl Agent {
                 tools.join(", ")
             ));
         }
+        if let Some(config) = self.hub.config(name)
+            && let Err(why) = self
+                .gate
+                .approve_project_server(&config, &self.events)
+                .await
+        {
+            return ToolRun::error(why);
+        }
         // The hub keeps the new connection only if the pool still assembles with it, so a
         // colliding server never becomes visible, not even for a moment.
         let accept = |servers: &[ServerTools]| {
