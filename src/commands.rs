@@ -105,42 +105,48 @@ pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
     (out, i32::from(failed > 0))
 }
 
-/// `toolgate mcp tools NAME`: the tools of one server as the model would see them.
-pub async fn mcp_tools(flags: &ConfigFlags, server: &str) -> (String, i32) {
+/// Connects one server, lets `body` write its part, and always shuts the hub down.
+/// Failures become an `error:` line and exit code 1.
+async fn with_server<F>(flags: &ConfigFlags, server: &str, body: F) -> (String, i32)
+where
+    F: AsyncFnOnce(&McpHub, &mut String) -> Result<i32, String>,
+{
     let loaded = flags.load();
     let mut out = String::new();
     report_diagnostics(&loaded, &mut out);
     let hub = hub_for(&loaded, flags);
-    let code = match hub.connect(server).await {
-        Ok(_) => match pool_of(&hub) {
-            Ok(pool) => {
-                for tool in pool.tools.iter().filter(|t| t.server() == Some(server)) {
-                    let raw = match &tool.origin {
-                        pool::ToolOrigin::Mcp { tool, .. } => tool.clone(),
-                        _ => String::new(),
-                    };
-                    let marker = if tool.shortened { " (shortened)" } else { "" };
-                    let _ = writeln!(out, "{}{marker}  [raw: {raw}]", tool.name);
-                    let first_line = tool.description.lines().next().unwrap_or("");
-                    let _ = writeln!(out, "    {}", crate::sanitize::for_terminal(first_line));
-                    if !tool.claims.is_empty() {
-                        let _ = writeln!(out, "    server claims: {}", tool.claims.describe());
-                    }
-                }
-                0
-            }
-            Err(e) => {
-                let _ = writeln!(out, "error: {e}");
-                1
-            }
-        },
-        Err(e) => {
-            let _ = writeln!(out, "error: {e}");
-            1
-        }
+    let result = match hub.connect(server).await {
+        Ok(_) => body(&hub, &mut out).await,
+        Err(e) => Err(e.to_string()),
     };
     hub.shutdown().await;
+    let code = result.unwrap_or_else(|e| {
+        let _ = writeln!(out, "error: {e}");
+        1
+    });
     (out, code)
+}
+
+/// `toolgate mcp tools NAME`: the tools of one server as the model would see them.
+pub async fn mcp_tools(flags: &ConfigFlags, server: &str) -> (String, i32) {
+    with_server(flags, server, async |hub: &McpHub, out: &mut String| {
+        let pool = pool_of(hub).map_err(|e| e.to_string())?;
+        for tool in pool.tools.iter().filter(|t| t.server() == Some(server)) {
+            let raw = match &tool.origin {
+                pool::ToolOrigin::Mcp { tool, .. } => tool.clone(),
+                _ => String::new(),
+            };
+            let marker = if tool.shortened { " (shortened)" } else { "" };
+            let _ = writeln!(out, "{}{marker}  [raw: {raw}]", tool.name);
+            let first_line = tool.description.lines().next().unwrap_or("");
+            let _ = writeln!(out, "    {}", crate::sanitize::for_terminal(first_line));
+            if !tool.claims.is_empty() {
+                let _ = writeln!(out, "    server claims: {}", tool.claims.describe());
+            }
+        }
+        Ok(0)
+    })
+    .await
 }
 
 /// `toolgate mcp call NAME TOOL JSON`: one call, printed as the model would receive it.
@@ -150,32 +156,16 @@ pub async fn mcp_call(flags: &ConfigFlags, server: &str, tool: &str, json: &str)
         Ok(v) => v,
         Err(e) => return (format!("error: arguments are not valid JSON: {e}\n"), 2),
     };
-    let loaded = flags.load();
-    let mut out = String::new();
-    report_diagnostics(&loaded, &mut out);
-    let hub = hub_for(&loaded, flags);
-    let code = match hub.connect(server).await {
-        Ok(_) => match hub
+    with_server(flags, server, async |hub: &McpHub, out: &mut String| {
+        let output = hub
             .call(server, tool, arguments, None, CancellationToken::new())
             .await
-        {
-            Ok(output) => {
-                out.push_str(&crate::sanitize::for_terminal(&output.text));
-                out.push('\n');
-                i32::from(output.is_error)
-            }
-            Err(e) => {
-                let _ = writeln!(out, "error: {e}");
-                1
-            }
-        },
-        Err(e) => {
-            let _ = writeln!(out, "error: {e}");
-            1
-        }
-    };
-    hub.shutdown().await;
-    (out, code)
+            .map_err(|e| e.to_string())?;
+        out.push_str(&crate::sanitize::for_terminal(&output.text));
+        out.push('\n');
+        Ok(i32::from(output.is_error))
+    })
+    .await
 }
 
 /// What `toolgate` printed before the console existed, kept as `toolgate status`.

@@ -366,7 +366,7 @@ impl Agent {
         let saved = match &self.log {
             Some(log) => {
                 let dir = log.files_dir.join("tool-outputs");
-                let path = dir.join(format!("{}.txt", file_safe(call_id)));
+                let path = dir.join(format!("{}.txt", crate::pool::normalize(call_id)));
                 match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text)) {
                     Ok(()) => Some(path),
                     Err(e) => {
@@ -414,18 +414,6 @@ fn server_argument(input: &Value) -> Option<String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
-}
-
-fn file_safe(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 impl Agent {
