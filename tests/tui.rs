@@ -1048,6 +1048,15 @@ fn no_color_keeps_meaning_without_colours() {
         },
         Instant::now(),
     );
+    // The starting pool first: only what arrives after it is marked new.
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot: builtin_entries(),
+            added: vec![],
+            removed: vec![],
+        },
+    );
     let mut snapshot = builtin_entries();
     snapshot.extend(docs_entries());
     agent(
@@ -1101,4 +1110,45 @@ fn tool_detail_and_help_at_80x24() {
     let text = screen(&app, 80, 24);
     assert!(text.contains("Ctrl+C"), "{text}");
     insta::assert_snapshot!("help_80x24", text);
+}
+
+#[test]
+fn the_starting_pool_is_not_marked_new() {
+    // The agent reports its first pool with every tool as "added"; that is the start
+    // screen, not a change, so nothing is highlighted and no highlight timer runs.
+    let mut app = App::new(info(), Instant::now());
+    let snapshot = builtin_entries();
+    let added: Vec<String> = snapshot.iter().map(|e| e.tool.name.clone()).collect();
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added,
+            removed: vec![],
+        },
+    );
+    let terminal = render(&app, 110, 30);
+    let text = screen_of(&terminal);
+    assert!(text.contains("read_file"), "{text}");
+    assert!(!text.contains(" new"), "starting pool marked new:\n{text}");
+    let buf = terminal.backend().buffer();
+    assert!(
+        buf.content().iter().all(|c| c.bg != Color::Green),
+        "starting pool highlighted:\n{text}"
+    );
+    assert_eq!(app.next_deadline(), None, "a highlight timer runs at start");
+
+    // A tool arriving afterwards is marked.
+    let mut snapshot = builtin_entries();
+    snapshot.extend(docs_entries());
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added: vec!["mcp__docs__search".into()],
+            removed: vec![],
+        },
+    );
+    let text = screen(&app, 110, 30);
+    assert!(text.contains("mcp__docs__search new"), "{text}");
 }

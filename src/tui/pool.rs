@@ -35,6 +35,9 @@ pub struct PoolView {
     servers: Vec<ServerRow>,
     added: HashMap<String, Instant>,
     removed: Vec<(PoolEntry, Instant)>,
+    /// False until the first snapshot arrived. That one is the starting pool, not a change:
+    /// marking its tools "new" would highlight every built-in on the start screen.
+    seen_first_snapshot: bool,
     /// Index into [`PoolView::entries`] of the selected tool.
     pub selected: usize,
 }
@@ -134,6 +137,13 @@ impl PoolView {
         now: Instant,
     ) {
         let snapshot: Vec<PoolEntry> = snapshot.into_iter().map(sanitized).collect();
+        let starting_pool = !self.seen_first_snapshot;
+        self.seen_first_snapshot = true;
+        let (added, removed) = if starting_pool {
+            (&[][..], &[][..])
+        } else {
+            (added, removed)
+        };
         for name in removed {
             let name = for_terminal(name);
             if let Some(old) = self.entries.iter().find(|e| e.tool.name == name) {

@@ -1,0 +1,182 @@
+//! End to end: the real `toolgate` binary in a real pseudo-terminal, on the scripted demo
+//! model. A user asks to deploy, watches the pool grow, denies the permission and quits;
+//! the process exits cleanly and leaves no server child behind.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+const ROWS: u16 = 36;
+const COLS: u16 = 120;
+const WAIT: Duration = Duration::from_secs(30);
+
+/// The screen as a user sees it, fed by a thread that drains the pty the whole time
+/// (a full pty would block the child's writes).
+struct Screen {
+    parser: Arc<Mutex<vt100::Parser>>,
+}
+
+impl Screen {
+    fn text(&self) -> String {
+        self.parser.lock().expect("parser lock").screen().contents()
+    }
+
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let text = self.text();
+            if pred(&text) {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out after {WAIT:?} waiting for {what}; screen:\n{text}");
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn wait_text(&self, needle: &str) {
+        self.wait_for(&format!("{needle:?}"), |t| t.contains(needle));
+    }
+}
+
+/// Processes whose parent is `pid` (read from /proc/*/stat; the comm field may hold
+/// spaces, so the fields are taken after its closing parenthesis).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // fields[0] is the state, fields[1] the parent pid.
+        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) && fields[0] != "Z" {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z"),
+        Err(_) => false,
+    }
+}
+
+fn command(home: &Path, workspace: &Path) -> CommandBuilder {
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.cwd(workspace);
+    cmd.env("TOOLGATE_STATE_DIR", home.join("state"));
+    cmd.env("TOOLGATE_CONFIG_DIR", home.join("config"));
+    cmd.env("TERM", "xterm-256color");
+    cmd.env_remove("ANTHROPIC_API_KEY");
+    cmd.env_remove("OPENAI_API_KEY");
+    cmd.env_remove("NO_COLOR");
+    cmd
+}
+
+#[test]
+fn deploy_is_asked_denied_and_quit_leaves_nothing_running() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let workspace = tempfile::tempdir().expect("workspace tempdir");
+
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: ROWS,
+            cols: COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open pty");
+    let mut child = pair
+        .slave
+        .spawn_command(command(home.path(), workspace.path()))
+        .expect("spawn toolgate");
+    drop(pair.slave);
+    let pid = child.process_id().expect("toolgate pid");
+
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+    let mut reader = pair.master.try_clone_reader().expect("pty reader");
+    let sink = Arc::clone(&parser);
+    thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().expect("parser lock").process(&buf[..n]);
+        }
+    });
+    let mut keys = pair.master.take_writer().expect("pty writer");
+    let mut press = |bytes: &[u8]| {
+        keys.write_all(bytes).expect("write to pty");
+        keys.flush().expect("flush pty");
+    };
+    let screen = Screen { parser };
+
+    screen.wait_text("scripted demo");
+    press(b"deploy web");
+    screen.wait_text("deploy web");
+    press(b"\r");
+
+    screen.wait_text("mcp__docs__search");
+    screen.wait_for("the permission modal for mcp__deploy__trigger", |t| {
+        t.contains("Permission required") && t.contains("mcp__deploy__trigger")
+    });
+    let servers = children_of(pid);
+    assert!(
+        !servers.is_empty(),
+        "no server child while the deploy is pending"
+    );
+    // Keys in the first moments of a modal are swallowed (the guard window).
+    thread::sleep(Duration::from_millis(400));
+    press(b"n");
+    screen.wait_for("the denial in the conversation", |t| {
+        t.contains("Permission denied") && !t.contains("Permission required")
+    });
+
+    press(b"\x04");
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for toolgate") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "toolgate did not exit within {WAIT:?} of Ctrl+D; screen:\n{}",
+                screen.text()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "toolgate exited with {status:?}");
+
+    // The servers it started are gone with it (give a stray a moment to be reaped).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while servers.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+    }
+    let survivors: Vec<u32> = servers.into_iter().filter(|&p| alive(p)).collect();
+    assert!(
+        survivors.is_empty(),
+        "server processes outlived toolgate: {survivors:?}"
+    );
+}
