@@ -172,18 +172,13 @@ pub enum PoolError {
 pub fn assemble(builtins: &[PoolTool], servers: &[ServerTools]) -> Result<Pool, PoolError> {
     let total = builtins.len() + servers.iter().map(|s| s.tools.len()).sum::<usize>();
     let mut tools = Vec::with_capacity(total);
-    let mut by_name: std::collections::HashMap<String, usize> =
-        std::collections::HashMap::with_capacity(total);
-    for b in builtins {
-        by_name.insert(b.name.clone(), tools.len());
-        tools.push(b.clone());
-    }
+    tools.extend(builtins.iter().cloned());
     for server in servers {
         for tool in &server.tools {
             check_object_schema(&server.server, tool)?;
             let (name, shortened) = model_facing_name(&server.server, &tool.name);
-            let entry = PoolTool {
-                name: name.clone(),
+            tools.push(PoolTool {
+                name,
                 origin: ToolOrigin::Mcp {
                     server: server.server.clone(),
                     tool: tool.name.clone(),
@@ -192,18 +187,22 @@ pub fn assemble(builtins: &[PoolTool], servers: &[ServerTools]) -> Result<Pool, 
                 input_schema: tool.input_schema.clone(),
                 claims: tool.claims.clone(),
                 shortened,
-            };
-            if let Some(&existing) = by_name.get(&name) {
-                let first: &PoolTool = &tools[existing];
-                return Err(PoolError::Collision {
-                    name,
-                    first: first.origin_label(),
-                    second: entry.origin_label(),
-                });
-            }
-            by_name.insert(name, tools.len());
-            tools.push(entry);
+            });
         }
+    }
+    // Collisions are checked over the finished list, borrowing the names: no second copy
+    // of every name just to index them. The first occurrence wins the report's "first".
+    let mut by_name: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(total);
+    for (index, tool) in tools.iter().enumerate() {
+        if let Some(&existing) = by_name.get(tool.name.as_str()) {
+            return Err(PoolError::Collision {
+                name: tool.name.clone(),
+                first: tools[existing].origin_label(),
+                second: tool.origin_label(),
+            });
+        }
+        by_name.insert(&tool.name, index);
     }
     Ok(Pool { tools })
 }
