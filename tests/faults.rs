@@ -3,17 +3,17 @@
 //! stdout but lives on, and several servers crashing at once. Real child processes (the
 //! misbehaving fixture in tests/fixtures), real stdio, the real hub and pool.
 
+mod common;
+use common::{fixture, hub_with};
+
 use futures::future::join_all;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::collections::HashSet;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
-use toolgate::mcp::{
-    CallOutput, HubEvent, HubOptions, McpError, McpHub, ProgressUpdate, ServerStatus,
-};
+use toolgate::config::{ServerConfig, ServerTransport};
+use toolgate::mcp::{CallOutput, HubEvent, McpError, McpHub, ProgressUpdate, ServerStatus};
 use toolgate::pool::{self, MAX_NAME_LEN, PoolTool, ToolOrigin};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -22,37 +22,8 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// test runs a file's tests as threads of one process; nextest runs one per process).
 static MEMORY_SENSITIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn fixture(name: &str, env: &[(&str, &str)]) -> ServerConfig {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fixture_server.py");
-    ServerConfig {
-        name: name.to_string(),
-        transport: ServerTransport::Stdio {
-            command: "python3".into(),
-            args: vec![script.display().to_string()],
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-            cwd: None,
-        },
-        source: ConfigSource::Embedded,
-        call_timeout_ms: 30_000,
-    }
-}
-
 fn faulty(name: &str) -> ServerConfig {
     fixture(name, &[("FIXTURE_FAULT_TOOLS", "1")])
-}
-
-fn hub_with(configs: Vec<ServerConfig>) -> (McpHub, mpsc::UnboundedReceiver<HubEvent>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let options = HubOptions {
-        builtin_exe: PathBuf::from(env!("CARGO_BIN_EXE_toolgate")),
-        probe_timeout: Duration::from_millis(500),
-        startup_timeout: Duration::from_secs(20),
-        ..HubOptions::default()
-    };
-    (McpHub::with_options(configs, tx, options), rx)
 }
 
 async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {

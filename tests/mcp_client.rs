@@ -1,44 +1,16 @@
 //! The MCP client (hub) against real child processes: the misbehaving fixture server in
 //! tests/fixtures and toolgate's own servers.
 
+mod common;
+use common::{fixture, hub_with};
+
 use serde_json::json;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
-use toolgate::mcp::{HubEvent, HubOptions, McpError, McpHub, ServerStatus};
+use toolgate::mcp::{HubEvent, McpError, McpHub, ServerStatus};
 
 const LIMIT: Duration = Duration::from_secs(30);
-
-fn fixture(name: &str, env: &[(&str, &str)]) -> ServerConfig {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fixture_server.py");
-    ServerConfig {
-        name: name.to_string(),
-        transport: ServerTransport::Stdio {
-            command: "python3".into(),
-            args: vec![script.display().to_string()],
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-            cwd: None,
-        },
-        source: ConfigSource::Embedded,
-        call_timeout_ms: 20_000,
-    }
-}
-
-fn hub_with(configs: Vec<ServerConfig>) -> (McpHub, mpsc::UnboundedReceiver<HubEvent>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let options = HubOptions {
-        builtin_exe: PathBuf::from(env!("CARGO_BIN_EXE_toolgate")),
-        probe_timeout: Duration::from_millis(500),
-        ..HubOptions::default()
-    };
-    (McpHub::with_options(configs, tx, options), rx)
-}
 
 async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(LIMIT, f)
