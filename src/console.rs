@@ -70,16 +70,8 @@ pub async fn run(options: ConsoleOptions) -> i32 {
         if !untrusted.is_empty() {
             match ask_trust(&ui_event_tx, &mut ui_command_rx, &workspace, &untrusted).await {
                 Some(true) => agent_options.trust_project = true,
-                Some(false) => {
-                    let names: Vec<String> =
-                        untrusted.iter().map(|p| p.display().to_string()).collect();
-                    let _ = ui_event_tx
-                        .send(AgentEvent::Notice(format!(
-                            "Not trusted: ignoring {} (run again to be asked, or pass --trust-project)",
-                            names.join(", ")
-                        )))
-                        .await;
-                }
+                // The agent reports the ignored project files itself (startup notices).
+                Some(false) => {}
                 None => return,
             }
         } else {

@@ -159,10 +159,19 @@ pub fn prepare(opts: &HeadlessOptions) -> Result<AgentConfig, (i32, String)> {
         flag_files: opts.mcp_config.clone(),
         trust_project: opts.trust_project,
     });
-    for diagnostic in &loaded.diagnostics {
-        tracing::warn!("config: {diagnostic}");
-    }
-    let policy = build_policy(opts)?;
+    let mut notices: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .map(|d| format!("config: {d}"))
+        .collect();
+    notices.extend(loaded.ignored_project_files.iter().map(|f| {
+        format!(
+            "{} is ignored: this folder is not trusted (pass --trust-project)",
+            f.display()
+        )
+    }));
+    let (policy, policy_notices) = build_policy(opts)?;
+    notices.extend(policy_notices);
     let model = select_model(opts)?;
     let (hub_tx, hub_rx) = mpsc::unbounded_channel();
     let hub = McpHub::with_options(
@@ -176,6 +185,7 @@ pub fn prepare(opts: &HeadlessOptions) -> Result<AgentConfig, (i32, String)> {
     let mut config = AgentConfig::new(model, hub, hub_rx, policy, opts.workspace.clone());
     config.headless = true;
     config.replay_history = false;
+    config.startup_notices = notices;
     config.turn_cap = opts.turn_cap;
     config.output_budget = opts.output_budget;
     if let Some(from) = &opts.resume {
@@ -193,23 +203,24 @@ pub fn prepare(opts: &HeadlessOptions) -> Result<AgentConfig, (i32, String)> {
 /// The host policy: shipped defaults < user config < project config (when trusted) <
 /// `--allow` / `--deny`. Problems in the rule files are warnings; bad flag rules are usage
 /// errors, since the user typed them just now.
-fn build_policy(opts: &HeadlessOptions) -> Result<Policy, (i32, String)> {
+fn build_policy(opts: &HeadlessOptions) -> Result<(Policy, Vec<String>), (i32, String)> {
     let mut load = crate::policy::LoadOptions::new(&opts.workspace, opts.trust_project);
     load.allow_flags = opts.allow.clone();
     load.deny_flags = opts.deny.clone();
     let (policy, diagnostics) = crate::policy::load(&load);
     let mut flag_problems = Vec::new();
+    let mut notices = Vec::new();
     for diagnostic in diagnostics {
         if diagnostic.file.starts_with("--allow ") || diagnostic.file.starts_with("--deny ") {
             flag_problems.push(diagnostic.to_string());
         } else {
-            tracing::warn!("permissions: {diagnostic}");
+            notices.push(format!("permissions: {diagnostic}"));
         }
     }
     if !flag_problems.is_empty() {
         return Err((EXIT_USAGE, flag_problems.join("\n")));
     }
-    Ok(policy)
+    Ok((policy, notices))
 }
 
 fn select_model(

@@ -96,3 +96,33 @@ fn usage_errors_exit_2() {
     let bad_rule = toolgate(ws.path(), &["-p", "hi", "--allow", "Bash(*)"]);
     assert_eq!(bad_rule.status.code(), Some(2), "{bad_rule:?}");
 }
+
+#[test]
+fn config_errors_are_reported_and_the_rest_still_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    let config = ws.path().join(".config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("mcp.json"),
+        r#"{"mcpServers": {"bad": {"args": []}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[permissions]\nallow = [\"Nope((\"]\n",
+    )
+    .unwrap();
+    let run = toolgate(ws.path(), &["-p", "deploy web"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("mcp.json:1:17: server 'bad': expected a \"command\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("config.toml:2:17: invalid rule \"Nope((\""),
+        "{stderr}"
+    );
+    // The embedded servers still load and work.
+    assert!(stdout(&run).contains("Docs version"), "{}", stdout(&run));
+}

@@ -62,6 +62,9 @@ pub struct AgentConfig {
     /// On resume, replay the restored conversation as events (the console shows it; the
     /// headless front end prints only the new turn).
     pub replay_history: bool,
+    /// Problems found while starting (config diagnostics, ignored project files): sent as
+    /// notices right after `SessionStarted`, so every front end shows them.
+    pub startup_notices: Vec<String>,
 }
 
 impl AgentConfig {
@@ -85,6 +88,7 @@ impl AgentConfig {
             max_tokens: 8192,
             headless: false,
             replay_history: true,
+            startup_notices: Vec::new(),
         }
     }
 }

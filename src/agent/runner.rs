@@ -186,6 +186,7 @@ pub(super) struct Agent {
     sessions_dir: Option<PathBuf>,
     resume: Option<String>,
     replay_history: bool,
+    startup_notices: Vec<String>,
 }
 
 impl Agent {
@@ -211,6 +212,7 @@ impl Agent {
             sessions_dir: config.sessions_dir,
             resume: config.resume,
             replay_history: config.replay_history,
+            startup_notices: config.startup_notices,
         }
     }
 
@@ -327,6 +329,9 @@ impl Agent {
             workspace: self.workspace.clone(),
         })
         .await;
+        for notice in std::mem::take(&mut self.startup_notices) {
+            self.emit(AgentEvent::Notice(notice)).await;
+        }
         self.restore().await;
         // The first snapshot: every front end learns the starting pool from it.
         if let Err(e) = self.refresh_pool().await {
