@@ -1,10 +1,12 @@
 //! Pool assembly at 1, 10 and 100 connected servers x 20 tools each. The pool is rebuilt
 //! before every model call, so its cost per tool must stay flat as servers are added.
-//! Prints per-tool time for each size and the ratio per-tool(100) / per-tool(1).
+//! Prints per-tool time for each size and the ratio per-tool(100) / per-tool(1), and the
+//! same for preparing a listing (done once per tools/list, not per call).
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use serde_json::{Value, json};
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 use toolgate::pool::{McpToolInfo, PoolTool, ServerTools, ToolClaims, assemble, model_facing_name};
 
@@ -57,11 +59,11 @@ fn schema(j: usize) -> Value {
     })
 }
 
-fn servers(count: usize) -> Vec<ServerTools> {
+/// Raw listings as servers send them: (server name, tools).
+fn listings(count: usize) -> Vec<(String, Vec<McpToolInfo>)> {
     (0..count)
-        .map(|i| ServerTools {
-            server: server_name(i),
-            tools: (0..TOOLS_PER_SERVER)
+        .map(|i| {
+            let tools = (0..TOOLS_PER_SERVER)
                 .map(|j| McpToolInfo {
                     name: tool_name(j),
                     description: format!(
@@ -74,8 +76,17 @@ fn servers(count: usize) -> Vec<ServerTools> {
                         ..ToolClaims::default()
                     },
                 })
-                .collect(),
+                .collect();
+            (server_name(i), tools)
         })
+        .collect()
+}
+
+/// Listings prepared as the hub keeps them.
+fn servers(count: usize) -> Vec<Arc<ServerTools>> {
+    listings(count)
+        .into_iter()
+        .map(|(server, tools)| Arc::new(ServerTools::new(server, tools)))
         .collect()
 }
 
@@ -86,7 +97,8 @@ struct Case {
     /// MCP tools only: what the naming and schema-copy parts touch.
     mcp_tools: usize,
     builtins: Vec<PoolTool>,
-    listed: Vec<ServerTools>,
+    raw: Vec<(String, Vec<McpToolInfo>)>,
+    listed: Vec<Arc<ServerTools>>,
 }
 
 fn cases() -> Vec<Case> {
@@ -94,7 +106,7 @@ fn cases() -> Vec<Case> {
         .iter()
         .map(|&n| {
             let listed = servers(n);
-            let names: Vec<String> = listed.iter().map(|s| s.server.clone()).collect();
+            let names: Vec<String> = listed.iter().map(|s| s.server().to_string()).collect();
             let builtins = toolgate::builtin::builtin_tools(&names);
             let tools = builtins.len() + n * TOOLS_PER_SERVER;
             // A broken fixture would benchmark the error path; refuse to measure that.
@@ -105,6 +117,7 @@ fn cases() -> Vec<Case> {
                 tools,
                 mcp_tools: n * TOOLS_PER_SERVER,
                 builtins,
+                raw: listings(n),
                 listed,
             }
         })
@@ -146,21 +159,22 @@ fn thread_minor_faults() -> u64 {
     usage.ru_minflt as u64
 }
 
-/// The parts of one assembly, timed separately so a non-flat total can be explained.
+/// The parts of the work, timed separately so a non-flat total can be explained.
 #[derive(Clone, Copy)]
 enum Part {
-    /// `assemble` as the agent calls it.
+    /// `assemble` as the agent calls it before every model call.
     Assemble,
+    /// Preparing every listing (`ServerTools::new`), as the hub does once per tools/list;
+    /// includes copying the raw lists, which the hub does not need to do.
+    Prepare,
     /// Only the model-facing names (normalize, format, hash when shortened).
     Naming,
-    /// Only deep copies of every listed schema (what `assemble` does per tool).
-    SchemaClone,
 }
 
 const PARTS: [(Part, &str); 3] = [
     (Part::Assemble, "assemble"),
+    (Part::Prepare, "prepare listings"),
     (Part::Naming, "naming only"),
-    (Part::SchemaClone, "schema clone only"),
 ];
 
 fn run_part(part: Part, case: &Case) {
@@ -168,19 +182,17 @@ fn run_part(part: Part, case: &Case) {
         Part::Assemble => {
             black_box(assemble(black_box(&case.builtins), black_box(&case.listed)).ok());
         }
-        Part::Naming => {
-            for server in black_box(&case.listed) {
-                for tool in &server.tools {
-                    black_box(model_facing_name(&server.server, &tool.name));
-                }
+        Part::Prepare => {
+            for (server, tools) in black_box(&case.raw) {
+                black_box(ServerTools::new(server.clone(), tools.clone()));
             }
         }
-        Part::SchemaClone => {
-            let copies: Vec<toolgate::pool::Schema> = black_box(&case.listed)
-                .iter()
-                .flat_map(|s| s.tools.iter().map(|t| t.input_schema.clone()))
-                .collect();
-            black_box(copies);
+        Part::Naming => {
+            for (server, tools) in black_box(&case.raw) {
+                for tool in tools {
+                    black_box(model_facing_name(server, &tool.name));
+                }
+            }
         }
     }
 }
@@ -212,7 +224,7 @@ fn per_tool_ns(cases: &[Case], batches: usize, batch_time: Duration) -> Vec<Part
                 faults[i][p] += thread_minor_faults() - faults_before;
                 let per = match part {
                     Part::Assemble => case.tools,
-                    Part::Naming | Part::SchemaClone => case.mcp_tools,
+                    Part::Prepare | Part::Naming => case.mcp_tools,
                 };
                 samples[i][p].push(ns / (reps[i] * per) as f64);
             }
@@ -286,38 +298,12 @@ fn main() {
     }
     println!("(goal for assemble: close to 1)");
 
-    // Deep copies split into making them and freeing them, each timed on its own.
-    for case in &cases {
-        let (mut made, mut freed) = (Vec::new(), Vec::new());
-        for _ in 0..if full { 51 } else { 1 } {
-            let start = thread_cpu();
-            let copies: Vec<toolgate::pool::Schema> = case
-                .listed
-                .iter()
-                .flat_map(|s| s.tools.iter().map(|t| t.input_schema.clone()))
-                .collect();
-            let middle = thread_cpu();
-            drop(black_box(copies));
-            let end = thread_cpu();
-            made.push((middle - start).as_nanos() as f64 / case.mcp_tools as f64);
-            freed.push((end - middle).as_nanos() as f64 / case.mcp_tools as f64);
-        }
-        made.sort_by(f64::total_cmp);
-        freed.sort_by(f64::total_cmp);
-        println!(
-            "  schema copies for {:>3} servers: make {:>6.0} ns/tool, free {:>6.0} ns/tool",
-            case.servers,
-            made[made.len() / 2],
-            freed[freed.len() / 2]
-        );
-    }
-
     // The same 1-server assembly, but rotating over as many separate copies as the
     // 100-server case holds, so its working set is as large. If per-tool cost then matches
-    // the 100-server figure, the growth comes from memory (cache misses while deep-copying
-    // schemas), not from work that grows with the pool.
+    // the 100-server figure, the growth comes from memory (cache misses), not from work
+    // that grows with the pool.
     let copies = SIZES[SIZES.len() - 1];
-    let rotation: Vec<Vec<ServerTools>> = (0..copies).map(|_| servers(1)).collect();
+    let rotation: Vec<Vec<Arc<ServerTools>>> = (0..copies).map(|_| servers(1)).collect();
     let builtins = &cases[0].builtins;
     let tools = cases[0].tools;
     let rounds = if full { 200 } else { 1 };

@@ -62,7 +62,7 @@ fn hub_for(loaded: &LoadedServers, flags: &ConfigFlags) -> McpHub {
 /// The pool the agent starts with, or after connecting the given servers.
 pub fn pool_of(hub: &McpHub) -> Result<Pool, pool::PoolError> {
     let servers = hub.server_tools();
-    let connected: Vec<String> = servers.iter().map(|s| s.server.clone()).collect();
+    let connected: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
     pool::assemble(
         &crate::builtin::pool_builtins(&hub.configured(), &connected),
         &servers,

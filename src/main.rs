@@ -87,11 +87,12 @@ enum OutputFormat {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run one of toolgate's own MCP servers on stdio.
+    /// Run one of toolgate's own MCP servers on stdio, or over Streamable HTTP with
+    /// `--listen 127.0.0.1:PORT` (prints the endpoint URL; port 0 picks a free one).
     Serve {
         /// docs, deploy or fs
         server: String,
-        /// Server arguments (fs: the root folder).
+        /// Server arguments (fs: the root folder) and `--listen ADDR`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },

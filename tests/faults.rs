@@ -79,6 +79,7 @@ fn mcp_tools(pool: &pool::Pool) -> Vec<&PoolTool> {
     pool.tools
         .iter()
         .filter(|t| matches!(t.origin, ToolOrigin::Mcp { .. }))
+        .map(|t| &**t)
         .collect()
 }
 
@@ -485,7 +486,11 @@ async fn several_servers_crashing_at_once_leave_the_rest_of_the_pool_working() {
     for v in victims {
         assert!(!hub.is_connected(v));
     }
-    let connected: Vec<String> = hub.server_tools().into_iter().map(|s| s.server).collect();
+    let connected: Vec<String> = hub
+        .server_tools()
+        .iter()
+        .map(|s| s.server().to_string())
+        .collect();
     assert_eq!(connected, survivors);
     let pool = assemble(&hub).unwrap();
     let servers: HashSet<&str> = mcp_tools(&pool).iter().filter_map(|t| t.server()).collect();

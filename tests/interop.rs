@@ -180,7 +180,7 @@ async fn tools_registered_during_the_handshake_reach_the_pool() {
     let has_late_tool = || {
         hub.server_tools()
             .iter()
-            .flat_map(|s| s.tools.iter())
+            .flat_map(|s| s.tools().to_vec())
             .any(|t| t.name == "simulate-research-query")
     };
     bounded("late tool", async {

@@ -54,7 +54,11 @@ async fn legacy_and_modern_servers_both_connect() {
         }
         other => panic!("{other:?}"),
     }
-    let names: Vec<String> = hub.server_tools().into_iter().map(|s| s.server).collect();
+    let names: Vec<String> = hub
+        .server_tools()
+        .iter()
+        .map(|s| s.server().to_string())
+        .collect();
     assert_eq!(names, ["old", "new"]);
     hub.shutdown().await;
 }
@@ -246,7 +250,7 @@ async fn list_changed_relists_and_reports_added_and_removed() {
     assert!(removed.is_empty());
     assert!(
         hub.server_tools()[0]
-            .tools
+            .tools()
             .iter()
             .any(|t| t.name == "fresh.tool")
     );

@@ -56,7 +56,7 @@ fn hub(configs: Vec<ServerConfig>) -> McpHub {
 
 fn pool_of(hub: &McpHub) -> Result<Pool, pool::PoolError> {
     let servers = hub.server_tools();
-    let connected: Vec<String> = servers.iter().map(|s| s.server.clone()).collect();
+    let connected: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
     pool::assemble(&pool_builtins(&hub.configured(), &connected), &servers)
 }
 
@@ -66,7 +66,7 @@ async fn connect(hub: &McpHub, name: &str) -> Result<usize, McpError> {
     let tools = tokio::time::timeout(
         LIMIT,
         hub.connect_checked(name, |servers| {
-            let connected: Vec<String> = servers.iter().map(|s| s.server.clone()).collect();
+            let connected: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
             pool::assemble(&pool_builtins(&configured, &connected), servers)
                 .map(|_| ())
                 .map_err(|e| e.to_string())

@@ -1,6 +1,7 @@
 //! The agent task: command intake, the turn loop and model streaming. Tool execution is in
 //! `tools.rs`.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,7 +21,7 @@ use crate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
     ToolDef, Usage,
 };
-use crate::pool::{self, Pool, PoolError, ServerTools};
+use crate::pool::{self, Pool, PoolError, PoolTool, ServerTools};
 
 /// Work for the agent task, in the order the front end sent it.
 enum Work {
@@ -419,21 +420,26 @@ impl Agent {
             .map(|p| p.names())
             .unwrap_or_default();
         let new = pool.names();
+        // Sets for membership: a pool can hold thousands of tools.
+        let (old_set, new_set): (HashSet<&str>, HashSet<&str>) =
+            (old.iter().copied().collect(), new.iter().copied().collect());
         let added = new
             .iter()
-            .filter(|n| !old.contains(n))
+            .filter(|n| !old_set.contains(*n))
             .map(|n| n.to_string())
             .collect();
         let removed = old
             .iter()
-            .filter(|n| !new.contains(n))
+            .filter(|n| !new_set.contains(*n))
             .map(|n| n.to_string())
             .collect();
         let snapshot = pool
             .tools
             .iter()
             .map(|tool| PoolEntry {
-                tool: tool.clone(),
+                // The front end owns (and sanitizes) its copy; this runs only when the
+                // pool changed, not before every call.
+                tool: PoolTool::clone(tool),
                 verdict: self.gate.badge(tool),
             })
             .collect();
@@ -465,7 +471,7 @@ impl Agent {
         self.hub
             .server_tools()
             .into_iter()
-            .map(|s| s.server)
+            .map(|s| s.server().to_string())
             .collect()
     }
 
@@ -658,8 +664,8 @@ fn flush_text(text: &mut String, content: &mut Vec<ContentBlock>) {
 /// connected), then every connected server's tools.
 pub(super) fn assemble_for(
     configured: &[String],
-    servers: &[ServerTools],
+    servers: &[Arc<ServerTools>],
 ) -> Result<Pool, PoolError> {
-    let connected: Vec<String> = servers.iter().map(|s| s.server.clone()).collect();
+    let connected: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
     pool::assemble(&pool_builtins(configured, &connected), servers)
 }

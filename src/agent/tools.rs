@@ -278,7 +278,7 @@ impl Agent {
         }
         // The hub keeps the new connection only if the pool still assembles with it, so a
         // colliding server never becomes visible, not even for a moment.
-        let accept = |servers: &[ServerTools]| {
+        let accept = |servers: &[Arc<ServerTools>]| {
             assemble_for(&configured, servers)
                 .map(|_| ())
                 .map_err(|e| e.to_string())
@@ -352,8 +352,8 @@ impl Agent {
         self.hub
             .server_tools()
             .into_iter()
-            .find(|s| s.server == server)
-            .map(|s| s.tools.into_iter().map(|t| t.name).collect())
+            .find(|s| s.server() == server)
+            .map(|s| s.tools().iter().map(|t| t.name.clone()).collect())
             .unwrap_or_default()
     }
 

@@ -1,6 +1,7 @@
 //! [`McpHub`]: every configured server and the live connections to them.
 
 use super::convert::{call_output, tool_info};
+use super::errors;
 use super::handler::{HubClient, ListChangedHook, ProgressRoutes};
 use super::spawn::{MAX_STDIO_LINE, spawn_stdio, stop_child};
 use super::stderr::StderrTail;
@@ -18,7 +19,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -41,11 +42,15 @@ struct Connection {
     peer: Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, HubClient>>>,
     child: tokio::sync::Mutex<Option<tokio::process::Child>>,
-    tools: Mutex<Vec<McpToolInfo>>,
+    /// The current listing, prepared for the pool once per tools/list and shared from then on.
+    tools: Mutex<Arc<ServerTools>>,
     protocol: String,
     stderr: StderrTail,
     progress: ProgressRoutes,
     call_timeout: Duration,
+    /// An HTTP server can fail one request and answer the next (a restart, a proxy blip);
+    /// a failed request there is not the end of the connection as a closed pipe is.
+    over_http: bool,
     /// Set when we close it on purpose, so the watcher does not report a failure.
     closing: AtomicBool,
     /// Becomes true when the transport ends (server exited, crashed, closed stdout).
@@ -159,14 +164,12 @@ impl McpHub {
         self.connection(name).is_some()
     }
 
-    /// Tool lists of connected servers, in connection order.
-    pub fn server_tools(&self) -> Vec<ServerTools> {
+    /// Tool lists of connected servers, in connection order. Shared, not copied: the
+    /// agent asks for them before every model call.
+    pub fn server_tools(&self) -> Vec<Arc<ServerTools>> {
         lock(&self.inner.connections)
             .iter()
-            .map(|c| ServerTools {
-                server: c.name.clone(),
-                tools: lock(&c.tools).clone(),
-            })
+            .map(|c| lock(&c.tools).clone())
             .collect()
     }
 
@@ -223,23 +226,21 @@ impl McpHub {
     pub async fn connect_checked(
         &self,
         name: &str,
-        accept: impl FnOnce(&[ServerTools]) -> Result<(), String>,
+        accept: impl FnOnce(&[Arc<ServerTools>]) -> Result<(), String>,
     ) -> Result<Vec<McpToolInfo>, McpError> {
         let config = self.config(name).ok_or_else(|| self.unknown(name))?;
         let _one_at_a_time = self.lifecycle_lock(name).await;
         if let Some(existing) = self.connection(name) {
-            return Ok(lock(&existing.tools).clone());
+            return Ok(lock(&existing.tools).tools().to_vec());
         }
         self.set_status(name, ServerStatus::Connecting);
         let stderr = StderrTail::default();
         match tokio::time::timeout(self.inner.startup_timeout, self.start(&config, &stderr)).await {
             Ok(Ok(connection)) => {
-                let tools = lock(&connection.tools).clone();
+                let listing = lock(&connection.tools).clone();
+                let tools = listing.tools().to_vec();
                 let mut would_be = self.server_tools();
-                would_be.push(ServerTools {
-                    server: name.to_string(),
-                    tools: tools.clone(),
-                });
+                would_be.push(listing);
                 if let Err(reason) = accept(&would_be) {
                     close_connection(&connection).await;
                     self.set_status(
@@ -348,10 +349,10 @@ impl McpHub {
         )
         .await;
         let tools = match listed {
-            Ok(Ok(tools)) => tools.iter().map(tool_info).collect(),
+            Ok(Ok(tools)) => ServerTools::new(&config.name, tools.iter().map(tool_info).collect()),
             Ok(Err(e)) => {
                 shut(service, child).await;
-                return Err(format!("tools/list failed: {e}"));
+                return Err(format!("tools/list failed: {}", errors::service_error(&e)));
             }
             Err(_) => {
                 shut(service, child).await;
@@ -363,11 +364,12 @@ impl McpHub {
             peer,
             service: tokio::sync::Mutex::new(Some(service)),
             child: tokio::sync::Mutex::new(child),
-            tools: Mutex::new(tools),
+            tools: Mutex::new(Arc::new(tools)),
             protocol,
             stderr: stderr.clone(),
             progress,
             call_timeout: Duration::from_millis(config.call_timeout_ms),
+            over_http: matches!(config.transport, ServerTransport::Http { .. }),
             closing: AtomicBool::new(false),
             closed: closed_rx,
         }))
@@ -413,7 +415,7 @@ impl McpHub {
                     .await
                     .map_err(|e| {
                         (
-                            format!("handshake failed: {e}"),
+                            format!("handshake failed: {}", errors::init_error(&e)),
                             timed_out.load(Ordering::SeqCst),
                         )
                     })?;
@@ -443,7 +445,10 @@ impl McpHub {
                         let retry = timed_out.load(Ordering::SeqCst);
                         Err(match exited {
                             Some(s) => (format!("server exited during the handshake ({s})"), retry),
-                            None => (format!("handshake failed: {e}"), retry),
+                            None => (
+                                format!("handshake failed: {}", errors::init_error(&e)),
+                                retry,
+                            ),
                         })
                     }
                 }
@@ -485,26 +490,16 @@ impl McpHub {
                     return;
                 }
             };
-        let (added, removed) = {
-            let mut tools = lock(&connection.tools);
-            let added: Vec<String> = listed
-                .iter()
-                .filter(|t| !tools.iter().any(|o| o.name == t.name))
-                .map(|t| t.name.clone())
-                .collect();
-            let removed: Vec<String> = tools
-                .iter()
-                .filter(|o| !listed.iter().any(|t| t.name == o.name))
-                .map(|t| t.name.clone())
-                .collect();
-            let changed = added.len() + removed.len() > 0 || *tools != listed;
-            *tools = listed;
+        let (added, removed, count) = {
+            let mut current = lock(&connection.tools);
+            let (added, removed) = name_changes(current.tools(), &listed);
+            let changed = !added.is_empty() || !removed.is_empty() || current.tools() != listed;
             if !changed {
                 return;
             }
-            (added, removed)
+            *current = Arc::new(ServerTools::new(server, listed));
+            (added, removed, current.tools().len())
         };
-        let count = lock(&connection.tools).len();
         self.set_status(
             server,
             ServerStatus::Ready {
@@ -664,9 +659,17 @@ impl McpHub {
     }
 
     fn transport_error(&self, connection: &Connection, e: ServiceError) -> McpError {
-        McpError::Disconnected {
-            server: connection.name.clone(),
-            reason: e.to_string(),
+        let reason = errors::service_error(&e);
+        if connection.over_http {
+            McpError::Protocol {
+                server: connection.name.clone(),
+                message: format!("the request failed: {reason}"),
+            }
+        } else {
+            McpError::Disconnected {
+                server: connection.name.clone(),
+                reason,
+            }
         }
     }
 
@@ -783,4 +786,22 @@ fn http_transport(
 fn short_debug(value: &impl std::fmt::Debug) -> String {
     let text = format!("{value:?}");
     text.chars().take(200).collect()
+}
+
+/// Raw names in `new` but not in `old` (added) and in `old` but not in `new` (removed), each
+/// in listing order. Sets, not nested scans: a server may list thousands of tools.
+fn name_changes(old: &[McpToolInfo], new: &[McpToolInfo]) -> (Vec<String>, Vec<String>) {
+    let old_names: HashSet<&str> = old.iter().map(|t| t.name.as_str()).collect();
+    let new_names: HashSet<&str> = new.iter().map(|t| t.name.as_str()).collect();
+    let added = new
+        .iter()
+        .filter(|t| !old_names.contains(t.name.as_str()))
+        .map(|t| t.name.clone())
+        .collect();
+    let removed = old
+        .iter()
+        .filter(|t| !new_names.contains(t.name.as_str()))
+        .map(|t| t.name.clone())
+        .collect();
+    (added, removed)
 }

@@ -3,6 +3,7 @@
 //! Knows nothing of policy or of the UI.
 
 mod convert;
+mod errors;
 mod handler;
 mod hub;
 mod spawn;

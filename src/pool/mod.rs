@@ -8,6 +8,9 @@ pub use naming::{MAX_NAME_LEN, model_facing_name, normalize};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 /// A tool's input schema, shared: the pool is re-assembled before every model call, and
@@ -87,15 +90,73 @@ pub struct McpToolInfo {
     pub claims: ToolClaims,
 }
 
-/// The tool list of one connected server, in the server's order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The tool list of one connected server, in the server's order, prepared for assembly.
+///
+/// Everything the pool needs per tool (model-facing name, schema check, the entry the
+/// model sees) is worked out here, once per `tools/list`, not in [`assemble`]: the pool is
+/// re-assembled before every model call, and doing that work there made the cost per tool
+/// grow with the number of servers (more live memory per call, more cache misses). What is
+/// left per call is one reference-count increment and one hash-table insert per tool.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServerTools {
-    pub server: String,
-    pub tools: Vec<McpToolInfo>,
+    server: String,
+    tools: Vec<McpToolInfo>,
+    /// The pool entries of `tools`, in order, each with the hash of its model-facing name;
+    /// or why this listing cannot enter any pool (a non-object schema).
+    prepared: Result<Vec<PreparedTool>, PoolError>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct PreparedTool {
+    name_hash: u64,
+    entry: Arc<PoolTool>,
+}
+
+impl ServerTools {
+    pub fn new(server: impl Into<String>, tools: Vec<McpToolInfo>) -> Self {
+        let server = server.into();
+        let prepared = tools
+            .iter()
+            .map(|tool| {
+                check_object_schema(&server, tool)?;
+                let (name, shortened) = model_facing_name(&server, &tool.name);
+                Ok(PreparedTool {
+                    name_hash: name_hash(&name),
+                    entry: Arc::new(PoolTool {
+                        name,
+                        origin: ToolOrigin::Mcp {
+                            server: server.clone(),
+                            tool: tool.name.clone(),
+                        },
+                        description: tool.description.clone(),
+                        input_schema: tool.input_schema.clone(),
+                        claims: tool.claims.clone(),
+                        shortened,
+                    }),
+                })
+            })
+            .collect();
+        ServerTools {
+            server,
+            tools,
+            prepared,
+        }
+    }
+
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The tools as the server listed them (raw names, raw schemas).
+    pub fn tools(&self) -> &[McpToolInfo] {
+        &self.tools
+    }
 }
 
 /// One entry of the pool, as the model sees it plus what the UI needs to explain it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Eq lets `Arc<PoolTool>` compare by pointer first, so comparing two pools that share
+// their MCP entries (the agent does before every call) does not walk the schemas.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PoolTool {
     /// Model-facing name (`bash`, `mcp__docs__search`, …), at most 64 characters.
     pub name: String,
@@ -132,15 +193,16 @@ impl PoolTool {
     }
 }
 
-/// The assembled pool for one model call.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// The assembled pool for one model call. Entries are shared with the listings they came
+/// from, so a pool costs one pointer per tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pool {
-    pub tools: Vec<PoolTool>,
+    pub tools: Vec<Arc<PoolTool>>,
 }
 
 impl Pool {
     pub fn get(&self, name: &str) -> Option<&PoolTool> {
-        self.tools.iter().find(|t| t.name == name)
+        self.tools.iter().find(|t| t.name == name).map(|t| &**t)
     }
 
     pub fn names(&self) -> Vec<&str> {
@@ -169,42 +231,114 @@ pub enum PoolError {
 /// Builds the pool: built-ins first (in the given order), then each server's tools in
 /// connection order. Any collision or invalid schema is an error and no pool is produced,
 /// so the caller can refuse the connection that caused it and keep the previous pool.
-pub fn assemble(builtins: &[PoolTool], servers: &[ServerTools]) -> Result<Pool, PoolError> {
-    let total = builtins.len() + servers.iter().map(|s| s.tools.len()).sum::<usize>();
-    let mut tools = Vec::with_capacity(total);
-    tools.extend(builtins.iter().cloned());
+/// Schema problems are reported before collisions, whichever server they are in.
+pub fn assemble(builtins: &[PoolTool], servers: &[Arc<ServerTools>]) -> Result<Pool, PoolError> {
+    let mut prepared = Vec::with_capacity(servers.len());
     for server in servers {
-        for tool in &server.tools {
-            check_object_schema(&server.server, tool)?;
-            let (name, shortened) = model_facing_name(&server.server, &tool.name);
-            tools.push(PoolTool {
-                name,
-                origin: ToolOrigin::Mcp {
-                    server: server.server.clone(),
-                    tool: tool.name.clone(),
-                },
-                description: tool.description.clone(),
-                input_schema: tool.input_schema.clone(),
-                claims: tool.claims.clone(),
-                shortened,
-            });
+        match &server.prepared {
+            Ok(tools) => prepared.push(tools),
+            Err(problem) => return Err(problem.clone()),
         }
     }
-    // Collisions are checked over the finished list, borrowing the names: no second copy
-    // of every name just to index them. The first occurrence wins the report's "first".
-    let mut by_name: std::collections::HashMap<&str, usize> =
-        std::collections::HashMap::with_capacity(total);
+    let total = builtins.len() + prepared.iter().map(|tools| tools.len()).sum::<usize>();
+    let mut tools = Vec::with_capacity(total);
+    let mut seen = NameIndex::with_capacity(total);
+    for builtin in builtins {
+        seen.insert(name_hash(&builtin.name), tools.len());
+        tools.push(Arc::new(builtin.clone()));
+    }
+    for tool in prepared.into_iter().flatten() {
+        if let Some(first) = seen.insert(tool.name_hash, tools.len())
+            && tools[first].name == tool.entry.name
+        {
+            return Err(collision(&tools[first], &tool.entry));
+        }
+        tools.push(tool.entry.clone());
+    }
+    if seen.hashes_collided {
+        // Two different names with one 64-bit hash: practically never, but then the index
+        // above may have missed a clash, so check by name.
+        check_collisions_by_name(&tools)?;
+    }
+    Ok(Pool { tools })
+}
+
+fn collision(first: &PoolTool, second: &PoolTool) -> PoolError {
+    PoolError::Collision {
+        name: second.name.clone(),
+        first: first.origin_label(),
+        second: second.origin_label(),
+    }
+}
+
+fn check_collisions_by_name(tools: &[Arc<PoolTool>]) -> Result<(), PoolError> {
+    let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(tools.len());
     for (index, tool) in tools.iter().enumerate() {
-        if let Some(&existing) = by_name.get(tool.name.as_str()) {
-            return Err(PoolError::Collision {
-                name: tool.name.clone(),
-                first: tools[existing].origin_label(),
-                second: tool.origin_label(),
-            });
+        if let Some(&first) = by_name.get(tool.name.as_str()) {
+            return Err(collision(&tools[first], tool));
         }
         by_name.insert(&tool.name, index);
     }
-    Ok(Pool { tools })
+    Ok(())
+}
+
+/// Hash of a model-facing name; fixed keys so it is the same for a listing prepared in one
+/// place and a built-in hashed in another.
+fn name_hash(name: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    name.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Pool positions by name hash. The keys are already hashes, so the table uses them as they
+/// are instead of hashing them again.
+struct NameIndex {
+    positions: HashMap<u64, usize, BuildHasherDefault<PassThroughHasher>>,
+    hashes_collided: bool,
+}
+
+impl NameIndex {
+    fn with_capacity(capacity: usize) -> Self {
+        NameIndex {
+            positions: HashMap::with_capacity_and_hasher(capacity, Default::default()),
+            hashes_collided: false,
+        }
+    }
+
+    /// Records `position` under `hash`; returns the position that already had this hash
+    /// (kept as the "first" of a collision report).
+    fn insert(&mut self, hash: u64, position: usize) -> Option<usize> {
+        match self.positions.entry(hash) {
+            Entry::Occupied(existing) => {
+                self.hashes_collided = true;
+                Some(*existing.get())
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(position);
+                None
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct PassThroughHasher(u64);
+
+impl Hasher for PassThroughHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u64 keys are hashed here; fold anything else in so it still works.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
 }
 
 fn check_object_schema(server: &str, tool: &McpToolInfo) -> Result<(), PoolError> {

@@ -10,11 +10,11 @@ fn tool(name: &str) -> McpToolInfo {
     }
 }
 
-fn server(name: &str, tools: &[&str]) -> ServerTools {
-    ServerTools {
-        server: name.to_string(),
-        tools: tools.iter().map(|t| tool(t)).collect(),
-    }
+fn server(name: &str, tools: &[&str]) -> Arc<ServerTools> {
+    Arc::new(ServerTools::new(
+        name,
+        tools.iter().map(|t| tool(t)).collect(),
+    ))
 }
 
 #[test]
@@ -86,14 +86,7 @@ fn exactly_64_is_kept() {
 fn non_object_schema_is_refused() {
     let mut bad = tool("weird");
     bad.input_schema = json!({"type": "string"}).into();
-    let err = assemble(
-        &[],
-        &[ServerTools {
-            server: "x".into(),
-            tools: vec![bad],
-        }],
-    )
-    .unwrap_err();
+    let err = assemble(&[], &[Arc::new(ServerTools::new("x", vec![bad]))]).unwrap_err();
     assert!(matches!(err, PoolError::NonObjectSchema { .. }));
     assert!(err.to_string().contains("'x'/'weird'"));
 }
@@ -103,4 +96,62 @@ fn builtin_name_cannot_be_shadowed() {
     let builtin = PoolTool::builtin("mcp__a__b", "odd builtin", json!({"type": "object"}));
     let err = assemble(&[builtin], &[server("a", &["b"])]).unwrap_err();
     assert!(matches!(err, PoolError::Collision { .. }));
+}
+
+#[test]
+fn schema_problem_is_reported_before_a_collision() {
+    let mut bad = tool("weird");
+    bad.input_schema = json!({"type": "array"}).into();
+    let err = assemble(
+        &[],
+        &[
+            server("docs.one", &["get.version"]),
+            server("docs_one", &["get_version"]),
+            Arc::new(ServerTools::new("late", vec![bad])),
+        ],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, PoolError::NonObjectSchema { server, .. } if server == "late"),
+        "{err}"
+    );
+}
+
+#[test]
+fn pools_share_the_listing_entries() {
+    // The agent assembles before every model call; the MCP entries must be the listing's
+    // own, not copies, or the per-call cost grows with the pool again.
+    let listing = server("docs", &["search", "get_version"]);
+    let first = assemble(&[], std::slice::from_ref(&listing)).unwrap();
+    let second = assemble(&[], std::slice::from_ref(&listing)).unwrap();
+    assert_eq!(first, second);
+    for (a, b) in first.tools.iter().zip(&second.tools) {
+        assert!(Arc::ptr_eq(a, b), "{} was copied", a.name);
+    }
+}
+
+#[test]
+fn two_builtins_with_one_name_collide() {
+    let a = PoolTool::builtin("bash", "one", json!({"type": "object"}));
+    let b = PoolTool::builtin("bash", "two", json!({"type": "object"}));
+    let err = assemble(&[a, b], &[]).unwrap_err();
+    assert!(
+        matches!(err, PoolError::Collision { ref name, .. } if name == "bash"),
+        "{err}"
+    );
+}
+
+#[test]
+fn name_check_by_name_finds_what_the_hash_index_would_miss() {
+    // The fallback for a 64-bit hash clash between different names: it must still catch
+    // a real duplicate anywhere in the list.
+    let pool = assemble(&[], &[server("a", &["x", "y"]), server("b", &["z"])]).unwrap();
+    assert!(check_collisions_by_name(&pool.tools).is_ok());
+    let mut tools = pool.tools.clone();
+    tools.push(pool.tools[1].clone());
+    let err = check_collisions_by_name(&tools).unwrap_err();
+    assert!(
+        matches!(err, PoolError::Collision { ref name, .. } if name == "mcp__a__y"),
+        "{err}"
+    );
 }

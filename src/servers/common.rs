@@ -196,6 +196,17 @@ pub struct Server<B> {
     tools: Arc<Vec<ToolSpec>>,
 }
 
+// By hand: a derive would require `B: Clone`, but only the Arcs are cloned. The HTTP
+// transport makes one handler per session over the same backend.
+impl<B> Clone for Server<B> {
+    fn clone(&self) -> Self {
+        Self {
+            backend: self.backend.clone(),
+            tools: self.tools.clone(),
+        }
+    }
+}
+
 impl<B: Backend> Server<B> {
     pub fn new(backend: B) -> Result<Self, SetupError> {
         let tools = backend.tools()?;
