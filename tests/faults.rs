@@ -338,10 +338,12 @@ async fn schema_that_is_not_a_json_object_fails_the_connect_clearly() {
     bounded(hub.connect("good")).await.unwrap();
     let err = bounded(hub.connect("boolean")).await.unwrap_err();
     let text = err.to_string();
-    eprintln!("{text}");
     // Not "no answer to the handshake within …": the bad listing itself is the reason.
     assert!(
-        text.starts_with("MCP server 'boolean' failed to start: tools/list failed"),
+        text.starts_with(
+            "MCP server 'boolean' failed to start: tools/list failed: tool 'yes' has an \
+             inputSchema that is not a JSON object (true); model APIs require an object schema"
+        ),
         "{text}"
     );
     assert!(matches!(hub.status("boolean"), ServerStatus::Failed { .. }));

@@ -1,6 +1,6 @@
 //! [`McpHub`]: every configured server and the live connections to them.
 
-use super::convert::{call_output, tool_info};
+use super::convert::{call_output, tool_info, unlistable_tools};
 use super::errors;
 use super::handler::{HubClient, ListChangedHook, ProgressRoutes};
 use super::spawn::{MAX_STDIO_LINE, spawn_stdio, stop_child};
@@ -11,7 +11,7 @@ use crate::config::{ServerConfig, ServerTransport};
 use crate::pool::{McpToolInfo, ServerTools};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientRequest, ProtocolVersion, ServerResult,
+    ClientRequest, CustomRequest, CustomResult, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -351,8 +351,14 @@ impl McpHub {
         let tools = match listed {
             Ok(Ok(tools)) => ServerTools::new(&config.name, tools.iter().map(tool_info).collect()),
             Ok(Err(e)) => {
+                let reason = match e {
+                    ServiceError::UnexpectedResponse => explain_unreadable_listing(&peer, config)
+                        .await
+                        .unwrap_or_else(|| errors::service_error(&e)),
+                    _ => errors::service_error(&e),
+                };
                 shut(service, child).await;
-                return Err(format!("tools/list failed: {}", errors::service_error(&e)));
+                return Err(format!("tools/list failed: {reason}"));
             }
             Err(_) => {
                 shut(service, child).await;
@@ -786,6 +792,24 @@ fn http_transport(
 fn short_debug(value: &impl std::fmt::Debug) -> String {
     let text = format!("{value:?}");
     text.chars().take(200).collect()
+}
+
+/// Asks for the first page of tools/list again, untyped, to say which tool made the typed
+/// listing unreadable.
+async fn explain_unreadable_listing(
+    peer: &Peer<RoleClient>,
+    config: &ServerConfig,
+) -> Option<String> {
+    let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", None));
+    let answer = tokio::time::timeout(
+        Duration::from_millis(config.call_timeout_ms),
+        peer.send_request(request),
+    )
+    .await;
+    match answer {
+        Ok(Ok(ServerResult::CustomResult(CustomResult(raw)))) => unlistable_tools(&raw),
+        _ => None,
+    }
 }
 
 /// Raw names in `new` but not in `old` (added) and in `old` but not in `new` (removed), each
