@@ -270,6 +270,7 @@ pub async fn run_with(
                 session_id,
                 model_label,
                 workspace,
+                ..
             } => started = Some((session_id, model_label, workspace)),
             AgentEvent::PoolChanged { snapshot, .. } if !submitted => {
                 let (id, model, workspace) = started.clone().unwrap_or_default();
@@ -470,6 +471,7 @@ impl Printer<'_> {
                 decision,
                 decider,
                 rule,
+                ..
             } => self.line(json!({
                 "type": "permission_decided",
                 "call_id": call_id,

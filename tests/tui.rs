@@ -132,6 +132,7 @@ fn started_app() -> App {
             session_id: "5f3a9c1e-0000-4000-8000-000000000000".into(),
             model_label: "scripted demo".into(),
             workspace: "/home/dev/project".into(),
+            servers: info().servers,
         },
     );
     agent(
@@ -428,6 +429,44 @@ fn failed_server_shows_reason() {
     // r reconnects the selected server.
     let (commands, _) = perform(ch(&mut app, 'r'));
     assert!(matches!(&commands[..], [UiCommand::Connect(n)] if n == "fs"));
+}
+
+#[test]
+fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_command() {
+    // The console's own preview ran before the folder was trusted, so it lacks the
+    // project's server; the agent's SessionStarted brings the full list.
+    let now = Instant::now();
+    let mut app = App::new(info(), now);
+    let mut servers = info().servers;
+    servers.push(ServerInfo {
+        name: "tracker".into(),
+        command_line: "npx -y @acme/tracker-mcp --token-env ACME_TOKEN".into(),
+    });
+    agent(
+        &mut app,
+        AgentEvent::SessionStarted {
+            session_id: "5f3a9c1e-0000-4000-8000-000000000001".into(),
+            model_label: "scripted demo".into(),
+            workspace: "/home/dev/project".into(),
+            servers,
+        },
+    );
+    type_text(&mut app, "/mcp");
+    key(&mut app, KeyCode::Enter);
+    for _ in 0..3 {
+        key(&mut app, KeyCode::Down);
+    }
+    let text = screen(&app, 110, 30);
+    assert!(text.contains("tracker"), "{text}");
+    assert!(
+        text.contains("command: npx -y @acme/tracker-mcp --token-env ACME_TOKEN"),
+        "{text}"
+    );
+    let (commands, _) = perform(ch(&mut app, 'r'));
+    assert!(
+        matches!(&commands[..], [UiCommand::Connect(n)] if n == "tracker"),
+        "{commands:?}"
+    );
 }
 
 #[test]
@@ -1151,4 +1190,96 @@ fn the_starting_pool_is_not_marked_new() {
     );
     let text = screen(&app, 110, 30);
     assert!(text.contains("mcp__docs__search new"), "{text}");
+}
+
+#[test]
+fn tool_cards_say_who_let_the_call_run_or_stopped_it() {
+    let mut app = started_app();
+    let decided = [
+        (
+            "a1",
+            "read_file",
+            "allow",
+            "rule",
+            "Read(src/**)",
+            RuleSource::ProjectConfig("/home/dev/project/.toolgate/config.toml".into()),
+        ),
+        (
+            "a2",
+            "mcp__deploy__trigger",
+            "allow",
+            "user",
+            "user answer: allow once",
+            RuleSource::UserAnswer,
+        ),
+        (
+            "a3",
+            "mcp__deploy__trigger",
+            "allow",
+            "rule",
+            "mcp__deploy__trigger",
+            RuleSource::SessionGrant,
+        ),
+        (
+            "a4",
+            "bash",
+            "deny",
+            "rule",
+            "Bash(rm:*)",
+            RuleSource::UserConfig("/home/dev/.config/toolgate/config.toml".into()),
+        ),
+        (
+            "a5",
+            "glob",
+            "allow",
+            "default",
+            "default: built-in",
+            RuleSource::Default,
+        ),
+    ];
+    for (id, name, decision, decider, rule, source) in decided {
+        agent(
+            &mut app,
+            AgentEvent::ToolCallStarted {
+                call_id: id.into(),
+                name: name.into(),
+                server: None,
+                input: json!({}),
+            },
+        );
+        agent(
+            &mut app,
+            AgentEvent::PermissionDecided {
+                call_id: id.into(),
+                tool: name.into(),
+                decision: decision.into(),
+                decider: decider.into(),
+                rule: rule.into(),
+                source,
+            },
+        );
+        let outcome = if decision == "allow" {
+            ToolOutcome::Ok
+        } else {
+            ToolOutcome::Denied
+        };
+        agent(
+            &mut app,
+            AgentEvent::ToolCallFinished {
+                call_id: id.into(),
+                outcome,
+                output: String::new(),
+            },
+        );
+    }
+    let text = screen(&app, 120, 36);
+    for expected in [
+        "⎿ ok · allowed by rule Read(src/**) (project config)",
+        "⎿ ok · you answered: allow once",
+        "⎿ ok · allowed for this session (your earlier answer)",
+        "⎿ denied · denied by rule Bash(rm:*) (user config)",
+        "⎿ ok · allowed by default: built-in",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+    }
 }

@@ -77,6 +77,22 @@ pub struct PoolEntry {
     pub verdict: Verdict,
 }
 
+/// A configured MCP server as `/mcp` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerInfo {
+    pub name: String,
+    pub command_line: String,
+}
+
+impl ServerInfo {
+    pub fn from_config(config: &crate::config::ServerConfig) -> Self {
+        ServerInfo {
+            name: config.name.clone(),
+            command_line: config.command_line(),
+        }
+    }
+}
+
 /// Agent → front end.
 // Events are moved through a channel once each; boxing the larger variants would buy
 // nothing measurable and make every match noisier.
@@ -88,6 +104,9 @@ pub enum AgentEvent {
         /// e.g. `scripted demo`, `anthropic claude-sonnet-4-5`.
         model_label: String,
         workspace: std::path::PathBuf,
+        /// Every configured server, as the agent loaded them (after the trust question:
+        /// the front end's own preview may predate the project's servers).
+        servers: Vec<ServerInfo>,
     },
     /// A user message as recorded (also replayed on resume).
     UserMessage(String),
@@ -128,6 +147,8 @@ pub enum AgentEvent {
         decision: String,
         decider: String,
         rule: String,
+        /// Where the deciding rule came from (a config file, a flag, a session grant…).
+        source: crate::policy::RuleSource,
     },
     TurnFinished {
         usage: Usage,

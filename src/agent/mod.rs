@@ -21,7 +21,7 @@ use crate::mcp::{HubEvent, McpHub};
 use crate::model::ModelProvider;
 use crate::policy::Policy;
 
-pub use events::{AgentEvent, UiCommand};
+pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
 pub use session::ResumeFrom;
 

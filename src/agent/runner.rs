@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::AgentConfig;
-use super::events::{AgentEvent, PoolEntry, UiCommand};
+use super::events::{AgentEvent, PoolEntry, ServerInfo, UiCommand};
 use super::gate::Gate;
 use super::session::{self, Record, SessionLog};
 use crate::builtin::pool_builtins;
@@ -328,6 +328,13 @@ impl Agent {
             session_id: self.session_id.clone(),
             model_label: self.model.label(),
             workspace: self.workspace.clone(),
+            servers: self
+                .hub
+                .configured()
+                .iter()
+                .filter_map(|name| self.hub.config(name))
+                .map(|config| ServerInfo::from_config(&config))
+                .collect(),
         })
         .await;
         for notice in std::mem::take(&mut self.startup_notices) {

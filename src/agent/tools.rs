@@ -151,6 +151,7 @@ impl Agent {
                 decision: decided.decision.to_string(),
                 decider: decided.decider.to_string(),
                 rule: decided.rule,
+                source: decided.source,
             })
             .await;
         }

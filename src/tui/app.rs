@@ -18,6 +18,7 @@ use super::theme::Theme;
 use super::transcript::{EntryKind, Scroll, ToolCard, ToolState, Transcript, summarize_args};
 use crate::agent::events::{AgentEvent, PermissionKind, UiCommand, UserDecision};
 use crate::model::Usage;
+use crate::policy::RuleSource;
 use crate::sanitize::for_terminal;
 
 /// A second Ctrl+C within this window quits.
@@ -36,21 +37,7 @@ pub struct ConsoleInfo {
     pub no_color: bool,
 }
 
-/// A configured MCP server as `/mcp` lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerInfo {
-    pub name: String,
-    pub command_line: String,
-}
-
-impl ServerInfo {
-    pub fn from_config(config: &crate::config::ServerConfig) -> Self {
-        ServerInfo {
-            name: config.name.clone(),
-            command_line: config.command_line(),
-        }
-    }
-}
+pub use crate::agent::ServerInfo;
 
 // Messages are moved once from the channel into `update`, never stored in bulk, so the size
 // of the largest agent event costs nothing worth a box.
@@ -316,16 +303,44 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
     effects
 }
 
+/// What a tool card says about its permission decision.
+fn decision_label(decision: &str, decider: &str, rule: &str, source: &RuleSource) -> String {
+    let verb = if decision == "allow" {
+        "allowed"
+    } else {
+        "denied"
+    };
+    if decider == "user" {
+        return format!(
+            "you answered: {}",
+            rule.strip_prefix("user answer: ").unwrap_or(rule)
+        );
+    }
+    match source {
+        RuleSource::SessionGrant => format!("{verb} for this session (your earlier answer)"),
+        RuleSource::UserConfig(_) => format!("{verb} by rule {rule} (user config)"),
+        RuleSource::ProjectConfig(_) => format!("{verb} by rule {rule} (project config)"),
+        RuleSource::Flag => format!("{verb} by rule {rule} (command-line flag)"),
+        // Defaults read "default: built-in" and the like.
+        RuleSource::Default | RuleSource::UserAnswer => format!("{verb} by {rule}"),
+    }
+}
+
 fn on_agent(app: &mut App, event: AgentEvent) {
     match event {
         AgentEvent::SessionStarted {
             session_id,
             model_label,
             workspace,
+            servers,
         } => {
             app.session_id = for_terminal(&session_id);
             app.model_label = for_terminal(&model_label);
             app.info.workspace = workspace;
+            for server in &servers {
+                app.pool.add_configured(&server.name);
+            }
+            app.info.servers = servers;
             return;
         }
         AgentEvent::UserMessage(text) => {
@@ -353,6 +368,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 progress: None,
                 message: None,
             },
+            decided: None,
             output: String::new(),
         })),
         AgentEvent::ToolProgress {
@@ -386,6 +402,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                     args_summary: String::new(),
                     state: ToolState::Finished(outcome),
                     output,
+                    decided: None,
                 }));
             }
         }
@@ -405,7 +422,18 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             app.permissions.push(Question::from_request(req), app.now);
             return;
         }
-        AgentEvent::PermissionDecided { .. } => return,
+        AgentEvent::PermissionDecided {
+            call_id,
+            decision,
+            decider,
+            rule,
+            source,
+            ..
+        } => {
+            let label = decision_label(&decision, &decider, &for_terminal(&rule), &source);
+            app.transcript
+                .update_tool(&call_id, |card| card.decided = Some(label));
+        }
         AgentEvent::TurnFinished { usage, cancelled } => {
             app.usage.input_tokens += usage.input_tokens;
             app.usage.output_tokens += usage.output_tokens;

@@ -99,6 +99,20 @@ impl PoolView {
         }
     }
 
+    /// A configured server the panel does not list yet (e.g. a project server that only
+    /// counts after the trust question) appears as idle; a known one keeps its status.
+    pub fn add_configured(&mut self, name: &str) {
+        let name = for_terminal(name);
+        if self.server(&name).is_none() {
+            self.servers.push(ServerRow {
+                name,
+                status: ServerStatus::Idle,
+                last_error: None,
+                stderr_tail: Vec::new(),
+            });
+        }
+    }
+
     pub fn entries(&self) -> &[PoolEntry] {
         &self.entries
     }

@@ -34,6 +34,9 @@ pub struct ToolCard {
     pub args_summary: String,
     pub state: ToolState,
     pub output: String,
+    /// Who let the call run or stopped it ("allowed by rule Read(**)", "you answered:
+    /// allow once"), so a call that ran without a question still says why.
+    pub decided: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -391,8 +394,12 @@ fn render_card(card: &ToolCard, theme: &Theme, expanded: bool) -> Vec<LogicalLin
         ToolState::Finished(ToolOutcome::Denied) => Span::styled("denied", theme.error()),
         ToolState::Finished(ToolOutcome::Cancelled) => Span::styled("cancelled", theme.dim()),
     };
+    let mut status_line = vec![Span::styled("  ⎿ ", theme.dim()), status];
+    if let Some(decided) = &card.decided {
+        status_line.push(Span::styled(format!(" · {decided}"), theme.dim()));
+    }
     out.push(LogicalLine {
-        spans: vec![Span::styled("  ⎿ ", theme.dim()), status],
+        spans: status_line,
         continuation_indent: 4,
         preformatted: false,
     });
