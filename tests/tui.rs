@@ -1283,3 +1283,56 @@ fn tool_cards_say_who_let_the_call_run_or_stopped_it() {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }
 }
+
+#[test]
+fn long_tool_details_scroll_with_page_keys() {
+    let mut app = started_app();
+    let properties: serde_json::Map<String, serde_json::Value> = (0..60)
+        .map(|i| (format!("prop_{i:02}"), json!({"type": "string"})))
+        .collect();
+    let mut big = mcp_entry(
+        "warehouse",
+        "query",
+        Verdict {
+            decision: Decision::Ask {
+                why: "unlisted MCP tool".into(),
+            },
+            rule: "default: unlisted MCP tool".into(),
+            source: RuleSource::Default,
+        },
+        ToolClaims::default(),
+    );
+    big.tool.input_schema = object_schema(serde_json::Value::Object(properties)).into();
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot: vec![big],
+            added: vec![],
+            removed: vec![],
+        },
+    );
+    key(&mut app, KeyCode::Tab);
+    let text = screen(&app, 120, 36);
+    assert!(text.contains("prop_00"), "{text}");
+    assert!(!text.contains("prop_59"), "{text}");
+    assert!(
+        text.contains("↓ · PgUp/PgDn"),
+        "more below is marked: {text}"
+    );
+    for _ in 0..10 {
+        key(&mut app, KeyCode::PageDown);
+    }
+    let text = screen(&app, 120, 36);
+    assert!(text.contains("prop_59"), "{text}");
+    assert!(
+        text.contains("PgUp/PgDn") && !text.contains("↓ · PgUp/PgDn"),
+        "{text}"
+    );
+    // Paging past the end does not need to be undone: as many pages up reach the top.
+    for _ in 0..10 {
+        key(&mut app, KeyCode::PageUp);
+    }
+    let text = screen(&app, 120, 36);
+    assert!(text.contains("lines 1–"), "{text}");
+    assert!(text.contains("mcp__warehouse__query"), "{text}");
+}

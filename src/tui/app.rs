@@ -137,6 +137,10 @@ pub struct App {
     pub agent_gone: bool,
     /// Where the conversation was last drawn; scrolling works in its lines.
     pub conversation_area: Cell<Rect>,
+    /// First line shown of the selected tool's details (long schemas scroll).
+    pub detail_scroll: usize,
+    /// The largest useful `detail_scroll` and the page height, as of the last draw.
+    pub detail_limits: Cell<(usize, usize)>,
 }
 
 fn new_composer() -> TextArea<'static> {
@@ -173,6 +177,8 @@ impl App {
             pool_collapsed: false,
             agent_gone: false,
             conversation_area: Cell::new(Rect::default()),
+            detail_scroll: 0,
+            detail_limits: Cell::new((0, 1)),
             info,
         }
     }
@@ -522,6 +528,22 @@ fn on_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
         }
         return;
     }
+    // With the pool focused its details cover the conversation, so paging moves them.
+    if app.focus == Focus::Pool && app.overlay == Overlay::None {
+        let (max, height) = app.detail_limits.get();
+        let step = height.saturating_sub(1).max(1);
+        match key.code {
+            KeyCode::PageUp => {
+                app.detail_scroll = app.detail_scroll.min(max).saturating_sub(step);
+                return;
+            }
+            KeyCode::PageDown => {
+                app.detail_scroll = (app.detail_scroll + step).min(max);
+                return;
+            }
+            _ => {}
+        }
+    }
     match key.code {
         KeyCode::PageUp => return app.scroll_up(page(app)),
         KeyCode::PageDown => return app.scroll_down(page(app)),
@@ -628,8 +650,14 @@ fn on_overlay_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
 
 fn on_pool_key(app: &mut App, key: KeyEvent) {
     match key.code {
-        KeyCode::Up | KeyCode::Char('k') => app.pool.move_selection(-1),
-        KeyCode::Down | KeyCode::Char('j') => app.pool.move_selection(1),
+        KeyCode::Up | KeyCode::Char('k') => {
+            app.pool.move_selection(-1);
+            app.detail_scroll = 0;
+        }
+        KeyCode::Down | KeyCode::Char('j') => {
+            app.pool.move_selection(1);
+            app.detail_scroll = 0;
+        }
         KeyCode::Tab | KeyCode::Esc | KeyCode::BackTab => app.focus = Focus::Composer,
         KeyCode::Char(c) => {
             // Typing goes to the composer, so a user never loses keystrokes.

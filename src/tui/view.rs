@@ -357,14 +357,32 @@ fn draw_tool_detail(app: &App, frame: &mut Frame, area: Rect) {
             preformatted: true,
         });
     }
-    let block = Block::bordered()
+    let mut block = Block::bordered()
         .title(Span::styled(" Tool · ↑↓ select · Tab back ", t.bold()))
         .border_style(t.focused_border());
-    frame.render_widget(Clear, area);
     let inner = block.inner(area);
-    frame.render_widget(block, area);
     let lines = wrap_lines(&l, inner.width as usize);
-    frame.render_widget(Paragraph::new(lines), inner);
+    let height = (inner.height as usize).max(1);
+    let max_scroll = lines.len().saturating_sub(height);
+    app.detail_limits.set((max_scroll, height));
+    let offset = app.detail_scroll.min(max_scroll);
+    if max_scroll > 0 {
+        let below = lines.len() - offset - height.min(lines.len() - offset);
+        block = block.title_bottom(Span::styled(
+            format!(
+                " lines {}–{} of {}{} · PgUp/PgDn ",
+                offset + 1,
+                offset + height.min(lines.len() - offset),
+                lines.len(),
+                if below > 0 { " ↓" } else { "" }
+            ),
+            t.dim(),
+        ));
+    }
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    let visible: Vec<Line<'static>> = lines.into_iter().skip(offset).take(height).collect();
+    frame.render_widget(Paragraph::new(visible), inner);
 }
 
 fn draw_composer(app: &App, frame: &mut Frame, area: Rect) {
@@ -509,7 +527,7 @@ fn draw_help(app: &App, frame: &mut Frame) {
             "focus the tool pool (↑↓ select a tool to inspect it)",
         ),
         ("Ctrl+P", "hide / show the tool pool"),
-        ("PgUp PgDn, wheel", "scroll the conversation"),
+        ("PgUp PgDn, wheel", "scroll the conversation / tool details"),
         ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
         ("Ctrl+O", "expand / collapse tool results"),
         ("/connect NAME", "start an MCP server and add its tools"),
