@@ -6,12 +6,15 @@
 //! - the official inspector CLI (`@modelcontextprotocol/inspector --cli`) against toolgate's
 //!   own servers (`toolgate serve docs|deploy|fs`).
 //!
-//! A missing Node or node_modules is a failure with instructions, never a skip.
+//! On a fresh clone the first test that needs them runs `.ci/interop-setup.sh` (`npm ci` of the
+//! pinned lockfile), so the README's `cargo test` works without a separate install step. Missing
+//! Node or a failed install is a failure with instructions, never a skip.
 
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -25,13 +28,43 @@ fn interop_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop")
 }
 
-/// A file inside tests/interop/node_modules; panics with the fix if it is not installed.
+/// Runs the pinned installer once per test process; tests of this binary run on parallel
+/// threads, and `npm ci` replaces node_modules, so a second concurrent run would race it.
+fn install_packages_once() -> &'static Result<(), String> {
+    static INSTALL: OnceLock<Result<(), String>> = OnceLock::new();
+    INSTALL.get_or_init(|| {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".ci/interop-setup.sh");
+        eprintln!("interop packages missing: running {}", script.display());
+        let out = Command::new("bash")
+            .arg(&script)
+            .output()
+            .map_err(|e| format!("could not run {}: {e}", script.display()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} failed ({}):\n{}{}",
+                script.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    })
+}
+
+/// A file inside tests/interop/node_modules, installed first if it is missing; panics with
+/// the installer's output if that fails.
 fn installed(relative: &str) -> PathBuf {
     let path = interop_dir().join("node_modules").join(relative);
+    if !path.is_file()
+        && let Err(why) = install_packages_once()
+    {
+        panic!("the interop packages are not installed and installing them failed: {why}");
+    }
     assert!(
         path.is_file(),
-        "{} is missing: the interop packages are not installed. Run .ci/interop-setup.sh \
-         (needs node and npm) and re-run the tests.",
+        "{} is missing even after .ci/interop-setup.sh ran (needs node and npm).",
         path.display()
     );
     let node = Command::new("node").arg("--version").output();
