@@ -16,12 +16,14 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use toolgate::agent::events::{AgentEvent, UiCommand, UserDecision};
+use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
+use toolgate::inbox::HostRequest;
 use toolgate::mcp::{HubOptions, McpHub};
 use toolgate::model::{
     ContentBlock, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
 };
+use toolgate::policy::PersonAnswer;
 use toolgate::policy::Policy;
 
 /// Tool calls per turn; the per-call time divides a turn by this.
@@ -99,8 +101,11 @@ async fn finish_turn(handle: &mut AgentHandle) {
     loop {
         match handle.events.recv().await {
             Some(AgentEvent::TurnFinished { .. }) => return,
-            Some(AgentEvent::PermissionRequest(request)) => {
-                let _ = request.reply.send(UserDecision::AllowSession);
+            Some(AgentEvent::Request(HostRequest::ToolCall(request))) => {
+                request.answer(PersonAnswer::AllowSession);
+            }
+            Some(AgentEvent::Request(other)) => {
+                other.dismiss();
             }
             Some(AgentEvent::Error(e)) => panic!("agent error: {e}"),
             Some(_) => {}

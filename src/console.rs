@@ -5,20 +5,21 @@
 //! dialog. The answer is remembered in the state dir; until trusted, project files are
 //! reported and ignored.
 
-use crate::agent::events::{PermissionKind, PermissionRequest, UserDecision};
 use crate::agent::{AgentEvent, AgentHandle, UiCommand};
-use crate::headless::{HeadlessOptions, prepare};
-use crate::policy::{Decision, RuleSource, TrustStore, Verdict};
-use crate::pool::PoolTool;
+use crate::bootstrap::{FrontEnd, StartOptions};
+use crate::error::Failure;
+use crate::inbox::{Origin, Reply, Request, TrustAnswer, WorkspaceTrust};
+use crate::policy::TrustStore;
 use crate::tui::{ConsoleInfo, ServerInfo};
 use std::path::{Path, PathBuf};
-use tokio::sync::{mpsc, oneshot};
+use std::time::Instant;
+use tokio::sync::mpsc;
 
 /// How the console was asked to start (the shared flags of the command line).
 #[derive(Debug, Clone)]
 pub struct ConsoleOptions {
     /// Provider, model, workspace, resume, flags: the same as headless, minus the prompt.
-    pub agent: HeadlessOptions,
+    pub agent: StartOptions,
 }
 
 const CHANNEL: usize = 256;
@@ -34,8 +35,8 @@ fn project_files(workspace: &Path) -> Vec<PathBuf> {
     .collect()
 }
 
-/// Runs the console until the user quits. Returns the process exit code.
-pub async fn run(options: ConsoleOptions) -> i32 {
+/// Runs the console until the user quits.
+pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
     let _log_guard = init_file_logging();
     let workspace = options.agent.workspace.clone();
 
@@ -77,10 +78,12 @@ pub async fn run(options: ConsoleOptions) -> i32 {
         } else {
             agent_options.trust_project = true;
         }
-        let mut config = match prepare(&agent_options) {
+        let config = match crate::bootstrap::prepare(&agent_options, FrontEnd::Console) {
             Ok(config) => config,
-            Err((_, message)) => {
-                let _ = ui_event_tx.send(AgentEvent::Error(message)).await;
+            Err(failure) => {
+                let _ = ui_event_tx
+                    .send(AgentEvent::Error(failure.to_string()))
+                    .await;
                 // Keep the console open so the message can be read; quit ends it.
                 while let Some(command) = ui_command_rx.recv().await {
                     if matches!(command, UiCommand::Shutdown) {
@@ -90,8 +93,6 @@ pub async fn run(options: ConsoleOptions) -> i32 {
                 return;
             }
         };
-        config.headless = false;
-        config.replay_history = true;
         let agent = crate::agent::spawn(config);
         forward(agent, ui_command_rx, ui_event_tx).await;
     });
@@ -99,13 +100,7 @@ pub async fn run(options: ConsoleOptions) -> i32 {
     let result = crate::tui::run(handle, info).await;
     // The agent shuts its servers down on Shutdown (sent by the console on quit).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), bridge).await;
-    match result {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("toolgate: {e:#}");
-            1
-        }
-    }
+    result.map_err(Failure::from)
 }
 
 fn untrusted_project_files(workspace: &Path, trusted_by_flag: bool) -> Vec<PathBuf> {
@@ -126,7 +121,7 @@ fn untrusted_project_files(workspace: &Path, trusted_by_flag: bool) -> Vec<PathB
     }
 }
 
-/// Asks in the console's dialog. `Some(true)` trusted (and remembered when answered
+/// Asks in the console's inbox. `Some(true)` trusted (and remembered when answered
 /// "always"), `Some(false)` not trusted, `None` the user quit.
 async fn ask_trust(
     events: &mpsc::Sender<AgentEvent>,
@@ -134,37 +129,22 @@ async fn ask_trust(
     workspace: &Path,
     files: &[PathBuf],
 ) -> Option<bool> {
-    let (reply_tx, mut reply_rx) = oneshot::channel();
-    let listing: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    let why = format!(
-        "This folder has its own configuration ({}). It can start programs and change what \
-         tools may do. Trust it?",
-        listing.join(", ")
-    );
-    let request = PermissionRequest {
-        kind: PermissionKind::WorkspaceTrust,
-        call_id: "workspace-trust".into(),
-        tool: PoolTool::builtin(
-            "workspace trust",
-            &format!("Trust {}", workspace.display()),
-            serde_json::json!({"type": "object"}),
-        ),
-        input: serde_json::json!({ "folder": workspace.display().to_string(), "files": listing }),
-        why: why.clone(),
-        verdict: Verdict {
-            decision: Decision::Ask { why },
-            rule: "workspace trust".into(),
-            source: RuleSource::Default,
+    let (request, answer) = Request::new(
+        Origin::Console {
+            folder: workspace.to_path_buf(),
         },
-        reply: reply_tx,
-    };
-    events
-        .send(AgentEvent::PermissionRequest(request))
-        .await
-        .ok()?;
-    let answer = loop {
+        WorkspaceTrust {
+            folder: workspace.to_path_buf(),
+            files: files.to_vec(),
+        },
+        Instant::now(),
+        None,
+    );
+    let asking = crate::agent::ask(events, request, answer, None);
+    tokio::pin!(asking);
+    let reply = loop {
         tokio::select! {
-            answer = &mut reply_rx => break answer.ok()?,
+            reply = &mut asking => break reply?,
             command = commands.recv() => match command {
                 None | Some(UiCommand::Shutdown) => return None,
                 // Nothing runs before the question is answered.
@@ -172,20 +152,17 @@ async fn ask_trust(
             },
         }
     };
-    Some(match answer {
-        UserDecision::AllowAlways => {
-            match TrustStore::open_default().and_then(|mut s| s.trust(workspace)) {
-                Ok(()) => {}
-                Err(e) => {
-                    let _ = events
-                        .send(AgentEvent::Error(format!("could not remember trust: {e}")))
-                        .await;
-                }
+    Some(match reply {
+        Reply::Person(TrustAnswer::Always) => {
+            if let Err(e) = TrustStore::open_default().and_then(|mut s| s.trust(workspace)) {
+                let _ = events
+                    .send(AgentEvent::Error(format!("could not remember trust: {e}")))
+                    .await;
             }
             true
         }
-        UserDecision::AllowOnce | UserDecision::AllowSession => true,
-        UserDecision::Deny | UserDecision::DenyWithNote(_) => false,
+        Reply::Person(TrustAnswer::Once) => true,
+        Reply::Person(TrustAnswer::No) | Reply::Expired(_) | Reply::Dismissed(_) => false,
     })
 }
 

@@ -7,11 +7,14 @@
 //! `headless` are the two front ends.
 
 pub mod agent;
+pub mod bootstrap;
 pub mod builtin;
 pub mod commands;
 pub mod config;
 pub mod console;
+pub mod error;
 pub mod headless;
+pub mod inbox;
 pub mod mcp;
 pub mod model;
 pub mod paths;

@@ -4,7 +4,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgate::agent::session::ResumeFrom;
+use toolgate::bootstrap::StartOptions;
 use toolgate::commands::{self, ConfigFlags};
+use toolgate::error::Failure;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -49,6 +51,10 @@ struct Cli {
     /// Resume a session by id.
     #[arg(long, value_name = "ID")]
     resume: Option<String>,
+
+    /// Deny a tool-call question nobody answered within this many seconds (console).
+    #[arg(long, value_name = "SECS")]
+    ask_timeout: Option<u64>,
 
     #[command(flatten)]
     config: ConfigArgs,
@@ -121,27 +127,26 @@ enum McpCommand {
     },
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| {
-            eprintln!("toolgate: cannot start the async runtime: {e}");
-            ExitCode::FAILURE
-        })
+        .map_err(|e| Failure::Run(format!("cannot start the async runtime: {e}")))
 }
 
-fn finish((output, code): (String, i32)) -> ExitCode {
+/// A subcommand that printed its own report, with its exit code.
+fn reported((output, code): (String, i32)) -> Result<(), Failure> {
     print!("{output}");
-    ExitCode::from(code.clamp(0, 255) as u8)
+    Failure::from_reported_code(code)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
+    toolgate::error::exit(run(cli))
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let rt = runtime()?;
     let flags = cli.config.flags();
     match cli.command {
         Some(Command::Serve { server, mut args }) => {
@@ -151,15 +156,10 @@ fn main() -> ExitCode {
                 args.push("--workspace".into());
                 args.push(dir.display().to_string());
             }
-            match rt.block_on(toolgate::servers::serve(&server, &args)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("toolgate serve {server}: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
+            rt.block_on(toolgate::servers::serve(&server, &args))
+                .map_err(|e| Failure::Run(format!("serve {server}: {e:#}")))
         }
-        Some(Command::Mcp { command }) => finish(rt.block_on(async {
+        Some(Command::Mcp { command }) => reported(rt.block_on(async {
             match command {
                 McpCommand::List => commands::mcp_list(&flags).await,
                 McpCommand::Tools { server } => commands::mcp_tools(&flags, &server).await,
@@ -170,37 +170,40 @@ fn main() -> ExitCode {
         })),
         Some(Command::Status) => {
             print!("{}", commands::status(&flags));
-            ExitCode::SUCCESS
+            Ok(())
         }
         None => {
-            let mut options = toolgate::headless::HeadlessOptions::new(
-                cli.prompt.clone().unwrap_or_default(),
-                flags.workspace(),
-            );
-            options.output_format = match cli.output_format {
-                OutputFormat::Text => toolgate::headless::OutputFormat::Text,
-                OutputFormat::Jsonl => toolgate::headless::OutputFormat::Jsonl,
-            };
-            options.allow = cli.allow;
-            options.deny = cli.deny;
-            options.provider = cli.provider;
-            options.model = cli.model;
-            options.resume = cli
+            let mut start = StartOptions::new(flags.workspace());
+            start.allow = cli.allow;
+            start.deny = cli.deny;
+            start.provider = cli.provider;
+            start.model = cli.model;
+            start.resume = cli
                 .resume
                 .map(ResumeFrom::Id)
                 .or(cli.continue_session.then_some(ResumeFrom::Latest));
-            options.mcp_config = flags.mcp_config.clone();
-            options.trust_project = flags.trust_project;
-            let code = if cli.prompt.is_some() {
-                rt.block_on(toolgate::headless::run(options))
-            } else {
-                rt.block_on(toolgate::console::run(toolgate::console::ConsoleOptions {
-                    agent: options,
-                }))
+            start.mcp_config = flags.mcp_config.clone();
+            start.trust_project = flags.trust_project;
+            start.ask_timeout = cli.ask_timeout.map(std::time::Duration::from_secs);
+            let result = match cli.prompt {
+                Some(prompt) => {
+                    let options = toolgate::headless::HeadlessOptions {
+                        prompt,
+                        output_format: match cli.output_format {
+                            OutputFormat::Text => toolgate::headless::OutputFormat::Text,
+                            OutputFormat::Jsonl => toolgate::headless::OutputFormat::Jsonl,
+                        },
+                        start,
+                    };
+                    rt.block_on(toolgate::headless::run(options))
+                }
+                None => rt.block_on(toolgate::console::run(toolgate::console::ConsoleOptions {
+                    agent: start,
+                })),
             };
             // Servers are stopped by the agent; do not wait for stray blocking tasks.
             rt.shutdown_timeout(std::time::Duration::from_secs(2));
-            ExitCode::from(code.clamp(0, 255) as u8)
+            result
         }
     }
 }

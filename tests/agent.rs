@@ -10,14 +10,16 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand, UserDecision};
+use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
+use toolgate::inbox::{HostRequest, ProjectServerAnswer, TrustAnswer};
 use toolgate::mcp::McpHub;
 use toolgate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
     Usage,
 };
 use toolgate::policy::Policy;
+use toolgate::policy::{Decider, Permit, PersonAnswer as UserDecision};
 
 /// One reply: the events to stream, and whether the stream then hangs (to cancel it).
 #[derive(Clone)]
@@ -155,12 +157,12 @@ impl Harness {
                 .expect("agent event within the wait")
                 .expect("agent still running");
             let event = match event {
-                AgentEvent::PermissionRequest(request) => match answer(&request.tool.name) {
+                AgentEvent::Request(request) => match answer(&asked_about(&request)) {
                     Some(decision) => {
-                        request.reply.send(decision).unwrap();
+                        give(request, decision);
                         continue;
                     }
-                    None => AgentEvent::PermissionRequest(request),
+                    None => AgentEvent::Request(request),
                 },
                 other => other,
             };
@@ -180,6 +182,34 @@ impl Harness {
     fn requests(&self) -> Vec<ModelRequest> {
         self.requests.lock().unwrap().clone()
     }
+}
+
+/// What a request is about: the tool's name, `project:NAME` or `trust:FOLDER`.
+fn asked_about(request: &HostRequest) -> String {
+    match request {
+        HostRequest::ToolCall(r) => r.payload.tool.name.clone(),
+        HostRequest::ProjectServer(r) => format!("project:{}", r.payload.server),
+        HostRequest::WorkspaceTrust(r) => format!("trust:{}", r.payload.folder.display()),
+    }
+}
+
+/// Answers any request kind as the person would with this tool-call answer.
+fn give(request: HostRequest, decision: UserDecision) {
+    let allow = decision.permit() == Permit::Allow;
+    let delivered = match request {
+        HostRequest::ToolCall(r) => r.answer(decision),
+        HostRequest::ProjectServer(r) => r.answer(if allow {
+            ProjectServerAnswer::Start
+        } else {
+            ProjectServerAnswer::DontStart
+        }),
+        HostRequest::WorkspaceTrust(r) => r.answer(if allow {
+            TrustAnswer::Once
+        } else {
+            TrustAnswer::No
+        }),
+    };
+    assert!(delivered, "the agent was waiting for the answer");
 }
 
 fn no_answers(_: &str) -> Option<UserDecision> {
@@ -842,24 +872,35 @@ async fn ask_answers_decide_each_call() {
     );
     assert_eq!(done[5].0, ToolOutcome::Ok, "{}", done[5].1);
     assert_eq!(done[6].0, ToolOutcome::Ok, "{}", done[6].1);
-    let deciders: Vec<(String, String)> = events
+    let deciders: Vec<(String, Decider)> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::PermissionDecided {
-                call_id, decider, ..
-            } => Some((call_id.clone(), decider.clone())),
+            AgentEvent::PermissionDecided { call_id, record } => {
+                Some((call_id.clone(), record.decider.clone()))
+            }
             _ => None,
         })
         .filter(|(id, _)| id != "c")
         .collect();
     assert_eq!(deciders.len(), 6);
-    // The five answers are the user's; the sixth call rides on the grant the user gave,
-    // which the audit trail records as a (session) rule.
-    assert!(
-        deciders[..5].iter().all(|(_, d)| d == "user"),
-        "{deciders:?}"
-    );
-    assert_eq!(deciders[5].1, "rule", "{deciders:?}");
+    // The five answers are the person's, each with the answer given and the rule that
+    // asked; the sixth call rides on the session grant they gave.
+    let person = |answer: UserDecision| Decider::Person {
+        answer,
+        asked_by: "mcp__deploy__trigger".into(),
+    };
+    let expected = vec![
+        person(UserDecision::Deny),
+        person(UserDecision::DenyWithNote("not on a Friday".into())),
+        person(UserDecision::AllowOnce),
+        person(UserDecision::AllowOnce),
+        person(UserDecision::AllowSession),
+        Decider::SessionGrant {
+            tool: "mcp__deploy__trigger".into(),
+        },
+    ];
+    let got: Vec<Decider> = deciders.into_iter().map(|(_, d)| d).collect();
+    assert_eq!(got, expected);
 }
 
 #[tokio::test]
@@ -881,13 +922,14 @@ async fn cancel_while_asking_gives_a_cancelled_result() {
     );
     h.submit("deploy").await;
     let events = h
-        .until(|_| None, |e| matches!(e, AgentEvent::PermissionRequest(_)))
+        .until(|_| None, |e| matches!(e, AgentEvent::Request(_)))
         .await;
-    let Some(AgentEvent::PermissionRequest(request)) = events.into_iter().last() else {
+    let Some(AgentEvent::Request(HostRequest::ToolCall(request))) = events.into_iter().last()
+    else {
         unreachable!()
     };
-    assert_eq!(request.tool.name, "mcp__deploy__trigger");
-    assert_eq!(request.input, json!({"service": "web"}));
+    assert_eq!(request.payload.tool.name, "mcp__deploy__trigger");
+    assert_eq!(request.payload.input, json!({"service": "web"}));
     h.handle.commands.send(UiCommand::Cancel).await.unwrap();
     let events = h.turn(no_answers).await;
     assert!(turn_cancelled(&events));
@@ -896,7 +938,7 @@ async fn cancel_while_asking_gives_a_cancelled_result() {
         vec![(ToolOutcome::Cancelled, "Cancelled by the user".to_string())]
     );
     assert!(
-        request.reply.is_closed(),
+        request.is_withdrawn(),
         "the agent stopped waiting for the answer"
     );
     assert_eq!(h.requests().len(), 2);
@@ -929,8 +971,10 @@ async fn headless_turns_an_ask_into_a_denial_naming_the_allow_rule() {
         )
     );
     assert!(events.iter().any(|e| matches!(e,
-        AgentEvent::PermissionDecided { call_id, decider, decision, .. }
-            if call_id == "t" && decider == "headless" && decision == "deny")));
+        AgentEvent::PermissionDecided { call_id, record }
+            if call_id == "t"
+                && record.decision == Permit::Deny
+                && record.decider == Decider::Headless { asked_by: "mcp__deploy__trigger".into() })));
 }
 
 #[tokio::test]
@@ -1025,22 +1069,25 @@ async fn a_project_server_asks_once_showing_its_command_line() {
     h.submit("connect the project's docs").await;
     // First question: leave it open to look at it, then deny.
     let events = h
-        .until(|_| None, |e| matches!(e, AgentEvent::PermissionRequest(_)))
+        .until(|_| None, |e| matches!(e, AgentEvent::Request(_)))
         .await;
-    let Some(AgentEvent::PermissionRequest(request)) = events.into_iter().last() else {
-        panic!("expected a permission request");
+    let Some(AgentEvent::Request(HostRequest::ProjectServer(request))) = events.into_iter().last()
+    else {
+        panic!("expected a project-server request");
     };
     assert_eq!(
-        request.kind,
-        toolgate::agent::events::PermissionKind::ProjectServer
+        request.meta.origin,
+        toolgate::inbox::Origin::Project {
+            server: "projdocs".into()
+        }
     );
-    assert_eq!(request.input["command"], "toolgate serve docs");
+    assert_eq!(request.payload.command_line, "toolgate serve docs");
     assert!(
-        request.why.contains("toolgate serve docs"),
+        request.payload.why.contains("toolgate serve docs"),
         "{}",
-        request.why
+        request.payload.why
     );
-    request.reply.send(UserDecision::Deny).unwrap();
+    assert!(request.answer(ProjectServerAnswer::DontStart));
     // Second connect asks again (the first was denied); approve it this time.
     let events = h.turn(|_| Some(UserDecision::AllowOnce)).await;
     let done = finished(&events);

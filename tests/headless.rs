@@ -5,7 +5,8 @@ use std::path::Path;
 
 use serde_json::Value;
 use toolgate::agent::ResumeFrom;
-use toolgate::headless::{self, HeadlessOptions, OutputFormat};
+use toolgate::bootstrap::{self, FrontEnd};
+use toolgate::headless::{self, HeadlessOptions, JsonlEvent, OutputFormat};
 
 /// Process-wide environment for these tests: the servers are this package's binary, state
 /// and user config go to a private folder (same values for every test, so parallel tests
@@ -24,19 +25,26 @@ fn environment() {
 fn options(workspace: &Path, prompt: &str, format: OutputFormat) -> HeadlessOptions {
     let mut opts = HeadlessOptions::new(prompt, workspace.to_path_buf());
     opts.output_format = format;
-    opts.provider = Some("scripted".into());
+    opts.start.provider = Some("scripted".into());
     opts
 }
 
 async fn run(opts: HeadlessOptions) -> (i32, String, String) {
     environment();
     let prompt = headless::read_prompt(&opts.prompt, &mut std::io::empty()).unwrap();
-    let config = match headless::prepare(&opts) {
+    let config = match bootstrap::prepare(&opts.start, FrontEnd::Headless) {
         Ok(config) => config,
-        Err((code, message)) => return (code, String::new(), message),
+        Err(failure) => {
+            return (
+                i32::from(failure.kind().code()),
+                String::new(),
+                failure.to_string(),
+            );
+        }
     };
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = headless::run_with(config, prompt, opts.output_format, &mut out, &mut err).await;
+    let result = headless::run_with(config, prompt, opts.output_format, &mut out, &mut err).await;
+    let code = result.map_or_else(|f| i32::from(f.kind().code()), |()| 0);
     (
         code,
         String::from_utf8(out).unwrap(),
@@ -125,7 +133,11 @@ async fn demo_in_jsonl_denies_the_trigger_without_allow() {
         .find(|d| d["tool"] == "mcp__deploy__trigger")
         .unwrap();
     assert_eq!(trigger_decision["decision"], "deny");
-    assert_eq!(trigger_decision["decider"], "headless");
+    assert_eq!(trigger_decision["decider"]["by"], "headless");
+    assert_eq!(
+        trigger_decision["decider"]["asked_by"],
+        "mcp__deploy__trigger"
+    );
     let search_decision = decided
         .iter()
         .find(|d| d["tool"] == "mcp__docs__search")
@@ -161,9 +173,9 @@ async fn demo_in_jsonl_denies_the_trigger_without_allow() {
     let audit = records
         .iter()
         .find(|r| r["type"] == "permission" && r["tool"] == "mcp__deploy__trigger")
-        .map(|r| r["audit"].clone())
+        .cloned()
         .unwrap();
-    assert_eq!(audit["decider"], "headless");
+    assert_eq!(audit["decider"]["by"], "headless");
     assert_eq!(audit["decision"], "deny");
     assert_eq!(audit["tool"], "mcp__deploy__trigger");
     assert_eq!(audit["input_digest"].as_str().unwrap().len(), 16);
@@ -173,7 +185,7 @@ async fn demo_in_jsonl_denies_the_trigger_without_allow() {
 async fn demo_runs_the_trigger_with_allow() {
     let workspace = tempfile::tempdir().unwrap();
     let mut opts = options(workspace.path(), "deploy web", OutputFormat::Jsonl);
-    opts.allow = vec!["mcp__deploy__trigger".into()];
+    opts.start.allow = vec!["mcp__deploy__trigger".into()];
     let (code, out, err) = run(opts).await;
     assert_eq!(code, 0, "stderr: {err}\nstdout: {out}");
     let events = lines(&out);
@@ -195,7 +207,15 @@ async fn demo_runs_the_trigger_with_allow() {
         .find(|d| d["tool"] == "mcp__deploy__trigger")
         .unwrap();
     assert_eq!(trigger_decision["decision"], "allow");
-    assert_eq!(trigger_decision["decider"], "rule");
+    assert_eq!(trigger_decision["decider"]["by"], "rule");
+    assert_eq!(trigger_decision["decider"]["rule"], "mcp__deploy__trigger");
+    assert_eq!(trigger_decision["decider"]["source"]["source"], "flag");
+    // Every line is one JsonlEvent: a consumer can read the stream with the same type.
+    for line in out.lines() {
+        let event: JsonlEvent =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JsonlEvent ({e}): {line}"));
+        assert_eq!(serde_json::to_string(&event).unwrap(), line);
+    }
     assert_eq!(events.last().unwrap()["type"], "turn_finished");
 }
 
@@ -216,13 +236,13 @@ async fn text_output_prints_the_answer_on_stdout_and_activity_on_stderr() {
 async fn resuming_an_unknown_session_is_a_usage_error() {
     let workspace = tempfile::tempdir().unwrap();
     let mut opts = options(workspace.path(), "hi", OutputFormat::Jsonl);
-    opts.resume = Some(ResumeFrom::Id("no-such-session".into()));
+    opts.start.resume = Some(ResumeFrom::Id("no-such-session".into()));
     let (code, _, err) = run(opts).await;
     assert_eq!(code, 2);
     assert_eq!(err, "no session 'no-such-session' found");
 
     let mut opts = options(workspace.path(), "hi", OutputFormat::Jsonl);
-    opts.resume = Some(ResumeFrom::Latest);
+    opts.start.resume = Some(ResumeFrom::Latest);
     let (code, _, err) = run(opts).await;
     assert_eq!(code, 2);
     assert!(err.starts_with("no earlier session for workspace"), "{err}");
@@ -236,7 +256,7 @@ async fn continue_picks_up_the_session_and_its_servers() {
     let first_id = lines(&out)[0]["session_id"].as_str().unwrap().to_string();
 
     let mut opts = options(workspace.path(), "deploy web", OutputFormat::Jsonl);
-    opts.resume = Some(ResumeFrom::Latest);
+    opts.start.resume = Some(ResumeFrom::Latest);
     let (code, out, err) = run(opts).await;
     assert_eq!(code, 0, "{err}");
     let events = lines(&out);
@@ -261,7 +281,7 @@ async fn continue_picks_up_the_session_and_its_servers() {
 async fn an_invalid_allow_rule_is_a_usage_error() {
     let workspace = tempfile::tempdir().unwrap();
     let mut opts = options(workspace.path(), "hi", OutputFormat::Jsonl);
-    opts.allow = vec!["Bash(unclosed".into()];
+    opts.start.allow = vec!["Bash(unclosed".into()];
     let (code, out, err) = run(opts).await;
     assert_eq!(code, 2);
     assert!(out.is_empty());

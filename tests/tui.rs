@@ -10,12 +10,16 @@ use ratatui::style::Color;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use toolgate::agent::events::{
-    AgentEvent, PermissionKind, PermissionRequest, PoolEntry, ToolOutcome, UiCommand, UserDecision,
+use toolgate::agent::events::{AgentEvent, PoolEntry, ToolOutcome, UiCommand};
+use toolgate::inbox::{
+    HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
+    WorkspaceTrust,
 };
 use toolgate::mcp::ServerStatus;
 use toolgate::model::Usage;
-use toolgate::policy::{Decision, RuleSource, Verdict};
+use toolgate::policy::{
+    AuditRecord, Decider, Decision, Permit, PersonAnswer as UserDecision, RuleSource, Verdict,
+};
 use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
@@ -201,29 +205,42 @@ fn screen_of(terminal: &Terminal<TestBackend>) -> String {
     out
 }
 
-fn permission(
-    kind: PermissionKind,
+/// A tool-call request as the gate sends it, with the receiver the agent waits on.
+fn tool_request(
     call_id: &str,
     entry: &PoolEntry,
     input: serde_json::Value,
-) -> (AgentEvent, oneshot::Receiver<UserDecision>) {
-    let (tx, rx) = oneshot::channel();
+    now: Instant,
+    deadline: Option<Instant>,
+) -> (AgentEvent, oneshot::Receiver<Reply<UserDecision>>) {
     let why = match &entry.verdict.decision {
         Decision::Ask { why } => why.clone(),
         _ => "asked".into(),
     };
-    (
-        AgentEvent::PermissionRequest(PermissionRequest {
-            kind,
+    let (request, rx) = Request::new(
+        Origin::Tool {
+            tool: entry.tool.name.clone(),
+            server: entry.tool.server().map(str::to_string),
+        },
+        ToolCall {
             call_id: call_id.into(),
             tool: entry.tool.clone(),
             input,
             why,
             verdict: entry.verdict.clone(),
-            reply: tx,
-        }),
-        rx,
-    )
+        },
+        now,
+        deadline,
+    );
+    (AgentEvent::Request(HostRequest::from(request)), rx)
+}
+
+fn permission(
+    call_id: &str,
+    entry: &PoolEntry,
+    input: serde_json::Value,
+) -> (AgentEvent, oneshot::Receiver<Reply<UserDecision>>) {
+    tool_request(call_id, entry, input, Instant::now(), None)
 }
 
 fn trigger_entry() -> PoolEntry {
@@ -243,9 +260,8 @@ fn trigger_entry() -> PoolEntry {
 }
 
 /// Opens the trigger dialog and waits out the guard window.
-fn open_trigger_modal(app: &mut App) -> oneshot::Receiver<UserDecision> {
+fn open_trigger_modal(app: &mut App) -> oneshot::Receiver<Reply<UserDecision>> {
     let (ev, rx) = permission(
-        PermissionKind::ToolCall,
         "call-7",
         &trigger_entry(),
         json!({"environment": "production", "version": "1.4.2", "dry_run": false}),
@@ -260,17 +276,20 @@ fn perform(effects: Vec<Effect>) -> (Vec<UiCommand>, bool) {
     let mut commands = Vec::new();
     let mut quit = false;
     for e in effects {
-        match e.deliver_reply() {
-            Some(Effect::SendCommand(c)) => commands.push(c),
-            Some(Effect::Quit) => quit = true,
-            _ => {}
+        match e {
+            Effect::SendCommand(c) => commands.push(c),
+            Effect::Quit => quit = true,
         }
     }
     (commands, quit)
 }
 
-fn answer_of(mut rx: oneshot::Receiver<UserDecision>) -> Option<UserDecision> {
-    rx.try_recv().ok()
+/// The person's answer as the asker receives it (None: not answered yet).
+fn answer_of<A: std::fmt::Debug>(mut rx: oneshot::Receiver<Reply<A>>) -> Option<A> {
+    match rx.try_recv().ok()? {
+        Reply::Person(answer) => Some(answer),
+        other => panic!("expected the person's answer, got {other:?}"),
+    }
 }
 
 // ---------- snapshots ----------
@@ -389,7 +408,9 @@ fn modal_for_deploy_trigger() {
     let text = screen(&app, 100, 30);
     assert!(text.contains("Permission required"), "{text}");
     assert!(text.contains("mcp__deploy__trigger"));
-    assert!(text.contains("server: MCP server 'deploy' (tool 'trigger')"));
+    assert!(text.contains("asked by: mcp__deploy__trigger (MCP server 'deploy')"));
+    assert!(text.contains("MCP server 'deploy' runs its tool 'trigger' with the arguments below."));
+    assert!(text.contains("rule: mcp__deploy__trigger (default)"));
     assert!(text.contains("why: rule mcp__deploy__trigger asks before every deploy"));
     assert!(
         text.contains("server claims (not verified): readOnlyHint=false, destructiveHint=true")
@@ -515,24 +536,23 @@ fn small_terminal_80x24_with_conversation_and_dialog() {
 #[test]
 fn y_allows_once_and_guard_window_swallows_early_keys() {
     let mut app = started_app();
-    let (ev, rx) = permission(PermissionKind::ToolCall, "c1", &trigger_entry(), json!({}));
+    let (ev, rx) = permission("c1", &trigger_entry(), json!({}));
     agent(&mut app, ev);
     // Typed within 250 ms of the dialog opening: ignored, dialog stays.
     advance(&mut app, Duration::from_millis(100));
     assert!(perform(ch(&mut app, 'y')).0.is_empty());
     assert!(perform(key(&mut app, KeyCode::Enter)).0.is_empty());
-    assert_eq!(app.permissions.len(), 1);
+    assert_eq!(app.inbox.len(), 1);
     // The dialog wants a redraw when the guard ends (its buttons light up).
     assert!(app.next_deadline().is_some());
     advance(&mut app, GUARD_WINDOW);
     let effects = ch(&mut app, 'y');
-    assert!(matches!(
-        &effects[..],
-        [Effect::Reply { call_id, decision: UserDecision::AllowOnce, .. }] if call_id == "c1"
-    ));
-    perform(effects);
+    assert!(
+        effects.is_empty(),
+        "the answer goes on the request's own channel"
+    );
     assert_eq!(answer_of(rx), Some(UserDecision::AllowOnce));
-    assert!(app.permissions.is_empty());
+    assert!(app.inbox.is_empty());
 }
 
 #[test]
@@ -541,6 +561,23 @@ fn a_and_s_answer_session_and_always_and_session_grants_are_revocable() {
     let rx = open_trigger_modal(&mut app);
     perform(ch(&mut app, 'a'));
     assert_eq!(answer_of(rx), Some(UserDecision::AllowSession));
+    // The agent reports the decision; the grant it made is listed from that record.
+    agent(
+        &mut app,
+        AgentEvent::PermissionDecided {
+            call_id: "call-7".into(),
+            record: AuditRecord::new(
+                "mcp__deploy__trigger",
+                &json!({}),
+                Permit::Allow,
+                None,
+                Decider::Person {
+                    answer: UserDecision::AllowSession,
+                    asked_by: "mcp__deploy__trigger".into(),
+                },
+            ),
+        },
+    );
 
     let rx = open_trigger_modal(&mut app);
     perform(ch(&mut app, 's'));
@@ -582,8 +619,8 @@ fn d_types_a_note_inline_and_enter_sends_it() {
     // Letters that are answer keys elsewhere are just text now.
     type_text(&mut app, "use staging, yes");
     key(&mut app, KeyCode::Backspace);
-    assert!(screen(&app, 100, 30).contains("note to the agent: use staging, ye"));
-    assert_eq!(app.permissions.len(), 1);
+    assert!(screen(&app, 100, 30).contains("note: use staging, ye"));
+    assert_eq!(app.inbox.len(), 1);
     perform(key(&mut app, KeyCode::Enter));
     assert_eq!(
         answer_of(rx),
@@ -596,12 +633,7 @@ fn queued_requests_show_position_and_each_gets_a_fresh_guard() {
     let mut app = started_app();
     let mut receivers = Vec::new();
     for i in 0..3 {
-        let (ev, rx) = permission(
-            PermissionKind::ToolCall,
-            &format!("c{i}"),
-            &trigger_entry(),
-            json!({"n": i}),
-        );
+        let (ev, rx) = permission(&format!("c{i}"), &trigger_entry(), json!({"n": i}));
         agent(&mut app, ev);
         receivers.push(rx);
     }
@@ -610,7 +642,7 @@ fn queued_requests_show_position_and_each_gets_a_fresh_guard() {
     perform(ch(&mut app, 'y'));
     // The next question just opened: an immediate second 'y' is ignored.
     perform(ch(&mut app, 'y'));
-    assert_eq!(app.permissions.len(), 2);
+    assert_eq!(app.inbox.len(), 2);
     assert!(screen(&app, 100, 30).contains("1 of 2"));
     advance(&mut app, GUARD_WINDOW);
     perform(ch(&mut app, 'n'));
@@ -638,38 +670,171 @@ fn streaming_continues_while_the_dialog_is_open_and_abandoned_requests_close() {
     // The agent gave up waiting (turn cancelled): the dialog goes away.
     drop(rx);
     update(&mut app, Msg::Tick);
-    assert!(app.permissions.is_empty());
+    assert!(app.inbox.is_empty());
     assert!(!screen(&app, 110, 30).contains("Permission required"));
 }
 
 #[test]
 fn workspace_trust_uses_the_same_dialog() {
     let mut app = started_app();
-    let folder = PoolEntry {
-        tool: PoolTool::builtin(
-            "/home/dev/project",
-            ".mcp.json defines 2 servers",
-            json!({"type": "object"}),
-        ),
-        verdict: ask("workspace trust", "this folder has not been trusted yet"),
-    };
-    let (ev, rx) = permission(
-        PermissionKind::WorkspaceTrust,
-        "trust",
-        &folder,
-        json!({"files": [".mcp.json"]}),
+    let (request, rx) = Request::new(
+        Origin::Console {
+            folder: "/home/dev/project".into(),
+        },
+        WorkspaceTrust {
+            folder: "/home/dev/project".into(),
+            files: vec!["/home/dev/project/.mcp.json".into()],
+        },
+        app.now,
+        None,
     );
-    agent(&mut app, ev);
+    agent(&mut app, AgentEvent::Request(request.into()));
     advance(&mut app, GUARD_WINDOW);
     let text = screen(&app, 100, 30);
     assert!(text.contains("Trust this workspace?"), "{text}");
+    assert!(text.contains("/home/dev/project/.mcp.json"), "{text}");
     assert!(text.contains("[s] Always trust"), "{text}");
     assert!(!text.contains("Deny with note"));
     // 'd' is not offered for trust questions.
     perform(ch(&mut app, 'd'));
-    assert_eq!(app.permissions.len(), 1);
+    assert_eq!(app.inbox.len(), 1);
     perform(ch(&mut app, 's'));
-    assert_eq!(answer_of(rx), Some(UserDecision::AllowAlways));
+    assert_eq!(answer_of(rx), Some(TrustAnswer::Always));
+}
+
+fn project_server_request(
+    app: &App,
+    deadline: Option<Instant>,
+) -> (AgentEvent, oneshot::Receiver<Reply<ProjectServerAnswer>>) {
+    let (request, rx) = Request::new(
+        Origin::Project {
+            server: "tools".into(),
+        },
+        ProjectServer {
+            server: "tools".into(),
+            command_line: "npx -y @acme/tools-server".into(),
+            why: "server 'tools' is defined by this project".into(),
+        },
+        app.now,
+        deadline,
+    );
+    (AgentEvent::Request(request.into()), rx)
+}
+
+#[test]
+fn two_kinds_queued_answered_out_of_order_from_the_list() {
+    let mut app = started_app();
+    let (trigger, trigger_rx) = tool_request(
+        "c1",
+        &trigger_entry(),
+        json!({"environment": "production"}),
+        app.now,
+        None,
+    );
+    agent(&mut app, trigger);
+    advance(&mut app, Duration::from_secs(3));
+    let (server, server_rx) = project_server_request(&app, None);
+    agent(&mut app, server);
+    advance(&mut app, Duration::from_secs(2));
+    // The head is shown; under it, the other request with kind, origin and age.
+    let text = screen(&app, 100, 34);
+    assert!(text.contains("Permission required · 1 of 2"), "{text}");
+    assert!(text.contains("1 more waiting:"), "{text}");
+    assert!(
+        text.contains("project server · project server 'tools' · 2s"),
+        "{text}"
+    );
+    assert!(text.contains("l list all"), "{text}");
+
+    // Open the list, pick the second request, answer it first.
+    perform(ch(&mut app, 'l'));
+    let text = screen(&app, 100, 34);
+    assert!(text.contains("Inbox · 2 waiting"), "{text}");
+    assert!(
+        text.contains("1. tool call · mcp__deploy__trigger (MCP server 'deploy') · 5s"),
+        "{text}"
+    );
+    assert!(text.contains("2. project server"), "{text}");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    // A different request on screen gets a fresh guard window.
+    perform(ch(&mut app, 'y'));
+    assert_eq!(
+        app.inbox.len(),
+        2,
+        "a key inside the guard window is ignored"
+    );
+    let text = screen(&app, 100, 34);
+    assert!(text.contains("Start a project server? · 2 of 2"), "{text}");
+    assert!(text.contains("npx -y @acme/tools-server"), "{text}");
+    advance(&mut app, GUARD_WINDOW);
+    perform(ch(&mut app, 'y'));
+    assert_eq!(answer_of(server_rx), Some(ProjectServerAnswer::Start));
+
+    // Back to the head, which is still waiting and still answerable.
+    assert_eq!(app.inbox.len(), 1);
+    assert!(screen(&app, 100, 34).contains("Permission required"));
+    advance(&mut app, GUARD_WINDOW);
+    perform(ch(&mut app, 'n'));
+    assert_eq!(answer_of(trigger_rx), Some(UserDecision::Deny));
+    assert!(app.inbox.is_empty());
+}
+
+#[test]
+fn a_request_past_its_deadline_gets_its_safe_default_and_the_transcript_says_so() {
+    let mut app = started_app();
+    let deadline = app.now + Duration::from_secs(30);
+    let (trigger, trigger_rx) = tool_request(
+        "c1",
+        &trigger_entry(),
+        json!({"environment": "production"}),
+        app.now,
+        Some(deadline),
+    );
+    agent(&mut app, trigger);
+    let (server, mut server_rx) = project_server_request(&app, None);
+    agent(&mut app, server);
+    advance(&mut app, Duration::from_secs(10));
+    // The countdown is on screen and the console wakes up for each second of it.
+    let text = screen(&app, 100, 34);
+    assert!(
+        text.contains("answer within 20s, or it is answered: Deny"),
+        "{text}"
+    );
+    assert!(
+        app.next_deadline()
+            .is_some_and(|d| d <= app.now + Duration::from_secs(1))
+    );
+
+    advance(&mut app, Duration::from_secs(20));
+    // The runtime wakes at the deadline the app asked for.
+    update(&mut app, Msg::Tick);
+    assert_eq!(
+        trigger_rx.blocking_recv_or_now(),
+        Some(Reply::Expired(UserDecision::Deny))
+    );
+    let text = screen(&app, 100, 34);
+    assert!(
+        text.contains("tool call from mcp__deploy__trigger (MCP server 'deploy')"),
+        "{text}"
+    );
+    assert!(text.contains("expired after 30s unanswered"), "{text}");
+    assert!(text.contains("mcp__deploy__trigger denied"), "{text}");
+    // The other request moved to the head, untouched.
+    assert!(text.contains("Start a project server?"), "{text}");
+    assert!(server_rx.try_recv().is_err());
+    assert_eq!(app.inbox.len(), 1);
+}
+
+/// `try_recv` that reads as what it checks: the reply is already there.
+trait ReceivedNow<T> {
+    fn blocking_recv_or_now(self) -> Option<T>;
+}
+
+impl<T> ReceivedNow<T> for oneshot::Receiver<T> {
+    fn blocking_recv_or_now(mut self) -> Option<T> {
+        self.try_recv().ok()
+    }
 }
 
 // ---------- keys outside the dialog ----------
@@ -1199,45 +1364,56 @@ fn tool_cards_say_who_let_the_call_run_or_stopped_it() {
         (
             "a1",
             "read_file",
-            "allow",
-            "rule",
-            "Read(src/**)",
-            RuleSource::ProjectConfig("/home/dev/project/.toolgate/config.toml".into()),
+            Permit::Allow,
+            Decider::Rule {
+                rule: "Read(src/**)".into(),
+                source: RuleSource::ProjectConfig("/home/dev/project/.toolgate/config.toml".into()),
+            },
         ),
         (
             "a2",
             "mcp__deploy__trigger",
-            "allow",
-            "user",
-            "user answer: allow once",
-            RuleSource::UserAnswer,
+            Permit::Allow,
+            Decider::Person {
+                answer: UserDecision::AllowOnce,
+                asked_by: "mcp__deploy__trigger".into(),
+            },
         ),
         (
             "a3",
             "mcp__deploy__trigger",
-            "allow",
-            "rule",
-            "mcp__deploy__trigger",
-            RuleSource::SessionGrant,
+            Permit::Allow,
+            Decider::SessionGrant {
+                tool: "mcp__deploy__trigger".into(),
+            },
         ),
         (
             "a4",
             "bash",
-            "deny",
-            "rule",
-            "Bash(rm:*)",
-            RuleSource::UserConfig("/home/dev/.config/toolgate/config.toml".into()),
+            Permit::Deny,
+            Decider::Rule {
+                rule: "Bash(rm:*)".into(),
+                source: RuleSource::UserConfig("/home/dev/.config/toolgate/config.toml".into()),
+            },
         ),
         (
             "a5",
             "glob",
-            "allow",
-            "default",
-            "default: built-in",
-            RuleSource::Default,
+            Permit::Allow,
+            Decider::Default {
+                rule: "default: built-in".into(),
+            },
+        ),
+        (
+            "a6",
+            "mcp__deploy__trigger",
+            Permit::Deny,
+            Decider::Expired {
+                asked_by: "mcp__deploy__trigger".into(),
+            },
         ),
     ];
-    for (id, name, decision, decider, rule, source) in decided {
+    for (id, name, decision, decider) in decided {
         agent(
             &mut app,
             AgentEvent::ToolCallStarted {
@@ -1251,14 +1427,10 @@ fn tool_cards_say_who_let_the_call_run_or_stopped_it() {
             &mut app,
             AgentEvent::PermissionDecided {
                 call_id: id.into(),
-                tool: name.into(),
-                decision: decision.into(),
-                decider: decider.into(),
-                rule: rule.into(),
-                source,
+                record: AuditRecord::new(name, &json!({}), decision, None, decider),
             },
         );
-        let outcome = if decision == "allow" {
+        let outcome = if decision == Permit::Allow {
             ToolOutcome::Ok
         } else {
             ToolOutcome::Denied
@@ -1279,6 +1451,7 @@ fn tool_cards_say_who_let_the_call_run_or_stopped_it() {
         "⎿ ok · allowed for this session (your earlier answer)",
         "⎿ denied · denied by rule Bash(rm:*) (user config)",
         "⎿ ok · allowed by default: built-in",
+        "⎿ denied · denied: nobody answered before the deadline",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }

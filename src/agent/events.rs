@@ -2,11 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::oneshot;
 
+use crate::inbox::HostRequest;
 use crate::mcp::ServerStatus;
 use crate::model::Usage;
-use crate::policy::Verdict;
+use crate::policy::{AuditRecord, Verdict};
 use crate::pool::PoolTool;
 
 /// Front end → agent.
@@ -31,43 +31,6 @@ pub enum ToolOutcome {
     Error,
     Denied,
     Cancelled,
-}
-
-/// The user's answer in the permission dialog.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "answer", content = "note", rename_all = "snake_case")]
-pub enum UserDecision {
-    AllowOnce,
-    /// This tool, for the rest of the session.
-    AllowSession,
-    /// Written as an allow rule into the workspace config.
-    AllowAlways,
-    Deny,
-    DenyWithNote(String),
-}
-
-/// What kind of question the dialog asks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PermissionKind {
-    ToolCall,
-    /// Trust this workspace's `.mcp.json` / `.toolgate/config.toml`?
-    WorkspaceTrust,
-    /// Start a server defined by the (trusted) project, showing its command line.
-    ProjectServer,
-}
-
-#[derive(Debug)]
-pub struct PermissionRequest {
-    pub kind: PermissionKind,
-    pub call_id: String,
-    /// The tool as the pool has it (for trust questions: a synthetic entry naming the folder).
-    pub tool: PoolTool,
-    pub input: Value,
-    /// Why the policy asks.
-    pub why: String,
-    pub verdict: Verdict,
-    pub reply: oneshot::Sender<UserDecision>,
 }
 
 /// One entry of a pool snapshot: the tool plus how the host policy treats it.
@@ -139,16 +102,14 @@ pub enum AgentEvent {
         server: String,
         status: ServerStatus,
     },
-    PermissionRequest(PermissionRequest),
-    /// A permission was decided (by rule, default, user or headless) — for the audit trail.
+    /// A question for the person (tool call, workspace trust, project server, …); the
+    /// front end answers it through the request's own reply channel.
+    Request(HostRequest),
+    /// A tool call's permission was decided; the record says by whom (rule and its file,
+    /// default, the person, a session grant, headless).
     PermissionDecided {
         call_id: String,
-        tool: String,
-        decision: String,
-        decider: String,
-        rule: String,
-        /// Where the deciding rule came from (a config file, a flag, a session grant…).
-        source: crate::policy::RuleSource,
+        record: AuditRecord,
     },
     TurnFinished {
         usage: Usage,

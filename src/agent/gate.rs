@@ -3,13 +3,18 @@
 //! denial that says how to allow the call).
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::events::{AgentEvent, PermissionKind, PermissionRequest, UserDecision};
-use crate::policy::{AuditRecord, Decider, Decision, Policy, PolicyContext, RuleSource, Verdict};
+use super::ask::ask;
+use crate::agent::events::AgentEvent;
+use crate::inbox::{Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall};
+use crate::policy::{
+    AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext, Verdict,
+};
 use crate::pool::{PoolTool, ToolOrigin};
 
 /// What the gate lets happen to one call.
@@ -22,51 +27,12 @@ pub enum Gated {
     Cancelled,
 }
 
-/// One permission decision for the audit trail (session log and PermissionDecided).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decided {
-    /// `allow` or `deny`.
-    pub decision: &'static str,
-    /// `rule`, `default`, `user` or `headless`.
-    pub decider: &'static str,
-    /// The deciding rule, or the user's answer.
-    pub rule: String,
-    pub source: RuleSource,
-    pub why: Option<String>,
-    /// The policy's audit record of this decision (for the session log).
-    pub audit: AuditRecord,
-}
-
-impl Decided {
-    fn new(tool: &PoolTool, input: &Value, verdict: &Verdict, decider: Option<Decider>) -> Self {
-        let mut audit = AuditRecord::from_verdict(&tool.name, input, verdict);
-        if let Some(decider) = decider {
-            audit = audit.decided_by(decider);
-        }
-        let (decision, why) = match &verdict.decision {
-            Decision::Allow => ("allow", None),
-            Decision::Ask { why } | Decision::Deny { why } => ("deny", Some(why.clone())),
-        };
-        Decided {
-            decision,
-            decider: match audit.decider {
-                Decider::Rule => "rule",
-                Decider::Default => "default",
-                Decider::User => "user",
-                Decider::Headless => "headless",
-            },
-            rule: verdict.rule.clone(),
-            source: verdict.source.clone(),
-            why,
-            audit,
-        }
-    }
-}
-
 pub struct Gate {
     policy: Policy,
     workspace: PathBuf,
     headless: bool,
+    /// How long a tool-call question waits before its safe default (deny) applies.
+    ask_timeout: Option<Duration>,
 }
 
 impl Gate {
@@ -78,6 +44,7 @@ impl Gate {
         &mut self,
         config: &crate::config::ServerConfig,
         events: &mpsc::Sender<AgentEvent>,
+        cancel: Option<&CancellationToken>,
     ) -> Result<(), String> {
         let Some(question) = self.policy.project_server_question(config) else {
             return Ok(());
@@ -86,54 +53,30 @@ impl Gate {
             self.policy.approve_project_server(config);
             return Ok(());
         }
-        let (reply, answer) = oneshot::channel();
-        let tool = PoolTool {
-            name: crate::builtin::CONNECT_MCP.to_string(),
-            origin: ToolOrigin::Connector,
-            description: format!("Start the project's MCP server '{}'", question.server),
-            input_schema: std::sync::Arc::new(serde_json::json!({"type": "object"})),
-            claims: Default::default(),
-            shortened: false,
-        };
-        let request = PermissionRequest {
-            kind: PermissionKind::ProjectServer,
-            call_id: format!("project-server-{}", question.server),
-            tool,
-            input: serde_json::json!({
-                "server": question.server,
-                "command": question.command_line,
-            }),
-            why: question.why.clone(),
-            verdict: Verdict {
-                decision: Decision::Ask {
-                    why: question.why.clone(),
-                },
-                rule: "project server: asks once per session".into(),
-                source: RuleSource::Default,
+        let server = question.server.clone();
+        let command_line = question.command_line.clone();
+        let (request, answer) = Request::new(
+            Origin::Project {
+                server: server.clone(),
             },
-            reply,
-        };
-        if events
-            .send(AgentEvent::PermissionRequest(request))
-            .await
-            .is_err()
-        {
-            return Err("the front end is gone".into());
-        }
-        match answer.await {
-            Ok(
-                UserDecision::AllowOnce | UserDecision::AllowSession | UserDecision::AllowAlways,
-            ) => {
+            ProjectServer {
+                server: question.server,
+                command_line: question.command_line,
+                why: question.why,
+            },
+            Instant::now(),
+            None,
+        );
+        match ask(events, request, answer, cancel).await {
+            Some(Reply::Person(ProjectServerAnswer::Start)) => {
                 self.policy.approve_project_server(config);
                 Ok(())
             }
-            Ok(UserDecision::DenyWithNote(note)) => Err(format!(
-                "Permission denied by the user: {note} (project server '{}' was not started)",
-                question.server
+            None => Err(format!(
+                "Cancelled: project server '{server}' was not started"
             )),
-            _ => Err(format!(
-                "Permission denied: the user did not approve starting the project's MCP server '{}' ({})",
-                question.server, question.command_line
+            Some(_) => Err(format!(
+                "Permission denied: the user did not approve starting the project's MCP server '{server}' ({command_line})"
             )),
         }
     }
@@ -143,7 +86,12 @@ impl Gate {
             policy,
             workspace,
             headless,
+            ask_timeout: None,
         }
+    }
+
+    pub fn set_ask_timeout(&mut self, timeout: Option<Duration>) {
+        self.ask_timeout = timeout;
     }
 
     fn ctx(&self) -> PolicyContext<'_> {
@@ -166,8 +114,8 @@ impl Gate {
         self.policy.revoke(tool)
     }
 
-    /// Decides one call, asking the user when the policy says Ask. Returns the outcome, the
-    /// audit record (None when cancelled before anyone decided) and notices for the user.
+    /// Decides one call, asking the person when the policy says Ask. Returns the outcome, the
+    /// decision record (None when cancelled before anyone decided) and notices for the user.
     pub async fn check(
         &mut self,
         tool: &PoolTool,
@@ -175,46 +123,50 @@ impl Gate {
         call_id: &str,
         events: &mpsc::Sender<AgentEvent>,
         cancel: &CancellationToken,
-    ) -> (Gated, Option<Decided>, Vec<String>) {
+    ) -> (Gated, Option<AuditRecord>, Vec<String>) {
         let verdict = self.verdict(tool, input);
         match verdict.decision.clone() {
             Decision::Allow => (
                 Gated::Run,
-                Some(Decided::new(tool, input, &verdict, None)),
+                AuditRecord::from_verdict(&tool.name, input, &verdict),
                 Vec::new(),
             ),
             Decision::Deny { why } => (
                 Gated::Refused(format!("Permission denied: {why}")),
-                Some(Decided::new(tool, input, &verdict, None)),
+                AuditRecord::from_verdict(&tool.name, input, &verdict),
                 Vec::new(),
             ),
             Decision::Ask { why } if self.headless => {
                 let rule = crate::policy::always_rule(&self.policy, tool, input, &self.ctx())
                     .unwrap_or_else(|_| suggested_rule(tool, input));
-                let denied = Verdict {
-                    decision: Decision::Deny {
-                        why: format!("{why}; approval is unavailable in non-interactive mode"),
+                let record = AuditRecord::new(
+                    &tool.name,
+                    input,
+                    Permit::Deny,
+                    Some(format!(
+                        "{why}; approval is unavailable in non-interactive mode"
+                    )),
+                    Decider::Headless {
+                        asked_by: verdict.rule.clone(),
                     },
-                    rule: verdict.rule.clone(),
-                    source: verdict.source.clone(),
-                };
+                );
                 (
                     Gated::Refused(format!(
                         "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow {rule}"
                     )),
-                    Some(Decided::new(tool, input, &denied, Some(Decider::Headless))),
+                    Some(record),
                     Vec::new(),
                 )
             }
             Decision::Ask { why } => {
-                self.ask_user(tool, input, call_id, why, verdict, events, cancel)
+                self.ask_person(tool, input, call_id, why, verdict, events, cancel)
                     .await
             }
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn ask_user(
+    async fn ask_person(
         &mut self,
         tool: &PoolTool,
         input: &Value,
@@ -223,56 +175,74 @@ impl Gate {
         verdict: Verdict,
         events: &mpsc::Sender<AgentEvent>,
         cancel: &CancellationToken,
-    ) -> (Gated, Option<Decided>, Vec<String>) {
-        let (reply, answer) = oneshot::channel();
-        let request = PermissionRequest {
-            kind: PermissionKind::ToolCall,
-            call_id: call_id.to_string(),
-            tool: tool.clone(),
-            input: input.clone(),
-            why: why.clone(),
-            verdict,
-            reply,
-        };
-        if events
-            .send(AgentEvent::PermissionRequest(request))
-            .await
-            .is_err()
-        {
+    ) -> (Gated, Option<AuditRecord>, Vec<String>) {
+        let now = Instant::now();
+        let asked_by = verdict.rule.clone();
+        let (request, answer) = Request::new(
+            Origin::Tool {
+                tool: tool.name.clone(),
+                server: tool.server().map(str::to_string),
+            },
+            ToolCall {
+                call_id: call_id.to_string(),
+                tool: tool.clone(),
+                input: input.clone(),
+                why,
+                verdict,
+            },
+            now,
+            self.ask_timeout.map(|t| now + t),
+        );
+        let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
             return (Gated::Cancelled, None, Vec::new());
-        }
-        let answer = tokio::select! {
-            answer = answer => answer,
-            () = cancel.cancelled() => return (Gated::Cancelled, None, Vec::new()),
         };
-        let by_user = |allowed: bool, note: Option<&str>, rule: &str| {
-            let mut verdict = Verdict::user_answer(allowed, note);
-            verdict.rule = rule.to_string();
-            Decided::new(tool, input, &verdict, Some(Decider::User))
+        let record = |decision: Permit, why: Option<String>, decider: Decider| {
+            AuditRecord::new(&tool.name, input, decision, why, decider)
         };
-        match answer {
-            Ok(UserDecision::AllowOnce) => (
-                Gated::Run,
-                Some(by_user(true, None, "user answer: allow once")),
-                Vec::new(),
-            ),
-            Ok(UserDecision::AllowSession) => {
-                self.policy.grant(&tool.name);
-                (
-                    Gated::Run,
-                    Some(by_user(true, None, "user answer: allow for this session")),
-                    vec![format!(
-                        "{} is allowed for the rest of this session.",
-                        tool.name
-                    )],
-                )
+        let answer = match reply {
+            Reply::Person(answer) => answer,
+            Reply::Expired(_) => {
+                let why = "nobody answered before the request's deadline".to_string();
+                return (
+                    Gated::Refused(format!("Permission denied: {why}")),
+                    Some(record(
+                        Permit::Deny,
+                        Some(why),
+                        Decider::Expired { asked_by },
+                    )),
+                    Vec::new(),
+                );
             }
-            Ok(UserDecision::AllowAlways) => {
+            Reply::Dismissed(_) => {
+                let why = "the permission request was dismissed".to_string();
+                return (
+                    Gated::Refused(format!("Permission denied: {why}")),
+                    Some(record(
+                        Permit::Deny,
+                        Some(why),
+                        Decider::Dismissed { asked_by },
+                    )),
+                    Vec::new(),
+                );
+            }
+        };
+        let mut notices = Vec::new();
+        let gated = match &answer {
+            PersonAnswer::AllowOnce => Gated::Run,
+            PersonAnswer::AllowSession => {
+                self.policy.grant(&tool.name);
+                notices.push(format!(
+                    "{} is allowed for the rest of this session.",
+                    tool.name
+                ));
+                Gated::Run
+            }
+            PersonAnswer::AllowAlways => {
                 let workspace = self.workspace.clone();
                 let ctx = PolicyContext {
                     workspace: &workspace,
                 };
-                let notice = match self.policy.save_always(tool, input, &ctx) {
+                notices.push(match self.policy.save_always(tool, input, &ctx) {
                     Ok((path, rule)) => format!(
                         "Always allowed: wrote the allow rule {rule} to {}.",
                         path.display()
@@ -281,30 +251,23 @@ impl Gate {
                         self.policy.grant(&tool.name);
                         format!("{e}; {} is allowed for this session only.", tool.name)
                     }
-                };
-                (
-                    Gated::Run,
-                    Some(by_user(true, None, "user answer: always allow")),
-                    vec![notice],
-                )
+                });
+                Gated::Run
             }
-            Ok(UserDecision::Deny) => (
-                Gated::Refused("Permission denied: the user denied this call".into()),
-                Some(by_user(false, None, "user answer: deny")),
-                Vec::new(),
-            ),
-            Ok(UserDecision::DenyWithNote(note)) => (
-                Gated::Refused(format!("Permission denied by the user: {note}")),
-                Some(by_user(false, Some(&note), "user answer: deny with a note")),
-                Vec::new(),
-            ),
-            // The front end dropped the question (closed dialog, front end gone): refuse.
-            Err(_) => (
-                Gated::Refused("Permission denied: the permission request was dismissed".into()),
-                Some(by_user(false, None, "permission request dismissed")),
-                Vec::new(),
-            ),
-        }
+            PersonAnswer::Deny => {
+                Gated::Refused("Permission denied: the user denied this call".into())
+            }
+            PersonAnswer::DenyWithNote(note) => {
+                Gated::Refused(format!("Permission denied by the user: {note}"))
+            }
+        };
+        let why = match &answer {
+            PersonAnswer::Deny => Some("denied by the user".to_string()),
+            PersonAnswer::DenyWithNote(note) => Some(format!("denied by the user: {note}")),
+            _ => None,
+        };
+        let decided = record(answer.permit(), why, Decider::Person { answer, asked_by });
+        (gated, Some(decided), notices)
     }
 }
 

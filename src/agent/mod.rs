@@ -6,6 +6,7 @@
 //! tool calls in order (policy first, the user asked when needed) → append the results →
 //! repeat until the model stops, the user cancels, or the turn cap is reached.
 
+mod ask;
 pub mod events;
 mod gate;
 mod prompt;
@@ -21,6 +22,7 @@ use crate::mcp::{HubEvent, McpHub};
 use crate::model::ModelProvider;
 use crate::policy::Policy;
 
+pub use ask::ask;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
 pub use session::ResumeFrom;
@@ -59,6 +61,9 @@ pub struct AgentConfig {
     pub max_tokens: u32,
     /// Non-interactive: an Ask becomes a denial that says how to allow the call.
     pub headless: bool,
+    /// How long a tool-call question waits for the person before it is denied (None:
+    /// it waits until answered or the turn is cancelled).
+    pub ask_timeout: Option<std::time::Duration>,
     /// On resume, replay the restored conversation as events (the console shows it; the
     /// headless front end prints only the new turn).
     pub replay_history: bool,
@@ -87,6 +92,7 @@ impl AgentConfig {
             output_budget: DEFAULT_OUTPUT_BUDGET,
             max_tokens: 8192,
             headless: false,
+            ask_timeout: None,
             replay_history: true,
             startup_notices: Vec::new(),
         }

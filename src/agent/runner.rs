@@ -193,7 +193,11 @@ pub(super) struct Agent {
 impl Agent {
     fn new(config: AgentConfig, events: mpsc::Sender<AgentEvent>, control: Arc<Control>) -> Self {
         Agent {
-            gate: Gate::new(config.policy, config.workspace.clone(), config.headless),
+            gate: {
+                let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
+                gate.set_ask_timeout(config.ask_timeout);
+                gate
+            },
             model: config.model,
             hub: config.hub,
             workspace: config.workspace,
@@ -296,7 +300,7 @@ impl Agent {
         }
         self.emit(AgentEvent::Notice(notice)).await;
         for server in restored.connected {
-            let result = self.connect_server(&server, false).await;
+            let result = self.connect_server(&server, false, None).await;
             if result.is_error() {
                 self.emit(AgentEvent::Notice(format!(
                     "Could not reconnect MCP server '{server}': {}",
@@ -354,7 +358,7 @@ impl Agent {
             match item {
                 Work::Submit(text, cancel) => self.run_turn(text, cancel).await,
                 Work::Connect(name) => {
-                    let result = self.connect_server(&name, true).await;
+                    let result = self.connect_server(&name, true, None).await;
                     self.report_command(result).await;
                 }
                 Work::Disconnect(name) => {

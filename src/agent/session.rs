@@ -12,7 +12,7 @@
 //! | `message`         | `message`: `{role: "user"\|"assistant", content: [block…]}` exactly as the model receives it; blocks are `{type:"text",text}`, `{type:"tool_use",id,name,input}`, `{type:"tool_result",tool_use_id,content,is_error}` |
 //! | `tool_call`       | `call_id`, `name` (model-facing), `server` (null for built-ins), `input` |
 //! | `tool_result`     | `call_id`, `outcome` (`ok`\|`error`\|`denied`\|`cancelled`), `output` (what the model got), `full_output_path` (only when the output was truncated) |
-//! | `permission`      | `call_id`, `tool`, `decision` (`allow`\|`deny`), `decider` (`rule`\|`default`\|`user`\|`headless`), `rule` (the deciding rule or the user's answer), `source` (the rule's origin), `why` (optional), `audit` (the policy's `AuditRecord`: `time`, `tool`, `input_digest`, `decision` allow\|ask\|deny, `why`, `decider`, `rule`, `source`) |
+//! | `permission`      | `call_id`, then the policy's `AuditRecord`: `time`, `tool`, `input_digest`, `decision` (`allow`\|`deny`), `why` (optional), `decider` (who decided; see docs/EVENTS.md) |
 //! | `connect`         | `server`, `tools` (raw MCP tool names) |
 //! | `disconnect`      | `server` |
 //! | `turn_finished`   | `usage` `{input_tokens, output_tokens}`, `cancelled`, `model_calls` |
@@ -61,18 +61,11 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         full_output_path: Option<PathBuf>,
     },
+    /// A tool call's permission decision, as the policy types it.
     Permission {
         call_id: String,
-        tool: String,
-        decision: String,
-        decider: String,
-        rule: String,
-        source: Value,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        why: Option<String>,
-        /// The policy's audit record: time, tool, input digest, decision, decider, rule.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        audit: Option<Box<crate::policy::AuditRecord>>,
+        #[serde(flatten)]
+        record: crate::policy::AuditRecord,
     },
     Connect {
         server: String,

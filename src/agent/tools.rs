@@ -133,25 +133,15 @@ impl Agent {
             .gate
             .check(tool, &input, call_id, &self.events, cancel)
             .await;
-        if let Some(decided) = decided {
+        if let Some(record) = decided {
             self.record(Record::Permission {
                 call_id: call_id.to_string(),
-                tool: tool.name.clone(),
-                decision: decided.decision.to_string(),
-                decider: decided.decider.to_string(),
-                rule: decided.rule.clone(),
-                source: serde_json::to_value(&decided.source).unwrap_or(Value::Null),
-                why: decided.why.clone(),
-                audit: Some(Box::new(decided.audit.clone())),
+                record: record.clone(),
             })
             .await;
             self.emit(AgentEvent::PermissionDecided {
                 call_id: call_id.to_string(),
-                tool: tool.name.clone(),
-                decision: decided.decision.to_string(),
-                decider: decided.decider.to_string(),
-                rule: decided.rule,
-                source: decided.source,
+                record,
             })
             .await;
         }
@@ -185,7 +175,7 @@ impl Agent {
                     ));
                 };
                 match tool.name.as_str() {
-                    "connect_mcp" => self.connect_server(&server, true).await,
+                    "connect_mcp" => self.connect_server(&server, true, Some(cancel)).await,
                     "disconnect_mcp" => self.disconnect_server(&server).await,
                     other => ToolRun::error(format!("Unknown tool: {other}")),
                 }
@@ -256,7 +246,14 @@ impl Agent {
     /// connect_mcp (and the front end's Connect). A connection whose tools would not fit
     /// the pool is closed again and the pool stays as it was. `announce` sends the new
     /// pool right away (a resume sends one pool after all reconnects instead).
-    pub(super) async fn connect_server(&mut self, name: &str, announce: bool) -> ToolRun {
+    /// `cancel` is the turn's token when the agent connects (a cancelled turn withdraws
+    /// the project-server question); None for the person's own /connect.
+    pub(super) async fn connect_server(
+        &mut self,
+        name: &str,
+        announce: bool,
+        cancel: Option<&CancellationToken>,
+    ) -> ToolRun {
         let configured = self.hub.configured();
         if !configured.iter().any(|c| c == name) {
             return ToolRun::error(unknown_server(name, &configured));
@@ -272,7 +269,7 @@ impl Agent {
         if let Some(config) = self.hub.config(name)
             && let Err(why) = self
                 .gate
-                .approve_project_server(&config, &self.events)
+                .approve_project_server(&config, &self.events, cancel)
                 .await
         {
             return ToolRun::error(why);

@@ -7,25 +7,109 @@ use sha2::{Digest, Sha256};
 
 use super::{Decision, RuleSource, Verdict};
 
+/// The final outcome of a permission decision (an Ask is never final: someone answers it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DecisionKind {
+pub enum Permit {
     Allow,
-    Ask,
     Deny,
 }
 
-/// Who decided: a configured rule, a shipped default or guard, the user in the dialog, or
-/// the headless front end answering a question on the user's behalf.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decider {
-    Rule,
-    Default,
-    User,
-    Headless,
+/// The person's answer to a tool-call request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", content = "note", rename_all = "snake_case")]
+pub enum PersonAnswer {
+    AllowOnce,
+    /// This tool, for the rest of the session.
+    AllowSession,
+    /// Written as an allow rule into the workspace config.
+    AllowAlways,
+    Deny,
+    DenyWithNote(String),
 }
 
+impl PersonAnswer {
+    /// "Deny with a note"; an empty note is a plain deny.
+    pub fn deny_with(note: String) -> PersonAnswer {
+        let note = note.trim();
+        if note.is_empty() {
+            PersonAnswer::Deny
+        } else {
+            PersonAnswer::DenyWithNote(note.to_string())
+        }
+    }
+
+    pub fn permit(&self) -> Permit {
+        match self {
+            PersonAnswer::AllowOnce | PersonAnswer::AllowSession | PersonAnswer::AllowAlways => {
+                Permit::Allow
+            }
+            PersonAnswer::Deny | PersonAnswer::DenyWithNote(_) => Permit::Deny,
+        }
+    }
+}
+
+/// Who decided, with what a person needs to find or change it: the rule and its file, the
+/// shipped default or guard, their own answer, a session grant, or a front end deciding
+/// on their behalf. This type travels unchanged to the console, the session log and the
+/// headless JSONL stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum Decider {
+    /// A rule from a config file or a command-line flag.
+    Rule { rule: String, source: RuleSource },
+    /// A shipped default (assets/permissions.toml) or one of the built-in guards.
+    Default { rule: String },
+    /// The person's earlier "allow for this session".
+    SessionGrant { tool: String },
+    /// The person, answering in the inbox; `asked_by` is the rule that asked.
+    Person {
+        answer: PersonAnswer,
+        asked_by: String,
+    },
+    /// Nobody answered before the request's deadline: its safe default (deny) applied.
+    Expired { asked_by: String },
+    /// The request was dismissed without an answer (front end gone): denied.
+    Dismissed { asked_by: String },
+    /// Non-interactive mode answers an Ask on the person's behalf: denied.
+    Headless { asked_by: String },
+}
+
+impl Decider {
+    /// Who decided a verdict the policy reached on its own (Allow or Deny).
+    pub fn from_verdict(verdict: &Verdict) -> Decider {
+        match &verdict.source {
+            RuleSource::Default => Decider::Default {
+                rule: verdict.rule.clone(),
+            },
+            RuleSource::SessionGrant => Decider::SessionGrant {
+                tool: verdict.rule.clone(),
+            },
+            source @ (RuleSource::UserConfig(_)
+            | RuleSource::ProjectConfig(_)
+            | RuleSource::Flag) => Decider::Rule {
+                rule: verdict.rule.clone(),
+                source: source.clone(),
+            },
+        }
+    }
+
+    /// The short word logs and filters use (`rule`, `default`, `person`, …).
+    pub fn word(&self) -> &'static str {
+        match self {
+            Decider::Rule { .. } => "rule",
+            Decider::Default { .. } => "default",
+            Decider::SessionGrant { .. } => "session_grant",
+            Decider::Person { .. } => "person",
+            Decider::Expired { .. } => "expired",
+            Decider::Dismissed { .. } => "dismissed",
+            Decider::Headless { .. } => "headless",
+        }
+    }
+}
+
+/// One permission decision: what the session log keeps, the console shows on the tool
+/// card, and headless mode prints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditRecord {
     /// RFC 3339, UTC.
@@ -33,38 +117,32 @@ pub struct AuditRecord {
     pub tool: String,
     /// First 16 hex characters of the SHA-256 of the input's canonical JSON.
     pub input_digest: String,
-    pub decision: DecisionKind,
+    pub decision: Permit,
+    /// Why it was denied (the policy's or the person's reason).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub why: Option<String>,
     pub decider: Decider,
-    pub rule: String,
-    pub source: RuleSource,
 }
 
 impl AuditRecord {
-    pub fn from_verdict(tool: &str, input: &Value, verdict: &Verdict) -> AuditRecord {
-        Self::from_verdict_at(tool, input, verdict, Utc::now())
-    }
-
-    pub fn from_verdict_at(
+    pub fn new(
         tool: &str,
         input: &Value,
-        verdict: &Verdict,
+        decision: Permit,
+        why: Option<String>,
+        decider: Decider,
+    ) -> AuditRecord {
+        Self::new_at(tool, input, decision, why, decider, Utc::now())
+    }
+
+    pub fn new_at(
+        tool: &str,
+        input: &Value,
+        decision: Permit,
+        why: Option<String>,
+        decider: Decider,
         time: DateTime<Utc>,
     ) -> AuditRecord {
-        let (decision, why) = match &verdict.decision {
-            Decision::Allow => (DecisionKind::Allow, None),
-            Decision::Ask { why } => (DecisionKind::Ask, Some(why.clone())),
-            Decision::Deny { why } => (DecisionKind::Deny, Some(why.clone())),
-        };
-        let decider = match verdict.source {
-            RuleSource::Default => Decider::Default,
-            RuleSource::UserAnswer => Decider::User,
-            RuleSource::UserConfig(_)
-            | RuleSource::ProjectConfig(_)
-            | RuleSource::Flag
-            | RuleSource::SessionGrant => Decider::Rule,
-        };
         AuditRecord {
             time: time.to_rfc3339_opts(SecondsFormat::Millis, true),
             tool: tool.to_string(),
@@ -72,15 +150,24 @@ impl AuditRecord {
             decision,
             why,
             decider,
-            rule: verdict.rule.clone(),
-            source: verdict.source.clone(),
         }
     }
 
-    /// For the headless front end, which answers questions by its flags.
-    pub fn decided_by(mut self, decider: Decider) -> AuditRecord {
-        self.decider = decider;
-        self
+    /// The record of a verdict the policy reached without asking. None for an Ask, which
+    /// someone still has to answer.
+    pub fn from_verdict(tool: &str, input: &Value, verdict: &Verdict) -> Option<AuditRecord> {
+        let (decision, why) = match &verdict.decision {
+            Decision::Allow => (Permit::Allow, None),
+            Decision::Deny { why } => (Permit::Deny, Some(why.clone())),
+            Decision::Ask { .. } => return None,
+        };
+        Some(AuditRecord::new(
+            tool,
+            input,
+            decision,
+            why,
+            Decider::from_verdict(verdict),
+        ))
     }
 }
 
@@ -142,38 +229,48 @@ mod tests {
     }
 
     #[test]
-    fn record_from_verdict_serializes_what_the_log_needs() {
+    fn records_serialize_who_decided_with_rule_and_file() {
         let verdict = Verdict {
-            decision: Decision::Ask {
-                why: "rule mcp__deploy__trigger asks".into(),
+            decision: Decision::Deny {
+                why: "denied by rule mcp__deploy".into(),
             },
-            rule: "mcp__deploy__trigger".into(),
-            source: RuleSource::Default,
+            rule: "mcp__deploy".into(),
+            source: RuleSource::ProjectConfig("/w/.toolgate/config.toml".into()),
         };
-        let time = DateTime::parse_from_rfc3339("2026-12-02T15:00:00Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        let rec = AuditRecord::from_verdict_at(
-            "mcp__deploy__trigger",
-            &json!({"env": "prod"}),
-            &verdict,
-            time,
-        );
+        let mut rec =
+            AuditRecord::from_verdict("mcp__deploy__trigger", &json!({"env": "prod"}), &verdict)
+                .unwrap();
+        rec.time = "2026-12-02T15:00:00.000Z".into();
         let line = serde_json::to_value(&rec).unwrap();
-        assert_eq!(line["time"], "2026-12-02T15:00:00.000Z");
-        assert_eq!(line["decision"], "ask");
-        assert_eq!(line["decider"], "default");
-        assert_eq!(line["rule"], "mcp__deploy__trigger");
-        assert_eq!(line["source"]["source"], "default");
-        let user =
-            AuditRecord::from_verdict("x", &json!({}), &Verdict::user_answer(false, Some("no")));
-        assert_eq!(user.decider, Decider::User);
-        assert_eq!(user.decision, DecisionKind::Deny);
+        assert_eq!(line["decision"], "deny");
+        assert_eq!(line["why"], "denied by rule mcp__deploy");
+        assert_eq!(line["decider"]["by"], "rule");
+        assert_eq!(line["decider"]["rule"], "mcp__deploy");
+        assert_eq!(line["decider"]["source"]["source"], "project_config");
         assert_eq!(
-            user.clone().decided_by(Decider::Headless).decider,
-            Decider::Headless
+            line["decider"]["source"]["path"],
+            "/w/.toolgate/config.toml"
         );
         let back: AuditRecord = serde_json::from_value(line).unwrap();
         assert_eq!(back, rec);
+
+        let ask = Verdict {
+            decision: Decision::Ask {
+                why: "unlisted".into(),
+            },
+            rule: "default: unlisted MCP tool".into(),
+            source: RuleSource::Default,
+        };
+        assert_eq!(AuditRecord::from_verdict("t", &json!({}), &ask), None);
+
+        let person = Decider::Person {
+            answer: PersonAnswer::DenyWithNote("not on a Friday".into()),
+            asked_by: "mcp__deploy__trigger".into(),
+        };
+        let value = serde_json::to_value(&person).unwrap();
+        assert_eq!(value["by"], "person");
+        assert_eq!(value["answer"]["answer"], "deny_with_note");
+        assert_eq!(value["answer"]["note"], "not on a Friday");
+        assert_eq!(PersonAnswer::deny_with("  ".into()), PersonAnswer::Deny);
     }
 }

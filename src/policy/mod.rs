@@ -22,7 +22,7 @@ mod trust;
 mod workspace;
 
 pub use always::{always_rule, write_allow_rule};
-pub use audit::{AuditRecord, Decider, DecisionKind, input_digest};
+pub use audit::{AuditRecord, Decider, Permit, PersonAnswer, input_digest};
 pub use load::{LoadOptions, load, parse_permissions};
 pub use rule::{Rule, RuleError};
 pub use trust::TrustStore;
@@ -53,7 +53,18 @@ pub enum RuleSource {
     ProjectConfig(PathBuf),
     Flag,
     SessionGrant,
-    UserAnswer,
+}
+
+impl std::fmt::Display for RuleSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RuleSource::Default => write!(f, "default"),
+            RuleSource::UserConfig(p) => write!(f, "user config {}", p.display()),
+            RuleSource::ProjectConfig(p) => write!(f, "project config {}", p.display()),
+            RuleSource::Flag => write!(f, "command line"),
+            RuleSource::SessionGrant => write!(f, "session grant"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,27 +82,6 @@ impl Verdict {
             rule: rule.into(),
             source,
         }
-    }
-
-    /// The verdict for the user's answer in the dialog (allow once / deny / deny with a note).
-    /// "Allow for this session" and "always" are recorded by `grant` / `save_always` instead.
-    pub fn user_answer(allowed: bool, note: Option<&str>) -> Verdict {
-        let decision = if allowed {
-            Decision::Allow
-        } else {
-            Decision::Deny {
-                why: match note.map(str::trim).filter(|n| !n.is_empty()) {
-                    Some(n) => format!("denied by the user: {n}"),
-                    None => "denied by the user".to_string(),
-                },
-            }
-        };
-        let rule = if allowed {
-            "user answer: allow once"
-        } else {
-            "user answer: deny"
-        };
-        Verdict::new(decision, rule, RuleSource::UserAnswer)
     }
 
     pub fn is_allow(&self) -> bool {

@@ -518,22 +518,6 @@ fn badges() {
 }
 
 #[test]
-fn user_answer_verdicts() {
-    let v = Verdict::user_answer(true, None);
-    assert_eq!(
-        (kind(&v), v.source.clone()),
-        ("allow", RuleSource::UserAnswer)
-    );
-    let v = Verdict::user_answer(false, Some("use staging"));
-    assert_eq!(
-        v.decision,
-        Decision::Deny {
-            why: "denied by the user: use staging".into()
-        }
-    );
-}
-
-#[test]
 fn project_servers_ask_once_per_definition() {
     let mut p = Policy::default();
     let mut server = ServerConfig {

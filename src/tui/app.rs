@@ -10,15 +10,14 @@ use crossterm::event::{
 };
 use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
-use tokio::sync::oneshot;
 
-use super::permission::{KeyResult, PermissionQueue, Question};
+use super::inbox::{Inbox, KeyResult};
 use super::pool::PoolView;
 use super::theme::Theme;
 use super::transcript::{EntryKind, Scroll, ToolCard, ToolState, Transcript, summarize_args};
-use crate::agent::events::{AgentEvent, PermissionKind, UiCommand, UserDecision};
+use crate::agent::events::{AgentEvent, UiCommand};
 use crate::model::Usage;
-use crate::policy::RuleSource;
+use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer, RuleSource};
 use crate::sanitize::for_terminal;
 
 /// A second Ctrl+C within this window quits.
@@ -55,28 +54,7 @@ pub enum Msg {
 #[derive(Debug)]
 pub enum Effect {
     SendCommand(UiCommand),
-    Reply {
-        call_id: String,
-        decision: UserDecision,
-        reply: oneshot::Sender<UserDecision>,
-    },
     Quit,
-}
-
-impl Effect {
-    /// Delivers a dialog answer. The agent may have stopped waiting (turn cancelled); then
-    /// there is nobody to tell, which is fine.
-    pub fn deliver_reply(self) -> Option<Effect> {
-        match self {
-            Effect::Reply {
-                decision, reply, ..
-            } => {
-                let _ = reply.send(decision);
-                None
-            }
-            other => Some(other),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +98,8 @@ pub struct App {
     /// Output arrived while the user was scrolled up.
     pub unseen_below: bool,
     pub pool: PoolView,
-    pub permissions: PermissionQueue,
+    /// Questions waiting for the person; the modal shows one of them.
+    pub inbox: Inbox,
     pub composer: TextArea<'static>,
     pub focus: Focus,
     pub overlay: Overlay,
@@ -165,7 +144,7 @@ impl App {
             scroll: Scroll::Follow,
             unseen_below: false,
             pool: PoolView::new(&names),
-            permissions: PermissionQueue::default(),
+            inbox: Inbox::default(),
             composer,
             focus: Focus::Composer,
             overlay: Overlay::None,
@@ -204,7 +183,7 @@ impl App {
         [
             spinner,
             self.pool.next_expiry(),
-            self.permissions.guard_ends(self.now),
+            self.inbox.next_deadline(self.now),
             self.quit_armed_until,
             self.flash.as_ref().map(|(_, t)| *t),
         ]
@@ -267,16 +246,8 @@ impl App {
     }
 }
 
-pub fn describe_source(source: &crate::policy::RuleSource) -> String {
-    use crate::policy::RuleSource;
-    match source {
-        RuleSource::Default => "default".into(),
-        RuleSource::UserConfig(p) => format!("user config {}", p.display()),
-        RuleSource::ProjectConfig(p) => format!("project config {}", p.display()),
-        RuleSource::Flag => "command line".into(),
-        RuleSource::SessionGrant => "session grant".into(),
-        RuleSource::UserAnswer => "your answer".into(),
-    }
+pub fn describe_source(source: &RuleSource) -> String {
+    source.to_string()
 }
 
 pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
@@ -305,30 +276,44 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::Tick => {}
     }
     app.pool.expire(app.now);
-    app.permissions.prune(app.now);
+    app.inbox.prune(app.now);
+    for expired in app.inbox.expire_due(app.now) {
+        app.transcript
+            .push(EntryKind::Notice(for_terminal(&expired.message())));
+        app.content_changed();
+    }
     effects
 }
 
 /// What a tool card says about its permission decision.
-fn decision_label(decision: &str, decider: &str, rule: &str, source: &RuleSource) -> String {
-    let verb = if decision == "allow" {
-        "allowed"
-    } else {
-        "denied"
+fn decision_label(record: &AuditRecord) -> String {
+    let verb = match record.decision {
+        Permit::Allow => "allowed",
+        Permit::Deny => "denied",
     };
-    if decider == "user" {
-        return format!(
-            "you answered: {}",
-            rule.strip_prefix("user answer: ").unwrap_or(rule)
-        );
-    }
-    match source {
-        RuleSource::SessionGrant => format!("{verb} for this session (your earlier answer)"),
-        RuleSource::UserConfig(_) => format!("{verb} by rule {rule} (user config)"),
-        RuleSource::ProjectConfig(_) => format!("{verb} by rule {rule} (project config)"),
-        RuleSource::Flag => format!("{verb} by rule {rule} (command-line flag)"),
+    match &record.decider {
+        Decider::Person { answer, .. } => match answer {
+            PersonAnswer::AllowOnce => "you answered: allow once".into(),
+            PersonAnswer::AllowSession => "you answered: allow for this session".into(),
+            PersonAnswer::AllowAlways => "you answered: always allow".into(),
+            PersonAnswer::Deny => "you answered: deny".into(),
+            PersonAnswer::DenyWithNote(note) => format!("you answered: deny ({note})"),
+        },
+        Decider::SessionGrant { .. } => format!("{verb} for this session (your earlier answer)"),
+        Decider::Rule { rule, source } => {
+            let place = match source {
+                RuleSource::UserConfig(_) => "user config",
+                RuleSource::ProjectConfig(_) => "project config",
+                RuleSource::Flag => "command-line flag",
+                RuleSource::Default | RuleSource::SessionGrant => "default",
+            };
+            format!("{verb} by rule {rule} ({place})")
+        }
         // Defaults read "default: built-in" and the like.
-        RuleSource::Default | RuleSource::UserAnswer => format!("{verb} by {rule}"),
+        Decider::Default { rule } => format!("{verb} by {rule}"),
+        Decider::Expired { .. } => "denied: nobody answered before the deadline".into(),
+        Decider::Dismissed { .. } => "denied: the question was dismissed".into(),
+        Decider::Headless { .. } => "denied: nobody could be asked (non-interactive)".into(),
     }
 }
 
@@ -424,19 +409,20 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             app.pool.set_status(&server, status);
             return;
         }
-        AgentEvent::PermissionRequest(req) => {
-            app.permissions.push(Question::from_request(req), app.now);
+        AgentEvent::Request(request) => {
+            app.inbox.push(request, app.now);
             return;
         }
-        AgentEvent::PermissionDecided {
-            call_id,
-            decision,
-            decider,
-            rule,
-            source,
-            ..
-        } => {
-            let label = decision_label(&decision, &decider, &for_terminal(&rule), &source);
+        AgentEvent::PermissionDecided { call_id, record } => {
+            if let Decider::Person {
+                answer: PersonAnswer::AllowSession,
+                ..
+            } = &record.decider
+                && !app.session_grants.contains(&record.tool)
+            {
+                app.session_grants.push(record.tool.clone());
+            }
+            let label = for_terminal(&decision_label(&record));
             app.transcript
                 .update_tool(&call_id, |card| card.decided = Some(label));
         }
@@ -462,8 +448,8 @@ fn on_terminal(app: &mut App, event: Event, effects: &mut Vec<Effect>) {
         Event::Key(key) if key.kind != KeyEventKind::Release => on_key(app, key, effects),
         Event::Mouse(mouse) => on_mouse(app, mouse),
         Event::Paste(text) => {
-            if !app.permissions.is_empty() {
-                app.permissions.paste(&text);
+            if !app.inbox.is_empty() {
+                app.inbox.paste(&text);
             } else {
                 // Pasted text keeps its newlines but loses anything that could drive the terminal.
                 app.composer.insert_str(for_terminal(&text));
@@ -496,21 +482,13 @@ fn on_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
         effects.push(Effect::Quit);
         return;
     }
-    // The dialog owns the keyboard while a question is open.
-    if !app.permissions.is_empty() {
-        match app.permissions.handle_key(key, app.now) {
-            KeyResult::Answered(answer) => {
-                if answer.decision == UserDecision::AllowSession
-                    && answer.kind == PermissionKind::ToolCall
-                    && !app.session_grants.contains(&answer.tool)
-                {
-                    app.session_grants.push(answer.tool.clone());
-                }
-                effects.push(Effect::Reply {
-                    call_id: answer.call_id,
-                    decision: answer.decision,
-                    reply: answer.reply,
-                });
+    // The inbox owns the keyboard while a request waits.
+    if !app.inbox.is_empty() {
+        match app.inbox.handle_key(key, app.now) {
+            // The asker was told through the request's own channel; a tool call's card
+            // shows the outcome when the agent reports the decision.
+            KeyResult::Answered(closed) => {
+                tracing::debug!(request = %closed.id, kind = closed.kind, outcome = %closed.outcome, delivered = closed.delivered, "answered");
                 return;
             }
             KeyResult::Consumed => return,

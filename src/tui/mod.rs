@@ -5,9 +5,10 @@
 //! frame, a highlight running out). `update` is pure, `view` only draws.
 
 mod app;
+mod inbox;
+mod inbox_view;
 mod limiter;
 mod markdown;
-mod permission;
 mod pool;
 mod terminal;
 mod theme;
@@ -18,8 +19,8 @@ mod wrap;
 pub use app::{
     App, ConsoleInfo, Effect, Focus, Msg, Overlay, QUIT_WINDOW, RuleLine, ServerInfo, Turn, update,
 };
+pub use inbox::{Entry as InboxEntry, GUARD_WINDOW, Inbox, LIST_KEY};
 pub use limiter::{FRAME_INTERVAL, FrameLimiter};
-pub use permission::{Choice, GUARD_WINDOW};
 pub use pool::CHANGE_HIGHLIGHT;
 pub use theme::Theme;
 pub use transcript::{EntryKind, Scroll, ToolState};
@@ -171,9 +172,6 @@ fn perform(app: &mut App, effects: Vec<Effect>, handle: &AgentHandle) -> bool {
                     );
                 }
             },
-            reply @ Effect::Reply { .. } => {
-                let _ = reply.deliver_reply();
-            }
         }
     }
     quit

@@ -8,11 +8,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::app::{App, Focus, Overlay, Turn, describe_source};
-use super::permission::Pending;
+use super::inbox_view::InboxModal;
 use super::theme::Theme;
 use super::transcript::Scroll;
 use super::wrap::{LogicalLine, wrap_lines};
-use crate::agent::events::PermissionKind;
 use crate::mcp::ServerStatus;
 use crate::policy::Decision;
 use crate::pool::ToolOrigin;
@@ -87,9 +86,12 @@ pub fn view(app: &App, frame: &mut Frame) {
         Overlay::Mcp { selected } => draw_mcp(app, frame, selected),
         Overlay::Permissions { selected } => draw_permissions(app, frame, selected),
     }
-    if let Some(front) = app.permissions.front() {
-        draw_modal(app, frame, front);
+    InboxModal {
+        inbox: &app.inbox,
+        theme: &app.theme,
+        now: app.now,
     }
+    .draw(frame);
 }
 
 fn draw_conversation(app: &App, frame: &mut Frame, area: Rect) {
@@ -387,7 +389,7 @@ fn draw_tool_detail(app: &App, frame: &mut Frame, area: Rect) {
 
 fn draw_composer(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
-    let focused = app.focus == Focus::Composer && app.permissions.is_empty();
+    let focused = app.focus == Focus::Composer && app.inbox.is_empty();
     let block = Block::default()
         .borders(Borders::TOP | Borders::BOTTOM)
         .border_style(if focused {
@@ -418,8 +420,8 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
         left.push(Span::styled(format!("· {short} "), t.dim()));
     }
     let turn = match app.turn {
-        _ if !app.permissions.is_empty() => Span::styled(
-            format!("· waiting for your answer ({}) ", app.permissions.len()),
+        _ if !app.inbox.is_empty() => Span::styled(
+            format!("· waiting for your answer ({}) ", app.inbox.len()),
             t.warn(),
         ),
         Turn::Idle => Span::styled("· idle ", t.dim()),
@@ -653,157 +655,4 @@ fn draw_permissions(app: &App, frame: &mut Frame, selected: usize) {
     lines.push(LogicalLine::blank());
     lines.push(text("↑↓ select · x revoke the grant · Esc close", t.dim()));
     overlay_frame(app, frame, "Permissions", lines);
-}
-
-fn draw_modal(app: &App, frame: &mut Frame, pending: &Pending) {
-    let t = &app.theme;
-    let q = &pending.question;
-    let area = frame.area();
-    let width = area.width.saturating_sub(4).min(80);
-    let inner_width = width.saturating_sub(2) as usize;
-    let position = if app.permissions.len() > 1 {
-        format!(" · 1 of {}", app.permissions.len())
-    } else {
-        String::new()
-    };
-    let title = match q.kind {
-        PermissionKind::ToolCall => format!(" Permission required{position} "),
-        PermissionKind::WorkspaceTrust => format!(" Trust this workspace?{position} "),
-        PermissionKind::ProjectServer => format!(" Start a project server?{position} "),
-    };
-    let mut head: Vec<LogicalLine> = Vec::new();
-    match q.kind {
-        PermissionKind::ToolCall => {
-            head.push(LogicalLine::plain(vec![
-                Span::raw("The agent wants to call "),
-                Span::styled(q.tool.name.clone(), t.heading()),
-            ]));
-            let origin = match &q.tool.origin {
-                ToolOrigin::Mcp { server, tool } => {
-                    format!("MCP server '{server}' (tool '{tool}')")
-                }
-                _ => "built-in".to_string(),
-            };
-            head.push(text(format!("server: {origin}"), t.plain()));
-        }
-        PermissionKind::WorkspaceTrust => {
-            head.push(LogicalLine::plain(vec![
-                Span::raw("This folder has its own configuration: "),
-                Span::styled(q.tool.name.clone(), t.heading()),
-            ]));
-            if !q.tool.description.is_empty() {
-                head.push(text(q.tool.description.clone(), t.plain()));
-            }
-            head.push(text(
-                "Trusting it lets its .mcp.json and .toolgate/config.toml take effect.",
-                t.dim(),
-            ));
-        }
-        PermissionKind::ProjectServer => {
-            head.push(LogicalLine::plain(vec![
-                Span::raw("The project defines the MCP server "),
-                Span::styled(q.tool.name.clone(), t.heading()),
-            ]));
-            if !q.tool.description.is_empty() {
-                head.push(text(q.tool.description.clone(), t.plain()));
-            }
-        }
-    }
-    head.push(text(format!("why: {}", q.why), t.warn()));
-    if q.kind == PermissionKind::ToolCall {
-        head.push(text(
-            format!(
-                "rule: {} ({})",
-                q.verdict.rule,
-                describe_source(&q.verdict.source)
-            ),
-            t.dim(),
-        ));
-        let claims = if q.tool.claims.is_empty() {
-            "none".to_string()
-        } else {
-            crate::sanitize::for_terminal(&q.tool.claims.describe())
-        };
-        head.push(text(
-            format!("server claims (not verified): {claims}"),
-            t.accent(),
-        ));
-    }
-    head.push(text(
-        if q.kind == PermissionKind::ToolCall {
-            "arguments:"
-        } else {
-            "details:"
-        },
-        t.dim(),
-    ));
-    let args: Vec<LogicalLine> = q
-        .arguments
-        .lines()
-        .map(|l| LogicalLine {
-            spans: vec![Span::styled(format!("  {l}"), t.code())],
-            continuation_indent: 2,
-            preformatted: true,
-        })
-        .collect();
-
-    let guarded = app.permissions.in_guard(app.now);
-    let mut buttons: Vec<Span<'static>> = Vec::new();
-    for choice in q.choices() {
-        let label = format!("[{}] {}", choice.key(), q.label(*choice));
-        let style = if guarded {
-            t.dim()
-        } else if *choice == pending.highlight {
-            t.selected()
-        } else {
-            t.plain()
-        };
-        buttons.push(Span::styled(label, style));
-        buttons.push(Span::raw("  "));
-    }
-    let mut foot = vec![LogicalLine::plain(buttons)];
-    if let Some(note) = &pending.note {
-        foot.push(LogicalLine::plain(vec![
-            Span::styled("note to the agent: ", t.bold()),
-            Span::raw(note.clone()),
-            Span::styled("▍", t.dim()),
-        ]));
-        foot.push(text("Enter denies with this note · Esc back", t.dim()));
-    } else {
-        foot.push(text(
-            "←→ move · Enter choose · ↑↓ scroll arguments · Esc deny",
-            t.dim(),
-        ));
-    }
-
-    let head = wrap_lines(&head, inner_width);
-    let args = wrap_lines(&args, inner_width);
-    let foot = wrap_lines(&foot, inner_width);
-    let max_height = area.height.saturating_sub(2);
-    let fixed = (head.len() + foot.len() + 3) as u16; // borders + spacer line
-    let args_height = (args.len() as u16)
-        .min(max_height.saturating_sub(fixed))
-        .max(1);
-    let height = (fixed + args_height).min(max_height);
-    let rect = centered(area, width, height);
-    let block = Block::bordered()
-        .title(Span::styled(title, t.warn()))
-        .border_style(t.warn());
-    let inner = block.inner(rect);
-    frame.render_widget(Clear, rect);
-    frame.render_widget(block, rect);
-    let [head_area, args_area, _, foot_area] = Layout::vertical([
-        Constraint::Length(head.len() as u16),
-        Constraint::Length(args_height),
-        Constraint::Length(1),
-        Constraint::Min(1),
-    ])
-    .areas(inner);
-    frame.render_widget(Paragraph::new(head), head_area);
-    let max_scroll = (args.len() as u16).saturating_sub(args_height);
-    frame.render_widget(
-        Paragraph::new(args).scroll((pending.scroll.min(max_scroll), 0)),
-        args_area,
-    );
-    frame.render_widget(Paragraph::new(foot), foot_area);
 }

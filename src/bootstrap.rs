@@ -1,0 +1,153 @@
+//! One way to build the agent, for both front ends: servers, hub, policy, model and the
+//! session to resume, from the options the command line gave. The console and headless
+//! mode differ only in the [`FrontEnd`] they pass.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::agent::session::{self, ResumeFrom};
+use crate::agent::{AgentConfig, DEFAULT_OUTPUT_BUDGET, DEFAULT_TURN_CAP};
+use crate::error::Failure;
+use crate::mcp::McpHub;
+use crate::policy::Policy;
+
+/// Which front end the agent reports to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// The full-screen console: questions go to the inbox, a resumed conversation is
+    /// replayed on screen.
+    Console,
+    /// `toolgate -p`: never waits for input (an Ask is denied, saying how to allow it),
+    /// prints only the new turn.
+    Headless,
+}
+
+/// What both front ends take from the command line.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    pub workspace: PathBuf,
+    /// `--allow RULE` (repeatable, policy rule syntax).
+    pub allow: Vec<String>,
+    /// `--deny RULE` (repeatable).
+    pub deny: Vec<String>,
+    /// `--continue` → `Some(Latest)`, `--resume ID` → `Some(Id)`.
+    pub resume: Option<ResumeFrom>,
+    /// `--mcp-config FILE` (repeatable).
+    pub mcp_config: Vec<PathBuf>,
+    /// Whether the workspace's own `.mcp.json` and `.toolgate/config.toml` count.
+    pub trust_project: bool,
+    /// `--provider NAME`; None selects by environment (see `crate::model::select`).
+    pub provider: Option<String>,
+    /// `--model ID` (else `$MODEL_ID`, else the provider's default).
+    pub model: Option<String>,
+    /// Model calls per user message.
+    pub turn_cap: usize,
+    pub output_budget: usize,
+    /// `--ask-timeout SECS`: how long a tool-call question waits before it is denied.
+    pub ask_timeout: Option<Duration>,
+}
+
+impl StartOptions {
+    pub fn new(workspace: PathBuf) -> StartOptions {
+        StartOptions {
+            workspace,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            resume: None,
+            mcp_config: Vec::new(),
+            trust_project: false,
+            provider: None,
+            model: None,
+            turn_cap: DEFAULT_TURN_CAP,
+            output_budget: DEFAULT_OUTPUT_BUDGET,
+            ask_timeout: None,
+        }
+    }
+}
+
+/// Builds the agent's configuration. Errors are usage errors: each is about something the
+/// person asked for (a bad rule flag, an unknown provider or session).
+pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, Failure> {
+    let loaded = crate::config::load_servers(&crate::config::LoadOptions {
+        workspace: opts.workspace.clone(),
+        user_config_dir: crate::paths::user_config_dir(),
+        flag_files: opts.mcp_config.clone(),
+        trust_project: opts.trust_project,
+    });
+    let mut notices: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .map(|d| format!("config: {d}"))
+        .collect();
+    notices.extend(loaded.ignored_project_files.iter().map(|f| {
+        format!(
+            "{} is ignored: this folder is not trusted (pass --trust-project)",
+            f.display()
+        )
+    }));
+    let (policy, policy_notices) = build_policy(opts)?;
+    notices.extend(policy_notices);
+    let model = select_model(opts)?;
+    let (hub_tx, hub_rx) = mpsc::unbounded_channel();
+    let hub = McpHub::with_options(
+        loaded.servers,
+        hub_tx,
+        crate::mcp::HubOptions {
+            workspace: opts.workspace.clone(),
+            ..Default::default()
+        },
+    );
+    let mut config = AgentConfig::new(model, hub, hub_rx, policy, opts.workspace.clone());
+    config.headless = front_end == FrontEnd::Headless;
+    config.replay_history = front_end == FrontEnd::Console;
+    config.startup_notices = notices;
+    config.turn_cap = opts.turn_cap;
+    config.output_budget = opts.output_budget;
+    config.ask_timeout = opts.ask_timeout;
+    if let Some(from) = &opts.resume {
+        let dir = config
+            .sessions_dir
+            .clone()
+            .ok_or_else(|| Failure::Usage(session::SessionError::NoStateDir.to_string()))?;
+        let id = session::resolve(&dir, &opts.workspace, from)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        config.resume = Some(id);
+    }
+    Ok(config)
+}
+
+/// The host policy: shipped defaults < user config < project config (when trusted) <
+/// `--allow` / `--deny`. Problems in the rule files are warnings; bad flag rules are usage
+/// errors, since the person typed them just now.
+fn build_policy(opts: &StartOptions) -> Result<(Policy, Vec<String>), Failure> {
+    let mut load = crate::policy::LoadOptions::new(&opts.workspace, opts.trust_project);
+    load.allow_flags = opts.allow.clone();
+    load.deny_flags = opts.deny.clone();
+    let (policy, diagnostics) = crate::policy::load(&load);
+    let mut flag_problems = Vec::new();
+    let mut notices = Vec::new();
+    for diagnostic in diagnostics {
+        if diagnostic.file.starts_with("--allow ") || diagnostic.file.starts_with("--deny ") {
+            flag_problems.push(diagnostic.to_string());
+        } else {
+            notices.push(format!("permissions: {diagnostic}"));
+        }
+    }
+    if !flag_problems.is_empty() {
+        return Err(Failure::Usage(flag_problems.join("\n")));
+    }
+    Ok((policy, notices))
+}
+
+fn select_model(opts: &StartOptions) -> Result<Box<dyn crate::model::ModelProvider>, Failure> {
+    let mut provider = crate::model::ProviderOptions::from_env();
+    provider.provider_flag = opts.provider.clone();
+    if opts.model.is_some() {
+        provider.model = opts.model.clone();
+    }
+    // Every selection error is about what the person asked for (unknown provider, missing
+    // key, unreadable scenario), so it is a usage error.
+    crate::model::select(&provider).map_err(|e| Failure::Usage(e.to_string()))
+}

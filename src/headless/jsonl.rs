@@ -1,0 +1,151 @@
+//! `--output-format jsonl`: every line headless mode prints is one [`JsonlEvent`],
+//! tagged by `type`. The schema is documented in docs/EVENTS.md; this type is it.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::agent::events::{PoolEntry, ToolOutcome};
+use crate::mcp::ServerStatus;
+use crate::model::Usage;
+use crate::policy::{AuditRecord, Decision};
+use crate::pool::ToolOrigin;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum JsonlEvent {
+    /// Always first.
+    SessionStart {
+        session_id: String,
+        /// The model's label, e.g. `scripted demo`.
+        model: String,
+        workspace: PathBuf,
+        servers: Vec<ServerLine>,
+        pool: Vec<PoolLine>,
+    },
+    /// The prompt as submitted.
+    User {
+        text: String,
+    },
+    /// One finished assistant text block.
+    Text {
+        text: String,
+    },
+    ToolStarted {
+        call_id: String,
+        name: String,
+        /// None for built-ins.
+        server: Option<String>,
+        input: Value,
+    },
+    ToolProgress {
+        call_id: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// Who allowed or refused a tool call, as the policy records it.
+    PermissionDecided {
+        call_id: String,
+        #[serde(flatten)]
+        record: AuditRecord,
+    },
+    /// A question for the person that headless mode answered with its safe default.
+    RequestDismissed {
+        /// The request kind (`tool call`, `project server`, …).
+        kind: String,
+        /// Who asked.
+        origin: String,
+        /// What the safe default did.
+        outcome: String,
+    },
+    ToolFinished {
+        call_id: String,
+        name: String,
+        outcome: ToolOutcome,
+        /// What the model got.
+        output: String,
+    },
+    PoolChanged {
+        added: Vec<String>,
+        removed: Vec<String>,
+        /// Every model-facing name now in the pool.
+        pool: Vec<String>,
+    },
+    ServerStatus {
+        server: String,
+        status: ServerStatus,
+    },
+    Notice {
+        message: String,
+    },
+    Error {
+        message: String,
+    },
+    /// Always last, unless the agent stopped early (then an `error` is last).
+    TurnFinished {
+        usage: Usage,
+        cancelled: bool,
+        exit_code: i32,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerLine {
+    pub name: String,
+    pub status: ServerStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OriginKind {
+    Builtin,
+    Connector,
+    Mcp,
+}
+
+/// How the policy treats a pool entry before any input is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Badge {
+    Allow,
+    Ask,
+    Deny,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoolLine {
+    pub name: String,
+    pub origin: OriginKind,
+    pub server: Option<String>,
+    /// The raw MCP tool name.
+    pub tool: Option<String>,
+    pub decision: Badge,
+    pub rule: String,
+}
+
+impl From<&PoolEntry> for PoolLine {
+    fn from(entry: &PoolEntry) -> PoolLine {
+        let (origin, server, tool) = match &entry.tool.origin {
+            ToolOrigin::Builtin => (OriginKind::Builtin, None, None),
+            ToolOrigin::Connector => (OriginKind::Connector, None, None),
+            ToolOrigin::Mcp { server, tool } => {
+                (OriginKind::Mcp, Some(server.clone()), Some(tool.clone()))
+            }
+        };
+        let decision = match entry.verdict.decision {
+            Decision::Allow => Badge::Allow,
+            Decision::Ask { .. } => Badge::Ask,
+            Decision::Deny { .. } => Badge::Deny,
+        };
+        PoolLine {
+            name: entry.tool.name.clone(),
+            origin,
+            server,
+            tool,
+            decision,
+            rule: entry.verdict.rule.clone(),
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! The non-interactive front end (`toolgate -p PROMPT`): the same agent runtime as the
+//! console, one user message, output on stdout, never waiting for input. A call the policy
+//! would ask about is denied with a message that names the `--allow` rule to pass.
+//!
+//! Exit codes are those of [`crate::error`]: 0 the turn finished, 1 an error (model
+//! error, failed resume, …), 2 a usage error (empty prompt, unreadable stdin, unknown
+//! session id).
+//!
+//! `--output-format jsonl` prints one [`JsonlEvent`] per line, flushed per line; the
+//! schema is documented in docs/EVENTS.md.
+
+mod jsonl;
+
+pub use jsonl::{Badge, JsonlEvent, OriginKind, PoolLine, ServerLine};
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use crate::agent::AgentConfig;
+use crate::agent::events::{AgentEvent, PoolEntry, ToolOutcome, UiCommand};
+use crate::bootstrap::{FrontEnd, StartOptions};
+use crate::error::{Failure, FailureKind};
+use crate::mcp::ServerStatus;
+use crate::sanitize::for_terminal;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// The assistant's text on stdout; tool activity, notices and errors on stderr.
+    #[default]
+    Text,
+    Jsonl,
+}
+
+impl std::str::FromStr for OutputFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "text" => Ok(OutputFormat::Text),
+            "jsonl" | "stream-json" => Ok(OutputFormat::Jsonl),
+            other => Err(format!(
+                "unknown output format '{other}' (expected text or jsonl)"
+            )),
+        }
+    }
+}
+
+/// Everything `toolgate -p` needs, already parsed from the command line.
+#[derive(Debug, Clone)]
+pub struct HeadlessOptions {
+    /// The user message; `-` reads it from stdin.
+    pub prompt: String,
+    pub output_format: OutputFormat,
+    /// What the console takes too: workspace, rules, provider, resume…
+    pub start: StartOptions,
+}
+
+impl HeadlessOptions {
+    pub fn new(prompt: impl Into<String>, workspace: PathBuf) -> Self {
+        HeadlessOptions {
+            prompt: prompt.into(),
+            output_format: OutputFormat::Text,
+            start: StartOptions::new(workspace),
+        }
+    }
+}
+
+/// Runs one headless turn. Call inside a tokio runtime.
+pub async fn run(opts: HeadlessOptions) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout();
+    let mut stderr = std::io::stderr();
+    let prompt = read_prompt(&opts.prompt, &mut std::io::stdin()).map_err(Failure::Usage)?;
+    let config = crate::bootstrap::prepare(&opts.start, FrontEnd::Headless)?;
+    run_with(config, prompt, opts.output_format, &mut stdout, &mut stderr).await
+}
+
+/// The prompt text; `-` reads all of stdin. An empty prompt is a usage error.
+pub fn read_prompt(prompt: &str, stdin: &mut dyn Read) -> Result<String, String> {
+    let text = if prompt == "-" {
+        let mut text = String::new();
+        stdin
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+        text
+    } else {
+        prompt.to_string()
+    };
+    if text.trim().is_empty() {
+        return Err("the prompt is empty (pass PROMPT, or - to read it from stdin)".into());
+    }
+    Ok(text)
+}
+
+/// Runs one turn on an already configured agent, writing to `out` / `err`. This is
+/// [`run`] without the process edges, so tests can drive it in-process. A failure is
+/// already reported on `out`/`err` when this returns.
+pub async fn run_with(
+    mut config: AgentConfig,
+    prompt: String,
+    format: OutputFormat,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Failure> {
+    // Never waits for input, whatever the caller set.
+    config.headless = true;
+    let configured = config.hub.configured();
+    let hub = config.hub.clone();
+    let mut agent = crate::agent::spawn(config);
+    let mut printer = Printer {
+        format,
+        out,
+        err,
+        tool_names: HashMap::new(),
+        text: String::new(),
+        failed: false,
+    };
+
+    // Until the first pool snapshot the agent is still starting (session, resume).
+    let mut started: Option<(String, String, PathBuf)> = None;
+    let mut submitted = false;
+    let mut early = Vec::new();
+    let mut finished = false;
+    while let Some(event) = agent.events.recv().await {
+        match event {
+            AgentEvent::SessionStarted {
+                session_id,
+                model_label,
+                workspace,
+                ..
+            } => started = Some((session_id, model_label, workspace)),
+            AgentEvent::PoolChanged { snapshot, .. } if !submitted => {
+                let (session_id, model, workspace) = started.clone().unwrap_or_default();
+                let servers = configured
+                    .iter()
+                    .map(|name| ServerLine {
+                        name: name.clone(),
+                        status: hub.status(name),
+                    })
+                    .collect();
+                printer.session_start(session_id, model, workspace, servers, &snapshot);
+                // What happened while starting (resume notices, reconnects) follows it.
+                for event in early.drain(..) {
+                    printer.event(event);
+                }
+                submitted = true;
+                if agent
+                    .commands
+                    .send(UiCommand::Submit(prompt.clone()))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            AgentEvent::TurnFinished { usage, cancelled } => {
+                printer.finish_text();
+                let exit_code = if printer.failed {
+                    i32::from(FailureKind::Run.code())
+                } else {
+                    0
+                };
+                printer.line(&JsonlEvent::TurnFinished {
+                    usage,
+                    cancelled,
+                    exit_code,
+                });
+                finished = true;
+                break;
+            }
+            other if !submitted => early.push(other),
+            other => printer.event(other),
+        }
+    }
+    // Close the agent: it shuts the servers down, then ends its event stream.
+    let _ = agent.commands.send(UiCommand::Shutdown).await;
+    while let Some(event) = agent.events.recv().await {
+        if let AgentEvent::Request(request) = event {
+            request.dismiss();
+        }
+    }
+    if !finished {
+        printer.error("the agent stopped before the turn finished");
+    }
+    if printer.failed {
+        Err(Failure::Reported(FailureKind::Run))
+    } else {
+        Ok(())
+    }
+}
+
+struct Printer<'a> {
+    format: OutputFormat,
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+    tool_names: HashMap<String, String>,
+    /// Text of the assistant block being streamed (jsonl prints it whole).
+    text: String,
+    failed: bool,
+}
+
+impl Printer<'_> {
+    fn line(&mut self, event: &JsonlEvent) {
+        if self.format == OutputFormat::Jsonl {
+            // Every field is a string, number, bool or JSON value: serializing cannot fail.
+            let Ok(line) = serde_json::to_string(event) else {
+                return;
+            };
+            // A closed stdout (`| head`) is not an error of the run.
+            let _ = writeln!(self.out, "{line}");
+            let _ = self.out.flush();
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        if self.format == OutputFormat::Text {
+            let _ = writeln!(self.err, "{}", for_terminal(text));
+        }
+    }
+
+    fn error(&mut self, message: &str) {
+        self.failed = true;
+        self.finish_text();
+        self.line(&JsonlEvent::Error {
+            message: message.to_string(),
+        });
+        self.note(&format!("toolgate: error: {message}"));
+    }
+
+    fn finish_text(&mut self) {
+        if self.text.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.text);
+        match self.format {
+            OutputFormat::Jsonl => self.line(&JsonlEvent::Text { text }),
+            OutputFormat::Text => {
+                if !text.ends_with('\n') {
+                    let _ = writeln!(self.out);
+                }
+                let _ = self.out.flush();
+            }
+        }
+    }
+
+    fn session_start(
+        &mut self,
+        session_id: String,
+        model: String,
+        workspace: PathBuf,
+        servers: Vec<ServerLine>,
+        pool: &[PoolEntry],
+    ) {
+        self.note(&format!("toolgate: session {session_id}, model {model}"));
+        self.line(&JsonlEvent::SessionStart {
+            session_id,
+            model,
+            workspace,
+            servers,
+            pool: pool.iter().map(PoolLine::from).collect(),
+        });
+    }
+
+    fn event(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::UserMessage(text) => self.line(&JsonlEvent::User { text }),
+            AgentEvent::TextDelta(delta) => {
+                if self.format == OutputFormat::Text {
+                    let _ = write!(self.out, "{}", for_terminal(&delta));
+                    let _ = self.out.flush();
+                }
+                self.text.push_str(&delta);
+            }
+            AgentEvent::AssistantMessageDone => self.finish_text(),
+            AgentEvent::ToolCallStarted {
+                call_id,
+                name,
+                server,
+                input,
+            } => {
+                self.finish_text();
+                self.tool_names.insert(call_id.clone(), name.clone());
+                self.note(&format!("[tool] {name} {input}"));
+                self.line(&JsonlEvent::ToolStarted {
+                    call_id,
+                    name,
+                    server,
+                    input,
+                });
+            }
+            AgentEvent::ToolProgress {
+                call_id,
+                progress,
+                total,
+                message,
+            } => self.line(&JsonlEvent::ToolProgress {
+                call_id,
+                progress,
+                total,
+                message,
+            }),
+            AgentEvent::ToolCallFinished {
+                call_id,
+                outcome,
+                output,
+            } => {
+                let name = self.tool_names.get(&call_id).cloned().unwrap_or_default();
+                let label = match outcome {
+                    ToolOutcome::Ok => "ok",
+                    ToolOutcome::Error => "error",
+                    ToolOutcome::Denied => "denied",
+                    ToolOutcome::Cancelled => "cancelled",
+                };
+                let first_line = output.lines().next().unwrap_or("");
+                if outcome == ToolOutcome::Ok {
+                    self.note(&format!("[{label}] {name}"));
+                } else {
+                    self.note(&format!("[{label}] {name}: {first_line}"));
+                }
+                self.line(&JsonlEvent::ToolFinished {
+                    call_id,
+                    name,
+                    outcome,
+                    output,
+                });
+            }
+            AgentEvent::PermissionDecided { call_id, record } => {
+                self.line(&JsonlEvent::PermissionDecided { call_id, record })
+            }
+            AgentEvent::Request(request) => {
+                // The agent denies Asks itself in headless mode; anything that still
+                // arrives gets its safe default rather than a hang, and is reported.
+                let origin = request.meta().origin.to_string();
+                let closed = request.dismiss();
+                self.note(&format!(
+                    "toolgate: {} from {origin} answered with its safe default: {}",
+                    closed.kind, closed.outcome
+                ));
+                self.line(&JsonlEvent::RequestDismissed {
+                    kind: closed.kind.to_string(),
+                    origin,
+                    outcome: closed.outcome,
+                });
+            }
+            AgentEvent::PoolChanged {
+                snapshot,
+                added,
+                removed,
+            } => {
+                let pool = snapshot.iter().map(|e| e.tool.name.clone()).collect();
+                self.line(&JsonlEvent::PoolChanged {
+                    added,
+                    removed,
+                    pool,
+                });
+            }
+            AgentEvent::ServerStatus { server, status } => {
+                if let ServerStatus::Failed { reason, .. } = &status {
+                    self.note(&format!("[server] {server} failed: {reason}"));
+                }
+                self.line(&JsonlEvent::ServerStatus { server, status });
+            }
+            AgentEvent::Notice(message) => {
+                self.note(&format!("toolgate: {message}"));
+                self.line(&JsonlEvent::Notice { message });
+            }
+            AgentEvent::Error(message) => self.error(&message),
+            AgentEvent::SessionStarted { .. } | AgentEvent::TurnFinished { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_dash_reads_stdin_and_empty_is_refused() {
+        let mut stdin: &[u8] = b"from stdin\n";
+        assert_eq!(read_prompt("-", &mut stdin).unwrap(), "from stdin\n");
+        let mut empty: &[u8] = b"  \n";
+        assert!(read_prompt("-", &mut empty).unwrap_err().contains("empty"));
+        assert_eq!(read_prompt("hi", &mut empty).unwrap(), "hi");
+    }
+
+    #[test]
+    fn output_format_parses() {
+        assert_eq!("jsonl".parse::<OutputFormat>(), Ok(OutputFormat::Jsonl));
+        assert!("xml".parse::<OutputFormat>().is_err());
+    }
+}

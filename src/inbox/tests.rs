@@ -1,0 +1,207 @@
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::*;
+use crate::policy::{Decision, PersonAnswer, RuleSource, Verdict};
+use crate::pool::PoolTool;
+
+fn tool_call(name: &str) -> ToolCall {
+    ToolCall {
+        call_id: "c1".into(),
+        tool: PoolTool::builtin(name, "", json!({"type": "object"})),
+        input: json!({"command": "rm -rf build"}),
+        why: "`rm -rf build` is destructive".into(),
+        verdict: Verdict {
+            decision: Decision::Ask {
+                why: "`rm -rf build` is destructive".into(),
+            },
+            rule: "bash guard: destructive (rm)".into(),
+            source: RuleSource::Default,
+        },
+    }
+}
+
+fn origin() -> Origin {
+    Origin::Tool {
+        tool: "bash".into(),
+        server: None,
+    }
+}
+
+#[test]
+fn choosing_sends_the_persons_answer_on_the_requests_own_channel() {
+    let (request, mut rx) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
+    let open: Box<dyn Open> = HostRequest::from(request).into_open();
+    assert_eq!(open.kind_name(), "tool call");
+    let choices = open.choices();
+    let keys: Vec<char> = choices.iter().map(|c| c.key).collect();
+    assert_eq!(keys, ['y', 'a', 's', 'n', 'd']);
+    assert!(choices.iter().filter(|c| c.safe).count() == 1 && choices[3].safe);
+    assert!(choices[4].asks_note);
+    let closed = open.choose(4, Some("  use make clean ".into()));
+    assert!(closed.delivered);
+    assert_eq!(closed.outcome, "bash denied: use make clean");
+    assert_eq!(
+        rx.try_recv().unwrap(),
+        Reply::Person(PersonAnswer::DenyWithNote("use make clean".into()))
+    );
+}
+
+#[test]
+fn expiry_and_dismissal_give_the_safe_default_and_say_which() {
+    let (request, mut rx) = Request::new(
+        Origin::Project {
+            server: "tools".into(),
+        },
+        ProjectServer {
+            server: "tools".into(),
+            command_line: "npx tools".into(),
+            why: "defined by this project".into(),
+        },
+        Instant::now(),
+        Some(Instant::now()),
+    );
+    let closed = HostRequest::from(request).into_open().expire();
+    assert_eq!(closed.outcome, "project server 'tools' not started");
+    assert_eq!(
+        rx.try_recv().unwrap(),
+        Reply::Expired(ProjectServerAnswer::DontStart)
+    );
+
+    let (request, mut rx) = Request::new(
+        Origin::Console {
+            folder: "/w".into(),
+        },
+        WorkspaceTrust {
+            folder: "/w".into(),
+            files: vec!["/w/.mcp.json".into()],
+        },
+        Instant::now(),
+        None,
+    );
+    let closed = HostRequest::from(request).dismiss();
+    assert!(closed.outcome.contains("not trusted"), "{}", closed.outcome);
+    assert_eq!(rx.try_recv().unwrap(), Reply::Dismissed(TrustAnswer::No));
+}
+
+#[test]
+fn a_request_whose_asker_stopped_waiting_is_withdrawn() {
+    let (request, rx) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
+    let open = HostRequest::from(request).into_open();
+    assert!(!open.is_withdrawn());
+    drop(rx);
+    assert!(open.is_withdrawn());
+    assert!(!open.choose(0, None).delivered);
+}
+
+#[test]
+fn no_kind_uses_a_reserved_key_and_every_kind_has_one_safe_choice() {
+    let kinds: Vec<Vec<(char, bool)>> = vec![
+        tool_call("bash")
+            .choices()
+            .iter()
+            .map(|c| (c.key, c.safe))
+            .collect(),
+        WorkspaceTrust {
+            folder: "/w".into(),
+            files: vec![],
+        }
+        .choices()
+        .iter()
+        .map(|c| (c.key, c.safe))
+        .collect(),
+        ProjectServer {
+            server: "s".into(),
+            command_line: "x".into(),
+            why: "y".into(),
+        }
+        .choices()
+        .iter()
+        .map(|c| (c.key, c.safe))
+        .collect(),
+    ];
+    for choices in kinds {
+        assert_eq!(choices.iter().filter(|(_, safe)| *safe).count(), 1);
+        assert!(choices.iter().all(|(k, _)| !RESERVED_KEYS.contains(k)));
+    }
+}
+
+#[test]
+fn tool_call_card_says_who_asks_what_happens_and_what_the_server_claims() {
+    let mut call = tool_call("mcp__deploy__trigger");
+    call.tool.origin = crate::pool::ToolOrigin::Mcp {
+        server: "deploy".into(),
+        tool: "trigger".into(),
+    };
+    call.input = json!({"env": "prod"});
+    let card = call.card();
+    assert_eq!(card.title, "Permission required");
+    assert_eq!(card.asker, "The agent wants to call mcp__deploy__trigger");
+    assert!(
+        card.effect
+            .contains("MCP server 'deploy' runs its tool 'trigger'")
+    );
+    assert!(
+        card.facts
+            .iter()
+            .any(|f| f.label == "server claims (not verified)")
+    );
+    assert!(card.details.contains("\"env\": \"prod\""));
+}
+
+#[test]
+fn durations_read_short() {
+    assert_eq!(short_duration(Duration::from_secs(42)), "42s");
+    assert_eq!(short_duration(Duration::from_secs(185)), "3m05s");
+    assert_eq!(short_duration(Duration::from_secs(3720)), "1h02m");
+}
+
+#[tokio::test]
+async fn ask_waits_for_the_answer_the_cancel_or_the_deadline() {
+    let (events, mut rx) = tokio::sync::mpsc::channel(4);
+    // Answered by the front end.
+    let (request, answer) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
+    let front_end = tokio::spawn(async move {
+        if let Some(crate::agent::AgentEvent::Request(request)) = rx.recv().await {
+            request.into_open().choose(0, None);
+        }
+        rx
+    });
+    let reply = crate::agent::ask(&events, request, answer, None).await;
+    assert_eq!(reply, Some(Reply::Person(PersonAnswer::AllowOnce)));
+    let mut rx = front_end.await.unwrap();
+
+    // Cancelled: withdrawn, the front end's copy sees the channel closed.
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let (request, answer) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
+    let asking = crate::agent::ask(&events, request, answer, Some(&cancel));
+    tokio::pin!(asking);
+    let shown = tokio::select! {
+        _ = &mut asking => panic!("answered without anyone answering"),
+        ev = rx.recv() => ev,
+    };
+    cancel.cancel();
+    assert_eq!(asking.await, None);
+    let Some(crate::agent::AgentEvent::Request(shown)) = shown else {
+        panic!("no request reached the front end");
+    };
+    assert!(shown.into_open().is_withdrawn());
+
+    // A deadline nobody honours: the asker applies the safe default itself.
+    let now = Instant::now();
+    let (request, answer) = Request::new(
+        origin(),
+        tool_call("bash"),
+        now,
+        Some(now + Duration::from_millis(50)),
+    );
+    let reply = crate::agent::ask(&events, request, answer, None).await;
+    assert_eq!(reply, Some(Reply::Expired(PersonAnswer::Deny)));
+    drop(rx);
+
+    // The front end is gone: dismissed with the safe default, no hang.
+    let (request, answer) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
+    let reply = crate::agent::ask(&events, request, answer, None).await;
+    assert_eq!(reply, Some(Reply::Dismissed(PersonAnswer::Deny)));
+}

@@ -1,0 +1,105 @@
+//! The agent wants to call a tool that the policy says to ask about.
+
+use serde_json::Value;
+
+use super::{Card, Choice, Fact, Kind, Then, Tone};
+use crate::policy::{PersonAnswer, Verdict};
+use crate::pool::{PoolTool, ToolOrigin};
+
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    pub call_id: String,
+    pub tool: PoolTool,
+    pub input: Value,
+    /// Why the policy asks.
+    pub why: String,
+    /// The verdict that asked (its rule and where the rule came from).
+    pub verdict: Verdict,
+}
+
+impl Kind for ToolCall {
+    type Answer = PersonAnswer;
+    const NAME: &'static str = "tool call";
+
+    fn card(&self) -> Card {
+        let effect = match &self.tool.origin {
+            ToolOrigin::Mcp { server, tool } => {
+                format!("MCP server '{server}' runs its tool '{tool}' with the arguments below.")
+            }
+            _ => format!(
+                "The built-in tool {} runs with the arguments below.",
+                self.tool.name
+            ),
+        };
+        let mut facts = vec![
+            Fact::new("why", &self.why, Tone::Warn),
+            Fact::new(
+                "rule",
+                format!("{} ({})", self.verdict.rule, self.verdict.source),
+                Tone::Dim,
+            ),
+        ];
+        if let ToolOrigin::Mcp { .. } = self.tool.origin {
+            let claims = if self.tool.claims.is_empty() {
+                "none".to_string()
+            } else {
+                self.tool.claims.describe()
+            };
+            facts.push(Fact::new(
+                "server claims (not verified)",
+                claims,
+                Tone::Claim,
+            ));
+        }
+        Card {
+            title: "Permission required".into(),
+            asker: format!("The agent wants to call {}", self.tool.name),
+            effect,
+            facts,
+            details_title: "arguments".into(),
+            details: pretty(&self.input),
+        }
+    }
+
+    fn choices(&self) -> Vec<Choice<PersonAnswer>> {
+        vec![
+            Choice::new('y', "Allow once", Then::Answer(PersonAnswer::AllowOnce)),
+            Choice::new(
+                'a',
+                "Allow this session",
+                Then::Answer(PersonAnswer::AllowSession),
+            ),
+            Choice::new(
+                's',
+                "Always (save rule)",
+                Then::Answer(PersonAnswer::AllowAlways),
+            ),
+            Choice::new('n', "Deny", Then::Answer(PersonAnswer::Deny)).safe(),
+            Choice::new(
+                'd',
+                "Deny with note",
+                Then::AskNote(PersonAnswer::deny_with),
+            ),
+        ]
+    }
+
+    fn safe_default(&self) -> PersonAnswer {
+        PersonAnswer::Deny
+    }
+
+    fn outcome_line(&self, answer: &PersonAnswer) -> String {
+        let tool = &self.tool.name;
+        match answer {
+            PersonAnswer::AllowOnce => format!("{tool} allowed once"),
+            PersonAnswer::AllowSession => format!("{tool} allowed for this session"),
+            PersonAnswer::AllowAlways => format!("{tool} always allowed (rule saved)"),
+            PersonAnswer::Deny => format!("{tool} denied"),
+            PersonAnswer::DenyWithNote(note) => format!("{tool} denied: {note}"),
+        }
+    }
+}
+
+/// Pretty JSON; serde_json escapes control characters inside strings.
+pub(super) fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}

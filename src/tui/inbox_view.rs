@@ -1,0 +1,260 @@
+//! The inbox modal: every request kind through the same frame — title, who asks, what
+//! exactly will happen, the facts, scrollable details, the choices with their keys — and
+//! under it the other waiting requests (kind, origin, age, countdown). The list view
+//! shows them all to answer in another order. Draws from borrowed state only.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Clear, Paragraph};
+
+use super::inbox::{Entry, Inbox, LIST_KEY};
+use super::theme::Theme;
+use super::wrap::{LogicalLine, wrap_lines};
+use crate::inbox::{Tone, short_duration};
+
+/// How many other waiting requests the modal lists under the shown one.
+const WAITING_ROWS: usize = 3;
+
+/// Borrowed state the modal draws.
+pub struct InboxModal<'a> {
+    pub inbox: &'a Inbox,
+    pub theme: &'a Theme,
+    pub now: Instant,
+}
+
+impl InboxModal<'_> {
+    pub fn draw(&self, frame: &mut Frame) {
+        let Some((index, entry)) = self.inbox.current() else {
+            return;
+        };
+        match self.inbox.list_selection() {
+            Some(selected) => self.draw_list(frame, selected),
+            None => self.draw_request(frame, index, entry),
+        }
+    }
+
+    fn line(&self, text: impl Into<String>, style: Style) -> LogicalLine {
+        LogicalLine {
+            spans: vec![Span::styled(text.into(), style)],
+            continuation_indent: 2,
+            preformatted: false,
+        }
+    }
+
+    fn tone(&self, tone: Tone) -> Style {
+        let t = self.theme;
+        match tone {
+            Tone::Plain => t.plain(),
+            Tone::Warn => t.warn(),
+            Tone::Dim => t.dim(),
+            Tone::Claim => t.accent(),
+        }
+    }
+
+    /// "tool call · mcp__deploy__trigger (MCP server 'deploy') · 12s · 18s left"
+    fn summary(&self, entry: &Entry) -> String {
+        let mut text = format!(
+            "{} · {} · {}",
+            entry.kind,
+            entry.origin,
+            short_duration(entry.age(self.now))
+        );
+        if let Some(left) = entry.remaining(self.now) {
+            text.push_str(&format!(" · {} left", short_duration(left)));
+        }
+        text
+    }
+
+    fn draw_request(&self, frame: &mut Frame, index: usize, entry: &Entry) {
+        let t = self.theme;
+        let card = &entry.card;
+        let area = frame.area();
+        let width = area.width.saturating_sub(4).min(80);
+        let inner_width = width.saturating_sub(2) as usize;
+        let count = self.inbox.len();
+        let position = if count > 1 {
+            format!(" · {} of {count}", index + 1)
+        } else {
+            String::new()
+        };
+        let title = format!(" {}{position} ", card.title);
+
+        let mut head = vec![
+            LogicalLine::plain(vec![Span::styled(card.asker.clone(), t.heading())]),
+            self.line(format!("asked by: {}", entry.origin), t.dim()),
+            self.line(card.effect.clone(), t.plain()),
+        ];
+        for fact in &card.facts {
+            head.push(self.line(
+                format!("{}: {}", fact.label, fact.value),
+                self.tone(fact.tone),
+            ));
+        }
+        if let Some(left) = entry.remaining(self.now) {
+            let fallback = entry
+                .safe_choice()
+                .map(|c| c.label.clone())
+                .unwrap_or_else(|| "the safe default".into());
+            head.push(self.line(
+                format!(
+                    "answer within {}, or it is answered: {fallback}",
+                    short_duration(left)
+                ),
+                t.warn(),
+            ));
+        }
+        head.push(self.line(format!("{}:", card.details_title), t.dim()));
+        let details: Vec<LogicalLine> = card
+            .details
+            .lines()
+            .map(|l| LogicalLine {
+                spans: vec![Span::styled(format!("  {l}"), t.code())],
+                continuation_indent: 2,
+                preformatted: true,
+            })
+            .collect();
+
+        let guarded = self.inbox.in_guard(self.now);
+        let mut buttons: Vec<Span<'static>> = Vec::new();
+        for (i, choice) in entry.choices.iter().enumerate() {
+            let style = if guarded {
+                t.dim()
+            } else if i == entry.highlight {
+                t.selected()
+            } else {
+                t.plain()
+            };
+            buttons.push(Span::styled(
+                format!("[{}] {}", choice.key, choice.label),
+                style,
+            ));
+            buttons.push(Span::raw("  "));
+        }
+        let mut foot = vec![LogicalLine::plain(buttons)];
+        if let Some(note) = &entry.note {
+            foot.push(LogicalLine::plain(vec![
+                Span::styled("note: ", t.bold()),
+                Span::raw(note.clone()),
+                Span::styled("▍", t.dim()),
+            ]));
+            foot.push(self.line("Enter sends with this note · Esc back", t.dim()));
+        } else {
+            let safe = entry
+                .safe_choice()
+                .map(|c| c.label.to_lowercase())
+                .unwrap_or_else(|| "safe default".into());
+            let mut hint = format!("←→ move · Enter choose · ↑↓ scroll · Esc {safe}");
+            if count > 1 {
+                hint.push_str(&format!(" · {LIST_KEY} list all"));
+            }
+            foot.push(self.line(hint, t.dim()));
+        }
+        let others: Vec<&Entry> = self
+            .inbox
+            .entries()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != index)
+            .map(|(_, e)| e)
+            .collect();
+        if !others.is_empty() {
+            foot.push(self.line(format!("{} more waiting:", others.len()), t.bold()));
+            for other in others.iter().take(WAITING_ROWS) {
+                foot.push(self.line(format!("  {}", self.summary(other)), t.dim()));
+            }
+            if others.len() > WAITING_ROWS {
+                foot.push(self.line(
+                    format!(
+                        "  … and {} more ({LIST_KEY} lists them all)",
+                        others.len() - WAITING_ROWS
+                    ),
+                    t.dim(),
+                ));
+            }
+        }
+
+        let head = wrap_lines(&head, inner_width);
+        let details = wrap_lines(&details, inner_width);
+        let foot = wrap_lines(&foot, inner_width);
+        let max_height = area.height.saturating_sub(2);
+        let fixed = (head.len() + foot.len() + 3) as u16; // borders + spacer line
+        let details_height = (details.len() as u16)
+            .min(max_height.saturating_sub(fixed))
+            .max(1);
+        let height = (fixed + details_height).min(max_height);
+        let rect = centered(area, width, height);
+        let block = Block::bordered()
+            .title(Span::styled(title, t.warn()))
+            .border_style(t.warn());
+        let inner = block.inner(rect);
+        frame.render_widget(Clear, rect);
+        frame.render_widget(block, rect);
+        let [head_area, details_area, _, foot_area] = Layout::vertical([
+            Constraint::Length(head.len() as u16),
+            Constraint::Length(details_height),
+            Constraint::Length(1),
+            Constraint::Min(1),
+        ])
+        .areas(inner);
+        frame.render_widget(Paragraph::new(head), head_area);
+        let max_scroll = (details.len() as u16).saturating_sub(details_height);
+        frame.render_widget(
+            Paragraph::new(details).scroll((entry.scroll.min(max_scroll), 0)),
+            details_area,
+        );
+        frame.render_widget(Paragraph::new(foot), foot_area);
+    }
+
+    fn draw_list(&self, frame: &mut Frame, selected: usize) {
+        let t = self.theme;
+        let area = frame.area();
+        let width = area.width.saturating_sub(4).min(90);
+        let mut lines = Vec::new();
+        for (i, entry) in self.inbox.entries().iter().enumerate() {
+            let marker = if i == selected { "▶ " } else { "  " };
+            let style = if i == selected {
+                t.selected()
+            } else {
+                t.plain()
+            };
+            lines.push(LogicalLine::plain(vec![
+                Span::raw(marker),
+                Span::styled(format!("{}. {}", i + 1, self.summary(entry)), style),
+            ]));
+            lines.push(self.line(format!("     {}", entry.card.asker), t.dim()));
+        }
+        lines.push(LogicalLine::blank());
+        lines.push(self.line("↑↓ select · Enter answer this one · Esc back", t.dim()));
+        let wrapped = wrap_lines(&lines, width.saturating_sub(2) as usize);
+        let height = (wrapped.len() as u16 + 2).min(area.height.saturating_sub(2));
+        let rect = centered(area, width, height);
+        let block = Block::bordered()
+            .title(Span::styled(
+                format!(" Inbox · {} waiting ", self.inbox.len()),
+                t.warn(),
+            ))
+            .border_style(t.warn());
+        let inner = block.inner(rect);
+        frame.render_widget(Clear, rect);
+        frame.render_widget(block, rect);
+        let rows = inner.height as usize;
+        // Keep the selection on screen: two lines per request.
+        let scroll = (selected * 2 + 2).saturating_sub(rows) as u16;
+        frame.render_widget(Paragraph::new(wrapped).scroll((scroll, 0)), inner);
+    }
+}
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
