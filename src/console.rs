@@ -7,6 +7,7 @@
 
 use crate::agent::events::{PermissionKind, PermissionRequest, UserDecision};
 use crate::agent::{AgentEvent, AgentHandle, UiCommand};
+use crate::builtin::BuiltinTool;
 use crate::headless::{HeadlessOptions, prepare};
 use crate::policy::{Decision, RuleSource, TrustStore, Verdict};
 use crate::pool::PoolTool;
@@ -144,11 +145,15 @@ async fn ask_trust(
     let request = PermissionRequest {
         kind: PermissionKind::WorkspaceTrust,
         call_id: "workspace-trust".into(),
-        tool: PoolTool::builtin(
-            "workspace trust",
-            &format!("Trust {}", workspace.display()),
-            serde_json::json!({"type": "object"}),
-        ),
+        // Not a tool call: the dialog shows only this entry's name and description.
+        tool: PoolTool {
+            name: "workspace trust".into(),
+            ..PoolTool::builtin(
+                BuiltinTool::ConnectMcp,
+                &format!("Trust {}", workspace.display()),
+                serde_json::json!({"type": "object"}),
+            )
+        },
         input: serde_json::json!({ "folder": workspace.display().to_string(), "files": listing }),
         why: why.clone(),
         verdict: Verdict {

@@ -513,8 +513,7 @@ impl Printer<'_> {
 
 fn pool_entry_json(entry: &PoolEntry) -> Value {
     let (origin, server, tool) = match &entry.tool.origin {
-        ToolOrigin::Builtin => ("builtin", None, None),
-        ToolOrigin::Connector => ("connector", None, None),
+        ToolOrigin::Builtin(_) => (entry.tool.origin.as_str(), None, None),
         ToolOrigin::Mcp { server, tool } => ("mcp", Some(server.as_str()), Some(tool.as_str())),
     };
     let decision = match entry.verdict.decision {

@@ -13,6 +13,7 @@ use tokio::sync::oneshot;
 use toolgate::agent::events::{
     AgentEvent, PermissionKind, PermissionRequest, PoolEntry, ToolOutcome, UiCommand, UserDecision,
 };
+use toolgate::builtin::BuiltinTool;
 use toolgate::mcp::ServerStatus;
 use toolgate::model::Usage;
 use toolgate::policy::{Decision, RuleSource, Verdict};
@@ -60,24 +61,23 @@ fn object_schema(props: serde_json::Value) -> serde_json::Value {
 
 fn builtin_entries() -> Vec<PoolEntry> {
     let mut out: Vec<PoolEntry> = [
-        ("bash", "Run a shell command in the workspace"),
-        ("read_file", "Read a file"),
-        ("write_file", "Write a file"),
-        ("edit_file", "Replace text in a file"),
-        ("glob", "List files matching a pattern"),
+        (BuiltinTool::Bash, "Run a shell command in the workspace"),
+        (BuiltinTool::ReadFile, "Read a file"),
+        (BuiltinTool::WriteFile, "Write a file"),
+        (BuiltinTool::EditFile, "Replace text in a file"),
+        (BuiltinTool::Glob, "List files matching a pattern"),
     ]
     .iter()
-    .map(|(name, desc)| PoolEntry {
-        tool: PoolTool::builtin(name, desc, object_schema(json!({}))),
+    .map(|(kind, desc)| PoolEntry {
+        tool: PoolTool::builtin(*kind, desc, object_schema(json!({}))),
         verdict: allow("default: built-in"),
     })
     .collect();
-    let mut connect = PoolTool::builtin(
-        "connect_mcp",
+    let connect = PoolTool::builtin(
+        BuiltinTool::ConnectMcp,
         "Connect a configured MCP server and add its tools",
         object_schema(json!({"server": {"type": "string", "enum": ["docs", "deploy", "fs"]}})),
     );
-    connect.origin = ToolOrigin::Connector;
     out.push(PoolEntry {
         tool: connect,
         verdict: allow("default: connector"),
@@ -646,11 +646,14 @@ fn streaming_continues_while_the_dialog_is_open_and_abandoned_requests_close() {
 fn workspace_trust_uses_the_same_dialog() {
     let mut app = started_app();
     let folder = PoolEntry {
-        tool: PoolTool::builtin(
-            "/home/dev/project",
-            ".mcp.json defines 2 servers",
-            json!({"type": "object"}),
-        ),
+        tool: PoolTool {
+            name: "/home/dev/project".into(),
+            ..PoolTool::builtin(
+                BuiltinTool::ConnectMcp,
+                ".mcp.json defines 2 servers",
+                json!({"type": "object"}),
+            )
+        },
         verdict: ask("workspace trust", "this folder has not been trusted yet"),
     };
     let (ev, rx) = permission(
