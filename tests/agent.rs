@@ -1018,6 +1018,50 @@ async fn allow_always_writes_a_rule_and_stops_asking() {
     );
 }
 
+#[cfg(unix)]
+#[tokio::test]
+async fn the_gate_resolves_a_symlink_out_of_the_workspace_and_always_names_its_target() {
+    let outside = tempfile::tempdir().unwrap();
+    let secret = std::fs::canonicalize(outside.path())
+        .unwrap()
+        .join("secret.txt");
+    std::fs::write(&secret, "the secret").unwrap();
+    let read = |id: &str| {
+        reply(vec![
+            tool(id, "read_file", json!({"path": "innocent.txt"})),
+            stop(StopReason::ToolUse),
+        ])
+    };
+    let mut h = start(
+        vec![read("first"), read("second"), final_text("done")],
+        |_| {},
+    );
+    std::os::unix::fs::symlink(&secret, h.workspace.path().join("innocent.txt")).unwrap();
+    let mut asked = Vec::new();
+    h.submit("read it twice").await;
+    let events = h
+        .turn(|tool| {
+            asked.push(tool.to_string());
+            Some(UserDecision::AllowAlways)
+        })
+        .await;
+    // The link points outside, so the first read asks; "always" writes the file the link
+    // resolves to, which lets the second read through.
+    assert_eq!(asked, ["read_file"]);
+    let config = h.workspace.path().join(".toolgate").join("config.toml");
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        written.contains(&format!("Read({})", secret.display())),
+        "{written}"
+    );
+    let done = finished(&events);
+    assert_eq!(done.len(), 2);
+    for (outcome, output) in done {
+        assert_eq!(outcome, ToolOutcome::Ok, "{output}");
+        assert!(output.contains("the secret"), "{output}");
+    }
+}
+
 #[tokio::test]
 async fn a_project_server_asks_once_showing_its_command_line() {
     let workspace = tempfile::tempdir().unwrap();

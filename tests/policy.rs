@@ -2,8 +2,10 @@
 
 use serde_json::json;
 use std::path::{Path, PathBuf};
+use toolgate::builtin::BuiltinTool;
 use toolgate::policy::{
-    Decision, LoadOptions, OutsideWorkspace, Policy, PolicyContext, RuleSource, TrustStore, load,
+    Decision, LoadOptions, OutsideWorkspace, Policy, PolicyContext, RuleSource, TrustStore,
+    always_rule, load, resolve_target, store,
 };
 use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
 
@@ -22,14 +24,16 @@ fn mcp(server: &str, tool: &str) -> PoolTool {
 }
 
 fn bash_tool() -> PoolTool {
-    PoolTool::builtin("bash", "", json!({"type": "object"}))
+    PoolTool::builtin(BuiltinTool::Bash, "", json!({"type": "object"}))
+}
+
+/// The context the gate builds for a call: its path, if any, resolved on disk.
+fn context<'a>(ws: &'a Path, tool: &PoolTool, input: &serde_json::Value) -> PolicyContext<'a> {
+    PolicyContext::new(ws).with_target(resolve_target(ws, tool, input))
 }
 
 fn kind(p: &Policy, tool: &PoolTool, input: serde_json::Value, ws: &Path) -> &'static str {
-    match p
-        .decide(tool, &input, &PolicyContext { workspace: ws })
-        .decision
-    {
+    match p.decide(tool, &input, &context(ws, tool, &input)).decision {
         Decision::Allow => "allow",
         Decision::Ask { .. } => "ask",
         Decision::Deny { .. } => "deny",
@@ -94,11 +98,7 @@ fn layers_load_with_sources_and_precedence() {
         kind(&policy, &mcp("docs", "get_version"), json!({}), ws),
         "allow"
     );
-    let v = policy.decide(
-        &mcp("weather", "now"),
-        &json!({}),
-        &PolicyContext { workspace: ws },
-    );
+    let v = policy.decide(&mcp("weather", "now"), &json!({}), &PolicyContext::new(ws));
     assert_eq!((v.decision, v.source), (Decision::Allow, RuleSource::Flag));
     assert_eq!(
         kind(&policy, &bash_tool(), json!({"command": "git push"}), ws),
@@ -107,7 +107,7 @@ fn layers_load_with_sources_and_precedence() {
     let v = policy.decide(
         &bash_tool(),
         &json!({"command": "npm run build"}),
-        &PolicyContext { workspace: ws },
+        &PolicyContext::new(ws),
     );
     assert_eq!(v.rule, "Bash(npm run *)");
     assert_eq!(
@@ -171,7 +171,7 @@ fn a_malformed_file_does_not_stop_the_others() {
         "ask"
     );
     assert_eq!(policy.outside_workspace(), OutsideWorkspace::Deny);
-    let read = PoolTool::builtin("read_file", "", json!({"type": "object"}));
+    let read = PoolTool::builtin(BuiltinTool::ReadFile, "", json!({"type": "object"}));
     assert_eq!(kind(&policy, &read, json!({"path": "../x"}), &s.ws), "deny");
 }
 
@@ -199,15 +199,17 @@ fn always_writes_a_rule_that_loads_next_session_and_keeps_the_file() {
     let original = "# project settings, reviewed by the team\n[model]\nprovider = \"scripted\"  # demo\n\n[permissions]\n# keep this comment\nask = [\"mcp__docs__search\"]\n";
     let s = setup(None, Some(original));
     let (mut policy, _) = load(&options(&s, true));
-    let ctx = PolicyContext { workspace: &s.ws };
+    let ctx = PolicyContext::new(&s.ws);
     let trigger = mcp("deploy", "trigger");
     assert_eq!(kind(&policy, &trigger, json!({}), &s.ws), "ask");
-    let (path, rule) = policy
-        .save_always(&trigger, &json!({"env": "prod"}), &ctx)
-        .unwrap();
-    assert_eq!(rule, "mcp__deploy__trigger");
+    let always = always_rule(&policy, &trigger, &json!({"env": "prod"}), &ctx).unwrap();
+    assert_eq!(always.text, "mcp__deploy__trigger");
+    assert!(store::append_allow_rule(&always.file, &always.text).unwrap());
+    policy.apply_always(&always).unwrap();
     assert_eq!(kind(&policy, &trigger, json!({}), &s.ws), "allow");
-    policy.save_always(&trigger, &json!({}), &ctx).unwrap();
+    let again = always_rule(&policy, &trigger, &json!({}), &ctx).unwrap();
+    assert!(!store::append_allow_rule(&again.file, &again.text).unwrap());
+    let path = always.file;
 
     let text = std::fs::read_to_string(&path).unwrap();
     for kept in [

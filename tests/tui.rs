@@ -11,6 +11,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use toolgate::agent::events::{AgentEvent, PoolEntry, ToolOutcome, UiCommand};
+use toolgate::builtin::BuiltinTool;
 use toolgate::inbox::{
     HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
     WorkspaceTrust,
@@ -64,24 +65,23 @@ fn object_schema(props: serde_json::Value) -> serde_json::Value {
 
 fn builtin_entries() -> Vec<PoolEntry> {
     let mut out: Vec<PoolEntry> = [
-        ("bash", "Run a shell command in the workspace"),
-        ("read_file", "Read a file"),
-        ("write_file", "Write a file"),
-        ("edit_file", "Replace text in a file"),
-        ("glob", "List files matching a pattern"),
+        (BuiltinTool::Bash, "Run a shell command in the workspace"),
+        (BuiltinTool::ReadFile, "Read a file"),
+        (BuiltinTool::WriteFile, "Write a file"),
+        (BuiltinTool::EditFile, "Replace text in a file"),
+        (BuiltinTool::Glob, "List files matching a pattern"),
     ]
     .iter()
-    .map(|(name, desc)| PoolEntry {
-        tool: PoolTool::builtin(name, desc, object_schema(json!({}))),
+    .map(|(kind, desc)| PoolEntry {
+        tool: PoolTool::builtin(*kind, desc, object_schema(json!({}))),
         verdict: allow("default: built-in"),
     })
     .collect();
-    let mut connect = PoolTool::builtin(
-        "connect_mcp",
+    let connect = PoolTool::builtin(
+        BuiltinTool::ConnectMcp,
         "Connect a configured MCP server and add its tools",
         object_schema(json!({"server": {"type": "string", "enum": ["docs", "deploy", "fs"]}})),
     );
-    connect.origin = ToolOrigin::Connector;
     out.push(PoolEntry {
         tool: connect,
         verdict: allow("default: connector"),

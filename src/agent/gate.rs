@@ -11,9 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::ask::ask;
 use crate::agent::events::AgentEvent;
+use crate::builtin::BuiltinTool;
 use crate::inbox::{Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall};
 use crate::policy::{
-    AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext, Verdict,
+    AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
+    PolicyError, Verdict, always_rule, resolve_target, store,
 };
 use crate::pool::{PoolTool, ToolOrigin};
 
@@ -94,20 +96,44 @@ impl Gate {
         self.ask_timeout = timeout;
     }
 
-    fn ctx(&self) -> PolicyContext<'_> {
-        PolicyContext {
-            workspace: &self.workspace,
-        }
+    /// The policy's context for one call. A file tool's path is resolved here (file-system
+    /// metadata: symlinks, `..`), so the policy's decision itself does no I/O.
+    fn context(&self, tool: &PoolTool, input: &Value) -> PolicyContext<'_> {
+        PolicyContext::new(&self.workspace).with_target(resolve_target(
+            &self.workspace,
+            tool,
+            input,
+        ))
     }
 
     /// The policy's verdict for one call (session grants included).
     pub fn verdict(&self, tool: &PoolTool, input: &Value) -> Verdict {
-        self.policy.decide(tool, input, &self.ctx())
+        self.policy.decide(tool, input, &self.context(tool, input))
     }
 
     /// How the pool panel shows a tool before any input is known.
     pub fn badge(&self, tool: &PoolTool) -> Verdict {
-        self.policy.badge(tool, &self.ctx())
+        self.policy
+            .badge(tool, &PolicyContext::new(&self.workspace))
+    }
+
+    /// "Always allow": works out the rule, writes it into the workspace's config file on a
+    /// blocking thread (never on the async executor), then applies it to this session.
+    async fn save_always(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+    ) -> Result<AlwaysRule, PolicyError> {
+        let rule = always_rule(&self.policy, tool, input, &self.context(tool, input))?;
+        let (file, text) = (rule.file.clone(), rule.text.clone());
+        tokio::task::spawn_blocking(move || store::append_allow_rule(&file, &text))
+            .await
+            .map_err(|e| PolicyError::Io {
+                path: rule.file.clone(),
+                source: std::io::Error::other(e),
+            })??;
+        self.policy.apply_always(&rule)?;
+        Ok(rule)
     }
 
     pub fn revoke(&mut self, tool: &str) -> bool {
@@ -137,8 +163,8 @@ impl Gate {
                 Vec::new(),
             ),
             Decision::Ask { why } if self.headless => {
-                let rule = crate::policy::always_rule(&self.policy, tool, input, &self.ctx())
-                    .unwrap_or_else(|_| suggested_rule(tool, input));
+                let rule = always_rule(&self.policy, tool, input, &self.context(tool, input))
+                    .map_or_else(|_| suggested_rule(tool, input), |always| always.text);
                 let record = AuditRecord::new(
                     &tool.name,
                     input,
@@ -238,14 +264,11 @@ impl Gate {
                 Gated::Run
             }
             PersonAnswer::AllowAlways => {
-                let workspace = self.workspace.clone();
-                let ctx = PolicyContext {
-                    workspace: &workspace,
-                };
-                notices.push(match self.policy.save_always(tool, input, &ctx) {
-                    Ok((path, rule)) => format!(
-                        "Always allowed: wrote the allow rule {rule} to {}.",
-                        path.display()
+                notices.push(match self.save_always(tool, input).await {
+                    Ok(always) => format!(
+                        "Always allowed: wrote the allow rule {} to {}.",
+                        always.text,
+                        always.file.display()
                     ),
                     Err(e) => {
                         self.policy.grant(&tool.name);
@@ -273,8 +296,8 @@ impl Gate {
 
 /// The `--allow` rule that would let this call through without asking.
 pub fn suggested_rule(tool: &PoolTool, input: &Value) -> String {
-    match (&tool.origin, tool.name.as_str()) {
-        (ToolOrigin::Builtin, "bash") => {
+    match tool.origin {
+        ToolOrigin::Builtin(BuiltinTool::Bash) => {
             let first_word = input
                 .get("command")
                 .and_then(Value::as_str)
@@ -286,6 +309,6 @@ pub fn suggested_rule(tool: &PoolTool, input: &Value) -> String {
                 format!("Bash({first_word}:*)")
             }
         }
-        _ => tool.name.clone(),
+        ToolOrigin::Builtin(_) | ToolOrigin::Mcp { .. } => tool.name.clone(),
     }
 }

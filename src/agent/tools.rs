@@ -13,6 +13,7 @@ use super::events::{AgentEvent, ToolOutcome};
 use super::gate::Gated;
 use super::runner::{Agent, assemble_for};
 use super::session::Record;
+use crate::builtin::BuiltinTool;
 use crate::mcp::McpError;
 use crate::model::ContentBlock;
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
@@ -121,8 +122,8 @@ impl Agent {
         // arguments are checked by the connector itself, whose answer to an unknown
         // server lists the available ones (the schema's enum would only say "not one of").
         let checked = match tool.origin {
-            ToolOrigin::Connector => require_object(&input),
-            _ => self
+            ToolOrigin::Builtin(kind) if kind.is_connector() => require_object(&input),
+            ToolOrigin::Builtin(_) | ToolOrigin::Mcp { .. } => self
                 .validator(tool)
                 .map_or_else(|| require_object(&input), |v| check_arguments(&v, &input)),
         };
@@ -166,23 +167,27 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> ToolRun {
         match &tool.origin {
-            ToolOrigin::Connector => {
-                let Some(server) = server_argument(&input) else {
-                    return ToolRun::error(format!(
-                        "Invalid arguments for {}: expected {{\"name\": \"<server>\"}}; available servers: {}",
-                        tool.name,
-                        self.hub.configured().join(", ")
-                    ));
-                };
-                match tool.name.as_str() {
-                    "connect_mcp" => self.connect_server(&server, true, Some(cancel)).await,
-                    "disconnect_mcp" => self.disconnect_server(&server).await,
-                    other => ToolRun::error(format!("Unknown tool: {other}")),
+            ToolOrigin::Builtin(BuiltinTool::ConnectMcp) => {
+                match self.connector_server(tool, &input) {
+                    Ok(server) => self.connect_server(&server, true, Some(cancel)).await,
+                    Err(invalid) => invalid,
                 }
             }
-            ToolOrigin::Builtin => {
+            ToolOrigin::Builtin(BuiltinTool::DisconnectMcp) => {
+                match self.connector_server(tool, &input) {
+                    Ok(server) => self.disconnect_server(&server).await,
+                    Err(invalid) => invalid,
+                }
+            }
+            ToolOrigin::Builtin(
+                kind @ (BuiltinTool::Bash
+                | BuiltinTool::ReadFile
+                | BuiltinTool::WriteFile
+                | BuiltinTool::EditFile
+                | BuiltinTool::Glob),
+            ) => {
                 let call =
-                    crate::builtin::run(&tool.name, &input, &self.workspace, cancel.child_token());
+                    crate::builtin::run(*kind, &input, &self.workspace, cancel.child_token());
                 let output = tokio::select! {
                     output = call => Some(output),
                     () = grace_after(cancel) => None,
@@ -415,6 +420,17 @@ fn server_argument(input: &Value) -> Option<String> {
 }
 
 impl Agent {
+    /// The server a connector call names, or the error result listing the configured ones.
+    fn connector_server(&self, tool: &PoolTool, input: &Value) -> Result<String, ToolRun> {
+        server_argument(input).ok_or_else(|| {
+            ToolRun::error(format!(
+                "Invalid arguments for {}: expected {{\"name\": \"<server>\"}}; available servers: {}",
+                tool.name,
+                self.hub.configured().join(", ")
+            ))
+        })
+    }
+
     /// The compiled input schema of a tool; None when the schema does not compile (that
     /// is the server's problem: the call goes through unchecked).
     fn validator(&mut self, tool: &PoolTool) -> Option<Arc<jsonschema::Validator>> {

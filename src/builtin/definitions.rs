@@ -1,27 +1,34 @@
 //! What the model is told about the built-in and connector tools. The descriptions are the
 //! only manual the model gets, so they state formats, limits and failure behaviour.
 
+use super::BuiltinTool;
 use super::shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
-use crate::pool::{PoolTool, ToolClaims, ToolOrigin};
+use crate::pool::PoolTool;
 use serde_json::{Value, json};
-
-pub const CONNECT_MCP: &str = "connect_mcp";
-pub const DISCONNECT_MCP: &str = "disconnect_mcp";
-
-/// The tools [`super::run`] executes, in pool order.
-pub const EXECUTABLE_NAMES: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
 
 /// bash, read_file, write_file, edit_file, glob, connect_mcp (enum of `server_names`), in
 /// that order: the pool before anything is connected.
 pub fn builtin_tools(server_names: &[String]) -> Vec<PoolTool> {
     vec![
-        PoolTool::builtin("bash", &bash_description(), bash_schema()),
-        PoolTool::builtin("read_file", READ_FILE_DESCRIPTION, read_file_schema()),
-        PoolTool::builtin("write_file", WRITE_FILE_DESCRIPTION, write_file_schema()),
-        PoolTool::builtin("edit_file", EDIT_FILE_DESCRIPTION, edit_file_schema()),
-        PoolTool::builtin("glob", GLOB_DESCRIPTION, glob_schema()),
-        connector(
-            CONNECT_MCP,
+        PoolTool::builtin(BuiltinTool::Bash, &bash_description(), bash_schema()),
+        PoolTool::builtin(
+            BuiltinTool::ReadFile,
+            READ_FILE_DESCRIPTION,
+            read_file_schema(),
+        ),
+        PoolTool::builtin(
+            BuiltinTool::WriteFile,
+            WRITE_FILE_DESCRIPTION,
+            write_file_schema(),
+        ),
+        PoolTool::builtin(
+            BuiltinTool::EditFile,
+            EDIT_FILE_DESCRIPTION,
+            edit_file_schema(),
+        ),
+        PoolTool::builtin(BuiltinTool::Glob, GLOB_DESCRIPTION, glob_schema()),
+        PoolTool::builtin(
+            BuiltinTool::ConnectMcp,
             &format!(
                 "Connect to a configured MCP server and add its tools to your tool pool. The \
                  answer lists the tools discovered; from your next step on they can be called \
@@ -31,17 +38,6 @@ pub fn builtin_tools(server_names: &[String]) -> Vec<PoolTool> {
             server_name_schema(server_names, "Name of the MCP server to connect to."),
         ),
     ]
-}
-
-fn connector(name: &str, description: &str, input_schema: Value) -> PoolTool {
-    PoolTool {
-        name: name.to_string(),
-        origin: ToolOrigin::Connector,
-        description: description.to_string(),
-        input_schema: std::sync::Arc::new(input_schema),
-        claims: ToolClaims::default(),
-        shortened: false,
-    }
 }
 
 fn available(server_names: &[String]) -> String {
@@ -211,8 +207,8 @@ pub fn disconnect_tool(connected: &[String]) -> Option<PoolTool> {
     if connected.is_empty() {
         return None;
     }
-    Some(connector(
-        DISCONNECT_MCP,
+    Some(PoolTool::builtin(
+        BuiltinTool::DisconnectMcp,
         &format!(
             "Disconnect from a connected MCP server and remove its tools from your tool \
              pool. Use it when a server's tools are no longer needed. Connected servers: {}.",

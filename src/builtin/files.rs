@@ -1,8 +1,8 @@
 //! read_file, write_file and edit_file. Text only: a file with NUL bytes or invalid UTF-8 is
 //! refused rather than shown garbled or rewritten lossily.
 
-use super::BuiltinOutput;
 use super::args::{ArgError, Args};
+use super::{BuiltinOutput, BuiltinTool};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -107,7 +107,7 @@ async fn blocking<T: Send + 'static>(
 // read_file
 
 pub async fn read_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
-    const TOOL: &str = "read_file";
+    const TOOL: &str = BuiltinTool::ReadFile.name();
     let parsed = (|| {
         let args = Args::new(input, &["path", "limit"])
             .map_err(|source| FileError::Args { tool: TOOL, source })?;
@@ -127,7 +127,7 @@ pub async fn read_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOu
 }
 
 fn read_numbered(full: &Path, shown: &str, limit: u64) -> Result<String, FileError> {
-    const TOOL: &str = "read_file";
+    const TOOL: &str = BuiltinTool::ReadFile.name();
     let file = std::fs::File::open(full).map_err(|e| FileError::io(TOOL, shown, e))?;
     let meta = file.metadata().map_err(|e| FileError::io(TOOL, shown, e))?;
     if meta.is_dir() {
@@ -221,7 +221,7 @@ fn decode_text(bytes: &[u8], truncated: bool) -> Result<&str, &'static str> {
 // write_file
 
 pub async fn write_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
-    const TOOL: &str = "write_file";
+    const TOOL: &str = BuiltinTool::WriteFile.name();
     let parsed = (|| {
         let args = Args::new(input, &["path", "content"])
             .map_err(|source| FileError::Args { tool: TOOL, source })?;
@@ -264,7 +264,7 @@ pub async fn write_file(input: &serde_json::Value, workspace: &Path) -> BuiltinO
 // edit_file
 
 pub async fn edit_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
-    const TOOL: &str = "edit_file";
+    const TOOL: &str = BuiltinTool::EditFile.name();
     let parsed = (|| {
         let args = Args::new(input, &["path", "old_text", "new_text"])
             .map_err(|source| FileError::Args { tool: TOOL, source })?;
@@ -299,7 +299,7 @@ pub async fn edit_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOu
 }
 
 fn edit(full: &Path, shown: &str, old: &str, new: &str) -> Result<String, FileError> {
-    const TOOL: &str = "edit_file";
+    const TOOL: &str = BuiltinTool::EditFile.name();
     if full.is_dir() {
         return Err(FileError::IsDirectory {
             tool: TOOL,

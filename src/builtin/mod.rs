@@ -10,11 +10,11 @@ mod capture;
 mod definitions;
 mod files;
 mod glob;
+mod kind;
 mod shell;
 
-pub use definitions::{
-    CONNECT_MCP, DISCONNECT_MCP, EXECUTABLE_NAMES, builtin_tools, disconnect_tool, pool_builtins,
-};
+pub use definitions::{builtin_tools, disconnect_tool, pool_builtins};
+pub use kind::BuiltinTool;
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 
 use serde_json::Value;
@@ -46,19 +46,22 @@ impl BuiltinOutput {
 
 /// Runs one of the five file/shell built-ins inside `workspace`. Relative paths resolve
 /// against `workspace`; absolute paths are used as given (the policy approved them).
+/// The connectors change the pool, which only the agent can do: here they are an error.
 pub async fn run(
-    name: &str,
+    tool: BuiltinTool,
     input: &Value,
     workspace: &Path,
     cancel: CancellationToken,
 ) -> BuiltinOutput {
-    match name {
-        "bash" => shell::run_bash(input, workspace, cancel).await,
-        "read_file" => files::read_file(input, workspace).await,
-        "write_file" => files::write_file(input, workspace).await,
-        "edit_file" => files::edit_file(input, workspace).await,
-        "glob" => glob::run_glob(input, workspace, cancel).await,
-        other => BuiltinOutput::error(format!("Unknown tool: {other}")),
+    match tool {
+        BuiltinTool::Bash => shell::run_bash(input, workspace, cancel).await,
+        BuiltinTool::ReadFile => files::read_file(input, workspace).await,
+        BuiltinTool::WriteFile => files::write_file(input, workspace).await,
+        BuiltinTool::EditFile => files::edit_file(input, workspace).await,
+        BuiltinTool::Glob => glob::run_glob(input, workspace, cancel).await,
+        BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => {
+            BuiltinOutput::error(format!("Unknown tool: {tool}"))
+        }
     }
 }
 

@@ -9,8 +9,8 @@ fn workspace() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
-async fn call(name: &str, input: Value, ws: &Path) -> BuiltinOutput {
-    run(name, &input, ws, CancellationToken::new()).await
+async fn call(tool: BuiltinTool, input: Value, ws: &Path) -> BuiltinOutput {
+    run(tool, &input, ws, CancellationToken::new()).await
 }
 
 fn names(servers: &[&str]) -> Vec<String> {
@@ -96,13 +96,23 @@ fn tools_come_in_order_with_origins() {
             "disconnect_mcp"
         ]
     );
-    for tool in &tools[..5] {
-        assert_eq!(tool.origin, ToolOrigin::Builtin, "{}", tool.name);
-        assert!(EXECUTABLE_NAMES.contains(&tool.name.as_str()));
+    for (tool, kind) in tools.iter().zip(BuiltinTool::ALL) {
+        assert_eq!(tool.origin, ToolOrigin::Builtin(kind), "{}", tool.name);
+        assert_eq!(tool.name, kind.name());
     }
-    for tool in &tools[5..] {
-        assert_eq!(tool.origin, ToolOrigin::Connector, "{}", tool.name);
-    }
+    let origins: Vec<&str> = tools.iter().map(|t| t.origin.as_str()).collect();
+    assert_eq!(
+        origins,
+        [
+            "builtin",
+            "builtin",
+            "builtin",
+            "builtin",
+            "builtin",
+            "connector",
+            "connector"
+        ]
+    );
 }
 
 #[test]
@@ -170,12 +180,18 @@ fn connector_tools_enumerate_the_configured_servers() {
 }
 
 #[tokio::test]
-async fn unknown_tool_is_an_error() {
+async fn connectors_are_not_run_here() {
+    // connect_mcp changes the pool, which only the agent can do.
     let ws = workspace();
-    let out = call("connect_mcp", json!({"name": "docs"}), ws.path()).await;
+    let out = call(BuiltinTool::ConnectMcp, json!({"name": "docs"}), ws.path()).await;
     assert_eq!(out, BuiltinOutput::error("Unknown tool: connect_mcp"));
-    let out = call("rm_rf", json!({}), ws.path()).await;
-    assert_eq!(out, BuiltinOutput::error("Unknown tool: rm_rf"));
+    let out = call(
+        BuiltinTool::DisconnectMcp,
+        json!({"name": "docs"}),
+        ws.path(),
+    )
+    .await;
+    assert_eq!(out, BuiltinOutput::error("Unknown tool: disconnect_mcp"));
 }
 
 // ----------------------------------------------------------------------------------------
@@ -184,18 +200,23 @@ async fn unknown_tool_is_an_error() {
 #[tokio::test]
 async fn bash_reports_output_and_exit_status() {
     let ws = workspace();
-    let out = call("bash", json!({"command": "echo hello"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::Bash,
+        json!({"command": "echo hello"}),
+        ws.path(),
+    )
+    .await;
     assert_eq!(out, BuiltinOutput::ok("hello\nexit status: 0"));
 
     let out = call(
-        "bash",
+        BuiltinTool::Bash,
         json!({"command": "echo failing; exit 3"}),
         ws.path(),
     )
     .await;
     assert_eq!(out, BuiltinOutput::error("failing\nexit status: 3"));
 
-    let out = call("bash", json!({"command": "true"}), ws.path()).await;
+    let out = call(BuiltinTool::Bash, json!({"command": "true"}), ws.path()).await;
     assert_eq!(out, BuiltinOutput::ok("(no output)\nexit status: 0"));
 }
 
@@ -203,7 +224,7 @@ async fn bash_reports_output_and_exit_status() {
 async fn bash_interleaves_stdout_and_stderr_in_order() {
     let ws = workspace();
     let out = call(
-        "bash",
+        BuiltinTool::Bash,
         json!({"command": "echo one; echo two >&2; echo three; echo four >&2"}),
         ws.path(),
     )
@@ -217,7 +238,7 @@ async fn bash_runs_in_the_workspace_with_empty_stdin() {
     std::fs::write(ws.path().join("marker.txt"), "here").unwrap();
     // `cat` with no arguments reads stdin: it must see end-of-file, not hang.
     let out = call(
-        "bash",
+        BuiltinTool::Bash,
         json!({"command": "cat marker.txt; cat; pwd -P"}),
         ws.path(),
     )
@@ -232,7 +253,12 @@ async fn bash_runs_in_the_workspace_with_empty_stdin() {
 #[tokio::test]
 async fn bash_reports_death_by_signal() {
     let ws = workspace();
-    let out = call("bash", json!({"command": "kill -TERM $$"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::Bash,
+        json!({"command": "kill -TERM $$"}),
+        ws.path(),
+    )
+    .await;
     assert!(out.is_error);
     assert!(
         out.text.ends_with("terminated by signal 15"),
@@ -269,12 +295,12 @@ async fn bash_falls_back_to_sh_when_bash_is_missing() {
 #[tokio::test]
 async fn bash_validates_its_arguments() {
     let ws = workspace();
-    let out = call("bash", json!({}), ws.path()).await;
+    let out = call(BuiltinTool::Bash, json!({}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::error("Invalid input for bash: missing required field 'command'")
     );
-    let out = call("bash", json!({"command": ["ls"]}), ws.path()).await;
+    let out = call(BuiltinTool::Bash, json!({"command": ["ls"]}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::error(
@@ -282,7 +308,7 @@ async fn bash_validates_its_arguments() {
         )
     );
     let out = call(
-        "bash",
+        BuiltinTool::Bash,
         json!({"command": "ls", "timeout_ms": "soon"}),
         ws.path(),
     )
@@ -293,7 +319,12 @@ async fn bash_validates_its_arguments() {
             "Invalid input for bash: field 'timeout_ms' must be a positive integer, got string \"soon\""
         )
     );
-    let out = call("bash", json!({"command": "ls", "cwd": "/"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::Bash,
+        json!({"command": "ls", "cwd": "/"}),
+        ws.path(),
+    )
+    .await;
     assert!(out.is_error);
     assert!(out.text.contains("unknown field 'cwd'"), "{}", out.text);
 }
@@ -302,7 +333,7 @@ async fn bash_validates_its_arguments() {
 async fn bash_timeout_kills_the_whole_process_group() {
     let ws = workspace();
     let out = call(
-        "bash",
+        BuiltinTool::Bash,
         json!({"command": "sleep 300 & echo bg=$!; sleep 300", "timeout_ms": 1500}),
         ws.path(),
     )
@@ -327,7 +358,7 @@ async fn bash_stops_background_leftovers_when_the_command_finishes() {
     let ws = workspace();
     // Without the group kill this call would wait for the 300 s sleep holding the pipe.
     let out = call(
-        "bash",
+        BuiltinTool::Bash,
         json!({"command": "sleep 300 & echo bg=$!"}),
         ws.path(),
     )
@@ -350,7 +381,7 @@ async fn bash_cancel_kills_the_process_group() {
         let cancel = cancel.clone();
         async move {
             let input = json!({"command": "sleep 300 & echo $! > bg.pid; echo started; sleep 300"});
-            run("bash", &input, &dir, cancel).await
+            run(BuiltinTool::Bash, &input, &dir, cancel).await
         }
     });
     let pid_file = ws.path().join("bg.pid");
@@ -389,7 +420,7 @@ async fn bash_cancel_kills_the_process_group() {
 async fn bash_output_is_capped_with_head_tail_and_marker() {
     let ws = workspace();
     let command = "head -c 30000 /dev/zero | tr '\\0' a; head -c 30000 /dev/zero | tr '\\0' b";
-    let out = call("bash", json!({"command": command}), ws.path()).await;
+    let out = call(BuiltinTool::Bash, json!({"command": command}), ws.path()).await;
     let expected = format!(
         "{}\n[output truncated: 10000 characters omitted]\n{}\nexit status: 0",
         "a".repeat(25_000),
@@ -403,7 +434,7 @@ async fn bash_output_is_capped_with_head_tail_and_marker() {
 async fn bash_huge_output_keeps_only_the_cap() {
     let ws = workspace();
     let command = "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo last line";
-    let out = call("bash", json!({"command": command}), ws.path()).await;
+    let out = call(BuiltinTool::Bash, json!({"command": command}), ws.path()).await;
     assert!(
         out.text
             .contains("\n[output truncated: 2950011 characters omitted]\n"),
@@ -421,7 +452,7 @@ async fn bash_huge_output_keeps_only_the_cap() {
 async fn read_file_numbers_lines_like_cat_n() {
     let ws = workspace();
     std::fs::write(ws.path().join("a.txt"), "first\n  second\r\nthird").unwrap();
-    let out = call("read_file", json!({"path": "a.txt"}), ws.path()).await;
+    let out = call(BuiltinTool::ReadFile, json!({"path": "a.txt"}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::ok("     1\tfirst\n     2\t  second\n     3\tthird\n")
@@ -429,7 +460,7 @@ async fn read_file_numbers_lines_like_cat_n() {
     // Absolute paths are accepted as given.
     let abs = ws.path().join("a.txt");
     let out = call(
-        "read_file",
+        BuiltinTool::ReadFile,
         json!({"path": abs.to_str().unwrap()}),
         ws.path(),
     )
@@ -443,7 +474,7 @@ async fn read_file_limit_says_more_follows() {
     let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
     std::fs::write(ws.path().join("ten.txt"), text).unwrap();
     let out = call(
-        "read_file",
+        BuiltinTool::ReadFile,
         json!({"path": "ten.txt", "limit": 3}),
         ws.path(),
     )
@@ -456,7 +487,7 @@ async fn read_file_limit_says_more_follows() {
     assert!(!out.is_error);
     // A limit equal to the length shows everything without a note.
     let out = call(
-        "read_file",
+        BuiltinTool::ReadFile,
         json!({"path": "ten.txt", "limit": 10}),
         ws.path(),
     )
@@ -470,7 +501,7 @@ async fn read_file_caps_large_files() {
     let text: String = (1..=20_000).map(|i| format!("{i:0>20}\n")).collect();
     std::fs::write(ws.path().join("big.txt"), &text).unwrap();
     let out = call(
-        "read_file",
+        BuiltinTool::ReadFile,
         json!({"path": "big.txt", "limit": 100000}),
         ws.path(),
     )
@@ -493,7 +524,12 @@ async fn read_file_caps_large_files() {
 #[tokio::test]
 async fn read_file_errors() {
     let ws = workspace();
-    let out = call("read_file", json!({"path": "nope.txt"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::ReadFile,
+        json!({"path": "nope.txt"}),
+        ws.path(),
+    )
+    .await;
     assert_eq!(
         out,
         BuiltinOutput::error("read_file: nope.txt does not exist")
@@ -504,35 +540,50 @@ async fn read_file_errors() {
         [0x7f, b'E', b'L', b'F', 0, 1, 2],
     )
     .unwrap();
-    let out = call("read_file", json!({"path": "blob.bin"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::ReadFile,
+        json!({"path": "blob.bin"}),
+        ws.path(),
+    )
+    .await;
     assert_eq!(
         out,
         BuiltinOutput::error("read_file: blob.bin is not a text file (binary content)")
     );
 
     std::fs::write(ws.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
-    let out = call("read_file", json!({"path": "latin1.txt"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::ReadFile,
+        json!({"path": "latin1.txt"}),
+        ws.path(),
+    )
+    .await;
     assert_eq!(
         out,
         BuiltinOutput::error("read_file: latin1.txt is not a text file (not valid UTF-8)")
     );
 
     std::fs::create_dir(ws.path().join("sub")).unwrap();
-    let out = call("read_file", json!({"path": "sub"}), ws.path()).await;
+    let out = call(BuiltinTool::ReadFile, json!({"path": "sub"}), ws.path()).await;
     assert!(out.is_error);
     assert!(out.text.contains("sub is a directory"), "{}", out.text);
 
     std::fs::write(ws.path().join("empty.txt"), "").unwrap();
-    let out = call("read_file", json!({"path": "empty.txt"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::ReadFile,
+        json!({"path": "empty.txt"}),
+        ws.path(),
+    )
+    .await;
     assert_eq!(out, BuiltinOutput::ok("[empty.txt is empty]"));
 
-    let out = call("read_file", json!({"limit": 3}), ws.path()).await;
+    let out = call(BuiltinTool::ReadFile, json!({"limit": 3}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::error("Invalid input for read_file: missing required field 'path'")
     );
     let out = call(
-        "read_file",
+        BuiltinTool::ReadFile,
         json!({"path": "empty.txt", "limit": 0}),
         ws.path(),
     )
@@ -552,7 +603,7 @@ async fn read_file_errors() {
 async fn write_file_creates_parents_and_reports_bytes() {
     let ws = workspace();
     let out = call(
-        "write_file",
+        BuiltinTool::WriteFile,
         json!({"path": "deep/er/new.txt", "content": "héllo\n"}),
         ws.path(),
     )
@@ -566,7 +617,7 @@ async fn write_file_creates_parents_and_reports_bytes() {
         "héllo\n"
     );
     let out = call(
-        "write_file",
+        BuiltinTool::WriteFile,
         json!({"path": "deep/er/new.txt", "content": ""}),
         ws.path(),
     )
@@ -584,7 +635,7 @@ async fn write_file_creates_parents_and_reports_bytes() {
 #[tokio::test]
 async fn write_file_errors() {
     let ws = workspace();
-    let out = call("write_file", json!({"path": "x.txt"}), ws.path()).await;
+    let out = call(BuiltinTool::WriteFile, json!({"path": "x.txt"}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::error("Invalid input for write_file: missing required field 'content'")
@@ -593,7 +644,7 @@ async fn write_file_errors() {
 
     std::fs::create_dir(ws.path().join("dir")).unwrap();
     let out = call(
-        "write_file",
+        BuiltinTool::WriteFile,
         json!({"path": "dir", "content": "x"}),
         ws.path(),
     )
@@ -604,7 +655,7 @@ async fn write_file_errors() {
     // A parent that is a file cannot become a directory.
     std::fs::write(ws.path().join("plain"), "x").unwrap();
     let out = call(
-        "write_file",
+        BuiltinTool::WriteFile,
         json!({"path": "plain/child.txt", "content": "x"}),
         ws.path(),
     )
@@ -630,7 +681,7 @@ async fn edit_file_replaces_exactly_one_occurrence() {
     let file = ws.path().join("main.rs");
     std::fs::write(&file, "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
     let out = call(
-        "edit_file",
+        BuiltinTool::EditFile,
         json!({"path": "main.rs", "old_text": "println!(\"hi\");", "new_text": "println!(\"bye\");\n    return;"}),
         ws.path(),
     )
@@ -653,7 +704,7 @@ async fn edit_file_refuses_zero_or_many_occurrences() {
     std::fs::write(&file, original).unwrap();
 
     let out = call(
-        "edit_file",
+        BuiltinTool::EditFile,
         json!({"path": "f.txt", "old_text": "gamma", "new_text": "delta"}),
         ws.path(),
     )
@@ -667,7 +718,7 @@ async fn edit_file_refuses_zero_or_many_occurrences() {
     );
 
     let out = call(
-        "edit_file",
+        BuiltinTool::EditFile,
         json!({"path": "f.txt", "old_text": "alpha", "new_text": "omega"}),
         ws.path(),
     )
@@ -688,7 +739,7 @@ async fn edit_file_matches_crlf_files_with_plain_newlines() {
     let file = ws.path().join("win.txt");
     std::fs::write(&file, "one\r\ntwo\r\nthree\r\n").unwrap();
     let out = call(
-        "edit_file",
+        BuiltinTool::EditFile,
         json!({"path": "win.txt", "old_text": "one\ntwo", "new_text": "uno\ndos"}),
         ws.path(),
     )
@@ -704,7 +755,7 @@ async fn edit_file_matches_crlf_files_with_plain_newlines() {
 async fn edit_file_errors() {
     let ws = workspace();
     let out = call(
-        "edit_file",
+        BuiltinTool::EditFile,
         json!({"path": "missing.txt", "old_text": "a", "new_text": "b"}),
         ws.path(),
     )
@@ -716,7 +767,7 @@ async fn edit_file_errors() {
 
     std::fs::write(ws.path().join("f.txt"), "abc").unwrap();
     let out = call(
-        "edit_file",
+        BuiltinTool::EditFile,
         json!({"path": "f.txt", "old_text": "", "new_text": "b"}),
         ws.path(),
     )
@@ -729,7 +780,7 @@ async fn edit_file_errors() {
     );
 
     let out = call(
-        "edit_file",
+        BuiltinTool::EditFile,
         json!({"path": "f.txt", "old_text": "abc", "new_text": "abc"}),
         ws.path(),
     )
@@ -738,7 +789,7 @@ async fn edit_file_errors() {
     assert!(out.text.contains("identical"), "{}", out.text);
 
     let out = call(
-        "edit_file",
+        BuiltinTool::EditFile,
         json!({"path": "f.txt", "old_text": "abc"}),
         ws.path(),
     )
@@ -774,20 +825,25 @@ async fn glob_matches_relative_paths_sorted() {
     ] {
         touch(ws.path(), rel);
     }
-    let out = call("glob", json!({"pattern": "**/*.rs"}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": "**/*.rs"}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::ok("build.rs\nsrc/lib/mod.rs\nsrc/main.rs")
     );
-    let out = call("glob", json!({"pattern": "src/*.rs"}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": "src/*.rs"}), ws.path()).await;
     assert_eq!(out.text, "src/main.rs");
-    let out = call("glob", json!({"pattern": "./*.{md,rs}"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::Glob,
+        json!({"pattern": "./*.{md,rs}"}),
+        ws.path(),
+    )
+    .await;
     assert_eq!(out.text, "README.md\nbuild.rs");
     // An absolute pattern inside the workspace is fine.
     let abs = format!("{}/src/**", ws.path().display());
-    let out = call("glob", json!({"pattern": abs}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": abs}), ws.path()).await;
     assert_eq!(out.text, "src/lib/mod.rs\nsrc/main.rs\nsrc/notes.txt");
-    let out = call("glob", json!({"pattern": "*.py"}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": "*.py"}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::ok("No files in the workspace match '*.py'.")
@@ -800,7 +856,12 @@ async fn glob_caps_at_200_and_says_so() {
     for i in 0..250 {
         touch(ws.path(), &format!("many/f{i:03}.txt"));
     }
-    let out = call("glob", json!({"pattern": "many/*.txt"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::Glob,
+        json!({"pattern": "many/*.txt"}),
+        ws.path(),
+    )
+    .await;
     let lines: Vec<&str> = out.text.lines().collect();
     assert_eq!(lines.len(), 201);
     assert_eq!(lines[0], "many/f000.txt");
@@ -823,7 +884,7 @@ async fn glob_skips_git_and_target() {
     ] {
         touch(ws.path(), rel);
     }
-    let out = call("glob", json!({"pattern": "**/*"}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": "**/*"}), ws.path()).await;
     assert_eq!(out.text, ".hidden.rs\nsrc/a.rs");
 }
 
@@ -839,19 +900,29 @@ async fn glob_never_lists_outside_the_workspace() {
     // listed under its name inside the workspace.
     std::os::unix::fs::symlink(outside.path().join("secret/key.pem"), ws.path().join("pem"))
         .unwrap();
-    let out = call("glob", json!({"pattern": "**/*"}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": "**/*"}), ws.path()).await;
     assert_eq!(out.text, "inside.txt\npem");
-    let out = call("glob", json!({"pattern": "link/*"}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": "link/*"}), ws.path()).await;
     assert_eq!(out.text, "No files in the workspace match 'link/*'.");
 
-    let out = call("glob", json!({"pattern": "../**/*.pem"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::Glob,
+        json!({"pattern": "../**/*.pem"}),
+        ws.path(),
+    )
+    .await;
     assert!(out.is_error);
     assert!(out.text.contains("contains '..'"), "{}", out.text);
-    let out = call("glob", json!({"pattern": "{..,src}/*"}), ws.path()).await;
+    let out = call(
+        BuiltinTool::Glob,
+        json!({"pattern": "{..,src}/*"}),
+        ws.path(),
+    )
+    .await;
     assert!(out.is_error);
 
     let pattern = format!("{}/**/*.pem", outside.path().display());
-    let out = call("glob", json!({"pattern": pattern}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": pattern}), ws.path()).await;
     assert!(out.is_error);
     assert!(
         out.text.contains("points outside the workspace"),
@@ -864,21 +935,21 @@ async fn glob_never_lists_outside_the_workspace() {
 #[tokio::test]
 async fn glob_errors() {
     let ws = workspace();
-    let out = call("glob", json!({"pattern": "src/[a"}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": "src/[a"}), ws.path()).await;
     assert!(out.is_error);
     assert!(
         out.text.starts_with("glob: invalid pattern 'src/[a'"),
         "{}",
         out.text
     );
-    let out = call("glob", json!({"pattern": 7}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": 7}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::error(
             "Invalid input for glob: field 'pattern' must be a string, got number 7"
         )
     );
-    let out = call("glob", json!({"pattern": ""}), ws.path()).await;
+    let out = call(BuiltinTool::Glob, json!({"pattern": ""}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::error("glob: field 'pattern' must not be empty")

@@ -128,8 +128,8 @@ pub struct PoolLine {
 impl From<&PoolEntry> for PoolLine {
     fn from(entry: &PoolEntry) -> PoolLine {
         let (origin, server, tool) = match &entry.tool.origin {
-            ToolOrigin::Builtin => (OriginKind::Builtin, None, None),
-            ToolOrigin::Connector => (OriginKind::Connector, None, None),
+            ToolOrigin::Builtin(kind) if kind.is_connector() => (OriginKind::Connector, None, None),
+            ToolOrigin::Builtin(_) => (OriginKind::Builtin, None, None),
             ToolOrigin::Mcp { server, tool } => {
                 (OriginKind::Mcp, Some(server.clone()), Some(tool.clone()))
             }

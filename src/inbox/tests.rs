@@ -9,7 +9,14 @@ use crate::pool::PoolTool;
 fn tool_call(name: &str) -> ToolCall {
     ToolCall {
         call_id: "c1".into(),
-        tool: PoolTool::builtin(name, "", json!({"type": "object"})),
+        tool: PoolTool {
+            name: name.into(),
+            ..PoolTool::builtin(
+                crate::builtin::BuiltinTool::Bash,
+                "",
+                json!({"type": "object"}),
+            )
+        },
         input: json!({"command": "rm -rf build"}),
         why: "`rm -rf build` is destructive".into(),
         verdict: Verdict {

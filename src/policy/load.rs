@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::rule::RuleKind;
 use super::{OutsideWorkspace, Policy, PolicyRule, Rule, RuleList, RuleSource};
 use crate::config::Diagnostic;
 
@@ -118,12 +119,10 @@ fn check_rule(text: &str, list: RuleList) -> Result<Rule, (usize, String)> {
             format!(
                 "refused: allow rule {:?} would allow every call of {}; name the tools or commands instead",
                 rule.text,
-                if rule.text.starts_with("mcp__") {
-                    "every MCP tool"
-                } else if rule.text.to_ascii_lowercase().starts_with("bash") {
-                    "bash"
-                } else {
-                    "every tool"
+                match rule.kind {
+                    RuleKind::AnyMcp => "every MCP tool",
+                    RuleKind::Bash(_) => "bash",
+                    _ => "every tool",
                 }
             ),
         ));

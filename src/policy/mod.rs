@@ -2,6 +2,11 @@
 //! Allow / Ask / Deny, with the rule that decided it and where that rule came from.
 //! Servers never authorize anything: annotations and descriptions are ignored here.
 //!
+//! `decide` and `badge` do no I/O: where a file tool's path really points is resolved by
+//! the caller ([`resolve_target`]) and handed in through [`PolicyContext`]. The I/O lives
+//! in explicit functions: [`load`], [`TrustStore`], [`resolve_target`] and
+//! [`store::append_allow_rule`].
+//!
 //! Order of evaluation for one call (for bash: for every command the line would run; the
 //! most restrictive result wins):
 //! 1. hard guards — the bash deny list; nothing overrides it;
@@ -18,22 +23,26 @@ mod bash_guard;
 mod load;
 mod rule;
 pub mod shell;
+pub mod store;
+mod target;
 mod trust;
 mod workspace;
 
-pub use always::{always_rule, write_allow_rule};
+pub use always::{AlwaysRule, always_rule};
 pub use audit::{AuditRecord, Decider, Permit, PersonAnswer, input_digest};
 pub use load::{LoadOptions, load, parse_permissions};
 pub use rule::{Rule, RuleError};
+pub use target::{Resolved, ResolvedTarget, path_to_resolve};
 pub use trust::TrustStore;
-pub use workspace::{Resolved, resolve as resolve_path};
+pub use workspace::{resolve as resolve_path, resolve_target};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use bash_guard::Class;
-use rule::{RuleKind, is_builtin};
+use rule::RuleKind;
+use target::PathRequest;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
@@ -89,6 +98,7 @@ impl Verdict {
     }
 }
 
+use crate::builtin::BuiltinTool;
 use crate::config::ServerConfig;
 use crate::pool::{PoolTool, ToolOrigin};
 use serde_json::Value;
@@ -98,6 +108,32 @@ use std::path::Path;
 #[derive(Debug, Clone)]
 pub struct PolicyContext<'a> {
     pub workspace: &'a Path,
+    /// Where this call's path points, resolved by the caller ([`resolve_target`]). A file
+    /// tool's call without it (or with one resolved for another path) asks.
+    pub target: Option<ResolvedTarget>,
+}
+
+impl<'a> PolicyContext<'a> {
+    /// A context without a resolved path: enough for bash, connectors, MCP tools and
+    /// badges.
+    pub fn new(workspace: &'a Path) -> Self {
+        PolicyContext {
+            workspace,
+            target: None,
+        }
+    }
+
+    pub fn with_target(self, target: Option<ResolvedTarget>) -> Self {
+        PolicyContext { target, ..self }
+    }
+
+    /// The resolved location for `requested`, if the caller resolved exactly that.
+    fn resolved(&self, requested: &str) -> Option<&Resolved> {
+        self.target
+            .as_ref()
+            .filter(|target| target.requested == requested)
+            .map(|target| &target.resolved)
+    }
 }
 
 /// Which list a rule is in.
@@ -295,19 +331,18 @@ impl Policy {
     // ---- decisions ----
 
     pub fn decide(&self, tool: &PoolTool, input: &Value, ctx: &PolicyContext<'_>) -> Verdict {
-        match &tool.origin {
+        match tool.origin {
             ToolOrigin::Mcp { .. } => {
                 self.evaluate(tool, &|r, _| r.matches_tool(tool), unlisted_mcp(tool))
             }
-            _ if tool.name == "bash" => self.decide_bash(tool, input),
-            _ if matches!(
-                tool.name.as_str(),
-                "read_file" | "write_file" | "edit_file" | "glob"
-            ) =>
-            {
-                self.decide_file(tool, input, ctx)
-            }
-            _ if matches!(tool.name.as_str(), "connect_mcp" | "disconnect_mcp") => {
+            ToolOrigin::Builtin(BuiltinTool::Bash) => self.decide_bash(tool, input),
+            ToolOrigin::Builtin(
+                kind @ (BuiltinTool::ReadFile
+                | BuiltinTool::WriteFile
+                | BuiltinTool::EditFile
+                | BuiltinTool::Glob),
+            ) => self.decide_file(kind, tool, input, ctx),
+            ToolOrigin::Builtin(BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp) => {
                 let name = input
                     .get("name")
                     .or_else(|| input.get("server"))
@@ -329,15 +364,6 @@ impl Policy {
                     )),
                 )
             }
-            _ => self.evaluate(
-                tool,
-                &|r, _| r.matches_tool(tool),
-                Guard::Fallback(Verdict::new(
-                    Decision::Allow,
-                    "default: built-in",
-                    RuleSource::Default,
-                )),
-            ),
         }
     }
 
@@ -345,14 +371,19 @@ impl Policy {
     /// the file tools are "guarded": Allow with the guard's name unless a rule names the
     /// whole tool.
     pub fn badge(&self, tool: &PoolTool, ctx: &PolicyContext<'_>) -> Verdict {
-        let guard_name = match tool.name.as_str() {
-            "bash" => "bash guard",
-            "read_file" | "write_file" | "edit_file" | "glob" => "workspace guard",
-            _ => return self.decide(tool, &Value::Object(Default::default()), ctx),
+        let guard_name = match tool.origin {
+            ToolOrigin::Builtin(BuiltinTool::Bash) => "bash guard",
+            ToolOrigin::Builtin(
+                BuiltinTool::ReadFile
+                | BuiltinTool::WriteFile
+                | BuiltinTool::EditFile
+                | BuiltinTool::Glob,
+            ) => "workspace guard",
+            ToolOrigin::Builtin(BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp)
+            | ToolOrigin::Mcp { .. } => {
+                return self.decide(tool, &Value::Object(Default::default()), ctx);
+            }
         };
-        if !is_builtin(tool, &tool.name) {
-            return self.decide(tool, &Value::Object(Default::default()), ctx);
-        }
         let whole_tool = |r: &Rule, _: RuleList| r.matches_tool(tool) && names_whole_tool(r);
         self.evaluate(
             tool,
@@ -520,13 +551,15 @@ impl Policy {
         Verdict::new(Decision::Allow, "bash guard", RuleSource::Default)
     }
 
-    fn decide_file(&self, tool: &PoolTool, input: &Value, ctx: &PolicyContext<'_>) -> Verdict {
-        let field = if tool.name == "glob" {
-            "pattern"
-        } else {
-            "path"
-        };
-        let Some(path) = input.get(field).and_then(Value::as_str) else {
+    fn decide_file(
+        &self,
+        kind: BuiltinTool,
+        tool: &PoolTool,
+        input: &Value,
+        ctx: &PolicyContext<'_>,
+    ) -> Verdict {
+        let Some(request) = target::path_request(kind, input) else {
+            let field = kind.path_field().unwrap_or("path");
             return Verdict::new(
                 Decision::Ask {
                     why: format!("{} call without a `{field}` string", tool.name),
@@ -535,24 +568,18 @@ impl Policy {
                 RuleSource::Default,
             );
         };
-        let (resolved, candidates, escapes) = if tool.name == "glob" {
-            glob_target(
-                path,
-                input.get("path").and_then(Value::as_str),
-                ctx.workspace,
-            )
-        } else {
-            let r = workspace::resolve(ctx.workspace, path);
-            let c = vec![r.rule_path()];
-            (r, c, false)
+        let Some(resolved) = ctx.resolved(&request.to_resolve) else {
+            return self.unresolved(tool, &request);
         };
+        let path = &request.shown;
+        let candidates = request.rule_candidates(resolved);
         let matches = |r: &Rule, _: RuleList| match &r.kind {
             RuleKind::Files { glob, .. } => {
                 r.matches_tool(tool) && candidates.iter().any(|c| glob.matches(c))
             }
             _ => r.matches_tool(tool),
         };
-        let guard = if !resolved.inside() || escapes {
+        let guard = if !resolved.inside() || request.escapes {
             let why = format!(
                 "`{path}` resolves outside the workspace ({})",
                 resolved.absolute.display()
@@ -566,8 +593,7 @@ impl Policy {
                 "workspace guard: outside the workspace",
                 RuleSource::Default,
             ))
-        } else if tool.name != "read_file"
-            && tool.name != "glob"
+        } else if kind.writes_files()
             && is_toolgate_config(resolved.relative.as_deref().unwrap_or(""))
         {
             Guard::Soft(Verdict::new(
@@ -586,6 +612,25 @@ impl Policy {
         };
         self.evaluate(tool, &matches, guard)
     }
+
+    /// A file tool's call whose path the caller did not resolve: nothing is known about
+    /// where it points, so it asks (a deny rule for the whole tool still denies).
+    fn unresolved(&self, tool: &PoolTool, request: &PathRequest) -> Verdict {
+        self.evaluate(
+            tool,
+            &|r, _| r.matches_tool(tool) && names_whole_tool(r),
+            Guard::Firm(Verdict::new(
+                Decision::Ask {
+                    why: format!(
+                        "`{}` was not resolved in the workspace before the decision",
+                        request.shown
+                    ),
+                },
+                "workspace guard: unresolved path",
+                RuleSource::Default,
+            )),
+        )
+    }
 }
 
 /// Rules that name a tool as a whole, without looking at its input.
@@ -602,46 +647,6 @@ fn names_whole_tool(r: &Rule) -> bool {
 /// Writing these would let the model change its own permissions or servers.
 fn is_toolgate_config(relative: &str) -> bool {
     relative == ".mcp.json" || relative == ".toolgate" || relative.starts_with(".toolgate/")
-}
-
-/// For `glob`: resolves the pattern's literal base directory (the part before the first
-/// component with a metacharacter). `escapes` is true when a `..` follows a wildcard, which
-/// could climb out of any base.
-fn glob_target(
-    pattern: &str,
-    base: Option<&str>,
-    workspace: &Path,
-) -> (Resolved, Vec<String>, bool) {
-    let is_meta = |s: &str| s.contains(['*', '?', '[', '{']);
-    let absolute = pattern.starts_with('/');
-    let parts: Vec<&str> = pattern.split('/').collect();
-    let split = parts.iter().position(|p| is_meta(p)).unwrap_or(parts.len());
-    let literal = parts[..split].join("/");
-    let rest = parts[split..].join("/");
-    let escapes = parts[split..].contains(&"..");
-    let literal = if literal.is_empty() && absolute {
-        "/".to_string()
-    } else if literal.is_empty() {
-        ".".to_string()
-    } else {
-        literal
-    };
-    let start = match base {
-        Some(b) if !Path::new(&literal).is_absolute() => {
-            format!("{}/{literal}", b.trim_end_matches('/'))
-        }
-        _ => literal,
-    };
-    let resolved = workspace::resolve(workspace, &start);
-    let base_rule = resolved.rule_path();
-    let full = if rest.is_empty() {
-        base_rule.clone()
-    } else if base_rule == "." {
-        rest
-    } else {
-        format!("{}/{rest}", base_rule.trim_end_matches('/'))
-    };
-    (resolved, vec![base_rule, full], escapes)
 }
 
 fn unlisted_mcp(tool: &PoolTool) -> Guard {

@@ -8,17 +8,8 @@
 
 use std::fmt;
 
+use crate::builtin::BuiltinTool;
 use crate::pool::{PoolTool, ToolOrigin, normalize};
-
-pub const BUILTIN_NAMES: [&str; 7] = [
-    "bash",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "connect_mcp",
-    "disconnect_mcp",
-];
 
 #[derive(Debug, Clone)]
 pub struct Rule {
@@ -42,13 +33,13 @@ pub enum RuleKind {
     },
     Bash(BashPattern),
     /// A bare built-in name or `Read`/`Edit`/`Write` without a specifier.
-    Tools(Vec<&'static str>),
+    Tools(Vec<BuiltinTool>),
     Files {
-        tools: Vec<&'static str>,
+        tools: Vec<BuiltinTool>,
         glob: FileGlob,
     },
     Connector {
-        tool: &'static str,
+        tool: BuiltinTool,
         name: NamePattern,
     },
 }
@@ -95,17 +86,28 @@ fn err(offset: usize, message: impl Into<String>) -> RuleError {
     }
 }
 
-fn file_tools(name: &str) -> Option<Vec<&'static str>> {
-    Some(match name {
-        "Read" => vec!["read_file", "glob"],
-        "Edit" => vec!["edit_file"],
-        "Write" => vec!["write_file"],
-        "read_file" => vec!["read_file"],
-        "edit_file" => vec!["edit_file"],
-        "write_file" => vec!["write_file"],
-        "glob" => vec!["glob"],
-        _ => return None,
-    })
+/// The rule family (`Read(…)`, `Edit(…)`, `Write(…)`) that names a file tool's paths.
+pub(crate) fn file_family(tool: BuiltinTool) -> Option<&'static str> {
+    match tool {
+        BuiltinTool::ReadFile | BuiltinTool::Glob => Some("Read"),
+        BuiltinTool::EditFile => Some("Edit"),
+        BuiltinTool::WriteFile => Some("Write"),
+        BuiltinTool::Bash | BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => None,
+    }
+}
+
+/// The file tools a rule name covers: a family covers its members, a bare name itself.
+fn file_tools(name: &str) -> Option<Vec<BuiltinTool>> {
+    let family: Vec<BuiltinTool> = BuiltinTool::ALL
+        .into_iter()
+        .filter(|tool| file_family(*tool) == Some(name))
+        .collect();
+    if !family.is_empty() {
+        return Some(family);
+    }
+    BuiltinTool::from_name(name)
+        .filter(|tool| file_family(*tool).is_some())
+        .map(|tool| vec![tool])
 }
 
 fn valid_name_char(c: char) -> bool {
@@ -179,43 +181,51 @@ impl Rule {
                 "'*' is only allowed in MCP rules and as the whole rule",
             ));
         }
-        match (name, spec) {
-            ("Bash" | "bash", None) => Ok(RuleKind::Bash(BashPattern::Any)),
-            ("Bash" | "bash", Some((inner, at))) => parse_bash(inner, at).map(RuleKind::Bash),
-            ("connect_mcp" | "disconnect_mcp", spec) => {
-                let tool = if name == "connect_mcp" {
-                    "connect_mcp"
-                } else {
-                    "disconnect_mcp"
+        let builtin = match name {
+            "Bash" => Some(BuiltinTool::Bash),
+            other => BuiltinTool::from_name(other),
+        };
+        match builtin {
+            Some(BuiltinTool::Bash) => {
+                return match spec {
+                    None => Ok(RuleKind::Bash(BashPattern::Any)),
+                    Some((inner, at)) => parse_bash(inner, at).map(RuleKind::Bash),
                 };
-                match spec {
+            }
+            Some(tool @ (BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp)) => {
+                return match spec {
                     None => Ok(RuleKind::Tools(vec![tool])),
                     Some((inner, at)) => Ok(RuleKind::Connector {
                         tool,
                         name: parse_name_pattern(inner, at)?,
                     }),
-                }
+                };
             }
-            (n, None) => match file_tools(n) {
-                Some(tools) => Ok(RuleKind::Tools(tools)),
-                None => Err(err(
-                    lead,
-                    format!(
-                        "unknown tool '{n}': expected Bash, Read, Edit, Write, {}, or an mcp__server[__tool] name",
-                        BUILTIN_NAMES.join(", ")
-                    ),
-                )),
-            },
-            (n, Some((inner, at))) => match file_tools(n) {
-                Some(tools) => Ok(RuleKind::Files {
-                    tools,
-                    glob: FileGlob::new(inner, at)?,
-                }),
-                None => Err(err(
-                    lead,
-                    format!("tool '{n}' takes no specifier (or is unknown)"),
-                )),
-            },
+            Some(
+                BuiltinTool::ReadFile
+                | BuiltinTool::WriteFile
+                | BuiltinTool::EditFile
+                | BuiltinTool::Glob,
+            )
+            | None => {}
+        }
+        match (file_tools(name), spec) {
+            (Some(tools), None) => Ok(RuleKind::Tools(tools)),
+            (Some(tools), Some((inner, at))) => Ok(RuleKind::Files {
+                tools,
+                glob: FileGlob::new(inner, at)?,
+            }),
+            (None, None) => Err(err(
+                lead,
+                format!(
+                    "unknown tool '{name}': expected Bash, Read, Edit, Write, {}, or an mcp__server[__tool] name",
+                    BuiltinTool::ALL.map(BuiltinTool::name).join(", ")
+                ),
+            )),
+            (None, Some(_)) => Err(err(
+                lead,
+                format!("tool '{name}' takes no specifier (or is unknown)"),
+            )),
         }
     }
 
@@ -251,20 +261,13 @@ impl Rule {
                 }
                 _ => false,
             },
-            RuleKind::Bash(_) => is_builtin(tool, "bash"),
-            RuleKind::Tools(names) => is_builtin_any(tool, names),
-            RuleKind::Files { tools, .. } => is_builtin_any(tool, tools),
-            RuleKind::Connector { tool: t, .. } => is_builtin(tool, t),
+            RuleKind::Bash(_) => tool.builtin_kind() == Some(BuiltinTool::Bash),
+            RuleKind::Tools(kinds) | RuleKind::Files { tools: kinds, .. } => tool
+                .builtin_kind()
+                .is_some_and(|kind| kinds.contains(&kind)),
+            RuleKind::Connector { tool: kind, .. } => tool.builtin_kind() == Some(*kind),
         }
     }
-}
-
-pub(crate) fn is_builtin(tool: &PoolTool, name: &str) -> bool {
-    !matches!(tool.origin, ToolOrigin::Mcp { .. }) && tool.name == name
-}
-
-fn is_builtin_any(tool: &PoolTool, names: &[&str]) -> bool {
-    names.iter().any(|n| is_builtin(tool, n))
 }
 
 fn parse_mcp(rest: &str, at: usize) -> Result<RuleKind, RuleError> {
@@ -458,7 +461,8 @@ mod tests {
     }
 
     fn builtin(name: &str) -> PoolTool {
-        PoolTool::builtin(name, "", json!({"type": "object"}))
+        let kind = BuiltinTool::from_name(name).unwrap();
+        PoolTool::builtin(kind, "", json!({"type": "object"}))
     }
 
     fn words(s: &str) -> Vec<String> {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::builtin::BuiltinTool;
 use crate::config::{ConfigSource, ServerTransport};
 use crate::pool::ToolClaims;
 use serde_json::json;
@@ -18,11 +19,8 @@ fn mcp(server: &str, tool: &str) -> PoolTool {
 }
 
 fn builtin(name: &str) -> PoolTool {
-    let mut t = PoolTool::builtin(name, "", json!({"type": "object"}));
-    if name.ends_with("_mcp") {
-        t.origin = ToolOrigin::Connector;
-    }
-    t
+    let kind = BuiltinTool::from_name(name).unwrap();
+    PoolTool::builtin(kind, "", json!({"type": "object"}))
 }
 
 fn with_rules(rules: &[(RuleList, &str, RuleSource)]) -> Policy {
@@ -44,7 +42,12 @@ fn project() -> RuleSource {
 }
 
 fn ctx(ws: &Path) -> PolicyContext<'_> {
-    PolicyContext { workspace: ws }
+    PolicyContext::new(ws)
+}
+
+/// The context the gate builds for one call: the call's path resolved on the file system.
+fn resolved<'a>(ws: &'a Path, tool: &PoolTool, input: &Value) -> PolicyContext<'a> {
+    PolicyContext::new(ws).with_target(resolve_target(ws, tool, input))
 }
 
 fn kind(v: &Verdict) -> &'static str {
@@ -346,12 +349,12 @@ fn workspace_guard_for_file_tools() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(ws.join("src")).unwrap();
-    let c = ctx(&ws);
     let p = Policy::default();
     let read = builtin("read_file");
     let write = builtin("write_file");
     let glob = builtin("glob");
-    let decide = |p: &Policy, t: &PoolTool, input: Value| p.decide(t, &input, &c);
+    let decide =
+        |p: &Policy, t: &PoolTool, input: Value| p.decide(t, &input, &resolved(&ws, t, &input));
     assert_eq!(
         kind(&decide(&p, &read, json!({"path": "src/main.rs"}))),
         "allow"
@@ -430,7 +433,8 @@ fn file_rules_match_relative_or_absolute_paths() {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let outside = std::fs::canonicalize(dir.path()).unwrap().join("shared");
-    let c = ctx(&ws);
+    let decide =
+        |p: &Policy, t: &PoolTool, input: Value| p.decide(t, &input, &resolved(&ws, t, &input));
     let allow_outside = format!("Read({}/**)", outside.display());
     let p = with_rules(&[
         (RuleList::Deny, "Read(.env)", user()),
@@ -439,33 +443,41 @@ fn file_rules_match_relative_or_absolute_paths() {
         (RuleList::Allow, "Write(.toolgate/config.toml)", user()),
     ]);
     let read = builtin("read_file");
-    assert_eq!(kind(&p.decide(&read, &json!({"path": ".env"}), &c)), "deny");
+    assert_eq!(kind(&decide(&p, &read, json!({"path": ".env"}))), "deny");
     assert_eq!(
-        kind(&p.decide(&read, &json!({"path": "./x/../.env"}), &c)),
+        kind(&decide(&p, &read, json!({"path": "./x/../.env"}))),
         "deny"
     );
     assert_eq!(
-        kind(&p.decide(&builtin("glob"), &json!({"pattern": ".env"}), &c)),
+        kind(&decide(&p, &builtin("glob"), json!({"pattern": ".env"}))),
         "deny"
     );
     assert_eq!(
-        kind(&p.decide(&builtin("edit_file"), &json!({"path": "docs/a/b.md"}), &c)),
+        kind(&decide(
+            &p,
+            &builtin("edit_file"),
+            json!({"path": "docs/a/b.md"})
+        )),
         "ask"
     );
     assert_eq!(
-        kind(&p.decide(&builtin("write_file"), &json!({"path": "docs/a/b.md"}), &c)),
+        kind(&decide(
+            &p,
+            &builtin("write_file"),
+            json!({"path": "docs/a/b.md"})
+        )),
         "allow"
     );
     let outside_file = outside.join("notes.txt");
-    let v = p.decide(&read, &json!({"path": outside_file.to_str().unwrap()}), &c);
+    let v = decide(&p, &read, json!({"path": outside_file.to_str().unwrap()}));
     assert_eq!(
         (kind(&v), v.rule.as_str()),
         ("allow", allow_outside.as_str())
     );
-    let v = p.decide(
+    let v = decide(
+        &p,
         &builtin("write_file"),
-        &json!({"path": ".toolgate/config.toml"}),
-        &c,
+        json!({"path": ".toolgate/config.toml"}),
     );
     assert_eq!(kind(&v), "allow");
 }
@@ -479,20 +491,23 @@ fn symlink_escape_asks() {
     std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
     std::os::unix::fs::symlink(dir.path().join("secret.txt"), ws.join("innocent.txt")).unwrap();
     std::os::unix::fs::symlink(dir.path(), ws.join("up")).unwrap();
-    let c = ctx(&ws);
     let p = Policy::default();
-    let v = p.decide(&builtin("read_file"), &json!({"path": "innocent.txt"}), &c);
+    let decide = |t: &PoolTool, input: Value| p.decide(t, &input, &resolved(&ws, t, &input));
+    let v = decide(&builtin("read_file"), json!({"path": "innocent.txt"}));
     assert_eq!(kind(&v), "ask");
     let Decision::Ask { why } = &v.decision else {
         unreachable!()
     };
     assert!(why.contains("secret.txt"), "{why}");
     assert_eq!(
-        kind(&p.decide(&builtin("write_file"), &json!({"path": "up/new.txt"}), &c)),
+        kind(&decide(
+            &builtin("write_file"),
+            json!({"path": "up/new.txt"})
+        )),
         "ask"
     );
     assert_eq!(
-        kind(&p.decide(&builtin("glob"), &json!({"pattern": "up/*"}), &c)),
+        kind(&decide(&builtin("glob"), json!({"pattern": "up/*"}))),
         "ask"
     );
 }
@@ -548,9 +563,10 @@ fn project_servers_ask_once_per_definition() {
 fn always_rules_per_tool_kind() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path();
-    let c = ctx(ws);
     let p = Policy::default();
-    let rule = |t: &PoolTool, input: Value| always_rule(&p, t, &input, &c);
+    let rule = |t: &PoolTool, input: Value| {
+        always_rule(&p, t, &input, &resolved(ws, t, &input)).map(|always| always.text)
+    };
     assert_eq!(
         rule(
             &builtin("bash"),
@@ -583,24 +599,125 @@ fn always_rules_per_tool_kind() {
 }
 
 #[test]
-fn save_always_applies_at_once_and_writes_the_file() {
+fn always_rule_is_written_by_the_store_and_applied_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path();
     let c = ctx(ws);
     let mut p = Policy::default();
-    let (path, rule) = p
-        .save_always(&builtin("bash"), &json!({"command": "rm notes.txt"}), &c)
-        .unwrap();
-    assert_eq!(rule, "Bash(rm:*)");
-    assert_eq!(path, ws.join(".toolgate/config.toml"));
+    let rm = json!({"command": "rm notes.txt"});
+    let always = always_rule(&p, &builtin("bash"), &rm, &c).unwrap();
+    assert_eq!(always.text, "Bash(rm:*)");
+    assert_eq!(always.file, ws.join(".toolgate/config.toml"));
+    // Working out the rule wrote nothing and changed nothing.
+    assert!(!always.file.exists());
+    assert_eq!(kind(&bash(&p, "rm other.txt")), "ask");
+
+    assert!(store::append_allow_rule(&always.file, &always.text).unwrap());
+    p.apply_always(&always).unwrap();
     let v = bash(&p, "rm other.txt");
     assert_eq!(
         (kind(&v), v.source.clone()),
-        ("allow", RuleSource::ProjectConfig(path.clone()))
+        ("allow", RuleSource::ProjectConfig(always.file.clone()))
     );
-    p.save_always(&builtin("bash"), &json!({"command": "rm notes.txt"}), &c)
-        .unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
+    let again = always_rule(&p, &builtin("bash"), &rm, &c).unwrap();
+    assert!(!store::append_allow_rule(&again.file, &again.text).unwrap());
+    p.apply_always(&again).unwrap();
+    let text = std::fs::read_to_string(&always.file).unwrap();
     assert_eq!(text.matches("Bash(rm:*)").count(), 1, "{text}");
     assert_eq!(p.rules().len(), 1);
+}
+
+#[test]
+fn file_decisions_use_the_path_the_caller_resolved() {
+    // Nothing of this exists on disk: the decision must rest on the context alone. The
+    // gate resolved `innocent.txt` to a file outside (a symlink, say), so it asks, naming
+    // where it points.
+    let ws = Path::new("/nonexistent/ws");
+    let p = Policy::default();
+    let read = builtin("read_file");
+    let input = json!({"path": "innocent.txt"});
+    let target = |relative: Option<&str>, absolute: &str| ResolvedTarget {
+        requested: "innocent.txt".into(),
+        resolved: Resolved {
+            absolute: PathBuf::from(absolute),
+            relative: relative.map(str::to_string),
+        },
+    };
+    let outside = ctx(ws).with_target(Some(target(None, "/elsewhere/secret.txt")));
+    let v = p.decide(&read, &input, &outside);
+    assert_eq!(
+        (kind(&v), v.rule.as_str()),
+        ("ask", "workspace guard: outside the workspace")
+    );
+    let Decision::Ask { why } = &v.decision else {
+        unreachable!()
+    };
+    assert_eq!(
+        why,
+        "`innocent.txt` resolves outside the workspace (/elsewhere/secret.txt)"
+    );
+    // Resolved inside: allowed, and file rules match the resolved relative path.
+    let inside = ctx(ws).with_target(Some(target(
+        Some("docs/real.txt"),
+        "/nonexistent/ws/docs/real.txt",
+    )));
+    assert_eq!(kind(&p.decide(&read, &input, &inside)), "allow");
+    let denied = with_rules(&[(RuleList::Deny, "Read(docs/**)", user())]);
+    assert_eq!(kind(&denied.decide(&read, &input, &inside)), "deny");
+    // "Always" writes the resolved path, not the one the model typed.
+    assert_eq!(
+        always_rule(&p, &read, &input, &inside).unwrap().text,
+        "Read(docs/real.txt)"
+    );
+}
+
+#[test]
+fn a_file_call_without_its_resolved_path_asks() {
+    let ws = Path::new("/nonexistent/ws");
+    let p = Policy::default();
+    let write = builtin("write_file");
+    let input = json!({"path": "a.txt"});
+    // No target at all, or one resolved for another path: never trusted for this call.
+    let other = ResolvedTarget {
+        requested: "b.txt".into(),
+        resolved: Resolved {
+            absolute: PathBuf::from("/nonexistent/ws/b.txt"),
+            relative: Some("b.txt".into()),
+        },
+    };
+    for c in [ctx(ws), ctx(ws).with_target(Some(other))] {
+        let v = p.decide(&write, &input, &c);
+        assert_eq!(
+            (kind(&v), v.rule.as_str()),
+            ("ask", "workspace guard: unresolved path")
+        );
+        assert!(always_rule(&p, &write, &input, &c).is_err());
+    }
+    // A grant does not lift it; a deny rule for the whole tool still denies.
+    let mut granted = Policy::default();
+    granted.grant("write_file");
+    assert_eq!(kind(&granted.decide(&write, &input, &ctx(ws))), "ask");
+    let denied = with_rules(&[(RuleList::Deny, "write_file", user())]);
+    assert_eq!(kind(&denied.decide(&write, &input, &ctx(ws))), "deny");
+}
+
+#[test]
+fn the_gate_resolves_what_the_policy_expects() {
+    // resolve_target reads the same field the decision does: for glob the literal base.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    let glob = builtin("glob");
+    let target = resolve_target(&ws, &glob, &json!({"pattern": "src/**/*.rs"})).unwrap();
+    assert_eq!(target.requested, "src");
+    assert_eq!(target.resolved.relative.as_deref(), Some("src"));
+    assert_eq!(
+        resolve_target(&ws, &builtin("bash"), &json!({"command": "ls"})),
+        None
+    );
+    assert_eq!(
+        resolve_target(&ws, &mcp("fs", "read"), &json!({"path": "x"})),
+        None
+    );
+    assert_eq!(resolve_target(&ws, &builtin("read_file"), &json!({})), None);
 }

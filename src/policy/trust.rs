@@ -88,7 +88,7 @@ impl TrustStore {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
-        super::always::write_atomically(&self.path, &text)
+        super::store::write_atomically(&self.path, &text)
     }
 }
 

@@ -1,29 +1,24 @@
 //! Where a file tool's path really points: resolved against the workspace, `..` applied,
 //! symlinks followed (also dangling ones and those in not-yet-existing paths' ancestors).
-//! Read-only filesystem metadata is the only I/O here; nothing is created or opened.
+//! Read-only filesystem metadata is the only I/O here; nothing is created or opened. The
+//! gate calls [`resolve_target`] before it asks the policy, so the decision itself does no
+//! I/O.
 
+use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
 
-/// The resolved location of a path a tool wants to touch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
-    pub absolute: PathBuf,
-    /// Workspace-relative with `/` separators when inside, None when outside.
-    pub relative: Option<String>,
-}
+use super::target::{Resolved, ResolvedTarget, path_to_resolve};
+use crate::pool::PoolTool;
 
-impl Resolved {
-    pub fn inside(&self) -> bool {
-        self.relative.is_some()
-    }
-
-    /// The text `Read(…)`/`Edit(…)`/`Write(…)` rules are matched against.
-    pub fn rule_path(&self) -> String {
-        match &self.relative {
-            Some(rel) => rel.clone(),
-            None => self.absolute.to_string_lossy().into_owned(),
-        }
-    }
+/// Resolves the location this call of a file tool would touch (see
+/// [`path_to_resolve`]); None for other tools and for calls without the path field.
+pub fn resolve_target(workspace: &Path, tool: &PoolTool, input: &Value) -> Option<ResolvedTarget> {
+    let requested = path_to_resolve(tool, input)?;
+    let resolved = resolve(workspace, &requested);
+    Some(ResolvedTarget {
+        requested,
+        resolved,
+    })
 }
 
 /// Symlink hops followed before we treat the path as unresolvable (like ELOOP).

@@ -6,6 +6,7 @@ mod naming;
 
 pub use naming::{MAX_NAME_LEN, model_facing_name, normalize};
 
+use crate::builtin::BuiltinTool;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -18,13 +19,14 @@ use std::sync::Arc;
 pub type Schema = Arc<Value>;
 
 /// Where a tool comes from. MCP tools keep their raw names: calls go to the server under them.
+// Serialized through `OriginWire`, whose `kind` is what users see ("builtin", "connector",
+// "mcp"); connectors are built-ins here so that matches on the tool kind stay exhaustive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(into = "OriginWire", try_from = "OriginWire")]
 pub enum ToolOrigin {
-    /// bash, read_file, write_file, edit_file, glob.
-    Builtin,
-    /// connect_mcp / disconnect_mcp: tools that change the pool itself.
-    Connector,
+    /// bash, read_file, write_file, edit_file, glob, and the connectors connect_mcp /
+    /// disconnect_mcp (tools that change the pool itself).
+    Builtin(BuiltinTool),
     Mcp {
         server: String,
         tool: String,
@@ -35,7 +37,62 @@ impl ToolOrigin {
     pub fn server(&self) -> Option<&str> {
         match self {
             ToolOrigin::Mcp { server, .. } => Some(server),
-            _ => None,
+            ToolOrigin::Builtin(_) => None,
+        }
+    }
+
+    /// Which built-in this is; None for MCP tools.
+    pub fn builtin(&self) -> Option<BuiltinTool> {
+        match self {
+            ToolOrigin::Builtin(kind) => Some(*kind),
+            ToolOrigin::Mcp { .. } => None,
+        }
+    }
+
+    /// `builtin`, `connector` or `mcp`: the origin as the headless JSONL and the serialized
+    /// form name it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ToolOrigin::Builtin(kind) if kind.is_connector() => "connector",
+            ToolOrigin::Builtin(_) => "builtin",
+            ToolOrigin::Mcp { .. } => "mcp",
+        }
+    }
+}
+
+/// The serialized form of [`ToolOrigin`]: `{"kind": "builtin"|"connector", "tool": NAME}` or
+/// `{"kind": "mcp", "server": …, "tool": RAW_NAME}`.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum OriginWire {
+    Builtin { tool: BuiltinTool },
+    Connector { tool: BuiltinTool },
+    Mcp { server: String, tool: String },
+}
+
+impl From<ToolOrigin> for OriginWire {
+    fn from(origin: ToolOrigin) -> Self {
+        match origin {
+            ToolOrigin::Builtin(tool) if tool.is_connector() => OriginWire::Connector { tool },
+            ToolOrigin::Builtin(tool) => OriginWire::Builtin { tool },
+            ToolOrigin::Mcp { server, tool } => OriginWire::Mcp { server, tool },
+        }
+    }
+}
+
+impl TryFrom<OriginWire> for ToolOrigin {
+    type Error = String;
+
+    fn try_from(wire: OriginWire) -> Result<Self, String> {
+        let (tool, listed_as_connector) = match wire {
+            OriginWire::Builtin { tool } => (tool, false),
+            OriginWire::Connector { tool } => (tool, true),
+            OriginWire::Mcp { server, tool } => return Ok(ToolOrigin::Mcp { server, tool }),
+        };
+        if tool.is_connector() == listed_as_connector {
+            Ok(ToolOrigin::Builtin(tool))
+        } else {
+            Err(format!("{tool} is listed under the wrong kind"))
         }
     }
 }
@@ -169,10 +226,11 @@ pub struct PoolTool {
 }
 
 impl PoolTool {
-    pub fn builtin(name: &str, description: &str, input_schema: Value) -> Self {
+    /// A built-in's entry; its model-facing name is the kind's name.
+    pub fn builtin(kind: BuiltinTool, description: &str, input_schema: Value) -> Self {
         PoolTool {
-            name: name.to_string(),
-            origin: ToolOrigin::Builtin,
+            name: kind.name().to_string(),
+            origin: ToolOrigin::Builtin(kind),
             description: description.to_string(),
             input_schema: Arc::new(input_schema),
             claims: ToolClaims::default(),
@@ -184,11 +242,16 @@ impl PoolTool {
         self.origin.server()
     }
 
+    /// Which built-in this is; None for MCP tools.
+    pub fn builtin_kind(&self) -> Option<BuiltinTool> {
+        self.origin.builtin()
+    }
+
     /// `server/tool` for MCP tools, the name for the rest: what error messages call it.
     pub fn origin_label(&self) -> String {
         match &self.origin {
             ToolOrigin::Mcp { server, tool } => format!("MCP tool '{server}'/'{tool}'"),
-            _ => format!("built-in tool '{}'", self.name),
+            ToolOrigin::Builtin(_) => format!("built-in tool '{}'", self.name),
         }
     }
 }

@@ -93,7 +93,10 @@ fn non_object_schema_is_refused() {
 
 #[test]
 fn builtin_name_cannot_be_shadowed() {
-    let builtin = PoolTool::builtin("mcp__a__b", "odd builtin", json!({"type": "object"}));
+    // No built-in is named like an MCP tool today; the check must not rely on that.
+    let mut builtin =
+        PoolTool::builtin(BuiltinTool::Bash, "odd builtin", json!({"type": "object"}));
+    builtin.name = "mcp__a__b".into();
     let err = assemble(&[builtin], &[server("a", &["b"])]).unwrap_err();
     assert!(matches!(err, PoolError::Collision { .. }));
 }
@@ -132,8 +135,8 @@ fn pools_share_the_listing_entries() {
 
 #[test]
 fn two_builtins_with_one_name_collide() {
-    let a = PoolTool::builtin("bash", "one", json!({"type": "object"}));
-    let b = PoolTool::builtin("bash", "two", json!({"type": "object"}));
+    let a = PoolTool::builtin(BuiltinTool::Bash, "one", json!({"type": "object"}));
+    let b = PoolTool::builtin(BuiltinTool::Bash, "two", json!({"type": "object"}));
     let err = assemble(&[a, b], &[]).unwrap_err();
     assert!(
         matches!(err, PoolError::Collision { ref name, .. } if name == "bash"),
@@ -154,4 +157,41 @@ fn name_check_by_name_finds_what_the_hash_index_would_miss() {
         matches!(err, PoolError::Collision { ref name, .. } if name == "mcp__a__y"),
         "{err}"
     );
+}
+
+#[test]
+fn origins_serialize_with_the_kind_users_see() {
+    let cases = [
+        (
+            ToolOrigin::Builtin(BuiltinTool::Bash),
+            json!({"kind": "builtin", "tool": "bash"}),
+        ),
+        (
+            ToolOrigin::Builtin(BuiltinTool::DisconnectMcp),
+            json!({"kind": "connector", "tool": "disconnect_mcp"}),
+        ),
+        (
+            ToolOrigin::Mcp {
+                server: "docs".into(),
+                tool: "get.version".into(),
+            },
+            json!({"kind": "mcp", "server": "docs", "tool": "get.version"}),
+        ),
+    ];
+    for (origin, wire) in cases {
+        assert_eq!(serde_json::to_value(&origin).unwrap(), wire);
+        assert_eq!(wire["kind"], origin.as_str());
+        assert_eq!(serde_json::from_value::<ToolOrigin>(wire).unwrap(), origin);
+    }
+    // A built-in filed under the other kind is refused rather than guessed.
+    for wrong in [
+        json!({"kind": "connector", "tool": "bash"}),
+        json!({"kind": "builtin", "tool": "connect_mcp"}),
+        json!({"kind": "builtin", "tool": "rm_rf"}),
+    ] {
+        assert!(
+            serde_json::from_value::<ToolOrigin>(wrong.clone()).is_err(),
+            "{wrong}"
+        );
+    }
 }

@@ -303,8 +303,10 @@ fn draw_tool_detail(app: &App, frame: &mut Frame, area: Rect) {
         t.heading(),
     )]));
     let origin = match &tool.origin {
-        ToolOrigin::Builtin => "built-in".to_string(),
-        ToolOrigin::Connector => "built-in (changes the pool)".to_string(),
+        ToolOrigin::Builtin(kind) if kind.is_connector() => {
+            "built-in (changes the pool)".to_string()
+        }
+        ToolOrigin::Builtin(_) => "built-in".to_string(),
         ToolOrigin::Mcp { server, tool } => format!("MCP server '{server}', tool '{tool}'"),
     };
     l.push(field("raw name", origin, t.plain()));
