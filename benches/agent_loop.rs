@@ -5,6 +5,7 @@
 //!
 //! The model is an in-process stand-in that answers instantly, so what is measured is the
 //! loop, not a model.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::cell::Cell;
 use std::rc::Rc;

@@ -2,6 +2,7 @@
 //! before every model call, so its cost per tool must stay flat as servers are added.
 //! Prints per-tool time for each size and the ratio per-tool(100) / per-tool(1), and the
 //! same for preparing a listing (done once per tools/list, not per call).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use serde_json::{Value, json};

@@ -6,6 +6,7 @@
 //!
 //! Needs the pinned npm packages: run `.ci/interop-setup.sh` first.
 //! Run: `cargo bench --bench stdio_throughput`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use criterion::Criterion;
 use serde_json::{Value, json};
