@@ -905,6 +905,48 @@ async fn ask_answers_decide_each_call() {
 }
 
 #[tokio::test]
+async fn an_unanswered_question_expires_into_a_denial_recorded_as_expired() {
+    let mut h = start_with_servers(
+        vec![
+            reply(vec![
+                tool("c", "connect_mcp", json!({"name": "deploy"})),
+                stop(StopReason::ToolUse),
+            ]),
+            reply(vec![
+                tool("t", "mcp__deploy__trigger", json!({"service": "web"})),
+                stop(StopReason::ToolUse),
+            ]),
+            final_text("not deployed"),
+        ],
+        |c| c.ask_timeout = Some(Duration::from_millis(200)),
+    );
+    h.submit("deploy").await;
+    // The request reaches the front end with its deadline; nobody answers it.
+    let events = h
+        .until(|_| None, |e| matches!(e, AgentEvent::Request(_)))
+        .await;
+    let Some(AgentEvent::Request(HostRequest::ToolCall(request))) = events.into_iter().last()
+    else {
+        unreachable!()
+    };
+    let deadline = request.meta.deadline.expect("the request carries its deadline");
+    assert!(deadline > request.meta.created);
+    let events = h.turn(no_answers).await;
+    assert_eq!(
+        finished(&events),
+        vec![(
+            ToolOutcome::Denied,
+            "Permission denied: nobody answered before the request's deadline".to_string()
+        )]
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::PermissionDecided { call_id, record }
+            if call_id == "t"
+                && record.decider == Decider::Expired { asked_by: "mcp__deploy__trigger".into() })));
+    assert!(request.is_withdrawn(), "the agent stopped waiting");
+}
+
+#[tokio::test]
 async fn cancel_while_asking_gives_a_cancelled_result() {
     let mut h = start_with_servers(
         vec![
