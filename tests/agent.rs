@@ -191,6 +191,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::ToolCall(r) => r.payload.tool.name.clone(),
         HostRequest::ProjectServer(r) => format!("project:{}", r.payload.server),
         HostRequest::WorkspaceTrust(r) => format!("trust:{}", r.payload.folder.display()),
+        HostRequest::Escalation(r) => format!("unsandboxed:{}", r.payload.command),
     }
 }
 
@@ -209,6 +210,7 @@ fn give(request: HostRequest, decision: UserDecision) {
         } else {
             TrustAnswer::No
         }),
+        HostRequest::Escalation(r) => r.answer(decision),
     };
     assert!(delivered, "the agent was waiting for the answer");
 }
@@ -929,7 +931,10 @@ async fn an_unanswered_question_expires_into_a_denial_recorded_as_expired() {
     else {
         unreachable!()
     };
-    let deadline = request.meta.deadline.expect("the request carries its deadline");
+    let deadline = request
+        .meta
+        .deadline
+        .expect("the request carries its deadline");
     assert!(deadline > request.meta.created);
     let events = h.turn(no_answers).await;
     assert_eq!(
@@ -939,10 +944,12 @@ async fn an_unanswered_question_expires_into_a_denial_recorded_as_expired() {
             "Permission denied: nobody answered before the request's deadline".to_string()
         )]
     );
-    assert!(events.iter().any(|e| matches!(e,
+    assert!(
+        events.iter().any(|e| matches!(e,
         AgentEvent::PermissionDecided { call_id, record }
             if call_id == "t"
-                && record.decider == Decider::Expired { asked_by: "mcp__deploy__trigger".into() })));
+                && record.decider == Decider::Expired { asked_by: "mcp__deploy__trigger".into() }))
+    );
     assert!(request.is_withdrawn(), "the agent stopped waiting");
 }
 

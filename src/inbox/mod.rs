@@ -12,10 +12,12 @@
 //! [`Kind`] (card, choices, safe default, outcome line), and one line in the
 //! `host_requests!` list below. See docs/ARCHITECTURE.md ("Adding a request kind").
 
+mod escalation;
 mod project_server;
 mod tool_call;
 mod workspace_trust;
 
+pub use escalation::{Escalation, EscalationReason};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
 pub use tool_call::ToolCall;
 pub use workspace_trust::{TrustAnswer, WorkspaceTrust};
@@ -410,6 +412,7 @@ host_requests! {
     ToolCall(ToolCall),
     WorkspaceTrust(WorkspaceTrust),
     ProjectServer(ProjectServer),
+    Escalation(Escalation),
 }
 
 /// Whole seconds, for ages and countdowns ("42s", "3m05s", "1h02m").
