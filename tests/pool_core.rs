@@ -22,6 +22,7 @@ fn builtin(name: &str) -> ServerConfig {
         },
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
+        sandbox: Default::default(),
     }
 }
 
@@ -39,6 +40,7 @@ fn fixture(name: &str, tools: &[&str]) -> ServerConfig {
         },
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
+        sandbox: Default::default(),
     }
 }
 

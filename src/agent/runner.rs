@@ -188,6 +188,7 @@ pub(super) struct Agent {
     resume: Option<String>,
     replay_history: bool,
     startup_notices: Vec<String>,
+    pub(super) sandbox: crate::sandbox::Sandbox,
 }
 
 impl Agent {
@@ -214,6 +215,7 @@ impl Agent {
             resume: config.resume,
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
+            sandbox: config.sandbox,
         }
     }
 

@@ -191,8 +191,13 @@ impl Agent {
                 }
             }
             ToolOrigin::Builtin => {
-                let call =
-                    crate::builtin::run(&tool.name, &input, &self.workspace, cancel.child_token());
+                let call = crate::builtin::run_with(
+                    &tool.name,
+                    &input,
+                    &self.workspace,
+                    &self.sandbox,
+                    cancel.child_token(),
+                );
                 let output = tokio::select! {
                     output = call => Some(output),
                     () = grace_after(cancel) => None,

@@ -17,6 +17,7 @@ pub use definitions::{
 };
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 
+use crate::sandbox::Sandbox;
 use serde_json::Value;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -46,14 +47,28 @@ impl BuiltinOutput {
 
 /// Runs one of the five file/shell built-ins inside `workspace`. Relative paths resolve
 /// against `workspace`; absolute paths are used as given (the policy approved them).
+/// bash runs under the default sandbox settings of this machine; see [`run_with`].
 pub async fn run(
     name: &str,
     input: &Value,
     workspace: &Path,
     cancel: CancellationToken,
 ) -> BuiltinOutput {
+    run_with(name, input, workspace, &Sandbox::default(), cancel).await
+}
+
+/// [`run`] with the session's sandbox (its `[sandbox]` settings and the kernel's status):
+/// bash runs under `sandbox.bash_profile(workspace)`, or is refused when that profile
+/// cannot be enforced.
+pub async fn run_with(
+    name: &str,
+    input: &Value,
+    workspace: &Path,
+    sandbox: &Sandbox,
+    cancel: CancellationToken,
+) -> BuiltinOutput {
     match name {
-        "bash" => shell::run_bash(input, workspace, cancel).await,
+        "bash" => shell::run_bash(input, workspace, sandbox, cancel).await,
         "read_file" => files::read_file(input, workspace).await,
         "write_file" => files::write_file(input, workspace).await,
         "edit_file" => files::edit_file(input, workspace).await,
