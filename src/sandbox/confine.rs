@@ -67,6 +67,22 @@ impl Confinement {
         // SAFETY: prctl and the two system calls take plain integers or a pointer to the
         // program that `self` keeps alive; none of them allocates or takes a lock.
         unsafe {
+            // No capabilities after exec, even when toolgate runs as root: with
+            // CAP_SYS_PTRACE a command could read toolgate's memory and environment, with
+            // CAP_SYS_MODULE load a kernel module. Emptying the bounding set (and the
+            // ambient set) means exec grants none. EINVAL marks the end of the known
+            // capabilities; EPERM means we hold no CAP_SETPCAP, hence no capabilities to
+            // pass on either.
+            for cap in 0..64 {
+                libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+            }
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL,
+                0,
+                0,
+                0,
+            );
             // Required by both landlock_restrict_self and an unprivileged seccomp filter;
             // it also means no setuid program can regain what the sandbox took away.
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {

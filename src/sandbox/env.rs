@@ -52,9 +52,29 @@ pub fn filter(
         .collect()
 }
 
-/// This process's environment as tools get it.
+/// This process's environment as tools get it. Also hides toolgate's own initial
+/// environment from them (see [`hide_own_environment`]).
 pub fn tool_environment(passthrough: &[String]) -> Vec<(OsString, OsString)> {
+    hide_own_environment();
     filter(std::env::vars_os(), passthrough)
+}
+
+/// Makes toolgate non-dumpable, once. `/proc/<toolgate>/environ` still holds the keys
+/// toolgate was started with, and any process of the same user may read it — a child
+/// included, Landlock or not (the kernel checks that read like a ptrace "read", which a
+/// same-user process passes). A non-dumpable process's /proc files belong to root and
+/// need CAP_SYS_PTRACE, which sandboxed children do not keep. Children are unaffected:
+/// exec makes them dumpable again.
+pub fn hide_own_environment() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(target_os = "linux")]
+        // SAFETY: PR_SET_DUMPABLE takes plain integers and only changes a flag of this
+        // process.
+        unsafe {
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        }
+    });
 }
 
 #[cfg(test)]
