@@ -203,7 +203,7 @@ fn walk_around(
     for entry in entries.flatten() {
         let name = entry.file_name();
         let path = dir.join(&name);
-        if deny.iter().any(|d| *d == path) {
+        if deny.contains(&path) {
             continue;
         }
         let Some((fd, is_dir, is_link)) = open_child(&dir_fd, &name) else {
