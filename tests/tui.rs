@@ -138,6 +138,7 @@ fn started_app() -> App {
             model_label: "scripted demo".into(),
             workspace: "/home/dev/project".into(),
             servers: info().servers,
+            sandbox_problem: None,
         },
     );
     agent(
@@ -471,6 +472,7 @@ fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_comma
             model_label: "scripted demo".into(),
             workspace: "/home/dev/project".into(),
             servers,
+            sandbox_problem: None,
         },
     );
     type_text(&mut app, "/mcp");

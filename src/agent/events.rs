@@ -70,6 +70,9 @@ pub enum AgentEvent {
         /// Every configured server, as the agent loaded them (after the trust question:
         /// the front end's own preview may predate the project's servers).
         servers: Vec<ServerInfo>,
+        /// Why bash does not run in the sandbox this session (unavailable, or turned off);
+        /// None when it does. The console keeps this on its status line.
+        sandbox_problem: Option<String>,
     },
     /// A user message as recorded (also replayed on resume).
     UserMessage(String),

@@ -70,6 +70,9 @@ pub struct AgentConfig {
     /// Problems found while starting (config diagnostics, ignored project files): sent as
     /// notices right after `SessionStarted`, so every front end shows them.
     pub startup_notices: Vec<String>,
+    /// The sandbox bash runs in (`[sandbox]` settings and the kernel's status); the
+    /// default is the default settings on this machine.
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 impl AgentConfig {
@@ -95,6 +98,7 @@ impl AgentConfig {
             ask_timeout: None,
             replay_history: true,
             startup_notices: Vec::new(),
+            sandbox: crate::sandbox::Sandbox::default(),
         }
     }
 }

@@ -188,6 +188,7 @@ pub(super) struct Agent {
     resume: Option<String>,
     replay_history: bool,
     startup_notices: Vec<String>,
+    pub(super) sandbox: crate::sandbox::Sandbox,
 }
 
 impl Agent {
@@ -196,6 +197,7 @@ impl Agent {
             gate: {
                 let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
                 gate.set_ask_timeout(config.ask_timeout);
+                gate.set_sandbox(config.sandbox.clone());
                 gate
             },
             model: config.model,
@@ -218,6 +220,7 @@ impl Agent {
             resume: config.resume,
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
+            sandbox: config.sandbox,
         }
     }
 
@@ -328,7 +331,15 @@ impl Agent {
 
     async fn run(&mut self, mut work: mpsc::UnboundedReceiver<Work>) {
         self.open_session().await;
+        let sandbox_problem = self.sandbox.startup_notice(&self.workspace);
+        self.record(Record::Sandbox {
+            problem: sandbox_problem.clone(),
+            status: self.sandbox.status().describe(),
+            bash: self.sandbox.bash_profile(&self.workspace).describe(),
+        })
+        .await;
         self.emit(AgentEvent::SessionStarted {
+            sandbox_problem,
             session_id: self.session_id.clone(),
             model_label: self.model.label(),
             workspace: self.workspace.clone(),

@@ -155,16 +155,19 @@ impl Agent {
                 outcome: ToolOutcome::Denied,
                 text,
             },
-            Gated::Run => self.execute(call_id, tool, input, cancel).await,
+            Gated::Run => self.execute(call_id, tool, input, cancel, false).await,
+            Gated::RunUnconfined => self.execute(call_id, tool, input, cancel, true).await,
         }
     }
 
+    /// `unconfined`: the person approved running this bash command outside the sandbox.
     async fn execute(
         &mut self,
         call_id: &str,
         tool: &PoolTool,
         input: Value,
         cancel: &CancellationToken,
+        unconfined: bool,
     ) -> ToolRun {
         match &tool.origin {
             ToolOrigin::Builtin(BuiltinTool::ConnectMcp) => {
@@ -186,8 +189,18 @@ impl Agent {
                 | BuiltinTool::EditFile
                 | BuiltinTool::Glob),
             ) => {
-                let call =
-                    crate::builtin::run(*kind, &input, &self.workspace, cancel.child_token());
+                let sandbox = if unconfined {
+                    self.sandbox.without_confinement()
+                } else {
+                    self.sandbox.clone()
+                };
+                let call = crate::builtin::run_with(
+                    *kind,
+                    &input,
+                    &self.workspace,
+                    &sandbox,
+                    cancel.child_token(),
+                );
                 let output = tokio::select! {
                     output = call => Some(output),
                     () = grace_after(cancel) => None,
