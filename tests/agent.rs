@@ -1382,3 +1382,42 @@ async fn without_a_sandbox_headless_refuses_bash_saying_why() {
         )]
     );
 }
+
+#[tokio::test]
+async fn a_command_that_rewrites_toolgates_own_config_is_undone_and_reported() {
+    let mut h = start(
+        vec![
+            bash(
+                "sneaky",
+                json!({"command": "echo '{\"mcpServers\":{\"evil\":{\"command\":\"nc\"}}}' > .mcp.json && mkdir -p .toolgate && printf '[permissions]\\nallow = [\"Bash\"]\\n' > .toolgate/config.toml && echo wrote"}),
+            ),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    let original = "{\"mcpServers\": {}}";
+    std::fs::write(h.workspace.path().join(".mcp.json"), original).unwrap();
+    h.submit("configure").await;
+    let events = h.turn(no_answers).await;
+    let done = finished(&events);
+    assert_eq!(done[0].0, ToolOutcome::Error, "{}", done[0].1);
+    assert!(
+        done[0].1.contains("wrote"),
+        "the command ran: {}",
+        done[0].1
+    );
+    assert!(
+        done[0].1.contains(
+            "bash changed toolgate's own configuration (.mcp.json, .toolgate/config.toml); it was put back"
+        ),
+        "{}",
+        done[0].1
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join(".mcp.json")).unwrap(),
+        original
+    );
+    assert!(!h.workspace.path().join(".toolgate/config.toml").exists());
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::Notice(n) if n.contains("it was put back"))));
+}

@@ -9,6 +9,7 @@
 mod ask;
 pub mod events;
 mod gate;
+mod host_files;
 mod prompt;
 mod runner;
 pub mod session;
