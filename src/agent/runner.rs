@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::AgentConfig;
-use super::events::{AgentEvent, PoolEntry, ServerInfo, UiCommand};
+use super::events::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
 use super::gate::Gate;
 use super::session::{self, Record, SessionLog};
 use crate::builtin::pool_builtins;
@@ -348,7 +348,10 @@ impl Agent {
                 .configured()
                 .iter()
                 .filter_map(|name| self.hub.config(name))
-                .map(|config| ServerInfo::from_config(&config))
+                .map(|config| {
+                    let profile = self.hub.sandbox_profile(&config.name);
+                    ServerInfo::from_config(&config, Containment::of(&config, profile.as_ref()))
+                })
                 .collect(),
         })
         .await;
