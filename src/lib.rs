@@ -16,6 +16,7 @@ pub mod error;
 pub mod headless;
 pub mod inbox;
 pub mod mcp;
+pub mod oauth;
 pub mod model;
 pub mod paths;
 pub mod policy;
