@@ -50,7 +50,12 @@ fn report_diagnostics(loaded: &LoadedServers, out: &mut String) {
 
 /// A hub for one command. A sign-in page it opens is also printed on stderr: the person
 /// may have no browser here, and stdout is the command's report.
-fn hub_for(loaded: &LoadedServers, flags: &ConfigFlags, sign_in: SignInMode) -> McpHub {
+fn hub_for(
+    loaded: &LoadedServers,
+    flags: &ConfigFlags,
+    sign_in: SignInMode,
+    opener: Opener,
+) -> McpHub {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     // `toolgate status` builds a hub outside the runtime only to list; it never signs in.
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -70,6 +75,7 @@ fn hub_for(loaded: &LoadedServers, flags: &ConfigFlags, sign_in: SignInMode) -> 
         crate::mcp::HubOptions {
             workspace: flags.workspace(),
             sign_in,
+            opener,
             ..Default::default()
         },
     )
@@ -91,7 +97,7 @@ pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
     let mut out = String::new();
     report_diagnostics(&loaded, &mut out);
     // Listing never opens a browser: a server that wants a sign-in says so.
-    let hub = hub_for(&loaded, flags, SignInMode::Never);
+    let hub = hub_for(&loaded, flags, SignInMode::Never, Opener::System);
     let checks = loaded.servers.iter().map(|s| {
         let hub = hub.clone();
         async move { (s.name.clone(), hub.connect(&s.name).await) }
@@ -135,7 +141,7 @@ where
     let mut out = String::new();
     report_diagnostics(&loaded, &mut out);
     // The person asked for this server: sign in if it wants that.
-    let hub = hub_for(&loaded, flags, SignInMode::Now(Opener::System));
+    let hub = hub_for(&loaded, flags, SignInMode::Now, Opener::System);
     let result = match hub.connect(server).await {
         Ok(_) => body(&hub, &mut out).await,
         Err(e) => Err(e.to_string()),
@@ -200,7 +206,7 @@ pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) ->
     } else {
         Opener::ShowOnly
     };
-    let hub = hub_for(&loaded, flags, SignInMode::Now(opener));
+    let hub = hub_for(&loaded, flags, SignInMode::Now, opener);
     let code = match hub.sign_in_now(server).await {
         Ok(status) => {
             let _ = writeln!(out, "{server}: {status}");
@@ -229,7 +235,7 @@ pub async fn mcp_logout(flags: &ConfigFlags, server: &str) -> (String, i32) {
     let loaded = flags.load();
     let mut out = String::new();
     report_diagnostics(&loaded, &mut out);
-    let hub = hub_for(&loaded, flags, SignInMode::Never);
+    let hub = hub_for(&loaded, flags, SignInMode::Never, Opener::System);
     let code = match hub.sign_out(server).await {
         Ok(true) => {
             let _ = writeln!(out, "{server}: signed out (its tokens are forgotten)");
@@ -262,7 +268,7 @@ pub fn status(flags: &ConfigFlags) -> String {
         };
         let _ = writeln!(out, "  {:<12} {}  [{source}]", s.name, s.command_line());
     }
-    let hub = hub_for(&loaded, flags, SignInMode::Never);
+    let hub = hub_for(&loaded, flags, SignInMode::Never, Opener::System);
     match pool_of(&hub) {
         Ok(pool) => {
             let _ = writeln!(out, "Tool pool ({} tools):", pool.tools.len());

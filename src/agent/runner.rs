@@ -159,6 +159,9 @@ async fn forward_hub_events(
                     return;
                 }
             }
+            HubEvent::SignedIn { server } => {
+                let _ = work.send(Work::Connect(server));
+            }
             HubEvent::SignInStarted { server, url } => {
                 let notice = format!(
                     "Sign in to '{server}' in your browser (opening it now); if it does not open, visit:\n{url}"
@@ -201,7 +204,11 @@ async fn ask_sign_in(question: SignInQuestion, events: &mpsc::Sender<AgentEvent>
         now,
         Some(now + SIGN_IN_QUESTION_LIMIT),
     );
-    if events.send(AgentEvent::Request(request.into())).await.is_err() {
+    if events
+        .send(AgentEvent::Request(request.into()))
+        .await
+        .is_err()
+    {
         question.answer(false);
         return false;
     }

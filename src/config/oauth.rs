@@ -150,8 +150,6 @@ mod tests {
         assert!(err(r#"{"oauth": {"clientId": 5}}"#).contains("\"oauth\".clientId must be"));
         assert!(err(r#"{"oauth": {"clientSecret": "x"}}"#).contains("needs \"oauth\".clientId"));
         assert!(err(r#"{"oauth": {"clientId": "${NOPE}"}}"#).contains("NOPE is not set"));
-        assert!(
-            err(r#"{"oauth": {"clientMetadataUrl": "http://x/y"}}"#).contains("https:// URL")
-        );
+        assert!(err(r#"{"oauth": {"clientMetadataUrl": "http://x/y"}}"#).contains("https:// URL"));
     }
 }

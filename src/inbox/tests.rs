@@ -233,14 +233,20 @@ fn sign_in_card_names_the_authorization_server_and_the_scopes() {
     let card = sign_in(false).card();
     assert_eq!(card.title, "Sign in to an MCP server?");
     assert_eq!(card.asker, "MCP server 'linear' asks you to sign in");
-    assert!(card.effect.contains("opens your browser at https://auth.linear.app"));
+    assert!(
+        card.effect
+            .contains("opens your browser at https://auth.linear.app")
+    );
     let fact = |label: &str| {
         card.facts
             .iter()
             .find(|f| f.label == label)
             .map(|f| f.value.clone())
     };
-    assert_eq!(fact("authorization server").as_deref(), Some("https://auth.linear.app"));
+    assert_eq!(
+        fact("authorization server").as_deref(),
+        Some("https://auth.linear.app")
+    );
     assert_eq!(fact("scopes").as_deref(), Some("read write"));
     assert_eq!(sign_in(true).card().title, "Allow more access?");
 

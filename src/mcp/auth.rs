@@ -9,7 +9,7 @@
 //! step-up the token already satisfies, so no server can make toolgate loop.
 
 use crate::config::OAuthSettings;
-use crate::oauth::{AuthStatus, Opener, ServerCredentials, TokenFile};
+use crate::oauth::{AuthStatus, ServerCredentials, TokenFile};
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -39,8 +39,8 @@ pub enum SignInMode {
     #[default]
     Ask,
     /// Sign in at once: the person typed a command that needs it (`toolgate mcp call`,
-    /// `mcp login`). The URL goes to stderr.
-    Now(Opener),
+    /// `mcp login`).
+    Now,
     /// Never sign in; report that a sign-in is needed (`toolgate mcp list`).
     Never,
 }
@@ -237,6 +237,8 @@ pub(super) struct ServerAuth {
     pub url: String,
     /// One sign-in at a time per server (a connect and a call may both hit a 401).
     pub signing_in: tokio::sync::Mutex<()>,
+    /// A sign-in for a connect is running in the background (asked, not answered yet).
+    pub pending: std::sync::atomic::AtomicBool,
 }
 
 impl ServerAuth {
@@ -269,6 +271,7 @@ impl ServerAuth {
             settings: settings.clone(),
             url: url.to_string(),
             signing_in: tokio::sync::Mutex::new(()),
+            pending: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -314,7 +317,9 @@ pub(super) fn custom_headers(
 
 /// True when the server manages its own authorization through a configured header.
 pub(super) fn has_static_authorization(headers: &BTreeMap<String, String>) -> bool {
-    headers.keys().any(|k| k.eq_ignore_ascii_case("authorization"))
+    headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("authorization"))
 }
 
 #[cfg(test)]
@@ -323,13 +328,25 @@ mod tests {
 
     #[test]
     fn a_question_is_answered_once_and_compares_by_identity() {
-        let (q, mut rx, guard) = ask("s", "http://s/mcp", "https://as".into(), vec!["a".into()], false);
+        let (q, mut rx, guard) = ask(
+            "s",
+            "http://s/mcp",
+            "https://as".into(),
+            vec!["a".into()],
+            false,
+        );
         let copy = q.clone();
         assert_eq!(q, copy);
         copy.answer(true);
         q.answer(false);
         assert_eq!(rx.try_recv(), Ok(true));
-        let (other, _, _other_guard) = ask("s", "http://s/mcp", "https://as".into(), vec!["a".into()], false);
+        let (other, _, _other_guard) = ask(
+            "s",
+            "http://s/mcp",
+            "https://as".into(),
+            vec!["a".into()],
+            false,
+        );
         assert_ne!(q, other);
         drop(guard);
         assert!(q.withdrawn.is_cancelled(), "the hub stopped waiting");
@@ -346,8 +363,7 @@ mod tests {
         assert_eq!(
             from_http_error(&e),
             Some(Challenge::InsufficientScope {
-                header: r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write""#
-                    .into(),
+                header: r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write""#.into(),
                 scopes: vec!["mcp:basic".into(), "mcp:write".into()],
             })
         );

@@ -11,7 +11,7 @@ use super::stderr::StderrTail;
 use super::transport::GuardedTransport;
 use super::{CallOutput, HubEvent, McpError, ProgressUpdate, ServerStatus};
 use crate::config::{ServerConfig, ServerTransport};
-use crate::oauth::TokenFile;
+use crate::oauth::{Opener, TokenFile};
 use crate::pool::{McpToolInfo, ServerTools};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
@@ -79,6 +79,7 @@ struct Inner {
     /// OAuth state of HTTP servers, made on their first connect and kept across reconnects.
     auth: tokio::sync::Mutex<HashMap<String, Arc<ServerAuth>>>,
     sign_in: SignInMode,
+    opener: Opener,
     sign_in_timeout: Duration,
     token_file: Option<TokenFile>,
 }
@@ -118,6 +119,8 @@ pub struct HubOptions {
     pub startup_timeout: Duration,
     /// Whom to ask before signing in to a server that wants OAuth.
     pub sign_in: SignInMode,
+    /// How the sign-in page is opened (default: `$BROWSER`, else xdg-open).
+    pub opener: Opener,
     /// How long a sign-in may wait for the person (their answer, then the browser).
     pub sign_in_timeout: Duration,
     /// Where tokens are kept; None: `state_dir/oauth/tokens.json`.
@@ -132,6 +135,7 @@ impl Default for HubOptions {
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             sign_in: SignInMode::default(),
+            opener: Opener::System,
             sign_in_timeout: auth::sign_in_timeout_from_env(),
             token_file: None,
         }
@@ -174,6 +178,7 @@ impl McpHub {
                 startup_timeout: options.startup_timeout,
                 auth: tokio::sync::Mutex::new(HashMap::new()),
                 sign_in: options.sign_in,
+                opener: options.opener,
                 sign_in_timeout: options.sign_in_timeout,
                 token_file: options.token_file,
             }),
@@ -303,6 +308,17 @@ impl McpHub {
                 return Err(self.fail_start(name, reason, &stderr).await);
             }
             sign_ins += 1;
+            if seen != Some(auth.credentials.generation()) {
+                // Signed in (or refreshed) meanwhile: try again with that.
+                continue;
+            }
+            if self.inner.sign_in == SignInMode::Ask {
+                // The person answers in their own time; the server connects afterwards and
+                // nothing else waits for it.
+                self.sign_in_in_background(&config, auth, challenge);
+                let reason = "sign in needed: answer the sign-in request; the server connects once you have signed in";
+                return Err(self.fail_start(name, reason.into(), &stderr).await);
+            }
             if let Err(reason) = self.sign_in(&config, auth, challenge, seen).await {
                 return Err(self.fail_start(name, reason, &stderr).await);
             }
@@ -480,13 +496,12 @@ impl McpHub {
         };
         let probe_timeout = matches!(lifecycle, ClientLifecycleMode::Auto { .. })
             .then_some(self.inner.probe_timeout);
-        let handshake_failed = |e: &rmcp::service::ClientInitializeError, timed_out: bool| {
-            StartFailure {
+        let handshake_failed =
+            |e: &rmcp::service::ClientInitializeError, timed_out: bool| StartFailure {
                 reason: format!("handshake failed: {}", errors::init_error(e)),
                 challenge: auth.and_then(|_| auth::in_init_error(e)),
                 retry_discover: timed_out,
-            }
-        };
+            };
         match (&config.transport, auth) {
             (ServerTransport::Http { headers, .. }, Some(auth)) => {
                 let transport = auth.transport(headers).map_err(StartFailure::plain)?;

@@ -79,6 +79,9 @@ pub enum HubEvent {
     /// A sign-in is under way: the page the person has to open (also opened in the
     /// browser). It carries no secret: the code comes back to the loopback listener.
     SignInStarted { server: String, url: String },
+    /// A sign-in asked for while connecting succeeded: connect the server now (through
+    /// the same checks as any connect).
+    SignedIn { server: String },
     /// The server's sign-in changed (signed in, needed, refresh failed).
     Auth {
         server: String,

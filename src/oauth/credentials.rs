@@ -4,8 +4,8 @@
 //! so when two toolgate processes share a sign-in, the second uses the first one's fresh
 //! token instead of spending an already-rotated refresh token.
 
-use super::store::{ClientRecord, Entry, FileLock, StoreError, TokenFile};
 use super::AuthStatus;
+use super::store::{ClientRecord, Entry, FileLock, StoreError, TokenFile};
 use rmcp::transport::auth::{
     AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, StoredCredentials,
 };
@@ -169,13 +169,14 @@ impl ServerCredentials {
 
     async fn reload(&self) -> Result<(), StoreError> {
         let inner = self.inner.clone();
-        let entry = tokio::task::spawn_blocking(move || inner.file.entry(&inner.server, &inner.url))
-            .await
-            .map_err(|e| StoreError::Io {
-                action: "read",
-                path: self.inner.file.path().to_path_buf(),
-                source: std::io::Error::other(e),
-            })??;
+        let entry =
+            tokio::task::spawn_blocking(move || inner.file.entry(&inner.server, &inner.url))
+                .await
+                .map_err(|e| StoreError::Io {
+                    action: "read",
+                    path: self.inner.file.path().to_path_buf(),
+                    source: std::io::Error::other(e),
+                })??;
         let mut current = lock(&self.inner.entry);
         let changed = current.as_ref().map(token_of) != entry.as_ref().map(token_of);
         *current = entry;

@@ -44,9 +44,7 @@ pub enum OAuthError {
     Registration(String),
     #[error(transparent)]
     Callback(#[from] CallbackError),
-    #[error(
-        "nobody completed the sign-in in the browser within {0} s (the URL was shown above)"
-    )]
+    #[error("nobody completed the sign-in in the browser within {0} s (the URL was shown above)")]
     CallbackTimeout(u64),
     #[error("the authorization server did not issue a token: {0}")]
     Token(String),
@@ -251,11 +249,9 @@ fn issued_for(token: &OAuthTokenResponse) -> Vec<String> {
     for key in ["resource", "aud"] {
         match extra.get(key) {
             Some(serde_json::Value::String(s)) => named.push(s.clone()),
-            Some(serde_json::Value::Array(items)) => named.extend(
-                items
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_string)),
-            ),
+            Some(serde_json::Value::Array(items)) => {
+                named.extend(items.iter().filter_map(|v| v.as_str().map(str::to_string)))
+            }
             _ => {}
         }
     }
@@ -434,7 +430,10 @@ mod tests {
     #[test]
     fn step_up_asks_for_the_union() {
         assert_eq!(
-            union(&strings(&["mcp:basic"]), &strings(&["mcp:basic", "mcp:write"])),
+            union(
+                &strings(&["mcp:basic"]),
+                &strings(&["mcp:basic", "mcp:write"])
+            ),
             strings(&["mcp:basic", "mcp:write"])
         );
     }

@@ -241,7 +241,10 @@ mod tests {
     async fn takes_the_callback_with_its_state_and_ignores_other_paths() {
         let loopback = Loopback::bind(None).await.unwrap();
         let uri = loopback.redirect_uri().to_string();
-        assert!(uri.starts_with("http://127.0.0.1:") && uri.ends_with("/callback"), "{uri}");
+        assert!(
+            uri.starts_with("http://127.0.0.1:") && uri.ends_with("/callback"),
+            "{uri}"
+        );
         let waiting = tokio::spawn(async move { loopback.wait("s-1").await });
         let (status, _) = get(&uri, "/favicon.ico").await;
         assert_eq!(status, 404);
@@ -251,7 +254,10 @@ mod tests {
         let callback = waiting.await.unwrap().unwrap();
         assert_eq!(callback.code, "c+1");
         assert_eq!(callback.issuer.as_deref(), Some("https://as"));
-        assert!(!format!("{callback:?}").contains("c+1"), "codes stay out of logs");
+        assert!(
+            !format!("{callback:?}").contains("c+1"),
+            "codes stay out of logs"
+        );
     }
 
     #[tokio::test]
@@ -267,7 +273,11 @@ mod tests {
         let loopback = Loopback::bind(None).await.unwrap();
         let uri = loopback.redirect_uri().to_string();
         let waiting = tokio::spawn(async move { loopback.wait("s").await });
-        get(&uri, "/callback?error=access_denied&error_description=no%20thanks&state=s").await;
+        get(
+            &uri,
+            "/callback?error=access_denied&error_description=no%20thanks&state=s",
+        )
+        .await;
         assert_eq!(
             waiting.await.unwrap(),
             Err(CallbackError::Denied("access_denied (no thanks)".into()))

@@ -29,9 +29,7 @@ impl AuthStatus {
                 "signed in (expires {})",
                 at.with_timezone(&Local).format("%Y-%m-%d %H:%M")
             ),
-            AuthStatus::SignedIn { expires_at: None } => {
-                "signed in (no expiry given)".to_string()
-            }
+            AuthStatus::SignedIn { expires_at: None } => "signed in (no expiry given)".to_string(),
             AuthStatus::RefreshFailed { reason } => format!("refresh failed: {reason}"),
         }
     }
@@ -53,7 +51,10 @@ mod tests {
         let at = DateTime::parse_from_rfc3339("2030-01-02T03:04:00Z")
             .unwrap()
             .with_timezone(&Utc);
-        let local = at.with_timezone(&Local).format("%Y-%m-%d %H:%M").to_string();
+        let local = at
+            .with_timezone(&Local)
+            .format("%Y-%m-%d %H:%M")
+            .to_string();
         assert_eq!(
             AuthStatus::SignedIn {
                 expires_at: Some(at)

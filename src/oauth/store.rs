@@ -194,7 +194,9 @@ impl TokenFile {
         let mut entry = at.map(|i| contents.servers.remove(i));
         let result = change(&mut entry);
         if let Some(entry) = entry {
-            contents.servers.insert(at.unwrap_or(contents.servers.len()), entry);
+            contents
+                .servers
+                .insert(at.unwrap_or(contents.servers.len()), entry);
         }
         self.write(&contents)?;
         Ok(result)
@@ -361,11 +363,17 @@ mod tests {
             *e = Some(entry);
         })
         .unwrap();
-        file.update("b", "http://y/mcp", |e| *e = Some(Entry::new("b", "http://y/mcp")))
-            .unwrap();
+        file.update("b", "http://y/mcp", |e| {
+            *e = Some(Entry::new("b", "http://y/mcp"))
+        })
+        .unwrap();
 
         let meta = std::fs::metadata(file.path()).unwrap();
-        assert_eq!(meta.mode() & 0o777, 0o600, "tokens readable by the owner only");
+        assert_eq!(
+            meta.mode() & 0o777,
+            0o600,
+            "tokens readable by the owner only"
+        );
         let folder = std::fs::metadata(file.path().parent().unwrap()).unwrap();
         assert_eq!(folder.mode() & 0o777, 0o700);
 
@@ -409,7 +417,10 @@ mod tests {
         std::fs::write(&path, "not json").unwrap();
         let file = TokenFile::at(path.clone());
         let err = file.update("a", "u", |_| ()).unwrap_err();
-        assert!(err.to_string().contains("is not a toolgate token file"), "{err}");
+        assert!(
+            err.to_string().contains("is not a toolgate token file"),
+            "{err}"
+        );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "not json");
     }
 }

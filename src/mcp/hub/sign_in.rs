@@ -4,7 +4,7 @@
 use super::super::auth::{self, Challenge, ServerAuth, SignInMode};
 use super::{HubEvent, McpError, McpHub};
 use crate::config::{ServerConfig, ServerTransport};
-use crate::oauth::{self, AuthStatus, Opener, SignInRequest, TokenFile};
+use crate::oauth::{self, AuthStatus, SignInRequest, TokenFile};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -122,11 +122,13 @@ impl McpHub {
         let discovered = oauth::discover(&request, &auth.credentials)
             .await
             .map_err(|e| format!("sign-in failed: {e}"))?;
-        let opener = match &self.inner.sign_in {
+        match &self.inner.sign_in {
             SignInMode::Never => {
-                return Err(self.sign_in_needed(auth, name, "run `toolgate mcp login").await);
+                return Err(self
+                    .sign_in_needed(auth, name, "run `toolgate mcp login")
+                    .await);
             }
-            SignInMode::Now(opener) => opener.clone(),
+            SignInMode::Now => {}
             SignInMode::Ask => {
                 let (question, answer, _withdraw_if_we_stop) = auth::ask(
                     name,
@@ -150,9 +152,8 @@ impl McpHub {
                         )
                         .await);
                 }
-                Opener::System
             }
-        };
+        }
         let events = self.inner.events.clone();
         let server = name.to_string();
         let show_url = move |url: &str| {
@@ -165,7 +166,7 @@ impl McpHub {
             discovered,
             &request,
             &auth.credentials,
-            &opener,
+            &self.inner.opener,
             &show_url,
             self.inner.sign_in_timeout,
         )
@@ -186,6 +187,44 @@ impl McpHub {
                 Err(format!("sign-in failed: {e}"))
             }
         }
+    }
+
+    /// A connect's sign-in, asked and run in the background (at most one per server).
+    /// Success is announced with [`HubEvent::SignedIn`]; the agent then connects.
+    pub(super) fn sign_in_in_background(
+        &self,
+        config: &ServerConfig,
+        auth: &Arc<ServerAuth>,
+        challenge: &Challenge,
+    ) {
+        use std::sync::atomic::Ordering;
+        if auth.pending.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (hub, config, auth, challenge) = (
+            self.clone(),
+            config.clone(),
+            auth.clone(),
+            challenge.clone(),
+        );
+        tokio::spawn(async move {
+            let result = hub.sign_in(&config, &auth, &challenge, None).await;
+            auth.pending.store(false, Ordering::SeqCst);
+            match result {
+                Ok(()) => {
+                    let _ = hub.inner.events.send(HubEvent::SignedIn {
+                        server: config.name.clone(),
+                    });
+                }
+                Err(reason) => hub.set_status(
+                    &config.name,
+                    crate::mcp::ServerStatus::Failed {
+                        reason,
+                        stderr_tail: Vec::new(),
+                    },
+                ),
+            }
+        });
     }
 
     async fn sign_in_needed(&self, auth: &ServerAuth, name: &str, what_to_do: &str) -> String {
@@ -265,7 +304,10 @@ async fn probe_challenge(
     });
     let mut request = client
         .post(url)
-        .header(reqwest::header::ACCEPT, "application/json, text/event-stream")
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
         .json(&body);
     for (name, value) in auth::custom_headers(headers).ok()? {
         request = request.header(name, value);
