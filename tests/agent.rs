@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::{HostRequest, ProjectServerAnswer, TrustAnswer};
+use toolgate::inbox::{HostRequest, ProjectServerAnswer, SignInAnswer, TrustAnswer};
 use toolgate::mcp::McpHub;
 use toolgate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
@@ -191,6 +191,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::ToolCall(r) => r.payload.tool.name.clone(),
         HostRequest::ProjectServer(r) => format!("project:{}", r.payload.server),
         HostRequest::WorkspaceTrust(r) => format!("trust:{}", r.payload.folder.display()),
+        HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
     }
 }
 
@@ -208,6 +209,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             TrustAnswer::Once
         } else {
             TrustAnswer::No
+        }),
+        HostRequest::SignIn(r) => r.answer(if allow {
+            SignInAnswer::SignIn
+        } else {
+            SignInAnswer::NotNow
         }),
     };
     assert!(delivered, "the agent was waiting for the answer");

@@ -578,3 +578,226 @@ async fn tokens_stay_out_of_logs_and_sessions() {
     }
     assert_no_token_in(machine.dir.path(), &tokens, &machine.token_file());
 }
+
+// ---- the console's path: the agent, its inbox requests and its session log ----
+
+mod console_path {
+    use super::*;
+    use futures::stream::{self, BoxStream, StreamExt};
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+    use tokio::sync::mpsc;
+    use toolgate::agent::events::{AgentEvent, UiCommand};
+    use toolgate::agent::{self, AgentConfig};
+    use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
+    use toolgate::inbox::HostRequest;
+    use toolgate::mcp::{HubOptions, McpHub, ServerStatus, SignInMode};
+    use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
+    use toolgate::oauth::{AuthStatus, Opener, TokenFile};
+
+    /// Replays fixed replies, one per model call.
+    struct Replay(Mutex<VecDeque<Vec<StreamEvent>>>);
+
+    impl ModelProvider for Replay {
+        fn label(&self) -> String {
+            "replay".into()
+        }
+        fn stream(
+            &self,
+            _request: ModelRequest,
+        ) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
+            let reply = self.0.lock().unwrap().pop_front().unwrap_or_default();
+            stream::iter(reply.into_iter().map(Ok)).boxed()
+        }
+    }
+
+    fn call(id: &str, name: &str, input: serde_json::Value) -> Vec<StreamEvent> {
+        vec![
+            StreamEvent::ToolUse {
+                id: id.into(),
+                name: name.into(),
+                input,
+            },
+            StreamEvent::Stop(StopReason::ToolUse),
+        ]
+    }
+
+    fn say(text: &str) -> Vec<StreamEvent> {
+        vec![
+            StreamEvent::TextDelta(text.into()),
+            StreamEvent::Stop(StopReason::EndTurn),
+        ]
+    }
+
+    fn server(name: &str, transport: ServerTransport) -> ServerConfig {
+        ServerConfig {
+            name: name.into(),
+            transport,
+            source: ConfigSource::Embedded,
+            call_timeout_ms: 20_000,
+        }
+    }
+
+    async fn next(events: &mut mpsc::Receiver<AgentEvent>) -> AgentEvent {
+        tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("an agent event within 30 s")
+            .expect("the agent is running")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn signing_in_is_an_inbox_request_that_holds_up_no_other_server() {
+        let auth = AuthServer::start(AsConfig::default()).await;
+        let rs = ResourceServer::start(
+            RsConfig {
+                scopes_supported: Some(vec!["docs:read".into()]),
+                ..RsConfig::default()
+            },
+            &auth,
+        )
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let configs = vec![
+            server(
+                "remote",
+                ServerTransport::Http {
+                    url: rs.url.clone(),
+                    headers: Default::default(),
+                    oauth: Default::default(),
+                },
+            ),
+            server(
+                "docs",
+                ServerTransport::Builtin {
+                    server: "docs".into(),
+                    args: vec![],
+                },
+            ),
+        ];
+        let (hub_tx, hub_rx) = mpsc::unbounded_channel();
+        let token_file = dir.path().join("state/oauth/tokens.json");
+        let hub = McpHub::with_options(
+            configs,
+            hub_tx,
+            HubOptions {
+                workspace: dir.path().to_path_buf(),
+                builtin_exe: env!("CARGO_BIN_EXE_toolgate").into(),
+                sign_in: SignInMode::Ask,
+                opener: Opener::Command(browser()),
+                token_file: Some(TokenFile::at(token_file.clone())),
+                sign_in_timeout: Duration::from_secs(20),
+                ..HubOptions::default()
+            },
+        );
+        let model = Replay(Mutex::new(VecDeque::from(vec![
+            call("c1", "connect_mcp", serde_json::json!({"name": "remote"})),
+            call("c2", "connect_mcp", serde_json::json!({"name": "docs"})),
+            say("remote waits for your sign-in"),
+            call("c3", "mcp__remote__get_version", serde_json::json!({})),
+            say("done"),
+        ])));
+        let mut config = AgentConfig::new(
+            Box::new(model),
+            hub,
+            hub_rx,
+            toolgate::policy::Policy::default(),
+            dir.path().to_path_buf(),
+        );
+        let sessions = dir.path().join("sessions");
+        config.sessions_dir = Some(sessions.clone());
+        let mut handle = agent::spawn(config);
+        let mut transcript = Vec::new();
+
+        handle
+            .commands
+            .send(UiCommand::Submit("connect both".into()))
+            .await
+            .unwrap();
+        // The turn runs to its end while the sign-in question stays unanswered: the agent
+        // is told remote waits for a sign-in, and docs connects meanwhile.
+        let mut question = None;
+        let mut docs_ready = false;
+        loop {
+            let event = next(&mut handle.events).await;
+            transcript.push(format!("{event:?}"));
+            match event {
+                AgentEvent::Request(HostRequest::SignIn(request)) => question = Some(request),
+                AgentEvent::ToolCallFinished { call_id, output, .. } if call_id == "c2" => {
+                    docs_ready = output.starts_with("Connected to MCP server 'docs'");
+                }
+                AgentEvent::ToolCallFinished { call_id, output, .. } if call_id == "c1" => {
+                    assert!(output.contains("sign in needed"), "{output}");
+                }
+                AgentEvent::TurnFinished { .. } => break,
+                _ => {}
+            }
+        }
+        assert!(docs_ready, "docs connected while remote waited");
+        let question = question.expect("a sign-in request reached the inbox");
+        assert_eq!(question.payload.server, "remote");
+        assert_eq!(question.payload.authorization_server, auth.url);
+        assert_eq!(question.payload.scopes, ["docs:read"]);
+        assert!(auth.state.authorizations().is_empty(), "nothing before the answer");
+
+        // The person agrees: the browser signs in, and remote connects by itself.
+        let open = HostRequest::SignIn(question).into_open();
+        assert_eq!(open.choices()[0].label, "Sign in in the browser");
+        assert!(open.choose(0, None).delivered);
+        let (mut ready, mut signed_in) = (false, false);
+        while !(ready && signed_in) {
+            let event = next(&mut handle.events).await;
+            transcript.push(format!("{event:?}"));
+            match event {
+                AgentEvent::ServerStatus {
+                    server,
+                    status: ServerStatus::Ready { .. },
+                } if server == "remote" => ready = true,
+                AgentEvent::ServerAuth {
+                    server,
+                    status: AuthStatus::SignedIn { expires_at: Some(_) },
+                } if server == "remote" => signed_in = true,
+                _ => {}
+            }
+        }
+        assert_eq!(auth.state.authorizations().len(), 1);
+
+        // Its tools work, behind the permission gate like any MCP tool.
+        handle
+            .commands
+            .send(UiCommand::Submit("use it".into()))
+            .await
+            .unwrap();
+        loop {
+            let event = next(&mut handle.events).await;
+            transcript.push(format!("{event:?}"));
+            match event {
+                AgentEvent::Request(HostRequest::ToolCall(request)) => {
+                    assert!(request.answer(toolgate::policy::PersonAnswer::AllowOnce));
+                }
+                AgentEvent::ToolCallFinished {
+                    call_id, outcome, ..
+                } if call_id == "c3" => {
+                    assert_eq!(outcome, toolgate::agent::events::ToolOutcome::Ok);
+                }
+                AgentEvent::TurnFinished { .. } => break,
+                _ => {}
+            }
+        }
+        handle.commands.send(UiCommand::Shutdown).await.unwrap();
+        while let Some(event) = handle.events.recv().await {
+            transcript.push(format!("{event:?}"));
+        }
+
+        // Nothing the person or the session log sees holds a token.
+        let tokens = auth.state.issued_tokens();
+        assert!(!tokens.is_empty());
+        let transcript = transcript.join("\n");
+        for token in &tokens {
+            assert!(!transcript.contains(token.as_str()), "an event carried a token");
+        }
+        assert!(std::fs::read_dir(&sessions).unwrap().next().is_some());
+        assert_no_token_in(dir.path(), &tokens, &token_file);
+        let stored = std::fs::read_to_string(&token_file).unwrap();
+        assert!(tokens.iter().any(|t| stored.contains(t.as_str())));
+    }
+}
