@@ -722,10 +722,14 @@ mod console_path {
             transcript.push(format!("{event:?}"));
             match event {
                 AgentEvent::Request(HostRequest::SignIn(request)) => question = Some(request),
-                AgentEvent::ToolCallFinished { call_id, output, .. } if call_id == "c2" => {
+                AgentEvent::ToolCallFinished {
+                    call_id, output, ..
+                } if call_id == "c2" => {
                     docs_ready = output.starts_with("Connected to MCP server 'docs'");
                 }
-                AgentEvent::ToolCallFinished { call_id, output, .. } if call_id == "c1" => {
+                AgentEvent::ToolCallFinished {
+                    call_id, output, ..
+                } if call_id == "c1" => {
                     assert!(output.contains("sign in needed"), "{output}");
                 }
                 AgentEvent::TurnFinished { .. } => break,
@@ -737,7 +741,10 @@ mod console_path {
         assert_eq!(question.payload.server, "remote");
         assert_eq!(question.payload.authorization_server, auth.url);
         assert_eq!(question.payload.scopes, ["docs:read"]);
-        assert!(auth.state.authorizations().is_empty(), "nothing before the answer");
+        assert!(
+            auth.state.authorizations().is_empty(),
+            "nothing before the answer"
+        );
 
         // The person agrees: the browser signs in, and remote connects by itself.
         let open = HostRequest::SignIn(question).into_open();
@@ -754,7 +761,10 @@ mod console_path {
                 } if server == "remote" => ready = true,
                 AgentEvent::ServerAuth {
                     server,
-                    status: AuthStatus::SignedIn { expires_at: Some(_) },
+                    status:
+                        AuthStatus::SignedIn {
+                            expires_at: Some(_),
+                        },
                 } if server == "remote" => signed_in = true,
                 _ => {}
             }
@@ -793,7 +803,10 @@ mod console_path {
         assert!(!tokens.is_empty());
         let transcript = transcript.join("\n");
         for token in &tokens {
-            assert!(!transcript.contains(token.as_str()), "an event carried a token");
+            assert!(
+                !transcript.contains(token.as_str()),
+                "an event carried a token"
+            );
         }
         assert!(std::fs::read_dir(&sessions).unwrap().next().is_some());
         assert_no_token_in(dir.path(), &tokens, &token_file);

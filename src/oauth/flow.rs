@@ -150,9 +150,21 @@ pub async fn discover(
     .map_err(|_| OAuthError::Timeout {
         what: "discovering the authorization server",
         seconds: DISCOVERY_LIMIT.as_secs(),
-    })?
-    .map_err(|e| failed(describe(&e)))?;
-    let metadata = resolution.metadata;
+    })?;
+    let metadata = match resolution {
+        Ok(resolution) => resolution.metadata,
+        Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) => march_2025_metadata(request.url, &received_issuer)
+            .await
+            .ok_or_else(|| {
+                failed(format!(
+                    "the authorization server's metadata names the issuer {received_issuer}, expected {expected_issuer}"
+                ))
+            })?,
+        Err(e) => return Err(failed(describe(&e))),
+    };
     manager.set_metadata(metadata.clone());
     // The spec's order: the challenge's scope, else the resource's scopes_supported, else
     // none. A step-up asks for what the token has plus what the server now demands.
@@ -175,6 +187,40 @@ pub async fn discover(
         authorization_server,
         scopes,
     })
+}
+
+/// The 2025-03-26 spec had no protected resource metadata: the MCP server's own origin
+/// served `/.well-known/oauth-authorization-server`, and servers of that era name an
+/// issuer with a path there (`https://mcp.example/oauth`), which RFC 8414's strict issuer
+/// check (rmcp's) refuses. Accepted only when the issuer is on the MCP server's own origin,
+/// so a document can still never send the person to another party.
+async fn march_2025_metadata(server_url: &str, issuer: &str) -> Option<AuthorizationMetadata> {
+    let server = Url::parse(server_url).ok()?;
+    if Url::parse(issuer).ok()?.origin() != server.origin() {
+        return None;
+    }
+    let mut location = server.clone();
+    location.set_path("/.well-known/oauth-authorization-server");
+    location.set_query(None);
+    let client = reqwest::Client::builder()
+        .timeout(REQUEST_LIMIT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .ok()?;
+    let response = client.get(location).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let metadata: AuthorizationMetadata = response.json().await.ok()?;
+    let same_origin = |url: &str| Url::parse(url).is_ok_and(|u| u.origin() == server.origin());
+    (metadata.issuer.as_deref() == Some(issuer)
+        && same_origin(&metadata.authorization_endpoint)
+        && same_origin(&metadata.token_endpoint)
+        && metadata
+            .registration_endpoint
+            .as_deref()
+            .is_none_or(same_origin))
+    .then_some(metadata)
 }
 
 /// How toolgate identifies itself to this authorization server, registering if needed.
