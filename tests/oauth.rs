@@ -814,3 +814,135 @@ mod console_path {
         assert!(tokens.iter().any(|t| stored.contains(t.as_str())));
     }
 }
+
+// ---- what the console shows: the sign-in request and the /mcp line ----
+
+mod console_view {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use std::time::{Duration, Instant};
+    use toolgate::agent::events::AgentEvent;
+    use toolgate::inbox::{Origin, Request, SignIn, SignInAnswer};
+    use toolgate::mcp::ServerStatus;
+    use toolgate::oauth::AuthStatus;
+    use toolgate::tui::{App, ConsoleInfo, Msg, ServerInfo, update, view};
+
+    fn screen(app: &App) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(110, 32)).unwrap();
+        terminal.draw(|f| view(app, f)).unwrap();
+        let buf = terminal.backend().buffer();
+        let mut out = String::new();
+        for y in 0..buf.area.height {
+            for x in 0..buf.area.width {
+                out.push_str(buf[(x, y)].symbol());
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    fn key(app: &mut App, code: KeyCode) {
+        update(
+            app,
+            Msg::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE))),
+        );
+    }
+
+    #[test]
+    fn the_sign_in_request_and_the_mcp_overlay_say_where_and_what() {
+        let servers = vec![ServerInfo {
+            name: "linear".into(),
+            command_line: "https://mcp.linear.app/mcp".into(),
+        }];
+        let info = ConsoleInfo {
+            workspace: "/w".into(),
+            servers: servers.clone(),
+            no_color: true,
+        };
+        let mut app = App::new(info, Instant::now());
+        let mut agent = |app: &mut App, event| {
+            update(app, Msg::Agent(event));
+        };
+        agent(
+            &mut app,
+            AgentEvent::SessionStarted {
+                session_id: "s".into(),
+                model_label: "test".into(),
+                workspace: "/w".into(),
+                servers,
+            },
+        );
+        let (request, mut answer) = Request::new(
+            Origin::Server {
+                server: "linear".into(),
+            },
+            SignIn {
+                server: "linear".into(),
+                url: "https://mcp.linear.app/mcp".into(),
+                authorization_server: "https://auth.linear.app".into(),
+                scopes: vec!["read".into(), "write".into(), "offline_access".into()],
+                step_up: false,
+            },
+            Instant::now(),
+            None,
+        );
+        agent(&mut app, AgentEvent::Request(request.into()));
+        let text = screen(&app);
+        assert!(text.contains("Sign in to an MCP server?"), "{text}");
+        assert!(
+            text.contains("authorization server: https://auth.linear.app"),
+            "{text}"
+        );
+        assert!(text.contains("scopes: read write offline_access"), "{text}");
+        assert!(text.contains("[s] Sign in in the browser"), "{text}");
+        // Keys right after a request appears are ignored (guard window); then `s` answers.
+        app.now += Duration::from_secs(1);
+        key(&mut app, KeyCode::Char('s'));
+        assert_eq!(
+            answer.try_recv().unwrap().into_answer(),
+            SignInAnswer::SignIn
+        );
+
+        agent(
+            &mut app,
+            AgentEvent::ServerStatus {
+                server: "linear".into(),
+                status: ServerStatus::Ready {
+                    tools: 3,
+                    protocol: "2025-11-25".into(),
+                },
+            },
+        );
+        agent(
+            &mut app,
+            AgentEvent::ServerAuth {
+                server: "linear".into(),
+                status: AuthStatus::RefreshFailed {
+                    reason: "the authorization server rejected the refresh token".into(),
+                },
+            },
+        );
+        for c in "/mcp".chars() {
+            key(&mut app, KeyCode::Char(c));
+        }
+        key(&mut app, KeyCode::Enter);
+        let text = screen(&app);
+        assert!(
+            text.contains(
+                "sign-in: refresh failed: the authorization server rejected the refresh token"
+            ),
+            "{text}"
+        );
+        agent(
+            &mut app,
+            AgentEvent::ServerAuth {
+                server: "linear".into(),
+                status: AuthStatus::SignedIn {
+                    expires_at: Some(chrono::Utc::now() + chrono::Duration::hours(1)),
+                },
+            },
+        );
+        assert!(screen(&app).contains("sign-in: signed in (expires "));
+    }
+}

@@ -82,10 +82,7 @@ pub(super) fn parse(
                 .ok_or("\"oauth\".callbackPort must be a port number between 1 and 65535")?,
         ),
     };
-    let scopes = match text("scopes")? {
-        Some(list) => Some(list.split_whitespace().map(str::to_string).collect()),
-        None => None,
-    };
+    let scopes = text("scopes")?.map(|list| list.split_whitespace().map(str::to_string).collect());
     let settings = OAuthSettings {
         client_id: text("clientId")?,
         client_secret: text("clientSecret")?,

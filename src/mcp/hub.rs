@@ -312,7 +312,8 @@ impl McpHub {
                 // Signed in (or refreshed) meanwhile: try again with that.
                 continue;
             }
-            if self.inner.sign_in == SignInMode::Ask {
+            let refresh_failed = matches!(challenge, Challenge::RefreshFailed(_));
+            if self.inner.sign_in == SignInMode::Ask && !refresh_failed {
                 // The person answers in their own time; the server connects afterwards and
                 // nothing else waits for it.
                 self.sign_in_in_background(&config, auth, challenge);
