@@ -119,16 +119,14 @@ impl McpHub {
             challenge: challenge.header().filter(|h| !h.is_empty()),
             required_scopes: required.as_deref(),
         };
+        if self.inner.sign_in == SignInMode::Never {
+            return Err(self.sign_in_needed(auth, name, None).await);
+        }
         let discovered = oauth::discover(&request, &auth.credentials)
             .await
             .map_err(|e| format!("sign-in failed: {e}"))?;
         match &self.inner.sign_in {
-            SignInMode::Never => {
-                return Err(self
-                    .sign_in_needed(auth, name, "run `toolgate mcp login")
-                    .await);
-            }
-            SignInMode::Now => {}
+            SignInMode::Never | SignInMode::Now => {}
             SignInMode::Ask => {
                 let (question, answer, _withdraw_if_we_stop) = auth::ask(
                     name,
@@ -148,7 +146,7 @@ impl McpHub {
                         .sign_in_needed(
                             auth,
                             name,
-                            "the sign-in was not approved; reconnect to be asked again, or run `toolgate mcp login",
+                            Some("nobody approved the sign-in; reconnect to be asked again, or"),
                         )
                         .await);
                 }
@@ -227,10 +225,14 @@ impl McpHub {
         });
     }
 
-    async fn sign_in_needed(&self, auth: &ServerAuth, name: &str, what_to_do: &str) -> String {
+    /// Records and reports that `name` waits for a sign-in; `why` leads the advice.
+    async fn sign_in_needed(&self, auth: &ServerAuth, name: &str, why: Option<&str>) -> String {
         let _ = auth.credentials.mark_sign_in_needed().await;
         self.emit_auth(name, auth.status().unwrap_or(AuthStatus::SignInNeeded));
-        format!("sign in needed: {what_to_do} {name}`")
+        match why {
+            Some(why) => format!("sign in needed: {why} run `toolgate mcp login {name}`"),
+            None => format!("sign in needed: run `toolgate mcp login {name}`"),
+        }
     }
 
     /// `toolgate mcp login NAME`: signs in now, whatever the server's current tokens, and
