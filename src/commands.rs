@@ -2,7 +2,8 @@
 //! summary. They print to stdout; they never run while the console owns the terminal.
 
 use crate::config::{LoadOptions, LoadedServers, load_servers};
-use crate::mcp::{McpHub, ServerStatus};
+use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInMode};
+use crate::oauth::Opener;
 use crate::pool::{self, Pool};
 use crate::sandbox::Sandbox;
 use std::fmt::Write as _;
@@ -57,14 +58,36 @@ fn report_diagnostics(loaded: &LoadedServers, out: &mut String) {
     }
 }
 
-fn hub_for(loaded: &LoadedServers, flags: &ConfigFlags, sandbox: Sandbox) -> McpHub {
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+/// A hub for one command. A sign-in page it opens is also printed on stderr: the person
+/// may have no browser here, and stdout is the command's report.
+fn hub_for(
+    loaded: &LoadedServers,
+    flags: &ConfigFlags,
+    sandbox: Sandbox,
+    sign_in: SignInMode,
+    opener: Opener,
+) -> McpHub {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    // `toolgate status` builds a hub outside the runtime only to list; it never signs in.
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if let HubEvent::SignInStarted { server, url } = event {
+                    eprintln!(
+                        "To sign in to '{server}', open this page (a browser is being opened where possible):\n  {url}"
+                    );
+                }
+            }
+        });
+    }
     McpHub::with_options(
         loaded.servers.clone(),
         tx,
         crate::mcp::HubOptions {
             workspace: flags.workspace(),
             sandbox,
+            sign_in,
+            opener,
             ..Default::default()
         },
     )
@@ -95,7 +118,8 @@ pub fn pool_of(hub: &McpHub) -> Result<Pool, pool::PoolError> {
 pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
     let mut out = String::new();
     let (loaded, sandbox) = load_all(flags, &mut out);
-    let hub = hub_for(&loaded, flags, sandbox);
+    // Listing never opens a browser: a server that wants a sign-in says so.
+    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Never, Opener::System);
     let checks = loaded.servers.iter().map(|s| {
         let hub = hub.clone();
         async move { (s.name.clone(), hub.connect(&s.name).await) }
@@ -121,6 +145,9 @@ pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
                 let _ = writeln!(out, "{server:<12} {other:?}");
             }
         }
+        if let Some(auth) = hub.auth_status(&server).await {
+            let _ = writeln!(out, "{:<12} sign-in: {auth}", "");
+        }
     }
     hub.shutdown().await;
     (out, i32::from(failed > 0))
@@ -134,7 +161,8 @@ where
 {
     let mut out = String::new();
     let (loaded, sandbox) = load_all(flags, &mut out);
-    let hub = hub_for(&loaded, flags, sandbox);
+    // The person asked for this server: sign in if it wants that.
+    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Now, Opener::System);
     let result = match hub.connect(server).await {
         Ok(_) => body(&hub, &mut out).await,
         Err(e) => Err(e.to_string()),
@@ -188,6 +216,62 @@ pub async fn mcp_call(flags: &ConfigFlags, server: &str, tool: &str, json: &str)
     .await
 }
 
+/// `toolgate mcp login NAME [--no-browser]`: signs in to an HTTP server now (again, if it
+/// was signed in), then connects to show that the token works.
+pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) -> (String, i32) {
+    let mut out = String::new();
+    let (loaded, sandbox) = load_all(flags, &mut out);
+    let opener = if open_browser {
+        Opener::System
+    } else {
+        Opener::ShowOnly
+    };
+    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Now, opener);
+    let code = match hub.sign_in_now(server).await {
+        Ok(status) => {
+            let _ = writeln!(out, "{server}: {status}");
+            match hub.connect(server).await {
+                Ok(tools) => {
+                    let _ = writeln!(out, "{server}: connected, {} tools", tools.len());
+                    0
+                }
+                Err(e) => {
+                    let _ = writeln!(out, "error: {e}");
+                    1
+                }
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(out, "error: {e}");
+            1
+        }
+    };
+    hub.shutdown().await;
+    (out, code)
+}
+
+/// `toolgate mcp logout NAME`: forgets the server's tokens and registration.
+pub async fn mcp_logout(flags: &ConfigFlags, server: &str) -> (String, i32) {
+    let mut out = String::new();
+    let (loaded, sandbox) = load_all(flags, &mut out);
+    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Never, Opener::System);
+    let code = match hub.sign_out(server).await {
+        Ok(true) => {
+            let _ = writeln!(out, "{server}: signed out (its tokens are forgotten)");
+            0
+        }
+        Ok(false) => {
+            let _ = writeln!(out, "{server}: was not signed in");
+            0
+        }
+        Err(e) => {
+            let _ = writeln!(out, "error: {e}");
+            1
+        }
+    };
+    (out, code)
+}
+
 /// What `toolgate` printed before the console existed, kept as `toolgate status`.
 pub fn status(flags: &ConfigFlags) -> String {
     let mut out = String::new();
@@ -218,7 +302,7 @@ pub fn status(flags: &ConfigFlags) -> String {
             let _ = writeln!(out, "  {:<12} sandbox: {}", "", profile.describe());
         }
     }
-    let hub = hub_for(&loaded, flags, sandbox);
+    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Never, Opener::System);
     match pool_of(&hub) {
         Ok(pool) => {
             let _ = writeln!(out, "Tool pool ({} tools):", pool.tools.len());

@@ -17,6 +17,7 @@ pub mod headless;
 pub mod inbox;
 pub mod mcp;
 pub mod model;
+pub mod oauth;
 pub mod paths;
 pub mod policy;
 pub mod pool;

@@ -125,6 +125,16 @@ enum McpCommand {
         #[arg(default_value = "{}")]
         json: String,
     },
+    /// Sign in to an HTTP server with OAuth (opens the browser; the URL is also printed).
+    Login {
+        server: String,
+        /// Only print the sign-in URL; open it yourself (in any browser that can reach
+        /// this machine's 127.0.0.1).
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget the tokens of an HTTP server.
+    Logout { server: String },
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
@@ -166,6 +176,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 McpCommand::Call { server, tool, json } => {
                     commands::mcp_call(&flags, &server, &tool, &json).await
                 }
+                McpCommand::Login { server, no_browser } => {
+                    commands::mcp_login(&flags, &server, !no_browser).await
+                }
+                McpCommand::Logout { server } => commands::mcp_logout(&flags, &server).await,
             }
         })),
         Some(Command::Status) => {

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::{HostRequest, ProjectServerAnswer, TrustAnswer};
+use toolgate::inbox::{HostRequest, ProjectServerAnswer, SignInAnswer, TrustAnswer};
 use toolgate::mcp::McpHub;
 use toolgate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
@@ -192,6 +192,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::ProjectServer(r) => format!("project:{}", r.payload.server),
         HostRequest::WorkspaceTrust(r) => format!("trust:{}", r.payload.folder.display()),
         HostRequest::Escalation(r) => format!("unsandboxed:{}", r.payload.command),
+        HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
     }
 }
 
@@ -211,6 +212,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             TrustAnswer::No
         }),
         HostRequest::Escalation(r) => r.answer(decision),
+        HostRequest::SignIn(r) => r.answer(if allow {
+            SignInAnswer::SignIn
+        } else {
+            SignInAnswer::NotNow
+        }),
     };
     assert!(delivered, "the agent was waiting for the answer");
 }

@@ -35,6 +35,7 @@ fn http_entry(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerConfig {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect::<BTreeMap<_, _>>(),
+            oauth: Default::default(),
         },
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,

@@ -142,6 +142,12 @@ pub enum AgentEvent {
         server: String,
         status: ServerStatus,
     },
+    /// An HTTP server's sign-in changed ("sign in needed", "signed in (expires …)",
+    /// "refresh failed"); `/mcp` shows it.
+    ServerAuth {
+        server: String,
+        status: crate::oauth::AuthStatus,
+    },
     /// A question for the person (tool call, workspace trust, project server, …); the
     /// front end answers it through the request's own reply channel.
     Request(HostRequest),

@@ -16,7 +16,8 @@ use super::events::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
 use super::gate::Gate;
 use super::session::{self, Record, SessionLog};
 use crate::builtin::pool_builtins;
-use crate::mcp::{HubEvent, McpHub, ServerStatus};
+use crate::inbox::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
+use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
 use crate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
     ToolDef, Usage,
@@ -153,8 +154,72 @@ async fn forward_hub_events(
             HubEvent::Log { server, message } => {
                 tracing::info!(target: "toolgate::mcp", server = %server, "{message}");
             }
+            HubEvent::SignIn(question) => {
+                if !ask_sign_in(question, &events).await {
+                    return;
+                }
+            }
+            HubEvent::SignedIn { server } => {
+                let _ = work.send(Work::Connect(server));
+            }
+            HubEvent::SignInStarted { server, url } => {
+                let notice = format!(
+                    "Sign in to '{server}' in your browser (opening it now); if it does not open, visit:\n{url}"
+                );
+                if events.send(AgentEvent::Notice(notice)).await.is_err() {
+                    return;
+                }
+            }
+            HubEvent::Auth { server, status } => {
+                if events
+                    .send(AgentEvent::ServerAuth { server, status })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
         }
     }
+}
+
+/// How long a sign-in question stays in the inbox before it counts as "not now".
+const SIGN_IN_QUESTION_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Puts the hub's sign-in question into the inbox and relays the answer, without holding up
+/// the other hub events (and so the other servers). False when the front end is gone.
+async fn ask_sign_in(question: SignInQuestion, events: &mpsc::Sender<AgentEvent>) -> bool {
+    let now = std::time::Instant::now();
+    let (request, answer) = Request::new(
+        Origin::Server {
+            server: question.server.clone(),
+        },
+        SignIn {
+            server: question.server.clone(),
+            url: question.url.clone(),
+            authorization_server: question.authorization_server.clone(),
+            scopes: question.scopes.clone(),
+            step_up: question.step_up,
+        },
+        now,
+        Some(now + SIGN_IN_QUESTION_LIMIT),
+    );
+    if events
+        .send(AgentEvent::Request(request.into()))
+        .await
+        .is_err()
+    {
+        question.answer(false);
+        return false;
+    }
+    tokio::spawn(async move {
+        tokio::select! {
+            reply = answer => question.answer(matches!(reply, Ok(InboxReply::Person(SignInAnswer::SignIn)))),
+            // The hub stopped waiting: dropping `answer` withdraws the request.
+            () = question.withdrawn() => {}
+        }
+    });
+    true
 }
 
 /// A finished model reply.

@@ -111,6 +111,7 @@ fn parse_entry(
         "http" | "streamable-http" | "streamableHttp" => ServerTransport::Http {
             url: expand(required_str(obj, "url", "a \"url\" string")?, env)?,
             headers: string_map(obj, "headers", env)?,
+            oauth: super::oauth::parse(obj, env)?,
         },
         "sse" => {
             return Err(

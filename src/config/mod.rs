@@ -33,6 +33,9 @@ pub enum ServerTransport {
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        /// How to sign in when the server asks for OAuth (`"oauth"` in the entry).
+        #[serde(default)]
+        oauth: OAuthSettings,
     },
     /// One of toolgate's own servers, run as `toolgate serve <server> <args…>`.
     Builtin { server: String, args: Vec<String> },
@@ -98,9 +101,11 @@ impl std::fmt::Display for Diagnostic {
 
 mod expand;
 mod mcp_json;
+mod oauth;
 
 pub use expand::expand;
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
+pub use oauth::OAuthSettings;
 
 use std::path::Path;
 

@@ -77,6 +77,11 @@ pub enum JsonlEvent {
         server: String,
         status: ServerStatus,
     },
+    /// An HTTP server's sign-in changed (never carries a token).
+    ServerAuth {
+        server: String,
+        status: crate::oauth::AuthStatus,
+    },
     Notice {
         message: String,
     },

@@ -359,6 +359,12 @@ impl Printer<'_> {
                 }
                 self.line(&JsonlEvent::ServerStatus { server, status });
             }
+            AgentEvent::ServerAuth { server, status } => {
+                if !matches!(status, crate::oauth::AuthStatus::SignedIn { .. }) {
+                    self.note(&format!("[server] {server}: {status}"));
+                }
+                self.line(&JsonlEvent::ServerAuth { server, status });
+            }
             AgentEvent::Notice(message) => {
                 self.note(&format!("toolgate: {message}"));
                 self.line(&JsonlEvent::Notice { message });

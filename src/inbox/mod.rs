@@ -14,11 +14,13 @@
 
 mod escalation;
 mod project_server;
+mod sign_in;
 mod tool_call;
 mod workspace_trust;
 
 pub use escalation::{Escalation, EscalationReason};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
+pub use sign_in::{SignIn, SignInAnswer};
 pub use tool_call::ToolCall;
 pub use workspace_trust::{TrustAnswer, WorkspaceTrust};
 
@@ -413,6 +415,7 @@ host_requests! {
     WorkspaceTrust(WorkspaceTrust),
     ProjectServer(ProjectServer),
     Escalation(Escalation),
+    SignIn(SignIn),
 }
 
 /// Whole seconds, for ages and countdowns ("42s", "3m05s", "1h02m").

@@ -140,6 +140,11 @@ fn no_kind_uses_a_reserved_key_and_every_kind_has_one_safe_choice() {
         .iter()
         .map(|c| (c.key, c.safe))
         .collect(),
+        sign_in(false)
+            .choices()
+            .iter()
+            .map(|c| (c.key, c.safe))
+            .collect(),
     ];
     for choices in kinds {
         assert_eq!(choices.iter().filter(|(_, safe)| *safe).count(), 1);
@@ -224,4 +229,54 @@ async fn ask_waits_for_the_answer_the_cancel_or_the_deadline() {
     let (request, answer) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
     let reply = crate::agent::ask(&events, request, answer, None).await;
     assert_eq!(reply, Some(Reply::Dismissed(PersonAnswer::Deny)));
+}
+
+fn sign_in(step_up: bool) -> SignIn {
+    SignIn {
+        server: "linear".into(),
+        url: "https://mcp.linear.app/mcp".into(),
+        authorization_server: "https://auth.linear.app".into(),
+        scopes: vec!["read".into(), "write".into()],
+        step_up,
+    }
+}
+
+#[test]
+fn sign_in_card_names_the_authorization_server_and_the_scopes() {
+    let card = sign_in(false).card();
+    assert_eq!(card.title, "Sign in to an MCP server?");
+    assert_eq!(card.asker, "MCP server 'linear' asks you to sign in");
+    assert!(
+        card.effect
+            .contains("opens your browser at https://auth.linear.app")
+    );
+    let fact = |label: &str| {
+        card.facts
+            .iter()
+            .find(|f| f.label == label)
+            .map(|f| f.value.clone())
+    };
+    assert_eq!(
+        fact("authorization server").as_deref(),
+        Some("https://auth.linear.app")
+    );
+    assert_eq!(fact("scopes").as_deref(), Some("read write"));
+    assert_eq!(sign_in(true).card().title, "Allow more access?");
+
+    let (request, mut rx) = Request::new(
+        Origin::Server {
+            server: "linear".into(),
+        },
+        sign_in(false),
+        Instant::now(),
+        None,
+    );
+    let closed = HostRequest::from(request).dismiss();
+    assert_eq!(closed.kind, "sign-in");
+    assert_eq!(closed.outcome, "'linear' not signed in");
+    assert_eq!(
+        rx.try_recv().unwrap(),
+        Reply::Dismissed(SignInAnswer::NotNow),
+        "nobody to ask: nothing signs in"
+    );
 }

@@ -1,5 +1,8 @@
 //! [`McpHub`]: every configured server and the live connections to them.
 
+mod sign_in;
+
+use super::auth::{self, Challenge, MAX_SIGN_INS, ServerAuth, SignInMode};
 use super::convert::{call_output, tool_info, unlistable_tools};
 use super::errors;
 use super::handler::{HubClient, ListChangedHook, ProgressRoutes};
@@ -8,6 +11,7 @@ use super::stderr::StderrTail;
 use super::transport::GuardedTransport;
 use super::{CallOutput, HubEvent, McpError, ProgressUpdate, ServerStatus};
 use crate::config::{ServerConfig, ServerTransport};
+use crate::oauth::{Opener, TokenFile};
 use crate::pool::{McpToolInfo, ServerTools};
 use crate::sandbox::{Profile, Sandbox};
 use rmcp::model::{
@@ -74,6 +78,30 @@ struct Inner {
     probe_timeout: Duration,
     startup_timeout: Duration,
     sandbox: Sandbox,
+    /// OAuth state of HTTP servers, made on their first connect and kept across reconnects.
+    auth: tokio::sync::Mutex<HashMap<String, Arc<ServerAuth>>>,
+    sign_in: SignInMode,
+    opener: Opener,
+    sign_in_timeout: Duration,
+    token_file: Option<TokenFile>,
+}
+
+/// Why starting a server failed, and whether a sign-in could change that.
+struct StartFailure {
+    reason: String,
+    challenge: Option<Challenge>,
+    /// The discover probe timed out and the fallback failed: worth one discover-only try.
+    retry_discover: bool,
+}
+
+impl StartFailure {
+    fn plain(reason: impl Into<String>) -> StartFailure {
+        StartFailure {
+            reason: reason.into(),
+            challenge: None,
+            retry_discover: false,
+        }
+    }
 }
 
 /// All configured servers and the live connections. Cheap to clone (shared inside).
@@ -93,6 +121,14 @@ pub struct HubOptions {
     pub startup_timeout: Duration,
     /// Profiles and environment of stdio servers (`[sandbox]` settings, kernel status).
     pub sandbox: Sandbox,
+    /// Whom to ask before signing in to a server that wants OAuth.
+    pub sign_in: SignInMode,
+    /// How the sign-in page is opened (default: `$BROWSER`, else xdg-open).
+    pub opener: Opener,
+    /// How long a sign-in may wait for the person (their answer, then the browser).
+    pub sign_in_timeout: Duration,
+    /// Where tokens are kept; None: `state_dir/oauth/tokens.json`.
+    pub token_file: Option<TokenFile>,
 }
 
 impl Default for HubOptions {
@@ -103,6 +139,10 @@ impl Default for HubOptions {
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             sandbox: Sandbox::default(),
+            sign_in: SignInMode::default(),
+            opener: Opener::System,
+            sign_in_timeout: auth::sign_in_timeout_from_env(),
+            token_file: None,
         }
     }
 }
@@ -142,6 +182,11 @@ impl McpHub {
                 probe_timeout: options.probe_timeout,
                 startup_timeout: options.startup_timeout,
                 sandbox: options.sandbox,
+                auth: tokio::sync::Mutex::new(HashMap::new()),
+                sign_in: options.sign_in,
+                opener: options.opener,
+                sign_in_timeout: options.sign_in_timeout,
+                token_file: options.token_file,
             }),
         }
     }
@@ -251,56 +296,89 @@ impl McpHub {
         }
         self.set_status(name, ServerStatus::Connecting);
         let stderr = StderrTail::default();
-        match tokio::time::timeout(self.inner.startup_timeout, self.start(&config, &stderr)).await {
-            Ok(Ok(connection)) => {
-                let listing = lock(&connection.tools).clone();
-                let tools = listing.tools().to_vec();
-                let mut would_be = self.server_tools();
-                would_be.push(listing);
-                if let Err(reason) = accept(&would_be) {
-                    close_connection(&connection).await;
-                    self.set_status(
-                        name,
-                        ServerStatus::Failed {
-                            reason: reason.clone(),
-                            stderr_tail: Vec::new(),
-                        },
-                    );
-                    return Err(McpError::Refused {
-                        server: name.to_string(),
-                        reason,
-                    });
-                }
-                let protocol = connection.protocol.clone();
-                lock(&self.inner.connections).push(connection.clone());
-                if lock(&self.inner.relist_pending).remove(name) {
-                    let peer = connection.peer.clone();
-                    let hub = self.clone();
-                    let server = name.to_string();
-                    tokio::spawn(async move { hub.relist(&server, peer).await });
-                }
-                self.watch_for_exit(connection);
-                self.set_status(
-                    name,
-                    ServerStatus::Ready {
-                        tools: tools.len(),
-                        protocol,
-                    },
+        let auth = self.server_auth(&config).await;
+        let mut sign_ins = 0;
+        let connection = loop {
+            let seen = auth.as_ref().map(|a| a.credentials.generation());
+            let started = tokio::time::timeout(
+                self.inner.startup_timeout,
+                self.start(&config, &stderr, auth.as_deref()),
+            )
+            .await;
+            let failure = match started {
+                Ok(Ok(connection)) => break connection,
+                Ok(Err(failure)) => failure,
+                Err(_) => StartFailure::plain(format!(
+                    "no answer to the handshake within {} s",
+                    self.inner.startup_timeout.as_secs()
+                )),
+            };
+            let (Some(challenge), Some(auth)) = (&failure.challenge, &auth) else {
+                return Err(self.fail_start(name, failure.reason, &stderr).await);
+            };
+            if sign_ins == MAX_SIGN_INS {
+                let reason = format!(
+                    "{} (still refused after {sign_ins} sign-ins)",
+                    failure.reason
                 );
-                Ok(tools)
+                return Err(self.fail_start(name, reason, &stderr).await);
             }
-            Ok(Err(reason)) => Err(self.fail_start(name, reason, &stderr).await),
-            Err(_) => Err(self
-                .fail_start(
-                    name,
-                    format!(
-                        "no answer to the handshake within {} s",
-                        self.inner.startup_timeout.as_secs()
-                    ),
-                    &stderr,
-                )
-                .await),
+            sign_ins += 1;
+            if seen != Some(auth.credentials.generation()) {
+                // Signed in (or refreshed) meanwhile: try again with that.
+                continue;
+            }
+            let refresh_failed = matches!(challenge, Challenge::RefreshFailed(_));
+            if self.inner.sign_in == SignInMode::Ask && !refresh_failed {
+                // The person answers in their own time; the server connects afterwards and
+                // nothing else waits for it.
+                self.sign_in_in_background(&config, auth, challenge);
+                let reason = "sign in needed: answer the sign-in request; the server connects once you have signed in";
+                return Err(self.fail_start(name, reason.into(), &stderr).await);
+            }
+            if let Err(reason) = self.sign_in(&config, auth, challenge, seen).await {
+                return Err(self.fail_start(name, reason, &stderr).await);
+            }
+            self.set_status(name, ServerStatus::Connecting);
+        };
+        let listing = lock(&connection.tools).clone();
+        let tools = listing.tools().to_vec();
+        let mut would_be = self.server_tools();
+        would_be.push(listing);
+        if let Err(reason) = accept(&would_be) {
+            close_connection(&connection).await;
+            self.set_status(
+                name,
+                ServerStatus::Failed {
+                    reason: reason.clone(),
+                    stderr_tail: Vec::new(),
+                },
+            );
+            return Err(McpError::Refused {
+                server: name.to_string(),
+                reason,
+            });
         }
+        let protocol = connection.protocol.clone();
+        lock(&self.inner.connections).push(connection.clone());
+        if lock(&self.inner.relist_pending).remove(name) {
+            let peer = connection.peer.clone();
+            let hub = self.clone();
+            let server = name.to_string();
+            tokio::spawn(async move { hub.relist(&server, peer).await });
+        }
+        self.watch_for_exit(connection);
+        self.set_status(
+            name,
+            ServerStatus::Ready {
+                tools: tools.len(),
+                protocol,
+            },
+        );
+        if let Some(status) = auth.as_ref().and_then(|a| a.status()) {
+            self.emit_auth(name, status);
+        }
+        Ok(tools)
     }
 
     async fn fail_start(&self, name: &str, reason: String, stderr: &StderrTail) -> McpError {
@@ -328,31 +406,32 @@ impl McpHub {
         &self,
         config: &ServerConfig,
         stderr: &StderrTail,
-    ) -> Result<Arc<Connection>, String> {
+        auth: Option<&ServerAuth>,
+    ) -> Result<Arc<Connection>, StartFailure> {
         let auto = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::LATEST],
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
         let mut stderr = stderr.clone();
         let (service, child, closed_rx, progress) =
-            match self.handshake(config, &stderr, auto).await {
+            match self.handshake(config, &stderr, auto, auth).await {
                 Ok(parts) => parts,
                 // The probe gave up and the fallback `initialize` failed too: the server may
                 // speak only the new era and have been slow to answer. Start it again without
                 // the probe; if that fails as well, the first failure is the one to report.
-                Err((first_reason, true)) => {
+                Err(first) if first.retry_discover && first.challenge.is_none() => {
                     let discover = ClientLifecycleMode::Discover {
                         preferred_versions: vec![ProtocolVersion::LATEST],
                     };
                     let retry_stderr = StderrTail::default();
                     let parts = self
-                        .handshake(config, &retry_stderr, discover)
+                        .handshake(config, &retry_stderr, discover, auth)
                         .await
-                        .map_err(|_| first_reason)?;
+                        .map_err(|_| first)?;
                     stderr = retry_stderr;
                     parts
                 }
-                Err((reason, false)) => return Err(reason),
+                Err(failure) => return Err(failure),
             };
         let peer = service.peer().clone();
         let protocol = peer
@@ -367,6 +446,8 @@ impl McpHub {
         let tools = match listed {
             Ok(Ok(tools)) => ServerTools::new(&config.name, tools.iter().map(tool_info).collect()),
             Ok(Err(e)) => {
+                // A server may let anyone initialize and ask for a token only from here on.
+                let challenge = auth.and_then(|_| auth::in_service_error(&e));
                 let reason = match e {
                     ServiceError::UnexpectedResponse => explain_unreadable_listing(&peer, config)
                         .await
@@ -374,11 +455,15 @@ impl McpHub {
                     _ => errors::service_error(&e),
                 };
                 shut(service, child).await;
-                return Err(format!("tools/list failed: {reason}"));
+                return Err(StartFailure {
+                    reason: format!("tools/list failed: {reason}"),
+                    challenge,
+                    retry_discover: false,
+                });
             }
             Err(_) => {
                 shut(service, child).await;
-                return Err("tools/list timed out".into());
+                return Err(StartFailure::plain("tools/list timed out"));
             }
         };
         Ok(Arc::new(Connection {
@@ -403,6 +488,7 @@ impl McpHub {
         config: &ServerConfig,
         stderr: &StderrTail,
         lifecycle: ClientLifecycleMode,
+        auth: Option<&ServerAuth>,
     ) -> Result<
         (
             RunningService<RoleClient, HubClient>,
@@ -410,7 +496,7 @@ impl McpHub {
             watch::Receiver<bool>,
             ProgressRoutes,
         ),
-        (String, bool),
+        StartFailure,
     > {
         let (closed_tx, closed_rx) = watch::channel(false);
         let (close_tx, close_rx) = oneshot::channel();
@@ -427,20 +513,31 @@ impl McpHub {
         };
         let probe_timeout = matches!(lifecycle, ClientLifecycleMode::Auto { .. })
             .then_some(self.inner.probe_timeout);
-        match &config.transport {
-            ServerTransport::Http { url, headers } => {
-                let transport = http_transport(url, headers).map_err(|e| (e, false))?;
+        let handshake_failed =
+            |e: &rmcp::service::ClientInitializeError, timed_out: bool| StartFailure {
+                reason: format!("handshake failed: {}", errors::init_error(e)),
+                challenge: auth.and_then(|_| auth::in_init_error(e)),
+                retry_discover: timed_out,
+            };
+        match (&config.transport, auth) {
+            (ServerTransport::Http { headers, .. }, Some(auth)) => {
+                let transport = auth.transport(headers).map_err(StartFailure::plain)?;
                 let transport = GuardedTransport::new(transport, probe_timeout, close_tx);
                 let timed_out = transport.probe_timed_out();
                 let service = handler
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
-                    .map_err(|e| {
-                        (
-                            format!("handshake failed: {}", errors::init_error(&e)),
-                            timed_out.load(Ordering::SeqCst),
-                        )
-                    })?;
+                    .map_err(|e| handshake_failed(&e, timed_out.load(Ordering::SeqCst)))?;
+                Ok((service, None, closed_rx, progress))
+            }
+            (ServerTransport::Http { url, headers, .. }, None) => {
+                let transport = http_transport(url, headers).map_err(StartFailure::plain)?;
+                let transport = GuardedTransport::new(transport, probe_timeout, close_tx);
+                let timed_out = transport.probe_timed_out();
+                let service = handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| handshake_failed(&e, timed_out.load(Ordering::SeqCst)))?;
                 Ok((service, None, closed_rx, progress))
             }
             _ => {
@@ -450,7 +547,7 @@ impl McpHub {
                     &self.inner.builtin_exe,
                     &self.inner.sandbox,
                 )
-                .map_err(|e| (e, false))?;
+                .map_err(StartFailure::plain)?;
                 stderr.spawn_reader(config.name.clone(), spawned.stderr);
                 let mut child = spawned.child;
                 let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
@@ -471,11 +568,12 @@ impl McpHub {
                         stop_child(&mut child).await;
                         let retry = timed_out.load(Ordering::SeqCst);
                         Err(match exited {
-                            Some(s) => (format!("server exited during the handshake ({s})"), retry),
-                            None => (
-                                format!("handshake failed: {}", errors::init_error(&e)),
-                                retry,
-                            ),
+                            Some(s) => StartFailure {
+                                reason: format!("server exited during the handshake ({s})"),
+                                challenge: None,
+                                retry_discover: retry,
+                            },
+                            None => handshake_failed(&e, retry),
                         })
                     }
                 }
@@ -616,11 +714,6 @@ impl McpHub {
         progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
         cancel: CancellationToken,
     ) -> Result<CallOutput, McpError> {
-        let connection = match self.connection(server) {
-            Some(c) => c,
-            None if self.config(server).is_none() => return Err(self.unknown(server)),
-            None => return Err(McpError::NotConnected(server.to_string())),
-        };
         let arguments = match arguments {
             Value::Object(map) => Some(map),
             Value::Null => None,
@@ -631,6 +724,64 @@ impl McpHub {
                 });
             }
         };
+        let mut sign_ins = 0;
+        loop {
+            let connection = match self.connection(server) {
+                Some(c) => c,
+                None if self.config(server).is_none() => return Err(self.unknown(server)),
+                None => return Err(McpError::NotConnected(server.to_string())),
+            };
+            let auth = match connection.over_http {
+                true => self.inner.auth.lock().await.get(server).cloned(),
+                false => None,
+            };
+            let seen = auth.as_ref().map(|a| a.credentials.generation());
+            let attempt = self
+                .call_once(
+                    &connection,
+                    tool,
+                    arguments.clone(),
+                    progress.clone(),
+                    &cancel,
+                )
+                .await;
+            let (error, challenge) = match attempt {
+                Ok(output) => return Ok(output),
+                Err(failed) => failed,
+            };
+            // The server refused the token (401) or wants more scopes (403): sign in and
+            // send the call again. It was refused before it ran, so a retry is safe.
+            let (Some(challenge), Some(auth)) = (challenge, auth) else {
+                return Err(error);
+            };
+            if sign_ins == MAX_SIGN_INS {
+                return Err(error);
+            }
+            sign_ins += 1;
+            let config = self.config(server).ok_or_else(|| self.unknown(server))?;
+            let signed_in = tokio::select! {
+                result = self.sign_in(&config, &auth, &challenge, seen) => result,
+                () = cancel.cancelled() => return Err(McpError::Cancelled),
+            };
+            if let Err(message) = signed_in {
+                return Err(McpError::Protocol {
+                    server: server.to_string(),
+                    message,
+                });
+            }
+        }
+    }
+
+    /// One `tools/call`. A failure comes with the authorization challenge behind it, if any.
+    async fn call_once(
+        &self,
+        connection: &Arc<Connection>,
+        tool: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+        progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
+        cancel: &CancellationToken,
+    ) -> Result<CallOutput, (McpError, Option<Challenge>)> {
+        let server = connection.name.as_str();
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -638,7 +789,7 @@ impl McpHub {
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| self.transport_error(&connection, e))?;
+            .map_err(|e| self.transport_failure(connection, e))?;
         let token = handle.progress_token.clone();
         if let Some(progress) = progress {
             lock(&connection.progress).insert(
@@ -657,32 +808,44 @@ impl McpHub {
         let outcome = tokio::select! {
             response = &mut handle.rx => match response {
                 Ok(Ok(ServerResult::CallToolResult(result))) => Ok(call_output(&result)),
-                Ok(Ok(other)) => Err(McpError::Protocol {
+                Ok(Ok(other)) => Err((McpError::Protocol {
                     server: server.to_string(),
                     message: format!("unexpected answer to tools/call: {}", short_debug(&other)),
-                }),
+                }, None)),
                 Ok(Err(ServiceError::McpError(error))) => Ok(CallOutput {
                     text: format!("MCP error {}: {}", error.code.0, error.message),
                     is_error: true,
                 }),
-                Ok(Err(e)) => Err(self.transport_error(&connection, e)),
-                Err(_) => Err(self.disconnected(&connection).await),
+                Ok(Err(e)) => Err(self.transport_failure(connection, e)),
+                Err(_) => Err((self.disconnected(connection).await, None)),
             },
-            _ = wait_closed(&mut closed) => Err(self.disconnected(&connection).await),
+            _ = wait_closed(&mut closed) => Err((self.disconnected(connection).await, None)),
             _ = tokio::time::sleep(connection.call_timeout) => {
                 send_cancel(&connection.peer, handle.id.clone(), "timeout").await;
-                Err(McpError::Timeout {
+                Err((McpError::Timeout {
                     server: server.to_string(),
                     tool: tool.to_string(),
                     seconds: connection.call_timeout.as_secs().max(1),
-                })
+                }, None))
             }
             _ = cancel.cancelled() => {
                 send_cancel(&connection.peer, handle.id.clone(), "cancelled by the user").await;
-                Err(McpError::Cancelled)
+                Err((McpError::Cancelled, None))
             }
         };
         outcome
+    }
+
+    fn transport_failure(
+        &self,
+        connection: &Connection,
+        e: ServiceError,
+    ) -> (McpError, Option<Challenge>) {
+        let challenge = connection
+            .over_http
+            .then(|| auth::in_service_error(&e))
+            .flatten();
+        (self.transport_error(connection, e), challenge)
     }
 
     fn transport_error(&self, connection: &Connection, e: ServiceError) -> McpError {
@@ -792,21 +955,14 @@ fn http_transport(
     headers: &std::collections::BTreeMap<String, String>,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
-    let mut custom = HashMap::new();
     for (name, value) in headers {
         if name.eq_ignore_ascii_case("authorization") {
             let token = value.strip_prefix("Bearer ").unwrap_or(value);
             config = config.auth_header(token.to_string());
-            continue;
         }
-        let name = http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| format!("invalid header name {name:?}: {e}"))?;
-        let value = http::HeaderValue::from_str(value)
-            .map_err(|e| format!("invalid value for header {name}: {e}"))?;
-        custom.insert(name, value);
     }
     Ok(StreamableHttpClientTransport::from_config(
-        config.custom_headers(custom),
+        config.custom_headers(auth::custom_headers(headers)?),
     ))
 }
 

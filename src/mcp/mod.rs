@@ -2,6 +2,7 @@
 //! Streamable HTTP), both protocol eras, timeouts, cancellation and `list_changed`.
 //! Knows nothing of policy or of the UI.
 
+mod auth;
 mod convert;
 mod errors;
 mod handler;
@@ -10,6 +11,9 @@ mod spawn;
 mod stderr;
 mod transport;
 
+pub use auth::{
+    DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
+};
 pub use hub::{HubOptions, McpHub};
 pub use stderr::STDERR_TAIL_LINES;
 
@@ -69,6 +73,20 @@ pub enum HubEvent {
     },
     /// `notifications/message` from a server.
     Log { server: String, message: String },
+    /// The server asks for a sign-in: may toolgate go ahead? Answer through the question
+    /// (no answer, or dropping it, is no).
+    SignIn(SignInQuestion),
+    /// A sign-in is under way: the page the person has to open (also opened in the
+    /// browser). It carries no secret: the code comes back to the loopback listener.
+    SignInStarted { server: String, url: String },
+    /// A sign-in asked for while connecting succeeded: connect the server now (through
+    /// the same checks as any connect).
+    SignedIn { server: String },
+    /// The server's sign-in changed (signed in, needed, refresh failed).
+    Auth {
+        server: String,
+        status: crate::oauth::AuthStatus,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

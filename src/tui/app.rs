@@ -414,6 +414,10 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             app.pool.set_status(&server, status);
             return;
         }
+        AgentEvent::ServerAuth { server, status } => {
+            app.pool.set_auth(&server, status);
+            return;
+        }
         AgentEvent::Request(request) => {
             app.inbox.push(request, app.now);
             return;

@@ -19,6 +19,8 @@ pub struct ServerRow {
     /// The reason of the last failure, kept after a later state replaced it (for /mcp).
     pub last_error: Option<String>,
     pub stderr_tail: Vec<String>,
+    /// Sign-in state of an HTTP server that uses OAuth (None: it never asked).
+    pub auth: Option<crate::oauth::AuthStatus>,
 }
 
 /// A group in the panel: built-ins or one server.
@@ -93,6 +95,7 @@ impl PoolView {
                     status: ServerStatus::Idle,
                     last_error: None,
                     stderr_tail: Vec::new(),
+                    auth: None,
                 })
                 .collect(),
             ..PoolView::default()
@@ -109,6 +112,7 @@ impl PoolView {
                 status: ServerStatus::Idle,
                 last_error: None,
                 stderr_tail: Vec::new(),
+                auth: None,
             });
         }
     }
@@ -182,6 +186,7 @@ impl PoolView {
                     },
                     last_error: None,
                     stderr_tail: Vec::new(),
+                    auth: None,
                 });
             }
         }
@@ -200,6 +205,7 @@ impl PoolView {
                     status: ServerStatus::Idle,
                     last_error: None,
                     stderr_tail: Vec::new(),
+                    auth: None,
                 });
                 let last = self.servers.len() - 1;
                 &mut self.servers[last]
@@ -214,6 +220,20 @@ impl PoolView {
             row.stderr_tail = stderr_tail.clone();
         }
         row.status = status;
+    }
+
+    pub fn set_auth(&mut self, server: &str, status: crate::oauth::AuthStatus) {
+        let status = match status {
+            crate::oauth::AuthStatus::RefreshFailed { reason } => {
+                crate::oauth::AuthStatus::RefreshFailed {
+                    reason: for_terminal(&reason),
+                }
+            }
+            other => other,
+        };
+        if let Some(row) = self.servers.iter_mut().find(|s| s.name == server) {
+            row.auth = Some(status);
+        }
     }
 
     pub fn is_new(&self, name: &str, now: Instant) -> bool {

@@ -593,6 +593,9 @@ fn draw_mcp(app: &App, frame: &mut Frame, selected: usize) {
         {
             lines.push(text(format!("    protocol: {protocol}"), t.dim()));
         }
+        if let Some(auth) = &row.auth {
+            lines.push(text(format!("    sign-in: {auth}"), t.dim()));
+        }
         let tools: Vec<&str> = app
             .pool
             .tools_of(&row.name)

@@ -1,0 +1,327 @@
+//! The hub's side of OAuth: which servers sign in, asking before a sign-in, running it,
+//! and `mcp login` / `mcp logout`.
+
+use super::super::auth::{self, Challenge, ServerAuth, SignInMode};
+use super::{HubEvent, McpError, McpHub};
+use crate::config::{ServerConfig, ServerTransport};
+use crate::oauth::{self, AuthStatus, SignInRequest, TokenFile};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long `mcp login` waits for the server's first answer when probing for its challenge.
+const PROBE_LIMIT: Duration = Duration::from_secs(10);
+
+impl McpHub {
+    fn token_file(&self) -> Result<TokenFile, String> {
+        match &self.inner.token_file {
+            Some(file) => Ok(file.clone()),
+            None => TokenFile::in_state_dir().map_err(|e| e.to_string()),
+        }
+    }
+
+    /// The OAuth state of an HTTP server that has no `Authorization` header of its own
+    /// (made on first use, kept across reconnects). None for every other server, and when
+    /// no token file can be used (then the server is reached without OAuth, and says so in
+    /// the log).
+    pub(super) async fn server_auth(&self, config: &ServerConfig) -> Option<Arc<ServerAuth>> {
+        let ServerTransport::Http {
+            url,
+            headers,
+            oauth,
+        } = &config.transport
+        else {
+            return None;
+        };
+        if auth::has_static_authorization(headers) {
+            return None;
+        }
+        let mut all = self.inner.auth.lock().await;
+        if let Some(existing) = all.get(&config.name) {
+            return Some(existing.clone());
+        }
+        let opened = match self.token_file() {
+            Ok(file) => ServerAuth::open(&config.name, url, oauth, file).await,
+            Err(e) => Err(e),
+        };
+        match opened {
+            Ok(auth) => {
+                let auth = Arc::new(auth);
+                all.insert(config.name.clone(), auth.clone());
+                Some(auth)
+            }
+            Err(e) => {
+                tracing::warn!(server = %config.name, "OAuth is unavailable for this server: {e}");
+                None
+            }
+        }
+    }
+
+    pub(super) fn emit_auth(&self, server: &str, status: AuthStatus) {
+        let _ = self.inner.events.send(HubEvent::Auth {
+            server: server.to_string(),
+            status,
+        });
+    }
+
+    /// Where a server stands with its sign-in: None when it never asked for one (or is
+    /// not an HTTP server).
+    pub async fn auth_status(&self, server: &str) -> Option<AuthStatus> {
+        let config = self.config(server)?;
+        self.server_auth(&config).await?.status()
+    }
+
+    /// Signs in because `challenge` said so (or, from `mcp login`, because the person
+    /// asked). `seen` is the token generation the failed request used: when the tokens
+    /// changed since (another call signed in, a refresh), nothing is done and the caller
+    /// simply tries again. Errors are worded for the person.
+    pub(super) async fn sign_in(
+        &self,
+        config: &ServerConfig,
+        auth: &ServerAuth,
+        challenge: &Challenge,
+        seen: Option<u64>,
+    ) -> Result<(), String> {
+        let name = config.name.as_str();
+        let _one_at_a_time = auth.signing_in.lock().await;
+        if seen.is_some_and(|generation| generation != auth.credentials.generation()) {
+            return Ok(());
+        }
+        let required = match challenge {
+            Challenge::RefreshFailed(reason) => {
+                let _ = auth.credentials.mark_refresh_failed(reason).await;
+                self.emit_auth(
+                    name,
+                    AuthStatus::RefreshFailed {
+                        reason: reason.clone(),
+                    },
+                );
+                return Err(format!(
+                    "refresh failed: {reason} (the token is kept; the next request tries again)"
+                ));
+            }
+            Challenge::InsufficientScope { scopes, .. } => {
+                let granted = auth.credentials.granted_scopes();
+                if !scopes.is_empty() && scopes.iter().all(|s| granted.contains(s)) {
+                    // Signing in again would ask for what the token already has.
+                    return Err(format!(
+                        "the server refuses the token although it holds the scopes it asks for ({}); not signing in again",
+                        scopes.join(" ")
+                    ));
+                }
+                Some(scopes.clone())
+            }
+            Challenge::Unauthorized { .. } => None,
+        };
+        let request = SignInRequest {
+            server: name,
+            url: &auth.url,
+            settings: &auth.settings,
+            challenge: challenge.header().filter(|h| !h.is_empty()),
+            required_scopes: required.as_deref(),
+        };
+        if self.inner.sign_in == SignInMode::Never {
+            return Err(self.sign_in_needed(auth, name, None).await);
+        }
+        let discovered = oauth::discover(&request, &auth.credentials)
+            .await
+            .map_err(|e| format!("sign-in failed: {e}"))?;
+        match &self.inner.sign_in {
+            SignInMode::Never | SignInMode::Now => {}
+            SignInMode::Ask => {
+                let (question, answer, _withdraw_if_we_stop) = auth::ask(
+                    name,
+                    &auth.url,
+                    discovered.authorization_server.clone(),
+                    discovered.scopes.clone(),
+                    required.is_some(),
+                );
+                let asked = self.inner.events.send(HubEvent::SignIn(question)).is_ok();
+                let approved = asked
+                    && matches!(
+                        tokio::time::timeout(self.inner.sign_in_timeout, answer).await,
+                        Ok(Ok(true))
+                    );
+                if !approved {
+                    return Err(self
+                        .sign_in_needed(
+                            auth,
+                            name,
+                            Some("nobody approved the sign-in; reconnect to be asked again, or"),
+                        )
+                        .await);
+                }
+            }
+        }
+        let events = self.inner.events.clone();
+        let server = name.to_string();
+        let show_url = move |url: &str| {
+            let _ = events.send(HubEvent::SignInStarted {
+                server: server.clone(),
+                url: url.to_string(),
+            });
+        };
+        let manager = oauth::authorize(
+            discovered,
+            &request,
+            &auth.credentials,
+            &self.inner.opener,
+            &show_url,
+            self.inner.sign_in_timeout,
+        )
+        .await;
+        match manager {
+            Ok(manager) => {
+                auth.install(manager).await;
+                if let Some(status) = auth.status() {
+                    self.emit_auth(name, status);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let _ = auth.credentials.mark_sign_in_needed().await;
+                if let Some(status) = auth.status() {
+                    self.emit_auth(name, status);
+                }
+                Err(format!("sign-in failed: {e}"))
+            }
+        }
+    }
+
+    /// A connect's sign-in, asked and run in the background (at most one per server).
+    /// Success is announced with [`HubEvent::SignedIn`]; the agent then connects.
+    pub(super) fn sign_in_in_background(
+        &self,
+        config: &ServerConfig,
+        auth: &Arc<ServerAuth>,
+        challenge: &Challenge,
+    ) {
+        use std::sync::atomic::Ordering;
+        if auth.pending.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (hub, config, auth, challenge) = (
+            self.clone(),
+            config.clone(),
+            auth.clone(),
+            challenge.clone(),
+        );
+        tokio::spawn(async move {
+            let result = hub.sign_in(&config, &auth, &challenge, None).await;
+            auth.pending.store(false, Ordering::SeqCst);
+            match result {
+                Ok(()) => {
+                    let _ = hub.inner.events.send(HubEvent::SignedIn {
+                        server: config.name.clone(),
+                    });
+                }
+                Err(reason) => hub.set_status(
+                    &config.name,
+                    crate::mcp::ServerStatus::Failed {
+                        reason,
+                        stderr_tail: Vec::new(),
+                    },
+                ),
+            }
+        });
+    }
+
+    /// Records and reports that `name` waits for a sign-in; `why` leads the advice.
+    async fn sign_in_needed(&self, auth: &ServerAuth, name: &str, why: Option<&str>) -> String {
+        let _ = auth.credentials.mark_sign_in_needed().await;
+        self.emit_auth(name, auth.status().unwrap_or(AuthStatus::SignInNeeded));
+        match why {
+            Some(why) => format!("sign in needed: {why} run `toolgate mcp login {name}`"),
+            None => format!("sign in needed: run `toolgate mcp login {name}`"),
+        }
+    }
+
+    /// `toolgate mcp login NAME`: signs in now, whatever the server's current tokens, and
+    /// returns the new status. The server is asked first (unauthenticated) so its
+    /// challenge — the metadata location and the scopes it wants — guides the sign-in.
+    pub async fn sign_in_now(&self, server: &str) -> Result<AuthStatus, McpError> {
+        let config = self.config(server).ok_or_else(|| self.unknown(server))?;
+        let not_oauth = || McpError::Protocol {
+            server: server.to_string(),
+            message: "signing in applies to HTTP servers without a configured Authorization header"
+                .into(),
+        };
+        let ServerTransport::Http { url, headers, .. } = &config.transport else {
+            return Err(not_oauth());
+        };
+        let auth = self.server_auth(&config).await.ok_or_else(not_oauth)?;
+        let header = probe_challenge(url, headers).await.unwrap_or_default();
+        let challenge = Challenge::Unauthorized { header };
+        self.sign_in(&config, &auth, &challenge, None)
+            .await
+            .map_err(|message| McpError::Protocol {
+                server: server.to_string(),
+                message,
+            })?;
+        Ok(auth.status().unwrap_or(AuthStatus::SignInNeeded))
+    }
+
+    /// `toolgate mcp logout NAME`: forgets the server's tokens and client registration.
+    /// True if there was something to forget.
+    pub async fn sign_out(&self, server: &str) -> Result<bool, McpError> {
+        if self.config(server).is_none() {
+            return Err(self.unknown(server));
+        }
+        self.inner.auth.lock().await.remove(server);
+        let file = self.token_file().map_err(|message| McpError::Protocol {
+            server: server.to_string(),
+            message,
+        })?;
+        let name = server.to_string();
+        tokio::task::spawn_blocking(move || file.remove_server(&name))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+            .map_err(|message| McpError::Protocol {
+                server: server.to_string(),
+                message,
+            })
+    }
+}
+
+/// The `WWW-Authenticate` header an unauthenticated `initialize` gets, if the server
+/// answers it with a 401.
+async fn probe_challenge(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    let client = reqwest::Client::builder()
+        .timeout(PROBE_LIMIT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .ok()?;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE.to_string(),
+            "capabilities": {},
+            "clientInfo": {"name": oauth::CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")}
+        }
+    });
+    let mut request = client
+        .post(url)
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
+        .json(&body);
+    for (name, value) in auth::custom_headers(headers).ok()? {
+        request = request.header(name, value);
+    }
+    let response = request.send().await.ok()?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)?
+        .to_str()
+        .ok()
+        .map(str::to_string)
+}
