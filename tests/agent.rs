@@ -929,7 +929,10 @@ async fn an_unanswered_question_expires_into_a_denial_recorded_as_expired() {
     else {
         unreachable!()
     };
-    let deadline = request.meta.deadline.expect("the request carries its deadline");
+    let deadline = request
+        .meta
+        .deadline
+        .expect("the request carries its deadline");
     assert!(deadline > request.meta.created);
     let events = h.turn(no_answers).await;
     assert_eq!(
@@ -939,10 +942,12 @@ async fn an_unanswered_question_expires_into_a_denial_recorded_as_expired() {
             "Permission denied: nobody answered before the request's deadline".to_string()
         )]
     );
-    assert!(events.iter().any(|e| matches!(e,
+    assert!(
+        events.iter().any(|e| matches!(e,
         AgentEvent::PermissionDecided { call_id, record }
             if call_id == "t"
-                && record.decider == Decider::Expired { asked_by: "mcp__deploy__trigger".into() })));
+                && record.decider == Decider::Expired { asked_by: "mcp__deploy__trigger".into() }))
+    );
     assert!(request.is_withdrawn(), "the agent stopped waiting");
 }
 
