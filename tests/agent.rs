@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::{HostRequest, ProjectServerAnswer, TrustAnswer};
+use toolgate::inbox::{HostRequest, ProjectServerAnswer, RestoreAnswer, TrustAnswer};
 use toolgate::mcp::McpHub;
 use toolgate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
@@ -117,6 +117,7 @@ fn config(
         workspace.to_path_buf(),
     );
     config.sessions_dir = Some(state.join("sessions"));
+    config.checkpoints_dir = Some(state.join("checkpoints"));
     (config, requests)
 }
 
@@ -191,6 +192,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::ToolCall(r) => r.payload.tool.name.clone(),
         HostRequest::ProjectServer(r) => format!("project:{}", r.payload.server),
         HostRequest::WorkspaceTrust(r) => format!("trust:{}", r.payload.folder.display()),
+        HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
     }
 }
 
@@ -208,6 +210,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             TrustAnswer::Once
         } else {
             TrustAnswer::No
+        }),
+        HostRequest::RestoreFiles(r) => r.answer(if allow {
+            RestoreAnswer::Restore
+        } else {
+            RestoreAnswer::Keep
         }),
     };
     assert!(delivered, "the agent was waiting for the answer");

@@ -32,6 +32,8 @@ enum Work {
     Disconnect(String),
     Revoke(String),
     Clear,
+    /// `/undo`; the token lets a cancel withdraw its question.
+    Undo(CancellationToken),
     /// A server's tool list or state changed on its own.
     RefreshPool,
     Shutdown,
@@ -104,6 +106,7 @@ async fn read_commands(
             UiCommand::Disconnect(name) => Work::Disconnect(name),
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
+            UiCommand::Undo => Work::Undo(control.new_turn()),
             UiCommand::Shutdown => break,
         };
         if work.send(item).is_err() {
@@ -181,6 +184,7 @@ pub(super) struct Agent {
     /// call does not recompile its tool's schema.
     pub(super) validators:
         std::collections::HashMap<String, (crate::pool::Schema, Arc<jsonschema::Validator>)>,
+    pub(super) checkpoints: super::checkpoints::Checkpoints,
     turn_cap: usize,
     max_tokens: u32,
     control: Arc<Control>,
@@ -211,6 +215,7 @@ impl Agent {
             last_pool: None,
             output_budget: config.output_budget.max(1),
             validators: Default::default(),
+            checkpoints: super::checkpoints::Checkpoints::new(config.checkpoints_dir),
             turn_cap: config.turn_cap.max(1),
             max_tokens: config.max_tokens,
             control,
@@ -288,6 +293,7 @@ impl Agent {
             }
         }
         self.messages = restored.messages;
+        self.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",
             self.messages.len()
@@ -374,6 +380,7 @@ impl Agent {
                     self.emit(AgentEvent::Notice(text)).await;
                     let _ = self.refresh_pool_forced().await;
                 }
+                Work::Undo(cancel) => self.undo_last_turn(cancel).await,
                 Work::Clear => {
                     self.messages.clear();
                     self.record(Record::Cleared).await;
@@ -518,6 +525,7 @@ impl Agent {
     }
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
+        self.checkpoints.begin_turn();
         self.emit(AgentEvent::UserMessage(text.clone())).await;
         self.push_user(vec![ContentBlock::Text { text }]).await;
         let mut usage = Usage::default();
@@ -601,6 +609,7 @@ impl Agent {
                 break true;
             }
         };
+        self.finish_checkpoint().await;
         self.record(Record::TurnFinished {
             usage,
             cancelled,

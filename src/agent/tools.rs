@@ -155,7 +155,12 @@ impl Agent {
                 outcome: ToolOutcome::Denied,
                 text,
             },
-            Gated::Run => self.execute(call_id, tool, input, cancel).await,
+            Gated::Run => {
+                if super::checkpoints::may_change_workspace(&tool.origin) {
+                    self.checkpoint_before_change().await;
+                }
+                self.execute(call_id, tool, input, cancel).await
+            }
         }
     }
 

@@ -13,6 +13,7 @@
 //! snapshot when the turn ends; `checkpoints.jsonl` beside the repository records both
 //! (see [`log`]). Undo puts back the files that differ between the two.
 
+pub mod command;
 mod git;
 mod lock;
 mod log;
@@ -119,6 +120,10 @@ impl Shadow {
     pub fn with_limits(mut self, limits: Limits) -> Shadow {
         self.limits = limits;
         self
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The canonical workspace path.
@@ -325,6 +330,39 @@ impl Shadow {
         })?;
         Ok(restored)
     }
+}
+
+/// "1 file", "3 files".
+pub fn count_files(n: usize) -> String {
+    if n == 1 {
+        "1 file".to_string()
+    } else {
+        format!("{n} files")
+    }
+}
+
+/// Which turn a checkpoint belongs to, for people: "turn 2 of session ID (checkpoint 3)".
+pub fn describe(info: &CheckpointInfo) -> String {
+    format!(
+        "turn {} of session {} (checkpoint {})",
+        info.turn, info.session, info.id
+    )
+}
+
+/// The person-facing report of an undo: one line per file.
+pub fn restored_report(info: &CheckpointInfo, files: &[FileChange]) -> String {
+    let mut text = format!("Undid {}: {}", describe(info), count_files(files.len()));
+    for file in files {
+        let what = match file.change {
+            Change::Created => "removed",
+            Change::Modified | Change::Deleted | Change::TypeChanged => "restored",
+        };
+        text.push_str(&format!(
+            "\n  {what} {}",
+            crate::sanitize::for_terminal(&file.path.display().to_string())
+        ));
+    }
+    text
 }
 
 #[cfg(test)]

@@ -13,10 +13,12 @@
 //! `host_requests!` list below. See docs/ARCHITECTURE.md ("Adding a request kind").
 
 mod project_server;
+mod restore_files;
 mod tool_call;
 mod workspace_trust;
 
 pub use project_server::{ProjectServer, ProjectServerAnswer};
+pub use restore_files::{RestoreAnswer, RestoreFiles};
 pub use tool_call::ToolCall;
 pub use workspace_trust::{TrustAnswer, WorkspaceTrust};
 
@@ -410,6 +412,7 @@ host_requests! {
     ToolCall(ToolCall),
     WorkspaceTrust(WorkspaceTrust),
     ProjectServer(ProjectServer),
+    RestoreFiles(RestoreFiles),
 }
 
 /// Whole seconds, for ages and countdowns ("42s", "3m05s", "1h02m").
