@@ -299,6 +299,41 @@ fn list_shows_each_turn_and_undo_walks_back_recording_in_the_session_log() {
 }
 
 #[test]
+fn a_change_made_by_an_mcp_server_is_undone_too() {
+    let c = case();
+    // The default demo: its deploy server (a child process) records the deployment in
+    // the workspace.
+    let out = c
+        .command(&[
+            "-p",
+            "deploy web",
+            "--provider",
+            "scripted",
+            "--allow",
+            "mcp__deploy__trigger",
+        ])
+        .env_remove("TOOLGATE_SCENARIO")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        c.ws.join(".toolgate/deployments.json").is_file(),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("This turn changed 1 file: .toolgate/deployments.json"),
+        "{stderr}"
+    );
+    assert!(
+        c.undo()
+            .ends_with("1 file\n  removed .toolgate/deployments.json\n")
+    );
+    assert!(!c.ws.join(".toolgate").exists());
+    assert_eq!(c.read("notes.txt").as_deref(), Some(NOTES));
+}
+
+#[test]
 fn a_denied_call_takes_no_checkpoint_and_there_is_nothing_to_undo() {
     let c = case();
     let (_, stderr) = c.turn("rm notes.txt", &[]);

@@ -25,8 +25,11 @@ const LISTED: usize = 5;
 pub(super) struct Checkpoints {
     /// `state_dir/checkpoints`; None: checkpoints are off.
     root: Option<PathBuf>,
-    /// Opened on the first checkpoint (a session that changes nothing creates none).
+    /// Opened when the session starts, by the background snapshot in `prime`.
     shadow: Option<Shadow>,
+    /// The session-start snapshot, running on the blocking pool until the first
+    /// checkpoint needs the shadow.
+    prime: Option<tokio::task::JoinHandle<Result<Shadow, CheckpointError>>>,
     /// Turns of this session so far, the running one included.
     turn: usize,
     /// This turn's checkpoint, once taken.
@@ -95,9 +98,9 @@ fn listed(paths: impl IntoIterator<Item = PathBuf>) -> String {
 fn human_size(bytes: u64) -> String {
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * KIB;
-    if bytes >= MIB && bytes % MIB == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
-    } else if bytes >= KIB && bytes % KIB == 0 {
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
         format!("{} KiB", bytes / KIB)
     } else {
         format!("{bytes} bytes")
@@ -105,10 +108,37 @@ fn human_size(bytes: u64) -> String {
 }
 
 impl Agent {
-    /// The shadow repository, opened on first use.
+    /// At session start: opens the shadow repository and records the workspace in the
+    /// background, so the turn that first changes something does not wait for every file
+    /// of a big workspace to be hashed (a few seconds for 10,000 files).
+    pub(super) fn prime_checkpoints(&mut self) {
+        let Some(root) = self.checkpoints.root.clone() else {
+            return;
+        };
+        let workspace = self.workspace.clone();
+        self.checkpoints.prime = Some(tokio::task::spawn_blocking(move || {
+            let shadow = Shadow::open(&root, &workspace)?;
+            shadow.prime()?;
+            Ok(shadow)
+        }));
+    }
+
+    /// The shadow repository, opened on first use (or by the session-start snapshot).
     async fn shadow(&mut self) -> Result<Option<Shadow>, CheckpointError> {
         if let Some(shadow) = &self.checkpoints.shadow {
             return Ok(Some(shadow.clone()));
+        }
+        if let Some(prime) = self.checkpoints.prime.take() {
+            // A failed start (too many files, no git) is reported by the checkpoint that
+            // tries again below.
+            match prime.await {
+                Ok(Ok(shadow)) => {
+                    self.checkpoints.shadow = Some(shadow.clone());
+                    return Ok(Some(shadow));
+                }
+                Ok(Err(e)) => tracing::warn!("session-start snapshot: {e}"),
+                Err(e) => tracing::warn!("session-start snapshot: {e}"),
+            }
         }
         let Some(root) = self.checkpoints.root.clone() else {
             return Ok(None);

@@ -334,6 +334,7 @@ impl Agent {
 
     async fn run(&mut self, mut work: mpsc::UnboundedReceiver<Work>) {
         self.open_session().await;
+        self.prime_checkpoints();
         self.emit(AgentEvent::SessionStarted {
             session_id: self.session_id.clone(),
             model_label: self.model.label(),

@@ -187,7 +187,90 @@ pub(super) fn read(path: &Path) -> std::io::Result<Vec<CheckpointInfo>> {
     Ok(all)
 }
 
-/// The id the next checkpoint gets.
-pub(super) fn next_id(all: &[CheckpointInfo]) -> u64 {
-    all.last().map_or(1, |last| last.id + 1)
+/// Bytes read from the end of the log to find the last id: a checkpoint must not cost more
+/// as the log grows.
+const TAIL: u64 = 64 * 1024;
+
+/// The id the next checkpoint gets: one more than the last one taken. Reads the log's
+/// tail, and the whole log only when the tail holds no `taken` event.
+pub(super) fn next_id(path: &Path) -> std::io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(1),
+        Err(e) => return Err(e),
+    };
+    let len = file.metadata()?.len();
+    if len > TAIL {
+        file.seek(SeekFrom::Start(len - TAIL))?;
+        let mut tail = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut tail)?;
+        // The first line is cut, unless the cut fell on a line start; a cut line does not
+        // parse and is skipped below.
+        let last_taken = tail
+            .split(|b| *b == b'\n')
+            .filter_map(|line| serde_json::from_slice::<Event>(line).ok())
+            .filter_map(|event| match event {
+                Event::Taken { id, .. } => Some(id),
+                Event::Finished { .. } | Event::Undone { .. } => None,
+            })
+            .max();
+        if let Some(id) = last_taken {
+            return Ok(id + 1);
+        }
+    }
+    Ok(read(path)?.last().map_or(1, |last| last.id + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taken(id: u64) -> Event {
+        Event::Taken {
+            id,
+            time: Utc::now(),
+            session: "s".into(),
+            turn: 1,
+            commit: "0".repeat(40),
+            skipped: vec![],
+        }
+    }
+
+    fn undone(id: u64) -> Event {
+        Event::Undone {
+            id,
+            time: Utc::now(),
+            saved: "0".repeat(40),
+            restored: (0..20)
+                .map(|i| FileChange {
+                    path: format!("src/module_{i}/file.rs").into(),
+                    change: Change::Modified,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn next_id_reads_the_tail_and_falls_back_to_the_whole_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoints.jsonl");
+        assert_eq!(next_id(&path).unwrap(), 1);
+        for id in 1..=1500 {
+            append(&path, &taken(id)).unwrap();
+        }
+        assert!(std::fs::metadata(&path).unwrap().len() > TAIL);
+        assert_eq!(next_id(&path).unwrap(), 1501);
+        // A tail of undo events only (no `taken` in the last 64 KiB).
+        for _ in 0..300 {
+            append(&path, &undone(7)).unwrap();
+        }
+        assert_eq!(next_id(&path).unwrap(), 1501);
+        let all = read(&path).unwrap();
+        assert_eq!(all.len(), 1500);
+        assert!(all[6].undone.is_some() && all[7].undone.is_none());
+        // An unfinished checkpoint ends where the next one began.
+        assert_eq!(all[0].after.as_deref(), Some(all[1].before.as_str()));
+        assert_eq!(all[1499].after, None);
+    }
 }

@@ -199,6 +199,13 @@ impl Shadow {
     }
 
     fn snapshot(&self, message: &str) -> Result<snapshot::Snapshot, CheckpointError> {
+        // Every git call on the shadow runs under our lock, so an index.lock found here
+        // was left by a git that died with its toolgate; it would fail every later call.
+        let stale = self.git_dir().join("index.lock");
+        if stale.exists() {
+            tracing::warn!("removing stale {}", stale.display());
+            let _ = std::fs::remove_file(&stale);
+        }
         self.sync_exclude()?;
         snapshot::take(&self.git, &self.workspace, &self.limits, message)
     }
@@ -213,10 +220,19 @@ impl Shadow {
         log::append(&path, event).map_err(|e| self.io(&path, e))
     }
 
+    /// Records the workspace without making it a checkpoint, so that the first real
+    /// checkpoint only has to add what changed since. Run at session start in the
+    /// background: the first snapshot of a big workspace hashes and stores every file.
+    pub fn prime(&self) -> Result<(), CheckpointError> {
+        let _lock = self.lock()?;
+        self.snapshot("snapshot at session start").map(drop)
+    }
+
     /// Takes a checkpoint before turn `turn` of `session` changes the workspace.
     pub fn take(&self, session: &str, turn: usize) -> Result<Taken, CheckpointError> {
         let _lock = self.lock()?;
-        let id = log::next_id(&self.read_log()?);
+        let path = self.log_path();
+        let id = log::next_id(&path).map_err(|e| self.io(&path, e))?;
         let snapshot = self.snapshot(&format!(
             "checkpoint {id}: before turn {turn} of session {session}"
         ))?;

@@ -3,7 +3,8 @@
 //! `git status` (porcelain v2, untracked cache on) finds what differs from the last
 //! snapshot in one pass over the work tree, honouring the workspace's `.gitignore` files;
 //! only those paths are handed to `update-index`, so a snapshot after a one-file change
-//! costs one scan plus a few small git calls. Files over the size limit are left out
+//! costs one scan plus three small git calls (`update-index`, `write-tree`,
+//! `commit-tree`); HEAD is written directly. Files over the size limit are left out
 //! before git hashes them, and said so.
 
 use std::path::{Path, PathBuf};
@@ -189,7 +190,11 @@ pub(super) fn take(
                 args.extend(["-p", parent.as_str()]);
             }
             let commit = single_line(git.run(&args, None)?);
-            git.run(&["update-ref", "HEAD", &commit], None)?;
+            git.set_head(&commit)
+                .map_err(|source| CheckpointError::Io {
+                    path: git.git_dir().join("HEAD"),
+                    source,
+                })?;
             commit
         }
     };
