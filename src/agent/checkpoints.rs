@@ -265,6 +265,11 @@ impl Agent {
     /// `/undo`: finds the last turn that changed files, asks the person with the list,
     /// and restores them when they agree.
     pub(super) async fn undo_last_turn(&mut self, cancel: CancellationToken) {
+        if self.checkpoints.root.is_none() {
+            let off = "Undo is unavailable: checkpoints are off (no state directory; set TOOLGATE_STATE_DIR).";
+            self.emit(AgentEvent::Notice(off.to_string())).await;
+            return;
+        }
         let notice = match self.plan_undo().await {
             Ok(Some(plan)) => self.confirm_and_undo(plan, &cancel).await,
             Ok(None) => {
