@@ -70,6 +70,7 @@ impl Target {
             },
             source: ConfigSource::Embedded,
             call_timeout_ms: 30_000,
+            sandbox: Default::default(),
         }
     }
 }

@@ -89,6 +89,13 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
     }));
     let (policy, policy_notices) = build_policy(opts)?;
     notices.extend(policy_notices);
+    let (settings, sandbox_diagnostics) = crate::sandbox::load_settings(
+        &crate::sandbox::SettingsSources::new(&opts.workspace, opts.trust_project),
+    );
+    notices.extend(sandbox_diagnostics.iter().map(|d| format!("sandbox: {d}")));
+    let sandbox = crate::sandbox::Sandbox::new(settings);
+    // Unavailable or switched off: said at every start, never a silent downgrade.
+    notices.extend(sandbox.startup_notice(&opts.workspace));
     let model = select_model(opts)?;
     let (hub_tx, hub_rx) = mpsc::unbounded_channel();
     let hub = McpHub::with_options(
@@ -96,6 +103,7 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
         hub_tx,
         crate::mcp::HubOptions {
             workspace: opts.workspace.clone(),
+            sandbox: sandbox.clone(),
             ..Default::default()
         },
     );
@@ -106,6 +114,7 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
     config.turn_cap = opts.turn_cap;
     config.output_budget = opts.output_budget;
     config.ask_timeout = opts.ask_timeout;
+    config.sandbox = sandbox;
     if let Some(from) = &opts.resume {
         let dir = config
             .sessions_dir

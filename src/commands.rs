@@ -4,6 +4,7 @@
 use crate::config::{LoadOptions, LoadedServers, load_servers};
 use crate::mcp::{McpHub, ServerStatus};
 use crate::pool::{self, Pool};
+use crate::sandbox::Sandbox;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +33,15 @@ impl ConfigFlags {
             trust_project: self.trust_project,
         })
     }
+
+    /// The `[sandbox]` settings of the same config files (the project's only when
+    /// trusted), with their diagnostics.
+    pub fn sandbox(&self) -> (Sandbox, Vec<crate::config::Diagnostic>) {
+        let (settings, diagnostics) = crate::sandbox::load_settings(
+            &crate::sandbox::SettingsSources::new(&self.workspace(), self.trust_project),
+        );
+        (Sandbox::new(settings), diagnostics)
+    }
 }
 
 fn report_diagnostics(loaded: &LoadedServers, out: &mut String) {
@@ -47,16 +57,28 @@ fn report_diagnostics(loaded: &LoadedServers, out: &mut String) {
     }
 }
 
-fn hub_for(loaded: &LoadedServers, flags: &ConfigFlags) -> McpHub {
+fn hub_for(loaded: &LoadedServers, flags: &ConfigFlags, sandbox: Sandbox) -> McpHub {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     McpHub::with_options(
         loaded.servers.clone(),
         tx,
         crate::mcp::HubOptions {
             workspace: flags.workspace(),
+            sandbox,
             ..Default::default()
         },
     )
+}
+
+/// Loads servers and sandbox settings, writing every diagnostic of both into `out`.
+fn load_all(flags: &ConfigFlags, out: &mut String) -> (LoadedServers, Sandbox) {
+    let loaded = flags.load();
+    report_diagnostics(&loaded, out);
+    let (sandbox, diagnostics) = flags.sandbox();
+    for d in diagnostics {
+        let _ = writeln!(out, "warning: {d}");
+    }
+    (loaded, sandbox)
 }
 
 /// The pool the agent starts with, or after connecting the given servers.
@@ -71,10 +93,9 @@ pub fn pool_of(hub: &McpHub) -> Result<Pool, pool::PoolError> {
 
 /// `toolgate mcp list`: every server, whether it starts, and how many tools it has.
 pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
-    let loaded = flags.load();
     let mut out = String::new();
-    report_diagnostics(&loaded, &mut out);
-    let hub = hub_for(&loaded, flags);
+    let (loaded, sandbox) = load_all(flags, &mut out);
+    let hub = hub_for(&loaded, flags, sandbox);
     let checks = loaded.servers.iter().map(|s| {
         let hub = hub.clone();
         async move { (s.name.clone(), hub.connect(&s.name).await) }
@@ -111,10 +132,9 @@ async fn with_server<F>(flags: &ConfigFlags, server: &str, body: F) -> (String, 
 where
     F: AsyncFnOnce(&McpHub, &mut String) -> Result<i32, String>,
 {
-    let loaded = flags.load();
     let mut out = String::new();
-    report_diagnostics(&loaded, &mut out);
-    let hub = hub_for(&loaded, flags);
+    let (loaded, sandbox) = load_all(flags, &mut out);
+    let hub = hub_for(&loaded, flags, sandbox);
     let result = match hub.connect(server).await {
         Ok(_) => body(&hub, &mut out).await,
         Err(e) => Err(e.to_string()),
@@ -170,9 +190,20 @@ pub async fn mcp_call(flags: &ConfigFlags, server: &str, tool: &str, json: &str)
 
 /// What `toolgate` printed before the console existed, kept as `toolgate status`.
 pub fn status(flags: &ConfigFlags) -> String {
-    let loaded = flags.load();
     let mut out = String::new();
-    report_diagnostics(&loaded, &mut out);
+    let (loaded, sandbox) = load_all(flags, &mut out);
+    let workspace = flags.workspace();
+    let _ = writeln!(out, "Sandbox: {}", sandbox.status().describe());
+    let bash = sandbox.bash_profile(&workspace);
+    let _ = match sandbox.status().check(&bash) {
+        Ok(()) => writeln!(out, "  bash: {}", bash.describe()),
+        Err(e) => writeln!(
+            out,
+            "  bash: {} — cannot be enforced: {}",
+            bash.describe(),
+            e.reason()
+        ),
+    };
     let _ = writeln!(out, "Configured MCP servers:");
     for s in &loaded.servers {
         let source = match &s.source {
@@ -182,8 +213,12 @@ pub fn status(flags: &ConfigFlags) -> String {
             | crate::config::ConfigSource::Flag(p) => p.display().to_string(),
         };
         let _ = writeln!(out, "  {:<12} {}  [{source}]", s.name, s.command_line());
+        if !matches!(s.transport, crate::config::ServerTransport::Http { .. }) {
+            let profile = sandbox.server_profile(s, &workspace);
+            let _ = writeln!(out, "  {:<12} sandbox: {}", "", profile.describe());
+        }
     }
-    let hub = hub_for(&loaded, flags);
+    let hub = hub_for(&loaded, flags, sandbox);
     match pool_of(&hub) {
         Ok(pool) => {
             let _ = writeln!(out, "Tool pool ({} tools):", pool.tools.len());

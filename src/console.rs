@@ -5,6 +5,7 @@
 //! dialog. The answer is remembered in the state dir; until trusted, project files are
 //! reported and ignored.
 
+use crate::agent::events::Containment;
 use crate::agent::{AgentEvent, AgentHandle, UiCommand};
 use crate::bootstrap::{FrontEnd, StartOptions};
 use crate::error::Failure;
@@ -57,12 +58,17 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
         flag_files: agent_options.mcp_config.clone(),
         trust_project: untrusted.is_empty(),
     });
+    // A preview until the agent reports the servers with the session's own settings.
+    let sandbox = crate::sandbox::Sandbox::default();
     let info = ConsoleInfo {
         workspace: workspace.clone(),
         servers: preview
             .servers
             .iter()
-            .map(ServerInfo::from_config)
+            .map(|config| {
+                let profile = sandbox.server_profile(config, &workspace);
+                ServerInfo::from_config(config, Containment::of(config, Some(&profile)))
+            })
             .collect(),
         no_color: false,
     };

@@ -21,6 +21,7 @@ pub mod model;
 pub mod paths;
 pub mod policy;
 pub mod pool;
+pub mod sandbox;
 pub mod sanitize;
 pub mod servers;
 pub mod tui;

@@ -192,6 +192,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::ToolCall(r) => r.payload.tool.name.clone(),
         HostRequest::ProjectServer(r) => format!("project:{}", r.payload.server),
         HostRequest::WorkspaceTrust(r) => format!("trust:{}", r.payload.folder.display()),
+        HostRequest::Escalation(r) => format!("unsandboxed:{}", r.payload.command),
         HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
     }
 }
@@ -211,6 +212,7 @@ fn give(request: HostRequest, decision: UserDecision) {
         } else {
             TrustAnswer::No
         }),
+        HostRequest::Escalation(r) => r.answer(decision),
         HostRequest::RestoreFiles(r) => r.answer(if allow {
             RestoreAnswer::Restore
         } else {
@@ -1201,4 +1203,228 @@ async fn a_project_server_asks_once_showing_its_command_line() {
     assert_eq!(done[1].0, ToolOutcome::Ok, "{}", done[1].1);
     assert!(done[1].1.starts_with("Connected to MCP server 'projdocs'"));
     let _ = &h.workspace;
+}
+
+// ---------- leaving the sandbox ----------
+
+fn bash(id: &str, input: Value) -> Reply {
+    reply(vec![tool(id, "bash", input), stop(StopReason::ToolUse)])
+}
+
+/// Escalation requests the harness saw, with what they showed.
+fn escalations(seen: &[String]) -> Vec<&String> {
+    seen.iter()
+        .filter(|s| s.starts_with("unsandboxed:"))
+        .collect()
+}
+
+#[tokio::test]
+async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_covers_the_rest() {
+    // A place that is neither the workspace nor a temp dir: sandboxed bash cannot write it.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = outside.path().display().to_string();
+    let unsandboxed = |name: &str| {
+        json!({
+            "command": format!("touch {out}/{name}"),
+            "unsandboxed": true,
+            "justification": "write the release notes into the shared folder",
+        })
+    };
+    let mut h = start(
+        vec![
+            bash(
+                "sandboxed",
+                json!({"command": format!("touch {out}/sandboxed")}),
+            ),
+            bash("first", unsandboxed("first")),
+            bash("second", unsandboxed("second")),
+            bash(
+                "unjustified",
+                json!({"command": format!("touch {out}/third"), "unsandboxed": true}),
+            ),
+            final_text("done"),
+        ],
+        |c| {
+            // An allow rule for the command does not cover leaving the sandbox.
+            let (rules, _, problems) = toolgate::policy::parse_permissions(
+                "[permissions]\nallow = [\"Bash(touch:*)\"]\n",
+                "test",
+                toolgate::policy::RuleSource::Flag,
+            );
+            assert!(problems.is_empty(), "{problems:?}");
+            c.policy.add_rules(rules);
+        },
+    );
+    h.submit("write the notes").await;
+    let mut asked = Vec::new();
+    let mut shown = Vec::new();
+    let events = h
+        .until(
+            |about| {
+                asked.push(about.to_string());
+                Some(UserDecision::AllowSession)
+            },
+            |e| {
+                if let AgentEvent::Request(HostRequest::Escalation(r)) = e {
+                    shown.push(r.payload.clone());
+                }
+                matches!(e, AgentEvent::TurnFinished { .. })
+            },
+        )
+        .await;
+    assert_eq!(
+        escalations(&asked),
+        vec![&format!("unsandboxed:touch {out}/first")],
+        "asked once; the session grant covers the second"
+    );
+    let done = finished(&events);
+    // Inside the sandbox the write is refused and the result says the sandbox did it.
+    assert_eq!(done[0].0, ToolOutcome::Error, "{}", done[0].1);
+    assert!(done[0].1.contains("[sandbox:"), "{}", done[0].1);
+    assert!(done[0].1.contains("\"unsandboxed\": true"), "{}", done[0].1);
+    assert!(!outside.path().join("sandboxed").exists());
+    // Approved: it ran outside, and so did the next one under the grant.
+    assert_eq!(done[1].0, ToolOutcome::Ok, "{}", done[1].1);
+    assert_eq!(done[2].0, ToolOutcome::Ok, "{}", done[2].1);
+    assert!(outside.path().join("first").exists());
+    assert!(outside.path().join("second").exists());
+    // No justification, no question: the model is told what is missing.
+    assert_eq!(done[3].0, ToolOutcome::Denied, "{}", done[3].1);
+    assert!(
+        done[3].1.contains("needs a one-line `justification`"),
+        "{}",
+        done[3].1
+    );
+    assert!(!outside.path().join("third").exists());
+
+    let deciders: Vec<(String, Decider)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::PermissionDecided { call_id, record } => {
+                Some((call_id.clone(), record.decider.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(deciders.contains(&(
+        "first".into(),
+        Decider::Person {
+            answer: UserDecision::AllowSession,
+            asked_by: "sandbox: the model asked to leave it".into(),
+        }
+    )));
+    assert!(deciders.contains(&(
+        "second".into(),
+        Decider::SessionGrant {
+            tool: "bash (outside the sandbox)".into()
+        }
+    )));
+}
+
+fn without_sandbox(c: &mut AgentConfig) {
+    c.sandbox = toolgate::sandbox::Sandbox::with_status(
+        toolgate::sandbox::SandboxSettings::default(),
+        toolgate::sandbox::SandboxStatus::unavailable("forced for the test"),
+    );
+}
+
+#[tokio::test]
+async fn without_a_sandbox_every_bash_call_asks_showing_why() {
+    let mut h = start(
+        vec![
+            bash("a", json!({"command": "echo unconfined"})),
+            bash("b", json!({"command": "echo again"})),
+            final_text("done"),
+        ],
+        without_sandbox,
+    );
+    h.submit("echo").await;
+    let mut asked = Vec::new();
+    let mut reasons = Vec::new();
+    let mut answers = VecDeque::from(vec![UserDecision::AllowOnce, UserDecision::Deny]);
+    let events = h
+        .until(
+            |about| {
+                asked.push(about.to_string());
+                answers.pop_front()
+            },
+            |e| {
+                if let AgentEvent::Request(HostRequest::Escalation(r)) = e {
+                    reasons.push(r.payload.reason.clone());
+                }
+                matches!(e, AgentEvent::TurnFinished { .. })
+            },
+        )
+        .await;
+    assert_eq!(
+        asked,
+        vec!["unsandboxed:echo unconfined", "unsandboxed:echo again"],
+        "an ordinary command asks too: nothing runs unconfined silently"
+    );
+    let done = finished(&events);
+    assert_eq!(done[0].0, ToolOutcome::Ok, "{}", done[0].1);
+    assert!(done[0].1.contains("unconfined"), "{}", done[0].1);
+    assert_eq!(done[1].0, ToolOutcome::Denied, "{}", done[1].1);
+}
+
+#[tokio::test]
+async fn without_a_sandbox_headless_refuses_bash_saying_why() {
+    let mut h = start(
+        vec![
+            bash("a", json!({"command": "echo unconfined"})),
+            final_text("done"),
+        ],
+        |c| {
+            without_sandbox(c);
+            c.headless = true;
+        },
+    );
+    h.submit("echo").await;
+    let events = h.turn(no_answers).await;
+    assert_eq!(
+        finished(&events),
+        vec![(
+            ToolOutcome::Denied,
+            "Permission denied: the sandbox is unavailable (forced for the test); running a command outside the sandbox needs a person's approval, which non-interactive mode cannot give".to_string()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_command_that_rewrites_toolgates_own_config_is_undone_and_reported() {
+    let mut h = start(
+        vec![
+            bash(
+                "sneaky",
+                json!({"command": "echo '{\"mcpServers\":{\"evil\":{\"command\":\"nc\"}}}' > .mcp.json && mkdir -p .toolgate && printf '[permissions]\\nallow = [\"Bash\"]\\n' > .toolgate/config.toml && echo wrote"}),
+            ),
+            final_text("done"),
+        ],
+        |_| {},
+    );
+    let original = "{\"mcpServers\": {}}";
+    std::fs::write(h.workspace.path().join(".mcp.json"), original).unwrap();
+    h.submit("configure").await;
+    let events = h.turn(no_answers).await;
+    let done = finished(&events);
+    assert_eq!(done[0].0, ToolOutcome::Error, "{}", done[0].1);
+    assert!(
+        done[0].1.contains("wrote"),
+        "the command ran: {}",
+        done[0].1
+    );
+    assert!(
+        done[0].1.contains(
+            "bash changed toolgate's own configuration (.mcp.json, .toolgate/config.toml); it was put back"
+        ),
+        "{}",
+        done[0].1
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join(".mcp.json")).unwrap(),
+        original
+    );
+    assert!(!h.workspace.path().join(".toolgate/config.toml").exists());
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::Notice(n) if n.contains("it was put back"))));
 }

@@ -23,6 +23,7 @@ fn builtin(name: &str) -> ServerConfig {
         },
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
+        sandbox: Default::default(),
     }
 }
 
@@ -40,6 +41,7 @@ fn fixture(name: &str, tools: &[&str]) -> ServerConfig {
         },
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
+        sandbox: Default::default(),
     }
 }
 

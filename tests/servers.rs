@@ -231,7 +231,7 @@ async fn docs_discover_era_searches_versions_and_serves_pages_as_resources() {
         hash.len() == 12 && hash.chars().all(|c| c.is_ascii_hexdigit()),
         "{version}"
     );
-    assert!(out.contains(&version) && out.contains("5 pages"), "{out}");
+    assert!(out.contains(&version) && out.contains("6 pages"), "{out}");
 
     let resources = session
         .client
@@ -246,7 +246,8 @@ async fn docs_discover_era_searches_versions_and_serves_pages_as_resources() {
             "docs://configuration",
             "docs://mcp-servers",
             "docs://permissions",
-            "docs://keys"
+            "docs://keys",
+            "docs://sandbox"
         ]
     );
     let read = session

@@ -11,7 +11,7 @@ use ratatui::style::Color;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use toolgate::agent::events::{AgentEvent, PoolEntry, ToolOutcome, UiCommand};
+use toolgate::agent::events::{AgentEvent, Containment, PoolEntry, ToolOutcome, UiCommand};
 use toolgate::builtin::BuiltinTool;
 use toolgate::inbox::{
     HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
@@ -38,6 +38,9 @@ fn info() -> ConsoleInfo {
             .map(|n| ServerInfo {
                 name: n.to_string(),
                 command_line: format!("toolgate serve {n}"),
+                containment: Containment::Confined {
+                    profile: "read-only, no network".into(),
+                },
             })
             .collect(),
         no_color: false,
@@ -138,6 +141,7 @@ fn started_app() -> App {
             model_label: "scripted demo".into(),
             workspace: "/home/dev/project".into(),
             servers: info().servers,
+            sandbox_problem: None,
         },
     );
     agent(
@@ -463,6 +467,7 @@ fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_comma
     servers.push(ServerInfo {
         name: "tracker".into(),
         command_line: "npx -y @acme/tracker-mcp --token-env ACME_TOKEN".into(),
+        containment: Containment::Unsandboxed,
     });
     agent(
         &mut app,
@@ -471,6 +476,7 @@ fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_comma
             model_label: "scripted demo".into(),
             workspace: "/home/dev/project".into(),
             servers,
+            sandbox_problem: None,
         },
     );
     type_text(&mut app, "/mcp");

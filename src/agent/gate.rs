@@ -12,17 +12,24 @@ use tokio_util::sync::CancellationToken;
 use super::ask::ask;
 use crate::agent::events::AgentEvent;
 use crate::builtin::BuiltinTool;
-use crate::inbox::{Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall};
+use crate::inbox::{
+    Escalation, EscalationReason, Origin, ProjectServer, ProjectServerAnswer, Reply, Request,
+    ToolCall,
+};
 use crate::policy::{
     AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
     PolicyError, Verdict, always_rule, resolve_target, store,
 };
 use crate::pool::{PoolTool, ToolOrigin};
+use crate::sandbox::{Sandbox, SandboxMode};
 
 /// What the gate lets happen to one call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Gated {
     Run,
+    /// bash, outside the OS sandbox: the person approved it (the environment is still
+    /// scrubbed of secrets).
+    RunUnconfined,
     /// Refused; the text is the tool_result the model gets.
     Refused(String),
     /// The turn was cancelled while the question was open.
@@ -35,7 +42,14 @@ pub struct Gate {
     headless: bool,
     /// How long a tool-call question waits before its safe default (deny) applies.
     ask_timeout: Option<Duration>,
+    /// The session's sandbox: whether bash can run confined here.
+    sandbox: Sandbox,
+    /// The person allowed unsandboxed bash for the rest of the session.
+    unsandboxed_granted: bool,
 }
+
+/// What the session grant for unsandboxed bash is recorded as.
+const UNSANDBOXED_GRANT: &str = "bash (outside the sandbox)";
 
 impl Gate {
     /// A server defined by the (trusted) project starts a program of the project's
@@ -89,7 +103,13 @@ impl Gate {
             workspace,
             headless,
             ask_timeout: None,
+            sandbox: Sandbox::default(),
+            unsandboxed_granted: false,
         }
+    }
+
+    pub fn set_sandbox(&mut self, sandbox: Sandbox) {
+        self.sandbox = sandbox;
     }
 
     pub fn set_ask_timeout(&mut self, timeout: Option<Duration>) {
@@ -151,6 +171,19 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> (Gated, Option<AuditRecord>, Vec<String>) {
         let verdict = self.verdict(tool, input);
+        if !matches!(verdict.decision, Decision::Deny { .. })
+            && tool.builtin_kind() == Some(BuiltinTool::Bash)
+        {
+            match self.escalation_reason(input) {
+                Ok(None) => {}
+                Ok(Some(reason)) => {
+                    return self
+                        .escalate(tool, input, call_id, reason, &verdict, events, cancel)
+                        .await;
+                }
+                Err(problem) => return (Gated::Refused(problem), None, Vec::new()),
+            }
+        }
         match verdict.decision.clone() {
             Decision::Allow => (
                 Gated::Run,
@@ -189,6 +222,162 @@ impl Gate {
                     .await
             }
         }
+    }
+
+    /// Why this bash call would run outside the sandbox, if it would: the model asked for
+    /// it, or the sandbox cannot confine bash on this machine. A sandbox the person turned
+    /// off in their configuration is their decision, not a question.
+    fn escalation_reason(&self, input: &Value) -> Result<Option<EscalationReason>, String> {
+        let requested = input.get("unsandboxed").and_then(Value::as_bool) == Some(true);
+        if requested {
+            let justification = input
+                .get("justification")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|j| !j.is_empty());
+            return match justification {
+                Some(j) => Ok(Some(EscalationReason::Requested {
+                    justification: j.to_string(),
+                })),
+                None => Err("Invalid arguments for bash: `unsandboxed: true` needs a one-line `justification` saying why the command cannot run in the sandbox"
+                    .into()),
+            };
+        }
+        if self.sandbox.settings().mode == SandboxMode::Off {
+            return Ok(None);
+        }
+        Ok(self.sandbox.check_bash(&self.workspace).err().map(|e| {
+            EscalationReason::SandboxUnavailable {
+                why: e.reason().to_string(),
+            }
+        }))
+    }
+
+    /// Running bash outside the sandbox: never by a rule, only by the person (or their
+    /// grant for this session); headless mode cannot ask, so it refuses, saying why.
+    #[allow(clippy::too_many_arguments)]
+    async fn escalate(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+        call_id: &str,
+        reason: EscalationReason,
+        verdict: &Verdict,
+        events: &mpsc::Sender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> (Gated, Option<AuditRecord>, Vec<String>) {
+        let asked_by = match &reason {
+            EscalationReason::Requested { .. } => "sandbox: the model asked to leave it",
+            EscalationReason::SandboxUnavailable { .. } => "sandbox: unavailable",
+        }
+        .to_string();
+        let why_unconfined = match &reason {
+            EscalationReason::Requested { justification } => {
+                format!("the model asked to run it outside the sandbox ({justification})")
+            }
+            EscalationReason::SandboxUnavailable { why } => {
+                format!("the sandbox is unavailable ({why})")
+            }
+        };
+        let record = |decision: Permit, why: Option<String>, decider: Decider| {
+            AuditRecord::new(&tool.name, input, decision, why, decider)
+        };
+        if self.headless {
+            let why = format!(
+                "{why_unconfined}; running a command outside the sandbox needs a person's approval, which non-interactive mode cannot give"
+            );
+            return (
+                Gated::Refused(format!("Permission denied: {why}")),
+                Some(record(
+                    Permit::Deny,
+                    Some(why),
+                    Decider::Headless { asked_by },
+                )),
+                Vec::new(),
+            );
+        }
+        if self.unsandboxed_granted {
+            return (
+                Gated::RunUnconfined,
+                Some(record(
+                    Permit::Allow,
+                    None,
+                    Decider::SessionGrant {
+                        tool: UNSANDBOXED_GRANT.into(),
+                    },
+                )),
+                Vec::new(),
+            );
+        }
+        let command = input
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let policy_note = match &verdict.decision {
+            Decision::Ask { why } => Some(why.clone()),
+            _ => None,
+        };
+        let now = Instant::now();
+        let (request, answer) = Request::new(
+            Origin::Tool {
+                tool: tool.name.clone(),
+                server: None,
+            },
+            Escalation {
+                call_id: call_id.to_string(),
+                command,
+                workspace: self.workspace.clone(),
+                reason,
+                policy_note,
+            },
+            now,
+            self.ask_timeout.map(|t| now + t),
+        );
+        let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
+            return (Gated::Cancelled, None, Vec::new());
+        };
+        let answer = match reply {
+            Reply::Person(answer) => answer,
+            Reply::Expired(_) | Reply::Dismissed(_) => {
+                let why = format!("{why_unconfined}; nobody approved running it unsandboxed");
+                let decider = if matches!(reply, Reply::Expired(_)) {
+                    Decider::Expired { asked_by }
+                } else {
+                    Decider::Dismissed { asked_by }
+                };
+                return (
+                    Gated::Refused(format!("Permission denied: {why}")),
+                    Some(record(Permit::Deny, Some(why), decider)),
+                    Vec::new(),
+                );
+            }
+        };
+        let mut notices = Vec::new();
+        let gated = match &answer {
+            PersonAnswer::AllowOnce | PersonAnswer::AllowAlways => Gated::RunUnconfined,
+            PersonAnswer::AllowSession => {
+                self.unsandboxed_granted = true;
+                notices.push(
+                    "bash may run outside the sandbox for the rest of this session.".into(),
+                );
+                Gated::RunUnconfined
+            }
+            PersonAnswer::Deny => Gated::Refused(
+                "Permission denied: the user did not allow running this command outside the sandbox"
+                    .into(),
+            ),
+            PersonAnswer::DenyWithNote(note) => {
+                Gated::Refused(format!("Permission denied by the user: {note}"))
+            }
+        };
+        let why = match &answer {
+            PersonAnswer::Deny => Some("denied by the user".to_string()),
+            PersonAnswer::DenyWithNote(note) => Some(format!("denied by the user: {note}")),
+            _ => None,
+        };
+        let decided = record(answer.permit(), why, Decider::Person { answer, asked_by });
+        (gated, Some(decided), notices)
     }
 
     #[allow(clippy::too_many_arguments)]

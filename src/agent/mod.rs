@@ -10,6 +10,7 @@ mod ask;
 mod checkpoints;
 pub mod events;
 mod gate;
+mod host_files;
 mod prompt;
 mod runner;
 pub mod session;
@@ -74,6 +75,9 @@ pub struct AgentConfig {
     /// Problems found while starting (config diagnostics, ignored project files): sent as
     /// notices right after `SessionStarted`, so every front end shows them.
     pub startup_notices: Vec<String>,
+    /// The sandbox bash runs in (`[sandbox]` settings and the kernel's status); the
+    /// default is the default settings on this machine.
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 impl AgentConfig {
@@ -100,6 +104,7 @@ impl AgentConfig {
             ask_timeout: None,
             replay_history: true,
             startup_notices: Vec::new(),
+            sandbox: crate::sandbox::Sandbox::default(),
         }
     }
 }

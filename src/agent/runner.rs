@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::AgentConfig;
-use super::events::{AgentEvent, PoolEntry, ServerInfo, UiCommand};
+use super::events::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
 use super::gate::Gate;
 use super::session::{self, Record, SessionLog};
 use crate::builtin::pool_builtins;
@@ -192,6 +192,7 @@ pub(super) struct Agent {
     resume: Option<String>,
     replay_history: bool,
     startup_notices: Vec<String>,
+    pub(super) sandbox: crate::sandbox::Sandbox,
 }
 
 impl Agent {
@@ -200,6 +201,7 @@ impl Agent {
             gate: {
                 let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
                 gate.set_ask_timeout(config.ask_timeout);
+                gate.set_sandbox(config.sandbox.clone());
                 gate
             },
             model: config.model,
@@ -223,6 +225,7 @@ impl Agent {
             resume: config.resume,
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
+            sandbox: config.sandbox,
         }
     }
 
@@ -335,7 +338,15 @@ impl Agent {
     async fn run(&mut self, mut work: mpsc::UnboundedReceiver<Work>) {
         self.open_session().await;
         self.prime_checkpoints();
+        let sandbox_problem = self.sandbox.startup_notice(&self.workspace);
+        self.record(Record::Sandbox {
+            problem: sandbox_problem.clone(),
+            status: self.sandbox.status().describe(),
+            bash: self.sandbox.bash_profile(&self.workspace).describe(),
+        })
+        .await;
         self.emit(AgentEvent::SessionStarted {
+            sandbox_problem,
             session_id: self.session_id.clone(),
             model_label: self.model.label(),
             workspace: self.workspace.clone(),
@@ -344,7 +355,10 @@ impl Agent {
                 .configured()
                 .iter()
                 .filter_map(|name| self.hub.config(name))
-                .map(|config| ServerInfo::from_config(&config))
+                .map(|config| {
+                    let profile = self.hub.sandbox_profile(&config.name);
+                    ServerInfo::from_config(&config, Containment::of(&config, profile.as_ref()))
+                })
                 .collect(),
         })
         .await;

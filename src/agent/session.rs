@@ -9,6 +9,7 @@
 //! |-------------------|--------|
 //! | `session_start`   | `session_id`, `workspace` (path), `model` (label, e.g. `scripted demo`) |
 //! | `resumed`         | `model` — the session was continued (`--continue` / `--resume ID`) |
+//! | `sandbox`         | `problem` (null when bash runs confined as configured, else why not), `status` (what the kernel offers), `bash` (bash's profile) |
 //! | `message`         | `message`: `{role: "user"\|"assistant", content: [block…]}` exactly as the model receives it; blocks are `{type:"text",text}`, `{type:"tool_use",id,name,input}`, `{type:"tool_result",tool_use_id,content,is_error}` |
 //! | `tool_call`       | `call_id`, `name` (model-facing), `server` (null for built-ins), `input` |
 //! | `tool_result`     | `call_id`, `outcome` (`ok`\|`error`\|`denied`\|`cancelled`), `output` (what the model got), `full_output_path` (only when the output was truncated) |
@@ -48,6 +49,16 @@ pub enum Record {
     },
     Resumed {
         model: String,
+    },
+    /// How bash is contained this session (written at every start and resume).
+    Sandbox {
+        /// None when bash runs confined as configured; else why not (unavailable, or
+        /// turned off in the configuration).
+        problem: Option<String>,
+        /// What the kernel offers.
+        status: String,
+        /// bash's profile.
+        bash: String,
     },
     Message {
         message: Message,

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ToolOutcome};
 use super::gate::Gated;
+use super::host_files::HostFiles;
 use super::runner::{Agent, assemble_for};
 use super::session::Record;
 use crate::builtin::BuiltinTool;
@@ -149,27 +150,68 @@ impl Agent {
         for notice in notices {
             self.emit(AgentEvent::Notice(notice)).await;
         }
+        if matches!(gated, Gated::Run | Gated::RunUnconfined)
+            && super::checkpoints::may_change_workspace(&tool.origin)
+        {
+            self.checkpoint_before_change().await;
+        }
         match gated {
             Gated::Cancelled => ToolRun::cancelled(),
             Gated::Refused(text) => ToolRun {
                 outcome: ToolOutcome::Denied,
                 text,
             },
-            Gated::Run => {
-                if super::checkpoints::may_change_workspace(&tool.origin) {
-                    self.checkpoint_before_change().await;
-                }
-                self.execute(call_id, tool, input, cancel).await
-            }
+            Gated::Run => self.guarded_execute(call_id, tool, input, cancel).await,
+            // The person saw the command and let it run as it is.
+            Gated::RunUnconfined => self.execute(call_id, tool, input, cancel, true).await,
         }
     }
 
+    /// Runs a call that nobody was asked about file by file (a bash command, an MCP tool)
+    /// and puts toolgate's own configuration back if the call changed it.
+    async fn guarded_execute(
+        &mut self,
+        call_id: &str,
+        tool: &PoolTool,
+        input: Value,
+        cancel: &CancellationToken,
+    ) -> ToolRun {
+        let may_change_files = matches!(
+            tool.origin,
+            ToolOrigin::Builtin(BuiltinTool::Bash) | ToolOrigin::Mcp { .. }
+        );
+        if !may_change_files {
+            return self.execute(call_id, tool, input, cancel, false).await;
+        }
+        let workspace = self.workspace.clone();
+        let before = tokio::task::spawn_blocking(move || HostFiles::snapshot(&workspace))
+            .await
+            .ok();
+        let mut run = self.execute(call_id, tool, input, cancel, false).await;
+        let restored = match before {
+            Some(before) => tokio::task::spawn_blocking(move || before.restore_changes())
+                .await
+                .unwrap_or_default(),
+            None => Default::default(),
+        };
+        if let Some(report) = restored.report(&tool.name) {
+            self.emit(AgentEvent::Notice(report.clone())).await;
+            run.text = format!("{}\n{report}", run.text.trim_end());
+            if run.outcome == ToolOutcome::Ok {
+                run.outcome = ToolOutcome::Error;
+            }
+        }
+        run
+    }
+
+    /// `unconfined`: the person approved running this bash command outside the sandbox.
     async fn execute(
         &mut self,
         call_id: &str,
         tool: &PoolTool,
         input: Value,
         cancel: &CancellationToken,
+        unconfined: bool,
     ) -> ToolRun {
         match &tool.origin {
             ToolOrigin::Builtin(BuiltinTool::ConnectMcp) => {
@@ -191,8 +233,18 @@ impl Agent {
                 | BuiltinTool::EditFile
                 | BuiltinTool::Glob),
             ) => {
-                let call =
-                    crate::builtin::run(*kind, &input, &self.workspace, cancel.child_token());
+                let sandbox = if unconfined {
+                    self.sandbox.without_confinement()
+                } else {
+                    self.sandbox.clone()
+                };
+                let call = crate::builtin::run_with(
+                    *kind,
+                    &input,
+                    &self.workspace,
+                    &sandbox,
+                    cancel.child_token(),
+                );
                 let output = tokio::select! {
                     output = call => Some(output),
                     () = grace_after(cancel) => None,

@@ -79,7 +79,9 @@ fn bash_description() -> String {
          sets another (at most {max} ms); on timeout the command and all its child processes \
          are killed and the result says so. Output over {limit} characters keeps the first \
          and last {half} characters with a line `[output truncated: N characters omitted]` \
-         between them. Prefer read_file, write_file, edit_file and glob for file work.",
+         between them. Commands run in an OS sandbox: writes only in the workspace and the \
+         temp dir, no network, credential folders unreadable; a failure it caused is marked \
+         `[sandbox: …]`. Prefer read_file, write_file, edit_file and glob for file work.",
         default = DEFAULT_TIMEOUT.as_secs(),
         max = MAX_TIMEOUT.as_millis(),
         limit = OUTPUT_LIMIT_CHARS,
@@ -103,6 +105,14 @@ fn bash_schema() -> Value {
                     DEFAULT_TIMEOUT.as_millis(),
                     MAX_TIMEOUT.as_millis()
                 )
+            },
+            "unsandboxed": {
+                "type": "boolean",
+                "description": "Ask to run this command outside the sandbox (the person is asked every time unless they allow it for the session). Only when the sandbox blocked something the task really needs."
+            },
+            "justification": {
+                "type": "string",
+                "description": "With unsandboxed: one line saying why the command cannot run in the sandbox; the person reads it."
             }
         }),
         &["command"],

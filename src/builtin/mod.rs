@@ -17,6 +17,7 @@ pub use definitions::{builtin_tools, disconnect_tool, pool_builtins};
 pub use kind::BuiltinTool;
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 
+use crate::sandbox::Sandbox;
 use serde_json::Value;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -46,15 +47,29 @@ impl BuiltinOutput {
 
 /// Runs one of the five file/shell built-ins inside `workspace`. Relative paths resolve
 /// against `workspace`; absolute paths are used as given (the policy approved them).
-/// The connectors change the pool, which only the agent can do: here they are an error.
+/// bash runs under the default sandbox settings of this machine; see [`run_with`].
 pub async fn run(
     tool: BuiltinTool,
     input: &Value,
     workspace: &Path,
     cancel: CancellationToken,
 ) -> BuiltinOutput {
+    run_with(tool, input, workspace, &Sandbox::default(), cancel).await
+}
+
+/// [`run`] with the session's sandbox (its `[sandbox]` settings and the kernel's status):
+/// bash runs under `sandbox.bash_profile(workspace)`, or is refused when that profile
+/// cannot be enforced. The connectors change the pool, which only the agent can do: here
+/// they are an error.
+pub async fn run_with(
+    tool: BuiltinTool,
+    input: &Value,
+    workspace: &Path,
+    sandbox: &Sandbox,
+    cancel: CancellationToken,
+) -> BuiltinOutput {
     match tool {
-        BuiltinTool::Bash => shell::run_bash(input, workspace, cancel).await,
+        BuiltinTool::Bash => shell::run_bash(input, workspace, sandbox, cancel).await,
         BuiltinTool::ReadFile => files::read_file(input, workspace).await,
         BuiltinTool::WriteFile => files::write_file(input, workspace).await,
         BuiltinTool::EditFile => files::edit_file(input, workspace).await,

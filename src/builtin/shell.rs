@@ -4,10 +4,16 @@
 //! The shell's leader process is never reaped before its group has been signalled: while the
 //! leader exists (even as a zombie) its pid, which is also the group id, cannot be reused, so
 //! `killpg` can never hit an unrelated group.
+//!
+//! The shell runs under the session's sandbox profile (applied in the child between fork
+//! and exec) with an environment without secrets; a profile the kernel cannot enforce
+//! means the command is not run.
 
 use super::BuiltinOutput;
 use super::args::Args;
 use super::capture::HeadTailCapture;
+use crate::sandbox::{Confinement, Sandbox};
+use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -41,6 +47,7 @@ enum Ending {
 pub async fn run_bash(
     input: &serde_json::Value,
     workspace: &Path,
+    sandbox: &Sandbox,
     cancel: CancellationToken,
 ) -> BuiltinOutput {
     let (command, timeout) = match parse(input) {
@@ -53,14 +60,42 @@ pub async fn run_bash(
             workspace.display()
         ));
     }
-    match execute(&SHELLS, command, workspace, timeout, cancel).await {
-        Ok(output) => output,
+    let profile = sandbox.bash_profile(workspace);
+    let confinement = match sandbox.confine(&profile) {
+        Ok(confinement) => confinement,
+        Err(e) => return BuiltinOutput::error(format!("bash: the command was not run: {e}")),
+    };
+    let launch = Launch {
+        env: Some(sandbox.environment()),
+        confinement,
+    };
+    match execute_with(&SHELLS, command, workspace, timeout, cancel, &launch).await {
+        Ok(mut output) => {
+            if let Some(hint) = profile.blocked_hint(&output.text, output.is_error) {
+                output.text.push('\n');
+                output.text.push_str(&hint);
+            }
+            output
+        }
         Err(e) => BuiltinOutput::error(format!("bash: could not run the command: {e}")),
     }
 }
 
+/// How the shell process is set up beyond its command line.
+#[derive(Default)]
+pub(super) struct Launch {
+    /// The whole environment of the shell; None inherits toolgate's (tests only).
+    env: Option<Vec<(OsString, OsString)>>,
+    confinement: Option<std::sync::Arc<Confinement>>,
+}
+
 fn parse(input: &serde_json::Value) -> Result<(&str, Duration), super::args::ArgError> {
-    let args = Args::new(input, &["command", "timeout_ms"])?;
+    // `unsandboxed` / `justification` are the gate's business: it asked the person, and
+    // the sandbox this runs under already says what they answered.
+    let args = Args::new(
+        input,
+        &["command", "timeout_ms", "unsandboxed", "justification"],
+    )?;
     let command = args.string("command")?;
     let timeout = match args.positive_integer("timeout_ms")? {
         Some(ms) => Duration::from_millis(ms).min(MAX_TIMEOUT),
@@ -140,17 +175,24 @@ fn spawn_shell(
     command: &str,
     workspace: &Path,
     out: &io::PipeWriter,
+    launch: &Launch,
 ) -> io::Result<Child> {
     let spawn = |shell: &str| -> io::Result<Child> {
-        Command::new(shell)
-            .arg("-c")
+        let mut cmd = Command::new(shell);
+        cmd.arg("-c")
             .arg(command)
             .current_dir(workspace)
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out.try_clone()?)
-            .process_group(0)
-            .spawn()
+            .process_group(0);
+        if let Some(env) = &launch.env {
+            cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(confinement) = &launch.confinement {
+            confinement.install(&mut cmd);
+        }
+        cmd.spawn()
         // The Command (and its copies of the pipe's write end) is dropped here, so the
         // pipe reaches end-of-file once the shell's processes are gone.
     };
@@ -166,6 +208,9 @@ fn spawn_shell(
     ))
 }
 
+/// [`execute_with`] unconfined and with toolgate's environment (tests of the process
+/// handling itself).
+#[cfg(test)]
 pub(super) async fn execute(
     shells: &[&str],
     command: &str,
@@ -173,8 +218,27 @@ pub(super) async fn execute(
     timeout: Duration,
     cancel: CancellationToken,
 ) -> io::Result<BuiltinOutput> {
+    execute_with(
+        shells,
+        command,
+        workspace,
+        timeout,
+        cancel,
+        &Launch::default(),
+    )
+    .await
+}
+
+pub(super) async fn execute_with(
+    shells: &[&str],
+    command: &str,
+    workspace: &Path,
+    timeout: Duration,
+    cancel: CancellationToken,
+    launch: &Launch,
+) -> io::Result<BuiltinOutput> {
     let (reader, writer) = io::pipe()?;
-    let child = spawn_shell(shells, command, workspace, &writer)?;
+    let child = spawn_shell(shells, command, workspace, &writer, launch)?;
     drop(writer);
     let leader = Arc::new(Leader {
         pid: child.id() as libc::pid_t,

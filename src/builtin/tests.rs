@@ -119,7 +119,11 @@ fn tools_come_in_order_with_origins() {
 fn every_schema_is_a_closed_object_with_its_fields() {
     let tools = pool_builtins(&names(&["docs"]), &names(&["docs"]));
     let expected: [(&str, &[&str], &[&str]); 7] = [
-        ("bash", &["command", "timeout_ms"], &["command"]),
+        (
+            "bash",
+            &["command", "timeout_ms", "unsandboxed", "justification"],
+            &["command"],
+        ),
         ("read_file", &["path", "limit"], &["path"]),
         ("write_file", &["path", "content"], &["path", "content"]),
         (

@@ -2,7 +2,8 @@
 //! and what was expected. A bad entry is skipped; the others still load.
 
 use super::expand::expand;
-use super::{ConfigSource, Diagnostic, ServerConfig, ServerTransport};
+use super::{ConfigSource, Diagnostic, ServerConfig, ServerSandbox, ServerTransport};
+use crate::sandbox::SandboxMode;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -142,11 +143,28 @@ fn parse_entry(
             .filter(|ms| *ms > 0)
             .ok_or("\"timeout\" must be a positive number of milliseconds")?,
     };
+    let sandbox = ServerSandbox {
+        mode: match obj.get("sandbox") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(
+                value
+                    .as_str()
+                    .and_then(SandboxMode::parse)
+                    .ok_or_else(|| format!("\"sandbox\" must be {}", SandboxMode::NAMES))?,
+            ),
+        },
+        network: match obj.get("network") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(on)) => Some(*on),
+            Some(_) => return Err("\"network\" must be true or false".into()),
+        },
+    };
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
         source: source.clone(),
         call_timeout_ms,
+        sandbox,
     })
 }
 
@@ -289,6 +307,34 @@ mod tests {
         assert_eq!(diags.len(), 1);
         assert_eq!(diags[0].line, 2);
         assert!(diags[0].message.starts_with("invalid JSON"));
+    }
+
+    #[test]
+    fn sandbox_and_network_are_read_and_bad_values_skip_the_entry() {
+        let (servers, diags) = run(r#"{"mcpServers": {
+            "plain": {"command": "x"},
+            "boxed": {"command": "x", "sandbox": "read-only", "network": true},
+            "bad": {"command": "x", "sandbox": "strict"},
+            "worse": {"command": "x", "network": "yes"}
+        }}"#);
+        assert_eq!(servers.len(), 2);
+        assert_eq!(servers[0].sandbox, ServerSandbox::default());
+        assert_eq!(
+            servers[1].sandbox,
+            ServerSandbox {
+                mode: Some(SandboxMode::ReadOnly),
+                network: Some(true)
+            }
+        );
+        assert_eq!(
+            diags[0].message,
+            "server 'bad': \"sandbox\" must be \"workspace-write\", \"read-only\" or \"off\""
+        );
+        assert_eq!(diags[0].line, 4);
+        assert_eq!(
+            diags[1].message,
+            "server 'worse': \"network\" must be true or false"
+        );
     }
 
     #[test]

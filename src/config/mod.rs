@@ -45,6 +45,17 @@ pub struct ServerConfig {
     pub source: ConfigSource,
     /// Per-call timeout; `timeout` (ms) in the json entry, default 60 s.
     pub call_timeout_ms: u64,
+    /// `"sandbox"` and `"network"` of the entry (stdio servers; toolgate's own servers
+    /// always run confined whatever they say).
+    #[serde(default)]
+    pub sandbox: ServerSandbox,
+}
+
+/// A server entry's own sandbox choice; `None` takes the `[sandbox.servers]` default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ServerSandbox {
+    pub mode: Option<crate::sandbox::SandboxMode>,
+    pub network: Option<bool>,
 }
 
 impl ServerConfig {

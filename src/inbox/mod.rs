@@ -12,11 +12,13 @@
 //! [`Kind`] (card, choices, safe default, outcome line), and one line in the
 //! `host_requests!` list below. See docs/ARCHITECTURE.md ("Adding a request kind").
 
+mod escalation;
 mod project_server;
 mod restore_files;
 mod tool_call;
 mod workspace_trust;
 
+pub use escalation::{Escalation, EscalationReason};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
 pub use restore_files::{RestoreAnswer, RestoreFiles};
 pub use tool_call::ToolCall;
@@ -412,6 +414,7 @@ host_requests! {
     ToolCall(ToolCall),
     WorkspaceTrust(WorkspaceTrust),
     ProjectServer(ProjectServer),
+    Escalation(Escalation),
     RestoreFiles(RestoreFiles),
 }
 

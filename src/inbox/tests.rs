@@ -127,6 +127,19 @@ fn no_kind_uses_a_reserved_key_and_every_kind_has_one_safe_choice() {
         .iter()
         .map(|c| (c.key, c.safe))
         .collect(),
+        Escalation {
+            call_id: "c".into(),
+            command: "curl example.com".into(),
+            workspace: "/w".into(),
+            reason: EscalationReason::Requested {
+                justification: "needs the network".into(),
+            },
+            policy_note: None,
+        }
+        .choices()
+        .iter()
+        .map(|c| (c.key, c.safe))
+        .collect(),
     ];
     for choices in kinds {
         assert_eq!(choices.iter().filter(|(_, safe)| *safe).count(), 1);

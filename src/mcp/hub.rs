@@ -9,6 +9,7 @@ use super::transport::GuardedTransport;
 use super::{CallOutput, HubEvent, McpError, ProgressUpdate, ServerStatus};
 use crate::config::{ServerConfig, ServerTransport};
 use crate::pool::{McpToolInfo, ServerTools};
+use crate::sandbox::{Profile, Sandbox};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
     ClientRequest, CustomRequest, CustomResult, ProtocolVersion, ServerResult,
@@ -72,6 +73,7 @@ struct Inner {
     builtin_exe: PathBuf,
     probe_timeout: Duration,
     startup_timeout: Duration,
+    sandbox: Sandbox,
 }
 
 /// All configured servers and the live connections. Cheap to clone (shared inside).
@@ -89,6 +91,8 @@ pub struct HubOptions {
     pub builtin_exe: PathBuf,
     pub probe_timeout: Duration,
     pub startup_timeout: Duration,
+    /// Profiles and environment of stdio servers (`[sandbox]` settings, kernel status).
+    pub sandbox: Sandbox,
 }
 
 impl Default for HubOptions {
@@ -98,6 +102,7 @@ impl Default for HubOptions {
             builtin_exe: default_builtin_exe(),
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            sandbox: Sandbox::default(),
         }
     }
 }
@@ -136,6 +141,7 @@ impl McpHub {
                 builtin_exe: options.builtin_exe,
                 probe_timeout: options.probe_timeout,
                 startup_timeout: options.startup_timeout,
+                sandbox: options.sandbox,
             }),
         }
     }
@@ -151,6 +157,16 @@ impl McpHub {
 
     pub fn workspace(&self) -> &Path {
         &self.inner.workspace
+    }
+
+    /// The sandbox profile a configured server runs under (for the pool panel and `/mcp`).
+    pub fn sandbox_profile(&self, name: &str) -> Option<Profile> {
+        let config = self.inner.configs.iter().find(|c| c.name == name)?;
+        Some(
+            self.inner
+                .sandbox
+                .server_profile(config, &self.inner.workspace),
+        )
     }
 
     fn connection(&self, name: &str) -> Option<Arc<Connection>> {
@@ -428,8 +444,13 @@ impl McpHub {
                 Ok((service, None, closed_rx, progress))
             }
             _ => {
-                let spawned = spawn_stdio(config, &self.inner.workspace, &self.inner.builtin_exe)
-                    .map_err(|e| (e, false))?;
+                let spawned = spawn_stdio(
+                    config,
+                    &self.inner.workspace,
+                    &self.inner.builtin_exe,
+                    &self.inner.sandbox,
+                )
+                .map_err(|e| (e, false))?;
                 stderr.spawn_reader(config.name.clone(), spawned.stderr);
                 let mut child = spawned.child;
                 let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)

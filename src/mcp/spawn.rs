@@ -1,6 +1,7 @@
 //! Starting a server process (stdio and builtin entries) and stopping it without orphans.
 
 use crate::config::{ServerConfig, ServerTransport};
+use crate::sandbox::Sandbox;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -18,11 +19,26 @@ pub struct SpawnedServer {
     pub stderr: ChildStderr,
 }
 
+/// Starts a stdio or builtin server under its sandbox profile (see
+/// [`Sandbox::server_profile`]), with an environment without secrets plus the entry's own
+/// `env`. A profile the kernel cannot enforce is refused, never started unconfined.
 pub fn spawn_stdio(
     config: &ServerConfig,
     workspace: &Path,
     builtin_exe: &Path,
+    sandbox: &Sandbox,
 ) -> Result<SpawnedServer, String> {
+    let refused =
+        |e: crate::sandbox::SandboxError| format!("cannot start '{}': {e}", config.command_line());
+    let profile = sandbox.server_profile(config, workspace);
+    if let ServerTransport::Builtin { server, .. } = &config.transport
+        && server == "deploy"
+        && let Some(state) = profile.writable.first()
+    {
+        // Landlock can only grant a folder that exists; deploy keeps its records there.
+        let _ = std::fs::create_dir_all(state);
+    }
+    let confinement = sandbox.confine(&profile).map_err(refused)?;
     let mut command = match &config.transport {
         ServerTransport::Stdio {
             command,
@@ -31,18 +47,28 @@ pub fn spawn_stdio(
             cwd,
         } => {
             let mut c = Command::new(command);
-            c.args(args).envs(env);
+            c.args(args)
+                .env_clear()
+                .envs(sandbox.environment())
+                .envs(env);
             c.current_dir(resolve_cwd(workspace, cwd.as_deref()));
             c
         }
         ServerTransport::Builtin { server, args } => {
             let mut c = Command::new(builtin_exe);
-            c.arg("serve").arg(server).args(args);
+            c.arg("serve")
+                .arg(server)
+                .args(args)
+                .env_clear()
+                .envs(sandbox.environment());
             c.current_dir(workspace);
             c
         }
         ServerTransport::Http { .. } => return Err("not a stdio server".into()),
     };
+    if let Some(confinement) = &confinement {
+        confinement.install(command.as_std_mut());
+    }
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -49,6 +49,7 @@ pub const PAGES: &[Page] = &[
     page!("mcp-servers"),
     page!("permissions"),
     page!("keys"),
+    page!("sandbox"),
 ];
 
 const VERSION_FILE: &str = include_str!("../../assets/docs/VERSION");

@@ -114,6 +114,8 @@ pub struct App {
     /// Pool panel hidden by the user (Ctrl+P); narrow screens start with it narrowed.
     pub pool_collapsed: bool,
     pub agent_gone: bool,
+    /// Why bash runs without the sandbox this session, if it does (status line).
+    pub sandbox_problem: Option<String>,
     /// Where the conversation was last drawn; scrolling works in its lines.
     pub conversation_area: Cell<Rect>,
     /// First line shown of the selected tool's details (long schemas scroll).
@@ -155,6 +157,7 @@ impl App {
             flash: None,
             pool_collapsed: false,
             agent_gone: false,
+            sandbox_problem: None,
             conversation_area: Cell::new(Rect::default()),
             detail_scroll: 0,
             detail_limits: Cell::new((0, 1)),
@@ -324,7 +327,9 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             model_label,
             workspace,
             servers,
+            sandbox_problem,
         } => {
+            app.sandbox_problem = sandbox_problem.map(|p| for_terminal(&p));
             app.session_id = for_terminal(&session_id);
             app.model_label = for_terminal(&model_label);
             app.info.workspace = workspace;

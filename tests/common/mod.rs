@@ -25,6 +25,7 @@ pub fn fixture(name: &str, env: &[(&str, &str)]) -> ServerConfig {
         },
         source: ConfigSource::Embedded,
         call_timeout_ms: 30_000,
+        sandbox: Default::default(),
     }
 }
 

@@ -1,0 +1,457 @@
+//! `[sandbox]` in `config.toml`: the user's file (`~/.config/toolgate/config.toml`) and,
+//! in a trusted workspace, the project's `.toolgate/config.toml` — the same files as
+//! `[permissions]`. Every malformed value is a diagnostic with file, line and column; the
+//! value then keeps its default (the strict one) rather than being guessed.
+//!
+//! Layering: a later file's `mode` and `network` replace the earlier ones; `writable`,
+//! `deny_read` and `env_passthrough` add up.
+
+use std::path::{Path, PathBuf};
+
+use super::profile::SandboxMode;
+use crate::config::Diagnostic;
+
+/// The sandbox settings of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// bash's profile.
+    pub mode: SandboxMode,
+    /// Whether bash may use the network.
+    pub network: bool,
+    /// Extra writable paths (absolute) for workspace-write profiles.
+    pub writable: Vec<PathBuf>,
+    /// Extra unreadable paths (absolute), added to the credential locations.
+    pub deny_read: Vec<PathBuf>,
+    /// Variables that pass to tools although their names look secret.
+    pub env_passthrough: Vec<String>,
+    /// Default for stdio MCP servers whose `.mcp.json` entry names no `"sandbox"`.
+    pub servers: ServerDefaults,
+    /// The home directory whose credential folders are denied; `None` is the user's home.
+    /// Tests point it at a fake home.
+    pub home: Option<PathBuf>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            mode: SandboxMode::WorkspaceWrite,
+            network: false,
+            writable: Vec::new(),
+            deny_read: Vec::new(),
+            env_passthrough: Vec::new(),
+            servers: ServerDefaults::default(),
+            home: None,
+        }
+    }
+}
+
+/// `[sandbox.servers]`: the profile of stdio MCP servers that do not choose one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerDefaults {
+    /// `off` by default: third-party servers commonly write caches under the home
+    /// directory and call web APIs; a person opts them in, per server or for all.
+    pub mode: SandboxMode,
+    pub network: bool,
+}
+
+impl Default for ServerDefaults {
+    fn default() -> Self {
+        ServerDefaults {
+            mode: SandboxMode::Off,
+            network: false,
+        }
+    }
+}
+
+/// Where the settings come from.
+#[derive(Debug, Clone)]
+pub struct SettingsSources {
+    pub workspace: PathBuf,
+    /// `~/.config/toolgate`; None skips the user file.
+    pub user_config_dir: Option<PathBuf>,
+    /// Whether the workspace is trusted (its `.toolgate/config.toml` is read only then).
+    pub trusted: bool,
+}
+
+impl SettingsSources {
+    pub fn new(workspace: &Path, trusted: bool) -> SettingsSources {
+        SettingsSources {
+            workspace: workspace.to_path_buf(),
+            user_config_dir: crate::paths::user_config_dir(),
+            trusted,
+        }
+    }
+}
+
+/// Reads and layers the `[sandbox]` tables.
+pub fn load_settings(sources: &SettingsSources) -> (SandboxSettings, Vec<Diagnostic>) {
+    let mut settings = SandboxSettings::default();
+    let mut diagnostics = Vec::new();
+    let mut files = Vec::new();
+    if let Some(dir) = &sources.user_config_dir {
+        files.push((dir.join("config.toml"), None));
+    }
+    if sources.trusted {
+        let project = crate::paths::workspace_dir(&sources.workspace).join("config.toml");
+        files.push((project, Some(sources.workspace.as_path())));
+    }
+    for (path, relative_base) in files {
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                diagnostics.push(Diagnostic {
+                    file: path.display().to_string(),
+                    line: 0,
+                    column: 0,
+                    message: format!("cannot read: {e}; its [sandbox] settings do not apply"),
+                });
+                continue;
+            }
+        };
+        let file = path.display().to_string();
+        diagnostics.extend(apply_layer(&mut settings, &text, &file, relative_base));
+    }
+    (settings, diagnostics)
+}
+
+/// Applies one file's `[sandbox]` table over `settings`. `relative_base` is where
+/// relative paths point (the workspace, for the project file); None refuses them.
+pub fn apply_layer(
+    settings: &mut SandboxSettings,
+    text: &str,
+    file: &str,
+    relative_base: Option<&Path>,
+) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let diag = |offset: usize, message: String| {
+        let (line, column) = line_column(text, offset);
+        Diagnostic {
+            file: file.to_string(),
+            line,
+            column,
+            message,
+        }
+    };
+    let doc = match toml_edit::Document::parse(text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let offset = e.span().map(|s| s.start).unwrap_or(0);
+            diagnostics.push(diag(
+                offset,
+                format!(
+                    "not valid TOML ({}); no [sandbox] settings loaded from this file",
+                    e.message().trim()
+                ),
+            ));
+            return diagnostics;
+        }
+    };
+    let Some(item) = doc.get("sandbox") else {
+        return diagnostics;
+    };
+    let at = |item: &toml_edit::Item| item.span().map(|s| s.start).unwrap_or(0);
+    let Some(table) = item.as_table_like() else {
+        diagnostics.push(diag(at(item), "expected [sandbox] to be a table".into()));
+        return diagnostics;
+    };
+    for (key, value) in table.iter() {
+        let here = at(value);
+        match key {
+            "mode" => match value.as_str().and_then(SandboxMode::parse) {
+                Some(mode) => settings.mode = mode,
+                None => diagnostics.push(diag(
+                    here,
+                    format!(
+                        "expected sandbox.mode = {}; keeping {}",
+                        SandboxMode::NAMES,
+                        settings.mode
+                    ),
+                )),
+            },
+            "network" => match value.as_bool() {
+                Some(on) => settings.network = on,
+                None => diagnostics.push(diag(
+                    here,
+                    format!(
+                        "expected sandbox.network = true or false; keeping {}",
+                        settings.network
+                    ),
+                )),
+            },
+            "writable" | "deny_read" => {
+                let paths = strings(value, key, &diag, &mut diagnostics)
+                    .into_iter()
+                    .filter_map(|(offset, text)| match config_path(&text, relative_base) {
+                        Ok(path) => Some(path),
+                        Err(message) => {
+                            diagnostics.push(diag(offset, format!("sandbox.{key}: {message}")));
+                            None
+                        }
+                    });
+                let list = if key == "writable" {
+                    &mut settings.writable
+                } else {
+                    &mut settings.deny_read
+                };
+                list.extend(paths);
+            }
+            "env_passthrough" => {
+                for (offset, name) in strings(value, key, &diag, &mut diagnostics) {
+                    if name.is_empty() || name.contains('=') || name.contains('\0') {
+                        diagnostics.push(diag(
+                            offset,
+                            format!("sandbox.env_passthrough: {name:?} is not a variable name"),
+                        ));
+                    } else {
+                        settings.env_passthrough.push(name);
+                    }
+                }
+            }
+            "servers" => {
+                let Some(servers) = value.as_table_like() else {
+                    diagnostics.push(diag(
+                        here,
+                        "expected [sandbox.servers] to be a table with mode and network".into(),
+                    ));
+                    continue;
+                };
+                for (key, value) in servers.iter() {
+                    let here = at(value);
+                    match key {
+                        "mode" => match value.as_str().and_then(SandboxMode::parse) {
+                            Some(mode) => settings.servers.mode = mode,
+                            None => diagnostics.push(diag(
+                                here,
+                                format!(
+                                    "expected sandbox.servers.mode = {}; keeping {}",
+                                    SandboxMode::NAMES,
+                                    settings.servers.mode
+                                ),
+                            )),
+                        },
+                        "network" => match value.as_bool() {
+                            Some(on) => settings.servers.network = on,
+                            None => diagnostics.push(diag(
+                                here,
+                                format!(
+                                    "expected sandbox.servers.network = true or false; keeping {}",
+                                    settings.servers.network
+                                ),
+                            )),
+                        },
+                        other => diagnostics.push(diag(
+                            here,
+                            format!(
+                                "unknown key sandbox.servers.{other} (expected mode or network); ignored"
+                            ),
+                        )),
+                    }
+                }
+            }
+            other => diagnostics.push(diag(
+                here,
+                format!(
+                    "unknown key sandbox.{other} (expected mode, network, writable, deny_read, env_passthrough or servers); ignored"
+                ),
+            )),
+        }
+    }
+    diagnostics
+}
+
+/// The strings of an array value, each with its offset; other shapes are diagnostics.
+fn strings(
+    value: &toml_edit::Item,
+    key: &str,
+    diag: &dyn Fn(usize, String) -> Diagnostic,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<(usize, String)> {
+    let here = value.span().map(|s| s.start).unwrap_or(0);
+    let Some(array) = value.as_array() else {
+        diagnostics.push(diag(
+            here,
+            format!("expected sandbox.{key} to be an array of strings"),
+        ));
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for element in array.iter() {
+        let offset = element.span().map(|s| s.start).unwrap_or(here);
+        match element.as_str() {
+            Some(text) => out.push((offset, text.to_string())),
+            None => diagnostics.push(diag(offset, format!("expected a string in sandbox.{key}"))),
+        }
+    }
+    out
+}
+
+/// `~`, `~/…`, absolute paths, and (in the project file) paths relative to the workspace.
+fn config_path(text: &str, relative_base: Option<&Path>) -> Result<PathBuf, String> {
+    if text.is_empty() {
+        return Err("an empty path".into());
+    }
+    if text == "~" || text.starts_with("~/") {
+        let home = dirs::home_dir().ok_or("~ is used but the home directory is unknown")?;
+        return Ok(match text.strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None => home,
+        });
+    }
+    let path = PathBuf::from(text);
+    if path.is_absolute() {
+        return Ok(path);
+    }
+    match relative_base {
+        Some(base) => Ok(base.join(path)),
+        None => Err(format!(
+            "{text:?} is relative; in the user config write an absolute path or one starting with ~/"
+        )),
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(text: &str, base: Option<&Path>) -> (SandboxSettings, Vec<Diagnostic>) {
+        let mut settings = SandboxSettings::default();
+        let diags = apply_layer(&mut settings, text, "config.toml", base);
+        (settings, diags)
+    }
+
+    #[test]
+    fn a_full_table_is_read() {
+        let (settings, diags) = layer(
+            "[permissions]\nallow = []\n\n[sandbox]\nmode = \"read-only\"\nnetwork = true\nwritable = [\"/opt/cache\", \"build\"]\ndeny_read = [\"~/private\"]\nenv_passthrough = [\"NPM_TOKEN\"]\n\n[sandbox.servers]\nmode = \"workspace-write\"\nnetwork = true\n",
+            Some(Path::new("/w")),
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(settings.mode, SandboxMode::ReadOnly);
+        assert!(settings.network);
+        assert_eq!(
+            settings.writable,
+            [PathBuf::from("/opt/cache"), PathBuf::from("/w/build")]
+        );
+        let home = dirs::home_dir().unwrap();
+        assert_eq!(settings.deny_read, [home.join("private")]);
+        assert_eq!(settings.env_passthrough, ["NPM_TOKEN"]);
+        assert_eq!(
+            settings.servers,
+            ServerDefaults {
+                mode: SandboxMode::WorkspaceWrite,
+                network: true
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_values_are_reported_with_file_line_and_key_and_keep_the_default() {
+        let text = "[sandbox]\nmode = \"strict\"\nnetwork = \"yes\"\nwritable = \"/x\"\ndeny_read = [1, \"rel\"]\nenv_passthrough = [\"A=B\"]\ncolour = 1\n[sandbox.servers]\nmode = 3\n";
+        let (settings, diags) = layer(text, None);
+        assert_eq!(settings, SandboxSettings::default());
+        let shown: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
+        assert_eq!(shown.len(), 8, "{shown:#?}");
+        assert!(
+            shown[0].starts_with("config.toml:2:8: expected sandbox.mode = \"workspace-write\""),
+            "{}",
+            shown[0]
+        );
+        assert!(
+            shown[1].starts_with("config.toml:3:11: expected sandbox.network"),
+            "{}",
+            shown[1]
+        );
+        assert!(
+            shown[2].starts_with("config.toml:4:12: expected sandbox.writable to be an array"),
+            "{}",
+            shown[2]
+        );
+        assert!(
+            shown[3].starts_with("config.toml:5:14: expected a string in sandbox.deny_read"),
+            "{}",
+            shown[3]
+        );
+        assert!(
+            shown[4].contains("sandbox.deny_read: \"rel\" is relative"),
+            "{}",
+            shown[4]
+        );
+        assert!(
+            shown[5].contains("\"A=B\" is not a variable name"),
+            "{}",
+            shown[5]
+        );
+        assert!(
+            shown[6].contains("unknown key sandbox.colour"),
+            "{}",
+            shown[6]
+        );
+        assert!(
+            shown[7].starts_with("config.toml:9:8: expected sandbox.servers.mode"),
+            "{}",
+            shown[7]
+        );
+    }
+
+    #[test]
+    fn invalid_toml_is_one_diagnostic() {
+        let (settings, diags) = layer("[sandbox\nmode = 1", None);
+        assert_eq!(settings, SandboxSettings::default());
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].message.contains("no [sandbox] settings loaded"));
+    }
+
+    #[test]
+    fn project_file_overrides_the_mode_and_adds_paths_only_when_trusted() {
+        let user = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(
+            user.path().join("config.toml"),
+            "[sandbox]\nnetwork = true\nwritable = [\"/opt/a\"]\n",
+        )
+        .unwrap();
+        std::fs::create_dir(ws.path().join(".toolgate")).unwrap();
+        std::fs::write(
+            ws.path().join(".toolgate/config.toml"),
+            "[sandbox]\nnetwork = false\nmode = \"read-only\"\nwritable = [\"out\"]\n",
+        )
+        .unwrap();
+        let mut sources = SettingsSources {
+            workspace: ws.path().to_path_buf(),
+            user_config_dir: Some(user.path().to_path_buf()),
+            trusted: false,
+        };
+        let (untrusted, diags) = load_settings(&sources);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert!(untrusted.network);
+        assert_eq!(untrusted.mode, SandboxMode::WorkspaceWrite);
+        assert_eq!(untrusted.writable, [PathBuf::from("/opt/a")]);
+
+        sources.trusted = true;
+        let (trusted, _) = load_settings(&sources);
+        assert!(!trusted.network);
+        assert_eq!(trusted.mode, SandboxMode::ReadOnly);
+        assert_eq!(
+            trusted.writable,
+            [PathBuf::from("/opt/a"), ws.path().join("out")]
+        );
+    }
+}

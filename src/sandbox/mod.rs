@@ -1,0 +1,378 @@
+//! Containment for the processes toolgate starts: bash commands and stdio MCP servers.
+//!
+//! - An OS sandbox applied in the child between fork and exec (toolgate itself is never
+//!   confined): Landlock for the file system, TCP and signals, seccomp for socket families.
+//!   Everything that allocates or touches the file system (opening the allowed paths,
+//!   building the ruleset and the BPF program) happens in the parent; the child only makes
+//!   three system calls ([`Confinement::apply`]).
+//! - An environment without secrets ([`env`]).
+//! - Fail closed: a profile the kernel cannot enforce is refused with the reason
+//!   ([`SandboxStatus::check`]), never run with less confinement than it asked for.
+//!
+//! [`Sandbox`] is what a session holds: its settings (from `[sandbox]` in config.toml) and
+//! what the kernel offers. It turns a workspace and a server entry into [`Profile`]s.
+
+mod config;
+mod confine;
+mod detect;
+pub mod env;
+#[cfg(target_os = "linux")]
+mod landlock;
+mod profile;
+#[cfg(target_os = "linux")]
+mod seccomp;
+
+pub use config::{SandboxSettings, ServerDefaults, SettingsSources, apply_layer, load_settings};
+pub use confine::Confinement;
+pub use detect::{Capabilities, FORCE_UNAVAILABLE_ENV, MIN_LANDLOCK_ABI, SandboxStatus};
+pub use profile::{CREDENTIAL_PATHS, Profile, SandboxMode, credential_paths};
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::{ServerConfig, ServerTransport};
+
+/// Why a process was not started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SandboxError {
+    /// The kernel cannot enforce the profile (or the switch forces that answer).
+    #[error("the sandbox is unavailable: {0}")]
+    Unavailable(String),
+    /// Building the rules failed.
+    #[error("the sandbox could not be prepared: {0}")]
+    Prepare(String),
+}
+
+impl SandboxError {
+    pub fn reason(&self) -> &str {
+        match self {
+            SandboxError::Unavailable(reason) | SandboxError::Prepare(reason) => reason,
+        }
+    }
+}
+
+/// A session's sandbox: settings and the machine's status. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    settings: Arc<SandboxSettings>,
+    status: Arc<SandboxStatus>,
+}
+
+impl Default for Sandbox {
+    /// Default settings on this machine.
+    fn default() -> Self {
+        Sandbox::new(SandboxSettings::default())
+    }
+}
+
+impl Sandbox {
+    /// `settings` on this machine (the status is probed once per process).
+    pub fn new(settings: SandboxSettings) -> Sandbox {
+        Sandbox::with_status(settings, SandboxStatus::current().clone())
+    }
+
+    /// `settings` with a given status (tests; a front end that probed already).
+    pub fn with_status(settings: SandboxSettings, status: SandboxStatus) -> Sandbox {
+        Sandbox {
+            settings: Arc::new(settings),
+            status: Arc::new(status),
+        }
+    }
+
+    pub fn settings(&self) -> &SandboxSettings {
+        &self.settings
+    }
+
+    pub fn status(&self) -> &SandboxStatus {
+        &self.status
+    }
+
+    /// The same sandbox with bash unconfined (the environment is still scrubbed): for a
+    /// command the person allowed to run outside the sandbox.
+    pub fn without_confinement(&self) -> Sandbox {
+        let mut settings = (*self.settings).clone();
+        settings.mode = SandboxMode::Off;
+        Sandbox {
+            settings: Arc::new(settings),
+            status: self.status.clone(),
+        }
+    }
+
+    /// bash's profile in `workspace`.
+    pub fn bash_profile(&self, workspace: &Path) -> Profile {
+        let s = &self.settings;
+        let writable = match s.mode {
+            SandboxMode::WorkspaceWrite => {
+                let mut places = vec![workspace.to_path_buf()];
+                places.extend(temp_dirs());
+                places.extend(s.writable.iter().cloned());
+                places
+            }
+            SandboxMode::ReadOnly | SandboxMode::Off => Vec::new(),
+        };
+        self.profile(s.mode, s.network, writable, workspace)
+    }
+
+    /// Whether bash can run sandboxed as configured; an error says why not (the gate asks
+    /// the person instead of running the command).
+    pub fn check_bash(&self, workspace: &Path) -> Result<(), SandboxError> {
+        self.status.check(&self.bash_profile(workspace))
+    }
+
+    /// The profile of a server: toolgate's own servers always run confined (docs
+    /// read-only and offline, deploy writing only `.toolgate/`, fs writing only its root);
+    /// a stdio server has its entry's `"sandbox"`/`"network"` or the `[sandbox.servers]`
+    /// default; HTTP servers are not processes of ours.
+    pub fn server_profile(&self, config: &ServerConfig, workspace: &Path) -> Profile {
+        match &config.transport {
+            ServerTransport::Builtin { server, args } => {
+                self.builtin_profile(server, args, workspace)
+            }
+            ServerTransport::Stdio { .. } => {
+                let defaults = self.settings.servers;
+                let mode = config.sandbox.mode.unwrap_or(defaults.mode);
+                let network = config.sandbox.network.unwrap_or(defaults.network);
+                let writable = match mode {
+                    SandboxMode::WorkspaceWrite => {
+                        let mut places = vec![workspace.to_path_buf()];
+                        places.extend(temp_dirs());
+                        places.extend(self.settings.writable.iter().cloned());
+                        places
+                    }
+                    _ => Vec::new(),
+                };
+                self.profile(mode, network, writable, workspace)
+            }
+            ServerTransport::Http { .. } => Profile::unconfined(),
+        }
+    }
+
+    fn builtin_profile(&self, server: &str, args: &[String], workspace: &Path) -> Profile {
+        match server {
+            "deploy" => {
+                // Deploy steps are real deployments; they may need the network.
+                let root = option_value(args, "--workspace")
+                    .map(|dir| join_clean(workspace, dir))
+                    .unwrap_or_else(|| workspace.to_path_buf());
+                let state = crate::paths::workspace_dir(&root);
+                self.profile(SandboxMode::WorkspaceWrite, true, vec![state], workspace)
+            }
+            "fs" => {
+                let root = args
+                    .iter()
+                    .find(|a| !a.starts_with("--"))
+                    .map(|dir| join_clean(workspace, dir))
+                    .unwrap_or_else(|| workspace.to_path_buf());
+                self.profile(SandboxMode::WorkspaceWrite, false, vec![root], workspace)
+            }
+            // docs, and anything unknown: read-only and offline.
+            _ => self.profile(SandboxMode::ReadOnly, false, Vec::new(), workspace),
+        }
+    }
+
+    fn profile(
+        &self,
+        mode: SandboxMode,
+        network: bool,
+        writable: Vec<PathBuf>,
+        workspace: &Path,
+    ) -> Profile {
+        if mode == SandboxMode::Off {
+            return Profile::unconfined();
+        }
+        let mut readable = vec![workspace.to_path_buf()];
+        readable.extend(writable.iter().cloned());
+        Profile {
+            mode,
+            network,
+            writable,
+            readable,
+            deny: self.denied(),
+        }
+    }
+
+    /// Credential locations, toolgate's own state (sessions, trust, tokens) and the
+    /// configured `deny_read`.
+    fn denied(&self) -> Vec<PathBuf> {
+        let home = self.settings.home.clone().or_else(dirs::home_dir);
+        let mut deny = home.map(|h| credential_paths(&h)).unwrap_or_default();
+        deny.extend(crate::paths::state_dir());
+        deny.extend(self.settings.deny_read.iter().cloned());
+        deny
+    }
+
+    /// The confinement for `profile`, prepared in this (parent) process; `None` for an
+    /// unconfined profile. Refuses what the kernel cannot enforce.
+    pub fn confine(&self, profile: &Profile) -> Result<Option<Arc<Confinement>>, SandboxError> {
+        Confinement::prepare(profile, &self.status).map(|c| c.map(Arc::new))
+    }
+
+    /// The environment tools start with: toolgate's, without secrets.
+    pub fn environment(&self) -> Vec<(OsString, OsString)> {
+        env::tool_environment(&self.settings.env_passthrough)
+    }
+
+    /// A notice for the start of a session when the sandbox is not what a person would
+    /// assume: unavailable (with the reason), or turned off for bash.
+    pub fn startup_notice(&self, workspace: &Path) -> Option<String> {
+        if self.settings.mode == SandboxMode::Off {
+            return Some(
+                "sandbox: off for bash ([sandbox] mode = \"off\"): commands run with your full rights"
+                    .into(),
+            );
+        }
+        match self.check_bash(workspace) {
+            Ok(()) => None,
+            Err(e) => Some(format!(
+                "sandbox: unavailable ({}): bash commands cannot run sandboxed, and toolgate's own servers cannot start",
+                e.reason()
+            )),
+        }
+    }
+}
+
+/// Where temporary files go: `$TMPDIR` (or /tmp) and /dev/shm (POSIX shared memory).
+fn temp_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![std::env::temp_dir()];
+    let shm = PathBuf::from("/dev/shm");
+    if shm.is_dir() {
+        dirs.push(shm);
+    }
+    dirs
+}
+
+/// `base` joined with `rel` (absolute `rel` replaces it), without `.` components.
+fn join_clean(base: &Path, rel: &str) -> PathBuf {
+    base.join(rel)
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
+fn option_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    let at = args.iter().position(|a| a == flag)?;
+    args.get(at + 1).map(String::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ConfigSource, ServerSandbox};
+
+    fn builtin(server: &str, args: &[&str]) -> ServerConfig {
+        ServerConfig {
+            name: server.into(),
+            transport: ServerTransport::Builtin {
+                server: server.into(),
+                args: args.iter().map(|a| a.to_string()).collect(),
+            },
+            source: ConfigSource::Embedded,
+            call_timeout_ms: 1000,
+            sandbox: ServerSandbox::default(),
+        }
+    }
+
+    #[test]
+    fn toolgate_servers_are_always_confined_to_their_own_places() {
+        let sandbox = Sandbox::default();
+        let ws = Path::new("/w");
+        let docs = sandbox.server_profile(&builtin("docs", &[]), ws);
+        assert_eq!((docs.mode, docs.network), (SandboxMode::ReadOnly, false));
+        let deploy = sandbox.server_profile(&builtin("deploy", &[]), ws);
+        assert_eq!(deploy.writable, [PathBuf::from("/w/.toolgate")]);
+        let fs = sandbox.server_profile(&builtin("fs", &["sub"]), ws);
+        assert_eq!(fs.writable, [PathBuf::from("/w/sub")]);
+        assert!(!fs.network);
+        // Settings cannot loosen them.
+        let off = Sandbox::new(SandboxSettings {
+            mode: SandboxMode::Off,
+            servers: ServerDefaults {
+                mode: SandboxMode::Off,
+                network: true,
+            },
+            ..SandboxSettings::default()
+        });
+        assert_eq!(off.server_profile(&builtin("docs", &[]), ws), docs);
+    }
+
+    #[test]
+    fn stdio_servers_take_their_entry_then_the_default() {
+        let mut config = builtin("x", &[]);
+        config.transport = ServerTransport::Stdio {
+            command: "srv".into(),
+            args: vec![],
+            env: Default::default(),
+            cwd: None,
+        };
+        let ws = Path::new("/w");
+        let default = Sandbox::default();
+        assert_eq!(default.server_profile(&config, ws), Profile::unconfined());
+        config.sandbox = ServerSandbox {
+            mode: Some(SandboxMode::WorkspaceWrite),
+            network: None,
+        };
+        let profile = default.server_profile(&config, ws);
+        assert_eq!(profile.writable[0], PathBuf::from("/w"));
+        assert!(!profile.network);
+        let online = Sandbox::new(SandboxSettings {
+            servers: ServerDefaults {
+                mode: SandboxMode::ReadOnly,
+                network: true,
+            },
+            ..SandboxSettings::default()
+        });
+        assert!(online.server_profile(&config, ws).network);
+        config.sandbox.mode = None;
+        assert_eq!(
+            online.server_profile(&config, ws).mode,
+            SandboxMode::ReadOnly
+        );
+    }
+
+    #[test]
+    fn bash_profile_denies_credentials_of_the_configured_home_and_the_state_dir() {
+        let sandbox = Sandbox::new(SandboxSettings {
+            home: Some("/fake/home".into()),
+            deny_read: vec!["/srv/secrets".into()],
+            writable: vec!["/opt/cache".into()],
+            ..SandboxSettings::default()
+        });
+        let profile = sandbox.bash_profile(Path::new("/w"));
+        assert!(profile.deny.contains(&PathBuf::from("/fake/home/.ssh")));
+        assert!(profile.deny.contains(&PathBuf::from("/fake/home/.aws")));
+        assert!(profile.deny.contains(&PathBuf::from("/srv/secrets")));
+        if let Some(state) = crate::paths::state_dir() {
+            assert!(profile.deny.contains(&state));
+        }
+        assert_eq!(profile.writable[0], PathBuf::from("/w"));
+        assert!(profile.writable.contains(&std::env::temp_dir()));
+        assert!(profile.writable.contains(&PathBuf::from("/opt/cache")));
+    }
+
+    #[test]
+    fn an_unavailable_sandbox_refuses_and_says_so_at_startup() {
+        let sandbox = Sandbox::with_status(
+            SandboxSettings::default(),
+            SandboxStatus::unavailable("forced by a test"),
+        );
+        let ws = Path::new("/w");
+        let err = sandbox.confine(&sandbox.bash_profile(ws)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the sandbox is unavailable: forced by a test"
+        );
+        assert!(sandbox.check_bash(ws).is_err());
+        let notice = sandbox.startup_notice(ws).unwrap_or_default();
+        assert!(
+            notice.contains("unavailable (forced by a test)"),
+            "{notice}"
+        );
+        // Running a command the person allowed outside the sandbox needs nothing.
+        let outside = sandbox.without_confinement();
+        assert!(matches!(
+            outside.confine(&outside.bash_profile(ws)),
+            Ok(None)
+        ));
+    }
+}

@@ -1,0 +1,204 @@
+//! Profiles: what one confined process may touch, as absolute paths and a network switch.
+//! Pure data; building the kernel rules from it is `landlock.rs` and `seccomp.rs`.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// How much of the file system a process may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes only under the workspace, the temp dir and configured paths.
+    #[default]
+    WorkspaceWrite,
+    /// No writes at all (except to devices such as /dev/null).
+    ReadOnly,
+    /// No sandbox.
+    Off,
+}
+
+impl SandboxMode {
+    pub const NAMES: &'static str = "\"workspace-write\", \"read-only\" or \"off\"";
+
+    pub fn parse(text: &str) -> Option<SandboxMode> {
+        match text {
+            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
+            "read-only" => Some(SandboxMode::ReadOnly),
+            "off" => Some(SandboxMode::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Credential locations under the home directory that no confined process may read: the
+/// issue's list plus two stores that hold nothing but tokens (git's and GitHub CLI's).
+pub const CREDENTIAL_PATHS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".netrc",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".git-credentials",
+    ".config/gh",
+    ".cargo/credentials.toml",
+];
+
+/// What one confined process may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    pub mode: SandboxMode,
+    /// Whether the process may use the network (any socket family). Ignored when `Off`.
+    pub network: bool,
+    /// Where writes are allowed. Used only in `WorkspaceWrite`.
+    pub writable: Vec<PathBuf>,
+    /// Readable (and, when also writable, writable) even when a denied folder contains
+    /// them: the workspace stays usable if someone denies its parent.
+    pub readable: Vec<PathBuf>,
+    /// Neither readable nor writable, wherever they are (except inside `readable` paths
+    /// that a denied path contains, see above).
+    pub deny: Vec<PathBuf>,
+}
+
+impl Profile {
+    /// No sandbox.
+    pub fn unconfined() -> Profile {
+        Profile {
+            mode: SandboxMode::Off,
+            network: true,
+            writable: Vec::new(),
+            readable: Vec::new(),
+            deny: Vec::new(),
+        }
+    }
+
+    /// The shape of the default profile (workspace-write, no network), without paths:
+    /// what the kernel must offer for toolgate's defaults to work.
+    pub fn default_shape() -> Profile {
+        Profile {
+            mode: SandboxMode::WorkspaceWrite,
+            network: false,
+            writable: Vec::new(),
+            readable: Vec::new(),
+            deny: Vec::new(),
+        }
+    }
+
+    pub fn is_confined(&self) -> bool {
+        self.mode != SandboxMode::Off
+    }
+
+    /// A short description for the model and the person, e.g. `workspace-write (writes
+    /// only under /w, /tmp), no network`.
+    pub fn describe(&self) -> String {
+        let network = if self.network {
+            "network allowed"
+        } else {
+            "no network"
+        };
+        match self.mode {
+            SandboxMode::Off => "off (not sandboxed)".to_string(),
+            SandboxMode::ReadOnly => format!("read-only, {network}"),
+            SandboxMode::WorkspaceWrite => {
+                let places: Vec<String> = self
+                    .writable
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let places = if places.is_empty() {
+                    "nowhere".to_string()
+                } else {
+                    places.join(", ")
+                };
+                format!("workspace-write (writes only under {places}), {network}")
+            }
+        }
+    }
+
+    /// The line added to a failed command's output when the failure looks like the
+    /// sandbox refusing something, so the model knows why instead of retrying variants.
+    pub fn blocked_hint(&self, output: &str, failed: bool) -> Option<String> {
+        if !failed || !self.is_confined() || !looks_blocked(output) {
+            return None;
+        }
+        Some(format!(
+            "[sandbox: this command ran in toolgate's sandbox ({}; credential folders unreadable). The error above may be the sandbox refusing a write outside the allowed places, a read of a protected path, or a network connection. If the task needs it, call bash again with \"unsandboxed\": true and a one-line \"justification\": the person will be asked.]",
+            self.describe()
+        ))
+    }
+}
+
+/// Error texts that a refused open, write or socket produces in common tools.
+fn looks_blocked(output: &str) -> bool {
+    const MARKERS: &[&str] = &[
+        "permission denied",
+        "operation not permitted",
+        "network is unreachable",
+        "read-only file system",
+        "address family not supported",
+        "errno 13",
+        "errno 1]",
+    ];
+    let lower = output.to_lowercase();
+    MARKERS.iter().any(|m| lower.contains(m))
+}
+
+/// The credential locations under `home`.
+pub fn credential_paths(home: &Path) -> Vec<PathBuf> {
+    CREDENTIAL_PATHS.iter().map(|p| home.join(p)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_round_trip_through_their_names() {
+        for mode in [
+            SandboxMode::WorkspaceWrite,
+            SandboxMode::ReadOnly,
+            SandboxMode::Off,
+        ] {
+            assert_eq!(SandboxMode::parse(mode.as_str()), Some(mode));
+        }
+        assert_eq!(SandboxMode::parse("strict"), None);
+    }
+
+    #[test]
+    fn hint_only_for_failed_confined_commands_that_look_refused() {
+        let mut profile = Profile::default_shape();
+        profile.writable = vec!["/w".into(), "/tmp".into()];
+        let refused = "bash: /etc/x: Permission denied\nexit status: 1";
+        let hint = profile.blocked_hint(refused, true).unwrap_or_default();
+        assert!(
+            hint.contains("workspace-write (writes only under /w, /tmp), no network"),
+            "{hint}"
+        );
+        assert_eq!(profile.blocked_hint(refused, false), None);
+        assert_eq!(
+            profile.blocked_hint("No such file or directory", true),
+            None
+        );
+        assert_eq!(Profile::unconfined().blocked_hint(refused, true), None);
+        assert!(
+            profile
+                .blocked_hint("curl: (7) Failed to connect: Network is unreachable", true)
+                .is_some()
+        );
+    }
+}
