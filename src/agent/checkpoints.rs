@@ -70,10 +70,7 @@ pub(super) fn may_change_workspace(origin: &ToolOrigin) -> bool {
 }
 
 fn blocking_failed(e: tokio::task::JoinError) -> CheckpointError {
-    CheckpointError::Io {
-        path: PathBuf::new(),
-        source: std::io::Error::other(e.to_string()),
-    }
+    CheckpointError::Task(e.to_string())
 }
 
 /// "a, b, c and 2 more".
@@ -337,5 +334,36 @@ impl Agent {
             }
             Err(e) => format!("Undo failed: {e}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shell_the_writing_tools_and_every_mcp_tool_may_change_the_workspace() {
+        let changing: Vec<&str> = BuiltinTool::ALL
+            .into_iter()
+            .filter(|kind| may_change_workspace(&ToolOrigin::Builtin(*kind)))
+            .map(BuiltinTool::name)
+            .collect();
+        assert_eq!(changing, ["bash", "write_file", "edit_file"]);
+        assert!(may_change_workspace(&ToolOrigin::Mcp {
+            server: "docs".into(),
+            tool: "search".into(),
+        }));
+    }
+
+    #[test]
+    fn notices_name_a_few_files_then_count_the_rest() {
+        let paths = (1..=7).map(|i| PathBuf::from(format!("f{i}.txt")));
+        assert_eq!(
+            listed(paths),
+            "f1.txt, f2.txt, f3.txt, f4.txt, f5.txt and 2 more"
+        );
+        assert_eq!(human_size(10 * 1024 * 1024), "10 MiB");
+        assert_eq!(human_size(1024), "1 KiB");
+        assert_eq!(human_size(1000), "1000 bytes");
     }
 }

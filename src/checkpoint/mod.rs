@@ -50,6 +50,9 @@ pub enum CheckpointError {
     Unknown(u64),
     #[error("checkpoint {0} was already undone")]
     AlreadyUndone(u64),
+    /// The blocking task running git was lost (panicked or the runtime shut down).
+    #[error("the checkpoint task stopped: {0}")]
+    Task(String),
 }
 
 /// The state dir's folder of checkpoints: `state_dir()/checkpoints`.
