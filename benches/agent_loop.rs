@@ -148,6 +148,9 @@ fn bench(c: &mut Criterion) {
         workspace.path().to_path_buf(),
     );
     config.sessions_dir = Some(state.path().join("sessions"));
+    // The loop, not the workspace checkpoint an MCP call's turn takes (benches/checkpoint.rs
+    // measures that).
+    config.checkpoints_dir = None;
     let mut handle = rt.block_on(async { agent::spawn(config) });
     rt.block_on(async {
         handle

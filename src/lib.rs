@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod bootstrap;
 pub mod builtin;
+pub mod checkpoint;
 pub mod commands;
 pub mod config;
 pub mod console;

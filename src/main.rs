@@ -109,6 +109,16 @@ enum Command {
     },
     /// Print the configured servers and the starting tool pool.
     Status,
+    /// Restore the files the last turn changed in this workspace (modified and deleted
+    /// ones come back, created ones are removed) and print them.
+    Undo {
+        /// List the workspace's checkpoints instead (time, session, turn, files changed).
+        #[arg(long, conflicts_with = "dry_run")]
+        list: bool,
+        /// Print what would be restored without changing anything.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -184,6 +194,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
         })),
         Some(Command::Status) => {
             print!("{}", commands::status(&flags));
+            Ok(())
+        }
+        Some(Command::Undo { list, dry_run }) => {
+            use toolgate::checkpoint::command::UndoAction;
+            let action = match (list, dry_run) {
+                (true, _) => UndoAction::List,
+                (false, true) => UndoAction::DryRun,
+                (false, false) => UndoAction::Restore,
+            };
+            let output = toolgate::checkpoint::command::run(
+                toolgate::checkpoint::default_root().as_deref(),
+                toolgate::agent::session::default_sessions_dir().as_deref(),
+                &flags.workspace(),
+                action,
+            )?;
+            print!("{output}");
             Ok(())
         }
         None => {

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::{HostRequest, ProjectServerAnswer, SignInAnswer, TrustAnswer};
+use toolgate::inbox::{HostRequest, ProjectServerAnswer, RestoreAnswer, SignInAnswer, TrustAnswer};
 use toolgate::mcp::McpHub;
 use toolgate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
@@ -117,6 +117,7 @@ fn config(
         workspace.to_path_buf(),
     );
     config.sessions_dir = Some(state.join("sessions"));
+    config.checkpoints_dir = Some(state.join("checkpoints"));
     (config, requests)
 }
 
@@ -193,6 +194,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::WorkspaceTrust(r) => format!("trust:{}", r.payload.folder.display()),
         HostRequest::Escalation(r) => format!("unsandboxed:{}", r.payload.command),
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
+        HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
     }
 }
 
@@ -216,6 +218,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             SignInAnswer::SignIn
         } else {
             SignInAnswer::NotNow
+        }),
+        HostRequest::RestoreFiles(r) => r.answer(if allow {
+            RestoreAnswer::Restore
+        } else {
+            RestoreAnswer::Keep
         }),
     };
     assert!(delivered, "the agent was waiting for the answer");

@@ -21,6 +21,9 @@ pub enum UiCommand {
     RevokeGrant(String),
     /// Forget the conversation (keeps connections).
     Clear,
+    /// `/undo`: restore the files the last turn changed, after the person confirms the
+    /// list (an inbox request); the outcome comes back as a notice.
+    Undo,
     Shutdown,
 }
 

@@ -7,6 +7,7 @@
 //! repeat until the model stops, the user cancels, or the turn cap is reached.
 
 mod ask;
+mod checkpoints;
 pub mod events;
 mod gate;
 mod host_files;
@@ -52,6 +53,9 @@ pub struct AgentConfig {
     pub workspace: PathBuf,
     /// Where session logs go; None keeps no log (nothing can be resumed later).
     pub sessions_dir: Option<PathBuf>,
+    /// Where workspace checkpoints go (`state_dir/checkpoints`); None takes none, and
+    /// /undo has nothing to restore.
+    pub checkpoints_dir: Option<PathBuf>,
     /// A session id (see [`session::resolve`]) whose conversation and connections to restore.
     /// Its log is continued.
     pub resume: Option<String>,
@@ -91,6 +95,7 @@ impl AgentConfig {
             policy,
             workspace,
             sessions_dir: session::default_sessions_dir(),
+            checkpoints_dir: crate::checkpoint::default_root(),
             resume: None,
             turn_cap: DEFAULT_TURN_CAP,
             output_budget: DEFAULT_OUTPUT_BUDGET,

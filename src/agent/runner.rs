@@ -33,6 +33,8 @@ enum Work {
     Disconnect(String),
     Revoke(String),
     Clear,
+    /// `/undo`; the token lets a cancel withdraw its question.
+    Undo(CancellationToken),
     /// A server's tool list or state changed on its own.
     RefreshPool,
     Shutdown,
@@ -105,6 +107,7 @@ async fn read_commands(
             UiCommand::Disconnect(name) => Work::Disconnect(name),
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
+            UiCommand::Undo => Work::Undo(control.new_turn()),
             UiCommand::Shutdown => break,
         };
         if work.send(item).is_err() {
@@ -246,6 +249,7 @@ pub(super) struct Agent {
     /// call does not recompile its tool's schema.
     pub(super) validators:
         std::collections::HashMap<String, (crate::pool::Schema, Arc<jsonschema::Validator>)>,
+    pub(super) checkpoints: super::checkpoints::Checkpoints,
     turn_cap: usize,
     max_tokens: u32,
     control: Arc<Control>,
@@ -278,6 +282,7 @@ impl Agent {
             last_pool: None,
             output_budget: config.output_budget.max(1),
             validators: Default::default(),
+            checkpoints: super::checkpoints::Checkpoints::new(config.checkpoints_dir),
             turn_cap: config.turn_cap.max(1),
             max_tokens: config.max_tokens,
             control,
@@ -356,6 +361,7 @@ impl Agent {
             }
         }
         self.messages = restored.messages;
+        self.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",
             self.messages.len()
@@ -396,6 +402,7 @@ impl Agent {
 
     async fn run(&mut self, mut work: mpsc::UnboundedReceiver<Work>) {
         self.open_session().await;
+        self.prime_checkpoints();
         let sandbox_problem = self.sandbox.startup_notice(&self.workspace);
         self.record(Record::Sandbox {
             problem: sandbox_problem.clone(),
@@ -453,6 +460,7 @@ impl Agent {
                     self.emit(AgentEvent::Notice(text)).await;
                     let _ = self.refresh_pool_forced().await;
                 }
+                Work::Undo(cancel) => self.undo_last_turn(cancel).await,
                 Work::Clear => {
                     self.messages.clear();
                     self.record(Record::Cleared).await;
@@ -597,6 +605,7 @@ impl Agent {
     }
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
+        self.checkpoints.begin_turn();
         self.emit(AgentEvent::UserMessage(text.clone())).await;
         self.push_user(vec![ContentBlock::Text { text }]).await;
         let mut usage = Usage::default();
@@ -680,6 +689,7 @@ impl Agent {
                 break true;
             }
         };
+        self.finish_checkpoint().await;
         self.record(Record::TurnFinished {
             usage,
             cancelled,

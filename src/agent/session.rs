@@ -19,6 +19,9 @@
 //! | `turn_finished`   | `usage` `{input_tokens, output_tokens}`, `cancelled`, `model_calls` |
 //! | `error`           | `message` |
 //! | `cleared`         | — the user cleared the conversation (connections stay) |
+//! | `checkpoint`      | `checkpoint` (id in the workspace's checkpoint log), `turn` (1 = the session's first message), `commit` (the shadow repository's snapshot), `skipped` (files over the size limit, not recorded; omitted when none) — taken before the turn first changed the workspace |
+//! | `turn_changes`    | `checkpoint`, `files` `[{path, change: created\|modified\|deleted\|type_changed}]` — what differs at the turn's end; only when something does |
+//! | `undo`            | `checkpoint`, `restored` (same shape as `files`) — the turn's files were put back (`/undo`, `toolgate undo`) |
 //!
 //! Resuming replays the `message` records into the conversation and the `connect` /
 //! `disconnect` records into the set of servers to reconnect. Lines that do not parse (a
@@ -33,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::events::ToolOutcome;
+use crate::checkpoint::FileChange;
 use crate::model::{ContentBlock, Message, Role, Usage};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,6 +99,24 @@ pub enum Record {
     },
     /// The user cleared the conversation; resuming starts after this point.
     Cleared,
+    /// A checkpoint of the workspace, taken before the turn first changed it.
+    Checkpoint {
+        checkpoint: u64,
+        turn: usize,
+        commit: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<String>,
+    },
+    /// What the turn changed since its checkpoint, at the turn's end.
+    TurnChanges {
+        checkpoint: u64,
+        files: Vec<FileChange>,
+    },
+    /// The files of a checkpoint's turn were restored.
+    Undo {
+        checkpoint: u64,
+        restored: Vec<FileChange>,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -234,6 +256,8 @@ pub struct RestoredSession {
     pub connected: Vec<String>,
     /// Lines that could not be read (reported, not fatal).
     pub skipped_lines: usize,
+    /// Turns the session had (its next turn is `turns + 1`).
+    pub turns: usize,
 }
 
 pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
@@ -263,6 +287,7 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             }
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
             Record::Cleared => restored.messages.clear(),
+            Record::TurnFinished { .. } => restored.turns += 1,
             _ => {}
         }
     }

@@ -150,6 +150,11 @@ impl Agent {
         for notice in notices {
             self.emit(AgentEvent::Notice(notice)).await;
         }
+        if matches!(gated, Gated::Run | Gated::RunUnconfined)
+            && super::checkpoints::may_change_workspace(&tool.origin)
+        {
+            self.checkpoint_before_change().await;
+        }
         match gated {
             Gated::Cancelled => ToolRun::cancelled(),
             Gated::Refused(text) => ToolRun {

@@ -14,12 +14,14 @@
 
 mod escalation;
 mod project_server;
+mod restore_files;
 mod sign_in;
 mod tool_call;
 mod workspace_trust;
 
 pub use escalation::{Escalation, EscalationReason};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
+pub use restore_files::{RestoreAnswer, RestoreFiles};
 pub use sign_in::{SignIn, SignInAnswer};
 pub use tool_call::ToolCall;
 pub use workspace_trust::{TrustAnswer, WorkspaceTrust};
@@ -416,6 +418,7 @@ host_requests! {
     ProjectServer(ProjectServer),
     Escalation(Escalation),
     SignIn(SignIn),
+    RestoreFiles(RestoreFiles),
 }
 
 /// Whole seconds, for ages and countdowns ("42s", "3m05s", "1h02m").

@@ -74,6 +74,9 @@ impl ProviderOptions {
             anthropic_base_url: non_empty(lookup("ANTHROPIC_BASE_URL")),
             openai_api_key: non_empty(lookup("OPENAI_API_KEY")),
             openai_base_url: non_empty(lookup("OPENAI_BASE_URL")),
+            // The scripted provider's scenario (an embedded name or a file), so tests and
+            // demos can script `toolgate -p` end to end.
+            scenario: non_empty(lookup("TOOLGATE_SCENARIO")),
             ..Default::default()
         }
     }

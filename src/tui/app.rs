@@ -738,6 +738,11 @@ fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
             app.unseen_below = false;
             effects.push(Effect::SendCommand(UiCommand::Clear));
         }
+        ("undo", _) if matches!(app.turn, Turn::Running { .. }) => {
+            app.set_flash("a turn is running — /undo can restore its files once it ends");
+        }
+        // The agent finds the files and asks before restoring them (an inbox request).
+        ("undo", _) => effects.push(Effect::SendCommand(UiCommand::Undo)),
         ("help", _) => app.overlay = Overlay::Help,
         ("quit" | "exit", _) => effects.push(Effect::Quit),
         _ => {

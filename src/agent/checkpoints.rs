@@ -1,0 +1,369 @@
+//! The agent's side of checkpoints: one before a turn first changes the workspace, the
+//! after-snapshot when the turn ends, and `/undo` (asked through the inbox, then done).
+//! Git runs on the blocking pool; a failing checkpoint is reported and never stops the
+//! tool call it precedes.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use super::events::AgentEvent;
+use super::runner::Agent;
+use super::session::Record;
+use crate::builtin::BuiltinTool;
+use crate::checkpoint::{CheckpointError, Shadow, Taken, UndoPlan, count_files};
+use crate::inbox::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
+use crate::pool::ToolOrigin;
+
+/// Names listed in one notice before "and N more".
+const LISTED: usize = 5;
+
+/// Checkpoint state of one agent.
+#[derive(Debug, Default)]
+pub(super) struct Checkpoints {
+    /// `state_dir/checkpoints`; None: checkpoints are off.
+    root: Option<PathBuf>,
+    /// Opened when the session starts, by the background snapshot in `prime`.
+    shadow: Option<Shadow>,
+    /// The session-start snapshot, running on the blocking pool until the first
+    /// checkpoint needs the shadow.
+    prime: Option<tokio::task::JoinHandle<Result<Shadow, CheckpointError>>>,
+    /// Turns of this session so far, the running one included.
+    turn: usize,
+    /// This turn's checkpoint, once taken.
+    current: Option<u64>,
+    /// This turn already tried (a failure is reported once per turn, not per call).
+    attempted: bool,
+    /// Skipped files and nested repositories already reported this session.
+    announced: HashSet<PathBuf>,
+}
+
+impl Checkpoints {
+    pub(super) fn new(root: Option<PathBuf>) -> Self {
+        Checkpoints {
+            root,
+            ..Default::default()
+        }
+    }
+
+    /// A resumed session continues its turn count.
+    pub(super) fn resume_after(&mut self, turns: usize) {
+        self.turn = turns;
+    }
+
+    pub(super) fn begin_turn(&mut self) {
+        self.turn += 1;
+        self.current = None;
+        self.attempted = false;
+    }
+}
+
+/// Whether a call may change the workspace: the shell, the file-writing tools, and any
+/// MCP tool (a server can write files; what it claims about itself is not trusted).
+pub(super) fn may_change_workspace(origin: &ToolOrigin) -> bool {
+    match origin {
+        ToolOrigin::Builtin(kind) => *kind == BuiltinTool::Bash || kind.writes_files(),
+        ToolOrigin::Mcp { .. } => true,
+    }
+}
+
+fn blocking_failed(e: tokio::task::JoinError) -> CheckpointError {
+    CheckpointError::Task(e.to_string())
+}
+
+/// "a, b, c and 2 more".
+fn listed(paths: impl IntoIterator<Item = PathBuf>) -> String {
+    let paths: Vec<String> = paths
+        .into_iter()
+        .map(|p| crate::sanitize::for_terminal(&p.display().to_string()))
+        .collect();
+    let mut text = paths
+        .iter()
+        .take(LISTED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > LISTED {
+        text.push_str(&format!(" and {} more", paths.len() - LISTED));
+    }
+    text
+}
+
+/// "10 MiB", "512 KiB", "100 bytes".
+fn human_size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+impl Agent {
+    /// At session start: opens the shadow repository and records the workspace in the
+    /// background, so the turn that first changes something does not wait for every file
+    /// of a big workspace to be hashed (a few seconds for 10,000 files).
+    pub(super) fn prime_checkpoints(&mut self) {
+        let Some(root) = self.checkpoints.root.clone() else {
+            return;
+        };
+        let workspace = self.workspace.clone();
+        self.checkpoints.prime = Some(tokio::task::spawn_blocking(move || {
+            let shadow = Shadow::open(&root, &workspace)?;
+            shadow.prime()?;
+            Ok(shadow)
+        }));
+    }
+
+    /// The shadow repository, opened on first use (or by the session-start snapshot).
+    async fn shadow(&mut self) -> Result<Option<Shadow>, CheckpointError> {
+        if let Some(shadow) = &self.checkpoints.shadow {
+            return Ok(Some(shadow.clone()));
+        }
+        if let Some(prime) = self.checkpoints.prime.take() {
+            // A failed start (too many files, no git) is reported by the checkpoint that
+            // tries again below.
+            match prime.await {
+                Ok(Ok(shadow)) => {
+                    self.checkpoints.shadow = Some(shadow.clone());
+                    return Ok(Some(shadow));
+                }
+                Ok(Err(e)) => tracing::warn!("session-start snapshot: {e}"),
+                Err(e) => tracing::warn!("session-start snapshot: {e}"),
+            }
+        }
+        let Some(root) = self.checkpoints.root.clone() else {
+            return Ok(None);
+        };
+        let workspace = self.workspace.clone();
+        let shadow = tokio::task::spawn_blocking(move || Shadow::open(&root, &workspace))
+            .await
+            .map_err(blocking_failed)??;
+        self.checkpoints.shadow = Some(shadow.clone());
+        Ok(Some(shadow))
+    }
+
+    /// Before a call that may change the workspace: the turn's checkpoint, once.
+    pub(super) async fn checkpoint_before_change(&mut self) {
+        if self.checkpoints.current.is_some() || self.checkpoints.attempted {
+            return;
+        }
+        self.checkpoints.attempted = true;
+        let (session, turn) = (self.session_id.clone(), self.checkpoints.turn);
+        let taken = match self.shadow().await {
+            Ok(None) => return,
+            Ok(Some(shadow)) => tokio::task::spawn_blocking(move || shadow.take(&session, turn))
+                .await
+                .map_err(blocking_failed)
+                .and_then(|taken| taken),
+            Err(e) => Err(e),
+        };
+        match taken {
+            Ok(taken) => self.checkpoint_taken(taken).await,
+            Err(e) => {
+                self.emit(AgentEvent::Notice(format!(
+                    "No checkpoint for this turn ({e}); its changes cannot be undone."
+                )))
+                .await;
+            }
+        }
+    }
+
+    async fn checkpoint_taken(&mut self, taken: Taken) {
+        self.checkpoints.current = Some(taken.id);
+        self.record(Record::Checkpoint {
+            checkpoint: taken.id,
+            turn: self.checkpoints.turn,
+            commit: taken.commit,
+            skipped: taken
+                .skipped
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
+        })
+        .await;
+        let new_skipped: Vec<PathBuf> = taken
+            .skipped
+            .into_iter()
+            .filter(|p| self.checkpoints.announced.insert(p.clone()))
+            .collect();
+        if !new_skipped.is_empty() {
+            let limit = self
+                .checkpoints
+                .shadow
+                .as_ref()
+                .map_or(0, |s| s.limits().max_file_bytes);
+            self.emit(AgentEvent::Notice(format!(
+                "Checkpoint {}: skipped {} over {}, which undo cannot restore: {}",
+                taken.id,
+                count_files(new_skipped.len()),
+                human_size(limit),
+                listed(new_skipped)
+            )))
+            .await;
+        }
+        let new_nested: Vec<PathBuf> = taken
+            .nested
+            .into_iter()
+            .filter(|p| self.checkpoints.announced.insert(p.clone()))
+            .collect();
+        if !new_nested.is_empty() {
+            self.emit(AgentEvent::Notice(format!(
+                "Checkpoint {}: left out nested git repositories, which undo cannot restore: {}",
+                taken.id,
+                listed(new_nested)
+            )))
+            .await;
+        }
+    }
+
+    /// At the end of a turn that took a checkpoint: what it changed, recorded and said.
+    pub(super) async fn finish_checkpoint(&mut self) {
+        let (Some(id), Some(shadow)) = (
+            self.checkpoints.current.take(),
+            self.checkpoints.shadow.clone(),
+        ) else {
+            return;
+        };
+        let finished = tokio::task::spawn_blocking(move || shadow.finish(id))
+            .await
+            .map_err(blocking_failed)
+            .and_then(|files| files);
+        match finished {
+            Ok(files) if files.is_empty() => {}
+            Ok(files) => {
+                let notice = format!(
+                    "This turn changed {}: {} (checkpoint {id}; /undo or `toolgate undo` restores {})",
+                    count_files(files.len()),
+                    listed(files.iter().map(|f| f.path.clone())),
+                    if files.len() == 1 { "it" } else { "them" }
+                );
+                self.record(Record::TurnChanges {
+                    checkpoint: id,
+                    files,
+                })
+                .await;
+                self.emit(AgentEvent::Notice(notice)).await;
+            }
+            Err(e) => {
+                self.emit(AgentEvent::Notice(format!(
+                    "Could not record what this turn changed ({e}); undo compares with the workspace as it will be then."
+                )))
+                .await;
+            }
+        }
+    }
+
+    /// `/undo`: finds the last turn that changed files, asks the person with the list,
+    /// and restores them when they agree.
+    pub(super) async fn undo_last_turn(&mut self, cancel: CancellationToken) {
+        if self.checkpoints.root.is_none() {
+            let off = "Undo is unavailable: checkpoints are off (no state directory; set TOOLGATE_STATE_DIR).";
+            self.emit(AgentEvent::Notice(off.to_string())).await;
+            return;
+        }
+        let notice = match self.plan_undo().await {
+            Ok(Some(plan)) => self.confirm_and_undo(plan, &cancel).await,
+            Ok(None) => {
+                "Nothing to undo: no turn has changed files in this workspace since its last undo."
+                    .to_string()
+            }
+            Err(e) => format!("Undo failed: {e}"),
+        };
+        self.emit(AgentEvent::Notice(notice)).await;
+    }
+
+    async fn plan_undo(&mut self) -> Result<Option<UndoPlan>, CheckpointError> {
+        let Some(root) = self.checkpoints.root.clone() else {
+            return Ok(None);
+        };
+        let workspace = self.workspace.clone();
+        tokio::task::spawn_blocking(move || match Shadow::existing(&root, &workspace)? {
+            Some(shadow) => shadow.plan_undo(),
+            None => Ok(None),
+        })
+        .await
+        .map_err(blocking_failed)?
+    }
+
+    async fn confirm_and_undo(&mut self, plan: UndoPlan, cancel: &CancellationToken) -> String {
+        let info = &plan.checkpoint;
+        let (request, answer) = Request::new(
+            Origin::Console {
+                folder: self.workspace.clone(),
+            },
+            RestoreFiles {
+                checkpoint: info.id,
+                session: info.session.clone(),
+                turn: info.turn,
+                taken: info.time,
+                workspace: self.workspace.clone(),
+                files: plan.files.clone(),
+            },
+            Instant::now(),
+            None,
+        );
+        match super::ask(&self.events, request, answer, Some(cancel)).await {
+            Some(Reply::Person(RestoreAnswer::Restore)) => {}
+            _ => return "Undo cancelled; no file was changed.".to_string(),
+        }
+        let shadow = match self.shadow().await {
+            Ok(Some(shadow)) => shadow,
+            Ok(None) => return "Undo failed: checkpoints are off.".to_string(),
+            Err(e) => return format!("Undo failed: {e}"),
+        };
+        let (id, info) = (info.id, info.clone());
+        let restored = tokio::task::spawn_blocking(move || shadow.undo(&plan))
+            .await
+            .map_err(blocking_failed)
+            .and_then(|restored| restored);
+        match restored {
+            Ok(restored) => {
+                let text = crate::checkpoint::restored_report(&info, &restored);
+                self.record(Record::Undo {
+                    checkpoint: id,
+                    restored,
+                })
+                .await;
+                text
+            }
+            Err(e) => format!("Undo failed: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shell_the_writing_tools_and_every_mcp_tool_may_change_the_workspace() {
+        let changing: Vec<&str> = BuiltinTool::ALL
+            .into_iter()
+            .filter(|kind| may_change_workspace(&ToolOrigin::Builtin(*kind)))
+            .map(BuiltinTool::name)
+            .collect();
+        assert_eq!(changing, ["bash", "write_file", "edit_file"]);
+        assert!(may_change_workspace(&ToolOrigin::Mcp {
+            server: "docs".into(),
+            tool: "search".into(),
+        }));
+    }
+
+    #[test]
+    fn notices_name_a_few_files_then_count_the_rest() {
+        let paths = (1..=7).map(|i| PathBuf::from(format!("f{i}.txt")));
+        assert_eq!(
+            listed(paths),
+            "f1.txt, f2.txt, f3.txt, f4.txt, f5.txt and 2 more"
+        );
+        assert_eq!(human_size(10 * 1024 * 1024), "10 MiB");
+        assert_eq!(human_size(1024), "1 KiB");
+        assert_eq!(human_size(1000), "1000 bytes");
+    }
+}
