@@ -165,8 +165,8 @@ fn long_answer(lines: usize) -> String {
     text
 }
 
-/// A console in the middle of streaming a `lines`-line answer, drawn once.
-fn app_streaming(lines: usize) -> (App, Terminal<TestBackend>) {
+/// A console in the middle of streaming a `lines`-line answer.
+fn app_streaming(lines: usize) -> App {
     let mut app = app_with(100);
     let text = long_answer(lines);
     // Delivered in pieces like a stream; only the end result matters here.
@@ -182,16 +182,31 @@ fn app_streaming(lines: usize) -> (App, Terminal<TestBackend>) {
         );
         rest = &rest[cut..];
     }
-    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test backend");
-    terminal
-        .draw(|f| view(&app, f))
-        .expect("test backend cannot fail");
-    (app, terminal)
+    app
 }
 
+/// What a model streams: words, with a paragraph break every 48 deltas (so the open
+/// paragraph stays the size of a real one however many frames are measured).
+const WORDS: [&str; 8] = [
+    "The ",
+    "service ",
+    "reads ",
+    "its ",
+    "**config** ",
+    "and ",
+    "checks ",
+    "it. ",
+];
+
 /// One frame as the console draws it while a reply streams in: a new delta, then a draw.
-fn frame(app: &mut App, terminal: &mut Terminal<TestBackend>) {
-    send(app, Msg::Agent(AgentEvent::TextDelta("more ".into())));
+fn frame(app: &mut App, terminal: &mut Terminal<TestBackend>, n: &mut usize) {
+    *n += 1;
+    let delta = if *n % 48 == 0 {
+        "\n\n"
+    } else {
+        WORDS[*n % WORDS.len()]
+    };
+    send(app, Msg::Agent(AgentEvent::TextDelta(delta.into())));
     terminal
         .draw(|f| view(black_box(app), f))
         .expect("test backend cannot fail");
@@ -201,46 +216,51 @@ fn terminal() -> Terminal<TestBackend> {
     Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test backend")
 }
 
-/// Median of 7 batch means: robust against a batch that shared the CPU with something else.
-fn mean_frame_time(app: &mut App, terminal: &mut Terminal<TestBackend>, frames: u32) -> Duration {
+/// Mean time of one frame for each of two consoles, measured in alternating batches (so a
+/// change in machine load hits both alike); the median of 9 batch means each.
+fn compare_frame_times(mut a: App, mut b: App, frames: u32) -> (Duration, Duration) {
+    let (mut ta, mut tb) = (terminal(), terminal());
+    let (mut na, mut nb) = (0, 0);
     // First frames wrap what is visible once; measure the steady state.
-    for _ in 0..10 {
-        frame(app, terminal);
+    for _ in 0..20 {
+        frame(&mut a, &mut ta, &mut na);
+        frame(&mut b, &mut tb, &mut nb);
     }
-    let mut batches: Vec<Duration> = (0..7)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..frames {
-                frame(app, terminal);
-            }
-            start.elapsed() / frames
-        })
-        .collect();
-    batches.sort();
-    batches[3]
+    let batch = |app: &mut App, terminal: &mut Terminal<TestBackend>, n: &mut usize| {
+        let start = Instant::now();
+        for _ in 0..frames {
+            frame(app, terminal, n);
+        }
+        start.elapsed() / frames
+    };
+    let (mut sa, mut sb) = (Vec::new(), Vec::new());
+    for _ in 0..9 {
+        sa.push(batch(&mut a, &mut ta, &mut na));
+        sb.push(batch(&mut b, &mut tb, &mut nb));
+    }
+    sa.sort();
+    sb.sort();
+    (sa[4], sb[4])
 }
 
 fn bench_render(c: &mut Criterion) {
     let mut group = c.benchmark_group("tui_render");
-    for messages in [100usize, 10_000] {
-        let mut app = app_with(messages);
+    let mut run = |name: String, mut app: App| {
         let mut terminal = terminal();
-        group.bench_function(format!("{messages}_messages"), |b| {
-            b.iter(|| frame(&mut app, &mut terminal))
-        });
+        let mut n = 0;
+        group.bench_function(name, |b| b.iter(|| frame(&mut app, &mut terminal, &mut n)));
+    };
+    for messages in [100usize, 10_000] {
+        run(format!("{messages}_messages"), app_with(messages));
     }
     for tools in [6usize, 500] {
-        let mut app = app_with_pool(tools, false);
-        let mut terminal = terminal();
-        group.bench_function(format!("{tools}_tools"), |b| {
-            b.iter(|| frame(&mut app, &mut terminal))
-        });
+        run(format!("{tools}_tools"), app_with_pool(tools, false));
     }
     for lines in [20usize, 20_000] {
-        let (mut app, mut terminal) = app_streaming(lines);
-        group.bench_function(format!("delta_on_{lines}_line_message"), |b| {
-            b.iter(|| frame(&mut app, &mut terminal))
-        });
+        run(
+            format!("delta_on_{lines}_line_message"),
+            app_streaming(lines),
+        );
     }
     group.finish();
 }
@@ -258,37 +278,38 @@ fn ratio_line(what: &str, small: (&str, Duration), large: (&str, Duration), goal
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
-    let time = |mut app: App| mean_frame_time(&mut app, &mut terminal(), 200);
-    let small = time(app_with(100));
-    let large = time(app_with(10_000));
+    let (small, large) = compare_frame_times(app_with(100), app_with(10_000), 200);
     ratio_line(
         "frame by transcript length",
         ("100 messages", small),
         ("10,000 messages", large),
         1.5,
     );
-    let six = time(app_with_pool(6, false));
-    let many = time(app_with_pool(500, false));
+    let (six, many) = compare_frame_times(app_with_pool(6, false), app_with_pool(500, false), 200);
     ratio_line(
         "frame by pool size",
         ("6 tools", six),
         ("500 tools", many),
         1.2,
     );
-    let six = time(app_with_pool(6, true));
-    let many = time(app_with_pool(500, true));
+    // Diagnostic: from 50 tools on the panel is full, so what is left between 6 and 500 is
+    // drawing a full panel rather than a short one, not the size of the pool.
+    let (fifty, many) =
+        compare_frame_times(app_with_pool(50, false), app_with_pool(500, false), 200);
+    ratio_line(
+        "frame by pool size, panel full in both",
+        ("50 tools", fifty),
+        ("500 tools", many),
+        1.2,
+    );
+    let (six, many) = compare_frame_times(app_with_pool(6, true), app_with_pool(500, true), 200);
     ratio_line(
         "frame by pool size, pool focused, last tool's details shown",
         ("6 tools", six),
         ("500 tools", many),
         1.2,
     );
-    let delta = |lines| {
-        let (mut app, mut terminal) = app_streaming(lines);
-        mean_frame_time(&mut app, &mut terminal, 200)
-    };
-    let short = delta(20);
-    let long = delta(20_000);
+    let (short, long) = compare_frame_times(app_streaming(20), app_streaming(20_000), 200);
     ratio_line(
         "delta + frame by streamed message length",
         ("20 lines", short),

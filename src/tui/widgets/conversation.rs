@@ -8,6 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::{Paragraph, Widget};
 
+use super::draw_lines;
 use crate::tui::theme::Theme;
 use crate::tui::transcript::{Scroll, Transcript};
 use crate::tui::wrap::{LogicalLine, wrap_lines};
@@ -49,8 +50,7 @@ impl Conversation<'_> {
                  anything that is not allowed by a rule asks you first.",
             )]),
         ];
-        let lines = wrap_lines(&welcome, area.width as usize);
-        Paragraph::new(lines).render(area, buf);
+        draw_lines(&wrap_lines(&welcome, area.width as usize), area, buf);
     }
 }
 
@@ -65,7 +65,7 @@ impl Widget for Conversation<'_> {
         let (lines, more_below) =
             self.transcript
                 .visible(self.scroll, area.width, area.height as usize);
-        Paragraph::new(lines).render(area, buf);
+        draw_lines(&lines, area, buf);
         if self.scroll != Scroll::Follow && (self.unseen_below || more_below) {
             let label = if self.unseen_below {
                 " ↓ new output below · Ctrl+End "

@@ -17,9 +17,10 @@ pub use overlays::{HelpOverlay, McpOverlay, PermissionsOverlay};
 pub use pool_panel::PoolPanel;
 pub use tool_detail::{DetailState, ToolDetail};
 
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::text::Span;
+use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
 use super::theme::Theme;
@@ -84,6 +85,15 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
         w,
         h,
     )
+}
+
+/// Draws already wrapped lines top-down into `area`, cutting what does not fit. What a
+/// `Paragraph` without wrapping draws, minus its per-frame restyling of the whole area and
+/// its reflow machinery: these lines are wrapped once, when they change.
+fn draw_lines(lines: &[Line<'_>], area: Rect, buf: &mut Buffer) {
+    for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
+        buf.set_line(area.x, y, line, area.width);
+    }
 }
 
 /// One styled line that wraps with a two-column hanging indent.

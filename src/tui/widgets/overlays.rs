@@ -4,9 +4,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Clear, Widget};
 
-use super::{centered, status_label, status_style, text};
+use super::{centered, draw_lines, status_label, status_style, text};
 use crate::mcp::ServerStatus;
 use crate::tui::app::{RuleLine, ServerInfo};
 use crate::tui::pool::PoolView;
@@ -26,8 +26,7 @@ fn overlay_frame(theme: &Theme, title: &str, lines: &[LogicalLine], area: Rect, 
     let inner = block.inner(rect);
     Clear.render(rect, buf);
     block.render(rect, buf);
-    let wrapped = wrap_lines(lines, inner.width as usize);
-    Paragraph::new(wrapped).render(inner, buf);
+    draw_lines(&wrap_lines(lines, inner.width as usize), inner, buf);
 }
 
 pub struct HelpOverlay<'a> {

@@ -9,9 +9,9 @@ use std::time::Instant;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Clear, Widget};
 
-use super::{badge, status_label, status_style, truncate};
+use super::{badge, draw_lines, status_label, status_style, truncate};
 use crate::mcp::ServerStatus;
 use crate::tui::pool::PoolView;
 use crate::tui::theme::Theme;
@@ -171,7 +171,7 @@ impl Widget for PoolPanel<'_> {
             .take(height)
             .map(|row| self.line(row, width))
             .collect();
-        Paragraph::new(visible).render(inner, buf);
+        draw_lines(&visible, inner, buf);
     }
 }
 

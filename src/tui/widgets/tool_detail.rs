@@ -9,8 +9,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Clear, Widget};
 
+use super::draw_lines;
 use crate::agent::events::PoolEntry;
 use crate::policy::Decision;
 use crate::pool::ToolOrigin;
@@ -192,8 +193,7 @@ impl Widget for ToolDetail<'_> {
         }
         Clear.render(area, buf);
         block.render(area, buf);
-        let visible: Vec<Line<'static>> = lines[offset..offset + shown].to_vec();
-        Paragraph::new(visible).render(inner, buf);
+        draw_lines(&lines[offset..offset + shown], inner, buf);
     }
 }
 
