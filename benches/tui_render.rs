@@ -201,7 +201,7 @@ const WORDS: [&str; 8] = [
 /// One frame as the console draws it while a reply streams in: a new delta, then a draw.
 fn frame(app: &mut App, terminal: &mut Terminal<TestBackend>, n: &mut usize) {
     *n += 1;
-    let delta = if *n % 48 == 0 {
+    let delta = if n.is_multiple_of(48) {
         "\n\n"
     } else {
         WORDS[*n % WORDS.len()]
