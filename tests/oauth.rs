@@ -859,7 +859,7 @@ mod console_view {
     }
 
     fn key(app: &mut App, code: KeyCode) {
-        update(
+        let _ = update(
             app,
             Msg::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE))),
         );
@@ -879,7 +879,7 @@ mod console_view {
         };
         let mut app = App::new(info, Instant::now());
         let agent = |app: &mut App, event| {
-            update(app, Msg::Agent(event));
+            let _ = update(app, Msg::Agent(event));
         };
         agent(
             &mut app,

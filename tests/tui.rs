@@ -156,11 +156,21 @@ fn started_app() -> App {
 }
 
 fn agent(app: &mut App, event: AgentEvent) -> Vec<Effect> {
-    update(app, Msg::Agent(event))
+    update(app, Msg::Agent(event)).effects
 }
 
 fn key_mod(app: &mut App, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
-    update(app, Msg::Terminal(Event::Key(KeyEvent::new(code, mods))))
+    update(app, Msg::Terminal(Event::Key(KeyEvent::new(code, mods)))).effects
+}
+
+/// A deadline the app asked for fell due.
+fn tick(app: &mut App) {
+    let _ = update(app, Msg::Tick);
+}
+
+/// The terminal reports its size, as the runtime does at start and on every change.
+fn resize(app: &mut App, width: u16, height: u16) {
+    let _ = update(app, Msg::Terminal(Event::Resize(width, height)));
 }
 
 fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
@@ -185,14 +195,16 @@ fn advance(app: &mut App, by: Duration) {
     app.now += by;
 }
 
-fn render(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
+/// Draws the app on a terminal of this size, which first reports the size like a real one.
+fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+    resize(app, width, height);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
     terminal.draw(|f| view(app, f)).expect("draw");
     terminal
 }
 
 /// The screen as text, trailing spaces trimmed (what a user reads).
-fn screen(app: &App, width: u16, height: u16) -> String {
+fn screen(app: &mut App, width: u16, height: u16) -> String {
     screen_of(&render(app, width, height))
 }
 
@@ -301,8 +313,8 @@ fn answer_of<A: std::fmt::Debug>(mut rx: oneshot::Receiver<Reply<A>>) -> Option<
 
 #[test]
 fn start_screen_shows_six_tools() {
-    let app = started_app();
-    let text = screen(&app, 110, 30);
+    let mut app = started_app();
+    let text = screen(&mut app, 110, 30);
     for tool in [
         "bash",
         "read_file",
@@ -341,7 +353,7 @@ fn pool_after_connecting_docs_highlights_new_tools_then_settles() {
             removed: vec![],
         },
     );
-    let terminal = render(&app, 110, 30);
+    let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
     assert!(text.contains("docs ● ready · 2 tools"), "{text}");
     assert!(text.contains("mcp__docs__search new"), "{text}");
@@ -359,8 +371,8 @@ fn pool_after_connecting_docs_highlights_new_tools_then_settles() {
         .expect("a wake-up for the highlight end");
     assert_eq!(deadline, app.now + CHANGE_HIGHLIGHT);
     advance(&mut app, CHANGE_HIGHLIGHT);
-    update(&mut app, Msg::Tick);
-    let text = screen(&app, 110, 30);
+    tick(&mut app);
+    let text = screen(&mut app, 110, 30);
     assert!(!text.contains("mcp__docs__search new"), "{text}");
     assert!(text.contains("mcp__docs__search"));
     assert_eq!(app.next_deadline(), None, "idle console keeps a timer");
@@ -389,7 +401,7 @@ fn removed_tools_are_struck_through_briefly() {
             removed: vec!["mcp__docs__get_version".into()],
         },
     );
-    let terminal = render(&app, 110, 30);
+    let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
     let struck = (0..buf.area.height).any(|y| {
         let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
@@ -402,15 +414,15 @@ fn removed_tools_are_struck_through_briefly() {
     });
     assert!(struck, "removed tool not shown struck through");
     advance(&mut app, CHANGE_HIGHLIGHT);
-    update(&mut app, Msg::Tick);
-    assert!(!screen(&app, 110, 30).contains("get_version"));
+    tick(&mut app);
+    assert!(!screen(&mut app, 110, 30).contains("get_version"));
 }
 
 #[test]
 fn modal_for_deploy_trigger() {
     let mut app = started_app();
     let _rx = open_trigger_modal(&mut app);
-    let text = screen(&app, 100, 30);
+    let text = screen(&mut app, 100, 30);
     assert!(text.contains("Permission required"), "{text}");
     assert!(text.contains("mcp__deploy__trigger"));
     assert!(text.contains("asked by: mcp__deploy__trigger (MCP server 'deploy')"));
@@ -438,7 +450,7 @@ fn failed_server_shows_reason() {
             },
         },
     );
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(text.contains("fs ✗ failed"), "{text}");
     assert!(text.contains("process exited with status 1"), "{text}");
     insta::assert_snapshot!("failed_server", text);
@@ -448,7 +460,7 @@ fn failed_server_shows_reason() {
     key(&mut app, KeyCode::Enter);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Down);
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(text.contains("command: toolgate serve fs"), "{text}");
     assert!(text.contains("last error: process exited"), "{text}");
     assert!(text.contains("error: root /nope does not exist"), "{text}");
@@ -484,13 +496,24 @@ fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_comma
     for _ in 0..3 {
         key(&mut app, KeyCode::Down);
     }
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(text.contains("tracker"), "{text}");
     assert!(
         text.contains("command: npx -y @acme/tracker-mcp --token-env ACME_TOKEN"),
         "{text}"
     );
+    assert!(
+        text.contains("NOT sandboxed: runs with your full rights"),
+        "{text}"
+    );
     let (commands, _) = perform(ch(&mut app, 'r'));
+    // Closed again, the pool panel marks the unsandboxed server and the status line stays
+    // quiet: bash itself is sandboxed here.
+    key(&mut app, KeyCode::Esc);
+    let text = screen(&mut app, 110, 30);
+    assert!(text.contains("tracker ○ not connected ⚠"), "{text}");
+    assert!(!text.contains("docs ○ not connected ⚠"), "{text}");
+    assert!(!text.contains("NO SANDBOX"), "{text}");
     assert!(
         matches!(&commands[..], [UiCommand::Connect(n)] if n == "tracker"),
         "{commands:?}"
@@ -521,7 +544,7 @@ fn small_terminal_80x24_with_conversation_and_dialog() {
             input: json!({"environment": "production"}),
         },
     );
-    let text = screen(&app, 80, 24);
+    let text = screen(&mut app, 80, 24);
     assert_eq!(
         text.matches("deploy 1.4.2 please").count(),
         1,
@@ -533,7 +556,7 @@ fn small_terminal_80x24_with_conversation_and_dialog() {
     insta::assert_snapshot!("conversation_80x24", text);
 
     let _rx = open_trigger_modal(&mut app);
-    let text = screen(&app, 80, 24);
+    let text = screen(&mut app, 80, 24);
     assert!(text.contains("[n] Deny"), "{text}");
     insta::assert_snapshot!("modal_80x24", text);
 }
@@ -593,7 +616,7 @@ fn a_and_s_answer_session_and_always_and_session_grants_are_revocable() {
     type_text(&mut app, "/permissions");
     key(&mut app, KeyCode::Enter);
     assert_eq!(app.overlay, Overlay::Permissions { selected: 0 });
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(text.contains("allow mcp__deploy__trigger"), "{text}");
     assert!(text.contains("default: built-in"), "{text}");
     let (commands, _) = perform(ch(&mut app, 'x'));
@@ -626,7 +649,7 @@ fn d_types_a_note_inline_and_enter_sends_it() {
     // Letters that are answer keys elsewhere are just text now.
     type_text(&mut app, "use staging, yes");
     key(&mut app, KeyCode::Backspace);
-    assert!(screen(&app, 100, 30).contains("note: use staging, ye"));
+    assert!(screen(&mut app, 100, 30).contains("note: use staging, ye"));
     assert_eq!(app.inbox.len(), 1);
     perform(key(&mut app, KeyCode::Enter));
     assert_eq!(
@@ -645,12 +668,12 @@ fn queued_requests_show_position_and_each_gets_a_fresh_guard() {
         receivers.push(rx);
     }
     advance(&mut app, GUARD_WINDOW);
-    assert!(screen(&app, 100, 30).contains("Permission required · 1 of 3"));
+    assert!(screen(&mut app, 100, 30).contains("Permission required · 1 of 3"));
     perform(ch(&mut app, 'y'));
     // The next question just opened: an immediate second 'y' is ignored.
     perform(ch(&mut app, 'y'));
     assert_eq!(app.inbox.len(), 2);
-    assert!(screen(&app, 100, 30).contains("1 of 2"));
+    assert!(screen(&mut app, 100, 30).contains("1 of 2"));
     advance(&mut app, GUARD_WINDOW);
     perform(ch(&mut app, 'n'));
     advance(&mut app, GUARD_WINDOW);
@@ -671,14 +694,14 @@ fn streaming_continues_while_the_dialog_is_open_and_abandoned_requests_close() {
     let mut app = started_app();
     let rx = open_trigger_modal(&mut app);
     agent(&mut app, AgentEvent::TextDelta("still streaming".into()));
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(text.contains("still streaming"), "{text}");
     assert!(text.contains("Permission required"));
     // The agent gave up waiting (turn cancelled): the dialog goes away.
     drop(rx);
-    update(&mut app, Msg::Tick);
+    tick(&mut app);
     assert!(app.inbox.is_empty());
-    assert!(!screen(&app, 110, 30).contains("Permission required"));
+    assert!(!screen(&mut app, 110, 30).contains("Permission required"));
 }
 
 #[test]
@@ -697,7 +720,7 @@ fn workspace_trust_uses_the_same_dialog() {
     );
     agent(&mut app, AgentEvent::Request(request.into()));
     advance(&mut app, GUARD_WINDOW);
-    let text = screen(&app, 100, 30);
+    let text = screen(&mut app, 100, 30);
     assert!(text.contains("Trust this workspace?"), "{text}");
     assert!(text.contains("/home/dev/project/.mcp.json"), "{text}");
     assert!(text.contains("[s] Always trust"), "{text}");
@@ -744,7 +767,7 @@ fn two_kinds_queued_answered_out_of_order_from_the_list() {
     agent(&mut app, server);
     advance(&mut app, Duration::from_secs(2));
     // The head is shown; under it, the other request with kind, origin and age.
-    let text = screen(&app, 100, 34);
+    let text = screen(&mut app, 100, 34);
     assert!(text.contains("Permission required · 1 of 2"), "{text}");
     assert!(text.contains("1 more waiting:"), "{text}");
     assert!(
@@ -755,7 +778,7 @@ fn two_kinds_queued_answered_out_of_order_from_the_list() {
 
     // Open the list, pick the second request, answer it first.
     perform(ch(&mut app, 'l'));
-    let text = screen(&app, 100, 34);
+    let text = screen(&mut app, 100, 34);
     assert!(text.contains("Inbox · 2 waiting"), "{text}");
     assert!(
         text.contains("1. tool call · mcp__deploy__trigger (MCP server 'deploy') · 5s"),
@@ -771,7 +794,7 @@ fn two_kinds_queued_answered_out_of_order_from_the_list() {
         2,
         "a key inside the guard window is ignored"
     );
-    let text = screen(&app, 100, 34);
+    let text = screen(&mut app, 100, 34);
     assert!(text.contains("Start a project server? · 2 of 2"), "{text}");
     assert!(text.contains("npx -y @acme/tools-server"), "{text}");
     advance(&mut app, GUARD_WINDOW);
@@ -780,7 +803,7 @@ fn two_kinds_queued_answered_out_of_order_from_the_list() {
 
     // Back to the head, which is still waiting and still answerable.
     assert_eq!(app.inbox.len(), 1);
-    assert!(screen(&app, 100, 34).contains("Permission required"));
+    assert!(screen(&mut app, 100, 34).contains("Permission required"));
     advance(&mut app, GUARD_WINDOW);
     perform(ch(&mut app, 'n'));
     assert_eq!(answer_of(trigger_rx), Some(UserDecision::Deny));
@@ -803,7 +826,7 @@ fn a_request_past_its_deadline_gets_its_safe_default_and_the_transcript_says_so(
     agent(&mut app, server);
     advance(&mut app, Duration::from_secs(10));
     // The countdown is on screen and the console wakes up for each second of it.
-    let text = screen(&app, 100, 34);
+    let text = screen(&mut app, 100, 34);
     assert!(
         text.contains("answer within 20s, or it is answered: Deny"),
         "{text}"
@@ -815,12 +838,12 @@ fn a_request_past_its_deadline_gets_its_safe_default_and_the_transcript_says_so(
 
     advance(&mut app, Duration::from_secs(20));
     // The runtime wakes at the deadline the app asked for.
-    update(&mut app, Msg::Tick);
+    tick(&mut app);
     assert_eq!(
         trigger_rx.blocking_recv_or_now(),
         Some(Reply::Expired(UserDecision::Deny))
     );
-    let text = screen(&app, 100, 34);
+    let text = screen(&mut app, 100, 34);
     assert!(
         text.contains("tool call from mcp__deploy__trigger (MCP server 'deploy')"),
         "{text}"
@@ -861,13 +884,13 @@ fn ctrl_c_cancels_a_turn_then_quits_and_twice_when_idle_quits() {
             cancelled: true,
         },
     );
-    assert!(screen(&app, 110, 30).contains("turn cancelled"));
+    assert!(screen(&mut app, 110, 30).contains("turn cancelled"));
 
     // Idle, after the quit window ran out: the first press only warns.
     advance(&mut app, Duration::from_secs(3));
     let (commands, quit) = perform(ctrl_c(&mut app));
     assert!(commands.is_empty() && !quit);
-    assert!(screen(&app, 110, 30).contains("press Ctrl+C again to quit"));
+    assert!(screen(&mut app, 110, 30).contains("press Ctrl+C again to quit"));
     advance(&mut app, Duration::from_millis(500));
     let (_, quit) = perform(ctrl_c(&mut app));
     assert!(quit);
@@ -896,7 +919,7 @@ fn composer_enter_sends_and_shift_enter_adds_a_line() {
     let (commands, _) = perform(key(&mut app, KeyCode::Enter));
     assert!(matches!(&commands[..], [UiCommand::Submit(t)] if t == "first\nsecond\nthird"));
     assert_eq!(app.composer_text(), "");
-    assert!(screen(&app, 110, 30).contains("› first"));
+    assert!(screen(&mut app, 110, 30).contains("› first"));
 }
 
 #[test]
@@ -915,14 +938,14 @@ fn slash_commands_send_the_right_commands() {
     assert!(matches!(&run(&mut app, "/clear").0[..], [UiCommand::Clear]));
     assert!(run(&mut app, "/connect").0.is_empty());
     assert!(
-        screen(&app, 110, 30)
+        screen(&mut app, 110, 30)
             .contains("usage: /connect NAME — configured servers: docs, deploy, fs")
     );
     assert!(run(&mut app, "/frobnicate").0.is_empty());
-    assert!(screen(&app, 110, 30).contains("unknown command /frobnicate"));
+    assert!(screen(&mut app, 110, 30).contains("unknown command /frobnicate"));
     run(&mut app, "/help");
     assert_eq!(app.overlay, Overlay::Help);
-    assert!(screen(&app, 110, 30).contains("Keys and commands"));
+    assert!(screen(&mut app, 110, 30).contains("Keys and commands"));
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.overlay, Overlay::None);
     assert!(run(&mut app, "/quit").1);
@@ -942,7 +965,7 @@ fn question_mark_opens_help_only_when_the_composer_is_empty() {
 #[test]
 fn bracketed_paste_goes_into_the_composer_cleaned() {
     let mut app = started_app();
-    update(
+    let _ = update(
         &mut app,
         Msg::Terminal(Event::Paste("line one\nline \u{1b}[31mtwo\u{7}".into())),
     );
@@ -967,7 +990,7 @@ fn tab_focuses_the_pool_and_selecting_a_tool_shows_its_details() {
     for _ in 0..6 {
         key(&mut app, KeyCode::Down);
     }
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(
         text.contains("raw name: MCP server 'docs', tool 'search'"),
         "{text}"
@@ -998,7 +1021,7 @@ fn markdown_is_rendered() {
         agent(&mut app, AgentEvent::TextDelta(chunk.into()));
     }
     agent(&mut app, AgentEvent::AssistantMessageDone);
-    let terminal = render(&app, 110, 30);
+    let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
     for expected in [
         "# Plan",
@@ -1058,7 +1081,7 @@ fn escape_sequences_from_models_tools_and_servers_never_reach_the_screen() {
             },
         },
     );
-    let terminal = render(&app, 110, 30);
+    let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
     for cell in buf.content() {
         assert!(
@@ -1121,14 +1144,14 @@ fn tool_cards_show_outcomes_and_expand() {
             message: Some("uploading".into()),
         },
     );
-    let text = screen(&app, 110, 40);
+    let text = screen(&mut app, 110, 40);
     assert!(text.contains("tool_a path=\"src/main.rs\""), "{text}");
     assert!(text.contains("⎿ ok") && text.contains("⎿ error") && text.contains("⎿ denied"));
     assert!(text.contains("running… 75% uploading"), "{text}");
     assert!(text.contains("… 3 more lines (ctrl+o to expand)"), "{text}");
     assert!(!text.contains("out 6"));
     key_mod(&mut app, KeyCode::Char('o'), KeyModifiers::CONTROL);
-    let text = screen(&app, 110, 60);
+    let text = screen(&mut app, 110, 60);
     assert!(text.contains("out 6"), "{text}");
     // Cancelled turn: the running card says so.
     agent(
@@ -1141,7 +1164,7 @@ fn tool_cards_show_outcomes_and_expand() {
             cancelled: true,
         },
     );
-    let text = screen(&app, 110, 60);
+    let text = screen(&mut app, 110, 60);
     assert!(text.contains("⎿ cancelled"), "{text}");
     assert!(text.contains("↑1200 ↓34 tok"), "{text}");
 }
@@ -1152,18 +1175,18 @@ fn scrolling_up_keeps_the_view_and_marks_new_output_below() {
     for i in 0..50 {
         agent(&mut app, AgentEvent::Notice(format!("message {i}")));
     }
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(text.contains("message 49"));
     key(&mut app, KeyCode::PageUp);
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(!text.contains("message 49"), "{text}");
     agent(&mut app, AgentEvent::Notice("message 50".into()));
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(text.contains("new output below"), "{text}");
     assert!(!text.contains("message 50"));
     // The wheel scrolls too; back at the bottom the view follows again.
     for _ in 0..30 {
-        update(
+        let _ = update(
             &mut app,
             Msg::Terminal(Event::Mouse(MouseEvent {
                 kind: MouseEventKind::ScrollDown,
@@ -1173,13 +1196,13 @@ fn scrolling_up_keeps_the_view_and_marks_new_output_below() {
             })),
         );
     }
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(
         text.contains("message 50") && !text.contains("new output below"),
         "{text}"
     );
     agent(&mut app, AgentEvent::Notice("message 51".into()));
-    assert!(screen(&app, 110, 30).contains("message 51"));
+    assert!(screen(&mut app, 110, 30).contains("message 51"));
 }
 
 #[test]
@@ -1189,8 +1212,8 @@ fn resize_reflows_text() {
         &mut app,
         AgentEvent::TextDelta("word ".repeat(40).trim_end().to_string()),
     );
-    let wide = screen(&app, 120, 30);
-    let narrow = screen(&app, 70, 30);
+    let wide = screen(&mut app, 120, 30);
+    let narrow = screen(&mut app, 70, 30);
     let rows = |s: &str| s.lines().filter(|l| l.contains("word")).count();
     assert!(
         rows(&narrow) > rows(&wide),
@@ -1209,7 +1232,7 @@ fn idle_console_sets_no_timer_and_a_running_turn_ticks_the_spinner() {
     let first = app.next_deadline().expect("spinner deadline");
     assert!(first > app.now && first <= app.now + Duration::from_millis(100));
     advance(&mut app, Duration::from_millis(1500));
-    assert!(screen(&app, 110, 30).contains("working 1.5s"));
+    assert!(screen(&mut app, 110, 30).contains("working 1.5s"));
     agent(
         &mut app,
         AgentEvent::TurnFinished {
@@ -1230,8 +1253,10 @@ fn five_thousand_chunks_in_a_second_draw_at_most_sixty_frames() {
     for i in 0..5000u32 {
         now = start + Duration::from_micros(200) * i;
         app.now = now;
-        update(&mut app, Msg::Agent(AgentEvent::TextDelta("x".into())));
-        limiter.mark_dirty();
+        // As the runtime does: a frame only for what may have changed the screen.
+        if update(&mut app, Msg::Agent(AgentEvent::TextDelta("x".into()))).redraw {
+            limiter.mark_dirty();
+        }
         if limiter.should_draw(now) {
             draws += 1;
             limiter.drawn(now);
@@ -1247,6 +1272,101 @@ fn five_thousand_chunks_in_a_second_draw_at_most_sixty_frames() {
         limiter.next_draw_at(due),
         None,
         "idle limiter keeps a timer"
+    );
+}
+
+fn redraw_of(app: &mut App, msg: Msg) -> bool {
+    update(app, msg).redraw
+}
+
+fn key_event(code: KeyCode) -> Msg {
+    Msg::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+#[test]
+fn keys_that_change_nothing_do_not_cost_a_frame() {
+    let mut app = started_app();
+    resize(&mut app, 110, 30);
+    for i in 0..3 {
+        agent(&mut app, AgentEvent::Notice(format!("message {i}")));
+    }
+    let before = screen(&mut app, 110, 30);
+    let mouse = |kind| {
+        Msg::Terminal(Event::Mouse(MouseEvent {
+            kind,
+            column: 5,
+            row: 5,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    let mut release = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+    release.kind = crossterm::event::KeyEventKind::Release;
+    let nothing = [
+        ("Esc in the composer", key_event(KeyCode::Esc)),
+        ("a mouse move", mouse(MouseEventKind::Moved)),
+        ("a key release", Msg::Terminal(Event::Key(release))),
+        ("focus regained", Msg::Terminal(Event::FocusGained)),
+        // Following the bottom already: there is nothing further down.
+        ("PageDown at the bottom", key_event(KeyCode::PageDown)),
+        ("the wheel at the bottom", mouse(MouseEventKind::ScrollDown)),
+        ("Left in an empty composer", key_event(KeyCode::Left)),
+        ("an unbound key", key_event(KeyCode::F(5))),
+    ];
+    for (what, msg) in nothing {
+        assert!(!redraw_of(&mut app, msg), "{what} asked for a frame");
+    }
+    // And indeed the screen is what it was.
+    assert_eq!(screen(&mut app, 110, 30), before);
+
+    // The pool: moving past the last tool changes nothing; moving does.
+    key(&mut app, KeyCode::Tab);
+    assert!(redraw_of(&mut app, key_event(KeyCode::Down)));
+    for _ in 0..10 {
+        key(&mut app, KeyCode::Down);
+    }
+    assert!(!redraw_of(&mut app, key_event(KeyCode::Down)));
+    // Short details do not page.
+    assert!(!redraw_of(&mut app, key_event(KeyCode::PageDown)));
+    key(&mut app, KeyCode::Tab);
+
+    // Whatever shows: typing, the wheel moving the view, output, ticks, a resize.
+    assert!(redraw_of(&mut app, key_event(KeyCode::Char('h'))));
+    assert!(redraw_of(&mut app, key_event(KeyCode::Left)), "cursor move");
+    assert!(redraw_of(&mut app, mouse(MouseEventKind::ScrollUp)));
+    assert!(redraw_of(
+        &mut app,
+        Msg::Agent(AgentEvent::TextDelta("more".into()))
+    ));
+    assert!(redraw_of(&mut app, Msg::Tick));
+    assert!(redraw_of(&mut app, Msg::Terminal(Event::Resize(90, 20))));
+}
+
+#[test]
+fn paging_counts_in_the_size_the_terminal_reported() {
+    let mut app = started_app();
+    for i in 0..60 {
+        agent(&mut app, AgentEvent::Notice(format!("message {i}")));
+    }
+    // 30 rows: conversation of 30 - 3 (composer) - 1 (status) = 26 rows, 13 messages;
+    // a page is 24 rows, 12 messages.
+    resize(&mut app, 110, 30);
+    key(&mut app, KeyCode::PageUp);
+    let tall = screen(&mut app, 110, 30);
+    assert!(
+        tall.contains("message 35") && !tall.contains("message 48"),
+        "{tall}"
+    );
+    // A smaller terminal: the same key pages by its smaller page (10 rows = 5 messages).
+    let mut small = started_app();
+    for i in 0..60 {
+        agent(&mut small, AgentEvent::Notice(format!("message {i}")));
+    }
+    resize(&mut small, 110, 16);
+    key(&mut small, KeyCode::PageUp);
+    let short = screen(&mut small, 110, 16);
+    assert!(
+        short.contains("message 49") && !short.contains("message 55"),
+        "{short}"
     );
 }
 
@@ -1278,7 +1398,7 @@ fn no_color_keeps_meaning_without_colours() {
             removed: vec![],
         },
     );
-    let terminal = render(&app, 110, 30);
+    let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
     for cell in buf.content() {
         assert_eq!(cell.fg, Color::Reset, "colour drawn under NO_COLOR");
@@ -1310,7 +1430,7 @@ fn tool_detail_and_help_at_80x24() {
     for _ in 0..6 {
         key(&mut app, KeyCode::Down);
     }
-    let text = screen(&app, 80, 24);
+    let text = screen(&mut app, 80, 24);
     assert!(
         text.contains("policy: ask — rule `mcp__deploy__trigger`"),
         "{text}"
@@ -1318,7 +1438,7 @@ fn tool_detail_and_help_at_80x24() {
     insta::assert_snapshot!("tool_detail_80x24", text);
     key(&mut app, KeyCode::Tab);
     ch(&mut app, '?');
-    let text = screen(&app, 80, 24);
+    let text = screen(&mut app, 80, 24);
     assert!(text.contains("Ctrl+C"), "{text}");
     insta::assert_snapshot!("help_80x24", text);
 }
@@ -1338,7 +1458,7 @@ fn the_starting_pool_is_not_marked_new() {
             removed: vec![],
         },
     );
-    let terminal = render(&app, 110, 30);
+    let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
     assert!(text.contains("read_file"), "{text}");
     assert!(!text.contains(" new"), "starting pool marked new:\n{text}");
@@ -1360,7 +1480,7 @@ fn the_starting_pool_is_not_marked_new() {
             removed: vec![],
         },
     );
-    let text = screen(&app, 110, 30);
+    let text = screen(&mut app, 110, 30);
     assert!(text.contains("mcp__docs__search new"), "{text}");
 }
 
@@ -1451,7 +1571,7 @@ fn tool_cards_say_who_let_the_call_run_or_stopped_it() {
             },
         );
     }
-    let text = screen(&app, 120, 36);
+    let text = screen(&mut app, 120, 36);
     for expected in [
         "⎿ ok · allowed by rule Read(src/**) (project config)",
         "⎿ ok · you answered: allow once",
@@ -1492,7 +1612,7 @@ fn long_tool_details_scroll_with_page_keys() {
         },
     );
     key(&mut app, KeyCode::Tab);
-    let text = screen(&app, 120, 36);
+    let text = screen(&mut app, 120, 36);
     assert!(text.contains("prop_00"), "{text}");
     assert!(!text.contains("prop_59"), "{text}");
     assert!(
@@ -1502,7 +1622,7 @@ fn long_tool_details_scroll_with_page_keys() {
     for _ in 0..10 {
         key(&mut app, KeyCode::PageDown);
     }
-    let text = screen(&app, 120, 36);
+    let text = screen(&mut app, 120, 36);
     assert!(text.contains("prop_59"), "{text}");
     assert!(
         text.contains("PgUp/PgDn") && !text.contains("↓ · PgUp/PgDn"),
@@ -1512,7 +1632,7 @@ fn long_tool_details_scroll_with_page_keys() {
     for _ in 0..10 {
         key(&mut app, KeyCode::PageUp);
     }
-    let text = screen(&app, 120, 36);
+    let text = screen(&mut app, 120, 36);
     assert!(text.contains("lines 1–"), "{text}");
     assert!(text.contains("mcp__warehouse__query"), "{text}");
 }

@@ -1,8 +1,8 @@
-//! Console state and `update`: every input (key, mouse, paste, agent event, timer) becomes
-//! a [`Msg`]; `update` changes the [`App`] and returns [`Effect`]s for the runtime to carry
-//! out. No I/O here, and time comes from `App::now`, so tests control the clock.
+//! Console state and `update`: every input (key, mouse, paste, resize, agent event, timer)
+//! becomes a [`Msg`]; `update` changes the [`App`] and returns an [`Update`]: the
+//! [`Effect`]s for the runtime to carry out and whether the screen may have changed. No I/O
+//! here, and time comes from `App::now`, so tests control the clock.
 
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
@@ -12,9 +12,11 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
 use super::inbox::{Inbox, KeyResult};
+use super::layout::{Areas, areas};
 use super::pool::PoolView;
 use super::theme::Theme;
 use super::transcript::{EntryKind, Scroll, ToolCard, ToolState, Transcript, summarize_args};
+use super::widgets::DetailState;
 use crate::agent::events::{AgentEvent, UiCommand};
 use crate::model::Usage;
 use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer, RuleSource};
@@ -49,6 +51,15 @@ pub enum Msg {
     AgentGone,
     /// A deadline the app asked for passed (spinner frame, highlight expiry, guard end).
     Tick,
+}
+
+/// What one [`update`] did: effects to carry out, and whether the screen may look different
+/// (keys that change nothing, mouse moves and the like do not cost a frame).
+#[derive(Debug)]
+#[must_use]
+pub struct Update {
+    pub effects: Vec<Effect>,
+    pub redraw: bool,
 }
 
 #[derive(Debug)]
@@ -116,12 +127,15 @@ pub struct App {
     pub agent_gone: bool,
     /// Why bash runs without the sandbox this session, if it does (status line).
     pub sandbox_problem: Option<String>,
-    /// Where the conversation was last drawn; scrolling works in its lines.
-    pub conversation_area: Cell<Rect>,
+    /// The terminal's size, as the last resize message reported it.
+    pub screen: Rect,
+    /// The layout at that size (the function `view` draws with); scrolling and paging
+    /// count in the conversation's lines.
+    pub areas: Areas,
     /// First line shown of the selected tool's details (long schemas scroll).
     pub detail_scroll: usize,
-    /// The largest useful `detail_scroll` and the page height, as of the last draw.
-    pub detail_limits: Cell<(usize, usize)>,
+    /// The selected tool's details, wrapped for the detail panel at the current size.
+    pub detail: DetailState,
 }
 
 fn new_composer() -> TextArea<'static> {
@@ -158,9 +172,10 @@ impl App {
             pool_collapsed: false,
             agent_gone: false,
             sandbox_problem: None,
-            conversation_area: Cell::new(Rect::default()),
+            screen: Rect::default(),
+            areas: Areas::default(),
             detail_scroll: 0,
-            detail_limits: Cell::new((0, 1)),
+            detail: DetailState::default(),
             info,
         }
     }
@@ -225,8 +240,18 @@ impl App {
     }
 
     fn conversation_metrics(&self) -> (u16, usize) {
-        let area = self.conversation_area.get();
+        let area = self.areas.conversation;
         (area.width.max(1), area.height.max(1) as usize)
+    }
+
+    /// Recomputes what depends on the size and the layout inputs (composer height, panel
+    /// shown, focus), and the tool details while they are shown. Cheap when nothing moved.
+    fn relayout(&mut self) {
+        self.areas = areas(self, self.screen);
+        if self.focus == Focus::Pool {
+            self.detail
+                .refresh(&self.pool, self.areas.conversation, &self.theme);
+        }
     }
 
     fn scroll_up(&mut self, n: usize) {
@@ -253,19 +278,24 @@ pub fn describe_source(source: &RuleSource) -> String {
     source.to_string()
 }
 
-pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
+pub fn update(app: &mut App, msg: Msg) -> Update {
     let mut effects = Vec::new();
+    let mut redraw = false;
     if let Some((_, until)) = &app.flash
         && *until <= app.now
     {
         app.flash = None;
+        redraw = true;
     }
     if app.quit_armed_until.is_some_and(|t| t <= app.now) {
         app.quit_armed_until = None;
     }
-    match msg {
+    redraw |= match msg {
         Msg::Terminal(event) => on_terminal(app, event, &mut effects),
-        Msg::Agent(event) => on_agent(app, event),
+        Msg::Agent(event) => {
+            on_agent(app, event);
+            true
+        }
         Msg::AgentGone => {
             if !app.agent_gone {
                 app.agent_gone = true;
@@ -275,17 +305,22 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
                 ));
                 app.content_changed();
             }
+            true
         }
-        Msg::Tick => {}
-    }
-    app.pool.expire(app.now);
-    app.inbox.prune(app.now);
+        // Ticks come only when something due changes the screen (spinner frame, a highlight,
+        // the inbox's guard ending, a countdown second, a deadline).
+        Msg::Tick => true,
+    };
+    redraw |= app.pool.expire(app.now);
+    redraw |= app.inbox.prune(app.now);
     for expired in app.inbox.expire_due(app.now) {
         app.transcript
             .push(EntryKind::Notice(for_terminal(&expired.message())));
         app.content_changed();
+        redraw = true;
     }
-    effects
+    app.relayout();
+    Update { effects, redraw }
 }
 
 /// What a tool card says about its permission decision.
@@ -452,7 +487,8 @@ fn on_agent(app: &mut App, event: AgentEvent) {
     app.content_changed();
 }
 
-fn on_terminal(app: &mut App, event: Event, effects: &mut Vec<Effect>) {
+/// Handles terminal input; true when the screen may have changed.
+fn on_terminal(app: &mut App, event: Event, effects: &mut Vec<Effect>) -> bool {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => on_key(app, key, effects),
         Event::Mouse(mouse) => on_mouse(app, mouse),
@@ -464,32 +500,46 @@ fn on_terminal(app: &mut App, event: Event, effects: &mut Vec<Effect>) {
                 app.composer.insert_str(for_terminal(&text));
                 app.focus = Focus::Composer;
             }
+            true
         }
-        // The next draw picks up the new size; cached wraps re-key on width.
-        Event::Resize(..) => {}
-        _ => {}
+        // The layout follows in `relayout`; cached wraps re-key on width.
+        Event::Resize(width, height) => {
+            app.screen = Rect::new(0, 0, width, height);
+            true
+        }
+        _ => false,
     }
 }
 
-fn on_mouse(app: &mut App, mouse: MouseEvent) {
+/// The view state scrolling can change, to tell whether a scroll moved anything.
+fn scroll_state(app: &App) -> (Scroll, bool) {
+    (app.scroll, app.unseen_below)
+}
+
+fn on_mouse(app: &mut App, mouse: MouseEvent) -> bool {
+    let before = scroll_state(app);
     match mouse.kind {
         MouseEventKind::ScrollUp => app.scroll_up(WHEEL_LINES),
         MouseEventKind::ScrollDown => app.scroll_down(WHEEL_LINES),
-        _ => {}
+        // Moves and clicks: nothing to show.
+        _ => return false,
     }
+    scroll_state(app) != before
 }
 
 fn ctrl(key: &KeyEvent, c: char) -> bool {
     key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
 }
 
-fn on_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
+/// Handles a key; true when the screen may have changed.
+fn on_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
     if ctrl(&key, 'c') {
-        return on_ctrl_c(app, effects);
+        on_ctrl_c(app, effects);
+        return true;
     }
     if ctrl(&key, 'd') {
         effects.push(Effect::Quit);
-        return;
+        return true;
     }
     // The inbox owns the keyboard while a request waits.
     if !app.inbox.is_empty() {
@@ -498,50 +548,58 @@ fn on_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
             // shows the outcome when the agent reports the decision.
             KeyResult::Answered(closed) => {
                 tracing::debug!(request = %closed.id, kind = closed.kind, outcome = %closed.outcome, delivered = closed.delivered, "answered");
-                return;
+                return true;
             }
-            KeyResult::Consumed => return,
+            KeyResult::Consumed => return true,
             KeyResult::NotHandled => {}
         }
     }
     if ctrl(&key, 'o') {
         app.transcript.expand_tools = !app.transcript.expand_tools;
-        return;
+        return true;
     }
     if ctrl(&key, 'p') {
         app.pool_collapsed = !app.pool_collapsed;
         if app.pool_collapsed && app.focus == Focus::Pool {
             app.focus = Focus::Composer;
         }
-        return;
+        return true;
     }
     // With the pool focused its details cover the conversation, so paging moves them.
     if app.focus == Focus::Pool && app.overlay == Overlay::None {
-        let (max, height) = app.detail_limits.get();
-        let step = height.saturating_sub(1).max(1);
+        let max = app.detail.max_scroll();
+        let step = app.detail.page().saturating_sub(1).max(1);
+        let before = app.detail_scroll;
         match key.code {
             KeyCode::PageUp => {
                 app.detail_scroll = app.detail_scroll.min(max).saturating_sub(step);
-                return;
+                return app.detail_scroll != before;
             }
             KeyCode::PageDown => {
                 app.detail_scroll = (app.detail_scroll + step).min(max);
-                return;
+                return app.detail_scroll != before;
             }
             _ => {}
         }
     }
+    let before = scroll_state(app);
     match key.code {
-        KeyCode::PageUp => return app.scroll_up(page(app)),
-        KeyCode::PageDown => return app.scroll_down(page(app)),
+        KeyCode::PageUp => {
+            app.scroll_up(page(app));
+            return scroll_state(app) != before;
+        }
+        KeyCode::PageDown => {
+            app.scroll_down(page(app));
+            return scroll_state(app) != before;
+        }
         KeyCode::Home if key.modifiers.contains(KeyModifiers::CONTROL) => {
             app.scroll = Scroll::Anchored { entry: 0, line: 0 };
-            return;
+            return scroll_state(app) != before;
         }
         KeyCode::End if key.modifiers.contains(KeyModifiers::CONTROL) => {
             app.scroll = Scroll::Follow;
             app.unseen_below = false;
-            return;
+            return scroll_state(app) != before;
         }
         _ => {}
     }
@@ -555,7 +613,7 @@ fn on_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
 }
 
 fn page(app: &App) -> usize {
-    (app.conversation_area.get().height as usize)
+    (app.areas.conversation.height as usize)
         .saturating_sub(2)
         .max(1)
 }
@@ -587,7 +645,8 @@ fn on_ctrl_c(app: &mut App, effects: &mut Vec<Effect>) {
     }
 }
 
-fn on_overlay_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
+fn on_overlay_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
+    let before = (app.overlay, app.flash.clone());
     let count = match app.overlay {
         Overlay::Mcp { .. } => app.pool.servers().len(),
         Overlay::Permissions { .. } => app.session_grants.len(),
@@ -633,9 +692,13 @@ fn on_overlay_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
         }
         _ => {}
     }
+    // A key either moves the selection, closes the overlay, shows a message or sends a
+    // command; anything else leaves the screen as it was.
+    (app.overlay, app.flash.clone()) != before || !effects.is_empty()
 }
 
-fn on_pool_key(app: &mut App, key: KeyEvent) {
+fn on_pool_key(app: &mut App, key: KeyEvent) -> bool {
+    let before = (app.pool.selected, app.detail_scroll);
     match key.code {
         KeyCode::Up | KeyCode::Char('k') => {
             app.pool.move_selection(-1);
@@ -645,17 +708,22 @@ fn on_pool_key(app: &mut App, key: KeyEvent) {
             app.pool.move_selection(1);
             app.detail_scroll = 0;
         }
-        KeyCode::Tab | KeyCode::Esc | KeyCode::BackTab => app.focus = Focus::Composer,
+        KeyCode::Tab | KeyCode::Esc | KeyCode::BackTab => {
+            app.focus = Focus::Composer;
+            return true;
+        }
         KeyCode::Char(c) => {
             // Typing goes to the composer, so a user never loses keystrokes.
             app.focus = Focus::Composer;
             app.composer.insert_char(c);
+            return true;
         }
         _ => {}
     }
+    (app.pool.selected, app.detail_scroll) != before
 }
 
-fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
+fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
     let newline_mod = key
         .modifiers
         .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT);
@@ -664,11 +732,15 @@ fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
         KeyCode::Enter => submit(app, effects),
         KeyCode::Tab | KeyCode::BackTab if !app.pool_collapsed => app.focus = Focus::Pool,
         KeyCode::Char('?') if app.composer.is_empty() => app.overlay = Overlay::Help,
-        KeyCode::Esc => {}
+        KeyCode::Esc => return false,
         _ => {
-            app.composer.input(key);
+            // The text area reports edits; cursor and selection moves show too.
+            let before = (app.composer.cursor(), app.composer.selection_range());
+            let edited = app.composer.input(key);
+            return edited || (app.composer.cursor(), app.composer.selection_range()) != before;
         }
     }
+    true
 }
 
 fn submit(app: &mut App, effects: &mut Vec<Effect>) {

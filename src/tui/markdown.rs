@@ -16,6 +16,8 @@ struct ListState {
 struct Renderer<'t> {
     theme: &'t Theme,
     out: Vec<LogicalLine>,
+    /// Lines were rendered before `out` started (kept blocks of a streamed message).
+    prior_output: bool,
     current: Vec<Span<'static>>,
     current_indent: usize,
     styles: Vec<Style>,
@@ -26,27 +28,118 @@ struct Renderer<'t> {
     pending_gap: bool,
 }
 
+const OPTIONS: Options = Options::ENABLE_STRIKETHROUGH;
+
 pub fn render(text: &str, theme: &Theme) -> Vec<LogicalLine> {
-    let mut r = Renderer {
-        theme,
-        out: Vec::new(),
-        current: Vec::new(),
-        current_indent: 0,
-        styles: vec![Style::new()],
-        lists: Vec::new(),
-        quote_depth: 0,
-        in_code_block: false,
-        pending_gap: false,
-    };
-    let parser = Parser::new_ext(text, Options::ENABLE_STRIKETHROUGH);
-    for event in parser {
+    let mut r = Renderer::new(theme, false, false);
+    for event in Parser::new_ext(text, OPTIONS) {
         r.event(event);
     }
     r.flush();
     r.out
 }
 
-impl Renderer<'_> {
+/// A message that is still arriving, rendered in two parts: the leading blocks that no later
+/// text can change any more (rendered once and kept) and the rest, which [`Streamed::advance`]
+/// renders again. A delta then costs the size of the last block, not of the message.
+///
+/// A block is kept once the next top-level block has started on a complete line: block
+/// structure is decided line by line, so text appended after that line can neither extend
+/// the earlier block nor turn it into something else (a setext underline or a lazy
+/// continuation would have to come before that line). What stays global is link reference
+/// definitions, which may follow the links they define; the transcript renders a finished
+/// message that has any in one piece.
+#[derive(Debug, Default)]
+pub struct Streamed {
+    /// Byte offset of the first line not yet kept (always a line start).
+    cut: usize,
+    /// Paragraph spacing due at `cut`.
+    gap_at_cut: bool,
+    stable: Vec<LogicalLine>,
+}
+
+impl Streamed {
+    /// The lines of the kept blocks.
+    pub fn stable(&self) -> &[LogicalLine] {
+        &self.stable
+    }
+
+    /// Renders `text`, which extends the text of the previous call (or is the first one):
+    /// blocks that became final move to [`Streamed::stable`], the lines of the rest are
+    /// returned. Together they are what [`render`] gives for the same text.
+    pub fn advance(&mut self, text: &str, theme: &Theme) -> Vec<LogicalLine> {
+        let Some(tail) = text.get(self.cut..) else {
+            // Not an extension of what was rendered (cannot happen with append-only text):
+            // start over rather than guess.
+            *self = Streamed::default();
+            return self.advance(text, theme);
+        };
+        let mut r = Renderer::new(theme, self.gap_at_cut, !self.stable.is_empty());
+        let mut depth = 0usize;
+        let mut block_ended = false;
+        // (offset in `tail`, lines rendered before it, spacing due there)
+        let mut last_cut: Option<(usize, usize, bool)> = None;
+        for (event, range) in Parser::new_ext(tail, OPTIONS).into_offset_iter() {
+            let starts_block = depth == 0 && matches!(event, Event::Start(_) | Event::Rule);
+            if starts_block && block_ended && r.idle() {
+                let line_start = tail[..range.start].rfind('\n').map_or(0, |i| i + 1);
+                let line_complete = tail[range.start..].contains('\n');
+                if line_start > 0 && line_complete {
+                    last_cut = Some((line_start, r.out.len(), r.pending_gap));
+                }
+            }
+            match &event {
+                Event::Start(_) => depth += 1,
+                Event::End(_) => {
+                    depth = depth.saturating_sub(1);
+                    block_ended |= depth == 0;
+                }
+                Event::Rule if depth == 0 => block_ended = true,
+                _ => {}
+            }
+            r.event(event);
+        }
+        r.flush();
+        let mut out = r.out;
+        match last_cut {
+            Some((offset, kept, gap)) => {
+                let rest = out.split_off(kept);
+                self.stable.extend(out);
+                self.cut += offset;
+                self.gap_at_cut = gap;
+                rest
+            }
+            None => out,
+        }
+    }
+}
+
+impl<'t> Renderer<'t> {
+    /// `pending_gap` and `prior_output` carry the spacing state over from kept blocks.
+    fn new(theme: &'t Theme, pending_gap: bool, prior_output: bool) -> Self {
+        Renderer {
+            theme,
+            out: Vec::new(),
+            prior_output,
+            current: Vec::new(),
+            current_indent: 0,
+            styles: vec![Style::new()],
+            lists: Vec::new(),
+            quote_depth: 0,
+            in_code_block: false,
+            pending_gap,
+        }
+    }
+
+    /// Between top-level blocks with nothing carried into the next one.
+    fn idle(&self) -> bool {
+        self.current.is_empty()
+            && self.lists.is_empty()
+            && self.quote_depth == 0
+            && !self.in_code_block
+            && self.styles.len() == 1
+    }
+
     fn style(&self) -> Style {
         self.styles.last().copied().unwrap_or_default()
     }
@@ -70,7 +163,8 @@ impl Renderer<'_> {
 
     fn start_block(&mut self) {
         self.flush();
-        if self.pending_gap && !self.out.is_empty() && self.lists.is_empty() {
+        if self.pending_gap && (self.prior_output || !self.out.is_empty()) && self.lists.is_empty()
+        {
             self.out.push(LogicalLine::blank());
         }
         self.pending_gap = false;
@@ -288,5 +382,94 @@ mod tests {
         assert!(find("b").is_some_and(|s| s.add_modifier.contains(Modifier::BOLD)));
         assert_eq!(find("c"), Some(Theme::new(true).code()));
         assert!(find("d").is_some_and(|s| s.add_modifier.contains(Modifier::ITALIC)));
+    }
+
+    /// Everything a model writes, in the constructs that decide block boundaries: setext
+    /// underlines, lazy continuations, loose lists, fences with blank lines, HTML blocks,
+    /// quotes, rules that could be underlines.
+    const SAMPLES: &[&str] = &[
+        "# Title\n\nSome *text* here.\n\n- one\n- two\n  1. nested\n\nAfter the list.\n",
+        "para one\nstill one\n===\n\npara two\n---\nthird\n\n***\n\nlast\n",
+        "- a\n\n- b\n\n  more b\nlazy\n\nnot a list\n- but this is\n",
+        "```rust\nfn main() {\n\n    println!(\"hi\");\n}\n```\nafter code\n\n```\nunclosed\n\nstill code",
+        "> quote\nlazy line\n\n> > deeper\n\nplain\n    indented is not code here\n\n    but here it is\n\nend",
+        "<div>\n\n<span>x</span>\n\n</div>\ntext after html\n\n<!-- c\n\n-->\npara",
+        "1. first\n2. second\n\n3) other\n\n## h2\ntext\n### h3\n- [x] done\n- [ ] todo\n",
+        "para\n```x`\nstill para?\n\n~~struck~~ and `code` and **bold _both_**\n",
+    ];
+
+    fn plain(lines: &[LogicalLine]) -> Vec<LogicalLine> {
+        lines.to_vec()
+    }
+
+    /// Streamed in pieces of every small size, the kept blocks plus the rest equal a full
+    /// render of the text so far — after every single piece.
+    #[test]
+    fn streaming_in_pieces_renders_like_the_whole_text() {
+        let theme = Theme::new(true);
+        for sample in SAMPLES {
+            for step in [1usize, 2, 3, 5, 8, 13] {
+                let mut streamed = Streamed::default();
+                let chars: Vec<char> = sample.chars().collect();
+                let mut text = String::new();
+                for chunk in chars.chunks(step) {
+                    text.extend(chunk);
+                    let rest = streamed.advance(&text, &theme);
+                    let mut got = plain(streamed.stable());
+                    got.extend(rest);
+                    assert_eq!(
+                        got,
+                        render(&text, &theme),
+                        "sample {sample:?} in steps of {step}, at {text:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_message_keeps_its_finished_blocks() {
+        let theme = Theme::new(true);
+        let mut streamed = Streamed::default();
+        let mut text = String::new();
+        for i in 0..200 {
+            text.push_str(&format!(
+                "Paragraph {i} with **bold** text.\n\n- item\n- item\n\n"
+            ));
+            streamed.advance(&text, &theme);
+        }
+        text.push_str("the last paragraph is still arriving");
+        let rest = streamed.advance(&text, &theme);
+        // Only the open paragraph and the list before it (whose end was not certain until
+        // the paragraph's line is complete) are rendered again: gap, 2 items, gap, paragraph.
+        assert_eq!(rest.len(), 5, "{rest:?}");
+        assert!(streamed.stable().len() > 900, "{}", streamed.stable().len());
+    }
+
+    proptest::proptest! {
+        /// Any split of a message into deltas renders like the whole message.
+        #[test]
+        fn any_split_renders_like_the_whole(
+            sample in 0..SAMPLES.len(),
+            cuts in proptest::collection::vec(0usize..200, 0..12),
+        ) {
+            let theme = Theme::new(false);
+            let text = SAMPLES[sample];
+            let mut points: Vec<usize> = cuts
+                .into_iter()
+                .map(|c| c % (text.len() + 1))
+                .filter(|&c| text.is_char_boundary(c))
+                .collect();
+            points.push(text.len());
+            points.sort_unstable();
+            let mut streamed = Streamed::default();
+            let mut rest = Vec::new();
+            for p in points {
+                rest = streamed.advance(&text[..p], &theme);
+            }
+            let mut got = plain(streamed.stable());
+            got.extend(rest);
+            proptest::prop_assert_eq!(got, render(text, &theme));
+        }
     }
 }

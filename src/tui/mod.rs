@@ -2,11 +2,12 @@
 //!
 //! [`run`] owns the terminal and the [`App`]; one `select!` waits on terminal input, agent
 //! events, signals and — only when something is due — a deadline (next frame, spinner
-//! frame, a highlight running out). `update` is pure, `view` only draws.
+//! frame, a highlight running out). `update` is pure and says whether the screen may have
+//! changed; `view` only draws, composing the widgets in [`widgets`].
 
 mod app;
 mod inbox;
-mod inbox_view;
+mod layout;
 mod limiter;
 mod markdown;
 mod pool;
@@ -14,10 +15,12 @@ mod terminal;
 mod theme;
 mod transcript;
 mod view;
+mod widgets;
 mod wrap;
 
 pub use app::{
-    App, ConsoleInfo, Effect, Focus, Msg, Overlay, QUIT_WINDOW, RuleLine, ServerInfo, Turn, update,
+    App, ConsoleInfo, Effect, Focus, Msg, Overlay, QUIT_WINDOW, RuleLine, ServerInfo, Turn, Update,
+    update,
 };
 pub use inbox::{Entry as InboxEntry, GUARD_WINDOW, Inbox, LIST_KEY};
 pub use limiter::{FRAME_INTERVAL, FrameLimiter};
@@ -71,6 +74,12 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let mut app = App::new(info, Instant::now());
     let mut limiter = FrameLimiter::default();
+    // The layout reaches `update` through resize messages; the first one is the size now.
+    let size = term.terminal.size()?;
+    let _ = update(
+        &mut app,
+        Msg::Terminal(crossterm::event::Event::Resize(size.width, size.height)),
+    );
     let mut input = crossterm::event::EventStream::new();
     let mut agent_open = true;
 
@@ -109,11 +118,10 @@ async fn event_loop(
             Wake::Deadline => Msg::Tick,
             Wake::Msg(m) => m,
         };
-        // Every message may change the screen; a tick only comes when a deadline fell due
-        // (spinner frame, highlight ending), so marking it dirty costs at most one frame.
-        limiter.mark_dirty();
-        let effects = update(&mut app, msg);
-        if perform(&mut app, effects, handle) {
+        // Only what may have changed the screen costs a frame: a key that moves nothing or a
+        // mouse move does not. A tick only comes when a deadline fell due (spinner frame,
+        // highlight ending) and always redraws.
+        if apply(&mut app, msg, &mut limiter, handle) {
             return Ok(());
         }
         // Fold whatever else the agent already sent into the same frame.
@@ -123,16 +131,14 @@ async fn event_loop(
             }
             match handle.events.try_recv() {
                 Ok(ev) => {
-                    let effects = update(&mut app, Msg::Agent(ev));
-                    if perform(&mut app, effects, handle) {
+                    if apply(&mut app, Msg::Agent(ev), &mut limiter, handle) {
                         return Ok(());
                     }
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     agent_open = false;
-                    let effects = update(&mut app, Msg::AgentGone);
-                    if perform(&mut app, effects, handle) {
+                    if apply(&mut app, Msg::AgentGone, &mut limiter, handle) {
                         return Ok(());
                     }
                 }
@@ -147,8 +153,23 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
+/// Runs one message through `update`, asks for a frame if the screen may have changed, and
+/// carries out the effects; true when the console should close.
+fn apply(app: &mut App, msg: Msg, limiter: &mut FrameLimiter, handle: &AgentHandle) -> bool {
+    let Update { effects, redraw } = update(app, msg);
+    if redraw {
+        limiter.mark_dirty();
+    }
+    perform(app, effects, limiter, handle)
+}
+
 /// Carries out effects; true when the console should close.
-fn perform(app: &mut App, effects: Vec<Effect>, handle: &AgentHandle) -> bool {
+fn perform(
+    app: &mut App,
+    effects: Vec<Effect>,
+    limiter: &mut FrameLimiter,
+    handle: &AgentHandle,
+) -> bool {
     let mut quit = false;
     for effect in effects {
         match effect {
@@ -170,6 +191,7 @@ fn perform(app: &mut App, effects: Vec<Effect>, handle: &AgentHandle) -> bool {
                             "the agent is not running; the command was not sent".into(),
                         )),
                     );
+                    limiter.mark_dirty();
                 }
             },
         }

@@ -23,24 +23,36 @@ pub struct ServerRow {
     pub auth: Option<crate::oauth::AuthStatus>,
 }
 
-/// A group in the panel: built-ins or one server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group<'a> {
-    pub server: Option<&'a ServerRow>,
-    pub tools: Vec<&'a PoolEntry>,
-    pub removed: Vec<&'a PoolEntry>,
+/// A group in the panel: built-ins or one server. Indices, computed when a snapshot or a
+/// server list arrives, so a frame never regroups the pool.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Group {
+    /// Index into [`PoolView::servers`]; None for the built-ins.
+    pub server: Option<usize>,
+    /// Indices into [`PoolView::entries`], in pool order.
+    pub tools: Vec<usize>,
+    /// Indices into the recently removed tools ([`PoolView::removed_entry`]).
+    pub removed: Vec<usize>,
 }
 
 #[derive(Debug, Default)]
 pub struct PoolView {
     entries: Vec<PoolEntry>,
+    /// Each entry's input schema, pretty-printed and cleaned (same order as `entries`).
+    schemas: Vec<String>,
     servers: Vec<ServerRow>,
     added: HashMap<String, Instant>,
     removed: Vec<(PoolEntry, Instant)>,
+    groups: Vec<Group>,
+    /// Entry indices in the order the panel lists them, which is the order arrows move in.
+    order: Vec<usize>,
+    /// Changes whenever the entries do, so derived views (the tool detail) know when to
+    /// recompute.
+    generation: u64,
     /// False until the first snapshot arrived. That one is the starting pool, not a change:
     /// marking its tools "new" would highlight every built-in on the start screen.
     seen_first_snapshot: bool,
-    /// Index into [`PoolView::entries`] of the selected tool.
+    /// Position in the display order of the selected tool.
     pub selected: usize,
 }
 
@@ -85,21 +97,34 @@ fn sanitized_status(status: ServerStatus) -> ServerStatus {
     }
 }
 
+/// The schema as the tool detail shows it.
+fn pretty_schema(entry: &PoolEntry) -> String {
+    let schema = &*entry.tool.input_schema;
+    let text = serde_json::to_string_pretty(schema).unwrap_or_else(|_| schema.to_string());
+    for_terminal(&text)
+}
+
+fn row(name: String, status: ServerStatus) -> ServerRow {
+    ServerRow {
+        name,
+        status,
+        last_error: None,
+        stderr_tail: Vec::new(),
+        auth: None,
+    }
+}
+
 impl PoolView {
     pub fn new(configured: &[String]) -> Self {
-        PoolView {
+        let mut view = PoolView {
             servers: configured
                 .iter()
-                .map(|name| ServerRow {
-                    name: for_terminal(name),
-                    status: ServerStatus::Idle,
-                    last_error: None,
-                    stderr_tail: Vec::new(),
-                    auth: None,
-                })
+                .map(|name| row(for_terminal(name), ServerStatus::Idle))
                 .collect(),
             ..PoolView::default()
-        }
+        };
+        view.regroup();
+        view
     }
 
     /// A configured server the panel does not list yet (e.g. a project server that only
@@ -107,13 +132,8 @@ impl PoolView {
     pub fn add_configured(&mut self, name: &str) {
         let name = for_terminal(name);
         if self.server(&name).is_none() {
-            self.servers.push(ServerRow {
-                name,
-                status: ServerStatus::Idle,
-                last_error: None,
-                stderr_tail: Vec::new(),
-                auth: None,
-            });
+            self.servers.push(row(name, ServerStatus::Idle));
+            self.regroup();
         }
     }
 
@@ -129,17 +149,42 @@ impl PoolView {
         self.servers.iter().find(|s| s.name == name)
     }
 
+    /// The groups the panel shows, in order: built-ins first, then each server.
+    pub fn groups(&self) -> &[Group] {
+        &self.groups
+    }
+
+    /// A recently removed tool, by the index a [`Group`] lists it under.
+    pub fn removed_entry(&self, index: usize) -> Option<&PoolEntry> {
+        self.removed.get(index).map(|(e, _)| e)
+    }
+
+    /// Bumped whenever the entries change.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Index into [`PoolView::entries`] of the selected tool.
+    pub fn selected_index(&self) -> Option<usize> {
+        self.order.get(self.selected).copied()
+    }
+
     pub fn selected_entry(&self) -> Option<&PoolEntry> {
-        self.display_order().get(self.selected).copied()
+        self.selected_index().and_then(|i| self.entries.get(i))
+    }
+
+    /// The pretty-printed input schema of the entry at `index`.
+    pub fn schema(&self, index: usize) -> &str {
+        self.schemas.get(index).map_or("", String::as_str)
     }
 
     /// Tools in the order the panel lists them (grouped), which is the order arrows move in.
-    pub fn display_order(&self) -> Vec<&PoolEntry> {
-        self.groups().into_iter().flat_map(|g| g.tools).collect()
+    pub fn display_order(&self) -> impl Iterator<Item = &PoolEntry> {
+        self.order.iter().filter_map(|&i| self.entries.get(i))
     }
 
     pub fn move_selection(&mut self, delta: isize) {
-        let n = self.entries.len();
+        let n = self.order.len();
         if n == 0 {
             self.selected = 0;
             return;
@@ -178,38 +223,59 @@ impl PoolView {
             if let Some(server) = entry.tool.server()
                 && self.server(server).is_none()
             {
-                self.servers.push(ServerRow {
-                    name: server.to_string(),
-                    status: ServerStatus::Ready {
+                self.servers.push(row(
+                    server.to_string(),
+                    ServerStatus::Ready {
                         tools: 0,
                         protocol: String::new(),
                     },
-                    last_error: None,
-                    stderr_tail: Vec::new(),
-                    auth: None,
-                });
+                ));
             }
         }
+        // Schemas are shared (`Arc`) between snapshots: a tool whose schema is the same
+        // allocation as before keeps its printed form.
+        let previous: HashMap<&str, usize> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.tool.name.as_str(), i))
+            .collect();
+        let schemas: Vec<String> = snapshot
+            .iter()
+            .map(|entry| {
+                previous
+                    .get(entry.tool.name.as_str())
+                    .filter(|&&i| {
+                        std::sync::Arc::ptr_eq(
+                            &self.entries[i].tool.input_schema,
+                            &entry.tool.input_schema,
+                        )
+                    })
+                    .and_then(|&i| self.schemas.get(i).cloned())
+                    .unwrap_or_else(|| pretty_schema(entry))
+            })
+            .collect();
+        drop(previous);
+        self.schemas = schemas;
         self.entries = snapshot;
+        self.generation += 1;
+        self.regroup();
         self.move_selection(0);
     }
 
     pub fn set_status(&mut self, server: &str, status: ServerStatus) {
         let server = for_terminal(server);
         let status = sanitized_status(status);
-        let row = match self.servers.iter_mut().position(|s| s.name == server) {
-            Some(i) => &mut self.servers[i],
+        let index = match self.servers.iter().position(|s| s.name == server) {
+            Some(i) => i,
             None => {
-                self.servers.push(ServerRow {
-                    name: server,
-                    status: ServerStatus::Idle,
-                    last_error: None,
-                    stderr_tail: Vec::new(),
-                    auth: None,
-                });
-                let last = self.servers.len() - 1;
-                &mut self.servers[last]
+                self.servers.push(row(server, ServerStatus::Idle));
+                self.regroup();
+                self.servers.len() - 1
             }
+        };
+        let Some(row) = self.servers.get_mut(index) else {
+            return;
         };
         if let ServerStatus::Failed {
             reason,
@@ -242,10 +308,14 @@ impl PoolView {
 
     /// Drops marks that have run out; true when something visible changed.
     pub fn expire(&mut self, now: Instant) -> bool {
-        let before = self.added.len() + self.removed.len();
+        let added = self.added.len();
+        let removed = self.removed.len();
         self.added.retain(|_, until| *until > now);
         self.removed.retain(|(_, until)| *until > now);
-        before != self.added.len() + self.removed.len()
+        if removed != self.removed.len() {
+            self.regroup();
+        }
+        added != self.added.len() || removed != self.removed.len()
     }
 
     /// When the next mark runs out (the UI wakes up then to redraw, and not before).
@@ -263,33 +333,119 @@ impl PoolView {
             .filter(move |e| e.tool.server() == Some(server))
     }
 
-    pub fn groups(&self) -> Vec<Group<'_>> {
-        let mut groups = vec![Group {
-            server: None,
-            tools: self
-                .entries
-                .iter()
-                .filter(|e| e.tool.server().is_none())
-                .collect(),
-            removed: self
-                .removed
-                .iter()
-                .map(|(e, _)| e)
-                .filter(|e| e.tool.server().is_none())
-                .collect(),
-        }];
-        for row in &self.servers {
+    /// Sorts entries and recently removed tools into the panel's groups. Runs when the
+    /// entries, the server list or the removed tools change; never per frame.
+    fn regroup(&mut self) {
+        let mut groups: Vec<Group> = Vec::with_capacity(self.servers.len() + 1);
+        groups.push(Group::default());
+        let mut by_server: HashMap<&str, usize> = HashMap::new();
+        for (i, row) in self.servers.iter().enumerate() {
+            by_server.entry(row.name.as_str()).or_insert(groups.len());
             groups.push(Group {
-                server: Some(row),
-                tools: self.tools_of(&row.name).collect(),
-                removed: self
-                    .removed
-                    .iter()
-                    .map(|(e, _)| e)
-                    .filter(|e| e.tool.server() == Some(row.name.as_str()))
-                    .collect(),
+                server: Some(i),
+                ..Group::default()
             });
         }
-        groups
+        // A tool of a server without a row has no group; `apply_snapshot` adds rows first.
+        let group_of = |entry: &PoolEntry| match entry.tool.server() {
+            None => Some(0),
+            Some(name) => by_server.get(name).copied(),
+        };
+        for (i, entry) in self.entries.iter().enumerate() {
+            if let Some(g) = group_of(entry) {
+                groups[g].tools.push(i);
+            }
+        }
+        for (i, (entry, _)) in self.removed.iter().enumerate() {
+            if let Some(g) = group_of(entry) {
+                groups[g].removed.push(i);
+            }
+        }
+        self.order = groups
+            .iter()
+            .flat_map(|g| g.tools.iter().copied())
+            .collect();
+        self.groups = groups;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{Decision, RuleSource, Verdict};
+    use crate::pool::PoolTool;
+    use serde_json::json;
+
+    fn entry(name: &str, server: Option<&str>) -> PoolEntry {
+        let kind = crate::builtin::BuiltinTool::from_name(name)
+            .unwrap_or(crate::builtin::BuiltinTool::Bash);
+        let mut tool = PoolTool {
+            name: name.into(),
+            ..PoolTool::builtin(kind, "d", json!({"type": "object"}))
+        };
+        if let Some(server) = server {
+            tool.origin = ToolOrigin::Mcp {
+                server: server.into(),
+                tool: name.into(),
+            };
+        }
+        PoolEntry {
+            tool,
+            verdict: Verdict {
+                decision: Decision::Allow,
+                rule: "r".into(),
+                source: RuleSource::Default,
+            },
+        }
+    }
+
+    fn names(view: &PoolView) -> Vec<&str> {
+        view.display_order().map(|e| e.tool.name.as_str()).collect()
+    }
+
+    #[test]
+    fn groups_and_order_follow_the_snapshot() {
+        let mut view = PoolView::new(&["b".into(), "a".into()]);
+        let now = Instant::now();
+        view.apply_snapshot(
+            vec![
+                entry("a1", Some("a")),
+                entry("bash", None),
+                entry("b1", Some("b")),
+                entry("c1", Some("c")),
+            ],
+            &[],
+            &[],
+            now,
+        );
+        // Built-ins, then servers in configured order, then the one first seen in the pool.
+        assert_eq!(names(&view), ["bash", "b1", "a1", "c1"]);
+        assert_eq!(view.groups().len(), 4);
+        view.move_selection(2);
+        assert_eq!(
+            view.selected_entry().map(|e| e.tool.name.as_str()),
+            Some("a1")
+        );
+        assert!(view.schema(0).contains("\"type\": \"object\""));
+
+        let generation = view.generation();
+        view.apply_snapshot(
+            vec![entry("bash", None), entry("b1", Some("b"))],
+            &[],
+            &["a1".into(), "c1".into()],
+            now,
+        );
+        assert!(view.generation() > generation);
+        assert_eq!(names(&view), ["bash", "b1"]);
+        let removed: Vec<&str> = view
+            .groups()
+            .iter()
+            .flat_map(|g| g.removed.iter())
+            .filter_map(|&i| view.removed_entry(i))
+            .map(|e| e.tool.name.as_str())
+            .collect();
+        assert_eq!(removed, ["a1", "c1"]);
+        assert!(view.expire(now + CHANGE_HIGHLIGHT));
+        assert!(view.groups().iter().all(|g| g.removed.is_empty()));
     }
 }

@@ -54,21 +54,114 @@ struct WrapCache {
     lines: Vec<Line<'static>>,
 }
 
+/// An assistant message rendered block by block ([`markdown::Streamed`]): the kept blocks are
+/// parsed and wrapped once; a delta re-renders only the last, unfinished block.
+#[derive(Default)]
+struct StreamCache {
+    md: markdown::Streamed,
+    /// Length of the text (it only grows) and the cursor state the lines show.
+    text_len: usize,
+    streaming: bool,
+    width: u16,
+    lines: Vec<Line<'static>>,
+    /// `md.stable()[..kept_logical]` are wrapped in `lines[..kept_lines]`.
+    kept_logical: usize,
+    kept_lines: usize,
+}
+
+impl StreamCache {
+    fn is_fresh(&self, text: &str, streaming: bool, width: u16) -> bool {
+        self.width == width && self.text_len == text.len() && self.streaming == streaming
+    }
+
+    fn refresh(&mut self, text: &str, streaming: bool, width: u16, theme: &Theme) {
+        if text.len() < self.text_len {
+            *self = StreamCache::default();
+        }
+        if self.width != width {
+            self.width = width;
+            self.lines.clear();
+            self.kept_logical = 0;
+            self.kept_lines = 0;
+        }
+        let mut rest = self.md.advance(text, theme);
+        self.lines.truncate(self.kept_lines);
+        let stable = self.md.stable();
+        if let Some(new) = stable.get(self.kept_logical..) {
+            self.lines.extend(wrap_lines(new, width as usize));
+        }
+        self.kept_logical = stable.len();
+        self.kept_lines = self.lines.len();
+        if streaming {
+            push_cursor(&mut rest, theme);
+        }
+        rest.push(LogicalLine::blank());
+        self.lines.extend(wrap_lines(&rest, width as usize));
+        self.text_len = text.len();
+        self.streaming = streaming;
+    }
+}
+
+enum Cache {
+    Empty,
+    /// The whole entry wrapped at one width.
+    Whole(WrapCache),
+    Stream(StreamCache),
+}
+
 pub struct Entry {
     kind: EntryKind,
-    cache: RefCell<Option<WrapCache>>,
+    cache: RefCell<Cache>,
 }
 
 impl Entry {
     fn new(kind: EntryKind) -> Self {
         Entry {
             kind,
-            cache: RefCell::new(None),
+            cache: RefCell::new(Cache::Empty),
         }
     }
 
     fn invalidate(&mut self) {
-        *self.cache.get_mut() = None;
+        *self.cache.get_mut() = Cache::Empty;
+    }
+
+    /// Brings the cache up to date for `width`; a pure function of the entry, so filling
+    /// it while drawing changes nothing anyone can observe except the time it takes.
+    fn refresh(&self, width: u16, expanded: bool, theme: &Theme) {
+        let mut cache = self.cache.borrow_mut();
+        if let EntryKind::Assistant { text, streaming } = &self.kind {
+            match &mut *cache {
+                Cache::Stream(s) if s.is_fresh(text, *streaming, width) => return,
+                Cache::Whole(c) if c.width == width => return,
+                Cache::Stream(s) => {
+                    // Link reference definitions may follow the links they define, which
+                    // block-by-block rendering cannot know; a finished message that has
+                    // one is rendered in one piece (once).
+                    if !*streaming && text.contains("]:") {
+                        *cache = Cache::Empty;
+                    } else {
+                        s.refresh(text, *streaming, width, theme);
+                        return;
+                    }
+                }
+                Cache::Whole(_) | Cache::Empty if *streaming || !text.contains("]:") => {
+                    let mut s = StreamCache::default();
+                    s.refresh(text, *streaming, width, theme);
+                    *cache = Cache::Stream(s);
+                    return;
+                }
+                _ => {}
+            }
+        } else if matches!(&*cache, Cache::Whole(c) if c.width == width && c.expanded == expanded) {
+            return;
+        }
+        let lines = wrap_lines(&render_entry(&self.kind, theme, expanded), width as usize);
+        *cache = Cache::Whole(WrapCache {
+            width,
+            expanded,
+            lines,
+        });
     }
 }
 
@@ -125,8 +218,8 @@ impl Transcript {
                 streaming: true,
             } = &mut last.kind
         {
+            // The stream cache notices the longer text and renders only its last block.
             text.push_str(delta);
-            last.invalidate();
             return;
         }
         self.entries.push(Entry::new(EntryKind::Assistant {
@@ -141,8 +234,8 @@ impl Transcript {
             && let EntryKind::Assistant { streaming, .. } = &mut last.kind
             && *streaming
         {
+            // The stream cache notices and drops the cursor.
             *streaming = false;
-            last.invalidate();
         }
     }
 
@@ -182,23 +275,12 @@ impl Transcript {
     /// Wrapped lines of one entry at `width`, from the cache when possible.
     fn lines(&self, index: usize, width: u16) -> Option<Ref<'_, Vec<Line<'static>>>> {
         let entry = self.entries.get(index)?;
-        let fresh = matches!(&*entry.cache.borrow(),
-            Some(c) if c.width == width && c.expanded == self.expand_tools);
-        if !fresh {
-            let lines = wrap_lines(
-                &render_entry(&entry.kind, &self.theme, self.expand_tools),
-                width as usize,
-            );
-            *entry.cache.borrow_mut() = Some(WrapCache {
-                width,
-                expanded: self.expand_tools,
-                lines,
-            });
-        }
+        entry.refresh(width, self.expand_tools, &self.theme);
         Some(Ref::map(entry.cache.borrow(), |c| match c {
-            Some(c) => &c.lines,
+            Cache::Whole(c) => &c.lines,
+            Cache::Stream(s) => &s.lines,
             // Filled just above; an empty list keeps this total without a panic path.
-            None => &EMPTY_LINES,
+            Cache::Empty => &EMPTY_LINES,
         }))
     }
 
@@ -307,12 +389,7 @@ fn render_entry(kind: &EntryKind, theme: &Theme, expanded: bool) -> Vec<LogicalL
         EntryKind::Assistant { text, streaming } => {
             let mut lines = markdown::render(text, theme);
             if *streaming {
-                match lines.last_mut() {
-                    Some(last) if !last.preformatted => {
-                        last.spans.push(Span::styled("▍", theme.dim()))
-                    }
-                    _ => lines.push(LogicalLine::plain(vec![Span::styled("▍", theme.dim())])),
-                }
+                push_cursor(&mut lines, theme);
             }
             lines
         }
@@ -322,6 +399,14 @@ fn render_entry(kind: &EntryKind, theme: &Theme, expanded: bool) -> Vec<LogicalL
     };
     out.push(LogicalLine::blank());
     out
+}
+
+/// The mark at the end of a message that is still arriving.
+fn push_cursor(lines: &mut Vec<LogicalLine>, theme: &Theme) {
+    match lines.last_mut() {
+        Some(last) if !last.preformatted => last.spans.push(Span::styled("▍", theme.dim())),
+        _ => lines.push(LogicalLine::plain(vec![Span::styled("▍", theme.dim())])),
+    }
 }
 
 fn prefixed(

@@ -6,15 +6,16 @@
 use std::time::Instant;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout};
 use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::inbox::{Entry, Inbox, LIST_KEY};
-use super::theme::Theme;
-use super::wrap::{LogicalLine, wrap_lines};
+use super::centered;
 use crate::inbox::{Tone, short_duration};
+use crate::tui::inbox::{Entry, Inbox, LIST_KEY};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{LogicalLine, wrap_lines};
 
 /// How many other waiting requests the modal lists under the shown one.
 const WAITING_ROWS: usize = 3;
@@ -248,13 +249,87 @@ impl InboxModal<'_> {
     }
 }
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let w = width.min(area.width);
-    let h = height.min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::inbox::{Origin, ProjectServer, Request, WorkspaceTrust};
+
+    fn screen(inbox: &Inbox, now: Instant, width: u16, height: u16) -> String {
+        let theme = Theme::new(false);
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal
+            .draw(|f| {
+                InboxModal {
+                    inbox,
+                    theme: &theme,
+                    now,
+                }
+                .draw(f)
+            })
+            .unwrap();
+        let buf = terminal.backend().buffer();
+        let mut out = String::new();
+        for y in 0..buf.area.height {
+            let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+            out.push_str(row.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn one_frame_for_every_kind_with_the_waiting_list_and_a_countdown() {
+        let start = Instant::now();
+        let mut inbox = Inbox::default();
+        let (server, _rx1) = Request::new(
+            Origin::Project {
+                server: "tools".into(),
+            },
+            ProjectServer {
+                server: "tools".into(),
+                command_line: "npx -y @acme/tools-server".into(),
+                why: "server 'tools' is defined by this project".into(),
+            },
+            start,
+            Some(start + Duration::from_secs(90)),
+        );
+        inbox.push(server.into(), start);
+        let (trust, _rx2) = Request::new(
+            Origin::Console {
+                folder: "/home/dev/project".into(),
+            },
+            WorkspaceTrust {
+                folder: "/home/dev/project".into(),
+                files: vec!["/home/dev/project/.mcp.json".into()],
+            },
+            start + Duration::from_secs(4),
+            None,
+        );
+        inbox.push(trust.into(), start + Duration::from_secs(4));
+        let now = start + Duration::from_secs(12);
+        let text = screen(&inbox, now, 84, 24);
+        assert!(text.contains("Start a project server? · 1 of 2"), "{text}");
+        assert!(
+            text.contains("answer within 1m18s, or it is answered: Don't start"),
+            "{text}"
+        );
+        assert!(text.contains("1 more waiting:"), "{text}");
+        assert!(
+            text.contains("workspace trust · toolgate (/home/dev/project) · 8s"),
+            "{text}"
+        );
+        insta::assert_snapshot!("inbox_head_with_one_waiting", text);
+
+        let key = |c| crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c));
+        let after_guard = now + Duration::from_secs(1);
+        let _ = inbox.handle_key(key('l'), after_guard);
+        let text = screen(&inbox, after_guard, 84, 24);
+        assert!(text.contains("Inbox · 2 waiting"), "{text}");
+        insta::assert_snapshot!("inbox_list", text);
+    }
 }

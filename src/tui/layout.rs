@@ -1,0 +1,61 @@
+//! Where each part of the screen goes for a given terminal size. A pure function of the
+//! state: `update` runs it when the size or the state it depends on changes (scrolling and
+//! paging count in the conversation's lines), and `view` runs it to draw, so the two always
+//! agree without the view writing anything back.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use super::app::{App, Focus};
+
+/// The parts of the screen at one size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Areas {
+    pub conversation: Rect,
+    /// The pool panel; on narrow screens only while it has the focus (then over the
+    /// conversation).
+    pub pool: Option<Rect>,
+    pub composer: Rect,
+    pub status: Rect,
+}
+
+/// Panel width: roomy on wide screens, narrower below 100 columns, gone below 60 (Tab
+/// still opens it, over the conversation).
+fn pool_width(collapsed: bool, width: u16) -> u16 {
+    if collapsed {
+        0
+    } else if width >= 100 {
+        38
+    } else if width >= 60 {
+        30
+    } else {
+        0
+    }
+}
+
+pub fn areas(app: &App, area: Rect) -> Areas {
+    let composer_lines = app.composer.lines().len().clamp(1, 6) as u16;
+    let [main, composer, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(composer_lines + 2),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let panel = pool_width(app.pool_collapsed, main.width);
+    if panel == 0 {
+        let pool = (app.focus == Focus::Pool).then_some(main);
+        return Areas {
+            conversation: main,
+            pool,
+            composer,
+            status,
+        };
+    }
+    let [conversation, pool] =
+        Layout::horizontal([Constraint::Min(10), Constraint::Length(panel)]).areas(main);
+    Areas {
+        conversation,
+        pool: Some(pool),
+        composer,
+        status,
+    }
+}

@@ -1,0 +1,227 @@
+//! The composer (the text area the user writes in) and the status line under it: model,
+//! session, what the turn is doing, tokens, and a hint or a short message on the right.
+
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+use ratatui_textarea::TextArea;
+
+use crate::model::Usage;
+use crate::tui::app::{Focus, Turn};
+use crate::tui::theme::Theme;
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+pub struct Composer<'a> {
+    pub textarea: &'a TextArea<'static>,
+    /// Typing goes here (no dialog open, the pool not focused): the border lights up.
+    pub focused: bool,
+    pub theme: &'a Theme,
+}
+
+impl Widget for Composer<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let block = Block::default()
+            .borders(Borders::TOP | Borders::BOTTOM)
+            .border_style(if self.focused {
+                t.focused_border()
+            } else {
+                t.border()
+            });
+        let inner = block.inner(area);
+        block.render(area, buf);
+        self.textarea.render(inner, buf);
+    }
+}
+
+pub struct StatusLine<'a> {
+    pub model_label: &'a str,
+    pub session_id: &'a str,
+    pub turn: Turn,
+    /// Questions waiting for an answer.
+    pub waiting: usize,
+    /// Why bash runs without the sandbox this session, if it does: always on screen.
+    pub sandbox_problem: Option<&'a str>,
+    pub usage: &'a Usage,
+    pub flash: Option<&'a (String, Instant)>,
+    pub focus: Focus,
+    pub now: Instant,
+    pub theme: &'a Theme,
+}
+
+fn tokens(n: u64) -> String {
+    if n >= 10_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+impl Widget for StatusLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let mut left = vec![Span::styled(
+            format!(
+                " {} ",
+                if self.model_label.is_empty() {
+                    "connecting…"
+                } else {
+                    self.model_label
+                }
+            ),
+            t.bold(),
+        )];
+        if !self.session_id.is_empty() {
+            let short: String = self.session_id.chars().take(8).collect();
+            left.push(Span::styled(format!("· {short} "), t.dim()));
+        }
+        let turn = match self.turn {
+            _ if self.waiting > 0 => Span::styled(
+                format!("· waiting for your answer ({}) ", self.waiting),
+                t.warn(),
+            ),
+            Turn::Idle => Span::styled("· idle ", t.dim()),
+            Turn::Running { since, cancel_sent } => {
+                let elapsed = self.now.saturating_duration_since(since);
+                let frame_no = (elapsed.as_millis() / 100) as usize % SPINNER.len();
+                let what = if cancel_sent { "cancelling" } else { "working" };
+                Span::styled(
+                    format!(
+                        "· {} {what} {:.1}s ",
+                        SPINNER[frame_no],
+                        elapsed.as_secs_f64()
+                    ),
+                    t.accent(),
+                )
+            }
+        };
+        left.push(turn);
+        if self.sandbox_problem.is_some() {
+            left.push(Span::styled("· ⚠ NO SANDBOX ", t.error()));
+        }
+        left.push(Span::styled(
+            format!(
+                "· ↑{} ↓{} tok ",
+                tokens(self.usage.input_tokens),
+                tokens(self.usage.output_tokens)
+            ),
+            t.dim(),
+        ));
+        let mut right = match self.flash {
+            Some((text, until)) if *until > self.now => Span::styled(format!("{text} "), t.warn()),
+            _ => Span::styled(
+                match self.focus {
+                    Focus::Pool => "↑↓ tool · Tab back · Ctrl+P hide ",
+                    Focus::Composer => "Enter send · Tab pool · ? help · Ctrl+C cancel ",
+                },
+                t.dim(),
+            ),
+        };
+        let left_width: usize = left.iter().map(|s| s.width()).sum();
+        if left_width + right.width() >= area.width as usize && self.flash.is_none() {
+            // Narrow screens keep the one hint that leads to the others.
+            right = Span::styled("? help ", t.dim());
+        }
+        let gap = (area.width as usize).saturating_sub(left_width + right.width());
+        if gap > 0 {
+            left.push(Span::raw(" ".repeat(gap)));
+            left.push(right);
+        }
+        Paragraph::new(Line::from(left)).render(area, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::tui::widgets::testing::{render, text};
+
+    fn status<'a>(theme: &'a Theme, usage: &'a Usage, now: Instant) -> StatusLine<'a> {
+        StatusLine {
+            model_label: "claude-sonnet-4-5 (Anthropic)",
+            session_id: "5f3a9c1e-0000-4000-8000-000000000000",
+            turn: Turn::Idle,
+            waiting: 0,
+            sandbox_problem: None,
+            usage,
+            flash: None,
+            focus: Focus::Composer,
+            now,
+            theme,
+        }
+    }
+
+    #[test]
+    fn status_line_states() {
+        let theme = Theme::new(true);
+        let usage = Usage {
+            input_tokens: 12_345,
+            output_tokens: 678,
+        };
+        let now = Instant::now();
+        let idle = text(&render(status(&theme, &usage, now), 120, 1));
+        assert!(
+            idle.contains("· 5f3a9c1e · idle · ↑12.3k ↓678 tok"),
+            "{idle}"
+        );
+        assert!(idle.contains("Enter send · Tab pool"), "{idle}");
+
+        let mut running = status(&theme, &usage, now);
+        running.turn = Turn::Running {
+            since: now - Duration::from_millis(1530),
+            cancel_sent: false,
+        };
+        let running = text(&render(running, 120, 1));
+        assert!(running.contains("⠴ working 1.5s"), "{running}");
+
+        let flash = (
+            "press Ctrl+C again to quit".to_string(),
+            now + Duration::from_secs(1),
+        );
+        let mut waiting = status(&theme, &usage, now);
+        waiting.waiting = 2;
+        waiting.flash = Some(&flash);
+        let waiting = text(&render(waiting, 120, 1));
+        assert!(waiting.contains("waiting for your answer (2)"), "{waiting}");
+        assert!(waiting.contains("press Ctrl+C again to quit"), "{waiting}");
+
+        let mut unsandboxed = status(&theme, &usage, now);
+        unsandboxed.sandbox_problem = Some("sandbox: unavailable (forced)");
+        let unsandboxed = text(&render(unsandboxed, 120, 1));
+        assert!(unsandboxed.contains("idle · ⚠ NO SANDBOX"), "{unsandboxed}");
+
+        let narrow = text(&render(status(&theme, &usage, now), 80, 1));
+        assert!(narrow.ends_with("? help\n"), "{narrow}");
+        insta::assert_snapshot!(format!("{idle}{running}{waiting}{narrow}"));
+    }
+
+    #[test]
+    fn composer_shows_text_and_focus() {
+        let theme = Theme::new(true);
+        let mut textarea = TextArea::default();
+        textarea.insert_str("deploy 1.4.2\nto staging");
+        let buf = render(
+            Composer {
+                textarea: &textarea,
+                focused: true,
+                theme: &theme,
+            },
+            40,
+            4,
+        );
+        let screen = text(&buf);
+        assert!(screen.contains("deploy 1.4.2\nto staging"), "{screen}");
+        assert_eq!(
+            buf[(0, 0)].fg,
+            ratatui::style::Color::Cyan,
+            "focused border"
+        );
+        insta::assert_snapshot!(screen);
+    }
+}

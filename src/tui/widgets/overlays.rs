@@ -1,0 +1,304 @@
+//! Full-screen overlays over everything else: the key help, `/mcp` (servers) and
+//! `/permissions` (rules in force and session grants).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Clear, Widget};
+
+use super::{centered, draw_lines, status_label, status_style, text};
+use crate::agent::events::Containment;
+use crate::mcp::ServerStatus;
+use crate::tui::app::{RuleLine, ServerInfo};
+use crate::tui::pool::PoolView;
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{LogicalLine, wrap_lines};
+
+/// The frame every overlay shares: centred, at most 100 columns, titled.
+fn overlay_frame(theme: &Theme, title: &str, lines: &[LogicalLine], area: Rect, buf: &mut Buffer) {
+    let rect = centered(
+        area,
+        area.width.saturating_sub(4).min(100),
+        area.height.saturating_sub(2),
+    );
+    let block = Block::bordered()
+        .title(Span::styled(format!(" {title} "), theme.bold()))
+        .border_style(theme.focused_border());
+    let inner = block.inner(rect);
+    Clear.render(rect, buf);
+    block.render(rect, buf);
+    draw_lines(&wrap_lines(lines, inner.width as usize), inner, buf);
+}
+
+pub struct HelpOverlay<'a> {
+    pub theme: &'a Theme,
+}
+
+impl Widget for HelpOverlay<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let rows = [
+            ("Enter", "send the message"),
+            ("Shift+Enter, Alt+Enter", "new line"),
+            ("Ctrl+C", "cancel the running turn; twice when idle quits"),
+            ("Ctrl+D", "quit"),
+            ("Tab", "focus the tool pool (↑↓ inspect a tool)"),
+            ("Ctrl+P", "hide / show the tool pool"),
+            ("PgUp PgDn, wheel", "scroll the conversation / tool details"),
+            ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
+            ("Ctrl+O", "expand / collapse tool results"),
+            ("/connect NAME", "start an MCP server and add its tools"),
+            ("/disconnect NAME", "stop a server and remove its tools"),
+            ("/mcp", "servers: status, command, tools, errors, reconnect"),
+            ("/permissions", "rules in force, session grants, revoke"),
+            ("/undo", "restore what the last turn changed (asks)"),
+            ("/clear", "forget the conversation (connections stay)"),
+            ("/help, /quit", "this help, leave"),
+            (
+                "inbox",
+                "keys shown on each request · l list all · Esc safe",
+            ),
+        ];
+        let lines: Vec<LogicalLine> = rows
+            .iter()
+            .map(|(k, v)| LogicalLine {
+                spans: vec![
+                    Span::styled(format!("{k:<24}"), t.bold()),
+                    Span::raw(v.to_string()),
+                ],
+                continuation_indent: 24,
+                preformatted: false,
+            })
+            .chain([LogicalLine::blank(), text("any key closes", t.dim())])
+            .collect();
+        overlay_frame(t, "Keys and commands", &lines, area, buf);
+    }
+}
+
+pub struct McpOverlay<'a> {
+    pub pool: &'a PoolView,
+    /// Command lines of the configured servers.
+    pub servers: &'a [ServerInfo],
+    pub selected: usize,
+    pub theme: &'a Theme,
+}
+
+impl Widget for McpOverlay<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let selected = self.selected;
+        let mut lines = Vec::new();
+        if self.pool.servers().is_empty() {
+            lines.push(text("No MCP servers are configured (.mcp.json).", t.dim()));
+        }
+        for (i, row) in self.pool.servers().iter().enumerate() {
+            let marker = if i == selected { "▶ " } else { "  " };
+            let head_style = if i == selected {
+                t.selected()
+            } else {
+                t.bold()
+            };
+            lines.push(LogicalLine::plain(vec![
+                Span::raw(marker),
+                Span::styled(row.name.clone(), head_style),
+                Span::raw(" "),
+                Span::styled(status_label(&row.status), status_style(&row.status, t)),
+            ]));
+            if let Some(info) = self.servers.iter().find(|s| s.name == row.name) {
+                lines.push(text(
+                    format!(
+                        "    command: {}",
+                        crate::sanitize::for_terminal(&info.command_line)
+                    ),
+                    t.dim(),
+                ));
+                let style = match info.containment {
+                    Containment::Unsandboxed => t.warn(),
+                    _ => t.dim(),
+                };
+                lines.push(text(
+                    format!(
+                        "    {}",
+                        crate::sanitize::for_terminal(&info.containment.label())
+                    ),
+                    style,
+                ));
+            }
+            if let ServerStatus::Ready { protocol, .. } = &row.status
+                && !protocol.is_empty()
+            {
+                lines.push(text(format!("    protocol: {protocol}"), t.dim()));
+            }
+            if let Some(auth) = &row.auth {
+                lines.push(text(format!("    sign-in: {auth}"), t.dim()));
+            }
+            let tools: Vec<&str> = self
+                .pool
+                .tools_of(&row.name)
+                .map(|e| e.tool.name.as_str())
+                .collect();
+            if !tools.is_empty() {
+                lines.push(text(format!("    tools: {}", tools.join(", ")), t.plain()));
+            }
+            if let Some(err) = &row.last_error {
+                lines.push(text(format!("    last error: {err}"), t.error()));
+            }
+            if i == selected && !row.stderr_tail.is_empty() {
+                lines.push(text("    stderr (last lines):", t.dim()));
+                for l in &row.stderr_tail {
+                    lines.push(LogicalLine {
+                        spans: vec![Span::styled(format!("      {l}"), t.dim())],
+                        continuation_indent: 6,
+                        preformatted: true,
+                    });
+                }
+            }
+        }
+        lines.push(LogicalLine::blank());
+        lines.push(text(
+            "↑↓ select · r reconnect · d disconnect · Esc close",
+            t.dim(),
+        ));
+        overlay_frame(t, "MCP servers", &lines, area, buf);
+    }
+}
+
+pub struct PermissionsOverlay<'a> {
+    /// Rules in force, from the current pool's verdicts.
+    pub rules: &'a [RuleLine],
+    pub session_grants: &'a [String],
+    pub selected: usize,
+    pub theme: &'a Theme,
+}
+
+impl Widget for PermissionsOverlay<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let selected = self.selected;
+        let mut lines = vec![text("Rules deciding the current pool", t.bold())];
+        for r in self.rules {
+            lines.push(LogicalLine {
+                spans: vec![
+                    Span::styled(format!("  {:<6}", r.decision), t.bold()),
+                    Span::raw(r.rule.clone()),
+                    Span::styled(format!("  ({})", r.source), t.dim()),
+                    Span::styled(format!("  → {}", r.tools.join(", ")), t.dim()),
+                ],
+                continuation_indent: 8,
+                preformatted: false,
+            });
+        }
+        lines.push(LogicalLine::blank());
+        lines.push(text("Session grants (this session only)", t.bold()));
+        if self.session_grants.is_empty() {
+            lines.push(text("  none", t.dim()));
+        }
+        for (i, g) in self.session_grants.iter().enumerate() {
+            let style = if i == selected {
+                t.selected()
+            } else {
+                t.plain()
+            };
+            lines.push(LogicalLine::plain(vec![
+                Span::raw(if i == selected { "▶ " } else { "  " }),
+                Span::styled(format!("allow {g}"), style),
+            ]));
+        }
+        lines.push(LogicalLine::blank());
+        lines.push(text("↑↓ select · x revoke the grant · Esc close", t.dim()));
+        overlay_frame(t, "Permissions", &lines, area, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::widgets::testing::{render, text};
+
+    #[test]
+    fn help_lists_the_keys() {
+        let theme = Theme::new(true);
+        let screen = text(&render(HelpOverlay { theme: &theme }, 80, 24));
+        assert!(screen.contains("Ctrl+C"), "{screen}");
+        assert!(screen.contains("any key closes"), "{screen}");
+        insta::assert_snapshot!(screen);
+    }
+
+    #[test]
+    fn mcp_shows_command_status_and_the_selected_servers_stderr() {
+        let theme = Theme::new(true);
+        let mut pool = PoolView::new(&["docs".into(), "fs".into()]);
+        pool.set_status(
+            "docs",
+            ServerStatus::Ready {
+                tools: 0,
+                protocol: "2025-11-25".into(),
+            },
+        );
+        pool.set_status(
+            "fs",
+            ServerStatus::Failed {
+                reason: "process exited with status 1".into(),
+                stderr_tail: vec!["error: root /nope does not exist".into()],
+            },
+        );
+        let servers: Vec<ServerInfo> = ["docs", "fs"]
+            .iter()
+            .map(|n| ServerInfo {
+                name: n.to_string(),
+                command_line: format!("toolgate serve {n}"),
+                containment: crate::agent::events::Containment::Confined {
+                    profile: "read-only, no network".into(),
+                },
+            })
+            .collect();
+        let overlay = |selected| McpOverlay {
+            pool: &pool,
+            servers: &servers,
+            selected,
+            theme: &theme,
+        };
+        let first = text(&render(overlay(0), 70, 16));
+        assert!(first.contains("protocol: 2025-11-25"), "{first}");
+        assert!(
+            first.contains("sandboxed: read-only, no network"),
+            "{first}"
+        );
+        assert!(!first.contains("root /nope"), "{first}");
+        let second = text(&render(overlay(1), 70, 16));
+        assert!(second.contains("▶ fs ✗ failed"), "{second}");
+        assert!(
+            second.contains("error: root /nope does not exist"),
+            "{second}"
+        );
+        insta::assert_snapshot!(second);
+    }
+
+    #[test]
+    fn permissions_lists_rules_and_grants() {
+        let theme = Theme::new(true);
+        let rules = vec![RuleLine {
+            decision: "allow".into(),
+            rule: "mcp__docs__search".into(),
+            source: "default".into(),
+            tools: vec!["mcp__docs__search".into()],
+        }];
+        let grants = vec!["mcp__deploy__trigger".to_string(), "bash".to_string()];
+        let screen = text(&render(
+            PermissionsOverlay {
+                rules: &rules,
+                session_grants: &grants,
+                selected: 1,
+                theme: &theme,
+            },
+            80,
+            14,
+        ));
+        assert!(
+            screen.contains("allow mcp__docs__search  (default)  → mcp__docs__search"),
+            "{screen}"
+        );
+        assert!(screen.contains("▶ allow bash"), "{screen}");
+        insta::assert_snapshot!(screen);
+    }
+}

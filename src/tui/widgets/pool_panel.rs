@@ -1,0 +1,316 @@
+//! The tool pool panel: built-ins and each server with its state, the tools with their
+//! policy badge, new tools highlighted and removed ones struck through for a while.
+//!
+//! The groups come precomputed from [`PoolView`]; a frame builds only the rows it shows, so
+//! drawing a pool of 500 tools costs about what drawing 6 does.
+
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Widget};
+
+use super::{badge, draw_lines, status_label, status_style, truncate};
+use crate::agent::events::{Containment, ServerInfo};
+use crate::mcp::ServerStatus;
+use crate::tui::pool::PoolView;
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{LogicalLine, wrap_lines};
+
+pub struct PoolPanel<'a> {
+    pub pool: &'a PoolView,
+    pub theme: &'a Theme,
+    /// The panel has the keyboard: its border lights up and the selection shows.
+    pub focused: bool,
+    /// For the new-tool highlight.
+    pub now: Instant,
+    /// The configured servers, for their containment: an unsandboxed one is marked.
+    pub servers: &'a [ServerInfo],
+}
+
+/// One row of the panel, cheap to list; only visible rows become styled text.
+enum Row {
+    Gap,
+    Head(usize),
+    Reason(Line<'static>),
+    /// (entry index, position in the display order)
+    Tool(usize, usize),
+    Removed(usize),
+}
+
+impl PoolPanel<'_> {
+    fn rows(&self, width: usize) -> Vec<Row> {
+        let t = self.theme;
+        let mut rows = Vec::with_capacity(self.pool.entries().len() + 4 * self.pool.groups().len());
+        let mut position = 0;
+        for (g, group) in self.pool.groups().iter().enumerate() {
+            if let Some(row) = group.server.and_then(|s| self.pool.servers().get(s)) {
+                rows.push(Row::Gap);
+                rows.push(Row::Head(g));
+                let reason = match &row.status {
+                    ServerStatus::Failed { reason, .. } => Some(reason.as_str()),
+                    ServerStatus::Disconnected { reason } => reason.as_deref(),
+                    _ => None,
+                };
+                if let Some(reason) = reason {
+                    let wrapped = wrap_lines(
+                        &[LogicalLine {
+                            spans: vec![Span::styled(format!("  {reason}"), t.error())],
+                            continuation_indent: 2,
+                            preformatted: false,
+                        }],
+                        width,
+                    );
+                    rows.extend(wrapped.into_iter().take(3).map(Row::Reason));
+                }
+            } else {
+                rows.push(Row::Head(g));
+            }
+            for &entry in &group.tools {
+                rows.push(Row::Tool(entry, position));
+                position += 1;
+            }
+            rows.extend(group.removed.iter().map(|&r| Row::Removed(r)));
+        }
+        rows
+    }
+
+    fn line(&self, row: Row, width: usize) -> Line<'static> {
+        let t = self.theme;
+        let pool = self.pool;
+        match row {
+            Row::Gap => Line::from(""),
+            Row::Head(g) => {
+                let Some(group) = pool.groups().get(g) else {
+                    return Line::from("");
+                };
+                match group.server.and_then(|s| pool.servers().get(s)) {
+                    None => Line::from(vec![
+                        Span::styled("Built-in", t.bold()),
+                        Span::styled(format!(" · {}", group.tools.len()), t.dim()),
+                    ]),
+                    Some(row) => {
+                        let count = match &row.status {
+                            ServerStatus::Ready { .. } => {
+                                format!(" · {} tools", group.tools.len())
+                            }
+                            _ => String::new(),
+                        };
+                        let unsandboxed = self.servers.iter().any(|s| {
+                            s.name == row.name && s.containment == Containment::Unsandboxed
+                        });
+                        let mark = if unsandboxed { " ⚠" } else { "" };
+                        let head = format!("{} {}{}", row.name, status_label(&row.status), count);
+                        let head = truncate(&head, width.saturating_sub(mark.chars().count()));
+                        Line::from(vec![
+                            Span::styled(head, t.bold().patch(status_style(&row.status, t))),
+                            Span::styled(mark, t.error()),
+                        ])
+                    }
+                }
+            }
+            Row::Reason(line) => line,
+            Row::Tool(index, position) => {
+                let Some(entry) = pool.entries().get(index) else {
+                    return Line::from("");
+                };
+                let is_new = pool.is_new(&entry.tool.name, self.now);
+                let mark = if entry.tool.shortened { "~" } else { "" };
+                let name_width = width.saturating_sub(7);
+                let mut name_style = if is_new { t.added() } else { t.plain() };
+                if self.focused && position == pool.selected {
+                    name_style = t.selected();
+                }
+                let mut spans = vec![
+                    Span::raw(" "),
+                    badge(&entry.verdict.decision, t),
+                    Span::styled(
+                        truncate(&format!("{mark}{}", entry.tool.name), name_width),
+                        name_style,
+                    ),
+                ];
+                if is_new && width > entry.tool.name.len() + 12 {
+                    spans.push(Span::styled(" new", t.ok()));
+                }
+                Line::from(spans)
+            }
+            Row::Removed(r) => {
+                let name = pool.removed_entry(r).map_or("", |e| e.tool.name.as_str());
+                Line::from(vec![
+                    Span::raw(" "),
+                    Span::styled("      ", t.dim()),
+                    Span::styled(truncate(name, width.saturating_sub(7)), t.removed()),
+                ])
+            }
+        }
+    }
+}
+
+impl Widget for PoolPanel<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let total = self.pool.entries().len();
+        let block = Block::bordered()
+            .title(Span::styled(format!(" Tool pool · {total} "), t.bold()))
+            .border_style(if self.focused {
+                t.focused_border()
+            } else {
+                t.border()
+            });
+        let inner = block.inner(area);
+        Clear.render(area, buf);
+        block.render(area, buf);
+        let width = inner.width as usize;
+        let height = inner.height as usize;
+        let rows = self.rows(width);
+        // Keep the selected tool on screen: scroll just far enough to show it last.
+        let selected_row = self.focused.then(|| {
+            rows.iter().position(
+                |r| matches!(r, Row::Tool(_, position) if *position == self.pool.selected),
+            )
+        });
+        let offset = selected_row
+            .flatten()
+            .map_or(0, |s| s.saturating_sub(height.saturating_sub(1)));
+        let visible: Vec<Line<'static>> = rows
+            .into_iter()
+            .skip(offset)
+            .take(height)
+            .map(|row| self.line(row, width))
+            .collect();
+        draw_lines(&visible, inner, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use ratatui::style::{Color, Modifier};
+    use serde_json::json;
+
+    use super::*;
+    use crate::agent::events::PoolEntry;
+    use crate::policy::{Decision, RuleSource, Verdict};
+    use crate::pool::{PoolTool, ToolOrigin};
+    use crate::tui::pool::CHANGE_HIGHLIGHT;
+    use crate::tui::widgets::testing::{render, row_of, text};
+
+    fn entry(server: Option<&str>, name: &str, decision: Decision) -> PoolEntry {
+        let kind = crate::builtin::BuiltinTool::from_name(name)
+            .unwrap_or(crate::builtin::BuiltinTool::Bash);
+        let mut tool = PoolTool {
+            name: name.into(),
+            ..PoolTool::builtin(kind, "d", json!({"type": "object"}))
+        };
+        if let Some(server) = server {
+            tool.name = format!("mcp__{server}__{name}");
+            tool.origin = ToolOrigin::Mcp {
+                server: server.into(),
+                tool: name.into(),
+            };
+        }
+        PoolEntry {
+            tool,
+            verdict: Verdict {
+                decision,
+                rule: "r".into(),
+                source: RuleSource::Default,
+            },
+        }
+    }
+
+    fn pool(now: Instant) -> PoolView {
+        let mut pool = PoolView::new(&["docs".into(), "deploy".into(), "fs".into()]);
+        let builtins = || {
+            ["bash", "read_file", "glob"]
+                .map(|n| entry(None, n, Decision::Allow))
+                .to_vec()
+        };
+        pool.apply_snapshot(builtins(), &[], &[], now);
+        let mut next = builtins();
+        next.push(entry(Some("docs"), "search", Decision::Allow));
+        next.push(entry(
+            Some("deploy"),
+            "trigger",
+            Decision::Ask { why: "w".into() },
+        ));
+        pool.apply_snapshot(next, &["mcp__deploy__trigger".into()], &[], now);
+        pool.set_status(
+            "docs",
+            ServerStatus::Ready {
+                tools: 1,
+                protocol: "2025-11-25".into(),
+            },
+        );
+        pool.set_status(
+            "fs",
+            ServerStatus::Failed {
+                reason: "process exited with status 1 before the handshake".into(),
+                stderr_tail: vec![],
+            },
+        );
+        pool
+    }
+
+    #[test]
+    fn groups_badges_new_and_failed_servers() {
+        let now = Instant::now();
+        let pool = pool(now);
+        let theme = Theme::new(true);
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now,
+            servers: &[],
+        };
+        let buf = render(panel, 38, 18);
+        let screen = text(&buf);
+        assert!(screen.contains("Tool pool · 5"), "{screen}");
+        assert!(
+            screen.contains("ask   mcp__deploy__trigger new"),
+            "{screen}"
+        );
+        assert!(screen.contains("fs ✗ failed"), "{screen}");
+        let y = row_of(&buf, "mcp__deploy__trigger").expect("trigger row");
+        assert!(
+            (0..38).any(|x| buf[(x, y)].bg == Color::Green),
+            "new tool not highlighted"
+        );
+        insta::assert_snapshot!(screen);
+
+        // The highlight runs out with time alone.
+        let later = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now: now + CHANGE_HIGHLIGHT,
+            servers: &[],
+        };
+        assert!(!text(&render(later, 38, 18)).contains(" new"));
+    }
+
+    #[test]
+    fn focused_selection_scrolls_into_view() {
+        let now = Instant::now();
+        let mut pool = pool(now);
+        pool.move_selection(4);
+        let theme = Theme::new(true);
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: true,
+            now,
+            servers: &[],
+        };
+        let buf = render(panel, 38, 8);
+        let screen = text(&buf);
+        let y = row_of(&buf, "mcp__deploy__trigger").expect("selected tool on screen");
+        assert_eq!(y, 6, "the selection is the last visible row:\n{screen}");
+        let reversed = (0..38).any(|x| buf[(x, y)].modifier.contains(Modifier::REVERSED));
+        assert!(reversed, "selection not shown:\n{screen}");
+        insta::assert_snapshot!(screen);
+    }
+}
