@@ -339,18 +339,9 @@ impl Gate {
         };
         let answer = match reply {
             Reply::Person(answer) => answer,
-            Reply::Expired(_) | Reply::Dismissed(_) => {
+            unanswered => {
                 let why = format!("{why_unconfined}; nobody approved running it unsandboxed");
-                let decider = if matches!(reply, Reply::Expired(_)) {
-                    Decider::Expired { asked_by }
-                } else {
-                    Decider::Dismissed { asked_by }
-                };
-                return (
-                    Gated::Refused(format!("Permission denied: {why}")),
-                    Some(record(Permit::Deny, Some(why), decider)),
-                    Vec::new(),
-                );
+                return refused_unanswered(tool, input, &unanswered, why, asked_by);
             }
         };
         let mut notices = Vec::new();
@@ -371,13 +362,11 @@ impl Gate {
                 Gated::Refused(format!("Permission denied by the user: {note}"))
             }
         };
-        let why = match &answer {
-            PersonAnswer::Deny => Some("denied by the user".to_string()),
-            PersonAnswer::DenyWithNote(note) => Some(format!("denied by the user: {note}")),
-            _ => None,
-        };
-        let decided = record(answer.permit(), why, Decider::Person { answer, asked_by });
-        (gated, Some(decided), notices)
+        (
+            gated,
+            Some(person_record(tool, input, answer, asked_by)),
+            notices,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -411,34 +400,14 @@ impl Gate {
         let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
             return (Gated::Cancelled, None, Vec::new());
         };
-        let record = |decision: Permit, why: Option<String>, decider: Decider| {
-            AuditRecord::new(&tool.name, input, decision, why, decider)
-        };
         let answer = match reply {
             Reply::Person(answer) => answer,
-            Reply::Expired(_) => {
-                let why = "nobody answered before the request's deadline".to_string();
-                return (
-                    Gated::Refused(format!("Permission denied: {why}")),
-                    Some(record(
-                        Permit::Deny,
-                        Some(why),
-                        Decider::Expired { asked_by },
-                    )),
-                    Vec::new(),
-                );
-            }
-            Reply::Dismissed(_) => {
-                let why = "the permission request was dismissed".to_string();
-                return (
-                    Gated::Refused(format!("Permission denied: {why}")),
-                    Some(record(
-                        Permit::Deny,
-                        Some(why),
-                        Decider::Dismissed { asked_by },
-                    )),
-                    Vec::new(),
-                );
+            unanswered => {
+                let why = match unanswered {
+                    Reply::Expired(_) => "nobody answered before the request's deadline",
+                    _ => "the permission request was dismissed",
+                };
+                return refused_unanswered(tool, input, &unanswered, why.into(), asked_by);
             }
         };
         let mut notices = Vec::new();
@@ -473,14 +442,59 @@ impl Gate {
                 Gated::Refused(format!("Permission denied by the user: {note}"))
             }
         };
-        let why = match &answer {
-            PersonAnswer::Deny => Some("denied by the user".to_string()),
-            PersonAnswer::DenyWithNote(note) => Some(format!("denied by the user: {note}")),
-            _ => None,
-        };
-        let decided = record(answer.permit(), why, Decider::Person { answer, asked_by });
-        (gated, Some(decided), notices)
+        (
+            gated,
+            Some(person_record(tool, input, answer, asked_by)),
+            notices,
+        )
     }
+}
+
+/// The record of the person's answer to a question about `tool`.
+fn person_record(
+    tool: &PoolTool,
+    input: &Value,
+    answer: PersonAnswer,
+    asked_by: String,
+) -> AuditRecord {
+    let why = match &answer {
+        PersonAnswer::Deny => Some("denied by the user".to_string()),
+        PersonAnswer::DenyWithNote(note) => Some(format!("denied by the user: {note}")),
+        _ => None,
+    };
+    AuditRecord::new(
+        &tool.name,
+        input,
+        answer.permit(),
+        why,
+        Decider::Person { answer, asked_by },
+    )
+}
+
+/// A question nobody answered (its deadline passed, or the front end could not show it):
+/// refused, and recorded as such.
+fn refused_unanswered<A>(
+    tool: &PoolTool,
+    input: &Value,
+    reply: &Reply<A>,
+    why: String,
+    asked_by: String,
+) -> (Gated, Option<AuditRecord>, Vec<String>) {
+    let decider = match reply {
+        Reply::Expired(_) => Decider::Expired { asked_by },
+        _ => Decider::Dismissed { asked_by },
+    };
+    (
+        Gated::Refused(format!("Permission denied: {why}")),
+        Some(AuditRecord::new(
+            &tool.name,
+            input,
+            Permit::Deny,
+            Some(why),
+            decider,
+        )),
+        Vec::new(),
+    )
 }
 
 /// The `--allow` rule that would let this call through without asking.

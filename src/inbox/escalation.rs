@@ -2,6 +2,7 @@
 //! a one-line justification), or because the sandbox is unavailable on this machine. Never
 //! covered by an allow rule: only the person, or their grant for this session, lets it run.
 
+use super::tool_call::{deny, deny_with_note};
 use super::{Card, Choice, Fact, Kind, Then, Tone};
 use crate::policy::PersonAnswer;
 
@@ -78,12 +79,8 @@ impl Kind for Escalation {
                 "Allow unsandboxed this session",
                 Then::Answer(PersonAnswer::AllowSession),
             ),
-            Choice::new('n', "Deny", Then::Answer(PersonAnswer::Deny)).safe(),
-            Choice::new(
-                'd',
-                "Deny with note",
-                Then::AskNote(PersonAnswer::deny_with),
-            ),
+            deny(),
+            deny_with_note(),
         ]
     }
 

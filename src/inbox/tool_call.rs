@@ -74,12 +74,8 @@ impl Kind for ToolCall {
                 "Always (save rule)",
                 Then::Answer(PersonAnswer::AllowAlways),
             ),
-            Choice::new('n', "Deny", Then::Answer(PersonAnswer::Deny)).safe(),
-            Choice::new(
-                'd',
-                "Deny with note",
-                Then::AskNote(PersonAnswer::deny_with),
-            ),
+            deny(),
+            deny_with_note(),
         ]
     }
 
@@ -97,6 +93,20 @@ impl Kind for ToolCall {
             PersonAnswer::DenyWithNote(note) => format!("{tool} denied: {note}"),
         }
     }
+}
+
+/// "Deny", the safe choice of every question about running something.
+pub(super) fn deny() -> Choice<PersonAnswer> {
+    Choice::new('n', "Deny", Then::Answer(PersonAnswer::Deny)).safe()
+}
+
+/// "Deny with a note" for the agent; an empty note is a plain deny.
+pub(super) fn deny_with_note() -> Choice<PersonAnswer> {
+    Choice::new(
+        'd',
+        "Deny with note",
+        Then::AskNote(PersonAnswer::deny_with),
+    )
 }
 
 /// Pretty JSON; serde_json escapes control characters inside strings.
