@@ -1,6 +1,6 @@
 //! One widget per part of the screen. Each draws from state it borrows and decides nothing;
-//! [`super::view::view`] only places them. Widgets implement ratatui's [`Widget`] (the inbox
-//! modal, which the host-request work is rebuilding, is still a function over the frame).
+//! [`super::view::view`] only places them. Widgets implement ratatui's [`Widget`]; the inbox
+//! modal draws over the whole frame, so it takes the frame instead of an area.
 //!
 //! [`Widget`]: ratatui::widgets::Widget
 
