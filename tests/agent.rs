@@ -1226,8 +1226,9 @@ fn escalations(seen: &[String]) -> Vec<&String> {
 
 #[tokio::test]
 async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_covers_the_rest() {
-    // A place that is neither the workspace nor a temp dir: sandboxed bash cannot write it.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // A read-only sandbox, so the write below fails confined wherever the test runs (a
+    // temp dir, where the folder lives, is writable under workspace-write).
+    let outside = tempfile::tempdir().unwrap();
     let out = outside.path().display().to_string();
     let unsandboxed = |name: &str| {
         json!({
@@ -1259,6 +1260,10 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
             );
             assert!(problems.is_empty(), "{problems:?}");
             c.policy.add_rules(rules);
+            c.sandbox = toolgate::sandbox::Sandbox::new(toolgate::sandbox::SandboxSettings {
+                mode: toolgate::sandbox::SandboxMode::ReadOnly,
+                ..Default::default()
+            });
         },
     );
     h.submit("write the notes").await;
