@@ -21,8 +21,9 @@ use toolgate::sandbox::{
 
 const PROVIDER_KEY: &str = "sk-ant-test-do-not-leak";
 
-/// A private folder outside /tmp (bash may write anywhere in the temp dir): the places
-/// "outside the workspace", the fake home and toolgate's state dir live here.
+/// A private folder beside the tests' own temp dir (bash may write anywhere in the temp
+/// dir): the places "outside the workspace", the fake home and toolgate's state dir live
+/// here.
 fn base() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("sandbox-{}", std::process::id()))
 }
@@ -32,8 +33,13 @@ fn base() -> PathBuf {
 /// dir of our own.
 fn environment() {
     std::fs::create_dir_all(base().join("state")).unwrap();
+    std::fs::create_dir_all(base().join("tmp")).unwrap();
     // SAFETY: every test sets the same values before it starts any thread of its own.
     unsafe {
+        // The temp dir is writable for sandboxed commands. A checkout under /tmp would
+        // put the "outside" folders, the fake homes and the state dir inside it, so the
+        // tests get a temp dir of their own beside them instead.
+        std::env::set_var("TMPDIR", base().join("tmp"));
         std::env::set_var("ANTHROPIC_API_KEY", PROVIDER_KEY);
         std::env::set_var("MY_SERVICE_TOKEN", "svc-token-value");
         std::env::set_var("TOOLGATE_STATE_DIR", base().join("state"));
