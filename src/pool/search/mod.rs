@@ -293,13 +293,11 @@ impl ToolIndex {
 
     fn mark_exact(&self, query: &str, exact: &mut [bool]) {
         let whole = query.trim().to_lowercase();
-        let mut keys = vec![whole.as_str()];
-        keys.extend(
-            whole
-                .split(|c: char| c == ',' || c.is_whitespace())
-                .filter(|p| looks_like_identifier(p)),
-        );
-        for key in keys {
+        let parts = whole.split(|c: char| c == ',' || c.is_whitespace());
+        for key in std::iter::once(whole.as_str())
+            .chain(parts)
+            .filter(|p| looks_like_identifier(p))
+        {
             for &id in self.exact.get(key).into_iter().flatten() {
                 exact[id as usize] = true;
             }
