@@ -23,7 +23,11 @@ pub use text::{stem, words};
 const K1: f32 = 1.2;
 
 /// What a synonym's match is worth next to the query's own word.
-const SYNONYM_WEIGHT: f32 = 0.35;
+const SYNONYM_WEIGHT: f32 = 0.5;
+
+/// How much more a tool scores when its name does what the request asks (create, read, list,
+/// search, update, delete, run, send); see [`text::Action`].
+const ACTION_BONUS: f32 = 0.3;
 
 /// How much of the score depends on covering all of the query's terms: a tool matching
 /// "list" and "issues" beats one matching "issues" twice as strongly.
@@ -54,7 +58,7 @@ impl Field {
     fn weight(self) -> f32 {
         match self {
             Field::Name => 3.0,
-            Field::Server => 1.5,
+            Field::Server => 3.0,
             Field::Description => 1.0,
             Field::ParamNames => 0.6,
             Field::ParamDescriptions => 0.25,
@@ -104,6 +108,8 @@ pub struct ToolIndex {
     /// Per term: (tool, saturated weighted term frequency), in tool order.
     postings: Vec<Vec<(u32, f32)>>,
     idf: Vec<f32>,
+    /// What each tool does, from the words of its name.
+    actions: Vec<text::Actions>,
     /// Lower-cased model-facing name, raw name and `server/raw` → tools.
     exact: HashMap<String, Vec<u32>>,
 }
@@ -141,6 +147,11 @@ impl ToolIndex {
                 name_text.push(' ');
                 name_text.push_str(title);
             }
+            let mut actions = text::Actions::default();
+            text::words(&tool.name, |w| {
+                actions.add(text::actions_of(&text::stem(w)))
+            });
+            index.actions.push(actions);
             let (param_names, param_descriptions) = parameters(&tool.input_schema);
             let texts = [
                 name_text,
@@ -226,21 +237,23 @@ impl ToolIndex {
         let mut exact = vec![false; n];
         self.mark_exact(query, &mut exact);
 
-        let mut query_terms: Vec<String> = Vec::new();
-        for term in text::terms(query) {
-            if !query_terms.contains(&term) {
-                query_terms.push(term);
+        // Each term once, at the highest weight it was given.
+        let mut query_terms: Vec<(String, f32)> = Vec::new();
+        for (term, weight) in text::query_terms(query) {
+            match query_terms.iter_mut().find(|(t, _)| *t == term) {
+                Some((_, w)) => *w = w.max(weight),
+                None => query_terms.push((term, weight)),
             }
         }
         let mut total = vec![0f32; n];
         let mut covered = vec![0u16; n];
         let mut best = vec![0f32; n];
         let mut touched: Vec<u32> = Vec::new();
-        for term in &query_terms {
-            self.score_term(term, 1.0, &mut best, &mut touched);
+        for (term, weight) in &query_terms {
+            self.score_term(term, *weight, &mut best, &mut touched);
             for synonym in text::synonyms(term) {
-                if !query_terms.contains(synonym) {
-                    self.score_term(synonym, SYNONYM_WEIGHT, &mut best, &mut touched);
+                if !query_terms.iter().any(|(t, _)| t == synonym) {
+                    self.score_term(synonym, weight * SYNONYM_WEIGHT, &mut best, &mut touched);
                 }
             }
             for &id in &touched {
@@ -251,12 +264,19 @@ impl ToolIndex {
             }
             touched.clear();
         }
+        let mut wanted = text::Actions::default();
+        text::words(query, |w| wanted.add(text::actions_of(&text::stem(w))));
         let terms = query_terms.len().max(1) as f32;
         let mut hits: Vec<(u32, f32)> = (0..n)
             .filter(|&id| exact[id] || total[id] > 0.0)
             .map(|id| {
                 let coverage = 1.0 - COVERAGE + COVERAGE * f32::from(covered[id]) / terms;
-                (id as u32, total[id] * coverage)
+                let action = if self.actions[id].intersects(wanted) {
+                    1.0 + ACTION_BONUS
+                } else {
+                    1.0
+                };
+                (id as u32, total[id] * coverage * action)
             })
             .collect();
         hits.sort_by(|a, b| {

@@ -42,99 +42,16 @@ fn flush(word: &mut String, emit: &mut impl FnMut(&str)) {
 }
 
 /// Words too common in requests and descriptions to say anything about which tool is meant.
+#[rustfmt::skip]
 const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "but",
-    "by",
-    "can",
-    "could",
-    "do",
-    "does",
-    "for",
-    "from",
-    "give",
-    "have",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "just",
-    "let",
-    "like",
-    "me",
-    "my",
-    "need",
-    "of",
-    "on",
-    "or",
-    "our",
-    "please",
-    "should",
-    "so",
-    "some",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "this",
-    "those",
-    "to",
-    "up",
-    "us",
-    "use",
-    "using",
-    "via",
-    "want",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "who",
-    "whose",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "e",
-    "g",
-    "etc",
-    "also",
-    "one",
-    "tool",
-    "tools",
-    "want",
-    "help",
-    "able",
-    "way",
-    "thing",
-    "stuff",
-    "currently",
-    "specific",
-    "specified",
-    "given",
-    "provided",
-    "optional",
-    "required",
+    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
+    "could", "do", "does", "for", "from", "give", "have", "how", "i", "if", "in", "into", "is",
+    "it", "its", "just", "let", "like", "me", "my", "need", "of", "on", "or", "our", "please",
+    "should", "so", "some", "that", "the", "their", "them", "then", "there", "these", "this",
+    "those", "to", "up", "us", "use", "using", "via", "want", "was", "we", "were", "what",
+    "when", "which", "who", "whose", "will", "with", "would", "you", "your", "etc", "also",
+    "one", "tool", "tools", "help", "able", "way", "thing", "stuff", "currently", "called",
+    "named", "titled", "specific", "specified", "given", "provided", "optional", "required",
 ];
 
 pub fn is_stop_word(word: &str) -> bool {
@@ -184,183 +101,156 @@ fn undouble(w: &mut String) {
     }
 }
 
-/// Terms of a text: words, stop words dropped, stemmed.
+/// Terms of a text: words, stop words and single letters dropped, stemmed.
 pub fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    push_terms(text, &mut out);
+    out
+}
+
+fn push_terms(text: &str, out: &mut Vec<String>) {
     words(text, |w| {
-        if !is_stop_word(w) {
+        // Single letters are noise ("what's" → what, s); single digits are not ("slack-3").
+        let letter = w.chars().count() == 1 && w.chars().all(char::is_alphabetic);
+        if !letter && !is_stop_word(w) {
             out.push(stem(w));
         }
     });
+}
+
+/// Terms of a query. Requests name things by example more than by kind ("fetch
+/// https://…", "move PROJ-12", "mail bob@acme.com"): such a word stands for its kind here,
+/// because tool definitions describe the kind (`url`, `issue`, `email`) and the example's
+/// own words (`example`, `com`, `proj`) would only match by accident.
+///
+/// Each term comes with its weight: a path says "a file" less surely than a URL says "a
+/// web page", so its kind words count half.
+pub fn query_terms(query: &str) -> Vec<(String, f32)> {
+    let mut out = Vec::new();
+    for part in query.split_whitespace() {
+        let part = part.trim_matches(|c: char| {
+            matches!(c, ',' | ';' | ':' | '?' | '!' | '(' | ')' | '"' | '\'')
+        });
+        let kinds: &[&str] = if part.contains("://") || part.starts_with("www.") {
+            &["url", "web"]
+        } else if part.contains('@') && part.contains('.') && !part.starts_with('@') {
+            &["email"]
+        } else if part.starts_with('@') && part.len() > 1 {
+            &["user"]
+        } else if part.starts_with('#')
+            && part.len() > 1
+            && !part[1..].chars().all(|c| c.is_ascii_digit())
+        {
+            &["channel"]
+        } else if is_issue_key(part) {
+            &["issue"]
+        } else if is_commit_hash(part) {
+            &["commit", "sha"]
+        } else {
+            if is_path(part) {
+                out.push((stem("file"), 0.5));
+                out.push((stem("path"), 0.5));
+            }
+            let mut words = Vec::new();
+            push_terms(part, &mut words);
+            out.extend(words.into_iter().map(|w| (w, 1.0)));
+            continue;
+        };
+        out.extend(kinds.iter().map(|k| (stem(k), 1.0)));
+    }
     out
+}
+
+/// `abc1234`, a full SHA: 7 to 40 hex digits with at least one digit and one letter.
+fn is_commit_hash(part: &str) -> bool {
+    (7..=40).contains(&part.len())
+        && part
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        && part.chars().any(|c| c.is_ascii_digit())
+        && part.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// `PROJ-123`, `ENG-7`, `PROJECT-1Z43`: a tracker's issue key.
+fn is_issue_key(part: &str) -> bool {
+    let Some((key, number)) = part.split_once('-') else {
+        return false;
+    };
+    key.len() >= 2
+        && key.chars().all(|c| c.is_ascii_uppercase())
+        && number.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && number.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// `src/main.rs`, `./app`, `notes.md`, `build/output`: a file or directory path.
+fn is_path(part: &str) -> bool {
+    if part.contains('/') || part.contains('\\') {
+        return true;
+    }
+    match part.rsplit_once('.') {
+        Some((stem, ext)) => {
+            (!stem.is_empty() || part.starts_with('.'))
+                && (1..=4).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+        }
+        None => false,
+    }
 }
 
 /// Groups of words that people use for the same action or object. A query term also matches
 /// the other members of its groups, at a discount (see `SYNONYM_WEIGHT` in the index). The
 /// groups are about how people phrase requests to tools in general (verbs of CRUD and
 /// browsing, common object names), not about any particular tool set.
+#[rustfmt::skip]
 const SYNONYM_GROUPS: &[&[&str]] = &[
     // Reading one thing.
-    &[
-        "get", "fetch", "read", "retrieve", "show", "view", "open", "see", "display", "detail",
-        "info", "inspect", "describe", "look", "check", "load", "content",
-    ],
+    &["get", "fetch", "read", "retrieve", "show", "view", "open", "see", "display", "detail", "info", "inspect", "describe", "look", "check", "load", "content"],
     // Enumerating.
-    &[
-        "list",
-        "all",
-        "show",
-        "enumerate",
-        "browse",
-        "every",
-        "overview",
-        "recent",
-        "latest",
-    ],
+    &["list", "show", "enumerate", "browse", "overview"],
     // Searching.
-    &[
-        "search", "find", "query", "lookup", "look", "locate", "filter", "grep", "match", "where",
-        "discover", "which",
-    ],
+    &["search", "find", "query", "lookup", "look", "locate", "filter", "grep", "match", "where", "discover"],
     // Creating.
-    &[
-        "create", "add", "new", "make", "open", "start", "insert", "post", "submit", "file",
-        "raise", "register", "write", "draft", "generate", "set",
-    ],
+    &["create", "add", "new", "make", "open", "start", "insert", "raise", "register", "draft", "generate"],
     // Deleting.
-    &[
-        "delete", "remove", "drop", "destroy", "erase", "purge", "trash", "rm", "forget", "clear",
-        "unlink", "wipe", "discard",
-    ],
+    &["delete", "remove", "drop", "destroy", "erase", "purge", "trash", "rm", "forget", "clear", "unlink", "wipe", "discard"],
     // Changing.
-    &[
-        "update",
-        "edit",
-        "modify",
-        "change",
-        "set",
-        "rename",
-        "patch",
-        "alter",
-        "replace",
-        "adjust",
-        "tweak",
-        "fix",
-        "move",
-        "assign",
-        "transition",
-    ],
+    &["update", "edit", "modify", "change", "set", "rename", "patch", "alter", "replace", "adjust", "tweak", "fix", "move", "assign", "transition"],
     // Running.
-    &[
-        "run", "execute", "exec", "invoke", "trigger", "launch", "call", "evaluate", "eval",
-        "perform",
-    ],
+    &["run", "execute", "exec", "invoke", "trigger", "launch", "call", "evaluate", "eval", "perform"],
     // Telling people.
-    &[
-        "send", "post", "message", "notify", "reply", "dm", "ping", "tell", "announce", "share",
-        "say",
-    ],
-    &[
-        "comment", "reply", "note", "remark", "respond", "feedback", "review",
-    ],
-    &[
-        "close", "resolve", "finish", "complete", "done", "mark", "archive", "cancel", "end",
-    ],
+    &["send", "post", "message", "notify", "reply", "dm", "ping", "tell", "announce", "share", "say"],
+    &["comment", "reply", "note", "remark", "respond", "feedback", "review"],
+    &["close", "resolve", "stop", "finish", "complete", "done", "mark", "archive", "cancel", "end"],
     &["merge", "combine", "land", "integrate"],
     &["download", "save", "export", "pull"],
     &["upload", "push", "publish", "deploy"],
-    &[
-        "screenshot",
-        "capture",
-        "snapshot",
-        "image",
-        "picture",
-        "screen",
-        "png",
-    ],
+    &["screenshot", "capture", "snapshot", "image", "picture", "screen", "png"],
     &["click", "press", "tap", "select", "choose"],
-    &[
-        "navigate", "goto", "go", "visit", "browse", "url", "load", "open",
-    ],
+    &["navigate", "goto", "go", "visit", "browse", "url", "load", "open"],
     &["type", "fill", "enter", "input", "form", "key"],
     // Objects.
-    &[
-        "issue", "ticket", "bug", "task", "problem", "card", "story", "todo",
-    ],
+    &["issue", "ticket", "bug", "task", "problem", "card", "story", "todo"],
     &["pr", "pull", "request", "mr", "merge", "changeset", "patch"],
     &["repo", "repository", "project", "codebase"],
-    &["file", "document", "doc", "content"],
+    &["file", "document", "doc", "content", "readme", "config"],
     &["folder", "directory", "dir", "tree"],
-    &[
-        "user",
-        "member",
-        "person",
-        "people",
-        "teammate",
-        "assignee",
-        "account",
-        "profile",
-        "colleague",
-        "who",
-    ],
+    &["user", "member", "person", "people", "teammate", "assignee", "account", "profile", "colleague", "who"],
     &["channel", "room", "conversation", "chat", "thread"],
     &["message", "msg", "chat", "post", "text"],
-    &[
-        "error",
-        "exception",
-        "crash",
-        "failure",
-        "bug",
-        "stack",
-        "trace",
-        "stacktrace",
-        "event",
-        "incident",
-    ],
+    &["error", "exception", "crash", "failure", "bug", "incident"],
     &["customer", "client", "buyer", "payer", "shopper"],
-    &[
-        "payment",
-        "charge",
-        "transaction",
-        "pay",
-        "paid",
-        "money",
-        "intent",
-    ],
+    &["payment", "charge", "transaction", "pay", "paid", "money", "intent"],
     &["refund", "reimburse", "return", "chargeback"],
     &["invoice", "bill", "billing", "receipt"],
     &["subscription", "plan", "recurring", "renewal", "membership"],
     &["price", "pricing", "cost", "amount", "product"],
-    &[
-        "time", "clock", "timezone", "tz", "hour", "date", "now", "current",
-    ],
+    &["time", "clock", "timezone", "tz", "hour", "date", "now", "current"],
     &["convert", "translate", "transform", "conversion"],
-    &[
-        "database", "db", "sql", "table", "query", "row", "record", "schema", "column",
-    ],
-    &[
-        "page", "webpage", "url", "website", "site", "link", "web", "html", "internet", "online",
-    ],
-    &[
-        "memory",
-        "remember",
-        "knowledge",
-        "entity",
-        "graph",
-        "fact",
-        "recall",
-        "observation",
-        "relation",
-        "memorize",
-    ],
-    &[
-        "diff",
-        "difference",
-        "change",
-        "compare",
-        "modification",
-        "changeset",
-    ],
+    &["database", "db", "sql", "table", "query", "row", "record", "schema", "column"],
+    &["page", "webpage", "url", "website", "site", "link", "web", "html", "internet", "online"],
+    &["memory", "remember", "knowledge", "entity", "graph", "fact", "recall", "observation", "relation", "memorize", "forget"],
+    &["diff", "difference", "change", "compare", "modification", "changeset"],
     &["log", "history", "past", "previous", "timeline"],
     &["status", "state", "progress", "health"],
     &["commit", "checkin", "snapshot", "save"],
@@ -376,15 +266,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["size", "metadata", "info", "stat", "attribute", "property"],
     &["tab", "window", "browser", "page"],
     &["console", "log", "output", "devtools"],
-    &[
-        "wiki",
-        "page",
-        "confluence",
-        "doc",
-        "documentation",
-        "article",
-        "space",
-    ],
+    &["wiki", "page", "confluence", "doc", "documentation", "article", "space"],
     &["sprint", "cycle", "iteration", "milestone"],
     &["release", "version", "tag"],
     &["workflow", "action", "pipeline", "ci", "job", "build"],
@@ -392,16 +274,15 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["star", "favorite", "bookmark"],
     &["notification", "alert", "inbox", "mention"],
     &["route", "direction", "distance", "travel", "drive"],
-    &[
-        "place",
-        "location",
-        "address",
-        "map",
-        "geocode",
-        "nearby",
-        "coordinate",
-    ],
+    &["place", "location", "address", "map", "geocode", "nearby", "coordinate"],
     &["reaction", "emoji", "react"],
+    &["balance", "fund", "money", "available"],
+    &["worklog", "timesheet", "hour", "spent", "track"],
+    &["network", "request", "call", "api", "traffic", "http"],
+    &["block", "paragraph", "section", "content"],
+    &["link", "relate", "duplicate", "connect", "associate"],
+    &["dialog", "popup", "alert", "modal", "prompt", "confirm"],
+    &["count", "many", "number", "total", "statistic", "aggregate", "metric"],
 ];
 
 /// Stem → the stems it is related to through `SYNONYM_GROUPS` (not itself), sorted so that
@@ -427,4 +308,87 @@ static SYNONYMS: LazyLock<HashMap<String, Vec<String>>> = LazyLock::new(|| {
 
 pub fn synonyms(stem: &str) -> &'static [String] {
     SYNONYMS.get(stem).map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// What a tool does, or what a request asks for, in broad classes. Common verbs have a low
+/// inverse document frequency (dozens of tools are called `create_…`), so in plain BM25
+/// the action barely counts next to a rare object word; but "open a ticket" and "list
+/// tickets" want different tools. The index compares these classes separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Action {
+    Create = 1,
+    Read = 2,
+    List = 4,
+    Search = 8,
+    Update = 16,
+    Delete = 32,
+    Run = 64,
+    Send = 128,
+}
+
+/// A set of [`Action`]s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Actions(u8);
+
+impl Actions {
+    pub fn insert(&mut self, action: Action) {
+        self.0 |= action as u8;
+    }
+
+    pub fn add(&mut self, other: Actions) {
+        self.0 |= other.0;
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn intersects(self, other: Actions) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+/// The actions a word (already stemmed) names. Some words name two ("open" a ticket or a
+/// file, "show" one thing or all of them).
+#[rustfmt::skip]
+pub fn actions_of(stem_: &str) -> Actions {
+    use Action::*;
+    const TABLE: &[(&str, &[Action])] = &[
+        ("create", &[Create]), ("add", &[Create]), ("new", &[Create]), ("make", &[Create]),
+        ("insert", &[Create]), ("raise", &[Create]), ("register", &[Create]), ("draft", &[Create]),
+        ("generate", &[Create]), ("start", &[Create, Run]), ("open", &[Create, Read]),
+        ("get", &[Read]), ("fetch", &[Read]), ("read", &[Read]), ("retrieve", &[Read]),
+        ("show", &[Read, List]), ("view", &[Read]), ("see", &[Read]), ("display", &[Read]),
+        ("look", &[Read, Search]), ("check", &[Read]), ("describe", &[Read]), ("inspect", &[Read]),
+        ("download", &[Read]), ("grab", &[Read]), ("load", &[Read]),
+        ("list", &[List]), ("enumerate", &[List]), ("browse", &[List]), ("all", &[List]),
+        ("search", &[Search]), ("find", &[Search]), ("query", &[Search]), ("lookup", &[Search]),
+        ("locate", &[Search]), ("where", &[Search]), ("filter", &[Search]), ("grep", &[Search]),
+        ("update", &[Update]), ("edit", &[Update]), ("modify", &[Update]), ("change", &[Update]),
+        ("set", &[Update]), ("rename", &[Update]), ("move", &[Update]), ("patch", &[Update]),
+        ("fix", &[Update]), ("assign", &[Update]), ("mark", &[Update]), ("transition", &[Update]),
+        ("close", &[Update]), ("resolve", &[Update]), ("cancel", &[Update, Delete]),
+        ("delete", &[Delete]), ("remove", &[Delete]), ("drop", &[Delete]), ("destroy", &[Delete]),
+        ("erase", &[Delete]), ("forget", &[Delete]), ("clear", &[Delete]), ("purge", &[Delete]),
+        ("trash", &[Delete]), ("wipe", &[Delete]), ("discard", &[Delete]),
+        ("run", &[Run]), ("execute", &[Run]), ("exec", &[Run]), ("trigger", &[Run]),
+        ("kick", &[Run]), ("launch", &[Run]), ("invoke", &[Run]), ("evaluate", &[Run]),
+        ("rerun", &[Run]), ("retry", &[Run]),
+        ("send", &[Send]), ("post", &[Send, Create]), ("message", &[Send]), ("notify", &[Send]),
+        ("tell", &[Send]), ("reply", &[Send]), ("comment", &[Send]), ("announce", &[Send]),
+    ];
+    static STEMMED: LazyLock<HashMap<String, Actions>> = LazyLock::new(|| {
+        TABLE
+            .iter()
+            .map(|(word, actions)| {
+                let mut set = Actions::default();
+                for &a in *actions {
+                    set.insert(a);
+                }
+                (stem(word), set)
+            })
+            .collect()
+    });
+    STEMMED.get(stem_).copied().unwrap_or_default()
 }
