@@ -340,10 +340,6 @@ impl Actions {
         self.0 |= other.0;
     }
 
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
     pub fn intersects(self, other: Actions) -> bool {
         self.0 & other.0 != 0
     }
