@@ -82,17 +82,27 @@ pub fn tasks() -> Vec<Task> {
         .collect()
 }
 
-/// Where the first tool that does the task ranks (1-based) within the top `limit`.
+/// Where the first tool that does the task ranks (1-based) within the top `limit`. In the
+/// replicated corpus a copy (`github-3/create_issue`) does the task as well as the original.
 pub fn rank(index: &ToolIndex, task: &Task, limit: usize) -> Option<usize> {
     index
         .search(&task.task, limit)
         .iter()
         .position(|hit| {
+            let server = original_server(&hit.tool.server);
             task.tools
                 .iter()
-                .any(|t| *t == format!("{}/{}", hit.tool.server, hit.tool.raw_name))
+                .any(|t| *t == format!("{server}/{}", hit.tool.raw_name))
         })
         .map(|p| p + 1)
+}
+
+/// `github-3` → `github`: the server a replicated copy was made from.
+fn original_server(server: &str) -> &str {
+    match server.rsplit_once('-') {
+        Some((base, copy)) if copy.parse::<usize>().is_ok_and(|n| n >= 2) => base,
+        _ => server,
+    }
 }
 
 pub struct Quality {
