@@ -3,6 +3,7 @@
 //! before every model call so a server connected mid-turn is visible in the next call.
 
 mod naming;
+pub mod search;
 
 pub use naming::{MAX_NAME_LEN, model_facing_name, normalize};
 

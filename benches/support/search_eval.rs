@@ -1,0 +1,195 @@
+//! The tool-search evaluation shared by `benches/tool_search.rs` and `tests/tool_search.rs`:
+//! the corpus of published MCP tool lists, the task set, recall@k / MRR, the corpus
+//! replicated under renamed servers, and the tool bytes a model call carries.
+// Each includer (the bench, the test) uses part of it.
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use toolgate::pool::search::ToolIndex;
+use toolgate::pool::{McpToolInfo, ServerTools, ToolClaims};
+
+pub const K: usize = 5;
+
+pub struct Task {
+    pub task: String,
+    /// `server/raw_name` of each tool that does the task.
+    pub tools: Vec<String>,
+    pub holdout: bool,
+}
+
+fn data(name: &str) -> Value {
+    let path = format!("{}/benches/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The corpus, one listing per server, in file order.
+pub fn corpus() -> Vec<Arc<ServerTools>> {
+    let corpus = data("tool_corpus.json");
+    corpus["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|server| {
+            let tools = server["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| McpToolInfo {
+                    name: t["name"].as_str().unwrap().to_string(),
+                    description: t["description"].as_str().unwrap_or_default().to_string(),
+                    input_schema: Arc::new(t["inputSchema"].clone()),
+                    claims: ToolClaims::default(),
+                })
+                .collect();
+            Arc::new(ServerTools::new(server["server"].as_str().unwrap(), tools))
+        })
+        .collect()
+}
+
+/// The corpus repeated under renamed servers (`github`, `github-2`, …) until it has at least
+/// `min_tools` tools: what a large setup with several instances of the same servers looks like.
+pub fn replicated(min_tools: usize) -> Vec<Arc<ServerTools>> {
+    let base = corpus();
+    let mut out = base.clone();
+    let mut copy = 2;
+    while out.iter().map(|s| s.tools().len()).sum::<usize>() < min_tools {
+        for server in &base {
+            let name = format!("{}-{copy}", server.server());
+            out.push(Arc::new(ServerTools::new(name, server.tools().to_vec())));
+        }
+        copy += 1;
+    }
+    out
+}
+
+pub fn tasks() -> Vec<Task> {
+    data("tool_tasks.json")["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| Task {
+            task: t["task"].as_str().unwrap().to_string(),
+            tools: t["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_str().unwrap().to_string())
+                .collect(),
+            holdout: t["split"] == "holdout",
+        })
+        .collect()
+}
+
+/// Where the first tool that does the task ranks (1-based) within the top `limit`. In the
+/// replicated corpus a copy (`github-3/create_issue`) does the task as well as the original.
+pub fn rank(index: &ToolIndex, task: &Task, limit: usize) -> Option<usize> {
+    index
+        .search(&task.task, limit)
+        .iter()
+        .position(|hit| {
+            let server = original_server(&hit.tool.server);
+            task.tools
+                .iter()
+                .any(|t| *t == format!("{server}/{}", hit.tool.raw_name))
+        })
+        .map(|p| p + 1)
+}
+
+/// `github-3` → `github`: the server a replicated copy was made from.
+fn original_server(server: &str) -> &str {
+    match server.rsplit_once('-') {
+        Some((base, copy)) if copy.parse::<usize>().is_ok_and(|n| n >= 2) => base,
+        _ => server,
+    }
+}
+
+pub struct Quality {
+    pub tasks: usize,
+    /// Share of tasks with a tool that does it in the top K.
+    pub recall_at_k: f64,
+    /// Mean reciprocal rank of the first such tool (0 past rank 50).
+    pub mrr: f64,
+    /// Tasks missed in the top K, with the rank where the right tool was (if in the top 50).
+    pub misses: Vec<(String, Option<usize>)>,
+}
+
+pub fn quality<'a>(index: &ToolIndex, tasks: impl IntoIterator<Item = &'a Task>) -> Quality {
+    let (mut n, mut found, mut rr) = (0usize, 0usize, 0f64);
+    let mut misses = Vec::new();
+    for task in tasks {
+        n += 1;
+        let r = rank(index, task, 50);
+        if let Some(r) = r {
+            rr += 1.0 / r as f64;
+        }
+        if r.is_some_and(|r| r <= K) {
+            found += 1;
+        } else {
+            misses.push((task.task.clone(), r));
+        }
+    }
+    Quality {
+        tasks: n,
+        recall_at_k: found as f64 / n.max(1) as f64,
+        mrr: rr / n.max(1) as f64,
+        misses,
+    }
+}
+
+/// A tool as a model request carries it (Anthropic's shape; OpenAI's wraps the same three).
+pub fn request_entry(name: &str, description: &str, schema: &Value) -> Value {
+    json!({"name": name, "description": description, "input_schema": schema})
+}
+
+/// The `search_tools` entry the agent adds when tools are deferred (as issue 16 describes it).
+pub fn search_tools_entry() -> Value {
+    request_entry(
+        "search_tools",
+        "Find tools of the connected MCP servers that are not loaded yet. Returns the best \
+         matches (name, server, one-line description) and loads them for the next calls. \
+         Takes a description of the task or exact tool names.",
+        &json!({"type": "object", "properties": {
+            "query": {"type": "string", "description": "What you want to do, or exact tool names separated by commas"},
+            "limit": {"type": "integer", "description": "How many tools to return (default 5)"}
+        }, "required": ["query"]}),
+    )
+}
+
+/// Bytes of the `tools` array of one request carrying every tool of `servers`.
+pub fn all_tools_bytes(servers: &[Arc<ServerTools>]) -> usize {
+    let entries: Vec<Value> = servers
+        .iter()
+        .flat_map(|s| {
+            s.tools().iter().map(|t| {
+                let (name, _) = toolgate::pool::model_facing_name(s.server(), &t.name);
+                request_entry(&name, &t.description, &t.input_schema)
+            })
+        })
+        .collect();
+    serde_json::to_vec(&entries).unwrap().len()
+}
+
+/// Bytes of the `tools` array after one search for `task`: `search_tools` plus the K tools
+/// it returned and loaded.
+pub fn deferred_bytes(servers: &[Arc<ServerTools>], index: &ToolIndex, task: &Task) -> usize {
+    let mut entries = vec![search_tools_entry()];
+    for hit in index.search(&task.task, K) {
+        let server = servers
+            .iter()
+            .find(|s| s.server() == hit.tool.server)
+            .unwrap();
+        let tool = server
+            .tools()
+            .iter()
+            .find(|t| t.name == hit.tool.raw_name)
+            .unwrap();
+        entries.push(request_entry(
+            &hit.tool.name,
+            &tool.description,
+            &tool.input_schema,
+        ));
+    }
+    serde_json::to_vec(&entries).unwrap().len()
+}

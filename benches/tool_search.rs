@@ -1,0 +1,113 @@
+//! Tool search (issue 16): what deferring tools saves per model call, how well the ranking
+//! finds the tools a task needs, and how fast it answers at 1,000 tools.
+//!
+//! Corpus: benches/data/tool_corpus.json (published tool lists of public MCP servers).
+//! Tasks: benches/data/tool_tasks.json (requests in users' words, with the tools that do them;
+//! every third task is held out from tuning). Prints a summary, then runs criterion groups.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
+
+#[path = "support/search_eval.rs"]
+mod search_eval;
+
+use criterion::Criterion;
+use search_eval::{K, all_tools_bytes, corpus, deferred_bytes, quality, replicated, tasks};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use toolgate::pool::search::ToolIndex;
+
+/// Timed single searches per task at 1,000 tools for the latency percentiles.
+const ROUNDS: usize = 20;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn summary() {
+    let servers = corpus();
+    let tools: usize = servers.iter().map(|s| s.tools().len()).sum();
+    let index = ToolIndex::new(&servers);
+    let tasks = tasks();
+
+    let all = all_tools_bytes(&servers);
+    let deferred: Vec<usize> = tasks
+        .iter()
+        .map(|t| deferred_bytes(&servers, &index, t))
+        .collect();
+    let mean = deferred.iter().sum::<usize>() as f64 / deferred.len() as f64;
+    let max = *deferred.iter().max().unwrap();
+    println!(
+        "tool search: corpus {} servers, {tools} tools; {} tasks",
+        servers.len(),
+        tasks.len()
+    );
+    println!(
+        "  tool bytes per call: all tools {all}; search_tools + {K} loaded: mean {mean:.0}, max {max} ({:.1}% fewer at the mean, {:.1}% at the max)",
+        100.0 * (1.0 - mean / all as f64),
+        100.0 * (1.0 - max as f64 / all as f64)
+    );
+    for (label, holdout) in [
+        ("tuned", Some(false)),
+        ("held-out", Some(true)),
+        ("all", None),
+    ] {
+        let q = quality(
+            &index,
+            tasks
+                .iter()
+                .filter(|t| holdout.is_none_or(|h| t.holdout == h)),
+        );
+        println!(
+            "  {label:>8}: {:>3} tasks, recall@{K} {:.3}, MRR {:.3}",
+            q.tasks, q.recall_at_k, q.mrr
+        );
+    }
+
+    let big = replicated(1000);
+    let big_tools: usize = big.iter().map(|s| s.tools().len()).sum();
+    let started = Instant::now();
+    let big_index = ToolIndex::new(&big);
+    let build = started.elapsed();
+    let q = quality(&big_index, tasks.iter());
+    let mut times = Vec::with_capacity(ROUNDS * tasks.len());
+    for _ in 0..ROUNDS {
+        for task in &tasks {
+            let started = Instant::now();
+            black_box(big_index.search(black_box(&task.task), K));
+            times.push(started.elapsed());
+        }
+    }
+    times.sort();
+    println!(
+        "  at {big_tools} tools ({} servers): index build {:.2} ms; search p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs ({} searches); recall@{K} {:.3} (any copy of the tool counts)",
+        big.len(),
+        build.as_secs_f64() * 1e3,
+        percentile(&times, 0.50).as_secs_f64() * 1e6,
+        percentile(&times, 0.99).as_secs_f64() * 1e6,
+        times.last().unwrap().as_secs_f64() * 1e6,
+        times.len(),
+        q.recall_at_k,
+    );
+}
+
+fn main() {
+    summary();
+    let big = replicated(1000);
+    let index = ToolIndex::new(&big);
+    let tasks = tasks();
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    c.bench_function("tool_search/search_1000_tools_all_tasks", |b| {
+        b.iter(|| {
+            for task in &tasks {
+                black_box(index.search(black_box(&task.task), K));
+            }
+        })
+    });
+    c.bench_function("tool_search/build_index_1000_tools", |b| {
+        b.iter(|| black_box(ToolIndex::new(black_box(&big))))
+    });
+    c.final_summary();
+}

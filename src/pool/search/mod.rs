@@ -1,0 +1,383 @@
+//! Ranking MCP tool definitions for a natural-language query (what `search_tools` answers
+//! with when the pool's tools are deferred). Pure and deterministic: the same listings and
+//! the same query give the same hits in the same order, on every run and every machine.
+//!
+//! The method is BM25F: a tool is a document with fields (name words, server name,
+//! description, parameter names, parameter descriptions), each with a weight and its own
+//! length normalisation, combined into one saturated term frequency per term. On top:
+//! exact names first, light stemming, stop words, and query-side synonyms at a discount.
+//! Everything that depends only on the listings (terms, weights, inverse document
+//! frequencies, posting lists) is worked out in [`ToolIndex::new`], once per change of the
+//! listings; a query walks only the posting lists of its own terms.
+
+mod text;
+
+use super::{McpToolInfo, ServerTools, model_facing_name};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub use text::{stem, words};
+
+/// BM25 term-frequency saturation.
+const K1: f32 = 1.2;
+
+/// What a synonym's match is worth next to the query's own word.
+const SYNONYM_WEIGHT: f32 = 0.5;
+
+/// How much more a tool scores when its name does what the request asks (create, read, list,
+/// search, update, delete, run, send); see [`text::Action`].
+const ACTION_BONUS: f32 = 0.3;
+
+/// How much of the score depends on covering all of the query's terms: a tool matching
+/// "list" and "issues" beats one matching "issues" twice as strongly.
+const COVERAGE: f32 = 0.5;
+
+/// The fields of a tool, with their weight and BM25 length normalisation `b`. The name says
+/// most about what a tool does, so it weighs most and is barely length-normalised (names are
+/// short and all of them count). Parameter descriptions are long and generic, so they weigh
+/// least.
+#[derive(Clone, Copy)]
+enum Field {
+    Name,
+    Server,
+    Description,
+    ParamNames,
+    ParamDescriptions,
+}
+
+const FIELDS: [Field; 5] = [
+    Field::Name,
+    Field::Server,
+    Field::Description,
+    Field::ParamNames,
+    Field::ParamDescriptions,
+];
+
+impl Field {
+    fn weight(self) -> f32 {
+        match self {
+            Field::Name => 3.0,
+            Field::Server => 3.0,
+            Field::Description => 1.0,
+            Field::ParamNames => 0.6,
+            Field::ParamDescriptions => 0.25,
+        }
+    }
+
+    fn b(self) -> f32 {
+        match self {
+            Field::Name => 0.3,
+            Field::Server => 0.0,
+            Field::Description => 0.75,
+            Field::ParamNames => 0.5,
+            Field::ParamDescriptions => 0.75,
+        }
+    }
+}
+
+/// A tool as search results show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedTool {
+    /// Model-facing name (`mcp__github__create_issue`).
+    pub name: String,
+    pub server: String,
+    /// The name the server listed it under.
+    pub raw_name: String,
+    /// The first sentence of the description, at most [`SUMMARY_LEN`] characters.
+    pub summary: String,
+}
+
+/// Longest one-line description a hit carries.
+pub const SUMMARY_LEN: usize = 160;
+
+/// One result: the tool, its score, and whether it was named exactly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchHit<'a> {
+    pub tool: &'a IndexedTool,
+    pub score: f32,
+    pub exact: bool,
+}
+
+/// The search index over the tools of a set of listings.
+#[derive(Debug, Clone, Default)]
+pub struct ToolIndex {
+    tools: Vec<IndexedTool>,
+    /// Term → position in `postings` / `idf`.
+    terms: HashMap<String, u32>,
+    /// Per term: (tool, saturated weighted term frequency), in tool order.
+    postings: Vec<Vec<(u32, f32)>>,
+    idf: Vec<f32>,
+    /// What each tool does, from the words of its name.
+    actions: Vec<text::Actions>,
+    /// Lower-cased model-facing name, raw name and `server/raw` → tools.
+    exact: HashMap<String, Vec<u32>>,
+}
+
+impl ToolIndex {
+    /// Indexes the tools of `servers`, in order (the order breaks ties between equal scores).
+    pub fn new(servers: &[Arc<ServerTools>]) -> Self {
+        Self::from_tools(
+            servers
+                .iter()
+                .flat_map(|s| s.tools().iter().map(move |t| (s.server(), t))),
+        )
+    }
+
+    /// Indexes (server, tool) pairs, in the given order.
+    pub fn from_tools<'a>(tools: impl IntoIterator<Item = (&'a str, &'a McpToolInfo)>) -> Self {
+        let mut index = ToolIndex::default();
+        // Per tool, per field: term → count, and the field's length in terms.
+        let mut fields: Vec<[(HashMap<String, f32>, f32); 5]> = Vec::new();
+        for (server, tool) in tools {
+            let id = index.tools.len() as u32;
+            let (name, _) = model_facing_name(server, &tool.name);
+            for key in [
+                name.to_lowercase(),
+                tool.name.to_lowercase(),
+                format!("{}/{}", server.to_lowercase(), tool.name.to_lowercase()),
+            ] {
+                let ids = index.exact.entry(key).or_default();
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+            let mut name_text = tool.name.clone();
+            if let Some(title) = tool.claims.title.as_deref() {
+                name_text.push(' ');
+                name_text.push_str(title);
+            }
+            let mut actions = text::Actions::default();
+            text::words(&tool.name, |w| {
+                actions.add(text::actions_of(&text::stem(w)))
+            });
+            index.actions.push(actions);
+            let (param_names, param_descriptions) = parameters(&tool.input_schema);
+            let texts = [
+                name_text,
+                server.to_string(),
+                tool.description.clone(),
+                param_names,
+                param_descriptions,
+            ];
+            fields.push(texts.map(|t| count(&t)));
+            index.tools.push(IndexedTool {
+                name,
+                server: server.to_string(),
+                raw_name: tool.name.clone(),
+                summary: summary(&tool.description),
+            });
+        }
+        let n = fields.len().max(1) as f32;
+        let mut average = [0f32; 5];
+        for doc in &fields {
+            for (f, (_, len)) in doc.iter().enumerate() {
+                average[f] += len / n;
+            }
+        }
+        // Term → tool → weighted, length-normalised frequency over all fields (BM25F).
+        let mut frequencies: Vec<Vec<(u32, f32)>> = Vec::new();
+        for (id, doc) in fields.iter().enumerate() {
+            let mut combined: HashMap<&str, f32> = HashMap::new();
+            for (f, (counts, len)) in doc.iter().enumerate() {
+                let field = FIELDS[f];
+                let norm = if average[f] > 0.0 {
+                    1.0 - field.b() + field.b() * len / average[f]
+                } else {
+                    1.0
+                };
+                for (term, tf) in counts {
+                    *combined.entry(term).or_default() += field.weight() * tf / norm;
+                }
+            }
+            let mut combined: Vec<(&str, f32)> = combined.into_iter().collect();
+            combined.sort_by(|a, b| a.0.cmp(b.0));
+            for (term, tf) in combined {
+                let next = index.terms.len() as u32;
+                let term_id = *index.terms.entry(term.to_string()).or_insert(next);
+                if term_id == next {
+                    frequencies.push(Vec::new());
+                }
+                frequencies[term_id as usize].push((id as u32, tf));
+            }
+        }
+        for list in frequencies {
+            let df = list.len() as f32;
+            index.idf.push((1.0 + (n - df + 0.5) / (df + 0.5)).ln());
+            index.postings.push(
+                list.into_iter()
+                    .map(|(id, tf)| (id, tf * (K1 + 1.0) / (tf + K1)))
+                    .collect(),
+            );
+        }
+        index
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn tools(&self) -> &[IndexedTool] {
+        &self.tools
+    }
+
+    /// The best `limit` tools for `query`, best first. Tools named exactly (model-facing
+    /// name, raw name or `server/raw`, as the whole query or as one of its comma- or
+    /// space-separated parts) come first; then the rest by score; equal scores in index order.
+    /// Tools matching none of the query's terms are not returned.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit<'_>> {
+        let n = self.tools.len();
+        if n == 0 || limit == 0 {
+            return Vec::new();
+        }
+        let mut exact = vec![false; n];
+        self.mark_exact(query, &mut exact);
+
+        // Each term once, at the highest weight it was given.
+        let mut query_terms: Vec<(String, f32)> = Vec::new();
+        for (term, weight) in text::query_terms(query) {
+            match query_terms.iter_mut().find(|(t, _)| *t == term) {
+                Some((_, w)) => *w = w.max(weight),
+                None => query_terms.push((term, weight)),
+            }
+        }
+        let mut total = vec![0f32; n];
+        let mut covered = vec![0u16; n];
+        let mut best = vec![0f32; n];
+        let mut touched: Vec<u32> = Vec::new();
+        for (term, weight) in &query_terms {
+            self.score_term(term, *weight, &mut best, &mut touched);
+            for synonym in text::synonyms(term) {
+                if !query_terms.iter().any(|(t, _)| t == synonym) {
+                    self.score_term(synonym, weight * SYNONYM_WEIGHT, &mut best, &mut touched);
+                }
+            }
+            for &id in &touched {
+                let id = id as usize;
+                total[id] += best[id];
+                covered[id] += 1;
+                best[id] = 0.0;
+            }
+            touched.clear();
+        }
+        let mut wanted = text::Actions::default();
+        text::words(query, |w| wanted.add(text::actions_of(&text::stem(w))));
+        let terms = query_terms.len().max(1) as f32;
+        let mut hits: Vec<(u32, f32)> = (0..n)
+            .filter(|&id| exact[id] || total[id] > 0.0)
+            .map(|id| {
+                let coverage = 1.0 - COVERAGE + COVERAGE * f32::from(covered[id]) / terms;
+                let action = if self.actions[id].intersects(wanted) {
+                    1.0 + ACTION_BONUS
+                } else {
+                    1.0
+                };
+                (id as u32, total[id] * coverage * action)
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            exact[b.0 as usize]
+                .cmp(&exact[a.0 as usize])
+                .then(b.1.total_cmp(&a.1))
+                .then(a.0.cmp(&b.0))
+        });
+        hits.truncate(limit);
+        hits.into_iter()
+            .map(|(id, score)| SearchHit {
+                tool: &self.tools[id as usize],
+                score,
+                exact: exact[id as usize],
+            })
+            .collect()
+    }
+
+    /// Keeps, per tool, the best score of `term` (weighted) in `best`; remembers in
+    /// `touched` which tools got one.
+    fn score_term(&self, term: &str, weight: f32, best: &mut [f32], touched: &mut Vec<u32>) {
+        let Some(&term_id) = self.terms.get(term) else {
+            return;
+        };
+        let idf = self.idf[term_id as usize] * weight;
+        for &(id, tf) in &self.postings[term_id as usize] {
+            let slot = &mut best[id as usize];
+            if *slot == 0.0 {
+                touched.push(id);
+            }
+            *slot = slot.max(idf * tf);
+        }
+    }
+
+    fn mark_exact(&self, query: &str, exact: &mut [bool]) {
+        let whole = query.trim().to_lowercase();
+        let parts = whole.split(|c: char| c == ',' || c.is_whitespace());
+        for key in std::iter::once(whole.as_str())
+            .chain(parts)
+            .filter(|p| looks_like_identifier(p))
+        {
+            for &id in self.exact.get(key).into_iter().flatten() {
+                exact[id as usize] = true;
+            }
+        }
+    }
+}
+
+/// A query part that can only be meant as a name: `create_issue`, `get-file`, `fs.read`,
+/// `mcp__github__create_issue`, `github/create_issue`. Plain words ("search") are not
+/// names here: many servers have a tool called that, and the words rank them anyway.
+fn looks_like_identifier(part: &str) -> bool {
+    part.contains(['_', '-', '.', '/'])
+}
+
+/// Term counts of a text and its length in terms.
+fn count(text: &str) -> (HashMap<String, f32>, f32) {
+    let mut counts: HashMap<String, f32> = HashMap::new();
+    let mut len = 0.0;
+    for term in text::terms(text) {
+        *counts.entry(term).or_default() += 1.0;
+        len += 1.0;
+    }
+    (counts, len)
+}
+
+/// The top-level parameter names and their descriptions, each joined into one text.
+fn parameters(schema: &Value) -> (String, String) {
+    let mut names = String::new();
+    let mut descriptions = String::new();
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (name, property) in properties {
+            names.push_str(name);
+            names.push(' ');
+            if let Some(Value::String(d)) = property.get("description") {
+                descriptions.push_str(d);
+                descriptions.push(' ');
+            }
+        }
+    }
+    (names, descriptions)
+}
+
+/// The first sentence (or line) of a description, cut at a word boundary past
+/// [`SUMMARY_LEN`] characters.
+pub fn summary(description: &str) -> String {
+    let line = description.trim().lines().next().unwrap_or_default().trim();
+    let sentence = match line.find(". ") {
+        Some(end) => &line[..=end],
+        None => line,
+    };
+    if sentence.chars().count() <= SUMMARY_LEN {
+        return sentence.trim_end().to_string();
+    }
+    let mut cut: String = sentence.chars().take(SUMMARY_LEN - 1).collect();
+    if let Some(space) = cut.rfind(' ') {
+        cut.truncate(space);
+    }
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,157 @@
+use super::*;
+use crate::pool::ToolClaims;
+use serde_json::json;
+
+fn tool(name: &str, description: &str, params: &[(&str, &str)]) -> McpToolInfo {
+    let mut properties = serde_json::Map::new();
+    for (p, d) in params {
+        properties.insert(p.to_string(), json!({"type": "string", "description": d}));
+    }
+    McpToolInfo {
+        name: name.to_string(),
+        description: description.to_string(),
+        input_schema: Arc::new(json!({"type": "object", "properties": properties})),
+        claims: ToolClaims::default(),
+    }
+}
+
+fn index() -> ToolIndex {
+    let github = Arc::new(ServerTools::new(
+        "github",
+        vec![
+            tool(
+                "create_issue",
+                "Create a new issue in a GitHub repository",
+                &[
+                    ("owner", "Repository owner"),
+                    ("repo", "Repository name"),
+                    ("title", "Issue title"),
+                ],
+            ),
+            tool(
+                "list_issues",
+                "List issues in a GitHub repository with filtering options",
+                &[("state", "Filter by state")],
+            ),
+            tool(
+                "get_pull_request",
+                "Get details of a specific pull request",
+                &[("pull_number", "Pull request number")],
+            ),
+            tool(
+                "search",
+                "Search code across repositories",
+                &[("q", "Search query")],
+            ),
+        ],
+    ));
+    let fs = Arc::new(ServerTools::new(
+        "filesystem",
+        vec![
+            tool(
+                "read_file",
+                "Read the complete contents of a file from the file system.",
+                &[("path", "")],
+            ),
+            tool(
+                "listDirectory",
+                "Get a detailed listing of all files and directories in a specified path.",
+                &[("path", "")],
+            ),
+            tool(
+                "search",
+                "Recursively search for files and directories matching a pattern.",
+                &[("pattern", "")],
+            ),
+        ],
+    ));
+    ToolIndex::new(&[github, fs])
+}
+
+fn top(index: &ToolIndex, query: &str, k: usize) -> Vec<String> {
+    index
+        .search(query, k)
+        .into_iter()
+        .map(|h| h.tool.name.clone())
+        .collect()
+}
+
+#[test]
+fn identifiers_split_into_words() {
+    let mut out = Vec::new();
+    words("listIssues get-file fs.read HTMLPage oauth2_token", |w| {
+        out.push(w.to_string())
+    });
+    assert_eq!(
+        out,
+        [
+            "list", "issues", "get", "file", "fs", "read", "html", "page", "oauth2", "token"
+        ]
+    );
+}
+
+#[test]
+fn stems_meet_across_word_forms() {
+    assert_eq!(stem("creating"), stem("create"));
+    assert_eq!(stem("created"), stem("creates"));
+    assert_eq!(stem("issues"), stem("issue"));
+    assert_eq!(stem("directories"), stem("directory"));
+    assert_eq!(stem("running"), "run");
+    assert_eq!(stem("added"), "add");
+}
+
+#[test]
+fn users_words_find_the_tool() {
+    let index = index();
+    assert_eq!(
+        top(&index, "open a ticket about the login bug", 1),
+        ["mcp__github__create_issue"]
+    );
+    assert_eq!(
+        top(&index, "show me what's in the src folder", 1),
+        ["mcp__filesystem__listDirectory"]
+    );
+    assert_eq!(
+        top(&index, "look at PR 42", 1),
+        ["mcp__github__get_pull_request"]
+    );
+}
+
+#[test]
+fn exact_names_come_first() {
+    let index = index();
+    assert_eq!(
+        top(&index, "mcp__filesystem__search", 1),
+        ["mcp__filesystem__search"]
+    );
+    let hits = index.search("github/search, read_file", 5);
+    assert!(hits[0].exact && hits[1].exact && !hits.get(2).is_some_and(|h| h.exact));
+    let mut names: Vec<&str> = hits[..2].iter().map(|h| h.tool.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["mcp__filesystem__read_file", "mcp__github__search"]);
+    // A plain word is a query, not a name: both `search` tools rank, none is "exact".
+    assert!(index.search("search", 5).iter().all(|h| !h.exact));
+}
+
+#[test]
+fn results_are_deterministic_and_limited() {
+    let index = index();
+    let a = top(&index, "search files", 3);
+    assert_eq!(a.len(), 3);
+    for _ in 0..5 {
+        assert_eq!(top(&index, "search files", 3), a);
+        assert_eq!(
+            top(&ToolIndex::new(&[]), "search files", 3),
+            Vec::<String>::new()
+        );
+    }
+    assert!(index.search("zzzz qqqq", 5).is_empty());
+}
+
+#[test]
+fn summary_is_the_first_sentence() {
+    assert_eq!(summary("Read a file. Handles encodings."), "Read a file.");
+    let long = "word ".repeat(100);
+    let s = summary(&long);
+    assert!(s.ends_with('…') && s.chars().count() <= SUMMARY_LEN);
+}

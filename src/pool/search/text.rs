@@ -1,0 +1,390 @@
+//! Text to terms: identifier splitting, light stemming, stop words and verb/noun synonyms.
+//! The same function turns tool definitions and queries into terms, so a query word and a
+//! name part meet in one form ("Creating" and `createIssue` both give `creat`).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// Splits `text` into lower-case words: on anything not alphanumeric (`_`, `-`, `.`, `/`,
+/// spaces), at camelCase humps (`listIssues` → list, issues), at acronym ends (`HTMLPage` →
+/// html, page) and between letters and digits only where a word would be lost otherwise
+/// (digits stay attached: `v2`, `oauth2`).
+pub fn words(text: &str, mut emit: impl FnMut(&str)) {
+    let mut word = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            flush(&mut word, &mut emit);
+            continue;
+        }
+        if c.is_uppercase() && !word.is_empty() {
+            let prev = chars.get(i.wrapping_sub(1)).copied().unwrap_or(' ');
+            let next = chars.get(i + 1).copied().unwrap_or(' ');
+            // lower→Upper starts a word; in a run of capitals, the last one starts a word
+            // when a lower-case letter follows (HTMLPage → HTML | Page).
+            if prev.is_lowercase()
+                || prev.is_numeric()
+                || (prev.is_uppercase() && next.is_lowercase())
+            {
+                flush(&mut word, &mut emit);
+            }
+        }
+        word.extend(c.to_lowercase());
+    }
+    flush(&mut word, &mut emit);
+}
+
+fn flush(word: &mut String, emit: &mut impl FnMut(&str)) {
+    if !word.is_empty() {
+        emit(word);
+        word.clear();
+    }
+}
+
+/// Words too common in requests and descriptions to say anything about which tool is meant.
+#[rustfmt::skip]
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
+    "could", "do", "does", "for", "from", "give", "have", "how", "i", "if", "in", "into", "is",
+    "it", "its", "just", "let", "like", "me", "my", "need", "of", "on", "or", "our", "please",
+    "should", "so", "some", "that", "the", "their", "them", "then", "there", "these", "this",
+    "those", "to", "up", "us", "use", "using", "via", "want", "was", "we", "were", "what",
+    "when", "which", "who", "whose", "will", "with", "would", "you", "your", "etc", "also",
+    "one", "tool", "tools", "help", "able", "way", "thing", "stuff", "currently", "called",
+    "named", "titled", "specific", "specified", "given", "provided", "optional", "required",
+];
+
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
+}
+
+/// A light suffix stripper (plural, -ing, -ed, final e). Deliberately weaker than Porter:
+/// tool vocabularies are short technical words, where aggressive stemming merges words that
+/// mean different things (`user`/`use`, `commit`/`committee`).
+pub fn stem(word: &str) -> String {
+    let mut w = word.to_string();
+    let len = w.chars().count();
+    if len <= 3 || !w.is_ascii() {
+        return w;
+    }
+    if let Some(base) = w.strip_suffix("ies")
+        && len > 4
+    {
+        w = format!("{base}y");
+    } else if w.ends_with("sses")
+        || w.ends_with("xes")
+        || w.ends_with("ches")
+        || w.ends_with("shes")
+    {
+        w.truncate(w.len() - 2);
+    } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
+        w.truncate(w.len() - 1);
+    } else if w.ends_with("ing") && len > 5 {
+        w.truncate(w.len() - 3);
+        undouble(&mut w);
+    } else if w.ends_with("ed") && len > 4 {
+        w.truncate(w.len() - 2);
+        undouble(&mut w);
+    }
+    if w.ends_with('e') && w.len() > 4 {
+        w.truncate(w.len() - 1);
+    }
+    w
+}
+
+/// `running` → `runn` → `run`; `added` → `add` keeps its double d (a real word ending).
+fn undouble(w: &mut String) {
+    let b = w.as_bytes();
+    let n = b.len();
+    if n >= 3 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z' | b'd' | b'f') {
+        w.truncate(n - 1);
+    }
+}
+
+/// Terms of a text: words, stop words and single letters dropped, stemmed.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    push_terms(text, &mut out);
+    out
+}
+
+fn push_terms(text: &str, out: &mut Vec<String>) {
+    words(text, |w| {
+        // Single letters are noise ("what's" → what, s); single digits are not ("slack-3").
+        let letter = w.chars().count() == 1 && w.chars().all(char::is_alphabetic);
+        if !letter && !is_stop_word(w) {
+            out.push(stem(w));
+        }
+    });
+}
+
+/// Terms of a query. Requests name things by example more than by kind ("fetch
+/// https://…", "move PROJ-12", "mail bob@acme.com"): such a word stands for its kind here,
+/// because tool definitions describe the kind (`url`, `issue`, `email`) and the example's
+/// own words (`example`, `com`, `proj`) would only match by accident.
+///
+/// Each term comes with its weight: a path says "a file" less surely than a URL says "a
+/// web page", so its kind words count half.
+pub fn query_terms(query: &str) -> Vec<(String, f32)> {
+    let mut out = Vec::new();
+    for part in query.split_whitespace() {
+        let part = part.trim_matches(|c: char| {
+            matches!(c, ',' | ';' | ':' | '?' | '!' | '(' | ')' | '"' | '\'')
+        });
+        let kinds: &[&str] = if part.contains("://") || part.starts_with("www.") {
+            &["url", "web"]
+        } else if part.contains('@') && part.contains('.') && !part.starts_with('@') {
+            &["email"]
+        } else if part.starts_with('@') && part.len() > 1 {
+            &["user"]
+        } else if part.starts_with('#')
+            && part.len() > 1
+            && !part[1..].chars().all(|c| c.is_ascii_digit())
+        {
+            &["channel"]
+        } else if is_issue_key(part) {
+            &["issue"]
+        } else if is_commit_hash(part) {
+            &["commit", "sha"]
+        } else {
+            if is_path(part) {
+                out.push((stem("file"), 0.5));
+                out.push((stem("path"), 0.5));
+            }
+            let mut words = Vec::new();
+            push_terms(part, &mut words);
+            out.extend(words.into_iter().map(|w| (w, 1.0)));
+            continue;
+        };
+        out.extend(kinds.iter().map(|k| (stem(k), 1.0)));
+    }
+    out
+}
+
+/// `abc1234`, a full SHA: 7 to 40 hex digits with at least one digit and one letter.
+fn is_commit_hash(part: &str) -> bool {
+    (7..=40).contains(&part.len())
+        && part
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        && part.chars().any(|c| c.is_ascii_digit())
+        && part.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// `PROJ-123`, `ENG-7`, `PROJECT-1Z43`: a tracker's issue key.
+fn is_issue_key(part: &str) -> bool {
+    let Some((key, number)) = part.split_once('-') else {
+        return false;
+    };
+    key.len() >= 2
+        && key.chars().all(|c| c.is_ascii_uppercase())
+        && number.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && number.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// `src/main.rs`, `./app`, `notes.md`, `build/output`: a file or directory path.
+fn is_path(part: &str) -> bool {
+    if part.contains('/') || part.contains('\\') {
+        return true;
+    }
+    match part.rsplit_once('.') {
+        Some((stem, ext)) => {
+            (!stem.is_empty() || part.starts_with('.'))
+                && (1..=4).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+        }
+        None => false,
+    }
+}
+
+/// Groups of words that people use for the same action or object. A query term also matches
+/// the other members of its groups, at a discount (see `SYNONYM_WEIGHT` in the index). The
+/// groups are about how people phrase requests to tools in general (verbs of CRUD and
+/// browsing, common object names), not about any particular tool set.
+#[rustfmt::skip]
+const SYNONYM_GROUPS: &[&[&str]] = &[
+    // Reading one thing.
+    &["get", "fetch", "read", "retrieve", "show", "view", "open", "see", "display", "detail", "info", "inspect", "describe", "look", "check", "load", "content"],
+    // Enumerating.
+    &["list", "show", "enumerate", "browse", "overview"],
+    // Searching.
+    &["search", "find", "query", "lookup", "look", "locate", "filter", "grep", "match", "where", "discover"],
+    // Creating.
+    &["create", "add", "new", "make", "open", "start", "insert", "raise", "register", "draft", "generate"],
+    // Deleting.
+    &["delete", "remove", "drop", "destroy", "erase", "purge", "trash", "rm", "forget", "clear", "unlink", "wipe", "discard"],
+    // Changing.
+    &["update", "edit", "modify", "change", "set", "rename", "patch", "alter", "replace", "adjust", "tweak", "fix", "move", "assign", "transition"],
+    // Running.
+    &["run", "execute", "exec", "invoke", "trigger", "launch", "call", "evaluate", "eval", "perform"],
+    // Telling people.
+    &["send", "post", "message", "notify", "reply", "dm", "ping", "tell", "announce", "share", "say"],
+    &["comment", "reply", "note", "remark", "respond", "feedback", "review"],
+    &["close", "resolve", "stop", "finish", "complete", "done", "mark", "archive", "cancel", "end"],
+    &["merge", "combine", "land", "integrate"],
+    &["download", "save", "export", "pull"],
+    &["upload", "push", "publish", "deploy"],
+    &["screenshot", "capture", "snapshot", "image", "picture", "screen", "png"],
+    &["click", "press", "tap", "select", "choose"],
+    &["navigate", "goto", "go", "visit", "browse", "url", "load", "open"],
+    &["type", "fill", "enter", "input", "form", "key"],
+    // Objects.
+    &["issue", "ticket", "bug", "task", "problem", "card", "story", "todo"],
+    &["pr", "pull", "request", "mr", "merge", "changeset", "patch"],
+    &["repo", "repository", "project", "codebase"],
+    &["file", "document", "doc", "content", "readme", "config"],
+    &["folder", "directory", "dir", "tree"],
+    &["user", "member", "person", "people", "teammate", "assignee", "account", "profile", "colleague", "who"],
+    &["channel", "room", "conversation", "chat", "thread"],
+    &["message", "msg", "chat", "post", "text"],
+    &["error", "exception", "crash", "failure", "bug", "incident"],
+    &["customer", "client", "buyer", "payer", "shopper"],
+    &["payment", "charge", "transaction", "pay", "paid", "money", "intent"],
+    &["refund", "reimburse", "return", "chargeback"],
+    &["invoice", "bill", "billing", "receipt"],
+    &["subscription", "plan", "recurring", "renewal", "membership"],
+    &["price", "pricing", "cost", "amount", "product"],
+    &["time", "clock", "timezone", "tz", "hour", "date", "now", "current"],
+    &["convert", "translate", "transform", "conversion"],
+    &["database", "db", "sql", "table", "query", "row", "record", "schema", "column"],
+    &["page", "webpage", "url", "website", "site", "link", "web", "html", "internet", "online"],
+    &["memory", "remember", "knowledge", "entity", "graph", "fact", "recall", "observation", "relation", "memorize", "forget"],
+    &["diff", "difference", "change", "compare", "modification", "changeset"],
+    &["log", "history", "past", "previous", "timeline"],
+    &["status", "state", "progress", "health"],
+    &["commit", "checkin", "snapshot", "save"],
+    &["branch", "checkout", "switch", "fork"],
+    &["worker", "function", "script", "serverless", "edge"],
+    &["bucket", "storage", "object", "blob", "r2"],
+    &["kv", "key", "value", "namespace", "store"],
+    &["dns", "domain", "zone", "record"],
+    &["label", "tag", "category"],
+    &["team", "group", "org", "organization", "workspace"],
+    &["calendar", "event", "meeting", "schedule"],
+    &["word", "text", "string", "phrase"],
+    &["size", "metadata", "info", "stat", "attribute", "property"],
+    &["tab", "window", "browser", "page"],
+    &["console", "log", "output", "devtools"],
+    &["wiki", "page", "confluence", "doc", "documentation", "article", "space"],
+    &["sprint", "cycle", "iteration", "milestone"],
+    &["release", "version", "tag"],
+    &["workflow", "action", "pipeline", "ci", "job", "build"],
+    &["secret", "credential", "token", "key", "password"],
+    &["star", "favorite", "bookmark"],
+    &["notification", "alert", "inbox", "mention"],
+    &["route", "direction", "distance", "travel", "drive"],
+    &["place", "location", "address", "map", "geocode", "nearby", "coordinate"],
+    &["reaction", "emoji", "react"],
+    &["balance", "fund", "money", "available"],
+    &["worklog", "timesheet", "hour", "spent", "track"],
+    &["network", "request", "call", "api", "traffic", "http"],
+    &["block", "paragraph", "section", "content"],
+    &["link", "relate", "duplicate", "connect", "associate"],
+    &["dialog", "popup", "alert", "modal", "prompt", "confirm"],
+    &["count", "many", "number", "total", "statistic", "aggregate", "metric"],
+];
+
+/// Stem → the stems it is related to through `SYNONYM_GROUPS` (not itself), sorted so that
+/// expansion order, and with it the floating-point sums, is the same in every run.
+static SYNONYMS: LazyLock<HashMap<String, Vec<String>>> = LazyLock::new(|| {
+    let mut map: HashMap<String, Vec<String>> = HashMap::new();
+    for group in SYNONYM_GROUPS {
+        let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+        for a in &stems {
+            let related = map.entry(a.clone()).or_default();
+            for b in &stems {
+                if a != b && !related.contains(b) {
+                    related.push(b.clone());
+                }
+            }
+        }
+    }
+    for related in map.values_mut() {
+        related.sort();
+    }
+    map
+});
+
+pub fn synonyms(stem: &str) -> &'static [String] {
+    SYNONYMS.get(stem).map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// What a tool does, or what a request asks for, in broad classes. Common verbs have a low
+/// inverse document frequency (dozens of tools are called `create_…`), so in plain BM25
+/// the action barely counts next to a rare object word; but "open a ticket" and "list
+/// tickets" want different tools. The index compares these classes separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Action {
+    Create = 1,
+    Read = 2,
+    List = 4,
+    Search = 8,
+    Update = 16,
+    Delete = 32,
+    Run = 64,
+    Send = 128,
+}
+
+/// A set of [`Action`]s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Actions(u8);
+
+impl Actions {
+    pub fn insert(&mut self, action: Action) {
+        self.0 |= action as u8;
+    }
+
+    pub fn add(&mut self, other: Actions) {
+        self.0 |= other.0;
+    }
+
+    pub fn intersects(self, other: Actions) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+/// The actions a word (already stemmed) names. Some words name two ("open" a ticket or a
+/// file, "show" one thing or all of them).
+#[rustfmt::skip]
+pub fn actions_of(stem_: &str) -> Actions {
+    use Action::*;
+    const TABLE: &[(&str, &[Action])] = &[
+        ("create", &[Create]), ("add", &[Create]), ("new", &[Create]), ("make", &[Create]),
+        ("insert", &[Create]), ("raise", &[Create]), ("register", &[Create]), ("draft", &[Create]),
+        ("generate", &[Create]), ("start", &[Create, Run]), ("open", &[Create, Read]),
+        ("get", &[Read]), ("fetch", &[Read]), ("read", &[Read]), ("retrieve", &[Read]),
+        ("show", &[Read, List]), ("view", &[Read]), ("see", &[Read]), ("display", &[Read]),
+        ("look", &[Read, Search]), ("check", &[Read]), ("describe", &[Read]), ("inspect", &[Read]),
+        ("download", &[Read]), ("grab", &[Read]), ("load", &[Read]),
+        ("list", &[List]), ("enumerate", &[List]), ("browse", &[List]), ("all", &[List]),
+        ("search", &[Search]), ("find", &[Search]), ("query", &[Search]), ("lookup", &[Search]),
+        ("locate", &[Search]), ("where", &[Search]), ("filter", &[Search]), ("grep", &[Search]),
+        ("update", &[Update]), ("edit", &[Update]), ("modify", &[Update]), ("change", &[Update]),
+        ("set", &[Update]), ("rename", &[Update]), ("move", &[Update]), ("patch", &[Update]),
+        ("fix", &[Update]), ("assign", &[Update]), ("mark", &[Update]), ("transition", &[Update]),
+        ("close", &[Update]), ("resolve", &[Update]), ("cancel", &[Update, Delete]),
+        ("delete", &[Delete]), ("remove", &[Delete]), ("drop", &[Delete]), ("destroy", &[Delete]),
+        ("erase", &[Delete]), ("forget", &[Delete]), ("clear", &[Delete]), ("purge", &[Delete]),
+        ("trash", &[Delete]), ("wipe", &[Delete]), ("discard", &[Delete]),
+        ("run", &[Run]), ("execute", &[Run]), ("exec", &[Run]), ("trigger", &[Run]),
+        ("kick", &[Run]), ("launch", &[Run]), ("invoke", &[Run]), ("evaluate", &[Run]),
+        ("rerun", &[Run]), ("retry", &[Run]),
+        ("send", &[Send]), ("post", &[Send, Create]), ("message", &[Send]), ("notify", &[Send]),
+        ("tell", &[Send]), ("reply", &[Send]), ("comment", &[Send]), ("announce", &[Send]),
+    ];
+    static STEMMED: LazyLock<HashMap<String, Actions>> = LazyLock::new(|| {
+        TABLE
+            .iter()
+            .map(|(word, actions)| {
+                let mut set = Actions::default();
+                for &a in *actions {
+                    set.insert(a);
+                }
+                (stem(word), set)
+            })
+            .collect()
+    });
+    STEMMED.get(stem_).copied().unwrap_or_default()
+}
