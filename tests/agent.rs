@@ -1439,3 +1439,35 @@ async fn a_command_that_rewrites_toolgates_own_config_is_undone_and_reported() {
     assert!(events.iter().any(|e| matches!(e,
         AgentEvent::Notice(n) if n.contains("it was put back"))));
 }
+
+#[tokio::test]
+async fn a_grant_to_run_unsandboxed_does_not_cover_a_destructive_command() {
+    let mut h = start(
+        vec![
+            bash("a", json!({"command": "echo unconfined"})),
+            bash("b", json!({"command": "rm -rf build"})),
+            final_text("done"),
+        ],
+        without_sandbox,
+    );
+    std::fs::create_dir_all(h.workspace.path().join("build")).unwrap();
+    h.submit("clean").await;
+    let mut asked = Vec::new();
+    let mut answers = VecDeque::from(vec![UserDecision::AllowSession, UserDecision::Deny]);
+    let events = h
+        .until(
+            |about| {
+                asked.push(about.to_string());
+                answers.pop_front()
+            },
+            |e| matches!(e, AgentEvent::TurnFinished { .. }),
+        )
+        .await;
+    // The first question is about leaving the sandbox; the second, under that grant, is
+    // the policy's own question about a destructive command.
+    assert_eq!(asked, vec!["unsandboxed:echo unconfined", "bash"]);
+    let done = finished(&events);
+    assert_eq!(done[0].0, ToolOutcome::Ok, "{}", done[0].1);
+    assert_eq!(done[1].0, ToolOutcome::Denied, "{}", done[1].1);
+    assert!(h.workspace.path().join("build").exists());
+}

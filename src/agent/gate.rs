@@ -297,6 +297,26 @@ impl Gate {
             );
         }
         if self.unsandboxed_granted {
+            // The grant covers leaving the sandbox, not what the policy asks about besides
+            // (a destructive command): that question is still asked, as a tool call.
+            if let Decision::Ask { why } = &verdict.decision {
+                let (gated, record, notices) = self
+                    .ask_person(
+                        tool,
+                        input,
+                        call_id,
+                        why.clone(),
+                        verdict.clone(),
+                        events,
+                        cancel,
+                    )
+                    .await;
+                let gated = match gated {
+                    Gated::Run => Gated::RunUnconfined,
+                    other => other,
+                };
+                return (gated, record, notices);
+            }
             return (
                 Gated::RunUnconfined,
                 Some(record(
