@@ -141,15 +141,7 @@ pub fn parse_permissions(
     let mut rules = Vec::new();
     let mut diagnostics = Vec::new();
     let mut outside = None;
-    let diag = |offset: usize, message: String| {
-        let (line, column) = line_column(text, offset);
-        Diagnostic {
-            file: file.to_string(),
-            line,
-            column,
-            message,
-        }
-    };
+    let diag = |offset: usize, message: String| Diagnostic::at(text, file, offset, message);
     let doc = match toml_edit::Document::parse(text) {
         Ok(d) => d,
         Err(e) => {
@@ -229,23 +221,6 @@ pub fn parse_permissions(
     (rules, outside, diagnostics)
 }
 
-/// 1-based line and column (in characters) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
-    (line, column)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,8 +282,8 @@ mod tests {
 
     #[test]
     fn line_column_counts_characters() {
-        assert_eq!(line_column("ab\ncd", 4), (2, 2));
-        assert_eq!(line_column("é\nx", 3), (2, 1));
-        assert_eq!(line_column("x", 99), (1, 2));
+        assert_eq!(crate::config::line_column("ab\ncd", 4), (2, 2));
+        assert_eq!(crate::config::line_column("é\nx", 3), (2, 1));
+        assert_eq!(crate::config::line_column("x", 99), (1, 2));
     }
 }

@@ -124,15 +124,7 @@ pub fn apply_layer(
     relative_base: Option<&Path>,
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
-    let diag = |offset: usize, message: String| {
-        let (line, column) = line_column(text, offset);
-        Diagnostic {
-            file: file.to_string(),
-            line,
-            column,
-            message,
-        }
-    };
+    let diag = |offset: usize, message: String| Diagnostic::at(text, file, offset, message);
     let doc = match toml_edit::Document::parse(text) {
         Ok(doc) => doc,
         Err(e) => {
@@ -308,23 +300,6 @@ fn config_path(text: &str, relative_base: Option<&Path>) -> Result<PathBuf, Stri
             "{text:?} is relative; in the user config write an absolute path or one starting with ~/"
         )),
     }
-}
-
-/// 1-based line and column (in characters) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
-    (line, column)
 }
 
 #[cfg(test)]
