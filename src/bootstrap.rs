@@ -96,6 +96,12 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
     let sandbox = crate::sandbox::Sandbox::new(settings);
     // Unavailable or switched off: said at every start, never a silent downgrade.
     notices.extend(sandbox.startup_notice(&opts.workspace));
+    let (host, host_diagnostics) = crate::config::load_host_settings(
+        &opts.workspace,
+        crate::paths::user_config_dir().as_deref(),
+        opts.trust_project,
+    );
+    notices.extend(host_diagnostics.iter().map(|d| format!("config: {d}")));
     let model = select_model(opts)?;
     let (hub_tx, hub_rx) = mpsc::unbounded_channel();
     let hub = McpHub::with_options(
@@ -104,6 +110,7 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
         crate::mcp::HubOptions {
             workspace: opts.workspace.clone(),
             sandbox: sandbox.clone(),
+            log_level: host.log_level,
             ..Default::default()
         },
     );
@@ -115,6 +122,7 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
     config.output_budget = opts.output_budget;
     config.ask_timeout = opts.ask_timeout;
     config.sandbox = sandbox;
+    config.sampling_max_tokens = host.sampling_max_tokens;
     if let Some(from) = &opts.resume {
         let dir = config
             .sessions_dir

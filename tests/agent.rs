@@ -195,6 +195,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::Escalation(r) => format!("unsandboxed:{}", r.payload.command),
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
         HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
+        HostRequest::Sampling(r) => format!("sampling:{}", r.payload.server),
     }
 }
 
@@ -224,6 +225,7 @@ fn give(request: HostRequest, decision: UserDecision) {
         } else {
             RestoreAnswer::Keep
         }),
+        HostRequest::Sampling(r) => r.answer(decision),
     };
     assert!(delivered, "the agent was waiting for the answer");
 }

@@ -24,6 +24,11 @@ pub enum UiCommand {
     /// `/undo`: restore the files the last turn changed, after the person confirms the
     /// list (an inbox request); the outcome comes back as a notice.
     Undo,
+    /// `/roots add DIR`: a folder servers may work in besides the workspace (relative to
+    /// the workspace); connected servers are told the list changed.
+    AddRoot(std::path::PathBuf),
+    /// `/roots`: the roots, as a notice.
+    ListRoots,
     Shutdown,
 }
 
@@ -164,6 +169,16 @@ pub enum AgentEvent {
         usage: Usage,
         cancelled: bool,
     },
+    /// A server's sampling request ended (answered, refused, failed, withdrawn).
+    Sampling(super::sampling::SamplingReport),
+    /// A server's log message (`notifications/message`), at or above the level asked.
+    ServerLog {
+        server: String,
+        level: crate::mcp::LogLevel,
+        message: String,
+    },
+    /// The `instructions` a server gave when it connected (`/mcp` shows them).
+    ServerInstructions { server: String, text: String },
     Error(String),
     Notice(String),
 }

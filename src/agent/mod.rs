@@ -12,7 +12,9 @@ pub mod events;
 mod gate;
 mod host_files;
 mod prompt;
+mod roots;
 mod runner;
+mod sampling;
 pub mod session;
 mod tools;
 
@@ -27,6 +29,7 @@ use crate::policy::Policy;
 pub use ask::ask;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
+pub use sampling::{SamplingOutcome, SamplingReport};
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.
@@ -78,6 +81,8 @@ pub struct AgentConfig {
     /// The sandbox bash runs in (`[sandbox]` settings and the kernel's status); the
     /// default is the default settings on this machine.
     pub sandbox: crate::sandbox::Sandbox,
+    /// `[sampling] max_tokens`: a server's sampling request asking for more is refused.
+    pub sampling_max_tokens: u32,
 }
 
 impl AgentConfig {
@@ -105,6 +110,7 @@ impl AgentConfig {
             replay_history: true,
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
+            sampling_max_tokens: crate::config::DEFAULT_SAMPLING_MAX_TOKENS,
         }
     }
 }

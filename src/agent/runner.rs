@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 use super::AgentConfig;
 use super::events::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
 use super::gate::Gate;
-use super::session::{self, Record, SessionLog};
+use super::sampling::SamplingHost;
+use super::session::{self, Record, SessionLog, SharedLog};
 use crate::builtin::pool_builtins;
 use crate::inbox::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
@@ -75,17 +76,43 @@ pub(super) fn start(
     });
     let (work_tx, work_rx) = mpsc::unbounded_channel();
     let stopped = CancellationToken::new();
-    tokio::spawn(read_commands(commands, work_tx.clone(), control.clone()));
-    if let Some(hub_events) = config.hub_events.take() {
+    let shared_log = SharedLog::default();
+    let hub_events = config.hub_events.take();
+    let hub = config.hub.clone();
+    let policy = config.policy.clone();
+    let (headless, cap, ask_timeout) = (
+        config.headless,
+        config.sampling_max_tokens,
+        config.ask_timeout,
+    );
+    let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
+    let sampling = Arc::new(SamplingHost {
+        model: agent.model.clone(),
+        policy,
+        headless,
+        cap,
+        ask_timeout,
+        granted: Mutex::default(),
+        log: shared_log,
+        events: events.clone(),
+    });
+    tokio::spawn(read_commands(
+        commands,
+        work_tx.clone(),
+        control,
+        hub,
+        events.clone(),
+    ));
+    if let Some(hub_events) = hub_events {
         tokio::spawn(forward_hub_events(
             hub_events,
-            events.clone(),
+            events,
             work_tx,
             stopped.clone(),
+            sampling,
         ));
     }
     tokio::spawn(async move {
-        let mut agent = Agent::new(config, events, control);
         agent.run(work_rx).await;
         stopped.cancel();
     });
@@ -95,6 +122,8 @@ async fn read_commands(
     mut commands: mpsc::Receiver<UiCommand>,
     work: mpsc::UnboundedSender<Work>,
     control: Arc<Control>,
+    hub: McpHub,
+    events: mpsc::Sender<AgentEvent>,
 ) {
     while let Some(command) = commands.recv().await {
         let item = match command {
@@ -108,6 +137,15 @@ async fn read_commands(
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
             UiCommand::Undo => Work::Undo(control.new_turn()),
+            // Roots change beside a running turn: a server may be waiting for them.
+            UiCommand::AddRoot(dir) => {
+                tokio::spawn(super::roots::add(hub.clone(), dir, events.clone()));
+                continue;
+            }
+            UiCommand::ListRoots => {
+                let _ = events.send(super::roots::list(&hub)).await;
+                continue;
+            }
             UiCommand::Shutdown => break,
         };
         if work.send(item).is_err() {
@@ -125,6 +163,7 @@ async fn forward_hub_events(
     events: mpsc::Sender<AgentEvent>,
     work: mpsc::UnboundedSender<Work>,
     stopped: CancellationToken,
+    sampling: Arc<SamplingHost>,
 ) {
     loop {
         let event = tokio::select! {
@@ -154,8 +193,46 @@ async fn forward_hub_events(
             HubEvent::ToolsChanged { .. } => {
                 let _ = work.send(Work::RefreshPool);
             }
-            HubEvent::Log { server, message } => {
-                tracing::info!(target: "toolgate::mcp", server = %server, "{message}");
+            HubEvent::Log {
+                server,
+                level,
+                message,
+            } => {
+                tracing::info!(target: "toolgate::mcp", server = %server, %level, "{message}");
+                session::append_shared(
+                    &sampling.log,
+                    Record::ServerLog {
+                        server: server.clone(),
+                        level,
+                        message: message.clone(),
+                    },
+                );
+                let event = AgentEvent::ServerLog {
+                    server,
+                    level,
+                    message,
+                };
+                if events.send(event).await.is_err() {
+                    return;
+                }
+            }
+            // Each on its own task: the person may take a while, and other servers (and
+            // this server's other requests, up to its bound) must not wait behind it.
+            HubEvent::Sampling(question) => {
+                tokio::spawn(sampling.clone().handle(question));
+            }
+            HubEvent::SamplingRefused {
+                server,
+                max_tokens,
+                reason,
+            } => {
+                sampling.refused_early(server, max_tokens, reason).await;
+            }
+            HubEvent::Instructions { server, text } => {
+                let event = AgentEvent::ServerInstructions { server, text };
+                if events.send(event).await.is_err() {
+                    return;
+                }
             }
             HubEvent::SignIn(question) => {
                 if !ask_sign_in(question, &events).await {
@@ -235,7 +312,7 @@ struct Reply {
 }
 
 pub(super) struct Agent {
-    pub(super) model: Box<dyn ModelProvider>,
+    pub(super) model: Arc<dyn ModelProvider>,
     pub(super) hub: McpHub,
     pub(super) gate: Gate,
     pub(super) workspace: PathBuf,
@@ -258,10 +335,17 @@ pub(super) struct Agent {
     replay_history: bool,
     startup_notices: Vec<String>,
     pub(super) sandbox: crate::sandbox::Sandbox,
+    /// The log's second handle, for sampling and server logs (see [`SharedLog`]).
+    shared_log: SharedLog,
 }
 
 impl Agent {
-    fn new(config: AgentConfig, events: mpsc::Sender<AgentEvent>, control: Arc<Control>) -> Self {
+    fn new(
+        config: AgentConfig,
+        events: mpsc::Sender<AgentEvent>,
+        control: Arc<Control>,
+        shared_log: SharedLog,
+    ) -> Self {
         Agent {
             gate: {
                 let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
@@ -269,7 +353,7 @@ impl Agent {
                 gate.set_sandbox(config.sandbox.clone());
                 gate
             },
-            model: config.model,
+            model: Arc::from(config.model),
             hub: config.hub,
             workspace: config.workspace,
             events,
@@ -291,6 +375,7 @@ impl Agent {
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
+            shared_log,
         }
     }
 
@@ -320,7 +405,15 @@ impl Agent {
             return;
         };
         match SessionLog::open(&dir, &self.session_id) {
-            Ok(log) => self.log = Some(log),
+            Ok(log) => {
+                self.log = Some(log);
+                if let Ok(second) = SessionLog::open(&dir, &self.session_id) {
+                    *self
+                        .shared_log
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(second);
+                }
+            }
             Err(e) => {
                 self.emit(AgentEvent::Notice(format!(
                     "{e}; this session is not saved"
@@ -628,7 +721,7 @@ impl Agent {
                     &self.workspace,
                     &self.hub.configured(),
                     &self.connected_servers(),
-                ),
+                ) + &super::prompt::server_instructions(&self.hub.instructions()),
                 messages: self.messages.clone(),
                 tools: pool
                     .tools

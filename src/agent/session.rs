@@ -22,6 +22,8 @@
 //! | `checkpoint`      | `checkpoint` (id in the workspace's checkpoint log), `turn` (1 = the session's first message), `commit` (the shadow repository's snapshot), `skipped` (files over the size limit, not recorded; omitted when none) — taken before the turn first changed the workspace |
 //! | `turn_changes`    | `checkpoint`, `files` `[{path, change: created\|modified\|deleted\|type_changed}]` — what differs at the turn's end; only when something does |
 //! | `undo`            | `checkpoint`, `restored` (same shape as `files`) — the turn's files were put back (`/undo`, `toolgate undo`) |
+//! | `sampling`        | `server`, `max_tokens` (asked), `system_prompt`, `messages` `[{role, text}]`, `decision` (an `AuditRecord`, tool `sampling(SERVER)`; absent when refused before the policy), `outcome` `{kind: answered\|refused\|failed\|withdrawn, …}` (`answered`: `model`, `stop_reason`, `usage`, `text`; `refused`: `reason`; `failed`: `error`, `usage`) — a server's `sampling/createMessage` |
+//! | `server_log`      | `server`, `level` (`debug` … `emergency`), `message` — a server's `notifications/message` |
 //!
 //! Resuming replays the `message` records into the conversation and the `connect` /
 //! `disconnect` records into the set of servers to reconnect. Lines that do not parse (a
@@ -117,6 +119,31 @@ pub enum Record {
         checkpoint: u64,
         restored: Vec<FileChange>,
     },
+    /// A server's sampling request and how it ended.
+    Sampling(crate::agent::sampling::SamplingReport),
+    /// A server's log message.
+    ServerLog {
+        server: String,
+        level: crate::mcp::LogLevel,
+        message: String,
+    },
+}
+
+/// A second handle on the session's log for what happens beside the agent loop (sampling,
+/// server logs): filled when the log opens. Both handles append whole lines (O_APPEND), so
+/// their records interleave line by line.
+pub type SharedLog = std::sync::Arc<std::sync::Mutex<Option<SessionLog>>>;
+
+/// Appends to the shared handle; a failure drops the handle (the agent reports a failing
+/// log through its own handle).
+pub fn append_shared(log: &SharedLog, record: Record) {
+    let mut slot = log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(handle) = slot.as_mut()
+        && let Err(e) = handle.append(record)
+    {
+        tracing::warn!("session log: {e}");
+        *slot = None;
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -130,10 +130,12 @@ impl std::fmt::Display for Diagnostic {
 }
 
 mod expand;
+mod host;
 mod mcp_json;
 mod oauth;
 
 pub use expand::expand;
+pub use host::{DEFAULT_SAMPLING_MAX_TOKENS, HostSettings, load_host_settings};
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
 pub use oauth::OAuthSettings;
 

@@ -82,6 +82,20 @@ pub enum JsonlEvent {
         server: String,
         status: crate::oauth::AuthStatus,
     },
+    /// A server's sampling request and how it ended (same fields as the session log's
+    /// `sampling` record).
+    Sampling(crate::agent::SamplingReport),
+    /// A server's log message.
+    ServerLog {
+        server: String,
+        level: crate::mcp::LogLevel,
+        message: String,
+    },
+    /// The instructions a server gave when it connected.
+    ServerInstructions {
+        server: String,
+        text: String,
+    },
     Notice {
         message: String,
     },

@@ -369,6 +369,25 @@ impl Printer<'_> {
                 self.note(&format!("toolgate: {message}"));
                 self.line(&JsonlEvent::Notice { message });
             }
+            AgentEvent::Sampling(report) => {
+                self.note(&format!("toolgate: {}", report.summary()));
+                self.line(&JsonlEvent::Sampling(report));
+            }
+            AgentEvent::ServerLog {
+                server,
+                level,
+                message,
+            } => {
+                self.note(&format!("[server] {server} {level}: {message}"));
+                self.line(&JsonlEvent::ServerLog {
+                    server,
+                    level,
+                    message,
+                });
+            }
+            AgentEvent::ServerInstructions { server, text } => {
+                self.line(&JsonlEvent::ServerInstructions { server, text })
+            }
             AgentEvent::Error(message) => self.error(&message),
             AgentEvent::SessionStarted { .. } | AgentEvent::TurnFinished { .. } => {}
         }

@@ -15,6 +15,7 @@
 mod escalation;
 mod project_server;
 mod restore_files;
+mod sampling;
 mod sign_in;
 mod tool_call;
 mod workspace_trust;
@@ -22,6 +23,7 @@ mod workspace_trust;
 pub use escalation::{Escalation, EscalationReason};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
 pub use restore_files::{RestoreAnswer, RestoreFiles};
+pub use sampling::Sampling;
 pub use sign_in::{SignIn, SignInAnswer};
 pub use tool_call::ToolCall;
 pub use workspace_trust::{TrustAnswer, WorkspaceTrust};
@@ -419,6 +421,7 @@ host_requests! {
     Escalation(Escalation),
     SignIn(SignIn),
     RestoreFiles(RestoreFiles),
+    Sampling(Sampling),
 }
 
 /// Whole seconds, for ages and countdowns ("42s", "3m05s", "1h02m").

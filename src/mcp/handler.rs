@@ -1,15 +1,21 @@
 //! toolgate's side of an MCP connection: routes progress to the call that asked for it,
-//! re-lists tools on `list_changed`, forwards server log messages. One per connection.
+//! re-lists tools on `list_changed`, forwards server log messages, answers `roots/list`
+//! and passes `sampling/createMessage` on to the agent. One per connection.
 
-use super::{HubEvent, ProgressUpdate};
+use super::roots::Roots;
+use super::sampling::{self, Slot};
+use super::{HubEvent, LogLevel, ProgressUpdate};
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig as ClientInfo, Implementation,
+    ClientCapabilities, ClientConfig as ClientInfo, CreateMessageRequestParams,
+    CreateMessageResult, ErrorData, Implementation, ListRootsResult,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    RootsCapabilities, SamplingCapability,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc;
 
@@ -30,13 +36,23 @@ pub struct HubClient {
     pub events: mpsc::UnboundedSender<HubEvent>,
     pub progress: ProgressRoutes,
     pub on_list_changed: ListChangedHook,
+    /// The session's roots (shared by every connection).
+    pub roots: Roots,
+    /// Sampling requests of this server now waiting (bounded).
+    pub sampling_waiting: Arc<AtomicUsize>,
 }
 
 /// What toolgate tells servers about itself. `initialize` offers the newest version that
 /// still has the handshake: strict legacy peers reject `2026-07-28` there.
 pub fn client_info() -> ClientInfo {
+    let mut capabilities = ClientCapabilities::default();
+    // Sampling without tools (no `sampling.tools`): see `sampling::read_request`.
+    capabilities.sampling = Some(SamplingCapability::default());
+    let mut roots = RootsCapabilities::default();
+    roots.list_changed = Some(true);
+    capabilities.roots = Some(roots);
     let mut info = ClientInfo::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
     );
     info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
@@ -90,9 +106,73 @@ impl ClientHandler for HubClient {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
+        let text = match &params.logger {
+            Some(logger) => format!("{logger}: {text}"),
+            None => text,
+        };
         let _ = self.events.send(HubEvent::Log {
             server: self.server.clone(),
+            level: LogLevel::from_mcp(params.level),
             message: crate::sanitize::for_terminal(&text),
         });
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(self.roots.result())
+    }
+
+    /// Runs on its own task (rmcp spawns one per request), so waiting for the person here
+    /// holds up nothing else on the connection.
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let refuse = |reason: String| {
+            let _ = self.events.send(HubEvent::SamplingRefused {
+                server: self.server.clone(),
+                max_tokens: params.max_tokens,
+                reason: reason.clone(),
+            });
+            reason
+        };
+        let request = sampling::read_request(&params)
+            .map_err(|reason| ErrorData::invalid_params(refuse(reason), None))?;
+        let Some(_slot) = Slot::take(&self.sampling_waiting) else {
+            let reason = format!(
+                "too many sampling requests: '{}' already has {} waiting for an answer; this one is refused",
+                self.server,
+                sampling::MAX_WAITING_PER_SERVER
+            );
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode(-1),
+                refuse(reason),
+                None,
+            ));
+        };
+        let (question, answer, _withdraw_when_done) = sampling::ask(&self.server, request);
+        if self.events.send(HubEvent::Sampling(question)).is_err() {
+            return Err(ErrorData::internal_error(
+                "toolgate is shutting down; sampling refused",
+                None,
+            ));
+        }
+        tokio::select! {
+            answer = answer => match answer {
+                Ok(answer) => sampling::result(answer),
+                Err(_) => Err(ErrorData::new(
+                    rmcp::model::ErrorCode(-1),
+                    "the sampling request was not answered",
+                    None,
+                )),
+            },
+            // The server cancelled: dropping the guard withdraws the question.
+            () = context.ct.cancelled() => Err(ErrorData::internal_error("cancelled", None)),
+        }
     }
 }

@@ -6,6 +6,8 @@ use super::auth::{self, Challenge, MAX_SIGN_INS, ServerAuth, SignInMode};
 use super::convert::{call_output, tool_info, unlistable_tools};
 use super::errors;
 use super::handler::{HubClient, ListChangedHook, ProgressRoutes};
+use super::logging::{DEFAULT_LOG_LEVEL, LogLevel};
+use super::roots::Roots;
 use super::spawn::{MAX_STDIO_LINE, spawn_stdio, stop_child};
 use super::stderr::StderrTail;
 use super::transport::GuardedTransport;
@@ -60,6 +62,10 @@ struct Connection {
     closing: AtomicBool,
     /// Becomes true when the transport ends (server exited, crashed, closed stdout).
     closed: watch::Receiver<bool>,
+    /// The `instructions` of its initialize result (the server's own words).
+    instructions: Option<String>,
+    /// It declared the `logging` capability.
+    logging: bool,
 }
 
 struct Inner {
@@ -84,6 +90,8 @@ struct Inner {
     opener: Opener,
     sign_in_timeout: Duration,
     token_file: Option<TokenFile>,
+    roots: Roots,
+    log_level: Option<LogLevel>,
 }
 
 /// Why starting a server failed, and whether a sign-in could change that.
@@ -129,6 +137,9 @@ pub struct HubOptions {
     pub sign_in_timeout: Duration,
     /// Where tokens are kept; None: `state_dir/oauth/tokens.json`.
     pub token_file: Option<TokenFile>,
+    /// The level asked of servers that declare `logging` (`logging/setLevel`); None
+    /// leaves them at their own default.
+    pub log_level: Option<LogLevel>,
 }
 
 impl Default for HubOptions {
@@ -143,6 +154,7 @@ impl Default for HubOptions {
             opener: Opener::System,
             sign_in_timeout: auth::sign_in_timeout_from_env(),
             token_file: None,
+            log_level: Some(DEFAULT_LOG_LEVEL),
         }
     }
 }
@@ -177,7 +189,7 @@ impl McpHub {
                 statuses: Mutex::new(statuses),
                 lifecycle: Mutex::new(HashMap::new()),
                 relist_pending: Mutex::new(Default::default()),
-                workspace: options.workspace,
+                workspace: options.workspace.clone(),
                 builtin_exe: options.builtin_exe,
                 probe_timeout: options.probe_timeout,
                 startup_timeout: options.startup_timeout,
@@ -186,7 +198,9 @@ impl McpHub {
                 sign_in: options.sign_in,
                 opener: options.opener,
                 sign_in_timeout: options.sign_in_timeout,
+                roots: Roots::new(&options.workspace),
                 token_file: options.token_file,
+                log_level: options.log_level,
             }),
         }
     }
@@ -202,6 +216,45 @@ impl McpHub {
 
     pub fn workspace(&self) -> &Path {
         &self.inner.workspace
+    }
+
+    /// The session's roots: the workspace first, then the folders added since.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.inner.roots.list()
+    }
+
+    /// Adds a root and, when it is new, sends `notifications/roots/list_changed` to every
+    /// connected server. Returns the canonical folder and how many servers were told
+    /// (None when it was a root already).
+    pub async fn add_root(&self, dir: &Path) -> Result<(PathBuf, Option<usize>), String> {
+        let dir = if dir.is_absolute() {
+            dir.to_path_buf()
+        } else {
+            self.inner.workspace.join(dir)
+        };
+        let (added, canonical) = self.inner.roots.add(&dir)?;
+        if !added {
+            return Ok((canonical, None));
+        }
+        let peers: Vec<Peer<RoleClient>> = lock(&self.inner.connections)
+            .iter()
+            .map(|c| c.peer.clone())
+            .collect();
+        let told = futures::future::join_all(peers.iter().map(|peer| async move {
+            tokio::time::timeout(Duration::from_secs(2), peer.notify_roots_list_changed())
+                .await
+                .is_ok_and(|sent| sent.is_ok())
+        }))
+        .await;
+        Ok((canonical, Some(told.into_iter().filter(|ok| *ok).count())))
+    }
+
+    /// Instructions of the connected servers that gave some, in connection order.
+    pub fn instructions(&self) -> Vec<(String, String)> {
+        lock(&self.inner.connections)
+            .iter()
+            .filter_map(|c| Some((c.name.clone(), c.instructions.clone()?)))
+            .collect()
     }
 
     /// The sandbox profile a configured server runs under (for the pool panel and `/mcp`).
@@ -367,7 +420,19 @@ impl McpHub {
             let server = name.to_string();
             tokio::spawn(async move { hub.relist(&server, peer).await });
         }
-        self.watch_for_exit(connection);
+        self.watch_for_exit(connection.clone());
+        if let Some(text) = &connection.instructions {
+            let _ = self.inner.events.send(HubEvent::Instructions {
+                server: name.to_string(),
+                text: text.clone(),
+            });
+        }
+        if let (true, Some(level)) = (connection.logging, self.inner.log_level) {
+            // A request; on its own task so a slow answer does not hold up the connect.
+            let peer = connection.peer.clone();
+            let server = name.to_string();
+            tokio::spawn(set_log_level(peer, server, level));
+        }
         self.set_status(
             name,
             ServerStatus::Ready {
@@ -434,10 +499,16 @@ impl McpHub {
                 Err(failure) => return Err(failure),
             };
         let peer = service.peer().clone();
-        let protocol = peer
-            .peer_info()
+        let info = peer.peer_info();
+        let protocol = info
+            .as_ref()
             .map(|i| i.protocol_version.to_string())
             .unwrap_or_default();
+        let instructions = info
+            .as_ref()
+            .and_then(|i| i.instructions.clone())
+            .filter(|text| !text.trim().is_empty());
+        let logging = info.as_ref().is_some_and(|i| i.capabilities.logging.is_some());
         let listed = tokio::time::timeout(
             Duration::from_millis(config.call_timeout_ms),
             peer.list_all_tools(),
@@ -479,6 +550,8 @@ impl McpHub {
             over_http: matches!(config.transport, ServerTransport::Http { .. }),
             closing: AtomicBool::new(false),
             closed: closed_rx,
+            instructions,
+            logging,
         }))
     }
 
@@ -510,6 +583,8 @@ impl McpHub {
             events: self.inner.events.clone(),
             progress: progress.clone(),
             on_list_changed: self.list_changed_hook(&config.name),
+            roots: self.inner.roots.clone(),
+            sampling_waiting: Arc::default(),
         };
         let probe_timeout = matches!(lifecycle, ClientLifecycleMode::Auto { .. })
             .then_some(self.inner.probe_timeout);
@@ -888,6 +963,17 @@ impl McpHub {
         for c in &connections {
             self.set_status(&c.name, ServerStatus::Disconnected { reason: None });
         }
+    }
+}
+
+/// `logging/setLevel` (deprecated by the newest spec, still what 2025-11-25 servers take).
+#[allow(deprecated)]
+async fn set_log_level(peer: Peer<RoleClient>, server: String, level: LogLevel) {
+    let params = rmcp::model::SetLevelRequestParams::new(level.to_mcp());
+    match tokio::time::timeout(Duration::from_secs(10), peer.set_level(params)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(server, "logging/setLevel failed: {e}"),
+        Err(_) => tracing::warn!(server, "logging/setLevel timed out"),
     }
 }
 

@@ -7,6 +7,9 @@ mod convert;
 mod errors;
 mod handler;
 mod hub;
+mod logging;
+mod roots;
+mod sampling;
 mod spawn;
 mod stderr;
 mod transport;
@@ -15,6 +18,12 @@ pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
 };
 pub use hub::{HubOptions, McpHub};
+pub use logging::{DEFAULT_LOG_LEVEL, LogLevel};
+pub use roots::{Roots, file_uri};
+pub use sampling::{
+    MAX_WAITING_PER_SERVER, Sampled, SamplingQuestion, SamplingRefusal, SamplingRequest,
+    SamplingTurn,
+};
 pub use stderr::STDERR_TAIL_LINES;
 
 use serde::{Deserialize, Serialize};
@@ -72,7 +81,23 @@ pub enum HubEvent {
         removed: Vec<String>,
     },
     /// `notifications/message` from a server.
-    Log { server: String, message: String },
+    Log {
+        server: String,
+        level: LogLevel,
+        message: String,
+    },
+    /// `sampling/createMessage`: the server asks the host's model. Answer through the
+    /// question (dropping it unanswered refuses).
+    Sampling(SamplingQuestion),
+    /// A sampling request refused before anyone was asked (unreadable, or too many of
+    /// this server's waiting); the server got `reason`.
+    SamplingRefused {
+        server: String,
+        max_tokens: u32,
+        reason: String,
+    },
+    /// The `instructions` of the server's initialize result, on connect.
+    Instructions { server: String, text: String },
     /// The server asks for a sign-in: may toolgate go ahead? Answer through the question
     /// (no answer, or dropping it, is no).
     SignIn(SignInQuestion),

@@ -4,7 +4,9 @@
 //! (every tool of a server), `mcp__server__prefix*`, `mcp__server__tool`; `Bash` /
 //! `Bash(git status:*)` (word prefix) / `Bash(npm run *)` (glob) / `Bash(npm test)` (exact);
 //! `Read(glob)` (read_file and glob), `Edit(glob)` (edit_file), `Write(glob)` (write_file);
-//! `connect_mcp(NAME)` / `disconnect_mcp(NAME)`; a bare built-in name (`read_file`, …).
+//! `connect_mcp(NAME)` / `disconnect_mcp(NAME)`; a bare built-in name (`read_file`, …);
+//! `sampling` / `sampling(SERVER)` / `sampling(prefix*)`: a server's `sampling/createMessage`
+//! requests (not a tool: no tool rule, not even `*`, decides sampling).
 
 use std::fmt;
 
@@ -41,6 +43,10 @@ pub enum RuleKind {
     Connector {
         tool: BuiltinTool,
         name: NamePattern,
+    },
+    /// Sampling requests of the servers named (None: every server).
+    Sampling {
+        server: Option<NamePattern>,
     },
 }
 
@@ -181,6 +187,13 @@ impl Rule {
                 "'*' is only allowed in MCP rules and as the whole rule",
             ));
         }
+        if name == "sampling" || name == "Sampling" {
+            return Ok(RuleKind::Sampling {
+                server: spec
+                    .map(|(inner, at)| parse_name_pattern(inner, at))
+                    .transpose()?,
+            });
+        }
         let builtin = match name {
             "Bash" => Some(BuiltinTool::Bash),
             other => BuiltinTool::from_name(other),
@@ -266,6 +279,7 @@ impl Rule {
                 .builtin_kind()
                 .is_some_and(|kind| kinds.contains(&kind)),
             RuleKind::Connector { tool: kind, .. } => tool.builtin_kind() == Some(*kind),
+            RuleKind::Sampling { .. } => false,
         }
     }
 }

@@ -481,6 +481,27 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                     .push(EntryKind::Notice("turn cancelled".into()));
             }
         }
+        AgentEvent::Sampling(report) => {
+            let line = for_terminal(&report.summary());
+            match report.outcome {
+                crate::agent::SamplingOutcome::Answered { .. } => {
+                    app.transcript.push(EntryKind::Notice(line))
+                }
+                _ => app.transcript.push(EntryKind::Error(line)),
+            }
+        }
+        AgentEvent::ServerLog {
+            server,
+            level,
+            message,
+        } => {
+            app.pool.add_log(&server, level, &message);
+            return;
+        }
+        AgentEvent::ServerInstructions { server, text } => {
+            app.pool.set_instructions(&server, &text);
+            return;
+        }
         AgentEvent::Error(text) => app.transcript.push(EntryKind::Error(for_terminal(&text))),
         AgentEvent::Notice(text) => app.transcript.push(EntryKind::Notice(for_terminal(&text))),
     }
@@ -803,6 +824,23 @@ fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
             app.content_changed();
         }
         ("mcp", _) => app.overlay = Overlay::Mcp { selected: 0 },
+        ("roots", None) => effects.push(Effect::SendCommand(UiCommand::ListRoots)),
+        ("roots", Some("add")) => match command.split_once(" add ").map(|(_, dir)| dir.trim()) {
+            Some(dir) if !dir.is_empty() => effects.push(Effect::SendCommand(UiCommand::AddRoot(
+                std::path::PathBuf::from(dir),
+            ))),
+            _ => {
+                app.transcript
+                    .push(EntryKind::Error("usage: /roots add DIR".into()));
+                app.content_changed();
+            }
+        },
+        ("roots", Some(_)) => {
+            app.transcript.push(EntryKind::Error(
+                "usage: /roots (list) or /roots add DIR".into(),
+            ));
+            app.content_changed();
+        }
         ("permissions", _) => app.overlay = Overlay::Permissions { selected: 0 },
         ("clear", _) => {
             app.transcript.clear();

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::agent::events::PoolEntry;
-use crate::mcp::ServerStatus;
+use crate::mcp::{LogLevel, ServerStatus};
 use crate::pool::ToolOrigin;
 use crate::sanitize::for_terminal;
 
@@ -21,7 +21,17 @@ pub struct ServerRow {
     pub stderr_tail: Vec<String>,
     /// Sign-in state of an HTTP server that uses OAuth (None: it never asked).
     pub auth: Option<crate::oauth::AuthStatus>,
+    /// Its latest log messages (`notifications/message`), oldest first, at most
+    /// [`LOG_HISTORY`].
+    pub logs: std::collections::VecDeque<(LogLevel, String)>,
+    /// Error-level (or worse) messages received this session: the panel marks the server.
+    pub log_errors: usize,
+    /// The instructions it gave when it connected (its own words).
+    pub instructions: Option<String>,
 }
+
+/// Log messages kept per server.
+pub const LOG_HISTORY: usize = 50;
 
 /// A group in the panel: built-ins or one server. Indices, computed when a snapshot or a
 /// server list arrives, so a frame never regroups the pool.
@@ -111,6 +121,9 @@ fn row(name: String, status: ServerStatus) -> ServerRow {
         last_error: None,
         stderr_tail: Vec::new(),
         auth: None,
+        logs: Default::default(),
+        log_errors: 0,
+        instructions: None,
     }
 }
 
@@ -286,6 +299,25 @@ impl PoolView {
             row.stderr_tail = stderr_tail.clone();
         }
         row.status = status;
+    }
+
+    /// A server's log message; the history keeps the latest [`LOG_HISTORY`].
+    pub fn add_log(&mut self, server: &str, level: LogLevel, message: &str) {
+        if let Some(row) = self.servers.iter_mut().find(|s| s.name == server) {
+            if row.logs.len() == LOG_HISTORY {
+                row.logs.pop_front();
+            }
+            row.logs.push_back((level, for_terminal(message)));
+            if level.is_error() {
+                row.log_errors += 1;
+            }
+        }
+    }
+
+    pub fn set_instructions(&mut self, server: &str, text: &str) {
+        if let Some(row) = self.servers.iter_mut().find(|s| s.name == server) {
+            row.instructions = Some(for_terminal(text));
+        }
     }
 
     pub fn set_auth(&mut self, server: &str, status: crate::oauth::AuthStatus) {

@@ -52,6 +52,7 @@ impl Widget for HelpOverlay<'_> {
             ("/mcp", "servers: status, command, tools, errors, reconnect"),
             ("/permissions", "rules in force, session grants, revoke"),
             ("/undo", "restore what the last turn changed (asks)"),
+            ("/roots [add DIR]", "folders servers may work in; add one"),
             ("/clear", "forget the conversation (connections stay)"),
             ("/help, /quit", "this help, leave"),
             (
@@ -142,6 +143,35 @@ impl Widget for McpOverlay<'_> {
             }
             if let Some(err) = &row.last_error {
                 lines.push(text(format!("    last error: {err}"), t.error()));
+            }
+            if let Some(instructions) = &row.instructions {
+                lines.push(text("    instructions (the server's own words):", t.dim()));
+                let shown = if i == selected { 12 } else { 2 };
+                for l in instructions.lines().take(shown) {
+                    lines.push(text(format!("      {l}"), t.accent()));
+                }
+            }
+            if !row.logs.is_empty() {
+                let errors = if row.log_errors > 0 {
+                    format!(", {} at error level or worse", row.log_errors)
+                } else {
+                    String::new()
+                };
+                let style = if row.log_errors > 0 { t.error() } else { t.dim() };
+                lines.push(text(
+                    format!("    log: {} messages{errors}", row.logs.len()),
+                    style,
+                ));
+                let shown = if i == selected { 10 } else { 1 };
+                let skip = row.logs.len().saturating_sub(shown);
+                for (level, message) in row.logs.iter().skip(skip) {
+                    let style = if level.is_error() { t.error() } else { t.plain() };
+                    lines.push(LogicalLine {
+                        spans: vec![Span::styled(format!("      [{level}] {message}"), style)],
+                        continuation_indent: 8,
+                        preformatted: false,
+                    });
+                }
             }
             if i == selected && !row.stderr_tail.is_empty() {
                 lines.push(text("    stderr (last lines):", t.dim()));

@@ -100,7 +100,12 @@ impl PoolPanel<'_> {
                         let unsandboxed = self.servers.iter().any(|s| {
                             s.name == row.name && s.containment == Containment::Unsandboxed
                         });
-                        let mark = if unsandboxed { " ⚠" } else { "" };
+                        let mark = match (unsandboxed, row.log_errors > 0) {
+                            (true, true) => " ⚠ !log",
+                            (true, false) => " ⚠",
+                            (false, true) => " !log",
+                            (false, false) => "",
+                        };
                         let head = format!("{} {}{}", row.name, status_label(&row.status), count);
                         let head = truncate(&head, width.saturating_sub(mark.chars().count()));
                         Line::from(vec![

@@ -1,0 +1,132 @@
+//! `config.toml` settings of the MCP host: `[mcp] log_level` (what toolgate asks servers
+//! that declare `logging` for) and `[sampling] max_tokens` (the cap on one sampling
+//! request). Same files and layering as `[sandbox]`: the user's file, then a trusted
+//! project's `.toolgate/config.toml`; a later file's value wins.
+//!
+//! ```toml
+//! [mcp]
+//! log_level = "warning"   # debug|info|notice|warning|error|critical|alert|emergency|off
+//!
+//! [sampling]
+//! max_tokens = 4096       # a server asking for more is refused, naming this cap
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use super::Diagnostic;
+use crate::mcp::{DEFAULT_LOG_LEVEL, LogLevel};
+
+/// The cap on one sampling request's `maxTokens` unless config.toml sets one.
+pub const DEFAULT_SAMPLING_MAX_TOKENS: u32 = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostSettings {
+    /// None: `off`, no `logging/setLevel` is sent.
+    pub log_level: Option<LogLevel>,
+    pub sampling_max_tokens: u32,
+}
+
+impl Default for HostSettings {
+    fn default() -> Self {
+        HostSettings {
+            log_level: Some(DEFAULT_LOG_LEVEL),
+            sampling_max_tokens: DEFAULT_SAMPLING_MAX_TOKENS,
+        }
+    }
+}
+
+/// Reads and layers the two tables; problems are diagnostics and the value stays.
+pub fn load_host_settings(
+    workspace: &Path,
+    user_config_dir: Option<&Path>,
+    trusted: bool,
+) -> (HostSettings, Vec<Diagnostic>) {
+    let mut files: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = user_config_dir {
+        files.push(dir.join("config.toml"));
+    }
+    if trusted {
+        files.push(crate::paths::workspace_dir(workspace).join("config.toml"));
+    }
+    let mut settings = HostSettings::default();
+    let mut diagnostics = Vec::new();
+    for path in files {
+        // Unreadable files are reported by the sandbox settings, which read the same ones.
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        diagnostics.extend(apply_layer(
+            &mut settings,
+            &text,
+            &path.display().to_string(),
+        ));
+    }
+    (settings, diagnostics)
+}
+
+pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    // Not valid TOML is reported by the sandbox settings already.
+    let Ok(doc) = toml_edit::Document::parse(text) else {
+        return diagnostics;
+    };
+    let at = |item: &toml_edit::Item| item.span().map(|s| s.start).unwrap_or(0);
+    if let Some(item) = doc.get("mcp").and_then(|t| t.get("log_level")) {
+        let parsed = item.as_str().and_then(|s| match s {
+            "off" => Some(None),
+            other => LogLevel::parse(other).map(Some),
+        });
+        match parsed {
+            Some(level) => settings.log_level = level,
+            None => diagnostics.push(Diagnostic::at(
+                text,
+                file,
+                at(item),
+                format!(
+                    "expected mcp.log_level = {} or \"off\"; keeping {}",
+                    LogLevel::NAMES,
+                    settings.log_level.map_or("off", LogLevel::as_str)
+                ),
+            )),
+        }
+    }
+    if let Some(item) = doc.get("sampling").and_then(|t| t.get("max_tokens")) {
+        match item.as_integer().and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0) {
+            Some(cap) => settings.sampling_max_tokens = cap,
+            None => diagnostics.push(Diagnostic::at(
+                text,
+                file,
+                at(item),
+                format!(
+                    "expected sampling.max_tokens to be a positive whole number; keeping {}",
+                    settings.sampling_max_tokens
+                ),
+            )),
+        }
+    }
+    diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_and_caps_layer_and_bad_values_are_named() {
+        let mut settings = HostSettings::default();
+        let text = "[mcp]\nlog_level = \"warning\"\n[sampling]\nmax_tokens = 100\n";
+        assert!(apply_layer(&mut settings, text, "config.toml").is_empty());
+        assert_eq!(settings.log_level, Some(LogLevel::Warning));
+        assert_eq!(settings.sampling_max_tokens, 100);
+        let bad = "[mcp]\nlog_level = \"loud\"\n[sampling]\nmax_tokens = -3\n";
+        let shown: Vec<String> = apply_layer(&mut settings, bad, "config.toml")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(shown.len(), 2, "{shown:?}");
+        assert!(shown[0].starts_with("config.toml:2:13: expected mcp.log_level"), "{shown:?}");
+        assert!(shown[1].contains("keeping 100"), "{shown:?}");
+        assert!(apply_layer(&mut settings, "[mcp]\nlog_level = \"off\"\n", "c").is_empty());
+        assert_eq!(settings.log_level, None);
+    }
+}
