@@ -1,0 +1,416 @@
+//! The MCP host side of a session: sampling gated by the host (headless denial, a policy
+//! rule, the token cap, the bound on waiting requests), roots with `list_changed`, server
+//! log messages and server instructions. The agent runs on the scripted model; the server
+//! is the fixture (a real child process speaking JSON-RPC on stdio).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
+
+mod common;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use toolgate::agent::events::{AgentEvent, UiCommand};
+use toolgate::agent::{self, AgentConfig, SamplingOutcome};
+use toolgate::headless::{self, OutputFormat};
+use toolgate::inbox::HostRequest;
+use toolgate::mcp::{HubOptions, LogLevel, McpHub, file_uri};
+use toolgate::model::scripted::{Scenario, ScriptedProvider};
+use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
+use toolgate::policy::{Decider, PersonAnswer, Policy, PolicyRule, Rule, RuleList, RuleSource};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// The model's side: a summary for any sampling request ("…summarize…"); a user message
+/// names which fixture tool to call after connecting the server.
+fn scenario(tool_input: &str) -> String {
+    format!(
+        r#"{{"name": "host", "steps": [
+  {{"id": "summary", "user": "(?i)summari[sz]e", "say": "SCRIPTED SUMMARY"}},
+  {{"id": "go", "user": "(?i)^go", "tools": [{{"name": "connect_mcp", "input": {{"name": "fix"}}}}]}},
+  {{"id": "call", "after": "go", "on": "ok", "tools": [{tool_input}]}},
+  {{"id": "done", "after": "call", "say": "Server said: {{{{result_line}}}}"}}
+]}}"#
+    )
+}
+
+/// Records what the model received, then answers as the scripted model does.
+struct Recording {
+    inner: ScriptedProvider,
+    seen: Arc<Mutex<Vec<ModelRequest>>>,
+}
+
+impl ModelProvider for Recording {
+    fn label(&self) -> String {
+        self.inner.label()
+    }
+
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
+        self.seen.lock().unwrap().push(request.clone());
+        self.inner.stream(request)
+    }
+}
+
+struct Setup {
+    workspace: tempfile::TempDir,
+    state: tempfile::TempDir,
+    seen: Arc<Mutex<Vec<ModelRequest>>>,
+}
+
+fn rule(text: &str, list: RuleList) -> PolicyRule {
+    PolicyRule {
+        rule: Rule::parse(text).unwrap(),
+        list,
+        source: RuleSource::Flag,
+    }
+}
+
+/// An agent with the fixture configured as `fix` (host tools on), the scripted model on
+/// `tool_input`, and `allow` rules given as flags.
+fn setup(tool_input: &str, env: &[(&str, &str)], allow: &[&str]) -> (AgentConfig, Setup) {
+    let workspace = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut env = env.to_vec();
+    env.push(("FIXTURE_HOST_TOOLS", "1"));
+    let server = common::fixture("fix", &env);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let hub = McpHub::with_options(
+        vec![server],
+        tx,
+        HubOptions {
+            workspace: workspace.path().to_path_buf(),
+            builtin_exe: env!("CARGO_BIN_EXE_toolgate").into(),
+            probe_timeout: Duration::from_millis(300),
+            ..HubOptions::default()
+        },
+    );
+    let mut policy = Policy::default();
+    policy.add_rules(allow.iter().map(|r| rule(r, RuleList::Allow)));
+    let seen = Arc::default();
+    let model = Recording {
+        inner: ScriptedProvider::new(Scenario::parse("host", &scenario(tool_input)).unwrap()),
+        seen: Arc::clone(&seen),
+    };
+    let mut config = AgentConfig::new(
+        Box::new(model),
+        hub,
+        rx,
+        policy,
+        workspace.path().to_path_buf(),
+    );
+    config.sessions_dir = Some(state.path().join("sessions"));
+    config.checkpoints_dir = None;
+    (
+        config,
+        Setup {
+            workspace,
+            state,
+            seen,
+        },
+    )
+}
+
+const SAMPLE: &str = r#"{"name": "mcp__fix__sample", "input": {"text": "Please summarize: apples and pears", "max_tokens": 100, "system": "You are terse."}}"#;
+
+async fn headless_jsonl(config: AgentConfig) -> Vec<Value> {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let result = headless::run_with(
+        config,
+        "go".into(),
+        OutputFormat::Jsonl,
+        &mut out,
+        &mut err,
+    )
+    .await;
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        result.is_ok(),
+        "stderr: {}\nstdout: {out}",
+        String::from_utf8_lossy(&err)
+    );
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn tool_output(events: &[Value], name: &str) -> String {
+    of_type(events, "tool_finished")
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {events:#?}"))["output"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn session_records(state: &Path) -> Vec<Value> {
+    let dir = state.join("sessions");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .unwrap()
+        .path();
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn headless_denies_sampling_and_the_server_hears_why() {
+    let (config, setup) = setup(SAMPLE, &[], &["mcp__fix__sample"]);
+    let events = headless_jsonl(config).await;
+
+    let sampling = of_type(&events, "sampling");
+    assert_eq!(sampling.len(), 1, "{events:#?}");
+    assert_eq!(sampling[0]["server"], "fix");
+    assert_eq!(sampling[0]["outcome"]["kind"], "refused");
+    assert_eq!(sampling[0]["decision"]["decider"]["by"], "headless");
+    assert_eq!(sampling[0]["decision"]["tool"], "sampling(fix)");
+    let output = tool_output(&events, "mcp__fix__sample");
+    assert!(
+        output.starts_with("sampling refused (-1): sampling denied by the host:")
+            && output.contains("--allow 'sampling(fix)'"),
+        "{output}"
+    );
+    assert!(of_type(&events, "request_dismissed").is_empty());
+    // The model was never asked on the server's behalf.
+    let seen = setup.seen.lock().unwrap();
+    assert!(seen.iter().all(|r| r.system != "You are terse."));
+    let records = session_records(setup.state.path());
+    assert!(
+        records
+            .iter()
+            .any(|r| r["type"] == "sampling" && r["outcome"]["kind"] == "refused")
+    );
+}
+
+#[tokio::test]
+async fn a_policy_rule_allows_sampling_without_a_question() {
+    let (config, setup) = setup(SAMPLE, &[], &["mcp__fix__sample", "sampling(fix)"]);
+    let events = headless_jsonl(config).await;
+
+    let output = tool_output(&events, "mcp__fix__sample");
+    assert_eq!(
+        output,
+        "sampled: SCRIPTED SUMMARY (model scripted demo, stop endTurn)"
+    );
+    let sampling = of_type(&events, "sampling");
+    assert_eq!(sampling.len(), 1, "{events:#?}");
+    assert_eq!(sampling[0]["decision"]["decider"]["by"], "rule");
+    assert_eq!(sampling[0]["decision"]["decider"]["rule"], "sampling(fix)");
+    assert_eq!(sampling[0]["outcome"]["kind"], "answered");
+    assert_eq!(sampling[0]["outcome"]["text"], "SCRIPTED SUMMARY");
+    assert!(sampling[0]["outcome"]["usage"]["output_tokens"].as_u64().unwrap() > 0);
+    assert!(of_type(&events, "request_dismissed").is_empty());
+    // Exactly the server's system prompt and message went to the model, without tools,
+    // and within the server's token limit.
+    let seen = setup.seen.lock().unwrap();
+    let sampled = seen.iter().find(|r| r.system == "You are terse.").unwrap();
+    assert!(sampled.tools.is_empty());
+    assert_eq!(sampled.max_tokens, 100);
+    assert_eq!(sampled.messages.len(), 1);
+    let records = session_records(setup.state.path());
+    let logged = records.iter().find(|r| r["type"] == "sampling").unwrap();
+    assert_eq!(logged["outcome"]["kind"], "answered");
+    assert_eq!(
+        logged["outcome"]["usage"],
+        sampling[0]["outcome"]["usage"],
+        "the session log records the tokens it used"
+    );
+    assert_eq!(logged["messages"][0]["text"], "Please summarize: apples and pears");
+}
+
+#[tokio::test]
+async fn a_request_over_the_token_cap_is_refused_naming_the_cap() {
+    let (mut config, _setup) = setup(SAMPLE, &[], &["mcp__fix__sample", "sampling(fix)"]);
+    config.sampling_max_tokens = 50;
+    let events = headless_jsonl(config).await;
+    let output = tool_output(&events, "mcp__fix__sample");
+    assert!(
+        output.starts_with("sampling refused (-32602): the request asks for up to 100 tokens, over toolgate's sampling cap of 50 tokens"),
+        "{output}"
+    );
+    let sampling = of_type(&events, "sampling");
+    assert_eq!(sampling[0]["outcome"]["kind"], "refused");
+    assert!(sampling[0].get("decision").is_none());
+}
+
+#[tokio::test]
+async fn a_burst_of_sampling_requests_is_bounded_and_never_hangs() {
+    let burst = r#"{"name": "mcp__fix__sample_burst", "input": {"count": 6}}"#;
+    let (config, _setup) = setup(burst, &[], &["mcp__fix__sample_burst"]);
+    let mut handle = agent::spawn(config);
+    handle
+        .commands
+        .send(UiCommand::Submit("go".into()))
+        .await
+        .unwrap();
+    let mut waiting = Vec::new();
+    let mut refused = Vec::new();
+    let mut output = None;
+    let mut burst_call = None;
+    while output.is_none() {
+        let event = tokio::time::timeout(WAIT, handle.events.recv())
+            .await
+            .expect("an event within the wait")
+            .expect("agent running");
+        match event {
+            AgentEvent::Request(HostRequest::Sampling(request)) => {
+                let card = toolgate::inbox::Kind::card(&request.payload);
+                assert_eq!(card.title, "Sampling request");
+                assert!(card.asker.contains("MCP server 'fix'"), "{card:?}");
+                assert!(card.details.contains("burst"), "{card:?}");
+                waiting.push(request);
+                // Answer only once the excess has been refused: the person is slow.
+                if waiting.len() == 4 && refused.len() == 2 {
+                    for request in waiting.drain(..) {
+                        assert!(request.answer(PersonAnswer::Deny));
+                    }
+                }
+            }
+            AgentEvent::Sampling(report) => match &report.outcome {
+                SamplingOutcome::Refused { reason } if report.decision.is_none() => {
+                    assert!(reason.contains("too many sampling requests"), "{reason}");
+                    refused.push(reason.clone());
+                    if waiting.len() == 4 && refused.len() == 2 {
+                        for request in waiting.drain(..) {
+                            assert!(request.answer(PersonAnswer::Deny));
+                        }
+                    }
+                }
+                SamplingOutcome::Refused { .. } => {
+                    let decider = &report.decision.as_ref().unwrap().decider;
+                    assert!(matches!(decider, Decider::Person { .. }), "{decider:?}");
+                }
+                other => panic!("unexpected sampling outcome {other:?}"),
+            },
+            AgentEvent::ToolCallStarted { call_id, name, .. }
+                if name == "mcp__fix__sample_burst" =>
+            {
+                burst_call = Some(call_id)
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                output: text,
+                ..
+            } if burst_call.as_ref() == Some(&call_id) => output = Some(text),
+            _ => {}
+        }
+    }
+    let output = output.unwrap();
+    assert_eq!(refused.len(), 2, "{output}");
+    assert_eq!(output.matches("too many sampling requests").count(), 2, "{output}");
+    assert_eq!(
+        output.matches("sampling refused (-1): sampling denied by the host: the user denied it").count(),
+        4,
+        "{output}"
+    );
+    let _ = handle.commands.send(UiCommand::Shutdown).await;
+}
+
+/// Waits for a server log message containing `needle`; returns it.
+async fn log_containing(events: &mut mpsc::Receiver<AgentEvent>, needle: &str) -> (LogLevel, String) {
+    loop {
+        let event = tokio::time::timeout(WAIT, events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no log message with {needle:?}"))
+            .expect("agent running");
+        if let AgentEvent::ServerLog { level, message, .. } = event
+            && message.contains(needle)
+        {
+            return (level, message);
+        }
+    }
+}
+
+#[tokio::test]
+async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model() {
+    let log_tool = r#"{"name": "mcp__fix__log", "input": {"level": "debug", "text": "too chatty"}}, {"name": "mcp__fix__log", "input": {"level": "error", "text": "disk on fire"}}"#;
+    let (config, setup) = setup(
+        log_tool,
+        &[("FIXTURE_INSTRUCTIONS", "Call log before anything else.")],
+        &["mcp__fix__log"],
+    );
+    let workspace = std::fs::canonicalize(setup.workspace.path()).unwrap();
+    let extra = workspace.join("extra dir");
+    std::fs::create_dir(&extra).unwrap();
+    let mut handle = agent::spawn(config);
+    handle
+        .commands
+        .send(UiCommand::Connect("fix".into()))
+        .await
+        .unwrap();
+    // The server asks for the roots once it is initialized: the workspace only.
+    let (_, first) = log_containing(&mut handle.events, "roots at start").await;
+    assert_eq!(first, format!("fixture: roots at start: {}", file_uri(&workspace)));
+
+    handle
+        .commands
+        .send(UiCommand::AddRoot("extra dir".into()))
+        .await
+        .unwrap();
+    let (_, changed) = log_containing(&mut handle.events, "roots changed").await;
+    assert_eq!(
+        changed,
+        format!(
+            "fixture: roots changed: {} {}",
+            file_uri(&workspace),
+            file_uri(&extra)
+        )
+    );
+    assert!(changed.contains("extra%20dir"), "{changed}");
+
+    handle
+        .commands
+        .send(UiCommand::Submit("go".into()))
+        .await
+        .unwrap();
+    // Log notifications travel beside the tool results, so either may come first; the
+    // server sent the debug message before the error one, and they arrive in that order.
+    let (mut logs, mut finished) = (Vec::new(), false);
+    while !finished || logs.is_empty() {
+        let event = tokio::time::timeout(WAIT, handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        match event {
+            AgentEvent::ServerLog { level, message, .. } => logs.push((level, message)),
+            AgentEvent::TurnFinished { .. } => finished = true,
+            _ => {}
+        }
+    }
+    // logging/setLevel asked for `info`: the debug message never came.
+    assert_eq!(
+        logs,
+        vec![(LogLevel::Error, "fixture: disk on fire".to_string())]
+    );
+    let seen = setup.seen.lock().unwrap().clone();
+    let last = seen.last().unwrap();
+    assert!(
+        last.system.contains("Instructions from MCP server 'fix' — the server's own words")
+            && last.system.contains("Call log before anything else."),
+        "{}",
+        last.system
+    );
+    let _ = handle.commands.send(UiCommand::Shutdown).await;
+    while handle.events.recv().await.is_some() {}
+    let records = session_records(setup.state.path());
+    let logged: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["type"] == "server_log")
+        .map(|r| (r["level"].as_str().unwrap(), r["message"].as_str().unwrap()))
+        .collect();
+    assert!(logged.contains(&("error", "fixture: disk on fire")), "{logged:?}");
+    assert!(logged.iter().any(|(_, m)| m.contains("roots changed")), "{logged:?}");
+}
