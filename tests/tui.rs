@@ -470,6 +470,120 @@ fn failed_server_shows_reason() {
 }
 
 #[test]
+fn server_logs_instructions_sampling_and_roots_in_the_console() {
+    use toolgate::agent::{SamplingOutcome, SamplingReport};
+    use toolgate::mcp::{LogLevel, SamplingRequest, SamplingTurn};
+    let mut app = started_app();
+    let ready = ServerStatus::Ready {
+        tools: 2,
+        protocol: "2025-11-25".into(),
+    };
+    agent(&mut app, AgentEvent::ServerStatus { server: "docs".into(), status: ready });
+    agent(
+        &mut app,
+        AgentEvent::ServerInstructions {
+            server: "docs".into(),
+            text: "Search before you read.".into(),
+        },
+    );
+    for (level, message) in [(LogLevel::Info, "indexed 12 pages"), (LogLevel::Error, "index corrupt")] {
+        agent(
+            &mut app,
+            AgentEvent::ServerLog {
+                server: "docs".into(),
+                level,
+                message: message.into(),
+            },
+        );
+    }
+    let text = screen(&mut app, 110, 30);
+    assert!(text.contains("docs ● ready · 0 tools !log"), "{text}");
+
+    type_text(&mut app, "/mcp");
+    key(&mut app, KeyCode::Enter);
+    let text = screen(&mut app, 110, 40);
+    assert!(text.contains("instructions (the server's own words):"), "{text}");
+    assert!(text.contains("Search before you read."), "{text}");
+    assert!(text.contains("log: 2 messages, 1 at error level or worse"), "{text}");
+    assert!(text.contains("[info] indexed 12 pages"), "{text}");
+    assert!(text.contains("[error] index corrupt"), "{text}");
+    key(&mut app, KeyCode::Esc);
+
+    type_text(&mut app, "/roots add ../shared notes");
+    let (commands, _) = perform(key(&mut app, KeyCode::Enter));
+    assert!(
+        matches!(&commands[..], [UiCommand::AddRoot(dir)] if dir.as_os_str() == "../shared notes"),
+        "{commands:?}"
+    );
+    type_text(&mut app, "/roots");
+    let (commands, _) = perform(key(&mut app, KeyCode::Enter));
+    assert!(matches!(&commands[..], [UiCommand::ListRoots]), "{commands:?}");
+
+    // A sampling request: who asks, the system prompt, the messages, the limits.
+    let (request, rx) = Request::new(
+        Origin::Server { server: "docs".into() },
+        toolgate::inbox::Sampling {
+            server: "docs".into(),
+            request: SamplingRequest {
+                system_prompt: Some("You are terse.".into()),
+                messages: vec![SamplingTurn {
+                    role: toolgate::model::Role::User,
+                    text: "Summarize the permissions page".into(),
+                }],
+                max_tokens: 300,
+                model_hints: vec!["claude".into()],
+                ..Default::default()
+            },
+            model: "scripted demo".into(),
+            cap: 4096,
+            verdict: ask("default: sampling asks", "no rule mentions sampling by 'docs'"),
+        },
+        app.now,
+        None,
+    );
+    agent(&mut app, AgentEvent::Request(HostRequest::from(request)));
+    let text = screen(&mut app, 110, 36);
+    assert!(text.contains("Sampling request"), "{text}");
+    assert!(text.contains("MCP server 'docs' asks to use your model (scripted demo)"), "{text}");
+    assert!(text.contains("max tokens: 300 (toolgate's cap: 4096)"), "{text}");
+    assert!(text.contains("model preferences: hints claude"), "{text}");
+    assert!(text.contains("You are terse."), "{text}");
+    assert!(text.contains("Summarize the permissions page"), "{text}");
+    assert!(text.contains("[a] Allow for this session"), "{text}");
+    advance(&mut app, GUARD_WINDOW + Duration::from_millis(10));
+    tick(&mut app);
+    ch(&mut app, 'a');
+    assert_eq!(answer_of(rx), Some(UserDecision::AllowSession));
+
+    agent(
+        &mut app,
+        AgentEvent::Sampling(SamplingReport {
+            server: "docs".into(),
+            max_tokens: 300,
+            system_prompt: None,
+            messages: vec![],
+            decision: None,
+            outcome: SamplingOutcome::Answered {
+                model: "scripted demo".into(),
+                stop_reason: toolgate::model::StopReason::EndTurn,
+                usage: Usage {
+                    input_tokens: 12,
+                    output_tokens: 5,
+                },
+                text: "short".into(),
+            },
+        }),
+    );
+    let text = screen(&mut app, 110, 30);
+    assert!(
+        text.contains("sampling for 'docs' answered by scripted demo: 12 in / 5 out tokens,"),
+        "{text}"
+    );
+    // The tokens count towards the session's total on the status line.
+    assert!(text.contains("↑12 ↓5 tok"), "{text}");
+}
+
+#[test]
 fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_command() {
     // The console's own preview ran before the folder was trusted, so it lacks the
     // project's server; the agent's SessionStarted brings the full list.

@@ -167,7 +167,7 @@ impl ClientHandler for HubClient {
                 Ok(answer) => sampling::result(answer),
                 Err(_) => Err(ErrorData::new(
                     rmcp::model::ErrorCode(-1),
-                    "the sampling request was not answered",
+                    "sampling refused: nothing in this toolgate session can answer it",
                     None,
                 )),
             },

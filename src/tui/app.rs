@@ -482,6 +482,10 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             }
         }
         AgentEvent::Sampling(report) => {
+            // Spent on the person's model like a turn's tokens.
+            let used = report.usage();
+            app.usage.input_tokens += used.input_tokens;
+            app.usage.output_tokens += used.output_tokens;
             let line = for_terminal(&report.summary());
             match report.outcome {
                 crate::agent::SamplingOutcome::Answered { .. } => {
