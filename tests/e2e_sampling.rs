@@ -149,7 +149,10 @@ fn the_person_approves_a_sampling_request_and_the_server_gets_the_models_text() 
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            panic!("toolgate did not exit after Ctrl+D; screen:\n{}", screen.text());
+            panic!(
+                "toolgate did not exit after Ctrl+D; screen:\n{}",
+                screen.text()
+            );
         }
         thread::sleep(Duration::from_millis(20));
     };

@@ -118,14 +118,8 @@ const SAMPLE: &str = r#"{"name": "mcp__fix__sample", "input": {"text": "Please s
 
 async fn headless_jsonl(config: AgentConfig) -> Vec<Value> {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let result = headless::run_with(
-        config,
-        "go".into(),
-        OutputFormat::Jsonl,
-        &mut out,
-        &mut err,
-    )
-    .await;
+    let result =
+        headless::run_with(config, "go".into(), OutputFormat::Jsonl, &mut out, &mut err).await;
     let out = String::from_utf8(out).unwrap();
     assert!(
         result.is_ok(),
@@ -211,7 +205,12 @@ async fn a_policy_rule_allows_sampling_without_a_question() {
     assert_eq!(sampling[0]["decision"]["decider"]["rule"], "sampling(fix)");
     assert_eq!(sampling[0]["outcome"]["kind"], "answered");
     assert_eq!(sampling[0]["outcome"]["text"], "SCRIPTED SUMMARY");
-    assert!(sampling[0]["outcome"]["usage"]["output_tokens"].as_u64().unwrap() > 0);
+    assert!(
+        sampling[0]["outcome"]["usage"]["output_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     assert!(of_type(&events, "request_dismissed").is_empty());
     // Exactly the server's system prompt and message went to the model, without tools,
     // and within the server's token limit.
@@ -224,11 +223,13 @@ async fn a_policy_rule_allows_sampling_without_a_question() {
     let logged = records.iter().find(|r| r["type"] == "sampling").unwrap();
     assert_eq!(logged["outcome"]["kind"], "answered");
     assert_eq!(
-        logged["outcome"]["usage"],
-        sampling[0]["outcome"]["usage"],
+        logged["outcome"]["usage"], sampling[0]["outcome"]["usage"],
         "the session log records the tokens it used"
     );
-    assert_eq!(logged["messages"][0]["text"], "Please summarize: apples and pears");
+    assert_eq!(
+        logged["messages"][0]["text"],
+        "Please summarize: apples and pears"
+    );
 }
 
 #[tokio::test]
@@ -310,9 +311,15 @@ async fn a_burst_of_sampling_requests_is_bounded_and_never_hangs() {
     }
     let output = output.unwrap();
     assert_eq!(refused.len(), 2, "{output}");
-    assert_eq!(output.matches("too many sampling requests").count(), 2, "{output}");
     assert_eq!(
-        output.matches("sampling refused (-1): sampling denied by the host: the user denied it").count(),
+        output.matches("too many sampling requests").count(),
+        2,
+        "{output}"
+    );
+    assert_eq!(
+        output
+            .matches("sampling refused (-1): sampling denied by the host: the user denied it")
+            .count(),
         4,
         "{output}"
     );
@@ -320,7 +327,10 @@ async fn a_burst_of_sampling_requests_is_bounded_and_never_hangs() {
 }
 
 /// Waits for a server log message containing `needle`; returns it.
-async fn log_containing(events: &mut mpsc::Receiver<AgentEvent>, needle: &str) -> (LogLevel, String) {
+async fn log_containing(
+    events: &mut mpsc::Receiver<AgentEvent>,
+    needle: &str,
+) -> (LogLevel, String) {
     loop {
         let event = tokio::time::timeout(WAIT, events.recv())
             .await
@@ -353,7 +363,10 @@ async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model()
         .unwrap();
     // The server asks for the roots once it is initialized: the workspace only.
     let (_, first) = log_containing(&mut handle.events, "roots at start").await;
-    assert_eq!(first, format!("fixture: roots at start: {}", file_uri(&workspace)));
+    assert_eq!(
+        first,
+        format!("fixture: roots at start: {}", file_uri(&workspace))
+    );
 
     handle
         .commands
@@ -398,7 +411,8 @@ async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model()
     let seen = setup.seen.lock().unwrap().clone();
     let last = seen.last().unwrap();
     assert!(
-        last.system.contains("Instructions from MCP server 'fix' — the server's own words")
+        last.system
+            .contains("Instructions from MCP server 'fix' — the server's own words")
             && last.system.contains("Call log before anything else."),
         "{}",
         last.system
@@ -411,6 +425,12 @@ async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model()
         .filter(|r| r["type"] == "server_log")
         .map(|r| (r["level"].as_str().unwrap(), r["message"].as_str().unwrap()))
         .collect();
-    assert!(logged.contains(&("error", "fixture: disk on fire")), "{logged:?}");
-    assert!(logged.iter().any(|(_, m)| m.contains("roots changed")), "{logged:?}");
+    assert!(
+        logged.contains(&("error", "fixture: disk on fire")),
+        "{logged:?}"
+    );
+    assert!(
+        logged.iter().any(|(_, m)| m.contains("roots changed")),
+        "{logged:?}"
+    );
 }

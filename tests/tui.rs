@@ -478,7 +478,13 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
         tools: 2,
         protocol: "2025-11-25".into(),
     };
-    agent(&mut app, AgentEvent::ServerStatus { server: "docs".into(), status: ready });
+    agent(
+        &mut app,
+        AgentEvent::ServerStatus {
+            server: "docs".into(),
+            status: ready,
+        },
+    );
     agent(
         &mut app,
         AgentEvent::ServerInstructions {
@@ -486,7 +492,10 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
             text: "Search before you read.".into(),
         },
     );
-    for (level, message) in [(LogLevel::Info, "indexed 12 pages"), (LogLevel::Error, "index corrupt")] {
+    for (level, message) in [
+        (LogLevel::Info, "indexed 12 pages"),
+        (LogLevel::Error, "index corrupt"),
+    ] {
         agent(
             &mut app,
             AgentEvent::ServerLog {
@@ -502,9 +511,15 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     type_text(&mut app, "/mcp");
     key(&mut app, KeyCode::Enter);
     let text = screen(&mut app, 110, 40);
-    assert!(text.contains("instructions (the server's own words):"), "{text}");
+    assert!(
+        text.contains("instructions (the server's own words):"),
+        "{text}"
+    );
     assert!(text.contains("Search before you read."), "{text}");
-    assert!(text.contains("log: 2 messages, 1 at error level or worse"), "{text}");
+    assert!(
+        text.contains("log: 2 messages, 1 at error level or worse"),
+        "{text}"
+    );
     assert!(text.contains("[info] indexed 12 pages"), "{text}");
     assert!(text.contains("[error] index corrupt"), "{text}");
     key(&mut app, KeyCode::Esc);
@@ -517,11 +532,16 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     );
     type_text(&mut app, "/roots");
     let (commands, _) = perform(key(&mut app, KeyCode::Enter));
-    assert!(matches!(&commands[..], [UiCommand::ListRoots]), "{commands:?}");
+    assert!(
+        matches!(&commands[..], [UiCommand::ListRoots]),
+        "{commands:?}"
+    );
 
     // A sampling request: who asks, the system prompt, the messages, the limits.
     let (request, rx) = Request::new(
-        Origin::Server { server: "docs".into() },
+        Origin::Server {
+            server: "docs".into(),
+        },
         toolgate::inbox::Sampling {
             server: "docs".into(),
             request: SamplingRequest {
@@ -536,7 +556,10 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
             },
             model: "scripted demo".into(),
             cap: 4096,
-            verdict: ask("default: sampling asks", "no rule mentions sampling by 'docs'"),
+            verdict: ask(
+                "default: sampling asks",
+                "no rule mentions sampling by 'docs'",
+            ),
         },
         app.now,
         None,
@@ -544,8 +567,14 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     agent(&mut app, AgentEvent::Request(HostRequest::from(request)));
     let text = screen(&mut app, 110, 36);
     assert!(text.contains("Sampling request"), "{text}");
-    assert!(text.contains("MCP server 'docs' asks to use your model (scripted demo)"), "{text}");
-    assert!(text.contains("max tokens: 300 (toolgate's cap: 4096)"), "{text}");
+    assert!(
+        text.contains("MCP server 'docs' asks to use your model (scripted demo)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("max tokens: 300 (toolgate's cap: 4096)"),
+        "{text}"
+    );
     assert!(text.contains("model preferences: hints claude"), "{text}");
     assert!(text.contains("You are terse."), "{text}");
     assert!(text.contains("Summarize the permissions page"), "{text}");

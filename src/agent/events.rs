@@ -178,7 +178,10 @@ pub enum AgentEvent {
         message: String,
     },
     /// The `instructions` a server gave when it connected (`/mcp` shows them).
-    ServerInstructions { server: String, text: String },
+    ServerInstructions {
+        server: String,
+        text: String,
+    },
     Error(String),
     Notice(String),
 }

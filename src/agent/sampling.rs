@@ -21,7 +21,7 @@ use crate::mcp::{Sampled, SamplingQuestion, SamplingRefusal, SamplingRequest, Sa
 use crate::model::{
     ContentBlock, Message, ModelProvider, ModelRequest, StopReason, StreamEvent, Usage,
 };
-use crate::policy::{AuditRecord, Decider, Decision, PersonAnswer, Permit, Policy};
+use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy};
 
 /// How long a sampling question waits for the person unless `--ask-timeout` says
 /// otherwise; then it is denied (the server is waiting on the other end).
@@ -358,11 +358,7 @@ impl SamplingHost {
                     _ => "the user denied it".to_string(),
                 });
                 Decided {
-                    record: record(
-                        answer.permit(),
-                        why,
-                        Decider::Person { answer, asked_by },
-                    ),
+                    record: record(answer.permit(), why, Decider::Person { answer, asked_by }),
                     allowed,
                 }
             }

@@ -137,7 +137,9 @@ pub type SharedLog = std::sync::Arc<std::sync::Mutex<Option<SessionLog>>>;
 /// Appends to the shared handle; a failure drops the handle (the agent reports a failing
 /// log through its own handle).
 pub fn append_shared(log: &SharedLog, record: Record) {
-    let mut slot = log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut slot = log
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(handle) = slot.as_mut()
         && let Err(e) = handle.append(record)
     {

@@ -91,7 +91,11 @@ pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<D
         }
     }
     if let Some(item) = doc.get("sampling").and_then(|t| t.get("max_tokens")) {
-        match item.as_integer().and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0) {
+        match item
+            .as_integer()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+        {
             Some(cap) => settings.sampling_max_tokens = cap,
             None => diagnostics.push(Diagnostic::at(
                 text,
@@ -124,7 +128,10 @@ mod tests {
             .map(ToString::to_string)
             .collect();
         assert_eq!(shown.len(), 2, "{shown:?}");
-        assert!(shown[0].starts_with("config.toml:2:13: expected mcp.log_level"), "{shown:?}");
+        assert!(
+            shown[0].starts_with("config.toml:2:13: expected mcp.log_level"),
+            "{shown:?}"
+        );
         assert!(shown[1].contains("keeping 100"), "{shown:?}");
         assert!(apply_layer(&mut settings, "[mcp]\nlog_level = \"off\"\n", "c").is_empty());
         assert_eq!(settings.log_level, None);

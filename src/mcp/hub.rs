@@ -508,7 +508,9 @@ impl McpHub {
             .as_ref()
             .and_then(|i| i.instructions.clone())
             .filter(|text| !text.trim().is_empty());
-        let logging = info.as_ref().is_some_and(|i| i.capabilities.logging.is_some());
+        let logging = info
+            .as_ref()
+            .is_some_and(|i| i.capabilities.logging.is_some());
         let listed = tokio::time::timeout(
             Duration::from_millis(config.call_timeout_ms),
             peer.list_all_tools(),

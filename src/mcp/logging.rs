@@ -21,8 +21,7 @@ pub enum LogLevel {
 }
 
 impl LogLevel {
-    pub const NAMES: &'static str =
-        "\"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\", \"alert\" or \"emergency\"";
+    pub const NAMES: &'static str = "\"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\", \"alert\" or \"emergency\"";
 
     pub fn parse(text: &str) -> Option<LogLevel> {
         Some(match text {
@@ -99,7 +98,16 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_order_by_severity() {
-        for name in ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] {
+        for name in [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ] {
             assert_eq!(LogLevel::parse(name).map(LogLevel::as_str), Some(name));
         }
         assert!(LogLevel::Error.is_error() && !LogLevel::Warning.is_error());

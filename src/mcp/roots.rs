@@ -15,12 +15,16 @@ pub struct Roots(Arc<RwLock<Vec<PathBuf>>>);
 
 impl Roots {
     pub fn new(workspace: &Path) -> Roots {
-        let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        let workspace =
+            std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
         Roots(Arc::new(RwLock::new(vec![workspace])))
     }
 
     pub fn list(&self) -> Vec<PathBuf> {
-        self.0.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Adds a folder (canonical form). Ok(false) when it is a root already.
@@ -28,7 +32,10 @@ impl Roots {
         let canonical = std::fs::canonicalize(dir)
             .map_err(|e| format!("cannot add {} as a root: {e}", dir.display()))?;
         if !canonical.is_dir() {
-            return Err(format!("cannot add {} as a root: not a folder", dir.display()));
+            return Err(format!(
+                "cannot add {} as a root: not a folder",
+                dir.display()
+            ));
         }
         let mut roots = self.0.write().unwrap_or_else(PoisonError::into_inner);
         if roots.contains(&canonical) {

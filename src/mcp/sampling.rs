@@ -69,7 +69,9 @@ pub enum SamplingRefusal {
 impl SamplingRefusal {
     pub fn message(&self) -> &str {
         match self {
-            SamplingRefusal::Denied(m) | SamplingRefusal::Invalid(m) | SamplingRefusal::Failed(m) => m,
+            SamplingRefusal::Denied(m)
+            | SamplingRefusal::Invalid(m)
+            | SamplingRefusal::Failed(m) => m,
         }
     }
 
@@ -173,9 +175,11 @@ impl Drop for Slot {
 /// toolgate does not declare `sampling.tools`.
 pub fn read_request(params: &CreateMessageRequestParams) -> Result<SamplingRequest, String> {
     if params.tools.as_ref().is_some_and(|t| !t.is_empty()) || params.tool_choice.is_some() {
-        return Err("toolgate does not support sampling with tools (`tools`/`toolChoice`); \
+        return Err(
+            "toolgate does not support sampling with tools (`tools`/`toolChoice`); \
                     it did not declare the sampling.tools capability — ask without tools"
-            .into());
+                .into(),
+        );
     }
     let mut messages = Vec::with_capacity(params.messages.len());
     for (i, message) in params.messages.iter().enumerate() {

@@ -157,7 +157,11 @@ impl Widget for McpOverlay<'_> {
                 } else {
                     String::new()
                 };
-                let style = if row.log_errors > 0 { t.error() } else { t.dim() };
+                let style = if row.log_errors > 0 {
+                    t.error()
+                } else {
+                    t.dim()
+                };
                 lines.push(text(
                     format!("    log: {} messages{errors}", row.logs.len()),
                     style,
@@ -165,7 +169,11 @@ impl Widget for McpOverlay<'_> {
                 let shown = if i == selected { 10 } else { 1 };
                 let skip = row.logs.len().saturating_sub(shown);
                 for (level, message) in row.logs.iter().skip(skip) {
-                    let style = if level.is_error() { t.error() } else { t.plain() };
+                    let style = if level.is_error() {
+                        t.error()
+                    } else {
+                        t.plain()
+                    };
                     lines.push(LogicalLine {
                         spans: vec![Span::styled(format!("      [{level}] {message}"), style)],
                         continuation_indent: 8,
