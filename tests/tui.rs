@@ -508,6 +508,27 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     let text = screen(&mut app, 110, 30);
     assert!(text.contains("docs ● ready · 0 tools !log"), "{text}");
 
+    // A tool of that server shows the server's latest log messages in its details.
+    let mut snapshot = builtin_entries();
+    snapshot.extend(docs_entries());
+    agent(
+        &mut app,
+        AgentEvent::PoolChanged {
+            snapshot,
+            added: vec![],
+            removed: vec![],
+        },
+    );
+    key(&mut app, KeyCode::Tab);
+    for _ in 0..6 {
+        key(&mut app, KeyCode::Down);
+    }
+    let text = screen(&mut app, 110, 40);
+    assert!(text.contains("mcp__docs__search"), "{text}");
+    assert!(text.contains("server log (2 messages"), "{text}");
+    assert!(text.contains("[error] index corrupt"), "{text}");
+    key(&mut app, KeyCode::Tab);
+
     type_text(&mut app, "/mcp");
     key(&mut app, KeyCode::Enter);
     let text = screen(&mut app, 110, 40);

@@ -81,6 +81,13 @@ impl Kind for Sampling {
                 Tone::Dim,
             ),
         ];
+        if !r.stop_sequences.is_empty() {
+            facts.push(Fact::new(
+                "stop sequences (not applied)",
+                r.stop_sequences.join(" · "),
+                Tone::Dim,
+            ));
+        }
         if let Some(context) = &r.include_context {
             facts.push(Fact::new(
                 "include context",

@@ -311,6 +311,8 @@ impl PoolView {
             if level.is_error() {
                 row.log_errors += 1;
             }
+            // The tool detail shows the server's latest messages: let it recompute.
+            self.generation += 1;
         }
     }
 

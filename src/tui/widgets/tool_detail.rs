@@ -52,7 +52,13 @@ impl DetailState {
         }
         self.key = Some(key);
         self.logical = match selected.and_then(|i| Some((pool.entries().get(i)?, i))) {
-            Some((entry, i)) => detail_lines(entry, pool.schema(i), theme),
+            Some((entry, i)) => {
+                let mut lines = detail_lines(entry, pool.schema(i), theme);
+                if let Some(row) = entry.tool.server().and_then(|s| pool.server(s)) {
+                    lines.extend(server_log_lines(row, theme));
+                }
+                lines
+            }
             None => Vec::new(),
         };
         self.width = inner.width;
@@ -73,6 +79,39 @@ impl DetailState {
     pub fn is_empty(&self) -> bool {
         self.logical.is_empty()
     }
+}
+
+/// Log lines shown under an MCP tool's details: the last few its server sent.
+const DETAIL_LOG_LINES: usize = 5;
+
+fn server_log_lines(row: &crate::tui::pool::ServerRow, t: &Theme) -> Vec<LogicalLine> {
+    if row.logs.is_empty() {
+        return Vec::new();
+    }
+    let mut l = vec![
+        LogicalLine::blank(),
+        LogicalLine::plain(vec![Span::styled(
+            format!(
+                "server log ({} messages, latest last; /mcp shows more):",
+                row.logs.len()
+            ),
+            t.dim(),
+        )]),
+    ];
+    let skip = row.logs.len().saturating_sub(DETAIL_LOG_LINES);
+    for (level, message) in row.logs.iter().skip(skip) {
+        let style = if level.is_error() {
+            t.error()
+        } else {
+            t.plain()
+        };
+        l.push(LogicalLine {
+            spans: vec![Span::styled(format!("  [{level}] {message}"), style)],
+            continuation_indent: 4,
+            preformatted: false,
+        });
+    }
+    l
 }
 
 /// The detail text of one tool, before wrapping.
