@@ -434,3 +434,140 @@ async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model()
         "{logged:?}"
     );
 }
+
+/// A finished Anthropic text reply as server-sent events.
+fn anthropic_text(text: &str) -> String {
+    let events = [
+        (
+            "message_start",
+            serde_json::json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"usage":{"input_tokens":21,"output_tokens":1}}}),
+        ),
+        (
+            "content_block_start",
+            serde_json::json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+        ),
+        (
+            "content_block_delta",
+            serde_json::json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
+        ),
+        (
+            "content_block_stop",
+            serde_json::json!({"type":"content_block_stop","index":0}),
+        ),
+        (
+            "message_delta",
+            serde_json::json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":4}}),
+        ),
+        ("message_stop", serde_json::json!({"type":"message_stop"})),
+    ];
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_sessions_provider_answers_sampling_and_sees_server_instructions() {
+    use wiremock::matchers::{body_string_contains, method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    // A mock Anthropic API on a real socket: the server's sampling request gets one answer,
+    // the agent's own turn another.
+    let api = MockServer::start().await;
+    let reply = |text: &str| {
+        ResponseTemplate::new(200).set_body_raw(anthropic_text(text), "text/event-stream")
+    };
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(body_string_contains("You are terse."))
+        .respond_with(reply("WIRE SUMMARY"))
+        .with_priority(1)
+        .mount(&api)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(reply("Hello."))
+        .with_priority(2)
+        .mount(&api)
+        .await;
+
+    let (mut config, _setup) = setup(
+        SAMPLE,
+        &[("FIXTURE_INSTRUCTIONS", "Call log before anything else.")],
+        &["sampling(fix)"],
+    );
+    config.model = toolgate::model::select(&toolgate::model::ProviderOptions {
+        provider_flag: Some("anthropic".into()),
+        anthropic_api_key: Some("test-key".into()),
+        anthropic_base_url: Some(api.uri()),
+        model: Some("claude-test".into()),
+        ..Default::default()
+    })
+    .unwrap();
+    let hub = config.hub.clone();
+    let mut handle = agent::spawn(config);
+    handle
+        .commands
+        .send(UiCommand::Connect("fix".into()))
+        .await
+        .unwrap();
+    log_containing(&mut handle.events, "roots at start").await;
+
+    // The server samples (as it would inside a tool call); the rule allows it.
+    let called = hub.call(
+        "fix",
+        "sample",
+        serde_json::json!({"text": "Please summarize: apples and pears", "max_tokens": 100, "system": "You are terse."}),
+        None,
+        tokio_util::sync::CancellationToken::new(),
+    );
+    let output = tokio::time::timeout(WAIT, called).await.unwrap().unwrap();
+    assert_eq!(
+        output.text,
+        "sampled: WIRE SUMMARY (model anthropic claude-test, stop endTurn)"
+    );
+    assert!(!output.is_error);
+
+    handle
+        .commands
+        .send(UiCommand::Submit("hello".into()))
+        .await
+        .unwrap();
+    loop {
+        let event = tokio::time::timeout(WAIT, handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(event, AgentEvent::TurnFinished { .. }) {
+            break;
+        }
+    }
+    let bodies: Vec<Value> = api
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.body_json().unwrap())
+        .collect();
+    assert_eq!(bodies.len(), 2, "{bodies:#?}");
+    let sampled = &bodies[0];
+    assert_eq!(sampled["system"], "You are terse.");
+    assert_eq!(sampled["max_tokens"], 100);
+    assert_eq!(
+        sampled["messages"],
+        serde_json::json!([{"role": "user", "content": [{"type": "text", "text": "Please summarize: apples and pears"}]}])
+    );
+    assert!(
+        sampled
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)),
+        "{sampled}"
+    );
+    let turn = &bodies[1];
+    let system = turn["system"].as_str().unwrap();
+    assert!(
+        system.contains("<server-instructions server=\"fix\">\nCall log before anything else.\n</server-instructions>"),
+        "{system}"
+    );
+    let _ = handle.commands.send(UiCommand::Shutdown).await;
+}
