@@ -143,3 +143,83 @@ impl Kind for Sampling {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::RESERVED_KEYS;
+    use super::*;
+    use crate::policy::{Decision, RuleSource};
+
+    fn request() -> Sampling {
+        Sampling {
+            server: "notes".into(),
+            request: SamplingRequest {
+                messages: vec![
+                    SamplingTurn {
+                        role: Role::User,
+                        text: "Summarize this".into(),
+                    },
+                    SamplingTurn {
+                        role: Role::Assistant,
+                        text: "Which part?".into(),
+                    },
+                ],
+                max_tokens: 9000,
+                speed_priority: Some(0.5),
+                stop_sequences: vec!["END".into()],
+                ..Default::default()
+            },
+            model: "anthropic claude-test".into(),
+            cap: 4096,
+            verdict: Verdict {
+                decision: Decision::Ask {
+                    why: "no rule".into(),
+                },
+                rule: crate::policy::SAMPLING_DEFAULT_RULE.into(),
+                source: RuleSource::Default,
+            },
+        }
+    }
+
+    #[test]
+    fn the_card_shows_everything_the_model_would_get_and_deny_is_safe() {
+        let sampling = request();
+        let card = sampling.card();
+        assert_eq!(
+            card.asker,
+            "MCP server 'notes' asks to use your model (anthropic claude-test)"
+        );
+        // The reply is bounded by the cap, whatever the server asked.
+        assert!(
+            card.effect.contains("at most 4096 tokens"),
+            "{}",
+            card.effect
+        );
+        assert!(card.details.starts_with(
+            "[system prompt]\n(none)\n\n[user]\nSummarize this\n\n[assistant]\nWhich part?"
+        ));
+        let fact = |label: &str| {
+            card.facts
+                .iter()
+                .find(|f| f.label == label)
+                .map(|f| f.value.clone())
+        };
+        assert_eq!(
+            fact("max tokens").as_deref(),
+            Some("9000 (toolgate's cap: 4096)")
+        );
+        assert_eq!(fact("model preferences").as_deref(), Some("speed 0.50"));
+        assert_eq!(fact("stop sequences (not applied)").as_deref(), Some("END"));
+        let choices = sampling.choices();
+        let keys: Vec<char> = choices.iter().map(|c| c.key).collect();
+        assert_eq!(keys, ['y', 'a', 'n']);
+        assert!(keys.iter().all(|k| !RESERVED_KEYS.contains(k)));
+        assert_eq!(choices.iter().filter(|c| c.safe).count(), 1);
+        assert!(choices[2].safe);
+        assert_eq!(sampling.safe_default(), PersonAnswer::Deny);
+        assert_eq!(
+            sampling.outcome_line(&PersonAnswer::AllowSession),
+            "sampling by 'notes' allowed for this session"
+        );
+    }
+}
