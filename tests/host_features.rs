@@ -571,3 +571,109 @@ async fn the_sessions_provider_answers_sampling_and_sees_server_instructions() {
     );
     let _ = handle.commands.send(UiCommand::Shutdown).await;
 }
+
+/// Runs the fixture's `sample` tool through the hub (as during a tool call) while the test
+/// answers the sampling question, if one comes, with `answer`. Returns the tool's text and
+/// who decided.
+async fn sample_once(
+    hub: &McpHub,
+    events: &mut mpsc::Receiver<AgentEvent>,
+    answer: Option<PersonAnswer>,
+) -> (String, Decider) {
+    let hub = hub.clone();
+    let call = tokio::spawn(async move {
+        hub.call(
+            "fix",
+            "sample",
+            serde_json::json!({"text": "Please summarize: the plan"}),
+            None,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+    });
+    let mut answer = answer;
+    let decider = loop {
+        let event = tokio::time::timeout(WAIT, events.recv())
+            .await
+            .expect("an event within the wait")
+            .expect("agent running");
+        match event {
+            AgentEvent::Request(HostRequest::Sampling(request)) => {
+                let given = answer.take().expect("no question expected");
+                assert!(request.answer(given));
+            }
+            AgentEvent::Sampling(report) => break report.decision.unwrap().decider,
+            _ => {}
+        }
+    };
+    let output = call.await.unwrap().unwrap();
+    (output.text, decider)
+}
+
+#[tokio::test]
+async fn allowing_for_the_session_stops_the_questions_until_revoked() {
+    let (config, _setup) = setup(SAMPLE, &[], &[]);
+    let hub = config.hub.clone();
+    let mut handle = agent::spawn(config);
+    handle
+        .commands
+        .send(UiCommand::Connect("fix".into()))
+        .await
+        .unwrap();
+    log_containing(&mut handle.events, "roots at start").await;
+
+    let (text, decider) =
+        sample_once(&hub, &mut handle.events, Some(PersonAnswer::AllowSession)).await;
+    assert!(text.starts_with("sampled: SCRIPTED SUMMARY"), "{text}");
+    assert!(
+        matches!(
+            decider,
+            Decider::Person {
+                answer: PersonAnswer::AllowSession,
+                ..
+            }
+        ),
+        "{decider:?}"
+    );
+
+    let (text, decider) = sample_once(&hub, &mut handle.events, None).await;
+    assert!(text.starts_with("sampled: SCRIPTED SUMMARY"), "{text}");
+    assert_eq!(
+        decider,
+        Decider::SessionGrant {
+            tool: "sampling(fix)".into()
+        }
+    );
+
+    handle
+        .commands
+        .send(UiCommand::RevokeGrant("sampling(fix)".into()))
+        .await
+        .unwrap();
+    loop {
+        let event = tokio::time::timeout(WAIT, handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let AgentEvent::Notice(text) = event {
+            assert_eq!(text, "Session grant for sampling(fix) revoked.");
+            break;
+        }
+    }
+    let (text, decider) = sample_once(&hub, &mut handle.events, Some(PersonAnswer::Deny)).await;
+    assert!(
+        text.starts_with("sampling refused (-1): sampling denied by the host: the user denied it"),
+        "{text}"
+    );
+    assert!(
+        matches!(
+            decider,
+            Decider::Person {
+                answer: PersonAnswer::Deny,
+                ..
+            }
+        ),
+        "{decider:?}"
+    );
+    let _ = handle.commands.send(UiCommand::Shutdown).await;
+}

@@ -612,7 +612,16 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
             max_tokens: 300,
             system_prompt: None,
             messages: vec![],
-            decision: None,
+            decision: Some(AuditRecord::new(
+                "sampling(docs)",
+                &json!({}),
+                Permit::Allow,
+                None,
+                Decider::Person {
+                    answer: UserDecision::AllowSession,
+                    asked_by: "default: sampling asks".into(),
+                },
+            )),
             outcome: SamplingOutcome::Answered {
                 model: "scripted demo".into(),
                 stop_reason: toolgate::model::StopReason::EndTurn,
@@ -631,6 +640,16 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     );
     // The tokens count towards the session's total on the status line.
     assert!(text.contains("↑12 ↓5 tok"), "{text}");
+    // "For this session" is listed with the tool grants, and revocable there.
+    type_text(&mut app, "/permissions");
+    key(&mut app, KeyCode::Enter);
+    let text = screen(&mut app, 110, 30);
+    assert!(text.contains("sampling(docs)"), "{text}");
+    let (commands, _) = perform(ch(&mut app, 'x'));
+    assert!(
+        matches!(&commands[..], [UiCommand::RevokeGrant(g)] if g == "sampling(docs)"),
+        "{commands:?}"
+    );
 }
 
 #[test]

@@ -102,6 +102,7 @@ pub(super) fn start(
         control,
         hub,
         events.clone(),
+        sampling.clone(),
     ));
     if let Some(hub_events) = hub_events {
         tokio::spawn(forward_hub_events(
@@ -124,6 +125,7 @@ async fn read_commands(
     control: Arc<Control>,
     hub: McpHub,
     events: mpsc::Sender<AgentEvent>,
+    sampling: Arc<SamplingHost>,
 ) {
     while let Some(command) = commands.recv().await {
         let item = match command {
@@ -134,7 +136,19 @@ async fn read_commands(
             UiCommand::Submit(text) => Work::Submit(text, control.new_turn()),
             UiCommand::Connect(name) => Work::Connect(name),
             UiCommand::Disconnect(name) => Work::Disconnect(name),
-            UiCommand::RevokeGrant(name) => Work::Revoke(name),
+            // Sampling grants are the sampling host's; they may be in use during a turn.
+            UiCommand::RevokeGrant(name) => match sampling.revoke(&name) {
+                Some(had) => {
+                    let text = if had {
+                        format!("Session grant for {name} revoked.")
+                    } else {
+                        format!("{name} had no session grant.")
+                    };
+                    let _ = events.send(AgentEvent::Notice(text)).await;
+                    continue;
+                }
+                None => Work::Revoke(name),
+            },
             UiCommand::Clear => Work::Clear,
             UiCommand::Undo => Work::Undo(control.new_turn()),
             // Roots change beside a running turn: a server may be waiting for them.

@@ -166,6 +166,18 @@ impl SamplingHost {
         self.report(report).await;
     }
 
+    /// Revokes "allow for this session" for a grant named `sampling(SERVER)` (as the
+    /// decision record names it). None when `grant` is not a sampling grant.
+    pub fn revoke(&self, grant: &str) -> Option<bool> {
+        let server = grant.strip_prefix("sampling(")?.strip_suffix(')')?;
+        Some(
+            self.granted
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(server),
+        )
+    }
+
     /// A request the hub refused before anyone was asked.
     pub async fn refused_early(&self, server: String, max_tokens: u32, reason: String) {
         self.report(SamplingReport {

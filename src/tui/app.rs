@@ -482,6 +482,16 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             }
         }
         AgentEvent::Sampling(report) => {
+            if let Some(record) = &report.decision
+                && let Decider::Person {
+                    answer: PersonAnswer::AllowSession,
+                    ..
+                } = &record.decider
+                && !app.session_grants.contains(&record.tool)
+            {
+                // Listed in /permissions as `sampling(SERVER)`, revocable like a tool's.
+                app.session_grants.push(record.tool.clone());
+            }
             // Spent on the person's model like a turn's tokens.
             let used = report.usage();
             app.usage.input_tokens += used.input_tokens;
