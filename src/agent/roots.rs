@@ -9,6 +9,11 @@ use super::events::AgentEvent;
 use crate::mcp::{McpHub, file_uri};
 
 pub(super) async fn add(hub: McpHub, dir: PathBuf, events: mpsc::Sender<AgentEvent>) {
+    // `~/…` as a shell would read it; anything else relative is relative to the workspace.
+    let dir = match (dir.strip_prefix("~"), dirs::home_dir()) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => dir,
+    };
     let event = match hub.add_root(&dir).await {
         Ok((root, Some(told))) => AgentEvent::Notice(format!(
             "Root added: {} ({told} connected server{} told the roots changed)",
