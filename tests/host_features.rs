@@ -677,3 +677,50 @@ async fn allowing_for_the_session_stops_the_questions_until_revoked() {
     );
     let _ = handle.commands.send(UiCommand::Shutdown).await;
 }
+
+#[tokio::test]
+async fn an_unanswered_sampling_question_expires_into_a_denial() {
+    let (mut config, _setup) = setup(SAMPLE, &[], &[]);
+    config.ask_timeout = Some(Duration::from_secs(1));
+    let hub = config.hub.clone();
+    let mut handle = agent::spawn(config);
+    handle
+        .commands
+        .send(UiCommand::Connect("fix".into()))
+        .await
+        .unwrap();
+    log_containing(&mut handle.events, "roots at start").await;
+    let hub_call = hub.clone();
+    let call = tokio::spawn(async move {
+        hub_call
+            .call(
+                "fix",
+                "sample",
+                serde_json::json!({"text": "Please summarize: nobody is here"}),
+                None,
+                tokio_util::sync::CancellationToken::new(),
+            )
+            .await
+    });
+    // The question comes; this front end never shows it to anyone (nor expires it).
+    let mut held = Vec::new();
+    let decider = loop {
+        let event = tokio::time::timeout(WAIT, handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        match event {
+            AgentEvent::Request(request) => held.push(request),
+            AgentEvent::Sampling(report) => break report.decision.unwrap().decider,
+            _ => {}
+        }
+    };
+    assert_eq!(held.len(), 1);
+    assert!(matches!(decider, Decider::Expired { .. }), "{decider:?}");
+    let output = call.await.unwrap().unwrap();
+    assert_eq!(
+        output.text,
+        "sampling refused (-1): sampling denied by the host: nobody answered the sampling request in time"
+    );
+    let _ = handle.commands.send(UiCommand::Shutdown).await;
+}

@@ -319,6 +319,7 @@ impl SamplingHost {
             });
         }
         let now = Instant::now();
+        let deadline = now + self.ask_timeout.unwrap_or(QUESTION_LIMIT);
         let (request, answer) = Request::new(
             Origin::Server {
                 server: server.clone(),
@@ -331,7 +332,7 @@ impl SamplingHost {
                 verdict: verdict.clone(),
             },
             now,
-            Some(now + self.ask_timeout.unwrap_or(QUESTION_LIMIT)),
+            Some(deadline),
         );
         if self
             .events
@@ -352,6 +353,11 @@ impl SamplingHost {
             reply = answer => reply.unwrap_or(Reply::Dismissed(PersonAnswer::Deny)),
             // Dropping `answer` withdraws the request from the inbox.
             () = question.withdrawn() => return None,
+            // The console expires it first and says so; this covers a front end that
+            // cannot, so the server never waits past the deadline.
+            () = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
+                Reply::Expired(PersonAnswer::Deny)
+            }
         };
         Some(match reply {
             Reply::Person(answer) => {
