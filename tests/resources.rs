@@ -20,8 +20,7 @@ use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::inbox::HostRequest;
 use toolgate::mcp::{Catalog, CompletionTarget, HubEvent, HubOptions, McpHub};
 use toolgate::model::{
-    ContentBlock, ImageData, ModelError, ModelProvider, ModelRequest, Role, StopReason,
-    StreamEvent,
+    ContentBlock, ImageData, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
 };
 use toolgate::policy::{PersonAnswer, Policy};
 
@@ -179,8 +178,10 @@ impl Harness {
     }
 
     async fn turn(&mut self, asked: &mut Vec<String>, answer: PersonAnswer) -> Vec<AgentEvent> {
-        self.until(asked, answer, |e| matches!(e, AgentEvent::TurnFinished { .. }))
-            .await
+        self.until(asked, answer, |e| {
+            matches!(e, AgentEvent::TurnFinished { .. })
+        })
+        .await
     }
 
     fn requests(&self) -> Vec<ModelRequest> {
@@ -210,7 +211,10 @@ async fn an_at_mention_attaches_text_and_image_resources_to_the_message() {
     let mut h = start(&[], vec![done("seen")], |c| c.output_budget = 1_000);
     let catalog = h.connect().await;
     let uris: Vec<&str> = catalog.resources.iter().map(|r| r.uri.as_str()).collect();
-    assert_eq!(uris, ["fixture://readme", "fixture://logo", "fixture://big"]);
+    assert_eq!(
+        uris,
+        ["fixture://readme", "fixture://logo", "fixture://big"]
+    );
     assert_eq!(catalog.templates[0].uri_template, "fixture://pages/{name}");
     assert_eq!(catalog.prompts[0].name, "review");
 
@@ -251,7 +255,9 @@ async fn an_at_mention_attaches_text_and_image_resources_to_the_message() {
     let shown = notices(&events);
     let readme_tag = text_of(&message.content[1]).chars().count();
     assert!(
-        shown.contains(&format!("Attached @fx:fixture://readme ({readme_tag} characters)")),
+        shown.contains(&format!(
+            "Attached @fx:fixture://readme ({readme_tag} characters)"
+        )),
         "{shown:?}"
     );
     assert!(
@@ -261,7 +267,8 @@ async fn an_at_mention_attaches_text_and_image_resources_to_the_message() {
     assert!(
         shown
             .iter()
-            .any(|n| n.starts_with("Attached @fx:fixture://big (") && n.ends_with("cut to the output budget")),
+            .any(|n| n.starts_with("Attached @fx:fixture://big (")
+                && n.ends_with("cut to the output budget")),
         "{shown:?}"
     );
 }
@@ -275,8 +282,10 @@ async fn a_mention_that_cannot_be_read_is_a_notice_and_the_model_is_told() {
     let events = h.turn(&mut Vec::new(), PersonAnswer::Deny).await;
     let shown = notices(&events);
     assert!(
-        shown.iter().any(|n| n.starts_with("Could not attach @fx:fixture://nope:")
-            && n.contains("Resource not found")),
+        shown
+            .iter()
+            .any(|n| n.starts_with("Could not attach @fx:fixture://nope:")
+                && n.contains("Resource not found")),
         "{shown:?}"
     );
     let requests = h.requests();
@@ -317,8 +326,14 @@ async fn a_prompt_puts_its_messages_into_the_conversation_with_their_roles() {
         text_of(&messages[0].content[0]),
         "Please review src/main.rs (rust)."
     );
-    assert!(text_of(&messages[0].content[1]).starts_with("<resource server=\"fx\" uri=\"fixture://readme\""));
-    assert_eq!(text_of(&messages[1].content[0]), "I will look at src/main.rs.");
+    assert!(
+        text_of(&messages[0].content[1])
+            .starts_with("<resource server=\"fx\" uri=\"fixture://readme\"")
+    );
+    assert_eq!(
+        text_of(&messages[1].content[0]),
+        "I will look at src/main.rs."
+    );
     assert_eq!(
         messages[2].content,
         vec![
@@ -381,7 +396,9 @@ async fn the_resource_builtins_go_through_the_gate_per_server() {
     // second read of the same server.
     assert_eq!(asked, ["read_mcp_resource"]);
     assert!(
-        notices(&events).contains(&"read_mcp_resource(fx) is allowed for the rest of this session.".to_string()),
+        notices(&events).contains(
+            &"read_mcp_resource(fx) is allowed for the rest of this session.".to_string()
+        ),
         "{:?}",
         notices(&events)
     );
@@ -426,7 +443,10 @@ async fn without_resources_the_builtins_are_not_in_the_pool() {
         .iter()
         .map(|t| t.name.clone())
         .collect();
-    assert!(!tools.iter().any(|t| t.contains("mcp_resource")), "{tools:?}");
+    assert!(
+        !tools.iter().any(|t| t.contains("mcp_resource")),
+        "{tools:?}"
+    );
 }
 
 #[tokio::test]
@@ -444,9 +464,11 @@ async fn a_server_whose_resource_list_fails_or_lies_gets_a_notice_and_keeps_its_
             .await;
         let shown = notices(&events);
         assert!(
-            shown.iter().any(|n| n.starts_with("MCP server 'fx': resources/list failed:")
-                && n.contains(said)
-                && n.ends_with("(its tools still work)")),
+            shown
+                .iter()
+                .any(|n| n.starts_with("MCP server 'fx': resources/list failed:")
+                    && n.contains(said)
+                    && n.ends_with("(its tools still work)")),
             "{mode}: {shown:?}"
         );
         let Some(AgentEvent::Catalog { catalog, .. }) = events.last() else {
@@ -454,7 +476,10 @@ async fn a_server_whose_resource_list_fails_or_lies_gets_a_notice_and_keeps_its_
         };
         assert!(catalog.resources.is_empty(), "{mode}");
         assert_eq!(catalog.templates.len(), 1, "{mode}: templates still listed");
-        assert_eq!(catalog.prompts[0].name, "review", "{mode}: prompts still listed");
+        assert_eq!(
+            catalog.prompts[0].name, "review",
+            "{mode}: prompts still listed"
+        );
     }
 }
 
@@ -471,7 +496,11 @@ fn hub() -> (McpHub, mpsc::UnboundedReceiver<HubEvent>) {
 
 async fn next_catalog(rx: &mut mpsc::UnboundedReceiver<HubEvent>) -> Arc<Catalog> {
     loop {
-        match tokio::time::timeout(WAIT, rx.recv()).await.unwrap().unwrap() {
+        match tokio::time::timeout(WAIT, rx.recv())
+            .await
+            .unwrap()
+            .unwrap()
+        {
             HubEvent::CatalogChanged { catalog, .. } => return catalog,
             _ => continue,
         }
@@ -487,9 +516,15 @@ async fn list_changed_relists_resources_and_prompts_and_completion_asks_the_serv
     assert_eq!(first.resources.len(), 3);
 
     let cancel = tokio_util::sync::CancellationToken::new();
-    hub.call("fx", "add_resource", json!({"name": "notes"}), None, cancel.clone())
-        .await
-        .unwrap();
+    hub.call(
+        "fx",
+        "add_resource",
+        json!({"name": "notes"}),
+        None,
+        cancel.clone(),
+    )
+    .await
+    .unwrap();
     let relisted = next_catalog(&mut rx).await;
     assert_eq!(relisted.resources.len(), 4);
     assert_eq!(relisted.resources[3].uri, "fixture://extra/notes");

@@ -254,7 +254,9 @@ fn a_prompt_command_asks_for_its_missing_required_argument() {
     assert_eq!(app.composer_text(), "/mcp__fx__review ");
     let sent = commands(key(&mut app, KeyCode::Enter));
     assert!(
-        !sent.iter().any(|c| matches!(c, UiCommand::RunPrompt { .. })),
+        !sent
+            .iter()
+            .any(|c| matches!(c, UiCommand::RunPrompt { .. })),
         "{sent:?}"
     );
     let shown = screen(&mut app, 80, 12);
@@ -299,10 +301,10 @@ fn a_prompt_command_with_its_arguments_runs_at_once_and_esc_cancels_a_question()
     let sent = commands(key(&mut app, KeyCode::Enter));
     assert!(
         matches!(&sent[..], [UiCommand::RunPrompt { arguments, .. }]
-            if arguments == &HashMap::from([
-                ("file".to_string(), "a.rs".to_string()),
-                ("language".to_string(), "rust".to_string()),
-            ])),
+        if arguments == &HashMap::from([
+            ("file".to_string(), "a.rs".to_string()),
+            ("language".to_string(), "rust".to_string()),
+        ])),
         "{sent:?}"
     );
 

@@ -190,7 +190,10 @@ pub enum AgentEvent {
     },
     /// The answer to `UiCommand::Complete` with that `id` (empty when the server offers
     /// no completion or the request failed).
-    Completions { id: u64, values: Vec<String> },
+    Completions {
+        id: u64,
+        values: Vec<String>,
+    },
     Error(String),
     Notice(String),
 }

@@ -115,10 +115,8 @@ impl Agent {
         let messages = match fetched {
             Ok(result) => prompt_messages(server, &result.messages),
             Err(e) => {
-                self.emit(AgentEvent::Error(format!(
-                    "/mcp__{server}__{prompt}: {e}"
-                )))
-                .await;
+                self.emit(AgentEvent::Error(format!("/mcp__{server}__{prompt}: {e}")))
+                    .await;
                 Vec::new()
             }
         };

@@ -127,7 +127,12 @@ impl Agent {
         text: String,
         cancel: &CancellationToken,
     ) -> Vec<ContentBlock> {
-        let servers: Vec<String> = self.hub.catalogs().iter().map(|c| c.server.clone()).collect();
+        let servers: Vec<String> = self
+            .hub
+            .catalogs()
+            .iter()
+            .map(|c| c.server.clone())
+            .collect();
         let found = mentions(&text, &servers);
         let mut content = vec![ContentBlock::Text { text }];
         for (n, mention) in found.iter().enumerate() {
@@ -138,8 +143,10 @@ impl Agent {
                 .await
             {
                 Ok(parts) if parts.is_empty() => {
-                    self.emit(AgentEvent::Notice(format!("{shown}: the resource is empty")))
-                        .await;
+                    self.emit(AgentEvent::Notice(format!(
+                        "{shown}: the resource is empty"
+                    )))
+                    .await;
                     content.push(ContentBlock::Text {
                         text: format!("[{shown} is empty]"),
                     });
@@ -159,7 +166,10 @@ impl Agent {
             let mut images = 0;
             let mut truncated = false;
             let turn = self.messages.len();
-            for (i, attached) in attach_parts(&mention.server, &parts).into_iter().enumerate() {
+            for (i, attached) in attach_parts(&mention.server, &parts)
+                .into_iter()
+                .enumerate()
+            {
                 match attached {
                     Attached::Text(text) => {
                         let id = format!("attachment-{turn}-{n}-{i}");
@@ -171,10 +181,7 @@ impl Agent {
                     Attached::Image(image) => {
                         images += 1;
                         content.push(ContentBlock::Text {
-                            text: format!(
-                                "[image {} from {shown} follows]",
-                                image.media_type
-                            ),
+                            text: format!("[image {} from {shown} follows]", image.media_type),
                         });
                         content.push(ContentBlock::Image(image));
                     }
@@ -185,7 +192,10 @@ impl Agent {
                 what.push(format!("{characters} characters"));
             }
             if images > 0 {
-                what.push(format!("{images} image{}", if images == 1 { "" } else { "s" }));
+                what.push(format!(
+                    "{images} image{}",
+                    if images == 1 { "" } else { "s" }
+                ));
             }
             self.emit(AgentEvent::Notice(format!(
                 "Attached {shown} ({}){}",
@@ -283,7 +293,11 @@ pub(super) fn listing(catalog: &Catalog) -> String {
         text.push_str("  (no resources)\n");
     }
     for r in &catalog.resources {
-        text.push_str(&format!("  {} — {}", r.uri, r.title.as_deref().unwrap_or(&r.name)));
+        text.push_str(&format!(
+            "  {} — {}",
+            r.uri,
+            r.title.as_deref().unwrap_or(&r.name)
+        ));
         if let Some(mime) = &r.mime_type {
             text.push_str(&format!(" ({mime})"));
         }

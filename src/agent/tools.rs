@@ -428,7 +428,11 @@ impl Agent {
     }
 
     /// Cuts an output to the budget, keeping the whole text in a file of the session.
-    pub(super) async fn fit_budget(&mut self, call_id: &str, text: String) -> (String, Option<PathBuf>) {
+    pub(super) async fn fit_budget(
+        &mut self,
+        call_id: &str,
+        text: String,
+    ) -> (String, Option<PathBuf>) {
         let Some((cut, _)) = text.char_indices().nth(self.output_budget) else {
             return (text, None);
         };

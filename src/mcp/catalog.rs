@@ -94,11 +94,16 @@ pub enum PromptRole {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromptContent {
     Text(String),
-    Image { mime_type: String, data: String },
+    Image {
+        mime_type: String,
+        data: String,
+    },
     /// An embedded resource.
     Resource(ResourcePart),
     /// A link to a resource (not its contents).
-    Link { uri: String },
+    Link {
+        uri: String,
+    },
     /// Audio or a content type newer than this client, described.
     Other(String),
 }

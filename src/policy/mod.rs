@@ -715,7 +715,11 @@ impl Policy {
                 "default: MCP resource read",
                 RuleSource::Default,
             ),
-            _ => Verdict::new(Decision::Allow, "default: resource listing", RuleSource::Default),
+            _ => Verdict::new(
+                Decision::Allow,
+                "default: resource listing",
+                RuleSource::Default,
+            ),
         };
         self.evaluate_keyed(
             tool,

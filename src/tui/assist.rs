@@ -177,7 +177,12 @@ fn prompt_completes(app: &App, server: &str) -> bool {
 }
 
 /// The agent's answer to a completion request.
-pub(super) fn on_completions(app: &mut App, id: u64, values: Vec<String>, effects: &mut Vec<Effect>) {
+pub(super) fn on_completions(
+    app: &mut App,
+    id: u64,
+    values: Vec<String>,
+    effects: &mut Vec<Effect>,
+) {
     let Some((asked_id, query)) = &app.assist.asked else {
         return;
     };

@@ -71,7 +71,8 @@ fn template_parts(template: &str) -> Vec<Part> {
             parts.push(Part::Literal(rest[open..].to_string()));
             return parts;
         };
-        let name = rest[open + 1..open + close].trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        let name =
+            rest[open + 1..open + close].trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
         // `{a,b}` names two variables; the first is what completion asks about.
         let name = name.split(',').next().unwrap_or_default();
         parts.push(Part::Var(name.to_string()));
@@ -94,7 +95,10 @@ pub fn template_prefix(template: &str) -> String {
 /// If `typed` (the URI after `server:`) is inside a variable of `template`: that variable,
 /// the value typed so far, the values of the variables before it, and the text before
 /// the value.
-fn in_variable(template: &str, typed: &str) -> Option<(String, String, HashMap<String, String>, usize)> {
+fn in_variable(
+    template: &str,
+    typed: &str,
+) -> Option<(String, String, HashMap<String, String>, usize)> {
     let parts = template_parts(template);
     let mut pos = 0;
     let mut context = HashMap::new();
@@ -214,7 +218,9 @@ pub fn prompt_query(word: &str, catalogs: &BTreeMap<String, Arc<Catalog>>) -> Op
                     .collect();
                 choices.push(Choice {
                     insert: format!("/{command} "),
-                    label: format!("/{command} {}", args.join(" ")).trim_end().to_string(),
+                    label: format!("/{command} {}", args.join(" "))
+                        .trim_end()
+                        .to_string(),
                     detail: p
                         .title
                         .clone()

@@ -7,8 +7,8 @@ use ratatui::Frame;
 use super::app::{App, Focus, Overlay};
 use super::layout::areas;
 use super::widgets::{
-    CompletionPopup, Composer, FormQuestion, Conversation, HelpOverlay, McpOverlay, PermissionsOverlay, PoolPanel, StatusLine,
-    ToolDetail, inbox,
+    CompletionPopup, Composer, Conversation, FormQuestion, HelpOverlay, McpOverlay,
+    PermissionsOverlay, PoolPanel, StatusLine, ToolDetail, inbox,
 };
 
 pub fn view(app: &App, frame: &mut Frame) {

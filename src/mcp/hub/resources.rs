@@ -62,7 +62,9 @@ impl McpHub {
         if catalog.has_resources {
             match self.bounded(&connection, peer.list_all_resources()).await {
                 Ok(list) => catalog.resources = list.iter().map(resource_entry).collect(),
-                Err(why) => catalog.problems.push(format!("resources/list failed: {why}")),
+                Err(why) => catalog
+                    .problems
+                    .push(format!("resources/list failed: {why}")),
             }
             match self
                 .bounded(&connection, peer.list_all_resource_templates())
@@ -128,7 +130,10 @@ impl McpHub {
         server: &str,
         what: &str,
         cancel: &CancellationToken,
-        make: impl FnOnce(Peer<RoleClient>) -> std::pin::Pin<Box<dyn Future<Output = Result<T, ServiceError>> + Send>>,
+        make: impl FnOnce(
+            Peer<RoleClient>,
+        )
+            -> std::pin::Pin<Box<dyn Future<Output = Result<T, ServiceError>> + Send>>,
     ) -> Result<T, McpError> {
         let connection = self.connected(server)?;
         let request = make(connection.peer.clone());
@@ -223,7 +228,10 @@ impl McpHub {
     }
 
     /// A weak hook for `resources/list_changed` and `prompts/list_changed`.
-    pub(super) fn catalog_changed_hook(&self, server: &str) -> crate::mcp::handler::ListChangedHook {
+    pub(super) fn catalog_changed_hook(
+        &self,
+        server: &str,
+    ) -> crate::mcp::handler::ListChangedHook {
         let weak: Weak<super::Inner> = Arc::downgrade(&self.inner);
         let server = server.to_string();
         Arc::new(move |_peer: Peer<RoleClient>| {

@@ -40,7 +40,10 @@ impl Widget for CompletionPopup<'_> {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(t.focused_border())
-            .title(Span::styled(" ↑↓ choose · Tab insert · Esc close ", t.dim()));
+            .title(Span::styled(
+                " ↑↓ choose · Tab insert · Esc close ",
+                t.dim(),
+            ));
         let inner = block.inner(area);
         block.render(area, buf);
         let lines: Vec<Line> = if self.popup.choices.is_empty() {
@@ -123,7 +126,10 @@ mod tests {
                 .modifier
                 .contains(ratatui::style::Modifier::REVERSED)
         };
-        assert!(reversed(2) && !reversed(1), "the second row is the selected one");
+        assert!(
+            reversed(2) && !reversed(1),
+            "the second row is the selected one"
+        );
         insta::assert_snapshot!(screen);
     }
 }
