@@ -560,3 +560,52 @@ async fn list_changed_relists_resources_and_prompts_and_completion_asks_the_serv
     assert_eq!(values, ["rust", "ruby"]);
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn rules_name_the_server_or_the_resource_tool() {
+    // `mcp__fx` allows reading fx's resources as it allows its tools; a deny rule on
+    // list_mcp_resources(fx) refuses the listing.
+    let mut h = start(
+        &[],
+        vec![
+            call(
+                "r1",
+                "read_mcp_resource",
+                json!({"server": "fx", "uri": "fixture://readme"}),
+            ),
+            call("l1", "list_mcp_resources", json!({"server": "fx"})),
+            done("ok"),
+        ],
+        |c| {
+            let (rules, _, problems) = toolgate::policy::parse_permissions(
+                "[permissions]\nallow = [\"mcp__fx\"]\ndeny = [\"list_mcp_resources(fx)\"]\n",
+                "test",
+                toolgate::policy::RuleSource::Flag,
+            );
+            assert!(problems.is_empty(), "{problems:?}");
+            c.policy.add_rules(rules);
+        },
+    );
+    h.connect().await;
+    h.send(UiCommand::Submit("read it".into())).await;
+    let mut asked = Vec::new();
+    let events = h.turn(&mut asked, PersonAnswer::Deny).await;
+    assert!(asked.is_empty(), "nobody was asked: {asked:?}");
+    let finished: Vec<(ToolOutcome, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallFinished {
+                outcome, output, ..
+            } => Some((*outcome, output.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished[0].0, ToolOutcome::Ok);
+    assert!(finished[0].1.contains("Hello from the fixture."));
+    assert_eq!(finished[1].0, ToolOutcome::Denied);
+    assert!(
+        finished[1].1.contains("list_mcp_resources(fx)"),
+        "{}",
+        finished[1].1
+    );
+}
