@@ -483,6 +483,28 @@ async fn a_server_whose_resource_list_fails_or_lies_gets_a_notice_and_keeps_its_
     }
 }
 
+#[tokio::test]
+async fn a_server_without_templates_is_no_problem() {
+    let mut h = start(&[("FIXTURE_TEMPLATES", "missing")], vec![], |_| {});
+    h.send(UiCommand::Connect("fx".into())).await;
+    let events = h
+        .until(&mut Vec::new(), PersonAnswer::Deny, |e| {
+            matches!(e, AgentEvent::Catalog { .. })
+        })
+        .await;
+    let Some(AgentEvent::Catalog { catalog, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert!(catalog.templates.is_empty());
+    assert!(catalog.problems.is_empty(), "{:?}", catalog.problems);
+    assert_eq!(catalog.resources.len(), 3);
+    assert!(
+        !notices(&events).iter().any(|n| n.contains("templates")),
+        "{:?}",
+        notices(&events)
+    );
+}
+
 // ---- the hub alone ----
 
 fn hub() -> (McpHub, mpsc::UnboundedReceiver<HubEvent>) {

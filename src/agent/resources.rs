@@ -26,6 +26,15 @@ pub(super) fn servers_with_resources(hub: &McpHub) -> Vec<String> {
         .collect()
 }
 
+/// Whether a user text block is one `user_content` attached (not typed by the person).
+pub(super) fn is_attachment_text(text: &str) -> bool {
+    text.starts_with("<resource server=\"")
+        || (text.starts_with("[image ") && text.ends_with(" follows]"))
+        || (text.starts_with("[@") && text.contains(" could not be read: "))
+        || (text.starts_with("[@") && text.ends_with(" is empty]"))
+        || text.starts_with("[resource ")
+}
+
 /// A `@server:uri` mention in a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mention {
@@ -350,6 +359,22 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn attached_blocks_are_told_from_typed_text() {
+        for attached in [
+            "<resource server=\"s\" uri=\"a://t\">\nhi\n</resource>",
+            "[image image/png from @s:a://i follows]",
+            "[@s:a://x could not be read: MCP server 's': not found]",
+            "[@s:a://x is empty]",
+            "[resource s:a://b is binary (application/zip, 4 bytes base64): not shown]",
+        ] {
+            assert!(is_attachment_text(attached), "{attached}");
+        }
+        for typed in ["look at @s:a://t", "[draft] notes", "<resource> tags"] {
+            assert!(!is_attachment_text(typed), "{typed}");
+        }
     }
 
     #[test]

@@ -446,6 +446,9 @@ impl Agent {
     async fn replay(&self, message: &Message) {
         for block in &message.content {
             match (message.role, block) {
+                // What `@server:uri` attached was never a line the person typed.
+                (Role::User, ContentBlock::Text { text })
+                    if super::resources::is_attachment_text(text) => {}
                 (Role::User, ContentBlock::Text { text }) => {
                     self.emit(AgentEvent::UserMessage(text.clone())).await;
                 }

@@ -39,6 +39,20 @@ pub(super) fn declared(server: &str, peer: &Peer<RoleClient>) -> Catalog {
     }
 }
 
+fn worded(e: &ServiceError) -> String {
+    match e {
+        ServiceError::UnexpectedResponse => "the answer is not a valid MCP result".to_string(),
+        other => errors::service_error(other),
+    }
+}
+
+fn timed_out(connection: &Connection) -> String {
+    format!(
+        "no answer within {} s",
+        connection.call_timeout.as_secs().max(1)
+    )
+}
+
 impl McpHub {
     /// The catalogs of the connected servers, in connection order.
     pub fn catalogs(&self) -> Vec<Arc<Catalog>> {
@@ -66,14 +80,21 @@ impl McpHub {
                     .problems
                     .push(format!("resources/list failed: {why}")),
             }
-            match self
-                .bounded(&connection, peer.list_all_resource_templates())
-                .await
-            {
-                Ok(list) => catalog.templates = list.iter().map(template_entry).collect(),
-                Err(why) => catalog
-                    .problems
-                    .push(format!("resources/templates/list failed: {why}")),
+            // Many servers with plain resources never implemented templates; "method not
+            // found" there means none, not a problem worth a notice.
+            let templates = peer.list_all_resource_templates();
+            match tokio::time::timeout(connection.call_timeout, templates).await {
+                Ok(Ok(list)) => catalog.templates = list.iter().map(template_entry).collect(),
+                Ok(Err(ServiceError::McpError(e))) if e.code.0 == -32601 => {}
+                other => {
+                    let why = match other {
+                        Ok(Err(e)) => worded(&e),
+                        _ => timed_out(&connection),
+                    };
+                    catalog
+                        .problems
+                        .push(format!("resources/templates/list failed: {why}"));
+                }
             }
         }
         if catalog.has_prompts {
@@ -104,14 +125,8 @@ impl McpHub {
     ) -> Result<T, String> {
         match tokio::time::timeout(connection.call_timeout, request).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(ServiceError::UnexpectedResponse)) => {
-                Err("the answer is not a valid MCP result".to_string())
-            }
-            Ok(Err(e)) => Err(errors::service_error(&e)),
-            Err(_) => Err(format!(
-                "no answer within {} s",
-                connection.call_timeout.as_secs().max(1)
-            )),
+            Ok(Err(e)) => Err(worded(&e)),
+            Err(_) => Err(timed_out(connection)),
         }
     }
 
