@@ -259,6 +259,20 @@ fn a_prompt_command_asks_for_its_missing_required_argument() {
             .any(|c| matches!(c, UiCommand::RunPrompt { .. })),
         "{sent:?}"
     );
+    // The question's answer is completed by the server (`ref/prompt`).
+    let asked = sent
+        .iter()
+        .find_map(|c| match c {
+            UiCommand::Complete {
+                id,
+                target: CompletionTarget::Prompt(p),
+                argument,
+                value,
+                ..
+            } if p == "review" && argument == "file" && value.is_empty() => Some(*id),
+            _ => None,
+        })
+        .expect("a completion request for the asked argument");
     let shown = screen(&mut app, 80, 12);
     assert!(
         shown.contains("/mcp__fx__review — file (required): the file to review"),
@@ -269,6 +283,19 @@ fn a_prompt_command_asks_for_its_missing_required_argument() {
     // Enter on an empty answer keeps asking.
     key(&mut app, KeyCode::Enter);
     assert!(app.assist.form.is_some());
+    agent(
+        &mut app,
+        AgentEvent::Completions {
+            id: asked,
+            values: vec!["src/lib.rs".into()],
+        },
+    );
+    assert!(screen(&mut app, 80, 12).contains("src/lib.rs  file of fx"));
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.composer_text(), "src/lib.rs");
+    for _ in 0.."src/lib.rs".len() {
+        key(&mut app, KeyCode::Backspace);
+    }
     type_text(&mut app, "src/main.rs");
     let sent = commands(key(&mut app, KeyCode::Enter));
     let run = sent
