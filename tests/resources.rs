@@ -274,6 +274,26 @@ async fn an_at_mention_attaches_text_and_image_resources_to_the_message() {
 }
 
 #[tokio::test]
+async fn a_mention_of_a_configured_server_connects_it_first() {
+    let mut h = start(&[], vec![done("ok")], |_| {});
+    h.send(UiCommand::Submit("read @fx:fixture://readme".into()))
+        .await;
+    let events = h.turn(&mut Vec::new(), PersonAnswer::Deny).await;
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|n| n.starts_with("Connected to MCP server 'fx'.")),
+        "{:?}",
+        notices(&events)
+    );
+    let requests = h.requests();
+    let message = requests[0].messages.last().unwrap();
+    assert!(text_of(&message.content[1]).contains("Hello from the fixture."));
+    let tools: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(tools.contains(&"mcp__fx__add_resource"), "{tools:?}");
+}
+
+#[tokio::test]
 async fn a_mention_that_cannot_be_read_is_a_notice_and_the_model_is_told() {
     let mut h = start(&[], vec![done("ok")], |_| {});
     h.connect().await;

@@ -42,7 +42,7 @@ pub struct Mention {
     pub uri: String,
 }
 
-/// The mentions of `servers` in `text`: `@` at the start of a word, a server name, `:`,
+/// The mentions of `servers` (the configured ones) in `text`: `@` at the start of a word, a server name, `:`,
 /// then the URI up to the next white space. Punctuation that ends a sentence (`.`, `,`,
 /// `;`, `!`, `?`, `)`) is not part of the URI. Each mention once, in order.
 pub fn mentions(text: &str, servers: &[String]) -> Vec<Mention> {
@@ -136,16 +136,25 @@ impl Agent {
         text: String,
         cancel: &CancellationToken,
     ) -> Vec<ContentBlock> {
-        let servers: Vec<String> = self
-            .hub
-            .catalogs()
-            .iter()
-            .map(|c| c.server.clone())
-            .collect();
-        let found = mentions(&text, &servers);
+        let found = mentions(&text, &self.hub.configured());
         let mut content = vec![ContentBlock::Text { text }];
         for (n, mention) in found.iter().enumerate() {
             let shown = format!("@{}:{}", mention.server, mention.uri);
+            // Naming a configured server that is not connected yet connects it (through
+            // the usual checks: a project server still asks), so `toolgate -p "… @docs:…"`
+            // works without a connect_mcp first.
+            if !self.hub.is_connected(&mention.server) {
+                let connected = self
+                    .connect_server(&mention.server, true, Some(cancel))
+                    .await;
+                self.emit(AgentEvent::Notice(connected.text.clone())).await;
+                if connected.is_error() {
+                    content.push(ContentBlock::Text {
+                        text: format!("[{shown} could not be read: {}]", connected.text),
+                    });
+                    continue;
+                }
+            }
             let parts = match self
                 .hub
                 .read_resource(&mention.server, &mention.uri, cancel)
