@@ -51,12 +51,11 @@ fn content_block(server: &str, role: Role, content: &PromptContent) -> ContentBl
             uri,
             mime_type,
             text: body,
-        }) => text(format!(
-            "<resource server=\"{server}\" uri=\"{uri}\"{}>\n{body}\n</resource>",
-            mime_type
-                .as_deref()
-                .map(|m| format!(" mimeType=\"{m}\""))
-                .unwrap_or_default()
+        }) => text(super::resources::tagged(
+            server,
+            uri,
+            mime_type.as_deref(),
+            body,
         )),
         PromptContent::Resource(ResourcePart::Blob {
             mime_type: Some(mime),

@@ -87,10 +87,7 @@ pub(super) fn attach_parts(server: &str, parts: &[ResourcePart]) -> Vec<Attached
                 uri,
                 mime_type,
                 text,
-            } => Attached::Text(format!(
-                "<resource server=\"{server}\" uri=\"{uri}\"{}>\n{text}\n</resource>",
-                mime_attr(mime_type)
-            )),
+            } => Attached::Text(tagged(server, uri, mime_type.as_deref(), text)),
             ResourcePart::Blob {
                 mime_type: Some(mime),
                 blob,
@@ -119,11 +116,18 @@ pub(super) fn attach_parts(server: &str, parts: &[ResourcePart]) -> Vec<Attached
         .collect()
 }
 
-fn mime_attr(mime: &Option<String>) -> String {
-    match mime {
-        Some(m) => format!(" mimeType=\"{m}\""),
-        None => String::new(),
-    }
+/// A text resource as the model reads it. The attributes come from the server, so a `"`
+/// in them is escaped and cannot end the attribute early.
+pub(super) fn tagged(server: &str, uri: &str, mime: Option<&str>, text: &str) -> String {
+    let attr = |v: &str| v.replace('&', "&amp;").replace('"', "&quot;");
+    let mime = mime
+        .map(|m| format!(" mimeType=\"{}\"", attr(m)))
+        .unwrap_or_default();
+    format!(
+        "<resource server=\"{}\" uri=\"{}\"{mime}>\n{text}\n</resource>",
+        attr(server),
+        attr(uri)
+    )
 }
 
 impl Agent {
@@ -367,6 +371,14 @@ mod tests {
                     uri: "fixture://pages/intro".into()
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn quotes_from_the_server_cannot_end_an_attribute() {
+        assert_eq!(
+            tagged("s", "a://x\" onload=\"y", Some("text/plain"), "t"),
+            "<resource server=\"s\" uri=\"a://x&quot; onload=&quot;y\" mimeType=\"text/plain\">\nt\n</resource>"
         );
     }
 
