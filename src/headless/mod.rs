@@ -389,7 +389,10 @@ impl Printer<'_> {
                 self.line(&JsonlEvent::ServerInstructions { server, text })
             }
             AgentEvent::Error(message) => self.error(&message),
-            AgentEvent::SessionStarted { .. } | AgentEvent::TurnFinished { .. } => {}
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnFinished { .. }
+            | AgentEvent::Catalog { .. }
+            | AgentEvent::Completions { .. } => {}
         }
     }
 }
