@@ -230,6 +230,18 @@ async fn a_policy_rule_allows_sampling_without_a_question() {
         logged["messages"][0]["text"],
         "Please summarize: apples and pears"
     );
+    // The new records read back: resuming this session skips no line.
+    let sessions = setup.state.path().join("sessions");
+    let id = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .find_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.strip_suffix(".jsonl").map(str::to_string)
+        })
+        .unwrap();
+    let restored = toolgate::agent::session::load(&sessions, &id).unwrap();
+    assert_eq!(restored.skipped_lines, 0);
 }
 
 #[tokio::test]
