@@ -129,6 +129,8 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+pub mod edit;
+pub mod import;
 mod expand;
 mod mcp_json;
 mod oauth;
