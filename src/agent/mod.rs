@@ -12,6 +12,7 @@ pub mod events;
 mod gate;
 mod host_files;
 mod prompt;
+mod reload;
 mod runner;
 pub mod session;
 mod tools;
@@ -27,6 +28,7 @@ use crate::policy::Policy;
 pub use ask::ask;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
+pub use reload::ConfigReload;
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.
@@ -78,6 +80,9 @@ pub struct AgentConfig {
     /// The sandbox bash runs in (`[sandbox]` settings and the kernel's status); the
     /// default is the default settings on this machine.
     pub sandbox: crate::sandbox::Sandbox,
+    /// How to load the server configuration again (`/mcp reload`, and the file watcher
+    /// when `watch` is set); None: the configuration is fixed for the session.
+    pub reload: Option<ConfigReload>,
 }
 
 impl AgentConfig {
@@ -105,6 +110,7 @@ impl AgentConfig {
             replay_history: true,
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
+            reload: None,
         }
     }
 }

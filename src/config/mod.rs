@@ -129,8 +129,10 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+pub mod diff;
 pub mod edit;
 pub mod import;
+pub mod watch;
 mod expand;
 mod mcp_json;
 mod oauth;

@@ -370,7 +370,9 @@ impl Printer<'_> {
                 self.line(&JsonlEvent::Notice { message });
             }
             AgentEvent::Error(message) => self.error(&message),
-            AgentEvent::SessionStarted { .. } | AgentEvent::TurnFinished { .. } => {}
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnFinished { .. }
+            | AgentEvent::ServersChanged { .. } => {}
         }
     }
 }

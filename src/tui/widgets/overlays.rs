@@ -52,6 +52,7 @@ impl Widget for HelpOverlay<'_> {
             ("/mcp", "servers: status, command, tools, errors, reconnect"),
             ("/permissions", "rules in force, session grants, revoke"),
             ("/undo", "restore what the last turn changed (asks)"),
+            ("/mcp reload", "read the server config again (also on save)"),
             ("/clear", "forget the conversation (connections stay)"),
             ("/help, /quit", "this help, leave"),
             (
