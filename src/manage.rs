@@ -2,9 +2,9 @@
 //! the command line, as `claude mcp` / `codex mcp` / `gemini mcp` do it. Every write goes
 //! through [`crate::config::edit::ServerFile`], which keeps the file's own formatting.
 
+use crate::config::EMBEDDED_MCP_JSON;
 use crate::config::edit::{EditError, ServerFile, check_entry, parse_argument};
 use crate::config::import::{Homes, ImportSource, scan};
-use crate::config::EMBEDDED_MCP_JSON;
 use crate::error::Failure;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
@@ -346,7 +346,11 @@ fn describe(entry: &Value, out: &mut String) {
         let _ = writeln!(out, "  URL: {}", text("url"));
     } else if kind == "builtin" {
         let server = entry.get("server").and_then(Value::as_str);
-        let _ = writeln!(out, "  Server: toolgate serve {}", server.unwrap_or("(its name)"));
+        let _ = writeln!(
+            out,
+            "  Server: toolgate serve {}",
+            server.unwrap_or("(its name)")
+        );
     } else {
         let _ = writeln!(out, "  Command: {}", text("command"));
     }
@@ -373,7 +377,10 @@ fn describe(entry: &Value, out: &mut String) {
     if let Some(cwd) = entry.get("cwd").and_then(Value::as_str) {
         let _ = writeln!(out, "  Working directory: {cwd}");
     }
-    let enabled = entry.get("enabled").and_then(Value::as_bool).unwrap_or(true);
+    let enabled = entry
+        .get("enabled")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
     let _ = writeln!(out, "  Enabled: {}", if enabled { "yes" } else { "no" });
     for key in ["includeTools", "excludeTools"] {
         if let Some(tools) = entry.get(key).and_then(Value::as_array) {

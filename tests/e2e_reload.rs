@@ -140,7 +140,10 @@ fn edits_of_mcp_json_reach_the_running_console() {
     assert_eq!(children_of(pid).len(), 1, "the server runs");
 
     // A broken file is reported with its position and changes nothing.
-    save(&mcp_json, "{\n  \"mcpServers\": {\n    \"extra\": {\"type\": \"builtin\",}\n  }\n}\n");
+    save(
+        &mcp_json,
+        "{\n  \"mcpServers\": {\n    \"extra\": {\"type\": \"builtin\",}\n  }\n}\n",
+    );
     screen.wait_for("the reload refused with the file's position", |t| {
         t.contains("not reloaded") && t.contains(&format!("{}:3:", mcp_json.display()))
     });
@@ -156,7 +159,10 @@ fn edits_of_mcp_json_reach_the_running_console() {
     while !children_of(pid).is_empty() && Instant::now() < deadline {
         thread::sleep(Duration::from_millis(50));
     }
-    assert!(children_of(pid).is_empty(), "the removed server's process ended");
+    assert!(
+        children_of(pid).is_empty(),
+        "the removed server's process ended"
+    );
 
     press(b"\x04");
     let deadline = Instant::now() + WAIT;

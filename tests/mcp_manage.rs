@@ -65,10 +65,23 @@ fn read(path: &Path) -> String {
 fn add_then_get_round_trips_env_and_headers() {
     let env = Env::new();
     let added = env.ok(&[
-        "mcp", "add", "gh", "-e", "GITHUB_TOKEN=ghp_123", "-e", "LOG=debug", "--", "npx", "-y",
-        "@mcp/github", "--read-only",
+        "mcp",
+        "add",
+        "gh",
+        "-e",
+        "GITHUB_TOKEN=ghp_123",
+        "-e",
+        "LOG=debug",
+        "--",
+        "npx",
+        "-y",
+        "@mcp/github",
+        "--read-only",
     ]);
-    assert!(added.contains("Added MCP server 'gh' (user scope)"), "{added}");
+    assert!(
+        added.contains("Added MCP server 'gh' (user scope)"),
+        "{added}"
+    );
     env.ok(&[
         "mcp",
         "add",
@@ -98,8 +111,14 @@ fn add_then_get_round_trips_env_and_headers() {
     );
     // The loader reads what was written: both are configured servers now.
     let status = env.ok(&["status"]);
-    assert!(status.contains("gh           npx -y @mcp/github --read-only"), "{status}");
-    assert!(status.contains("web          http://127.0.0.1:9/mcp"), "{status}");
+    assert!(
+        status.contains("gh           npx -y @mcp/github --read-only"),
+        "{status}"
+    );
+    assert!(
+        status.contains("web          http://127.0.0.1:9/mcp"),
+        "{status}"
+    );
     // Adding the same name again is refused and changes nothing.
     let before = read(&env.user_file());
     let again = env.usage_error(&["mcp", "add", "gh", "--", "other"]);
@@ -143,7 +162,10 @@ fn edits_keep_formatting_comments_order_and_write_enabled() {
         r#"{"command": "a2"}"#,
     ]);
     let removed = env.ok(&["mcp", "remove", "new"]);
-    assert!(removed.contains("Removed MCP server 'new' (project scope)"), "{removed}");
+    assert!(
+        removed.contains("Removed MCP server 'new' (project scope)"),
+        "{removed}"
+    );
     assert_eq!(
         read(&project),
         "{\n\t\"$schema\": \"x\",\n\t\"mcpServers\": {\n\t\t\"zeta\": {\n\t\t\t\"command\": \"z\",\n\t\t\t\"args\": [\"1\"],\n\t\t\t\"enabled\": true\n\t\t},\n\n\t\t\"alpha\": {\n\t\t\t\"command\": \"a2\"\n\t\t}\n\t},\n\t\"extra\": [1, 2]\n}\n"
@@ -157,9 +179,15 @@ fn edits_keep_formatting_comments_order_and_write_enabled() {
         serde_json::json!({"type": "builtin", "server": "docs", "enabled": false})
     );
     let docs = env.ok(&["mcp", "get", "docs"]);
-    assert!(docs.contains("Enabled: no") && docs.contains("Overrides: built-in"), "{docs}");
+    assert!(
+        docs.contains("Enabled: no") && docs.contains("Overrides: built-in"),
+        "{docs}"
+    );
     let builtin = env.usage_error(&["mcp", "remove", "deploy"]);
-    assert!(builtin.contains("cannot be removed, only disabled"), "{builtin}");
+    assert!(
+        builtin.contains("cannot be removed, only disabled"),
+        "{builtin}"
+    );
 }
 
 #[test]
@@ -177,16 +205,25 @@ fn errors_name_the_file_and_position_and_change_nothing() {
     assert_eq!(read(&project), broken);
 
     let err = env.usage_error(&["mcp", "add-json", "j", r#"{"command": }"#]);
-    assert!(err.contains("the JSON argument:1:13: invalid JSON"), "{err}");
+    assert!(
+        err.contains("the JSON argument:1:13: invalid JSON"),
+        "{err}"
+    );
     let err = env.usage_error(&["mcp", "add-json", "j", r#"{"args": ["x"]}"#]);
-    assert!(err.contains("server 'j': expected a \"command\" string"), "{err}");
+    assert!(
+        err.contains("server 'j': expected a \"command\" string"),
+        "{err}"
+    );
     let err = env.usage_error(&["mcp", "add", "bad.name", "--", "x"]);
     assert!(err.contains("names must match [A-Za-z0-9_-]+"), "{err}");
     let err = env.usage_error(&["mcp", "add", "h", "http://127.0.0.1:9/mcp", "-e", "A=1"]);
     assert!(err.contains("-e/--env is for stdio servers"), "{err}");
     std::fs::write(&project, "{\"mcpServers\": {}}").unwrap();
     let err = env.usage_error(&["mcp", "remove", "nobody"]);
-    assert!(err.contains("no MCP server 'nobody' is configured"), "{err}");
+    assert!(
+        err.contains("no MCP server 'nobody' is configured"),
+        "{err}"
+    );
     assert!(!env.user_file().exists(), "nothing was written");
 }
 
@@ -214,11 +251,20 @@ fn import_from_claude_codex_and_gemini() {
     .unwrap();
     let out = env.ok(&["mcp", "import", "claude"]);
     assert!(out.contains("imported memory (from"), "{out}");
-    assert!(out.contains("imported linear (from") && out.contains("(local, this project)"), "{out}");
-    assert!(out.contains("skipped legacy") && out.contains("HTTP+SSE"), "{out}");
+    assert!(
+        out.contains("imported linear (from") && out.contains("(local, this project)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("skipped legacy") && out.contains("HTTP+SSE"),
+        "{out}"
+    );
     assert!(out.contains("2 servers imported from Claude Code"), "{out}");
     let linear = env.ok(&["mcp", "get", "linear"]);
-    assert!(linear.contains("    Authorization: Bearer ${LINEAR}\n"), "{linear}");
+    assert!(
+        linear.contains("    Authorization: Bearer ${LINEAR}\n"),
+        "{linear}"
+    );
 
     // Codex CLI: $CODEX_HOME/config.toml with comments.
     let codex_home = env.home.join("codex-elsewhere");
@@ -252,7 +298,10 @@ fn import_from_claude_codex_and_gemini() {
     );
     // The project's `memory` wins over the user's in `get`, which names what it overrides.
     let memory = env.ok(&["mcp", "get", "memory"]);
-    assert!(memory.contains("Command: other") && memory.contains("Overrides: user ("), "{memory}");
+    assert!(
+        memory.contains("Command: other") && memory.contains("Overrides: user ("),
+        "{memory}"
+    );
 
     // gemini-cli: settings.json with comments, httpUrl, include/exclude lists.
     std::fs::create_dir_all(env.home.join(".gemini")).unwrap();
@@ -277,7 +326,10 @@ fn import_from_claude_codex_and_gemini() {
     assert_eq!(user["mcpServers"]["files"]["command"], "dup");
     // Importing again adds nothing and says why.
     let again = env.ok(&["mcp", "import", "gemini"]);
-    assert!(again.contains("skipped search: already defined in"), "{again}");
+    assert!(
+        again.contains("skipped search: already defined in"),
+        "{again}"
+    );
 }
 
 #[test]
@@ -285,16 +337,30 @@ fn import_reports_a_broken_source_with_file_and_line() {
     let env = Env::new();
     std::fs::create_dir_all(env.home.join(".codex")).unwrap();
     let config = env.home.join(".codex/config.toml");
-    std::fs::write(&config, "# ok\n[mcp_servers.a]\ncommand = \"x\"\nargs = [\n").unwrap();
+    std::fs::write(
+        &config,
+        "# ok\n[mcp_servers.a]\ncommand = \"x\"\nargs = [\n",
+    )
+    .unwrap();
     let err = env.usage_error(&["mcp", "import", "codex"]);
     assert!(
-        err.contains(&format!("error: {}:4:9: invalid TOML: unclosed array", config.display())) && err.contains("invalid TOML"),
+        err.contains(&format!(
+            "error: {}:4:9: invalid TOML: unclosed array",
+            config.display()
+        )) && err.contains("invalid TOML"),
         "{err}"
     );
-    std::fs::write(env.home.join(".claude.json"), "{\"mcpServers\": {\n  \"a\": }").unwrap();
+    std::fs::write(
+        env.home.join(".claude.json"),
+        "{\"mcpServers\": {\n  \"a\": }",
+    )
+    .unwrap();
     let err = env.usage_error(&["mcp", "import", "claude"]);
     assert!(err.contains(".claude.json:2:8: invalid JSON"), "{err}");
     assert!(!env.user_file().exists());
     let none = env.ok(&["mcp", "import", "gemini"]);
-    assert!(none.contains("no gemini-cli MCP servers found (looked in"), "{none}");
+    assert!(
+        none.contains("no gemini-cli MCP servers found (looked in"),
+        "{none}"
+    );
 }

@@ -136,7 +136,8 @@ fn disconnected(events: &[AgentEvent], name: &str) -> bool {
 
 #[tokio::test]
 async fn a_changed_project_server_asks_before_it_reconnects_and_bad_config_changes_nothing() {
-    let mut s = Session::start(r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs"}}}"#);
+    let mut s =
+        Session::start(r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs"}}}"#);
     s.until(None, |e| matches!(e, AgentEvent::PoolChanged { .. }))
         .await;
     s.send(UiCommand::Connect("extra".into())).await;

@@ -529,7 +529,11 @@ fn mcp_reload_asks_the_agent_and_a_reloaded_list_updates_the_panel() {
         matches!(&commands[..], [UiCommand::ReloadConfig]),
         "{commands:?}"
     );
-    assert_eq!(app.overlay, Overlay::None, "reload does not open the server list");
+    assert_eq!(
+        app.overlay,
+        Overlay::None,
+        "reload does not open the server list"
+    );
 
     // deploy was removed from the file (and disconnected by the agent), tracker added.
     let mut servers = info().servers;

@@ -170,5 +170,7 @@ pub enum AgentEvent {
     Notice(String),
     /// The server configuration was reloaded: every configured server now (new ones are
     /// not connected; removed ones were disconnected first).
-    ServersChanged { servers: Vec<ServerInfo> },
+    ServersChanged {
+        servers: Vec<ServerInfo>,
+    },
 }

@@ -77,8 +77,12 @@ mod tests {
             )
             .servers
         };
-        let old = load(r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}, "c": {"command": "z"}}}"#);
-        let new = load(r#"{"mcpServers": {"a": {"command": "x"}, "c": {"command": "z", "env": {"K": "v"}}, "d": {"command": "w"}}}"#);
+        let old = load(
+            r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}, "c": {"command": "z"}}}"#,
+        );
+        let new = load(
+            r#"{"mcpServers": {"a": {"command": "x"}, "c": {"command": "z", "env": {"K": "v"}}, "d": {"command": "w"}}}"#,
+        );
         let diff = ConfigDiff::between(&old, &new);
         assert_eq!(diff.added, ["d"]);
         assert_eq!(diff.removed, ["b"]);

@@ -81,7 +81,9 @@ impl ServerFile {
     }
 
     fn servers(&self) -> CstObject {
-        self.root.object_value_or_set().object_value_or_set("mcpServers")
+        self.root
+            .object_value_or_set()
+            .object_value_or_set("mcpServers")
     }
 
     /// Adds the entry, or replaces it where it stands.
@@ -226,12 +228,10 @@ pub fn check_entry(name: &str, entry: &Value) -> Result<(), String> {
     let mut root = serde_json::Map::new();
     root.insert("mcpServers".into(), Value::Object(servers));
     let text = Value::Object(root).to_string();
-    let (_, diagnostics) = super::mcp_json::parse(
-        &text,
-        "<entry>",
-        &ConfigSource::Embedded,
-        &|_| Some(String::new()),
-    );
+    let (_, diagnostics) =
+        super::mcp_json::parse(&text, "<entry>", &ConfigSource::Embedded, &|_| {
+            Some(String::new())
+        });
     match diagnostics.into_iter().next() {
         Some(d) => Err(d.message),
         None => Ok(()),
@@ -278,9 +278,15 @@ mod tests {
         assert!(file.remove("a"));
         file.save().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"b\": {"), "{text}");
+        assert!(
+            text.starts_with("{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"b\": {"),
+            "{text}"
+        );
         assert!(text.contains("\"enabled\": false"), "{text}");
-        assert!(text.contains("        \"c\": {\n            \"command\": \"see\""), "{text}");
+        assert!(
+            text.contains("        \"c\": {\n            \"command\": \"see\""),
+            "{text}"
+        );
         assert!(!text.contains("\"ay\""));
         let reread = ServerFile::open(&path).unwrap();
         assert_eq!(reread.names(), ["b", "c"]);
@@ -298,13 +304,19 @@ mod tests {
         let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(value["mcpServers"]["x"]["command"], "x");
 
-        std::fs::write(&path, "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"x\",}\n  }\n}\n")
-            .unwrap();
+        std::fs::write(
+            &path,
+            "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"x\",}\n  }\n}\n",
+        )
+        .unwrap();
         let Err(EditError::Invalid(d)) = ServerFile::open(&path) else {
             panic!("expected a diagnostic");
         };
         assert_eq!(d.line, 3);
-        assert!(d.to_string().starts_with(&format!("{}:3:", path.display())), "{d}");
+        assert!(
+            d.to_string().starts_with(&format!("{}:3:", path.display())),
+            "{d}"
+        );
     }
 
     #[test]

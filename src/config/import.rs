@@ -414,7 +414,11 @@ mod tests {
             scan.found[1].entry,
             json!({"type": "http", "url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}})
         );
-        assert!(scan.skipped[0].starts_with("bad.name"), "{:?}", scan.skipped);
+        assert!(
+            scan.skipped[0].starts_with("bad.name"),
+            "{:?}",
+            scan.skipped
+        );
     }
 
     #[test]

@@ -84,8 +84,9 @@ fn same_file(wanted: &Path, seen: &Path) -> bool {
         || (wanted.file_name() == seen.file_name()
             && match (wanted.parent(), seen.parent()) {
                 (Some(a), Some(b)) => {
-                    a == b || (a.canonicalize().ok().zip(b.canonicalize().ok()))
-                        .is_some_and(|(a, b)| a == b)
+                    a == b
+                        || (a.canonicalize().ok().zip(b.canonicalize().ok()))
+                            .is_some_and(|(a, b)| a == b)
                 }
                 _ => false,
             })
@@ -132,7 +133,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(batch, [file.clone()]);
+        assert_eq!(batch, std::slice::from_ref(&file));
         // Reading it is no change.
         let _ = std::fs::read_to_string(&file).unwrap();
         assert!(

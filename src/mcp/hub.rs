@@ -195,11 +195,17 @@ impl McpHub {
 
     /// Names of all configured servers, in configuration order.
     pub fn configured(&self) -> Vec<String> {
-        lock(&self.inner.configs).iter().map(|c| c.name.clone()).collect()
+        lock(&self.inner.configs)
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
     }
 
     pub fn config(&self, name: &str) -> Option<ServerConfig> {
-        lock(&self.inner.configs).iter().find(|c| c.name == name).cloned()
+        lock(&self.inner.configs)
+            .iter()
+            .find(|c| c.name == name)
+            .cloned()
     }
 
     pub fn workspace(&self) -> &Path {
