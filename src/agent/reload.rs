@@ -47,26 +47,6 @@ impl Agent {
             return;
         };
         let server_files = crate::config::watch::watched_files(&reload.options);
-        if let ReloadCause::Files(files) = &cause {
-            let toml: Vec<String> = files
-                .iter()
-                .filter(|f| f.extension().is_some_and(|e| e == "toml"))
-                .map(|f| f.display().to_string())
-                .collect();
-            if !toml.is_empty() {
-                self.emit(AgentEvent::Notice(format!(
-                    "{} changed: permission and sandbox settings take effect when toolgate starts again",
-                    toml.join(", ")
-                )))
-                .await;
-            }
-            if files
-                .iter()
-                .all(|f| f.extension().is_some_and(|e| e == "toml"))
-            {
-                return;
-            }
-        }
         let options = reload.options.clone();
         let loaded = match tokio::task::spawn_blocking(move || load_servers(&options)).await {
             Ok(loaded) => loaded,
