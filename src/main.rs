@@ -257,7 +257,8 @@ impl McpCommand {
 /// The file-editing `mcp` subcommands: no servers are started.
 fn manage(command: McpCommand, flags: &ConfigFlags) -> Result<String, Failure> {
     use toolgate::manage;
-    let places = manage::Places::from_env(flags.workspace());
+    let mut places = manage::Places::from_env(flags.workspace());
+    places.flag_files = flags.mcp_config.clone();
     let scope_of = |s: Option<ScopeArg>| s.map(ScopeArg::scope);
     match command {
         McpCommand::Add {

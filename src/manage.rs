@@ -40,6 +40,8 @@ pub struct Places {
     pub workspace: PathBuf,
     /// None: no user config folder could be found.
     pub user_config_dir: Option<PathBuf>,
+    /// `--mcp-config FILE`s: read by `get` (they win over both scopes), never written.
+    pub flag_files: Vec<PathBuf>,
 }
 
 impl Places {
@@ -47,6 +49,7 @@ impl Places {
         Places {
             workspace,
             user_config_dir: crate::paths::user_config_dir(),
+            flag_files: Vec::new(),
         }
     }
 
@@ -310,6 +313,13 @@ pub fn set_enabled(
 /// `mcp get NAME`: the definition in force, where it comes from, and any it overrides.
 pub fn get(places: &Places, name: &str) -> Result<String, Failure> {
     let mut definitions: Vec<(String, Value)> = Vec::new();
+    // Later flag files win, as in the loader.
+    for path in places.flag_files.iter().rev() {
+        let file = open(path)?;
+        if let Some(entry) = file.get(name) {
+            definitions.push((format!("--mcp-config ({})", path.display()), entry.clone()));
+        }
+    }
     for (scope, path) in defining_files(places) {
         let file = open(&path)?;
         if let Some(entry) = file.get(name) {

@@ -109,6 +109,18 @@ fn add_then_get_round_trips_env_and_headers() {
             "web:\n  Scope: user ({user})\n  Type: http\n  URL: http://127.0.0.1:9/mcp\n  Headers:\n    Authorization: Bearer abc\n    X-Team: core\n  Enabled: yes\n"
         )
     );
+    // A --mcp-config file wins over both scopes, as in the loader; get says so.
+    let flag = env.ws.join("flag.json");
+    std::fs::write(&flag, r#"{"mcpServers": {"gh": {"command": "from-flag"}}}"#).unwrap();
+    let flagged = env.ok(&["mcp", "get", "gh", "--mcp-config", flag.to_str().unwrap()]);
+    assert!(
+        flagged.starts_with(&format!(
+            "gh:\n  Scope: --mcp-config ({})\n",
+            flag.display()
+        )) && flagged.contains("Command: from-flag")
+            && flagged.contains(&format!("Overrides: user ({user})")),
+        "{flagged}"
+    );
     // The loader reads what was written: both are configured servers now.
     let status = env.ok(&["status"]);
     assert!(
