@@ -142,6 +142,16 @@ fn claude(homes: &Homes, scan: &mut Scan) {
         });
         for (name, entry) in project.into_iter().flatten() {
             claude_entry(name, entry, &format!("{file} (local, this project)"), scan);
+            if let Some(found) = scan
+                .found
+                .iter_mut()
+                .find(|f| &f.name == name && f.from.ends_with("(local, this project)"))
+            {
+                found.notes.push(
+                    "private to this project in Claude Code; in toolgate's user scope every workspace sees it (--scope project shares it with the project instead)"
+                        .into(),
+                );
+            }
         }
     }
     let project_file = homes.workspace.join(".mcp.json");
