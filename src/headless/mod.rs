@@ -372,7 +372,9 @@ impl Printer<'_> {
             AgentEvent::Error(message) => self.error(&message),
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
-            | AgentEvent::ServersChanged { .. } => {}
+            | AgentEvent::ServersChanged { .. }
+            | AgentEvent::Catalog { .. }
+            | AgentEvent::Completions { .. } => {}
         }
     }
 }
