@@ -136,7 +136,7 @@ fn edits_of_mcp_json_reach_the_running_console() {
     thread::sleep(Duration::from_millis(400)); // the dialog's guard window
     press(b"y");
     screen.wait_text("mcp__extra__search");
-    screen.wait_text("Tool pool · 9");
+    screen.wait_text("extra ● ready · 2 tools");
     assert_eq!(children_of(pid).len(), 1, "the server runs");
 
     // A broken file is reported with its position and changes nothing.
@@ -147,13 +147,13 @@ fn edits_of_mcp_json_reach_the_running_console() {
     screen.wait_for("the reload refused with the file's position", |t| {
         t.contains("not reloaded") && t.contains(&format!("{}:3:", mcp_json.display()))
     });
-    assert!(screen.text().contains("Tool pool · 9"));
+    assert!(screen.text().contains("extra ● ready · 2 tools"));
     assert_eq!(children_of(pid).len(), 1, "the server still runs");
 
     save(&mcp_json, "{\"mcpServers\": {}}\n");
     screen.wait_for("extra disconnected and gone from the panel", |t| {
-        // Six tools again: the five built-ins and connect_mcp.
-        t.contains("Tool pool · 6") && !t.contains("extra ○") && t.contains("removed: extra")
+        // The row goes only once its tools have left the pool.
+        !t.contains("extra ●") && !t.contains("extra ○") && t.contains("removed: extra")
     });
     let deadline = Instant::now() + Duration::from_secs(10);
     while !children_of(pid).is_empty() && Instant::now() < deadline {
