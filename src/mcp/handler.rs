@@ -1,14 +1,17 @@
 //! toolgate's side of an MCP connection: routes progress to the call that asked for it,
 //! re-lists tools on `list_changed`, forwards server log messages. One per connection.
 
+use super::elicitation::Elicitor;
 use super::{HubEvent, ProgressUpdate};
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig as ClientInfo, Implementation,
+    ClientCapabilities, ClientConfig as ClientInfo, ElicitRequestParams, ElicitResult,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    UrlElicitationCapability,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc;
@@ -30,13 +33,21 @@ pub struct HubClient {
     pub events: mpsc::UnboundedSender<HubEvent>,
     pub progress: ProgressRoutes,
     pub on_list_changed: ListChangedHook,
+    /// Asks the person when the server elicits input.
+    pub elicitor: Elicitor,
 }
 
 /// What toolgate tells servers about itself. `initialize` offers the newest version that
 /// still has the handshake: strict legacy peers reject `2026-07-28` there.
 pub fn client_info() -> ClientInfo {
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation = Some(
+        ElicitationCapability::new()
+            .with_form(FormElicitationCapability::default())
+            .with_url(UrlElicitationCapability::new()),
+    );
     let mut info = ClientInfo::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
     );
     info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
@@ -46,6 +57,14 @@ pub fn client_info() -> ClientInfo {
 impl ClientHandler for HubClient {
     fn get_info(&self) -> ClientInfo {
         client_info()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.elicitor.ask(request, context.ct).await
     }
 
     async fn on_progress(
