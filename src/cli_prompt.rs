@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn a_form_is_asked_field_by_field_and_checked_before_it_is_sent() {
-        let typed = "x\nweb\n\n9\n3\n2\ny\nsend\n";
+        let typed = "x\nweb\n9\n3\n2\ny\nsend\n";
         let mut out = Vec::new();
         let reply = ask("deploy", &form_ask(), &mut typed.as_bytes(), &mut out).unwrap();
         assert_eq!(

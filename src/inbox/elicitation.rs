@@ -51,18 +51,14 @@ impl Kind for Elicitation {
             self.server
         );
         match &self.mode {
-            ElicitationMode::Form(form) => Card {
+            ElicitationMode::Form(_) => Card {
                 title: "An MCP server asks you to fill in a form".into(),
                 asker,
                 effect: format!(
                     "What you submit is sent to '{}'. Do not enter passwords or keys here.",
                     self.server
                 ),
-                facts: vec![Fact::new(
-                    "fields",
-                    form.fields.len().to_string(),
-                    Tone::Dim,
-                )],
+                facts: Vec::new(),
                 details_title: "the server says".into(),
                 details: self.message.clone(),
             },
@@ -94,8 +90,9 @@ impl Kind for Elicitation {
         vec![
             accept,
             Choice::new('d', "Decline", Then::Answer(ElicitationAnswer::Decline)).safe(),
+            // Not 'c': in a form, choice keys are typed with Ctrl, and Ctrl+C cancels the turn.
             Choice::new(
-                'c',
+                'x',
                 "Cancel the operation",
                 Then::Answer(ElicitationAnswer::Cancel),
             ),
