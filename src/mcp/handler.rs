@@ -6,10 +6,10 @@ use super::{HubEvent, ProgressUpdate};
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig as ClientInfo, ElicitRequestParams, ElicitResult,
-    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    UrlElicitationCapability,
+    ClientCapabilities, ClientConfig as ClientInfo, CustomRequest, CustomResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorCode, ErrorData,
+    FormElicitationCapability, Implementation, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::collections::HashMap;
@@ -65,6 +65,29 @@ impl ClientHandler for HubClient {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         self.elicitor.ask(request, context.ct).await
+    }
+
+    /// rmcp hands over an `elicitation/create` it could not read into its own types (a
+    /// schema outside what it models) as a custom request: toolgate reads it itself, so
+    /// the server gets either a form or the reason it was refused — never "method not
+    /// found" for a method toolgate declared.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != "elicitation/create" {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let params = request.params.unwrap_or_default();
+        let result = self.elicitor.ask_raw(&params, context.ct).await?;
+        serde_json::to_value(result)
+            .map(CustomResult)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn on_progress(
