@@ -181,3 +181,122 @@ fn deploy_is_asked_denied_and_quit_leaves_nothing_running() {
         "server processes outlived toolgate: {survivors:?}"
     );
 }
+
+/// Starts `toolgate` in a pty with `args`, returning the child, its screen and a key sender.
+fn start_in_pty(
+    cmd: CommandBuilder,
+) -> (
+    Box<dyn portable_pty::Child + Send + Sync>,
+    Screen,
+    Box<dyn Write + Send>,
+) {
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: ROWS,
+            cols: COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open pty");
+    let child = pair.slave.spawn_command(cmd).expect("spawn toolgate");
+    drop(pair.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+    let mut reader = pair.master.try_clone_reader().expect("pty reader");
+    let sink = Arc::clone(&parser);
+    thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().expect("parser lock").process(&buf[..n]);
+        }
+    });
+    let keys = pair.master.take_writer().expect("pty writer");
+    (child, Screen { parser }, keys)
+}
+
+/// A form from a real MCP server (tests/fixtures/elicit_server.py, a child process),
+/// filled in on the console's inbox: typed text, a number corrected after its problem
+/// showed, a single choice, a multiple choice, a yes/no, Enter. The server records what
+/// it received.
+#[test]
+fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let workspace = tempfile::tempdir().expect("workspace tempdir");
+    let record = home.path().join("received.jsonl");
+    let server = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/elicit_server.py");
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"elicit": {"command": "python3", "args": [server],
+            "env": {"FIXTURE_RECORD": record}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let scenario = home.path().join("scenario.json");
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "elicit", "description": "connects elicit and calls ask",
+            "chunk_chars": 64, "chunk_delay_ms": 0, "steps": [
+            {"id": "connect", "say": "Connecting.", "tools": [
+                {"name": "connect_mcp", "input": {"name": "elicit"}}]},
+            {"id": "ask", "after": "connect", "say": "Asking.", "tools": [
+                {"name": "mcp__elicit__ask", "input": {}}]},
+            {"id": "done", "after": "ask", "say": "Result: {{result_line}}"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let mut cmd = command(home.path(), workspace.path());
+    cmd.env("TOOLGATE_SCENARIO", &scenario);
+    cmd.args(["--allow", "mcp__elicit__ask", "--mcp-config"]);
+    cmd.arg(&config);
+    let (mut child, screen, mut keys) = start_in_pty(cmd);
+    let mut press = |bytes: &[u8]| {
+        keys.write_all(bytes).expect("write to pty");
+        keys.flush().expect("flush pty");
+    };
+
+    screen.wait_text("scripted demo");
+    press(b"go\r");
+    screen.wait_for("the form", |t| {
+        t.contains("An MCP server asks you to fill in a form")
+            && t.contains("the server asks, not the model")
+            && t.contains("Release name *:")
+    });
+    // Keys in the first moments of a modal are swallowed (the guard window).
+    thread::sleep(Duration::from_millis(400));
+    press(b"v2.1");
+    screen.wait_text("Release name *: v2.1");
+    press(b"\t\x7f9");
+    screen.wait_text("✗ at most 5");
+    press(b"\x7f3\t\x1b[C\t\x1b[C \t ");
+    screen.wait_text("[x] yes");
+    press(b"\r");
+    screen.wait_text("Result: received:");
+    let received = std::fs::read_to_string(&record).unwrap();
+    let answer: serde_json::Value = received
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["tool"] == "ask")
+        .unwrap_or_else(|| panic!("no answer recorded: {received}"));
+    assert_eq!(
+        answer["result"],
+        serde_json::json!({"action": "accept", "content": {"name": "v2.1", "replicas": 3,
+            "region": "us", "notify": ["chat"], "confirm": true}})
+    );
+
+    press(b"\x04");
+    let deadline = Instant::now() + WAIT;
+    while child.try_wait().expect("wait for toolgate").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "toolgate did not exit after Ctrl+D; screen:\n{}",
+                screen.text()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
