@@ -270,3 +270,65 @@ fn headless_declines_and_reports_it_in_the_jsonl_stream() {
         [json!({"tool": "ask", "result": {"action": "decline"}})]
     );
 }
+
+/// Through the hub's API: a call whose server waits for the person does not time out,
+/// however long the person takes, and the person's answer reaches the server.
+#[tokio::test]
+async fn a_call_does_not_time_out_while_its_server_waits_for_the_person() {
+    use std::collections::BTreeMap;
+    use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
+    use toolgate::mcp::{ElicitationAsk, ElicitationReply, HubEvent, HubOptions, McpHub};
+
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("received.jsonl");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/elicit_server.py");
+    let config = ServerConfig {
+        name: "elicit".into(),
+        transport: ServerTransport::Stdio {
+            command: "python3".into(),
+            args: vec![script.display().to_string()],
+            env: BTreeMap::from([("FIXTURE_RECORD".to_string(), record.display().to_string())]),
+            cwd: None,
+        },
+        source: ConfigSource::Embedded,
+        call_timeout_ms: 300,
+        sandbox: Default::default(),
+    };
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let hub = McpHub::with_options(
+        vec![config],
+        tx,
+        HubOptions {
+            probe_timeout: std::time::Duration::from_millis(500),
+            ..HubOptions::default()
+        },
+    );
+    hub.connect("elicit").await.unwrap();
+    let call = tokio::spawn({
+        let hub = hub.clone();
+        async move {
+            hub.call("elicit", "ask", json!({}), None, Default::default())
+                .await
+        }
+    });
+    let question = loop {
+        match events.recv().await.unwrap() {
+            HubEvent::Elicitation(q) => break q,
+            _ => continue,
+        }
+    };
+    let ElicitationAsk::Form { form, .. } = &question.ask else {
+        panic!("{:?}", question.ask)
+    };
+    assert_eq!(form.fields[0].label(), "Release name");
+    // Four times the call's timeout.
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let content = json!({"name": "late", "region": "eu"});
+    question.answer(ElicitationReply::Accept(
+        content.as_object().unwrap().clone(),
+    ));
+    let output = call.await.unwrap().unwrap();
+    assert!(!output.is_error, "{output:?}");
+    assert!(output.text.contains("\"late\""), "{output:?}");
+    hub.shutdown().await;
+}

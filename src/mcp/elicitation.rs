@@ -131,6 +131,17 @@ impl Elicitor {
         }
     }
 
+    /// Resolves after `limit` during which no question of this server was left waiting
+    /// for the person when it ran out: a call's timeout re-arms while the person answers.
+    pub async fn timeout_unless_asking(&self, limit: std::time::Duration) {
+        loop {
+            tokio::time::sleep(limit).await;
+            if self.waiting.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+        }
+    }
+
     /// Answers one `elicitation/create`. `cancel` fires when the server cancels it.
     pub async fn ask(
         &self,

@@ -826,6 +826,7 @@ impl McpHub {
             token,
         };
         let mut closed = connection.closed.clone();
+        let elicitor = self.elicitor(server);
         let outcome = tokio::select! {
             response = &mut handle.rx => match response {
                 Ok(Ok(ServerResult::CallToolResult(result))) => Ok(call_output(&result)),
@@ -850,7 +851,8 @@ impl McpHub {
                 Err(_) => Err((self.disconnected(connection).await, None)),
             },
             _ = wait_closed(&mut closed) => Err((self.disconnected(connection).await, None)),
-            _ = tokio::time::sleep(connection.call_timeout) => {
+            // A server waiting for the person's answer is not a server that hangs.
+            () = elicitor.timeout_unless_asking(connection.call_timeout) => {
                 send_cancel(&connection.peer, handle.id.clone(), "timeout").await;
                 Err((McpError::Timeout {
                     server: server.to_string(),
