@@ -22,7 +22,7 @@ fn the_conformance_auth_scenarios_pass_with_toolgate_as_the_client() {
     for (name, scenarios) in [("auth", 14), ("backcompat", 2), ("draft", 3)] {
         let out = run_client(&["--suite", name]);
         let stdout = out.stdout.as_str();
-        let lines = summary(&stdout);
+        let lines = summary(stdout);
         let failed: Vec<&&str> = lines.iter().filter(|l| !l.starts_with('✓')).collect();
         assert!(
             out.success && failed.is_empty() && lines.len() == scenarios,
