@@ -336,6 +336,8 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
     press(b"\x7f3\t\x1b[C\t\x1b[C \t ");
     screen.wait_text("[x] yes");
     press(b"\r");
+    // The transcript says so (the rest of the line may be under the next question).
+    screen.wait_text("· You sent 'elicit'");
     screen.wait_text("Asking many.");
     let received = std::fs::read_to_string(&record).unwrap();
     let answer: serde_json::Value = received

@@ -82,10 +82,36 @@ pub async fn ask_elicitation(
     let events = events.clone();
     tokio::spawn(async move {
         let reply = tokio::select! {
-            reply = answer => reply_for(reply.ok()),
+            reply = answer => reply.ok(),
             // The server stopped waiting: dropping `answer` withdraws the request.
             () = question.withdrawn() => return,
         };
+        // The person's own answer gets a line in the transcript (an expired one is told
+        // by the console itself).
+        let told = match &reply {
+            Some(Reply::Person(ElicitationAnswer::Accept(content)))
+                if matches!(question.ask, ElicitationAsk::Form { .. }) =>
+            {
+                Some(format!(
+                    "You sent '{}' the form it asked for ({} field(s)).",
+                    question.server,
+                    content.len()
+                ))
+            }
+            Some(Reply::Person(ElicitationAnswer::Decline)) => Some(format!(
+                "You declined what '{}' asked for.",
+                question.server
+            )),
+            Some(Reply::Person(ElicitationAnswer::Cancel)) => Some(format!(
+                "You cancelled the operation '{}' asked for input in.",
+                question.server
+            )),
+            _ => None,
+        };
+        if let Some(notice) = told {
+            let _ = events.send(AgentEvent::Notice(notice)).await;
+        }
+        let reply = reply_for(reply);
         if let (ElicitationReply::Accept(_), ElicitationAsk::Url { url, .. }) =
             (&reply, &question.ask)
         {

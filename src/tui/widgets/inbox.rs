@@ -174,9 +174,14 @@ impl InboxModal<'_> {
                 foot.push(self.line(format!("  {}", self.summary(other)), t.dim()));
             }
             if others.len() > WAITING_ROWS {
+                // In a form letters type, so the list is on Ctrl+L there.
+                let list_key = match entry.form {
+                    Some(_) => format!("Ctrl+{}", LIST_KEY.to_ascii_uppercase()),
+                    None => LIST_KEY.to_string(),
+                };
                 foot.push(self.line(
                     format!(
-                        "  … and {} more ({LIST_KEY} lists them all)",
+                        "  … and {} more ({list_key} lists them all)",
                         others.len() - WAITING_ROWS
                     ),
                     t.dim(),
