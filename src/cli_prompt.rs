@@ -195,6 +195,7 @@ fn fill(
         let line = line.trim_end_matches(['\n', '\r']);
         if !line.is_empty() {
             enter(field, line);
+            field.caret_to_end();
         }
         match field.problem() {
             None => return Ok(true),

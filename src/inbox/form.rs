@@ -97,7 +97,8 @@ pub struct Field {
     pub required: bool,
     pub kind: FieldKind,
     pub input: Input,
-    /// The highlighted item of a choice (for moving and toggling).
+    /// Where the keys act: the highlighted item of a choice, or the caret (in characters)
+    /// of a text or number field.
     pub cursor: usize,
 }
 
@@ -317,18 +318,32 @@ impl Field {
         parts.join(", ")
     }
 
-    /// Typing into a text or number field; ignored by the others.
+    /// Typing into a text or number field, at the caret; ignored by the others.
     pub fn type_char(&mut self, c: char) {
         if let Input::Text(text) = &mut self.input
             && !c.is_control()
         {
-            text.push(c);
+            let at = byte_index(text, self.cursor);
+            text.insert(at, c);
+            self.cursor = (self.cursor + 1).min(text.chars().count());
         }
     }
 
+    /// Deletes the character before the caret.
     pub fn backspace(&mut self) {
-        if let Input::Text(text) = &mut self.input {
-            text.pop();
+        if let Input::Text(text) = &mut self.input
+            && self.cursor > 0
+        {
+            let at = byte_index(text, self.cursor - 1);
+            text.remove(at);
+            self.cursor -= 1;
+        }
+    }
+
+    /// Puts the caret after the last character (for text entered as a whole).
+    pub fn caret_to_end(&mut self) {
+        if let Input::Text(text) = &self.input {
+            self.cursor = text.chars().count();
         }
     }
 
@@ -348,10 +363,18 @@ impl Field {
         }
     }
 
-    /// ←/→: moves through the items (a single choice picks as it moves); a yes/no flips.
+    /// ←/→: moves the caret of a text, moves through the items (a single choice picks as
+    /// it moves), flips a yes/no.
     pub fn step(&mut self, forward: bool) {
         let count = self.items().len();
         match &mut self.input {
+            Input::Text(text) => {
+                self.cursor = if forward {
+                    (self.cursor + 1).min(text.chars().count())
+                } else {
+                    self.cursor.saturating_sub(1)
+                };
+            }
             Input::Bool(b) => *b = Some(!b.unwrap_or(!forward)),
             Input::One(picked) if count > 0 => {
                 let at = picked.unwrap_or(if forward { count - 1 } else { 0 });
@@ -374,17 +397,19 @@ impl Field {
         }
     }
 
-    /// Pastes text into a text or number field (newlines become spaces).
+    /// Pastes text into a text or number field at the caret (newlines become spaces).
     pub fn paste(&mut self, pasted: &str) {
-        if let Input::Text(text) = &mut self.input {
-            text.extend(
-                pasted
-                    .chars()
-                    .map(|c| if c == '\n' { ' ' } else { c })
-                    .filter(|c| !c.is_control()),
-            );
+        for c in pasted.chars().map(|c| if c == '\n' { ' ' } else { c }) {
+            self.type_char(c);
         }
     }
+}
+
+/// The byte offset of the `chars`-th character (the end when there are fewer).
+fn byte_index(text: &str, chars: usize) -> usize {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(at, _)| at)
 }
 
 fn parse_number(text: &str, integer: bool) -> Result<Number, String> {
@@ -488,6 +513,14 @@ mod tests {
         let uri = text(None, None, Some(TextFormat::Uri));
         assert!(typed(uri.clone(), "not a url").problem().is_some());
         assert_eq!(typed(uri, "https://example.com/x").problem(), None);
+        // The caret moves and edits in the middle, by characters.
+        let mut f = typed(text(None, None, None), "näe");
+        f.step(false);
+        f.backspace();
+        f.type_char('ü');
+        f.step(true);
+        f.type_char('!');
+        assert_eq!(f.shown(), "nüe!");
         let when = text(None, None, Some(TextFormat::DateTime));
         assert_eq!(typed(when, "2026-07-28T09:30:00Z").problem(), None);
     }

@@ -488,6 +488,7 @@ fn enter_default(field: &mut Field, default: &Value) -> Result<(), String> {
         }
         _ => return Err(mismatch()),
     };
+    field.caret_to_end();
     if let Some(problem) = field.problem() {
         return Err(format!("its default {default} is invalid: {problem}"));
     }
@@ -602,6 +603,14 @@ mod tests {
             read_request(&json!({"mode": "url", "message": "m", "url": "file:///etc/passwd"}))
                 .unwrap_err();
         assert!(error.contains("not an http(s) address"), "{error}");
+        // A look-alike domain shows as what it is.
+        let ask = read_request(&json!({"mode": "url", "message": "m",
+            "url": "https://\u{0430}pple.com/login"}))
+        .unwrap();
+        let ElicitationAsk::Url { domain, .. } = ask else {
+            panic!("{ask:?}")
+        };
+        assert_eq!(domain, "xn--pple-43d.com");
     }
 
     #[tokio::test]

@@ -468,6 +468,8 @@ impl Inbox {
                 match code {
                     KeyCode::Left => field.step(false),
                     KeyCode::Right => field.step(true),
+                    KeyCode::Home if typing => field.cursor = 0,
+                    KeyCode::End if typing => field.caret_to_end(),
                     KeyCode::Char(' ') if !typing => field.toggle(),
                     KeyCode::Char(c) => field.type_char(c),
                     KeyCode::Backspace => field.backspace(),

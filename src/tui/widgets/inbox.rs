@@ -293,12 +293,18 @@ impl InboxModal<'_> {
                         if focused { t.selected() } else { t.plain() },
                     ));
                 }
-                _ => {
-                    spans.push(Span::raw(field.shown()));
-                    if focused {
-                        spans.push(Span::styled("▍", t.dim()));
-                    }
+                _ if focused => {
+                    let shown = field.shown();
+                    let at = shown
+                        .char_indices()
+                        .nth(field.cursor)
+                        .map_or(shown.len(), |(at, _)| at);
+                    let (before, after) = shown.split_at(at);
+                    spans.push(Span::raw(before.to_string()));
+                    spans.push(Span::styled("▍", t.dim()));
+                    spans.push(Span::raw(after.to_string()));
                 }
+                _ => spans.push(Span::raw(field.shown())),
             }
             spans.push(Span::styled(format!("  {}", field.hint()), t.dim()));
             lines.push(LogicalLine {
