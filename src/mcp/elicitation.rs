@@ -670,4 +670,35 @@ mod tests {
             ElicitationAction::Decline
         );
     }
+
+    #[tokio::test]
+    async fn a_request_the_server_cancels_is_withdrawn_and_frees_its_slot() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let elicitor = Elicitor::new("s", tx);
+        let cancel = CancellationToken::new();
+        let asking = tokio::spawn({
+            let (e, c) = (elicitor.clone(), cancel.clone());
+            async move {
+                e.ask_raw(
+                    &json!({"message": "m", "requestedSchema": {"type": "object"}}),
+                    c,
+                )
+                .await
+            }
+        });
+        let Some(HubEvent::Elicitation(question)) = rx.recv().await else {
+            panic!("no question")
+        };
+        cancel.cancel();
+        assert_eq!(
+            asking.await.unwrap().unwrap().action,
+            ElicitationAction::Decline
+        );
+        // The front end learns that nobody waits any more, and a late answer goes nowhere.
+        tokio::time::timeout(std::time::Duration::from_secs(1), question.withdrawn())
+            .await
+            .expect("withdrawn");
+        question.answer(ElicitationReply::Accept(Map::new()));
+        assert_eq!(elicitor.waiting.load(Ordering::SeqCst), 0);
+    }
 }
