@@ -3,6 +3,7 @@
 //! Knows nothing of policy or of the UI.
 
 mod auth;
+pub mod catalog;
 mod convert;
 mod elicitation;
 mod errors;
@@ -15,10 +16,11 @@ mod transport;
 pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
 };
+pub use catalog::Catalog;
 pub use elicitation::{
     ElicitationAsk, ElicitationQuestion, ElicitationReply, MAX_WAITING_PER_SERVER, form_from_schema,
 };
-pub use hub::{HubOptions, McpHub};
+pub use hub::{CompletionTarget, HubOptions, McpHub};
 pub use stderr::STDERR_TAIL_LINES;
 
 use serde::{Deserialize, Serialize};
@@ -74,6 +76,12 @@ pub enum HubEvent {
         server: String,
         added: Vec<String>,
         removed: Vec<String>,
+    },
+    /// A server's resources, templates or prompts were listed (after connect or a
+    /// `list_changed`); `problems` in it say what could not be listed.
+    CatalogChanged {
+        server: String,
+        catalog: std::sync::Arc<Catalog>,
     },
     /// `notifications/message` from a server.
     Log { server: String, message: String },
