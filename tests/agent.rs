@@ -196,6 +196,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
         HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
         HostRequest::Sampling(r) => format!("sampling:{}", r.payload.server),
+        HostRequest::Elicitation(r) => format!("elicitation:{}", r.payload.server),
     }
 }
 
@@ -226,6 +227,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             RestoreAnswer::Keep
         }),
         HostRequest::Sampling(r) => r.answer(decision),
+        HostRequest::Elicitation(r) => r.answer(if allow {
+            toolgate::inbox::ElicitationAnswer::Accept(Default::default())
+        } else {
+            toolgate::inbox::ElicitationAnswer::Decline
+        }),
     };
     assert!(delivered, "the agent was waiting for the answer");
 }

@@ -8,11 +8,13 @@
 
 mod ask;
 mod checkpoints;
+pub mod elicitation;
 pub mod events;
 mod gate;
 mod host_files;
 mod prompt;
 mod prompts;
+mod reload;
 pub mod resources;
 mod roots;
 mod runner;
@@ -31,6 +33,7 @@ use crate::policy::Policy;
 pub use ask::ask;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
+pub use reload::ConfigReload;
 pub use sampling::{SamplingOutcome, SamplingReport};
 pub use session::ResumeFrom;
 
@@ -85,6 +88,9 @@ pub struct AgentConfig {
     pub sandbox: crate::sandbox::Sandbox,
     /// `[sampling] max_tokens`: a server's sampling request asking for more is refused.
     pub sampling_max_tokens: u32,
+    /// How to load the server configuration again (`/mcp reload`, and the file watcher
+    /// when `watch` is set); None: the configuration is fixed for the session.
+    pub reload: Option<ConfigReload>,
 }
 
 impl AgentConfig {
@@ -113,6 +119,7 @@ impl AgentConfig {
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
             sampling_max_tokens: crate::config::DEFAULT_SAMPLING_MAX_TOKENS,
+            reload: None,
         }
     }
 }

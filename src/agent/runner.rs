@@ -45,6 +45,8 @@ enum Work {
     ),
     /// A server's tool list or state changed on its own.
     RefreshPool,
+    /// Load the server configuration again (`/mcp reload`, or the watcher saw a change).
+    Reload(super::reload::ReloadCause),
     Shutdown,
 }
 
@@ -92,6 +94,7 @@ pub(super) fn start(
         config.sampling_max_tokens,
         config.ask_timeout,
     );
+    let watcher = watch_config(&config, work_tx.clone());
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
     let sampling = Arc::new(SamplingHost {
         model: agent.model.clone(),
@@ -120,6 +123,8 @@ pub(super) fn start(
         ));
     }
     tokio::spawn(async move {
+        // Watching lasts as long as the agent does.
+        let _watcher = watcher;
         agent.run(work_rx).await;
         stopped.cancel();
     });
@@ -166,6 +171,7 @@ async fn read_commands(
                 let _ = events.send(super::roots::list(&hub)).await;
                 continue;
             }
+            UiCommand::ReloadConfig => Work::Reload(super::reload::ReloadCause::Asked),
             UiCommand::RunPrompt {
                 server,
                 prompt,
@@ -202,6 +208,26 @@ async fn read_commands(
     control.shutting_down.store(true, Ordering::SeqCst);
     control.cancel_current();
     let _ = work.send(Work::Shutdown);
+}
+
+/// Starts the config watcher when the front end wants one; its batches become reloads.
+/// A watcher that cannot start is logged: `/mcp reload` still works.
+fn watch_config(
+    config: &AgentConfig,
+    work: mpsc::UnboundedSender<Work>,
+) -> Option<crate::config::watch::ConfigWatcher> {
+    let reload = config.reload.as_ref().filter(|r| r.watch)?;
+    let files = crate::config::watch::watched_files(&reload.options);
+    let on_change = move |changed: Vec<PathBuf>| {
+        let _ = work.send(Work::Reload(super::reload::ReloadCause::Files(changed)));
+    };
+    match crate::config::watch::watch(files, on_change) {
+        Ok(watcher) => Some(watcher),
+        Err(e) => {
+            tracing::warn!("cannot watch the configuration files: {e}");
+            None
+        }
+    }
 }
 
 async fn forward_hub_events(
@@ -303,6 +329,11 @@ async fn forward_hub_events(
                     return;
                 }
             }
+            HubEvent::Elicitation(question) => {
+                if !super::elicitation::ask_elicitation(question, &events).await {
+                    return;
+                }
+            }
             HubEvent::SignedIn { server } => {
                 let _ = work.send(Work::Connect(server));
             }
@@ -401,6 +432,7 @@ pub(super) struct Agent {
     pub(super) sandbox: crate::sandbox::Sandbox,
     /// The log's second handle, for sampling and server logs (see [`SharedLog`]).
     shared_log: SharedLog,
+    pub(super) reload: Option<super::reload::ConfigReload>,
 }
 
 impl Agent {
@@ -440,6 +472,7 @@ impl Agent {
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
             shared_log,
+            reload: config.reload,
         }
     }
 
@@ -638,6 +671,7 @@ impl Agent {
                         .await;
                     }
                 }
+                Work::Reload(cause) => self.reload_config(cause).await,
                 Work::Shutdown => break,
             }
         }

@@ -129,10 +129,14 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+pub mod diff;
+pub mod edit;
 mod expand;
 mod host;
+pub mod import;
 mod mcp_json;
 mod oauth;
+pub mod watch;
 
 pub use expand::expand;
 pub use host::{DEFAULT_SAMPLING_MAX_TOKENS, HostSettings, load_host_settings};

@@ -2,6 +2,7 @@
 //! re-lists tools on `list_changed`, forwards server log messages, answers `roots/list`
 //! and passes `sampling/createMessage` on to the agent. One per connection.
 
+use super::elicitation::Elicitor;
 use super::roots::Roots;
 use super::sampling::{self, Slot};
 use super::{HubEvent, LogLevel, ProgressUpdate};
@@ -9,9 +10,10 @@ use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
     ClientCapabilities, ClientConfig as ClientInfo, CreateMessageRequestParams,
-    CreateMessageResult, ErrorData, Implementation, ListRootsResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    RootsCapabilities, SamplingCapability,
+    CreateMessageResult, CustomRequest, CustomResult, ElicitRequestParams, ElicitResult,
+    ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability, Implementation,
+    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, RootsCapabilities, SamplingCapability, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::collections::HashMap;
@@ -40,6 +42,8 @@ pub struct HubClient {
     pub roots: Roots,
     /// Sampling requests of this server now waiting (bounded).
     pub sampling_waiting: Arc<AtomicUsize>,
+    /// Asks the person when the server elicits input.
+    pub elicitor: Elicitor,
     /// Resources or prompts changed: the hub lists its catalog again.
     pub on_catalog_changed: ListChangedHook,
 }
@@ -53,6 +57,11 @@ pub fn client_info() -> ClientInfo {
     let mut roots = RootsCapabilities::default();
     roots.list_changed = Some(true);
     capabilities.roots = Some(roots);
+    capabilities.elicitation = Some(
+        ElicitationCapability::new()
+            .with_form(FormElicitationCapability::default())
+            .with_url(UrlElicitationCapability::new()),
+    );
     let mut info = ClientInfo::new(
         capabilities,
         Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
@@ -64,6 +73,37 @@ pub fn client_info() -> ClientInfo {
 impl ClientHandler for HubClient {
     fn get_info(&self) -> ClientInfo {
         client_info()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.elicitor.ask(request, context.ct).await
+    }
+
+    /// rmcp hands over an `elicitation/create` it could not read into its own types (a
+    /// schema outside what it models) as a custom request: toolgate reads it itself, so
+    /// the server gets either a form or the reason it was refused — never "method not
+    /// found" for a method toolgate declared.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != "elicitation/create" {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let params = request.params.unwrap_or_default();
+        let result = self.elicitor.ask_raw(&params, context.ct).await?;
+        serde_json::to_value(result)
+            .map(CustomResult)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn on_progress(

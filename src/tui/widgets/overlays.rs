@@ -59,8 +59,12 @@ impl Widget for HelpOverlay<'_> {
                 "@server:uri /mcp__s__p",
                 "attach an MCP resource · run an MCP prompt",
             ),
-            ("/clear", "forget the conversation (connections stay)"),
-            ("/help, /quit", "this help, leave"),
+            ("/mcp reload", "read the server config again (also on save)"),
+            // One row: the list is as tall as 80×24 allows.
+            (
+                "/clear /help /quit",
+                "forget the conversation · this help · leave",
+            ),
             (
                 "inbox",
                 "keys shown on each request · l list all · Esc safe",
