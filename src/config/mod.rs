@@ -52,6 +52,9 @@ pub struct ServerConfig {
     /// always run confined whatever they say).
     #[serde(default)]
     pub sandbox: ServerSandbox,
+    /// `"enabled"`, `"includeTools"`, `"excludeTools"`, `"trustNewTools"` of the entry.
+    #[serde(default)]
+    pub pool: PoolSettings,
 }
 
 /// A server entry's own sandbox choice; `None` takes the `[sandbox.servers]` default.
@@ -132,10 +135,13 @@ impl std::fmt::Display for Diagnostic {
 mod expand;
 mod mcp_json;
 mod oauth;
+mod pool_settings;
+pub mod server_entry_edit;
 
 pub use expand::expand;
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
 pub use oauth::OAuthSettings;
+pub use pool_settings::PoolSettings;
 
 use std::path::Path;
 
