@@ -195,6 +195,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::Escalation(r) => format!("unsandboxed:{}", r.payload.command),
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
         HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
+        HostRequest::ChangedDefinition(r) => format!("definition:{}", r.payload.tool.name),
     }
 }
 
@@ -224,6 +225,7 @@ fn give(request: HostRequest, decision: UserDecision) {
         } else {
             RestoreAnswer::Keep
         }),
+        HostRequest::ChangedDefinition(r) => r.answer(decision),
     };
     assert!(delivered, "the agent was waiting for the answer");
 }

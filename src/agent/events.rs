@@ -24,7 +24,41 @@ pub enum UiCommand {
     /// `/undo`: restore the files the last turn changed, after the person confirms the
     /// list (an inbox request); the outcome comes back as a notice.
     Undo,
+    /// `/mcp enable|disable NAME [--save]`: for this session, or written as `"enabled"`
+    /// into the file the server's entry came from.
+    SetServerEnabled {
+        server: String,
+        enabled: bool,
+        save: bool,
+    },
     Shutdown,
+}
+
+/// How the pool panel marks a tool besides its badge (pinned definitions).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mark", rename_all = "snake_case")]
+pub enum DefinitionMark {
+    /// Its definition is not the one pinned; grants and rules stop covering it.
+    Changed { pinned_by: String },
+    /// It appeared mid-session; its first call asks.
+    New,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolMark {
+    /// Model-facing name.
+    pub tool: String,
+    pub mark: DefinitionMark,
+}
+
+/// A tool a server listed that its `includeTools` / `excludeTools` keep out of the pool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExcludedTool {
+    pub server: String,
+    /// Raw name.
+    pub tool: String,
+    /// e.g. `excludeTools "delete_*"`.
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +118,8 @@ pub struct ServerInfo {
     pub name: String,
     pub command_line: String,
     pub containment: Containment,
+    /// `"enabled"` of its entry (a disabled server cannot be connected).
+    pub enabled: bool,
 }
 
 impl ServerInfo {
@@ -92,6 +128,7 @@ impl ServerInfo {
             name: config.name.clone(),
             command_line: config.command_line(),
             containment,
+            enabled: config.pool.enabled,
         }
     }
 }
@@ -140,6 +177,17 @@ pub enum AgentEvent {
         snapshot: Vec<PoolEntry>,
         added: Vec<String>,
         removed: Vec<String>,
+    },
+    /// Marks on pool tools (changed or new definitions) and the tools kept out by a
+    /// server's filter; sent after PoolChanged when they differ from the last ones.
+    PoolMarks {
+        marks: Vec<ToolMark>,
+        excluded: Vec<ExcludedTool>,
+    },
+    /// A server was enabled or disabled (`/mcp enable|disable`; `saved`: in its file).
+    ServerEnabled {
+        server: String,
+        enabled: bool,
     },
     ServerStatus {
         server: String,

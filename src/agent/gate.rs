@@ -9,6 +9,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+mod pins;
+
 use super::ask::ask;
 use crate::agent::events::AgentEvent;
 use crate::builtin::BuiltinTool;
@@ -46,6 +48,8 @@ pub struct Gate {
     sandbox: Sandbox,
     /// The person allowed unsandboxed bash for the rest of the session.
     unsandboxed_granted: bool,
+    /// Pinned definitions and new tools (see `gate_pins.rs`).
+    pub(super) pinning: super::pinning::Pinning,
 }
 
 /// What the session grant for unsandboxed bash is recorded as.
@@ -100,11 +104,12 @@ impl Gate {
     pub fn new(policy: Policy, workspace: PathBuf, headless: bool) -> Self {
         Gate {
             policy,
-            workspace,
             headless,
             ask_timeout: None,
             sandbox: Sandbox::default(),
             unsandboxed_granted: false,
+            pinning: super::pinning::Pinning::load(&workspace),
+            workspace,
         }
     }
 
@@ -131,10 +136,13 @@ impl Gate {
         self.policy.decide(tool, input, &self.context(tool, input))
     }
 
-    /// How the pool panel shows a tool before any input is known.
+    /// How the pool panel shows a tool before any input is known (a changed or new
+    /// definition asks whatever the rules say).
     pub fn badge(&self, tool: &PoolTool) -> Verdict {
-        self.policy
-            .badge(tool, &PolicyContext::new(&self.workspace))
+        let verdict = self
+            .policy
+            .badge(tool, &PolicyContext::new(&self.workspace));
+        self.pinned_badge(tool, verdict)
     }
 
     /// "Always allow": works out the rule, writes it into the workspace's config file on a
@@ -157,6 +165,7 @@ impl Gate {
     }
 
     pub fn revoke(&mut self, tool: &str) -> bool {
+        self.pinning.forget_session(tool);
         self.policy.revoke(tool)
     }
 
@@ -184,11 +193,16 @@ impl Gate {
                 Err(problem) => return (Gated::Refused(problem), None, Vec::new()),
             }
         }
+        if let Some(news) = self.definition_news(tool, &verdict) {
+            return self
+                .ask_definition(tool, input, call_id, news, verdict, events, cancel)
+                .await;
+        }
         match verdict.decision.clone() {
             Decision::Allow => (
                 Gated::Run,
                 AuditRecord::from_verdict(&tool.name, input, &verdict),
-                Vec::new(),
+                self.pin_on_rule_use(tool, &verdict).await,
             ),
             Decision::Deny { why } => (
                 Gated::Refused(format!("Permission denied: {why}")),
@@ -431,10 +445,14 @@ impl Gate {
             }
         };
         let mut notices = Vec::new();
+        if answer.permit() == Permit::Allow {
+            self.pinning.acknowledge(tool);
+        }
         let gated = match &answer {
             PersonAnswer::AllowOnce => Gated::Run,
             PersonAnswer::AllowSession => {
                 self.policy.grant(&tool.name);
+                self.pinning.pin_session(tool);
                 notices.push(format!(
                     "{} is allowed for the rest of this session.",
                     tool.name
@@ -442,17 +460,24 @@ impl Gate {
                 Gated::Run
             }
             PersonAnswer::AllowAlways => {
-                notices.push(match self.save_always(tool, input).await {
-                    Ok(always) => format!(
-                        "Always allowed: wrote the allow rule {} to {}.",
-                        always.text,
-                        always.file.display()
-                    ),
+                match self.save_always(tool, input).await {
+                    Ok(always) => {
+                        notices.push(format!(
+                            "Always allowed: wrote the allow rule {} to {}.",
+                            always.text,
+                            always.file.display()
+                        ));
+                        notices.extend(self.save_project_pin(tool, "always grant").await);
+                    }
                     Err(e) => {
                         self.policy.grant(&tool.name);
-                        format!("{e}; {} is allowed for this session only.", tool.name)
+                        self.pinning.pin_session(tool);
+                        notices.push(format!(
+                            "{e}; {} is allowed for this session only.",
+                            tool.name
+                        ));
                     }
-                });
+                }
                 Gated::Run
             }
             PersonAnswer::Deny => {

@@ -11,8 +11,10 @@ mod checkpoints;
 pub mod events;
 mod gate;
 mod host_files;
+mod pinning;
 mod prompt;
 mod runner;
+mod server_switch;
 pub mod session;
 mod tools;
 

@@ -35,6 +35,12 @@ enum Work {
     Clear,
     /// `/undo`; the token lets a cancel withdraw its question.
     Undo(CancellationToken),
+    /// `/mcp enable|disable NAME [--save]`.
+    SetEnabled {
+        server: String,
+        enabled: bool,
+        save: bool,
+    },
     /// A server's tool list or state changed on its own.
     RefreshPool,
     Shutdown,
@@ -108,6 +114,15 @@ async fn read_commands(
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
             UiCommand::Undo => Work::Undo(control.new_turn()),
+            UiCommand::SetServerEnabled {
+                server,
+                enabled,
+                save,
+            } => Work::SetEnabled {
+                server,
+                enabled,
+                save,
+            },
             UiCommand::Shutdown => break,
         };
         if work.send(item).is_err() {
@@ -258,6 +273,8 @@ pub(super) struct Agent {
     replay_history: bool,
     startup_notices: Vec<String>,
     pub(super) sandbox: crate::sandbox::Sandbox,
+    /// `/mcp enable|disable` for this session, by server name (`server_switch.rs`).
+    pub(super) server_overrides: std::collections::HashMap<String, bool>,
 }
 
 impl Agent {
@@ -291,6 +308,7 @@ impl Agent {
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
+            server_overrides: Default::default(),
         }
     }
 
@@ -427,6 +445,9 @@ impl Agent {
                 .collect(),
         })
         .await;
+        if let Some(problem) = self.gate.pinning.load_problem.take() {
+            self.startup_notices.push(problem);
+        }
         for notice in std::mem::take(&mut self.startup_notices) {
             self.emit(AgentEvent::Notice(notice)).await;
         }
@@ -461,6 +482,11 @@ impl Agent {
                     let _ = self.refresh_pool_forced().await;
                 }
                 Work::Undo(cancel) => self.undo_last_turn(cancel).await,
+                Work::SetEnabled {
+                    server,
+                    enabled,
+                    save,
+                } => self.set_server_enabled(&server, enabled, save).await,
                 Work::Clear => {
                     self.messages.clear();
                     self.record(Record::Cleared).await;
@@ -494,21 +520,41 @@ impl Agent {
     /// PoolChanged when it differs from the last one sent.
     pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
         let pool = self.assemble()?;
+        self.observe_listings();
         if self.last_pool.as_ref() != Some(&pool) {
             self.send_pool(&pool).await;
         }
+        self.send_marks(&pool).await;
         Ok(pool)
     }
 
     /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
     async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
         let pool = self.assemble()?;
+        self.observe_listings();
         self.send_pool(&pool).await;
+        self.send_marks(&pool).await;
         Ok(pool)
     }
 
+    /// Lets the gate see the listings (new tools, changed definitions).
+    fn observe_listings(&mut self) {
+        let hub = self.hub.clone();
+        self.gate.pinning.observe(&hub.server_tools(), |server| {
+            hub.config(server).is_some_and(|c| c.pool.trust_new_tools)
+        });
+    }
+
+    /// The panel's marks (changed and new definitions, filtered tools) when they changed.
+    async fn send_marks(&mut self, pool: &Pool) {
+        let listings = self.hub.server_tools();
+        if let Some((marks, excluded)) = self.gate.pinning.marks_if_changed(pool, &listings) {
+            self.emit(AgentEvent::PoolMarks { marks, excluded }).await;
+        }
+    }
+
     pub(super) fn assemble(&self) -> Result<Pool, PoolError> {
-        assemble_for(&self.hub.configured(), &self.hub.server_tools())
+        assemble_for(&self.connectable(), &self.hub.server_tools())
     }
 
     async fn send_pool(&mut self, pool: &Pool) {
@@ -626,7 +672,7 @@ impl Agent {
             let request = ModelRequest {
                 system: super::prompt::system_prompt(
                     &self.workspace,
-                    &self.hub.configured(),
+                    &self.connectable(),
                     &self.connected_servers(),
                 ),
                 messages: self.messages.clone(),

@@ -54,9 +54,7 @@ pub(super) fn parse(obj: &Map<String, Value>) -> Result<PoolSettings, String> {
                 .iter()
                 .map(|v| match v {
                     Value::String(s) if !s.is_empty() => Ok(s.clone()),
-                    _ => Err(format!(
-                        "\"{key}\" must be an array of tool names or globs"
-                    )),
+                    _ => Err(format!("\"{key}\" must be an array of tool names or globs")),
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some),

@@ -29,7 +29,12 @@ pub fn write_enabled(path: &Path, server: &str, enabled: bool) -> Result<(), Ent
         source,
     };
     let text = std::fs::read_to_string(path).map_err(io)?;
-    let edited = set_member(&text, server, "enabled", if enabled { "true" } else { "false" })?;
+    let edited = set_member(
+        &text,
+        server,
+        "enabled",
+        if enabled { "true" } else { "false" },
+    )?;
     if edited == text {
         return Ok(());
     }
@@ -85,7 +90,11 @@ pub fn set_member(
     } else {
         format!("{lead}{member},")
     };
-    Ok(format!("{}{inserted}{}", &text[..open + 1], &text[open + 1..]))
+    Ok(format!(
+        "{}{inserted}{}",
+        &text[..open + 1],
+        &text[open + 1..]
+    ))
 }
 
 /// A member of an object: its value's byte range.

@@ -370,7 +370,12 @@ impl Printer<'_> {
                 self.line(&JsonlEvent::Notice { message });
             }
             AgentEvent::Error(message) => self.error(&message),
-            AgentEvent::SessionStarted { .. } | AgentEvent::TurnFinished { .. } => {}
+            // Headless never asks, so a changed or new definition is refused (the tool
+            // result and the permission record say why); the marks are the panel's.
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnFinished { .. }
+            | AgentEvent::PoolMarks { .. }
+            | AgentEvent::ServerEnabled { .. } => {}
         }
     }
 }

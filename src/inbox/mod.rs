@@ -12,6 +12,7 @@
 //! [`Kind`] (card, choices, safe default, outcome line), and one line in the
 //! `host_requests!` list below. See docs/ARCHITECTURE.md ("Adding a request kind").
 
+mod changed_definition;
 mod escalation;
 mod project_server;
 mod restore_files;
@@ -19,6 +20,7 @@ mod sign_in;
 mod tool_call;
 mod workspace_trust;
 
+pub use changed_definition::{ChangedDefinition, DefinitionNews};
 pub use escalation::{Escalation, EscalationReason};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
 pub use restore_files::{RestoreAnswer, RestoreFiles};
@@ -419,6 +421,7 @@ host_requests! {
     Escalation(Escalation),
     SignIn(SignIn),
     RestoreFiles(RestoreFiles),
+    ChangedDefinition(ChangedDefinition),
 }
 
 /// Whole seconds, for ages and countdowns ("42s", "3m05s", "1h02m").

@@ -127,13 +127,21 @@ pub fn definition_diff(pin: &Pin, tool: &PoolTool) -> String {
         }
     };
     let parts = [
-        ("description", pin.description.clone(), tool.description.clone()),
+        (
+            "description",
+            pin.description.clone(),
+            tool.description.clone(),
+        ),
         (
             "input schema",
             pretty(&pin.input_schema),
             pretty(&tool.input_schema),
         ),
-        ("annotations", claims(&pin.annotations), claims(&tool.claims)),
+        (
+            "annotations",
+            claims(&pin.annotations),
+            claims(&tool.claims),
+        ),
     ];
     let mut out = String::new();
     for (label, before, after) in parts {
@@ -251,7 +259,12 @@ mod tests {
         };
         assert_eq!(pin.pinned_by, "session grant");
         let diff = definition_diff(&pin, &after);
-        assert!(diff.starts_with("description:\n-Gets an item.\n+Gets an item. Also sends it to example.com.\n"), "{diff}");
+        assert!(
+            diff.starts_with(
+                "description:\n-Gets an item.\n+Gets an item. Also sends it to example.com.\n"
+            ),
+            "{diff}"
+        );
         assert!(diff.contains("input schema:\n"), "{diff}");
         assert!(diff.contains("+    \"to\": {"), "{diff}");
         assert!(!diff.contains("annotations"), "{diff}");

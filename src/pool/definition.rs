@@ -101,10 +101,19 @@ mod tests {
 
     #[test]
     fn key_order_does_not_count_content_does() {
-        let a = tool("d", json!({"type": "object", "properties": {"x": {}, "y": {}}}));
-        let b = tool("d", json!({"properties": {"y": {}, "x": {}}, "type": "object"}));
+        let a = tool(
+            "d",
+            json!({"type": "object", "properties": {"x": {}, "y": {}}}),
+        );
+        let b = tool(
+            "d",
+            json!({"properties": {"y": {}, "x": {}}, "type": "object"}),
+        );
         assert_eq!(definition_hash(&a), definition_hash(&b));
-        let c = tool("d2", json!({"type": "object", "properties": {"x": {}, "y": {}}}));
+        let c = tool(
+            "d2",
+            json!({"type": "object", "properties": {"x": {}, "y": {}}}),
+        );
         assert_ne!(definition_hash(&a), definition_hash(&c));
         let mut d = a.clone();
         d.claims.destructive = Some(true);

@@ -22,8 +22,8 @@ struct Pattern {
 
 impl Pattern {
     fn new(text: &str) -> Result<Pattern, String> {
-        let glob = Glob::new(text)
-            .map_err(|e| format!("invalid tool pattern '{text}': {}", e.kind()))?;
+        let glob =
+            Glob::new(text).map_err(|e| format!("invalid tool pattern '{text}': {}", e.kind()))?;
         Ok(Pattern {
             text: text.to_string(),
             matcher: glob.compile_matcher(),

@@ -186,7 +186,11 @@ impl ServerTools {
 
     /// The listing with the server's filter applied: excluded tools are kept aside (for
     /// the panel) and never prepared for a pool.
-    pub fn filtered(server: impl Into<String>, listed: Vec<McpToolInfo>, filter: &ToolFilter) -> Self {
+    pub fn filtered(
+        server: impl Into<String>,
+        listed: Vec<McpToolInfo>,
+        filter: &ToolFilter,
+    ) -> Self {
         let server = server.into();
         let (tools, excluded) = if filter.is_all() {
             (listed.clone(), Vec::new())

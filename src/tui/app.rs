@@ -449,6 +449,16 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             app.pool.set_status(&server, status);
             return;
         }
+        AgentEvent::PoolMarks { marks, excluded } => {
+            app.pool.set_marks(marks, excluded);
+            return;
+        }
+        AgentEvent::ServerEnabled { server, enabled } => {
+            if let Some(info) = app.info.servers.iter_mut().find(|s| s.name == server) {
+                info.enabled = enabled;
+            }
+            return;
+        }
         AgentEvent::ServerAuth { server, status } => {
             app.pool.set_auth(&server, status);
             return;
@@ -801,6 +811,24 @@ fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
                 }
             )));
             app.content_changed();
+        }
+        ("mcp", Some(action @ ("enable" | "disable"))) => {
+            let rest: Vec<&str> = words.collect();
+            let save = rest.contains(&"--save");
+            let server = rest.iter().find(|w| !w.starts_with("--"));
+            match server {
+                Some(server) => effects.push(Effect::SendCommand(UiCommand::SetServerEnabled {
+                    server: server.to_string(),
+                    enabled: action == "enable",
+                    save,
+                })),
+                None => {
+                    app.transcript.push(EntryKind::Error(format!(
+                        "usage: /mcp {action} NAME [--save] — --save writes \"enabled\" into the server's .mcp.json"
+                    )));
+                    app.content_changed();
+                }
+            }
         }
         ("mcp", _) => app.overlay = Overlay::Mcp { selected: 0 },
         ("permissions", _) => app.overlay = Overlay::Permissions { selected: 0 },

@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use super::{badge, draw_lines, status_label, status_style, truncate};
-use crate::agent::events::{Containment, ServerInfo};
+use crate::agent::events::{Containment, DefinitionMark, ServerInfo};
 use crate::mcp::ServerStatus;
 use crate::tui::pool::PoolView;
 use crate::tui::theme::Theme;
@@ -37,6 +37,8 @@ enum Row {
     /// (entry index, position in the display order)
     Tool(usize, usize),
     Removed(usize),
+    /// A tool the server's filter keeps out (index into the view's excluded tools).
+    Excluded(usize),
 }
 
 impl PoolPanel<'_> {
@@ -72,6 +74,7 @@ impl PoolPanel<'_> {
                 position += 1;
             }
             rows.extend(group.removed.iter().map(|&r| Row::Removed(r)));
+            rows.extend(group.excluded.iter().map(|&r| Row::Excluded(r)));
         }
         rows
     }
@@ -101,7 +104,15 @@ impl PoolPanel<'_> {
                             s.name == row.name && s.containment == Containment::Unsandboxed
                         });
                         let mark = if unsandboxed { " ⚠" } else { "" };
-                        let head = format!("{} {}{}", row.name, status_label(&row.status), count);
+                        let disabled = self
+                            .servers
+                            .iter()
+                            .any(|s| s.name == row.name && !s.enabled);
+                        let head = if disabled {
+                            format!("{} ⊘ disabled", row.name)
+                        } else {
+                            format!("{} {}{}", row.name, status_label(&row.status), count)
+                        };
                         let head = truncate(&head, width.saturating_sub(mark.chars().count()));
                         Line::from(vec![
                             Span::styled(head, t.bold().patch(status_style(&row.status, t))),
@@ -117,7 +128,14 @@ impl PoolPanel<'_> {
                 };
                 let is_new = pool.is_new(&entry.tool.name, self.now);
                 let mark = if entry.tool.shortened { "~" } else { "" };
-                let name_width = width.saturating_sub(7);
+                // A changed definition outranks the short-lived "new" highlight.
+                let definition = match pool.mark(&entry.tool.name) {
+                    Some(DefinitionMark::Changed { .. }) => Some((" changed", t.error())),
+                    Some(DefinitionMark::New) => Some((" new tool", t.ok())),
+                    None => None,
+                };
+                let suffix = definition.map_or(0, |(text, _)| text.chars().count());
+                let name_width = width.saturating_sub(7 + suffix);
                 let mut name_style = if is_new { t.added() } else { t.plain() };
                 if self.focused && position == pool.selected {
                     name_style = t.selected();
@@ -130,7 +148,9 @@ impl PoolPanel<'_> {
                         name_style,
                     ),
                 ];
-                if is_new && width > entry.tool.name.len() + 12 {
+                if let Some((text, style)) = definition {
+                    spans.push(Span::styled(text, style));
+                } else if is_new && width > entry.tool.name.len() + 12 {
                     spans.push(Span::styled(" new", t.ok()));
                 }
                 Line::from(spans)
@@ -141,6 +161,17 @@ impl PoolPanel<'_> {
                     Span::raw(" "),
                     Span::styled("      ", t.dim()),
                     Span::styled(truncate(name, width.saturating_sub(7)), t.removed()),
+                ])
+            }
+            Row::Excluded(i) => {
+                let Some(excluded) = pool.excluded(i) else {
+                    return Line::from("");
+                };
+                let text = format!("{} · {}", excluded.tool, excluded.why);
+                Line::from(vec![
+                    Span::raw(" "),
+                    Span::styled("off   ", t.dim()),
+                    Span::styled(truncate(&text, width.saturating_sub(7)), t.dim()),
                 ])
             }
         }

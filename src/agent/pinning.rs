@@ -1,0 +1,182 @@
+//! The session's side of pinned definitions: the project's pins (loaded once, written as
+//! they change), the session's pins, and which tools are new (listed after their server's
+//! first listing this session). The gate consults it before a call; the agent feeds it
+//! every listing and sends the panel its marks.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::events::{DefinitionMark, ExcludedTool, ToolMark};
+use crate::policy::pins::{self, Pin, PinCheck, Pins, pin_key};
+use crate::pool::{Pool, PoolTool, ServerTools};
+
+#[derive(Debug, Default)]
+pub struct Pinning {
+    project_path: PathBuf,
+    project: Pins,
+    session: Pins,
+    /// Raw tool names per server: its first listing this session, plus tools the person
+    /// has since let run. A server absent here has not been listed yet.
+    known: HashMap<String, HashSet<String>>,
+    /// Servers whose entry says `"trustNewTools": true`.
+    trusting: HashSet<String>,
+    /// The listings last looked at, to skip unchanged ones (compared by pointer).
+    observed: HashMap<String, Arc<ServerTools>>,
+    /// Why the project's pins could not be read (told once at start).
+    pub load_problem: Option<String>,
+    /// Set when pins or listings changed since the panel's marks were last computed.
+    dirty: bool,
+    last_marks: Option<(Vec<ToolMark>, Vec<ExcludedTool>)>,
+}
+
+impl Pinning {
+    pub fn load(workspace: &std::path::Path) -> Pinning {
+        let project_path = pins::project_pins_path(workspace);
+        let (project, load_problem) = match pins::load(&project_path) {
+            Ok(pins) => (pins, None),
+            Err(e) => (
+                Pins::default(),
+                Some(format!(
+                    "{e}; pinned definitions of this project are not checked this session"
+                )),
+            ),
+        };
+        Pinning {
+            project_path,
+            project,
+            load_problem,
+            dirty: true,
+            ..Pinning::default()
+        }
+    }
+
+    /// Looks at the connected servers' listings: a server listed for the first time makes
+    /// its tools known; a tool listed later (list_changed, reconnect) is new, unless its
+    /// server trusts new tools.
+    pub fn observe(&mut self, listings: &[Arc<ServerTools>], trusts_new: impl Fn(&str) -> bool) {
+        for listing in listings {
+            let server = listing.server();
+            if self
+                .observed
+                .get(server)
+                .is_some_and(|seen| Arc::ptr_eq(seen, listing))
+            {
+                continue;
+            }
+            self.observed.insert(server.to_string(), listing.clone());
+            self.dirty = true;
+            let first = !self.known.contains_key(server);
+            if trusts_new(server) {
+                self.trusting.insert(server.to_string());
+            }
+            let known = self.known.entry(server.to_string()).or_default();
+            if first || self.trusting.contains(server) {
+                known.extend(listing.tools().iter().map(|t| t.name.clone()));
+            }
+        }
+    }
+
+    /// Listed after its server's first listing, and not let run by the person since.
+    pub fn is_new(&self, tool: &PoolTool) -> bool {
+        let Some(server) = tool.server() else {
+            return false;
+        };
+        let crate::pool::ToolOrigin::Mcp { tool: raw, .. } = &tool.origin else {
+            return false;
+        };
+        self.known
+            .get(server)
+            .is_some_and(|known| !known.contains(raw))
+    }
+
+    /// The session's pin first (a definition accepted for this session), then the project's.
+    pub fn check(&self, tool: &PoolTool) -> PinCheck {
+        let pin = self.session.get(tool).or_else(|| self.project.get(tool));
+        pins::check(pin, tool)
+    }
+
+    /// The person let it run: it is no longer new.
+    pub fn acknowledge(&mut self, tool: &PoolTool) {
+        if let crate::pool::ToolOrigin::Mcp { server, tool: raw } = &tool.origin {
+            self.known
+                .entry(server.clone())
+                .or_default()
+                .insert(raw.clone());
+            self.dirty = true;
+        }
+    }
+
+    pub fn pin_session(&mut self, tool: &PoolTool) {
+        self.dirty |= self.session.pin(tool, "session grant");
+    }
+
+    /// Pins `tool` for the project in memory and returns what to write to the pins file
+    /// (the caller writes it off the async executor). A session pin of it is dropped: the
+    /// project's is the newer word.
+    pub fn pin_project(
+        &mut self,
+        tool: &PoolTool,
+        pinned_by: &str,
+    ) -> Option<(PathBuf, String, Pin)> {
+        let key = pin_key(tool)?;
+        let pin = Pin::of(tool, pinned_by)?;
+        self.project.insert(key.clone(), pin.clone());
+        self.session.remove_named(&tool.name);
+        self.dirty = true;
+        Some((self.project_path.clone(), key, pin))
+    }
+
+    /// A revoked session grant takes its session pin with it.
+    pub fn forget_session(&mut self, name: &str) {
+        self.session.remove_named(name);
+        self.dirty = true;
+    }
+
+    /// The panel's marks (changed, new) and excluded tools, when they differ from the last
+    /// ones returned.
+    pub fn marks_if_changed(
+        &mut self,
+        pool: &Pool,
+        listings: &[Arc<ServerTools>],
+    ) -> Option<(Vec<ToolMark>, Vec<ExcludedTool>)> {
+        if !self.dirty {
+            return None;
+        }
+        self.dirty = false;
+        let marks: Vec<ToolMark> = pool
+            .tools
+            .iter()
+            .filter(|t| t.server().is_some())
+            .filter_map(|tool| {
+                let mark = match self.check(tool) {
+                    PinCheck::Changed(pin) => DefinitionMark::Changed {
+                        pinned_by: pin.pinned_by,
+                    },
+                    _ if self.is_new(tool) => DefinitionMark::New,
+                    _ => return None,
+                };
+                Some(ToolMark {
+                    tool: tool.name.clone(),
+                    mark,
+                })
+            })
+            .collect();
+        let excluded: Vec<ExcludedTool> = listings
+            .iter()
+            .flat_map(|listing| {
+                listing.excluded().iter().map(|(tool, why)| ExcludedTool {
+                    server: listing.server().to_string(),
+                    tool: tool.name.clone(),
+                    why: why.to_string(),
+                })
+            })
+            .collect();
+        let fresh = (marks, excluded);
+        if self.last_marks.as_ref() == Some(&fresh) {
+            return None;
+        }
+        self.last_marks = Some(fresh.clone());
+        Some(fresh)
+    }
+}
