@@ -17,7 +17,7 @@ use toolgate::agent::{self, AgentConfig, AgentHandle};
 use toolgate::inbox::{Card, DefinitionNews, HostRequest, Kind};
 use toolgate::mcp::{HubOptions, McpHub};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
-use toolgate::policy::{Decider, PersonAnswer, Policy, RuleSource, parse_permissions};
+use toolgate::policy::{Decider, Decision, PersonAnswer, Policy, RuleSource, parse_permissions};
 
 type Requests = Arc<Mutex<Vec<ModelRequest>>>;
 
@@ -412,13 +412,33 @@ async fn pin_then_redefine(h: &mut Harness) {
         pins.contains("\"fx/echo\"") && pins.contains("rule mcp__fx__*"),
         "{pins}"
     );
-    let marked = events.iter().any(|e| is_marked(e, "mcp__fx__echo", true));
-    if !marked {
-        h.until(PersonAnswer::Deny, &mut asked, |e| {
-            is_marked(e, "mcp__fx__echo", true)
-        })
-        .await;
+    let mut events = events;
+    if !events.iter().any(|e| is_marked(e, "mcp__fx__echo", true)) {
+        let more = h
+            .until(PersonAnswer::Deny, &mut asked, |e| {
+                is_marked(e, "mcp__fx__echo", true)
+            })
+            .await;
+        events.extend(more);
     }
+    // The panel's badge for it asks now, whatever the rule says.
+    let badge = events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            AgentEvent::PoolChanged { snapshot, .. } => snapshot
+                .iter()
+                .find(|entry| entry.tool.name == "mcp__fx__echo")
+                .map(|entry| entry.verdict.decision.clone()),
+            _ => None,
+        })
+        .expect("echo in the last pool");
+    assert_eq!(
+        badge,
+        Decision::Ask {
+            why: "its definition changed since it was allowed".into()
+        }
+    );
 }
 
 fn redefine_script() -> Vec<Vec<StreamEvent>> {

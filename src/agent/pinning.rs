@@ -180,3 +180,76 @@ impl Pinning {
         Some(fresh)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::{McpToolInfo, assemble};
+    use serde_json::json;
+
+    fn listing(server: &str, names: &[&str], description: &str) -> Arc<ServerTools> {
+        let tools = names
+            .iter()
+            .map(|n| McpToolInfo {
+                name: n.to_string(),
+                description: description.into(),
+                input_schema: Arc::new(json!({"type": "object"})),
+                claims: Default::default(),
+            })
+            .collect();
+        Arc::new(ServerTools::new(server, tools))
+    }
+
+    fn tool(listing: &Arc<ServerTools>, name: &str) -> PoolTool {
+        let pool = assemble(&[], std::slice::from_ref(listing)).unwrap();
+        let found = pool.tools.iter().find(|t| t.name.ends_with(name)).unwrap();
+        PoolTool::clone(found)
+    }
+
+    #[test]
+    fn tools_after_the_first_listing_are_new_unless_the_server_trusts_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pinning = Pinning::load(dir.path());
+        assert_eq!(pinning.load_problem, None);
+        let first = listing("a", &["one"], "d");
+        pinning.observe(&[first.clone(), listing("b", &["one"], "d")], |s| s == "b");
+        assert!(!pinning.is_new(&tool(&first, "one")));
+        let later = listing("a", &["one", "two"], "d");
+        let trusted = listing("b", &["one", "two"], "d");
+        pinning.observe(&[later.clone(), trusted.clone()], |s| s == "b");
+        assert!(pinning.is_new(&tool(&later, "two")));
+        assert!(!pinning.is_new(&tool(&trusted, "two")));
+        let pool = assemble(&[], &[later.clone()]).unwrap();
+        let (marks, excluded) = pinning.marks_if_changed(&pool, &[later.clone()]).unwrap();
+        assert_eq!(
+            marks,
+            [ToolMark {
+                tool: "mcp__a__two".into(),
+                mark: DefinitionMark::New
+            }]
+        );
+        assert!(excluded.is_empty());
+        assert_eq!(pinning.marks_if_changed(&pool, &[later.clone()]), None);
+        pinning.acknowledge(&tool(&later, "two"));
+        assert!(!pinning.is_new(&tool(&later, "two")));
+    }
+
+    #[test]
+    fn session_pin_wins_over_the_project_pin_until_the_project_is_repinned() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pinning = Pinning::load(dir.path());
+        let old = tool(&listing("a", &["one"], "old"), "one");
+        let new = tool(&listing("a", &["one"], "new"), "one");
+        let (path, key, pin) = pinning.pin_project(&old, "always grant").unwrap();
+        pins::save(&path, &key, &pin).unwrap();
+        assert!(matches!(pinning.check(&new), PinCheck::Changed(_)));
+        pinning.pin_session(&new);
+        assert_eq!(pinning.check(&new), PinCheck::Same);
+        pinning.forget_session(&new.name);
+        assert!(matches!(pinning.check(&new), PinCheck::Changed(_)));
+        // A later session reads the project's pin from the file.
+        let reloaded = Pinning::load(dir.path());
+        assert!(matches!(reloaded.check(&new), PinCheck::Changed(_)));
+        assert_eq!(reloaded.check(&old), PinCheck::Same);
+    }
+}

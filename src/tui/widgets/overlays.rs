@@ -50,10 +50,6 @@ impl Widget for HelpOverlay<'_> {
             ("/connect NAME", "start an MCP server and add its tools"),
             ("/disconnect NAME", "stop a server and remove its tools"),
             ("/mcp", "servers: status, command, tools, errors, reconnect"),
-            (
-                "/mcp enable|disable NAME",
-                "for this session; --save writes its .mcp.json",
-            ),
             ("/permissions", "rules in force, session grants, revoke"),
             ("/undo", "restore what the last turn changed (asks)"),
             ("/clear", "forget the conversation (connections stay)"),

@@ -324,6 +324,83 @@ mod tests {
     }
 
     #[test]
+    fn changed_new_and_filtered_tools_are_marked() {
+        use crate::agent::events::{DefinitionMark, ExcludedTool, ToolMark};
+        let now = Instant::now();
+        let mut pool = pool(now);
+        let mut next: Vec<PoolEntry> = pool.entries().to_vec();
+        // The agent's badge for a changed definition is Ask, whatever the rule says.
+        for e in next
+            .iter_mut()
+            .filter(|e| e.tool.name == "mcp__docs__search")
+        {
+            e.verdict.decision = Decision::Ask {
+                why: "its definition changed since it was allowed".into(),
+            };
+        }
+        next.push(entry(
+            Some("docs"),
+            "fresh",
+            Decision::Ask { why: "w".into() },
+        ));
+        pool.apply_snapshot(next, &[], &[], now);
+        pool.set_marks(
+            vec![
+                ToolMark {
+                    tool: "mcp__docs__search".into(),
+                    mark: DefinitionMark::Changed {
+                        pinned_by: "rule mcp__docs__*".into(),
+                    },
+                },
+                ToolMark {
+                    tool: "mcp__docs__fresh".into(),
+                    mark: DefinitionMark::New,
+                },
+            ],
+            vec![ExcludedTool {
+                server: "docs".into(),
+                tool: "delete_index".into(),
+                why: "excludeTools \"delete_*\"".into(),
+            }],
+        );
+        let theme = Theme::new(true);
+        let servers = [ServerInfo {
+            name: "fs".into(),
+            command_line: "toolgate serve fs".into(),
+            containment: Containment::Confined {
+                profile: "p".into(),
+            },
+            enabled: false,
+        }];
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now: now + CHANGE_HIGHLIGHT,
+            servers: &servers,
+        };
+        let buf = render(panel, 50, 20);
+        let screen = text(&buf);
+        assert!(screen.contains("mcp__docs__search changed"), "{screen}");
+        assert!(screen.contains("mcp__docs__fresh new tool"), "{screen}");
+        assert!(
+            screen.contains("off   delete_index · excludeTools \"delete_*\""),
+            "{screen}"
+        );
+        assert!(screen.contains("fs ⊘ disabled"), "{screen}");
+        let y = row_of(&buf, "delete_index").expect("excluded row");
+        let x = (0..50)
+            .find(|&x| buf[(x, y)].symbol() == "d")
+            .expect("name drawn");
+        assert!(
+            buf[(x, y)].modifier.contains(Modifier::DIM) || buf[(x, y)].fg == Color::DarkGray,
+            "excluded tool not greyed: {:?}",
+            buf[(x, y)]
+        );
+        insta::assert_snapshot!(screen);
+    }
+
+    #[test]
     fn focused_selection_scrolls_into_view() {
         let now = Instant::now();
         let mut pool = pool(now);
