@@ -872,6 +872,7 @@ mod console_view {
             name: "linear".into(),
             command_line: "https://mcp.linear.app/mcp".into(),
             containment: toolgate::agent::events::Containment::Remote,
+            enabled: true,
         }];
         let info = ConsoleInfo {
             workspace: "/w".into(),

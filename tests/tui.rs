@@ -41,6 +41,7 @@ fn info() -> ConsoleInfo {
                 containment: Containment::Confined {
                     profile: "read-only, no network".into(),
                 },
+                enabled: true,
             })
             .collect(),
         no_color: false,
@@ -480,6 +481,7 @@ fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_comma
         name: "tracker".into(),
         command_line: "npx -y @acme/tracker-mcp --token-env ACME_TOKEN".into(),
         containment: Containment::Unsandboxed,
+        enabled: true,
     });
     agent(
         &mut app,

@@ -219,8 +219,10 @@ mod tests {
         pinning.observe(&[later.clone(), trusted.clone()], |s| s == "b");
         assert!(pinning.is_new(&tool(&later, "two")));
         assert!(!pinning.is_new(&tool(&trusted, "two")));
-        let pool = assemble(&[], &[later.clone()]).unwrap();
-        let (marks, excluded) = pinning.marks_if_changed(&pool, &[later.clone()]).unwrap();
+        let pool = assemble(&[], std::slice::from_ref(&later)).unwrap();
+        let (marks, excluded) = pinning
+            .marks_if_changed(&pool, std::slice::from_ref(&later))
+            .unwrap();
         assert_eq!(
             marks,
             [ToolMark {
@@ -229,7 +231,10 @@ mod tests {
             }]
         );
         assert!(excluded.is_empty());
-        assert_eq!(pinning.marks_if_changed(&pool, &[later.clone()]), None);
+        assert_eq!(
+            pinning.marks_if_changed(&pool, std::slice::from_ref(&later)),
+            None
+        );
         pinning.acknowledge(&tool(&later, "two"));
         assert!(!pinning.is_new(&tool(&later, "two")));
     }
