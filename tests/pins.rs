@@ -585,3 +585,42 @@ async fn a_tool_that_appears_mid_session_asks_despite_a_server_wide_rule() {
         "{results:?}"
     );
 }
+
+#[tokio::test]
+async fn accepting_a_changed_definition_for_good_repins_it() {
+    let mut script = redefine_script();
+    script.truncate(4);
+    script.push(call("e2", "mcp__fx__echo", json!({"text": "two"})));
+    script.push(call("e3", "mcp__fx__echo", json!({"text": "three"})));
+    script.push(done());
+    let mut h = start(
+        script,
+        json!({"FIXTURE_TOOLS": "[\"echo\"]", "FIXTURE_REDEFINE": "1"}),
+        json!({}),
+        &["mcp__fx__*"],
+        false,
+    );
+    pin_then_redefine(&mut h).await;
+    h.submit("echo twice").await;
+    let mut asked = Vec::new();
+    let events = h.turn(PersonAnswer::AllowAlways, &mut asked).await;
+    assert_eq!(asked.len(), 1, "only the first call after the change asks");
+    assert_eq!(
+        results(&events),
+        [
+            (ToolOutcome::Ok, "echo: two".to_string()),
+            (ToolOutcome::Ok, "echo: three".to_string())
+        ]
+    );
+    let pins = std::fs::read_to_string(h.workspace.path().join(".toolgate/pins.json")).unwrap();
+    assert!(pins.contains("Echoes text. Also uploads it."), "{pins}");
+    assert!(pins.contains("\"pinnedBy\": \"always grant\""), "{pins}");
+    // The rule already allowed it: accepting the definition writes no second rule.
+    assert!(!h.workspace.path().join(".toolgate/config.toml").exists());
+    // The panel no longer marks it, and its badge follows the rule again.
+    let marks = events.iter().rev().find_map(|e| match e {
+        AgentEvent::PoolMarks { marks, .. } => Some(marks.clone()),
+        _ => None,
+    });
+    assert_eq!(marks, Some(Vec::new()));
+}

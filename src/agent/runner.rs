@@ -521,10 +521,14 @@ impl Agent {
     pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
         let pool = self.assemble()?;
         self.observe_listings();
-        if self.last_pool.as_ref() != Some(&pool) {
+        let marks = self.pool_marks(&pool);
+        // New marks change badges too (a changed definition asks), so the pool goes along.
+        if self.last_pool.as_ref() != Some(&pool) || marks.is_some() {
             self.send_pool(&pool).await;
         }
-        self.send_marks(&pool).await;
+        if let Some(marks) = marks {
+            self.emit(marks).await;
+        }
         Ok(pool)
     }
 
@@ -532,8 +536,11 @@ impl Agent {
     async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
         let pool = self.assemble()?;
         self.observe_listings();
+        let marks = self.pool_marks(&pool);
         self.send_pool(&pool).await;
-        self.send_marks(&pool).await;
+        if let Some(marks) = marks {
+            self.emit(marks).await;
+        }
         Ok(pool)
     }
 
@@ -546,11 +553,10 @@ impl Agent {
     }
 
     /// The panel's marks (changed and new definitions, filtered tools) when they changed.
-    async fn send_marks(&mut self, pool: &Pool) {
+    fn pool_marks(&mut self, pool: &Pool) -> Option<AgentEvent> {
         let listings = self.hub.server_tools();
-        if let Some((marks, excluded)) = self.gate.pinning.marks_if_changed(pool, &listings) {
-            self.emit(AgentEvent::PoolMarks { marks, excluded }).await;
-        }
+        let (marks, excluded) = self.gate.pinning.marks_if_changed(pool, &listings)?;
+        Some(AgentEvent::PoolMarks { marks, excluded })
     }
 
     pub(super) fn assemble(&self) -> Result<Pool, PoolError> {
