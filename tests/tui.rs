@@ -954,6 +954,34 @@ fn slash_commands_send_the_right_commands() {
 }
 
 #[test]
+fn mcp_enable_and_disable_switch_a_server_for_the_session_or_in_its_file() {
+    let mut app = started_app();
+    let run = |app: &mut App, text: &str| {
+        type_text(app, text);
+        perform(key(app, KeyCode::Enter))
+    };
+    assert!(matches!(
+        &run(&mut app, "/mcp disable fs --save").0[..],
+        [UiCommand::SetServerEnabled { server, enabled: false, save: true }] if server == "fs"
+    ));
+    assert!(matches!(
+        &run(&mut app, "/mcp enable docs").0[..],
+        [UiCommand::SetServerEnabled { server, enabled: true, save: false }] if server == "docs"
+    ));
+    assert!(run(&mut app, "/mcp disable").0.is_empty());
+    assert!(screen(&mut app, 110, 30).contains("usage: /mcp disable NAME [--save]"));
+    assert!(!screen(&mut app, 110, 30).contains("fs ⊘ disabled"));
+    agent(
+        &mut app,
+        AgentEvent::ServerEnabled {
+            server: "fs".into(),
+            enabled: false,
+        },
+    );
+    assert!(screen(&mut app, 110, 30).contains("fs ⊘ disabled"));
+}
+
+#[test]
 fn question_mark_opens_help_only_when_the_composer_is_empty() {
     let mut app = started_app();
     ch(&mut app, '?');
