@@ -109,6 +109,7 @@ impl Agent {
             tool_use_id: call_id.to_string(),
             content: output,
             is_error: run.outcome != ToolOutcome::Ok,
+            images: vec![],
         }
     }
 
