@@ -48,7 +48,7 @@ pub struct Gate {
     sandbox: Sandbox,
     /// The person allowed unsandboxed bash for the rest of the session.
     unsandboxed_granted: bool,
-    /// Pinned definitions and new tools (see `gate_pins.rs`).
+    /// Pinned definitions and new tools (see `gate/pins.rs`).
     pub(super) pinning: super::pinning::Pinning,
 }
 
