@@ -118,6 +118,7 @@ fn config(
     );
     config.sessions_dir = Some(state.join("sessions"));
     config.checkpoints_dir = Some(state.join("checkpoints"));
+    config.pins_dir = Some(state.join("pins"));
     (config, requests)
 }
 

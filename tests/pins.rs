@@ -62,7 +62,7 @@ struct Harness {
     handle: AgentHandle,
     requests: Requests,
     workspace: tempfile::TempDir,
-    _state: tempfile::TempDir,
+    state: tempfile::TempDir,
     mcp_json: PathBuf,
 }
 
@@ -137,12 +137,13 @@ fn start(
     );
     cfg.sessions_dir = None;
     cfg.checkpoints_dir = None;
+    cfg.pins_dir = Some(state.path().join("pins"));
     cfg.headless = headless;
     Harness {
         handle: agent::spawn(cfg),
         requests,
         workspace,
-        _state: state,
+        state,
         mcp_json,
     }
 }
@@ -407,11 +408,18 @@ async fn pin_then_redefine(h: &mut Harness) {
         "{results:?}"
     );
     assert!(asked.is_empty(), "nothing asked while the rule covers it");
-    let pins = std::fs::read_to_string(h.workspace.path().join(".toolgate/pins.json")).unwrap();
+    // A rule's first use pins in the state directory, never in the workspace.
+    let pin_files: Vec<PathBuf> = std::fs::read_dir(h.state.path().join("pins"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(pin_files.len(), 1);
+    let pins = std::fs::read_to_string(&pin_files[0]).unwrap();
     assert!(
         pins.contains("\"fx/echo\"") && pins.contains("rule mcp__fx__*"),
         "{pins}"
     );
+    assert!(!h.workspace.path().join(".toolgate").exists());
     let mut events = events;
     if !events.iter().any(|e| is_marked(e, "mcp__fx__echo", true)) {
         let more = h

@@ -108,13 +108,19 @@ impl Gate {
             ask_timeout: None,
             sandbox: Sandbox::default(),
             unsandboxed_granted: false,
-            pinning: super::pinning::Pinning::load(&workspace),
+            pinning: super::pinning::Pinning::default(),
             workspace,
         }
     }
 
     pub fn set_sandbox(&mut self, sandbox: Sandbox) {
         self.sandbox = sandbox;
+    }
+
+    /// Reads the pinned definitions of this workspace (`pins_dir`: where rules' first uses
+    /// are pinned; None keeps those in memory).
+    pub fn load_pins(&mut self, pins_dir: Option<&std::path::Path>) {
+        self.pinning = super::pinning::Pinning::load(&self.workspace, pins_dir);
     }
 
     pub fn set_ask_timeout(&mut self, timeout: Option<Duration>) {

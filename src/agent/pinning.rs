@@ -1,6 +1,7 @@
-//! The session's side of pinned definitions: the project's pins (loaded once, written as
-//! they change), the session's pins, and which tools are new (listed after their server's
-//! first listing this session). The gate consults it before a call; the agent feeds it
+//! The session's side of pinned definitions: the project's pins ("always" grants, in
+//! `.toolgate/pins.json`), the pins of rules' first uses (in the state directory), the
+//! session's pins, and which tools are new (listed after their server's first listing this
+//! session). The gate consults it before a call; the agent feeds it
 //! every listing and sends the panel its marks.
 
 use std::collections::{HashMap, HashSet};
@@ -15,6 +16,9 @@ use crate::pool::{Pool, PoolTool, ServerTools};
 pub struct Pinning {
     project_path: PathBuf,
     project: Pins,
+    /// None: no state directory; rules' first uses are pinned for this session only.
+    used_path: Option<PathBuf>,
+    used: Pins,
     session: Pins,
     /// Raw tool names per server: its first listing this session, plus tools the person
     /// has since let run. A server absent here has not been listed yet.
@@ -31,20 +35,30 @@ pub struct Pinning {
 }
 
 impl Pinning {
-    pub fn load(workspace: &std::path::Path) -> Pinning {
-        let project_path = pins::project_pins_path(workspace);
-        let (project, load_problem) = match pins::load(&project_path) {
-            Ok(pins) => (pins, None),
-            Err(e) => (
-                Pins::default(),
-                Some(format!(
-                    "{e}; pinned definitions of this project are not checked this session"
-                )),
-            ),
+    /// `pins_dir`: the state directory's `pins` folder (None: rule pins stay in memory).
+    pub fn load(workspace: &std::path::Path, pins_dir: Option<&std::path::Path>) -> Pinning {
+        let mut problems = Vec::new();
+        let mut read = |path: &std::path::Path| {
+            pins::load(path).unwrap_or_else(|e| {
+                problems.push(e.to_string());
+                Pins::default()
+            })
         };
+        let project_path = pins::project_pins_path(workspace);
+        let project = read(&project_path);
+        let used_path = pins_dir.map(|dir| pins::used_pins_path(dir, workspace));
+        let used = used_path.as_deref().map(&mut read).unwrap_or_default();
+        let load_problem = (!problems.is_empty()).then(|| {
+            format!(
+                "{}; those pinned definitions are not checked this session",
+                problems.join("; ")
+            )
+        });
         Pinning {
             project_path,
             project,
+            used_path,
+            used,
             load_problem,
             dirty: true,
             ..Pinning::default()
@@ -90,9 +104,14 @@ impl Pinning {
             .is_some_and(|known| !known.contains(raw))
     }
 
-    /// The session's pin first (a definition accepted for this session), then the project's.
+    /// The session's pin first (a definition accepted for this session), then the
+    /// project's ("always"), then the one a rule's first use left.
     pub fn check(&self, tool: &PoolTool) -> PinCheck {
-        let pin = self.session.get(tool).or_else(|| self.project.get(tool));
+        let pin = self
+            .session
+            .get(tool)
+            .or_else(|| self.project.get(tool))
+            .or_else(|| self.used.get(tool));
         pins::check(pin, tool)
     }
 
@@ -125,6 +144,16 @@ impl Pinning {
         self.session.remove_named(&tool.name);
         self.dirty = true;
         Some((self.project_path.clone(), key, pin))
+    }
+
+    /// Pins what a rule's first use covered; returns what to write (None: no state
+    /// directory, or a built-in), the caller writes it off the async executor.
+    pub fn pin_used(&mut self, tool: &PoolTool, pinned_by: &str) -> Option<(PathBuf, String, Pin)> {
+        let key = pin_key(tool)?;
+        let pin = Pin::of(tool, pinned_by)?;
+        self.used.insert(key.clone(), pin.clone());
+        self.dirty = true;
+        Some((self.used_path.clone()?, key, pin))
     }
 
     /// A revoked session grant takes its session pin with it.
@@ -209,7 +238,7 @@ mod tests {
     #[test]
     fn tools_after_the_first_listing_are_new_unless_the_server_trusts_them() {
         let dir = tempfile::tempdir().unwrap();
-        let mut pinning = Pinning::load(dir.path());
+        let mut pinning = Pinning::load(dir.path(), None);
         assert_eq!(pinning.load_problem, None);
         let first = listing("a", &["one"], "d");
         pinning.observe(&[first.clone(), listing("b", &["one"], "d")], |s| s == "b");
@@ -242,7 +271,7 @@ mod tests {
     #[test]
     fn session_pin_wins_over_the_project_pin_until_the_project_is_repinned() {
         let dir = tempfile::tempdir().unwrap();
-        let mut pinning = Pinning::load(dir.path());
+        let mut pinning = Pinning::load(dir.path(), None);
         let old = tool(&listing("a", &["one"], "old"), "one");
         let new = tool(&listing("a", &["one"], "new"), "one");
         let (path, key, pin) = pinning.pin_project(&old, "always grant").unwrap();
@@ -252,8 +281,35 @@ mod tests {
         assert_eq!(pinning.check(&new), PinCheck::Same);
         pinning.forget_session(&new.name);
         assert!(matches!(pinning.check(&new), PinCheck::Changed(_)));
+        // A rule's first use pins outside the workspace; the project's pin still wins.
+        let state = tempfile::tempdir().unwrap();
+        let mut with_state = Pinning::load(dir.path(), Some(state.path()));
+        let (path, key, pin) = with_state.pin_used(&new, "rule mcp__a__*").unwrap();
+        assert!(path.starts_with(state.path()));
+        pins::save(&path, &key, &pin).unwrap();
+        let reloaded = Pinning::load(dir.path(), Some(state.path()));
+        assert!(matches!(reloaded.check(&new), PinCheck::Changed(_)));
+        std::fs::remove_file(pins::project_pins_path(dir.path())).unwrap();
+        let reloaded = Pinning::load(dir.path(), Some(state.path()));
+        assert_eq!(reloaded.check(&new), PinCheck::Same);
+        std::fs::write(&path, "[]").unwrap();
+        let broken = Pinning::load(dir.path(), Some(state.path()));
+        assert!(
+            broken
+                .load_problem
+                .as_deref()
+                .is_some_and(|p| p.contains("not a valid pins file")),
+            "{:?}",
+            broken.load_problem
+        );
+        pins::save(
+            &pins::project_pins_path(dir.path()),
+            &key,
+            &Pin::of(&old, "always grant").unwrap(),
+        )
+        .unwrap();
         // A later session reads the project's pin from the file.
-        let reloaded = Pinning::load(dir.path());
+        let reloaded = Pinning::load(dir.path(), None);
         assert!(matches!(reloaded.check(&new), PinCheck::Changed(_)));
         assert_eq!(reloaded.check(&old), PinCheck::Same);
     }

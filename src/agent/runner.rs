@@ -284,6 +284,7 @@ impl Agent {
                 let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
                 gate.set_ask_timeout(config.ask_timeout);
                 gate.set_sandbox(config.sandbox.clone());
+                gate.load_pins(config.pins_dir.as_deref());
                 gate
             },
             model: config.model,

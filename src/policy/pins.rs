@@ -174,9 +174,20 @@ fn with_newline(mut text: String) -> String {
     text
 }
 
-/// The workspace's pins file: `.toolgate/pins.json`, beside the rules "always" writes.
+/// The workspace's pins file for "always" grants: `.toolgate/pins.json`, beside the rules
+/// "always" writes.
 pub fn project_pins_path(workspace: &Path) -> PathBuf {
     crate::paths::workspace_dir(workspace).join("pins.json")
+}
+
+/// Where pins from the first use of a rule go: `<pins_dir>/<16 hex of SHA-256 of the
+/// canonical workspace path>.json`, outside the workspace, so a rule's use never writes
+/// into the person's repository (nor into what a checkpoint records).
+pub fn used_pins_path(pins_dir: &Path, workspace: &Path) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let digest = Sha256::digest(canonical.to_string_lossy().as_bytes());
+    pins_dir.join(format!("{}.json", hex::encode(&digest[..8])))
 }
 
 #[derive(Serialize, Deserialize)]

@@ -40,6 +40,26 @@ fn hand_written(source: &RuleSource) -> bool {
     )
 }
 
+/// Writes one pin into its file on a blocking thread; a failure keeps the pin for this
+/// session (it is already in memory) and says so.
+async fn write_pin(
+    tool: &PoolTool,
+    (path, key, pin): (std::path::PathBuf, String, Pin),
+) -> Vec<String> {
+    let written = tokio::task::spawn_blocking(move || pins::save(&path, &key, &pin)).await;
+    match written {
+        Ok(Ok(())) => Vec::new(),
+        Ok(Err(e)) => vec![format!(
+            "{e}; the definition of {} is pinned for this session only.",
+            tool.name
+        )],
+        Err(e) => vec![format!(
+            "saving the pinned definition of {} failed ({e}); it is pinned for this session only.",
+            tool.name
+        )],
+    }
+}
+
 impl Gate {
     fn pending(&self, tool: &PoolTool, verdict: &Verdict) -> Option<Pending> {
         if tool.server().is_none() || matches!(verdict.decision, Decision::Deny { .. }) {
@@ -93,7 +113,10 @@ impl Gate {
             return Vec::new();
         }
         let pinned_by = format!("rule {}", verdict.rule);
-        self.save_project_pin(tool, &pinned_by).await
+        let Some(write) = self.pinning.pin_used(tool, &pinned_by) else {
+            return Vec::new();
+        };
+        write_pin(tool, write).await
     }
 
     /// Pins `tool` for the project and writes the pins file off the executor; a failed
@@ -103,21 +126,10 @@ impl Gate {
         tool: &PoolTool,
         pinned_by: &str,
     ) -> Vec<String> {
-        let Some((path, key, pin)) = self.pinning.pin_project(tool, pinned_by) else {
+        let Some(write) = self.pinning.pin_project(tool, pinned_by) else {
             return Vec::new();
         };
-        let written = tokio::task::spawn_blocking(move || pins::save(&path, &key, &pin)).await;
-        match written {
-            Ok(Ok(())) => Vec::new(),
-            Ok(Err(e)) => vec![format!(
-                "{e}; the definition of {} is pinned for this session only.",
-                tool.name
-            )],
-            Err(e) => vec![format!(
-                "saving the pinned definition of {} failed ({e}); it is pinned for this session only.",
-                tool.name
-            )],
-        }
+        write_pin(tool, write).await
     }
 
     /// Asks about a call whose definition changed or is new (headless: refuses, saying why).
