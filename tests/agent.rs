@@ -197,6 +197,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
         HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
         HostRequest::ChangedDefinition(r) => format!("definition:{}", r.payload.tool.name),
+        HostRequest::Elicitation(r) => format!("elicitation:{}", r.payload.server),
     }
 }
 
@@ -227,6 +228,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             RestoreAnswer::Keep
         }),
         HostRequest::ChangedDefinition(r) => r.answer(decision),
+        HostRequest::Elicitation(r) => r.answer(if allow {
+            toolgate::inbox::ElicitationAnswer::Accept(Default::default())
+        } else {
+            toolgate::inbox::ElicitationAnswer::Decline
+        }),
     };
     assert!(delivered, "the agent was waiting for the answer");
 }

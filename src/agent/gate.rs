@@ -457,12 +457,10 @@ impl Gate {
         let gated = match &answer {
             PersonAnswer::AllowOnce => Gated::Run,
             PersonAnswer::AllowSession => {
-                self.policy.grant(&tool.name);
+                let key = crate::policy::grant_key(tool, input);
+                self.policy.grant(&key);
                 self.pinning.pin_session(tool);
-                notices.push(format!(
-                    "{} is allowed for the rest of this session.",
-                    tool.name
-                ));
+                notices.push(format!("{key} is allowed for the rest of this session."));
                 Gated::Run
             }
             PersonAnswer::AllowAlways => {
@@ -476,12 +474,10 @@ impl Gate {
                         notices.extend(self.save_project_pin(tool, "always grant").await);
                     }
                     Err(e) => {
-                        self.policy.grant(&tool.name);
+                        let key = crate::policy::grant_key(tool, input);
+                        self.policy.grant(&key);
                         self.pinning.pin_session(tool);
-                        notices.push(format!(
-                            "{e}; {} is allowed for this session only.",
-                            tool.name
-                        ));
+                        notices.push(format!("{e}; {key} is allowed for this session only."));
                     }
                 }
                 Gated::Run

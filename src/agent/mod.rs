@@ -8,11 +8,14 @@
 
 mod ask;
 mod checkpoints;
+pub mod elicitation;
 pub mod events;
 mod gate;
 mod host_files;
 mod pinning;
 mod prompt;
+mod prompts;
+pub mod resources;
 mod runner;
 mod server_switch;
 pub mod session;

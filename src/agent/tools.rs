@@ -29,25 +29,30 @@ pub(super) const CANCELLED_TEXT: &str = "Cancelled by the user";
 pub(super) struct ToolRun {
     pub outcome: ToolOutcome,
     pub text: String,
+    /// Images for the model besides the text (read_mcp_resource of an image).
+    pub images: Vec<crate::model::ImageData>,
 }
 
 impl ToolRun {
-    fn ok(text: impl Into<String>) -> Self {
+    pub(super) fn ok(text: impl Into<String>) -> Self {
         ToolRun {
             outcome: ToolOutcome::Ok,
             text: text.into(),
+            images: Vec::new(),
         }
     }
-    fn error(text: impl Into<String>) -> Self {
+    pub(super) fn error(text: impl Into<String>) -> Self {
         ToolRun {
             outcome: ToolOutcome::Error,
             text: text.into(),
+            images: Vec::new(),
         }
     }
-    fn cancelled() -> Self {
+    pub(super) fn cancelled() -> Self {
         ToolRun {
             outcome: ToolOutcome::Cancelled,
             text: CANCELLED_TEXT.into(),
+            images: Vec::new(),
         }
     }
     pub fn is_error(&self) -> bool {
@@ -91,7 +96,7 @@ impl Agent {
                 Some(tool) => self.gated_run(call_id, &tool, input, cancel).await,
             }
         };
-        let (output, full_output_path) = self.fit_budget(call_id, run.text).await;
+        let (output, full_output_path) = self.fit_budget(call_id, run.text.clone()).await;
         self.record(Record::ToolResult {
             call_id: call_id.to_string(),
             outcome: run.outcome,
@@ -109,7 +114,7 @@ impl Agent {
             tool_use_id: call_id.to_string(),
             content: output,
             is_error: run.outcome != ToolOutcome::Ok,
-            images: vec![],
+            images: run.images,
         }
     }
 
@@ -161,6 +166,7 @@ impl Agent {
             Gated::Refused(text) => ToolRun {
                 outcome: ToolOutcome::Denied,
                 text,
+                images: Vec::new(),
             },
             Gated::Run => self.guarded_execute(call_id, tool, input, cancel).await,
             // The person saw the command and let it run as it is.
@@ -227,6 +233,9 @@ impl Agent {
                     Err(invalid) => invalid,
                 }
             }
+            ToolOrigin::Builtin(
+                kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
+            ) => self.run_resource_tool(*kind, &input, cancel).await,
             ToolOrigin::Builtin(
                 kind @ (BuiltinTool::Bash
                 | BuiltinTool::ReadFile
@@ -344,7 +353,7 @@ impl Agent {
         // colliding server never becomes visible, not even for a moment.
         let connectable = self.connectable();
         let accept = |servers: &[Arc<ServerTools>]| {
-            assemble_for(&connectable, servers)
+            assemble_for(&connectable, servers, &[])
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         };
@@ -423,7 +432,11 @@ impl Agent {
     }
 
     /// Cuts an output to the budget, keeping the whole text in a file of the session.
-    async fn fit_budget(&mut self, call_id: &str, text: String) -> (String, Option<PathBuf>) {
+    pub(super) async fn fit_budget(
+        &mut self,
+        call_id: &str,
+        text: String,
+    ) -> (String, Option<PathBuf>) {
         let Some((cut, _)) = text.char_indices().nth(self.output_budget) else {
             return (text, None);
         };

@@ -375,7 +375,9 @@ impl Printer<'_> {
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
             | AgentEvent::PoolMarks { .. }
-            | AgentEvent::ServerEnabled { .. } => {}
+            | AgentEvent::ServerEnabled { .. }
+            | AgentEvent::Catalog { .. }
+            | AgentEvent::Completions { .. } => {}
         }
     }
 }

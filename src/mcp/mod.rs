@@ -3,7 +3,9 @@
 //! Knows nothing of policy or of the UI.
 
 mod auth;
+pub mod catalog;
 mod convert;
+mod elicitation;
 mod errors;
 mod handler;
 mod hub;
@@ -14,7 +16,11 @@ mod transport;
 pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
 };
-pub use hub::{HubOptions, McpHub};
+pub use catalog::Catalog;
+pub use elicitation::{
+    ElicitationAsk, ElicitationQuestion, ElicitationReply, MAX_WAITING_PER_SERVER, form_from_schema,
+};
+pub use hub::{CompletionTarget, HubOptions, McpHub};
 pub use stderr::STDERR_TAIL_LINES;
 
 use serde::{Deserialize, Serialize};
@@ -71,6 +77,12 @@ pub enum HubEvent {
         added: Vec<String>,
         removed: Vec<String>,
     },
+    /// A server's resources, templates or prompts were listed (after connect or a
+    /// `list_changed`); `problems` in it say what could not be listed.
+    CatalogChanged {
+        server: String,
+        catalog: std::sync::Arc<Catalog>,
+    },
     /// `notifications/message` from a server.
     Log { server: String, message: String },
     /// The server asks for a sign-in: may toolgate go ahead? Answer through the question
@@ -82,6 +94,9 @@ pub enum HubEvent {
     /// A sign-in asked for while connecting succeeded: connect the server now (through
     /// the same checks as any connect).
     SignedIn { server: String },
+    /// The server asks the person for input (a form or a page to open). Answer through
+    /// the question; no answer, or dropping it, declines.
+    Elicitation(ElicitationQuestion),
     /// The server's sign-in changed (signed in, needed, refresh failed).
     Auth {
         server: String,
