@@ -31,6 +31,8 @@ pub enum UiCommand {
         enabled: bool,
         save: bool,
     },
+    /// `/mcp reload`: read the server configuration again and apply what changed.
+    ReloadConfig,
     /// `/mcp__server__prompt …`: fetch the prompt with these arguments, put its messages
     /// into the conversation and let the model answer (a turn, like Submit).
     RunPrompt {
@@ -244,4 +246,9 @@ pub enum AgentEvent {
     },
     Error(String),
     Notice(String),
+    /// The server configuration was reloaded: every configured server now (new ones are
+    /// not connected; removed ones were disconnected first).
+    ServersChanged {
+        servers: Vec<ServerInfo>,
+    },
 }

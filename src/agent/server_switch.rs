@@ -5,7 +5,7 @@
 use super::events::AgentEvent;
 use super::runner::Agent;
 use crate::config::ConfigSource;
-use crate::config::server_entry_edit::write_enabled;
+use crate::config::edit::{EditError, ServerFile};
 
 impl Agent {
     /// The session's `/mcp enable|disable` if given, else the entry's `"enabled"`.
@@ -130,4 +130,13 @@ fn source_file(source: &ConfigSource) -> Option<std::path::PathBuf> {
         ConfigSource::Embedded => None,
         ConfigSource::User(p) | ConfigSource::Project(p) | ConfigSource::Flag(p) => Some(p.clone()),
     }
+}
+
+/// Writes `"enabled"` into the entry through the CLI's file editor (formatting kept).
+fn write_enabled(path: &std::path::Path, server: &str, enabled: bool) -> Result<(), String> {
+    let mut file = ServerFile::open(path).map_err(|e: EditError| e.to_string())?;
+    if !file.set_enabled(server, enabled) {
+        return Err(format!("no \"mcpServers\" entry named '{server}'"));
+    }
+    file.save().map_err(|e| e.to_string())
 }

@@ -132,11 +132,14 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+pub mod diff;
+pub mod edit;
 mod expand;
+pub mod import;
 mod mcp_json;
 mod oauth;
 mod pool_settings;
-pub mod server_entry_edit;
+pub mod watch;
 
 pub use expand::expand;
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};

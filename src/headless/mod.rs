@@ -376,6 +376,7 @@ impl Printer<'_> {
             | AgentEvent::TurnFinished { .. }
             | AgentEvent::PoolMarks { .. }
             | AgentEvent::ServerEnabled { .. }
+            | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }
             | AgentEvent::Completions { .. } => {}
         }
