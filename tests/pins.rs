@@ -76,7 +76,7 @@ fn write_mcp_json(dir: &Path, env: Value, extra: Value) -> PathBuf {
     }
     let path = dir.join("servers.json");
     let text = serde_json::to_string_pretty(&json!({"mcpServers": {"fx": entry}})).unwrap();
-    std::fs::write(&path, text).unwrap();
+    std::fs::write(&path, format!("{text}\n")).unwrap();
     path
 }
 
