@@ -9,14 +9,14 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, ToolOutcome};
+use super::events::{AgentEvent, ImageSummary, ToolOutcome};
 use super::gate::Gated;
 use super::host_files::HostFiles;
 use super::runner::{Agent, assemble_for};
 use super::session::Record;
 use crate::builtin::BuiltinTool;
 use crate::mcp::McpError;
-use crate::model::ContentBlock;
+use crate::model::{ContentBlock, ImageData};
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
 
 /// After a cancel, how long a tool may take to wind down before the agent stops waiting.
@@ -29,6 +29,8 @@ pub(super) const CANCELLED_TEXT: &str = "Cancelled by the user";
 pub(super) struct ToolRun {
     pub outcome: ToolOutcome,
     pub text: String,
+    /// Images an MCP tool returned; they go to the model beside the text.
+    pub images: Vec<ImageData>,
 }
 
 impl ToolRun {
@@ -36,18 +38,21 @@ impl ToolRun {
         ToolRun {
             outcome: ToolOutcome::Ok,
             text: text.into(),
+            images: Vec::new(),
         }
     }
     fn error(text: impl Into<String>) -> Self {
         ToolRun {
             outcome: ToolOutcome::Error,
             text: text.into(),
+            images: Vec::new(),
         }
     }
     fn cancelled() -> Self {
         ToolRun {
             outcome: ToolOutcome::Cancelled,
             text: CANCELLED_TEXT.into(),
+            images: Vec::new(),
         }
     }
     pub fn is_error(&self) -> bool {
@@ -92,6 +97,13 @@ impl Agent {
             }
         };
         let (output, full_output_path) = self.fit_budget(call_id, run.text).await;
+        if !run.images.is_empty() {
+            self.emit(AgentEvent::ToolImages {
+                call_id: call_id.to_string(),
+                images: run.images.iter().map(ImageSummary::of).collect(),
+            })
+            .await;
+        }
         self.record(Record::ToolResult {
             call_id: call_id.to_string(),
             outcome: run.outcome,
@@ -109,7 +121,7 @@ impl Agent {
             tool_use_id: call_id.to_string(),
             content: output,
             is_error: run.outcome != ToolOutcome::Ok,
-            images: vec![],
+            images: run.images,
         }
     }
 
@@ -161,6 +173,7 @@ impl Agent {
             Gated::Refused(text) => ToolRun {
                 outcome: ToolOutcome::Denied,
                 text,
+                images: Vec::new(),
             },
             Gated::Run => self.guarded_execute(call_id, tool, input, cancel).await,
             // The person saw the command and let it run as it is.
@@ -301,8 +314,15 @@ impl Agent {
             _ if cancel.is_cancelled() => ToolRun::cancelled(),
             None | Some(Err(McpError::Cancelled)) => ToolRun::cancelled(),
             Some(Err(e)) => ToolRun::error(e.to_string()),
-            Some(Ok(output)) if output.is_error => ToolRun::error(output.text),
-            Some(Ok(output)) => ToolRun::ok(output.text),
+            Some(Ok(output)) => ToolRun {
+                outcome: if output.is_error {
+                    ToolOutcome::Error
+                } else {
+                    ToolOutcome::Ok
+                },
+                text: output.text,
+                images: output.images,
+            },
         }
     }
 

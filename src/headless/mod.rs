@@ -370,7 +370,11 @@ impl Printer<'_> {
                 self.line(&JsonlEvent::Notice { message });
             }
             AgentEvent::Error(message) => self.error(&message),
-            AgentEvent::SessionStarted { .. } | AgentEvent::TurnFinished { .. } => {}
+            // The JSONL `tool_finished` carries what the model got as text; images are
+            // the model's, not the script's.
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnFinished { .. }
+            | AgentEvent::ToolImages { .. } => {}
         }
     }
 }

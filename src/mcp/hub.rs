@@ -721,6 +721,7 @@ impl McpHub {
                 return Ok(CallOutput {
                     text: format!("tool arguments must be a JSON object, got {other}"),
                     is_error: true,
+                    images: Vec::new(),
                 });
             }
         };
@@ -815,6 +816,7 @@ impl McpHub {
                 Ok(Err(ServiceError::McpError(error))) => Ok(CallOutput {
                     text: format!("MCP error {}: {}", error.code.0, error.message),
                     is_error: true,
+                    images: Vec::new(),
                 }),
                 Ok(Err(e)) => Err(self.transport_failure(connection, e)),
                 Err(_) => Err((self.disconnected(connection).await, None)),

@@ -132,7 +132,12 @@ fn message_json(message: &Message) -> Option<Value> {
                 let content = if images.is_empty() {
                     json!(content)
                 } else {
-                    let mut parts = vec![json!({"type": "text", "text": content})];
+                    // An empty text block is refused by the API (a tool that returned
+                    // only an image).
+                    let mut parts = Vec::new();
+                    if !content.is_empty() {
+                        parts.push(json!({"type": "text", "text": content}));
+                    }
                     parts.extend(images.iter().map(image_json));
                     json!(parts)
                 };

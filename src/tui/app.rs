@@ -395,6 +395,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             name: for_terminal(&name),
             server: server.map(|s| for_terminal(&s)),
             args_summary: summarize_args(&input),
+            images: Vec::new(),
             state: ToolState::Running {
                 progress: None,
                 message: None,
@@ -415,6 +416,18 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 }
             });
         }
+        AgentEvent::ToolImages { call_id, images } => {
+            // Media types come from the server: cleaned like any server text.
+            let images: Vec<_> = images
+                .into_iter()
+                .map(|mut image| {
+                    image.media_type = for_terminal(&image.media_type);
+                    image
+                })
+                .collect();
+            app.transcript
+                .update_tool(&call_id, |card| card.images = images.clone());
+        }
         AgentEvent::ToolCallFinished {
             call_id,
             outcome,
@@ -434,6 +447,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                     state: ToolState::Finished(outcome),
                     output,
                     decided: None,
+                    images: Vec::new(),
                 }));
             }
         }
