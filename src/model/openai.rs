@@ -9,10 +9,10 @@ use super::{
 };
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4.1-mini";
@@ -136,11 +136,15 @@ impl ModelProvider for OpenAiProvider {
 }
 
 fn has_images(request: &ModelRequest) -> bool {
-    request.messages.iter().flat_map(|m| &m.content).any(|b| match b {
-        ContentBlock::Image(_) => true,
-        ContentBlock::ToolResult { images, .. } => !images.is_empty(),
-        _ => false,
-    })
+    request
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .any(|b| match b {
+            ContentBlock::Image(_) => true,
+            ContentBlock::ToolResult { images, .. } => !images.is_empty(),
+            _ => false,
+        })
 }
 
 /// The JSON body of a streaming Chat Completions request. OpenAI's own API has replaced
