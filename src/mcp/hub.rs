@@ -1,6 +1,7 @@
 //! [`McpHub`]: every configured server and the live connections to them.
 
 mod sign_in;
+mod tasks;
 
 use super::auth::{self, Challenge, MAX_SIGN_INS, ServerAuth, SignInMode};
 use super::convert::{call_output, tool_info, unlistable_tools};
@@ -60,6 +61,8 @@ struct Connection {
     closing: AtomicBool,
     /// Becomes true when the transport ends (server exited, crashed, closed stdout).
     closed: watch::Receiver<bool>,
+    /// Tools this server wants called as tasks (`execution.taskSupport: "required"`).
+    task_tools: tasks::TaskTools,
 }
 
 struct Inner {
@@ -413,7 +416,7 @@ impl McpHub {
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
         let mut stderr = stderr.clone();
-        let (service, child, closed_rx, progress) =
+        let (service, child, closed_rx, progress, task_tools) =
             match self.handshake(config, &stderr, auto, auth).await {
                 Ok(parts) => parts,
                 // The probe gave up and the fallback `initialize` failed too: the server may
@@ -479,6 +482,7 @@ impl McpHub {
             over_http: matches!(config.transport, ServerTransport::Http { .. }),
             closing: AtomicBool::new(false),
             closed: closed_rx,
+            task_tools,
         }))
     }
 
@@ -495,9 +499,11 @@ impl McpHub {
             Option<tokio::process::Child>,
             watch::Receiver<bool>,
             ProgressRoutes,
+            tasks::TaskTools,
         ),
         StartFailure,
     > {
+        let task_tools = tasks::TaskTools::default();
         let (closed_tx, closed_rx) = watch::channel(false);
         let (close_tx, close_rx) = oneshot::channel();
         tokio::spawn(async move {
@@ -528,7 +534,7 @@ impl McpHub {
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
                     .map_err(|e| handshake_failed(&e, timed_out.load(Ordering::SeqCst)))?;
-                Ok((service, None, closed_rx, progress))
+                Ok((service, None, closed_rx, progress, task_tools))
             }
             (ServerTransport::Http { url, headers, .. }, None) => {
                 let transport = http_transport(url, headers).map_err(StartFailure::plain)?;
@@ -538,7 +544,7 @@ impl McpHub {
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
                     .map_err(|e| handshake_failed(&e, timed_out.load(Ordering::SeqCst)))?;
-                Ok((service, None, closed_rx, progress))
+                Ok((service, None, closed_rx, progress, task_tools))
             }
             _ => {
                 let spawned = spawn_stdio(
@@ -550,12 +556,13 @@ impl McpHub {
                 .map_err(StartFailure::plain)?;
                 stderr.spawn_reader(config.name.clone(), spawned.stderr);
                 let mut child = spawned.child;
-                let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
+                let stdout = tasks::ListingSniffer::new(spawned.stdout, task_tools.clone());
+                let transport = AsyncRwTransport::new_client(stdout, spawned.stdin)
                     .with_max_line_length(MAX_STDIO_LINE);
                 let transport = GuardedTransport::new(transport, probe_timeout, close_tx);
                 let timed_out = transport.probe_timed_out();
                 match handler.serve_with_lifecycle(transport, lifecycle).await {
-                    Ok(service) => Ok((service, Some(child), closed_rx, progress)),
+                    Ok(service) => Ok((service, Some(child), closed_rx, progress, task_tools)),
                     Err(e) => {
                         // Did it die on its own, or are we the ones stopping it?
                         let exited =
@@ -737,6 +744,11 @@ impl McpHub {
                 false => None,
             };
             let seen = auth.as_ref().map(|a| a.credentials.generation());
+            if lock(&connection.task_tools).contains(tool) {
+                return self
+                    .call_as_task(&connection, tool, arguments, progress, &cancel)
+                    .await;
+            }
             let attempt = self
                 .call_once(
                     &connection,
@@ -747,6 +759,14 @@ impl McpHub {
                 )
                 .await;
             let (error, challenge) = match attempt {
+                // A tool whose listing toolgate could not read raw (HTTP) and that must
+                // run as a task: from now on it does.
+                Ok(output) if output.is_error && tasks::refuses_plain_call(&output.text) => {
+                    lock(&connection.task_tools).insert(tool.to_string());
+                    return self
+                        .call_as_task(&connection, tool, arguments, progress, &cancel)
+                        .await;
+                }
                 Ok(output) => return Ok(output),
                 Err(failed) => failed,
             };
