@@ -147,7 +147,9 @@ struct TaskState {
     id: String,
     status: String,
     message: Option<String>,
-    poll: Duration,
+    /// The server's `pollInterval`, bounded; None when the answer had none (rmcp's typed
+    /// `tasks/get` result drops the 2025-11-25 field, so the one from creation stays).
+    poll: Option<Duration>,
 }
 
 fn task_state(raw: &Value) -> Option<TaskState> {
@@ -163,10 +165,7 @@ fn task_state(raw: &Value) -> Option<TaskState> {
             .get("statusMessage")
             .and_then(Value::as_str)
             .map(str::to_string),
-        poll: poll_ms
-            .map(Duration::from_millis)
-            .unwrap_or(DEFAULT_POLL)
-            .clamp(MIN_POLL, MAX_POLL),
+        poll: poll_ms.map(|ms| Duration::from_millis(ms).clamp(MIN_POLL, MAX_POLL)),
     })
 }
 
@@ -207,6 +206,7 @@ impl McpHub {
                 short(&created)
             ),
         })?;
+        let mut poll = state.poll.unwrap_or(DEFAULT_POLL);
         let mut updates = 0.0;
         let mut last_message = None;
         let outcome = loop {
@@ -249,7 +249,7 @@ impl McpHub {
                 _ => {}
             }
             tokio::select! {
-                () = tokio::time::sleep(state.poll) => {}
+                () = tokio::time::sleep(poll) => {}
                 () = &mut deadline => break Err(self.task_timeout(connection, tool)),
                 () = cancel.cancelled() => break Err(McpError::Cancelled),
             }
@@ -263,7 +263,10 @@ impl McpHub {
                 )
                 .await;
             match raw.map(|raw| task_state(&raw)) {
-                Ok(Some(next)) => state = next,
+                Ok(Some(next)) => {
+                    poll = next.poll.unwrap_or(poll);
+                    state = next;
+                }
                 Ok(None) => {
                     break Err(McpError::Protocol {
                         server: connection.name.clone(),
@@ -273,10 +276,7 @@ impl McpHub {
                 Err(e) => break Err(e),
             }
         };
-        if matches!(
-            outcome,
-            Err(McpError::Cancelled | McpError::Timeout { .. })
-        ) {
+        if matches!(outcome, Err(McpError::Cancelled | McpError::Timeout { .. })) {
             // Best effort: the task may already be over, and the server may be gone.
             let request = ClientRequest::CustomRequest(CustomRequest::new(
                 "tasks/cancel",
@@ -414,12 +414,12 @@ mod tests {
                 id: "t1".into(),
                 status: "working".into(),
                 message: Some("Gathering sources...".into()),
-                poll: Duration::from_secs(1),
+                poll: Some(Duration::from_secs(1)),
             })
         );
         let flat = json!({"resultType": "task", "taskId": "t2", "status": "completed", "pollIntervalMs": 5});
         let state = task_state(&flat).unwrap();
-        assert_eq!((state.id.as_str(), state.poll), ("t2", MIN_POLL));
+        assert_eq!((state.id.as_str(), state.poll), ("t2", Some(MIN_POLL)));
         assert_eq!(task_state(&json!({"content": []})), None);
         assert!(refuses_plain_call(
             "Tool simulate-research-query requires task augmentation (taskSupport: 'required')"
