@@ -15,6 +15,7 @@ pub fn tool_info(tool: &Tool) -> McpToolInfo {
             destructive: a.destructive_hint,
             idempotent: a.idempotent_hint,
             open_world: a.open_world_hint,
+            task_required: false,
         })
         .unwrap_or_else(|| ToolClaims {
             title: tool.title.clone(),

@@ -447,7 +447,7 @@ impl McpHub {
         )
         .await;
         let tools = match listed {
-            Ok(Ok(tools)) => ServerTools::new(&config.name, tools.iter().map(tool_info).collect()),
+            Ok(Ok(tools)) => ServerTools::new(&config.name, with_tasks(&tools, &task_tools)),
             Ok(Err(e)) => {
                 // A server may let anyone initialize and ask for a token only from here on.
                 let challenge = auth.and_then(|_| auth::in_service_error(&e));
@@ -612,7 +612,7 @@ impl McpHub {
         };
         let listed =
             match tokio::time::timeout(connection.call_timeout, peer.list_all_tools()).await {
-                Ok(Ok(tools)) => tools.iter().map(tool_info).collect::<Vec<_>>(),
+                Ok(Ok(tools)) => with_tasks(&tools, &connection.task_tools),
                 Ok(Err(e)) => {
                     tracing::warn!(server, "re-listing tools after list_changed failed: {e}");
                     return;
@@ -911,6 +911,20 @@ impl McpHub {
             self.set_status(&c.name, ServerStatus::Disconnected { reason: None });
         }
     }
+}
+
+/// The listing for the pool, task-required tools marked (the raw listing passed the
+/// sniffer before rmcp decoded it, so the set is up to date).
+fn with_tasks(tools: &[rmcp::model::Tool], task_tools: &tasks::TaskTools) -> Vec<McpToolInfo> {
+    let required = lock(task_tools);
+    tools
+        .iter()
+        .map(|tool| {
+            let mut info = tool_info(tool);
+            info.claims.task_required = required.contains(&info.name);
+            info
+        })
+        .collect()
 }
 
 struct RouteGuard {
