@@ -72,7 +72,9 @@ async fn a_task_tool_runs_as_a_task_and_reports_its_status_as_progress() {
     // The pool offers it, marked as a task tool (the detail view says so).
     let builtins = toolgate::builtin::builtin_tools(&hub.configured());
     let pool = toolgate::pool::assemble(&builtins, &hub.server_tools()).unwrap();
-    let task_tool = pool.get("mcp__jobs__task_job").expect("task_job in the pool");
+    let task_tool = pool
+        .get("mcp__jobs__task_job")
+        .expect("task_job in the pool");
     assert!(task_tool.claims.task_required);
     assert_eq!(task_tool.claims.describe(), "taskSupport=required");
     assert!(!pool.get("mcp__jobs__echo").unwrap().claims.task_required);

@@ -1,8 +1,9 @@
-//! Rich MCP content end to end: the real binary (`toolgate -p`) connects the fixture server
-//! (tests/fixtures/fixture_server.py), whose tools return an image, an image type the model
-//! APIs refuse, audio, embedded resources (text, image blob, PDF blob), a resource link and
-//! a structuredContent-only result; mock Anthropic and OpenAI servers on 127.0.0.1 script
-//! the model and record what reaches them on the wire.
+//! Rich MCP content and task tools end to end: the real binary (`toolgate -p`) connects the
+//! fixture server (tests/fixtures/fixture_server.py), whose tools return an image, an image
+//! type the model APIs refuse, audio, embedded resources (text, image blob, PDF blob), a
+//! resource link and a structuredContent-only result, and whose `task_job` must run as an
+//! MCP task; mock Anthropic and OpenAI servers on 127.0.0.1 script the model and record
+//! what reaches them on the wire.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::path::{Path, PathBuf};
@@ -67,7 +68,9 @@ impl Case {
         let config = json!({"mcpServers": {"fx": {
             "command": "python3",
             "args": [script],
-            "env": {"FIXTURE_TOOLS": serde_json::to_string(&RICH_TOOLS).unwrap()},
+            "env": {"FIXTURE_TOOLS": serde_json::to_string(
+                &RICH_TOOLS.iter().chain(&["task_job"]).collect::<Vec<_>>()
+            ).unwrap()},
         }}});
         std::fs::write(ws.join(".mcp.json"), config.to_string()).unwrap();
         Case { dir, ws }
@@ -416,4 +419,58 @@ async fn openai_compatible_gets_image_parts_and_falls_back_to_text_when_refused(
         }
         assert_eq!(content_of(&format!("call_{tool}")), expected, "{tool}");
     }
+}
+
+/// A task-required tool through the whole agent: called as a task, its status messages
+/// reach the front end as progress (`tool_progress` lines), its result reaches the model.
+#[tokio::test]
+async fn a_task_tool_runs_through_the_agent_with_progress() {
+    let case = Case::new();
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(Script {
+            bodies: vec![
+                anthropic_tool_uses(&[("call_connect", "connect_mcp", json!({"server": "fx"}))]),
+                anthropic_tool_uses(&[(
+                    "call_job",
+                    "mcp__fx__task_job",
+                    json!({"steps": 3, "delay_ms": 150}),
+                )]),
+                anthropic_text("The job is done."),
+            ],
+            next: Arc::default(),
+        })
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let out = case.run(
+        &["-p", "run the job", "--provider", "anthropic"],
+        &[
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("ANTHROPIC_BASE_URL", &uri),
+        ],
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let progress: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_progress" && e["call_id"] == "call_job")
+        .filter_map(|e| e["message"].as_str())
+        .collect();
+    assert_eq!(progress.first(), Some(&"queued"), "{events:#?}");
+    assert!(
+        progress.iter().any(|m| m.starts_with("step ")),
+        "{progress:?}"
+    );
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "tool_finished" && e["call_id"] == "call_job")
+        .unwrap();
+    assert_eq!(finished["outcome"], "ok", "{finished}");
+    let sent = bodies(&server).await;
+    let results = anthropic_results(&sent[2]);
+    assert_eq!(results[0]["content"], "job done after 3 steps");
 }
