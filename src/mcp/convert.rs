@@ -203,4 +203,38 @@ mod tests {
             None
         );
     }
+
+    fn result(value: serde_json::Value) -> CallToolResult {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn structured_content_counts_only_without_text() {
+        let with_text = result(json!({"content": [{"type": "text", "text": "21.5 C"}],
+                                      "structuredContent": {"t": 21.5}}));
+        assert_eq!(call_output(&with_text).text, "21.5 C");
+        let with_image = result(
+            json!({"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+                                       "structuredContent": {"t": 21.5}}),
+        );
+        let out = call_output(&with_image);
+        assert_eq!(out.text, r#"{"t":21.5}"#);
+        assert_eq!(
+            out.images,
+            vec![ImageData {
+                media_type: "image/png".into(),
+                data: "AAAA".into()
+            }]
+        );
+        let error = result(
+            json!({"content": [{"type": "audio", "data": "AAAA", "mimeType": "audio/ogg"}],
+                                  "isError": true}),
+        );
+        let out = call_output(&error);
+        assert!(out.is_error && out.images.is_empty());
+        assert_eq!(
+            out.text,
+            "[audio audio/ogg (3 bytes) not shown: the model takes no audio]"
+        );
+    }
 }
