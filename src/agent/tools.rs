@@ -29,26 +29,27 @@ pub(super) const CANCELLED_TEXT: &str = "Cancelled by the user";
 pub(super) struct ToolRun {
     pub outcome: ToolOutcome,
     pub text: String,
-    /// Images an MCP tool returned; they go to the model beside the text.
+    /// Images for the model besides the text (an MCP tool's image content,
+    /// read_mcp_resource of an image).
     pub images: Vec<ImageData>,
 }
 
 impl ToolRun {
-    fn ok(text: impl Into<String>) -> Self {
+    pub(super) fn ok(text: impl Into<String>) -> Self {
         ToolRun {
             outcome: ToolOutcome::Ok,
             text: text.into(),
             images: Vec::new(),
         }
     }
-    fn error(text: impl Into<String>) -> Self {
+    pub(super) fn error(text: impl Into<String>) -> Self {
         ToolRun {
             outcome: ToolOutcome::Error,
             text: text.into(),
             images: Vec::new(),
         }
     }
-    fn cancelled() -> Self {
+    pub(super) fn cancelled() -> Self {
         ToolRun {
             outcome: ToolOutcome::Cancelled,
             text: CANCELLED_TEXT.into(),
@@ -96,7 +97,7 @@ impl Agent {
                 Some(tool) => self.gated_run(call_id, &tool, input, cancel).await,
             }
         };
-        let (output, full_output_path) = self.fit_budget(call_id, run.text).await;
+        let (output, full_output_path) = self.fit_budget(call_id, run.text.clone()).await;
         if !run.images.is_empty() {
             self.emit(AgentEvent::ToolImages {
                 call_id: call_id.to_string(),
@@ -241,6 +242,9 @@ impl Agent {
                 }
             }
             ToolOrigin::Builtin(
+                kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
+            ) => self.run_resource_tool(*kind, &input, cancel).await,
+            ToolOrigin::Builtin(
                 kind @ (BuiltinTool::Bash
                 | BuiltinTool::ReadFile
                 | BuiltinTool::WriteFile
@@ -360,7 +364,7 @@ impl Agent {
         // The hub keeps the new connection only if the pool still assembles with it, so a
         // colliding server never becomes visible, not even for a moment.
         let accept = |servers: &[Arc<ServerTools>]| {
-            assemble_for(&configured, servers)
+            assemble_for(&configured, servers, &[])
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         };
@@ -439,7 +443,11 @@ impl Agent {
     }
 
     /// Cuts an output to the budget, keeping the whole text in a file of the session.
-    async fn fit_budget(&mut self, call_id: &str, text: String) -> (String, Option<PathBuf>) {
+    pub(super) async fn fit_budget(
+        &mut self,
+        call_id: &str,
+        text: String,
+    ) -> (String, Option<PathBuf>) {
         let Some((cut, _)) = text.char_indices().nth(self.output_budget) else {
             return (text, None);
         };

@@ -17,11 +17,15 @@ pub enum BuiltinTool {
     Glob,
     ConnectMcp,
     DisconnectMcp,
+    /// `list_mcp_resources` and `read_mcp_resource`: present only while a connected server
+    /// declares resources; the agent runs them through the hub.
+    ListMcpResources,
+    ReadMcpResource,
 }
 
 impl BuiltinTool {
     /// Every built-in, in pool order.
-    pub const ALL: [BuiltinTool; 7] = [
+    pub const ALL: [BuiltinTool; 9] = [
         BuiltinTool::Bash,
         BuiltinTool::ReadFile,
         BuiltinTool::WriteFile,
@@ -29,6 +33,8 @@ impl BuiltinTool {
         BuiltinTool::Glob,
         BuiltinTool::ConnectMcp,
         BuiltinTool::DisconnectMcp,
+        BuiltinTool::ListMcpResources,
+        BuiltinTool::ReadMcpResource,
     ];
 
     /// The model-facing name (also the name rules and the session log use).
@@ -41,6 +47,8 @@ impl BuiltinTool {
             BuiltinTool::Glob => "glob",
             BuiltinTool::ConnectMcp => "connect_mcp",
             BuiltinTool::DisconnectMcp => "disconnect_mcp",
+            BuiltinTool::ListMcpResources => "list_mcp_resources",
+            BuiltinTool::ReadMcpResource => "read_mcp_resource",
         }
     }
 
@@ -59,8 +67,18 @@ impl BuiltinTool {
             | BuiltinTool::ReadFile
             | BuiltinTool::WriteFile
             | BuiltinTool::EditFile
-            | BuiltinTool::Glob => false,
+            | BuiltinTool::Glob
+            | BuiltinTool::ListMcpResources
+            | BuiltinTool::ReadMcpResource => false,
         }
+    }
+
+    /// The resource tools talk to a connected server through the hub; the agent runs them.
+    pub const fn is_resource_tool(self) -> bool {
+        matches!(
+            self,
+            BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource
+        )
     }
 
     /// The input field that names the file system location the tool touches: `path` for
@@ -69,7 +87,11 @@ impl BuiltinTool {
         match self {
             BuiltinTool::ReadFile | BuiltinTool::WriteFile | BuiltinTool::EditFile => Some("path"),
             BuiltinTool::Glob => Some("pattern"),
-            BuiltinTool::Bash | BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => None,
+            BuiltinTool::Bash
+            | BuiltinTool::ConnectMcp
+            | BuiltinTool::DisconnectMcp
+            | BuiltinTool::ListMcpResources
+            | BuiltinTool::ReadMcpResource => None,
         }
     }
 
@@ -81,7 +103,9 @@ impl BuiltinTool {
             | BuiltinTool::ReadFile
             | BuiltinTool::Glob
             | BuiltinTool::ConnectMcp
-            | BuiltinTool::DisconnectMcp => false,
+            | BuiltinTool::DisconnectMcp
+            | BuiltinTool::ListMcpResources
+            | BuiltinTool::ReadMcpResource => false,
         }
     }
 }

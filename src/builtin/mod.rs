@@ -13,7 +13,9 @@ mod glob;
 mod kind;
 mod shell;
 
-pub use definitions::{builtin_tools, disconnect_tool, pool_builtins};
+pub use definitions::{
+    builtin_tools, disconnect_tool, pool_builtins, pool_builtins_with_resources, resource_tools,
+};
 pub use kind::BuiltinTool;
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 
@@ -74,9 +76,10 @@ pub async fn run_with(
         BuiltinTool::WriteFile => files::write_file(input, workspace).await,
         BuiltinTool::EditFile => files::edit_file(input, workspace).await,
         BuiltinTool::Glob => glob::run_glob(input, workspace, cancel).await,
-        BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => {
-            BuiltinOutput::error(format!("Unknown tool: {tool}"))
-        }
+        BuiltinTool::ConnectMcp
+        | BuiltinTool::DisconnectMcp
+        | BuiltinTool::ListMcpResources
+        | BuiltinTool::ReadMcpResource => BuiltinOutput::error(format!("Unknown tool: {tool}")),
     }
 }
 

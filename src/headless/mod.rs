@@ -374,6 +374,8 @@ impl Printer<'_> {
             // the model's, not the script's.
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
+            | AgentEvent::Catalog { .. }
+            | AgentEvent::Completions { .. }
             | AgentEvent::ToolImages { .. } => {}
         }
     }

@@ -96,7 +96,10 @@ fn builtin_rule(
             format!("{family}({})", escape_glob(&resolved.rule_path()))
         }
         BuiltinTool::Glob => format!("Read({})", escape_glob(text_field("pattern")?)),
-        BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => {
+        BuiltinTool::ConnectMcp
+        | BuiltinTool::DisconnectMcp
+        | BuiltinTool::ListMcpResources
+        | BuiltinTool::ReadMcpResource => {
             let name = input
                 .get("name")
                 .or_else(|| input.get("server"))

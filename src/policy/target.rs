@@ -75,7 +75,11 @@ pub(crate) fn path_request(tool: BuiltinTool, input: &Value) -> Option<PathReque
             shown,
             input.get("path").and_then(Value::as_str),
         )),
-        BuiltinTool::Bash | BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => None,
+        BuiltinTool::Bash
+        | BuiltinTool::ConnectMcp
+        | BuiltinTool::DisconnectMcp
+        | BuiltinTool::ListMcpResources
+        | BuiltinTool::ReadMcpResource => None,
     }
 }
 
@@ -175,6 +179,8 @@ mod tests {
                 (BuiltinTool::Glob, Some("a.txt/.".into())),
                 (BuiltinTool::ConnectMcp, None),
                 (BuiltinTool::DisconnectMcp, None),
+                (BuiltinTool::ListMcpResources, None),
+                (BuiltinTool::ReadMcpResource, None),
             ]
         );
         assert_eq!(
