@@ -46,12 +46,19 @@ pub(super) fn refuses_plain_call(message: &str) -> bool {
     message.contains("task augmentation") || message.contains("tasksupport: 'required'")
 }
 
+/// How far into a line the listing's key must appear (it is near the start of the message
+/// whatever the key order: `{"jsonrpc":"2.0","id":N,"result":{"tools":[` or
+/// `{"result":{"tools":[…`). Lines that do not have it there are not kept.
+const HEAD: usize = 256;
+
+fn may_be_listing(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(HEAD)];
+    head.windows(8).any(|w| w == b"\"tools\":") || head.windows(9).any(|w| w == b"\"tools\" :")
+}
+
 /// Records, from each `tools/list` answer that passes, which tools require tasks.
 fn record_listing(line: &[u8], found: &TaskTools) {
-    // The listing's key is near the start of the message whatever the key order.
-    let head = &line[..line.len().min(256)];
-    if !head.windows(8).any(|w| w == b"\"tools\":") && !head.windows(9).any(|w| w == b"\"tools\" :")
-    {
+    if !may_be_listing(line) {
         return;
     }
     let Ok(message) = serde_json::from_slice::<Value>(line) else {
@@ -106,11 +113,24 @@ impl<R> ListingSniffer<R> {
         for chunk in bytes.split_inclusive(|b| *b == b'\n') {
             let ends = chunk.last() == Some(&b'\n');
             if !self.skipping {
-                if self.line.len() + chunk.len() > SNIFF_LIMIT {
-                    self.skipping = true;
-                    self.line = Vec::new();
-                } else {
-                    self.line.extend_from_slice(chunk);
+                let mut rest = chunk;
+                if self.line.len() < HEAD {
+                    // Tool results, however big, are dropped after their first bytes.
+                    let take = (HEAD - self.line.len()).min(rest.len());
+                    self.line.extend_from_slice(&rest[..take]);
+                    rest = &rest[take..];
+                    if self.line.len() >= HEAD && !may_be_listing(&self.line) {
+                        self.skipping = true;
+                        self.line.clear();
+                    }
+                }
+                if !self.skipping && !rest.is_empty() {
+                    if self.line.len() + rest.len() > SNIFF_LIMIT {
+                        self.skipping = true;
+                        self.line = Vec::new();
+                    } else {
+                        self.line.extend_from_slice(rest);
+                    }
                 }
             }
             if ends {
@@ -133,8 +153,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for ListingSniffer<R> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
-            let fresh = buf.filled()[before..].to_vec();
-            self.look_at(&fresh);
+            self.look_at(&buf.filled()[before..]);
         }
         polled
     }
@@ -402,6 +421,19 @@ mod tests {
                 .as_bytes(),
         );
         assert!(lock(&found).is_empty());
+        // A big result is not kept past its first bytes.
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{}",
+            "x".repeat(100_000)
+        );
+        sniffer.look_at(big.as_bytes());
+        assert!(
+            sniffer.line.capacity() < 4 * HEAD,
+            "{}",
+            sniffer.line.capacity()
+        );
+        sniffer.look_at(b"\"}]}}\n");
+        assert!(sniffer.line.is_empty() && !sniffer.skipping);
     }
 
     #[test]
