@@ -10,6 +10,7 @@ pub mod agent;
 pub mod bootstrap;
 pub mod builtin;
 pub mod checkpoint;
+pub mod cli_prompt;
 pub mod commands;
 pub mod config;
 pub mod console;

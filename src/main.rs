@@ -134,6 +134,11 @@ enum McpCommand {
         /// Arguments as a JSON object.
         #[arg(default_value = "{}")]
         json: String,
+        /// How to answer the server's requests for input (elicitation): ask on the
+        /// terminal, send the form's defaults, or decline. Without a terminal, `ask`
+        /// declines.
+        #[arg(long, value_enum, default_value = "ask")]
+        elicitation: toolgate::cli_prompt::ElicitationChoice,
     },
     /// Sign in to an HTTP server with OAuth (opens the browser; the URL is also printed).
     Login {
@@ -183,9 +188,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             match command {
                 McpCommand::List => commands::mcp_list(&flags).await,
                 McpCommand::Tools { server } => commands::mcp_tools(&flags, &server).await,
-                McpCommand::Call { server, tool, json } => {
-                    commands::mcp_call(&flags, &server, &tool, &json).await
-                }
+                McpCommand::Call {
+                    server,
+                    tool,
+                    json,
+                    elicitation,
+                } => commands::mcp_call(&flags, &server, &tool, &json, elicitation).await,
                 McpCommand::Login { server, no_browser } => {
                     commands::mcp_login(&flags, &server, !no_browser).await
                 }

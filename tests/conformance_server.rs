@@ -33,14 +33,14 @@
 //!   `test_prompt_with_embedded_resource`, `test_prompt_with_image`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod common;
+mod conformance_support;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::conformance::installed;
+use conformance_support::installed;
 use serde_json::{Value, json};
 
 /// `toolgate serve NAME … --listen 127.0.0.1:0`, killed on drop.

@@ -8,6 +8,7 @@
 
 mod ask;
 mod checkpoints;
+pub mod elicitation;
 pub mod events;
 mod gate;
 mod host_files;

@@ -220,6 +220,11 @@ async fn forward_hub_events(
                     return;
                 }
             }
+            HubEvent::Elicitation(question) => {
+                if !super::elicitation::ask_elicitation(question, &events).await {
+                    return;
+                }
+            }
             HubEvent::SignedIn { server } => {
                 let _ = work.send(Work::Connect(server));
             }

@@ -2,8 +2,6 @@
 //! tests/fixtures (each test file is its own crate, so not every helper is used by each).
 #![allow(dead_code)]
 
-pub mod conformance;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
