@@ -17,6 +17,7 @@ pub mod console;
 pub mod error;
 pub mod headless;
 pub mod inbox;
+pub mod manage;
 pub mod mcp;
 pub mod model;
 pub mod oauth;

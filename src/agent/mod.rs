@@ -14,6 +14,7 @@ mod gate;
 mod host_files;
 mod prompt;
 mod prompts;
+mod reload;
 pub mod resources;
 mod runner;
 pub mod session;
@@ -31,6 +32,7 @@ use crate::policy::Policy;
 pub use ask::ask;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
+pub use reload::ConfigReload;
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.
@@ -82,6 +84,9 @@ pub struct AgentConfig {
     /// The sandbox bash runs in (`[sandbox]` settings and the kernel's status); the
     /// default is the default settings on this machine.
     pub sandbox: crate::sandbox::Sandbox,
+    /// How to load the server configuration again (`/mcp reload`, and the file watcher
+    /// when `watch` is set); None: the configuration is fixed for the session.
+    pub reload: Option<ConfigReload>,
 }
 
 impl AgentConfig {
@@ -109,6 +114,7 @@ impl AgentConfig {
             replay_history: true,
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
+            reload: None,
         }
     }
 }

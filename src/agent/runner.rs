@@ -44,6 +44,8 @@ enum Work {
     ),
     /// A server's tool list or state changed on its own.
     RefreshPool,
+    /// Load the server configuration again (`/mcp reload`, or the watcher saw a change).
+    Reload(super::reload::ReloadCause),
     Shutdown,
 }
 
@@ -88,6 +90,7 @@ pub(super) fn start(
         control.clone(),
         (config.hub.clone(), events.clone()),
     ));
+    let watcher = watch_config(&config, work_tx.clone());
     if let Some(hub_events) = config.hub_events.take() {
         tokio::spawn(forward_hub_events(
             hub_events,
@@ -97,6 +100,8 @@ pub(super) fn start(
         ));
     }
     tokio::spawn(async move {
+        // Watching lasts as long as the agent does.
+        let _watcher = watcher;
         let mut agent = Agent::new(config, events, control);
         agent.run(work_rx).await;
         stopped.cancel();
@@ -122,6 +127,7 @@ async fn read_commands(
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
             UiCommand::Undo => Work::Undo(control.new_turn()),
+            UiCommand::ReloadConfig => Work::Reload(super::reload::ReloadCause::Asked),
             UiCommand::RunPrompt {
                 server,
                 prompt,
@@ -158,6 +164,26 @@ async fn read_commands(
     control.shutting_down.store(true, Ordering::SeqCst);
     control.cancel_current();
     let _ = work.send(Work::Shutdown);
+}
+
+/// Starts the config watcher when the front end wants one; its batches become reloads.
+/// A watcher that cannot start is logged: `/mcp reload` still works.
+fn watch_config(
+    config: &AgentConfig,
+    work: mpsc::UnboundedSender<Work>,
+) -> Option<crate::config::watch::ConfigWatcher> {
+    let reload = config.reload.as_ref().filter(|r| r.watch)?;
+    let files = crate::config::watch::watched_files(&reload.options);
+    let on_change = move |changed: Vec<PathBuf>| {
+        let _ = work.send(Work::Reload(super::reload::ReloadCause::Files(changed)));
+    };
+    match crate::config::watch::watch(files, on_change) {
+        Ok(watcher) => Some(watcher),
+        Err(e) => {
+            tracing::warn!("cannot watch the configuration files: {e}");
+            None
+        }
+    }
 }
 
 async fn forward_hub_events(
@@ -321,6 +347,7 @@ pub(super) struct Agent {
     replay_history: bool,
     startup_notices: Vec<String>,
     pub(super) sandbox: crate::sandbox::Sandbox,
+    pub(super) reload: Option<super::reload::ConfigReload>,
 }
 
 impl Agent {
@@ -354,6 +381,7 @@ impl Agent {
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
+            reload: config.reload,
         }
     }
 
@@ -544,6 +572,7 @@ impl Agent {
                         .await;
                     }
                 }
+                Work::Reload(cause) => self.reload_config(cause).await,
                 Work::Shutdown => break,
             }
         }

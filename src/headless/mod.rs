@@ -374,6 +374,7 @@ impl Printer<'_> {
             // the model's, not the script's.
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
+            | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }
             | AgentEvent::Completions { .. }
             | AgentEvent::ToolImages { .. } => {}

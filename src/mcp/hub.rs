@@ -1,6 +1,7 @@
 //! [`McpHub`]: every configured server and the live connections to them.
 
 mod input_required;
+mod reload;
 mod resources;
 mod sign_in;
 mod tasks;
@@ -72,7 +73,8 @@ struct Connection {
 }
 
 struct Inner {
-    configs: Vec<ServerConfig>,
+    /// Replaced whole when the configuration is reloaded (`replace_configs`).
+    configs: Mutex<Vec<ServerConfig>>,
     events: mpsc::UnboundedSender<HubEvent>,
     /// Connected servers in connection order (the pool keeps that order).
     connections: Mutex<Vec<Arc<Connection>>>,
@@ -182,7 +184,7 @@ impl McpHub {
             .collect();
         McpHub {
             inner: Arc::new(Inner {
-                configs,
+                configs: Mutex::new(configs),
                 events,
                 connections: Mutex::new(Vec::new()),
                 statuses: Mutex::new(statuses),
@@ -205,11 +207,17 @@ impl McpHub {
 
     /// Names of all configured servers, in configuration order.
     pub fn configured(&self) -> Vec<String> {
-        self.inner.configs.iter().map(|c| c.name.clone()).collect()
+        lock(&self.inner.configs)
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
     }
 
     pub fn config(&self, name: &str) -> Option<ServerConfig> {
-        self.inner.configs.iter().find(|c| c.name == name).cloned()
+        lock(&self.inner.configs)
+            .iter()
+            .find(|c| c.name == name)
+            .cloned()
     }
 
     pub fn workspace(&self) -> &Path {
@@ -218,11 +226,11 @@ impl McpHub {
 
     /// The sandbox profile a configured server runs under (for the pool panel and `/mcp`).
     pub fn sandbox_profile(&self, name: &str) -> Option<Profile> {
-        let config = self.inner.configs.iter().find(|c| c.name == name)?;
+        let config = self.config(name)?;
         Some(
             self.inner
                 .sandbox
-                .server_profile(config, &self.inner.workspace),
+                .server_profile(&config, &self.inner.workspace),
         )
     }
 
