@@ -17,11 +17,13 @@ pub enum BuiltinTool {
     Glob,
     ConnectMcp,
     DisconnectMcp,
+    /// `search_tools`: finds deferred MCP tools and loads them into the pool.
+    SearchTools,
 }
 
 impl BuiltinTool {
     /// Every built-in, in pool order.
-    pub const ALL: [BuiltinTool; 7] = [
+    pub const ALL: [BuiltinTool; 8] = [
         BuiltinTool::Bash,
         BuiltinTool::ReadFile,
         BuiltinTool::WriteFile,
@@ -29,6 +31,7 @@ impl BuiltinTool {
         BuiltinTool::Glob,
         BuiltinTool::ConnectMcp,
         BuiltinTool::DisconnectMcp,
+        BuiltinTool::SearchTools,
     ];
 
     /// The model-facing name (also the name rules and the session log use).
@@ -41,6 +44,7 @@ impl BuiltinTool {
             BuiltinTool::Glob => "glob",
             BuiltinTool::ConnectMcp => "connect_mcp",
             BuiltinTool::DisconnectMcp => "disconnect_mcp",
+            BuiltinTool::SearchTools => "search_tools",
         }
     }
 
@@ -51,10 +55,11 @@ impl BuiltinTool {
             .find(|kind| kind.name() == name)
     }
 
-    /// connect_mcp and disconnect_mcp change the pool itself; the agent runs them.
+    /// connect_mcp, disconnect_mcp and search_tools change the pool itself; the agent
+    /// runs them.
     pub const fn is_connector(self) -> bool {
         match self {
-            BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => true,
+            BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp | BuiltinTool::SearchTools => true,
             BuiltinTool::Bash
             | BuiltinTool::ReadFile
             | BuiltinTool::WriteFile
@@ -69,7 +74,10 @@ impl BuiltinTool {
         match self {
             BuiltinTool::ReadFile | BuiltinTool::WriteFile | BuiltinTool::EditFile => Some("path"),
             BuiltinTool::Glob => Some("pattern"),
-            BuiltinTool::Bash | BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => None,
+            BuiltinTool::Bash
+            | BuiltinTool::ConnectMcp
+            | BuiltinTool::DisconnectMcp
+            | BuiltinTool::SearchTools => None,
         }
     }
 
@@ -81,7 +89,8 @@ impl BuiltinTool {
             | BuiltinTool::ReadFile
             | BuiltinTool::Glob
             | BuiltinTool::ConnectMcp
-            | BuiltinTool::DisconnectMcp => false,
+            | BuiltinTool::DisconnectMcp
+            | BuiltinTool::SearchTools => false,
         }
     }
 }
@@ -118,7 +127,10 @@ mod tests {
             .filter(|k| k.is_connector())
             .map(BuiltinTool::name)
             .collect();
-        assert_eq!(connectors, ["connect_mcp", "disconnect_mcp"]);
+        assert_eq!(
+            connectors,
+            ["connect_mcp", "disconnect_mcp", "search_tools"]
+        );
         let with_paths: Vec<(&str, &str)> = BuiltinTool::ALL
             .into_iter()
             .filter_map(|k| Some((k.name(), k.path_field()?)))

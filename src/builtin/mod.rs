@@ -13,7 +13,10 @@ mod glob;
 mod kind;
 mod shell;
 
-pub use definitions::{builtin_tools, disconnect_tool, pool_builtins};
+pub use definitions::{
+    SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, builtin_tools, disconnect_tool, pool_builtins,
+    search_tools_tool,
+};
 pub use kind::BuiltinTool;
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 
@@ -74,7 +77,7 @@ pub async fn run_with(
         BuiltinTool::WriteFile => files::write_file(input, workspace).await,
         BuiltinTool::EditFile => files::edit_file(input, workspace).await,
         BuiltinTool::Glob => glob::run_glob(input, workspace, cancel).await,
-        BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => {
+        BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp | BuiltinTool::SearchTools => {
             BuiltinOutput::error(format!("Unknown tool: {tool}"))
         }
     }

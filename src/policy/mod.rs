@@ -364,6 +364,17 @@ impl Policy {
                     )),
                 )
             }
+            // It only reads the listings toolgate already holds; loading a tool grants
+            // nothing (each call of it is decided on its own). A rule can still deny it.
+            ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.evaluate(
+                tool,
+                &|r, _| r.matches_tool(tool),
+                Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "default: tool search",
+                    RuleSource::Default,
+                )),
+            ),
         }
     }
 
@@ -379,7 +390,9 @@ impl Policy {
                 | BuiltinTool::EditFile
                 | BuiltinTool::Glob,
             ) => "workspace guard",
-            ToolOrigin::Builtin(BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp)
+            ToolOrigin::Builtin(
+                BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp | BuiltinTool::SearchTools,
+            )
             | ToolOrigin::Mcp { .. } => {
                 return self.decide(tool, &Value::Object(Default::default()), ctx);
             }

@@ -92,7 +92,10 @@ pub(crate) fn file_family(tool: BuiltinTool) -> Option<&'static str> {
         BuiltinTool::ReadFile | BuiltinTool::Glob => Some("Read"),
         BuiltinTool::EditFile => Some("Edit"),
         BuiltinTool::WriteFile => Some("Write"),
-        BuiltinTool::Bash | BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => None,
+        BuiltinTool::Bash
+        | BuiltinTool::ConnectMcp
+        | BuiltinTool::DisconnectMcp
+        | BuiltinTool::SearchTools => None,
     }
 }
 
@@ -199,6 +202,12 @@ impl Rule {
                         tool,
                         name: parse_name_pattern(inner, at)?,
                     }),
+                };
+            }
+            Some(tool @ BuiltinTool::SearchTools) => {
+                return match spec {
+                    None => Ok(RuleKind::Tools(vec![tool])),
+                    Some(_) => Err(err(lead, format!("tool '{name}' takes no specifier"))),
                 };
             }
             Some(

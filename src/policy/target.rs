@@ -75,7 +75,10 @@ pub(crate) fn path_request(tool: BuiltinTool, input: &Value) -> Option<PathReque
             shown,
             input.get("path").and_then(Value::as_str),
         )),
-        BuiltinTool::Bash | BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => None,
+        BuiltinTool::Bash
+        | BuiltinTool::ConnectMcp
+        | BuiltinTool::DisconnectMcp
+        | BuiltinTool::SearchTools => None,
     }
 }
 
@@ -175,6 +178,7 @@ mod tests {
                 (BuiltinTool::Glob, Some("a.txt/.".into())),
                 (BuiltinTool::ConnectMcp, None),
                 (BuiltinTool::DisconnectMcp, None),
+                (BuiltinTool::SearchTools, None),
             ]
         );
         assert_eq!(

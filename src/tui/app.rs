@@ -445,6 +445,10 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             app.pool.apply_snapshot(snapshot, &added, &removed, app.now);
             return;
         }
+        AgentEvent::ToolsDeferred { deferred } => {
+            app.pool.set_deferred(deferred);
+            return;
+        }
         AgentEvent::ServerStatus { server, status } => {
             app.pool.set_status(&server, status);
             return;

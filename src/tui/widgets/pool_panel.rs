@@ -37,6 +37,8 @@ enum Row {
     /// (entry index, position in the display order)
     Tool(usize, usize),
     Removed(usize),
+    /// A tool the model's requests leave out until `search_tools` loads it.
+    Deferred(usize),
 }
 
 impl PoolPanel<'_> {
@@ -72,6 +74,7 @@ impl PoolPanel<'_> {
                 position += 1;
             }
             rows.extend(group.removed.iter().map(|&r| Row::Removed(r)));
+            rows.extend(group.deferred.iter().map(|&d| Row::Deferred(d)));
         }
         rows
     }
@@ -92,6 +95,11 @@ impl PoolPanel<'_> {
                     ]),
                     Some(row) => {
                         let count = match &row.status {
+                            ServerStatus::Ready { .. } if !group.deferred.is_empty() => format!(
+                                " · {} loaded · {} deferred",
+                                group.tools.len(),
+                                group.deferred.len()
+                            ),
                             ServerStatus::Ready { .. } => {
                                 format!(" · {} tools", group.tools.len())
                             }
@@ -135,6 +143,14 @@ impl PoolPanel<'_> {
                 }
                 Line::from(spans)
             }
+            Row::Deferred(d) => {
+                let name = pool.deferred().get(d).map_or("", |e| e.tool.name.as_str());
+                Line::from(vec![
+                    Span::raw(" "),
+                    Span::styled("defer ", t.dim()),
+                    Span::styled(truncate(name, width.saturating_sub(7)), t.dim()),
+                ])
+            }
             Row::Removed(r) => {
                 let name = pool.removed_entry(r).map_or("", |e| e.tool.name.as_str());
                 Line::from(vec![
@@ -151,8 +167,14 @@ impl Widget for PoolPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         let total = self.pool.entries().len();
+        let deferred = self.pool.deferred().len();
+        let title = if deferred == 0 {
+            format!(" Tool pool · {total} ")
+        } else {
+            format!(" Tool pool · {total} loaded · {deferred} deferred ")
+        };
         let block = Block::bordered()
-            .title(Span::styled(format!(" Tool pool · {total} "), t.bold()))
+            .title(Span::styled(title, t.bold()))
             .border_style(if self.focused {
                 t.focused_border()
             } else {
