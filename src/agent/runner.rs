@@ -660,8 +660,7 @@ impl Agent {
                     break false;
                 }
             };
-            usage.input_tokens += reply.usage.input_tokens;
-            usage.output_tokens += reply.usage.output_tokens;
+            usage.add(&reply.usage);
             let tool_uses: Vec<(String, String, Value)> = reply
                 .content
                 .iter()
@@ -744,6 +743,14 @@ impl Agent {
                 Some(Ok(StreamEvent::Usage(u))) => {
                     reply.usage.input_tokens = reply.usage.input_tokens.max(u.input_tokens);
                     reply.usage.output_tokens = reply.usage.output_tokens.max(u.output_tokens);
+                    reply.usage.cache_read_input_tokens = reply
+                        .usage
+                        .cache_read_input_tokens
+                        .max(u.cache_read_input_tokens);
+                    reply.usage.cache_creation_input_tokens = reply
+                        .usage
+                        .cache_creation_input_tokens
+                        .max(u.cache_creation_input_tokens);
                 }
                 Some(Ok(StreamEvent::Stop(reason))) => reply.stop = Some(reason),
             }

@@ -165,7 +165,11 @@ impl Agent {
             .iter()
             .map(|t| t.name.as_str())
             .collect();
-        let hits = index.search(query, limit);
+        let mut hits = index.search(query, limit);
+        // Named tools are what was asked for: the ranked rest would only load clutter.
+        if hits.iter().any(|h| h.exact) {
+            hits.retain(|h| h.exact);
+        }
         if hits.is_empty() {
             let servers: Vec<String> =
                 index

@@ -475,8 +475,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 .update_tool(&call_id, |card| card.decided = Some(label));
         }
         AgentEvent::TurnFinished { usage, cancelled } => {
-            app.usage.input_tokens += usage.input_tokens;
-            app.usage.output_tokens += usage.output_tokens;
+            app.usage.add(&usage);
             app.turn = Turn::Idle;
             app.transcript.close_stream();
             if cancelled {

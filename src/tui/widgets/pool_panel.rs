@@ -315,6 +315,75 @@ mod tests {
     }
 
     #[test]
+    fn deferred_tools_are_listed_apart_from_the_loaded_ones() {
+        let now = Instant::now();
+        let mut pool = PoolView::new(&["github".into()]);
+        let mut loaded: Vec<PoolEntry> = ["bash", "search_tools"]
+            .map(|n| entry(None, n, Decision::Allow))
+            .to_vec();
+        loaded.push(entry(
+            Some("github"),
+            "create_issue",
+            Decision::Ask { why: "w".into() },
+        ));
+        pool.apply_snapshot(loaded, &[], &[], now);
+        pool.set_status(
+            "github",
+            ServerStatus::Ready {
+                tools: 4,
+                protocol: "2025-11-25".into(),
+            },
+        );
+        pool.set_deferred(
+            ["list_issues", "merge_pull_request", "get_file_contents"]
+                .map(|n| entry(Some("github"), n, Decision::Ask { why: "w".into() }))
+                .to_vec(),
+        );
+        let theme = Theme::new(true);
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now,
+            servers: &[],
+        };
+        let buf = render(panel, 44, 12);
+        let screen = text(&buf);
+        assert!(
+            screen.contains("Tool pool · 3 loaded · 3 deferred"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("github ● ready · 1 loaded · 3 deferred"),
+            "{screen}"
+        );
+        let y = row_of(&buf, "mcp__github__list_issues").expect("deferred tool listed");
+        assert!(
+            screen
+                .lines()
+                .nth(y as usize)
+                .unwrap_or("")
+                .contains("defer ")
+        );
+        // Deferred tools are not selectable: the arrows move over the loaded ones only.
+        assert_eq!(pool.display_order().count(), 3);
+        insta::assert_snapshot!(screen);
+
+        // Loading one moves it up: the next snapshot has it, the deferred list not.
+        pool.set_deferred(Vec::new());
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now,
+            servers: &[],
+        };
+        let screen = text(&render(panel, 44, 12));
+        assert!(screen.contains(" Tool pool · 3 "), "{screen}");
+        assert!(!screen.contains("defer"), "{screen}");
+    }
+
+    #[test]
     fn focused_selection_scrolls_into_view() {
         let now = Instant::now();
         let mut pool = pool(now);
