@@ -10,7 +10,9 @@
 mod search_eval;
 
 use criterion::Criterion;
-use search_eval::{K, all_tools_bytes, corpus, deferred_bytes, quality, replicated, tasks};
+use search_eval::{
+    K, all_tools_bytes, builtin_bytes, corpus, deferred_bytes, quality, replicated, tasks,
+};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 use toolgate::pool::search::ToolIndex;
@@ -45,6 +47,14 @@ fn summary() {
         "  tool bytes per call: all tools {all}; search_tools + {K} loaded: mean {mean:.0}, max {max} ({:.1}% fewer at the mean, {:.1}% at the max)",
         100.0 * (1.0 - mean / all as f64),
         100.0 * (1.0 - max as f64 / all as f64)
+    );
+    let builtins = builtin_bytes(&servers);
+    println!(
+        "  whole tools array with the {} bytes of built-ins: {} vs {:.0} ({:.1}% fewer at the mean)",
+        builtins,
+        all + builtins,
+        mean + builtins as f64,
+        100.0 * (1.0 - (mean + builtins as f64) / (all + builtins) as f64)
     );
     for (label, holdout) in [
         ("tuned", Some(false)),

@@ -264,8 +264,7 @@ impl ToolIndex {
             }
             touched.clear();
         }
-        let mut wanted = text::Actions::default();
-        text::words(query, |w| wanted.add(text::actions_of(&text::stem(w))));
+        let wanted = text::wanted_actions(query);
         let terms = query_terms.len().max(1) as f32;
         let mut hits: Vec<(u32, f32)> = (0..n)
             .filter(|&id| exact[id] || total[id] > 0.0)
