@@ -65,7 +65,19 @@ pub fn replicated(min_tools: usize) -> Vec<Arc<ServerTools>> {
 }
 
 pub fn tasks() -> Vec<Task> {
-    data("tool_tasks.json")["tasks"]
+    tasks_in("tool_tasks.json")
+}
+
+/// The third task set (`tool_tasks_fresh.json`), written after tuning and never tuned on.
+pub fn fresh_tasks() -> Vec<Task> {
+    tasks_in("tool_tasks_fresh.json")
+        .into_iter()
+        .map(|t| Task { holdout: true, ..t })
+        .collect()
+}
+
+fn tasks_in(file: &str) -> Vec<Task> {
+    data(file)["tasks"]
         .as_array()
         .unwrap()
         .iter()
