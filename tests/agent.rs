@@ -254,6 +254,7 @@ fn results_in(message: &Message) -> Vec<(String, String, bool)> {
                 tool_use_id,
                 content,
                 is_error,
+                ..
             } => Some((tool_use_id.clone(), content.clone(), *is_error)),
             _ => None,
         })

@@ -163,6 +163,7 @@ fn result_of(request: &ModelRequest, call_id: &str) -> (String, bool) {
                 tool_use_id,
                 content,
                 is_error,
+                ..
             } if tool_use_id == call_id => Some((content.clone(), *is_error)),
             _ => None,
         })

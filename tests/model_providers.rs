@@ -75,6 +75,7 @@ fn request_after_tool_round() -> ModelRequest {
                     tool_use_id: "toolu_1".into(),
                     content: "server not connected".into(),
                     is_error: true,
+                    images: vec![],
                 }],
             },
         ],
@@ -858,6 +859,7 @@ fn tool_result(id: &str, content: &str, is_error: bool) -> Message {
             tool_use_id: id.into(),
             content: content.into(),
             is_error,
+            images: vec![],
         }],
     }
 }

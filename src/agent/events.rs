@@ -24,6 +24,24 @@ pub enum UiCommand {
     /// `/undo`: restore the files the last turn changed, after the person confirms the
     /// list (an inbox request); the outcome comes back as a notice.
     Undo,
+    /// `/mcp__server__prompt …`: fetch the prompt with these arguments, put its messages
+    /// into the conversation and let the model answer (a turn, like Submit).
+    RunPrompt {
+        server: String,
+        prompt: String,
+        arguments: std::collections::HashMap<String, String>,
+    },
+    /// Complete one argument of a prompt or a resource template (`completion/complete`);
+    /// answered with `AgentEvent::Completions` carrying the same `id`. Runs beside a turn.
+    Complete {
+        id: u64,
+        server: String,
+        target: crate::mcp::CompletionTarget,
+        argument: String,
+        value: String,
+        /// Arguments already chosen.
+        context: std::collections::HashMap<String, String>,
+    },
     Shutdown,
 }
 
@@ -169,6 +187,18 @@ pub enum AgentEvent {
     TurnFinished {
         usage: Usage,
         cancelled: bool,
+    },
+    /// A connected server's resources, templates and prompts as last listed (after its
+    /// connect or a `list_changed`); the console completes `@` and `/mcp__…` from them.
+    Catalog {
+        server: String,
+        catalog: std::sync::Arc<crate::mcp::Catalog>,
+    },
+    /// The answer to `UiCommand::Complete` with that `id` (empty when the server offers
+    /// no completion or the request failed).
+    Completions {
+        id: u64,
+        values: Vec<String>,
     },
     Error(String),
     Notice(String),

@@ -434,11 +434,9 @@ impl Gate {
         let gated = match &answer {
             PersonAnswer::AllowOnce => Gated::Run,
             PersonAnswer::AllowSession => {
-                self.policy.grant(&tool.name);
-                notices.push(format!(
-                    "{} is allowed for the rest of this session.",
-                    tool.name
-                ));
+                let key = crate::policy::grant_key(tool, input);
+                self.policy.grant(&key);
+                notices.push(format!("{key} is allowed for the rest of this session."));
                 Gated::Run
             }
             PersonAnswer::AllowAlways => {
@@ -449,8 +447,9 @@ impl Gate {
                         always.file.display()
                     ),
                     Err(e) => {
-                        self.policy.grant(&tool.name);
-                        format!("{e}; {} is allowed for this session only.", tool.name)
+                        let key = crate::policy::grant_key(tool, input);
+                        self.policy.grant(&key);
+                        format!("{e}; {key} is allowed for this session only.")
                     }
                 });
                 Gated::Run

@@ -12,6 +12,8 @@ pub mod events;
 mod gate;
 mod host_files;
 mod prompt;
+mod prompts;
+pub mod resources;
 mod runner;
 mod search;
 pub mod session;

@@ -15,7 +15,7 @@ use super::AgentConfig;
 use super::events::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
 use super::gate::Gate;
 use super::session::{self, Record, SessionLog};
-use crate::builtin::pool_builtins;
+use crate::builtin::pool_builtins_with_resources;
 use crate::inbox::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
 use crate::model::{
@@ -35,6 +35,13 @@ enum Work {
     Clear,
     /// `/undo`; the token lets a cancel withdraw its question.
     Undo(CancellationToken),
+    /// `/mcp__server__prompt`: server, prompt, arguments; a turn like Submit.
+    Prompt(
+        String,
+        String,
+        std::collections::HashMap<String, String>,
+        CancellationToken,
+    ),
     /// A server's tool list or state changed on its own.
     RefreshPool,
     Shutdown,
@@ -75,7 +82,12 @@ pub(super) fn start(
     });
     let (work_tx, work_rx) = mpsc::unbounded_channel();
     let stopped = CancellationToken::new();
-    tokio::spawn(read_commands(commands, work_tx.clone(), control.clone()));
+    tokio::spawn(read_commands(
+        commands,
+        work_tx.clone(),
+        control.clone(),
+        (config.hub.clone(), events.clone()),
+    ));
     if let Some(hub_events) = config.hub_events.take() {
         tokio::spawn(forward_hub_events(
             hub_events,
@@ -95,6 +107,8 @@ async fn read_commands(
     mut commands: mpsc::Receiver<UiCommand>,
     work: mpsc::UnboundedSender<Work>,
     control: Arc<Control>,
+    // Completions are answered here, beside a running turn, not queued behind it.
+    (hub, events): (McpHub, mpsc::Sender<AgentEvent>),
 ) {
     while let Some(command) = commands.recv().await {
         let item = match command {
@@ -108,6 +122,32 @@ async fn read_commands(
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
             UiCommand::Undo => Work::Undo(control.new_turn()),
+            UiCommand::RunPrompt {
+                server,
+                prompt,
+                arguments,
+            } => Work::Prompt(server, prompt, arguments, control.new_turn()),
+            UiCommand::Complete {
+                id,
+                server,
+                target,
+                argument,
+                value,
+                context,
+            } => {
+                let (hub, events) = (hub.clone(), events.clone());
+                tokio::spawn(async move {
+                    let values = hub
+                        .complete(&server, &target, &argument, &value, &context)
+                        .await
+                        .unwrap_or_else(|e| {
+                            tracing::info!("completion on {server} failed: {e}");
+                            Vec::new()
+                        });
+                    let _ = events.send(AgentEvent::Completions { id, values }).await;
+                });
+                continue;
+            }
             UiCommand::Shutdown => break,
         };
         if work.send(item).is_err() {
@@ -152,6 +192,24 @@ async fn forward_hub_events(
                 }
             }
             HubEvent::ToolsChanged { .. } => {
+                let _ = work.send(Work::RefreshPool);
+            }
+            HubEvent::CatalogChanged { server, catalog } => {
+                for problem in &catalog.problems {
+                    let notice = format!(
+                        "MCP server '{server}': {problem}; what it lists is left out of @ and / completion (its tools still work)"
+                    );
+                    if events.send(AgentEvent::Notice(notice)).await.is_err() {
+                        return;
+                    }
+                }
+                if events
+                    .send(AgentEvent::Catalog { server, catalog })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
                 let _ = work.send(Work::RefreshPool);
             }
             HubEvent::Log { server, message } => {
@@ -394,6 +452,9 @@ impl Agent {
     async fn replay(&self, message: &Message) {
         for block in &message.content {
             match (message.role, block) {
+                // What `@server:uri` attached was never a line the person typed.
+                (Role::User, ContentBlock::Text { text })
+                    if super::resources::is_attachment_text(text) => {}
                 (Role::User, ContentBlock::Text { text }) => {
                     self.emit(AgentEvent::UserMessage(text.clone())).await;
                 }
@@ -449,6 +510,9 @@ impl Agent {
             }
             match item {
                 Work::Submit(text, cancel) => self.run_turn(text, cancel).await,
+                Work::Prompt(server, prompt, arguments, cancel) => {
+                    self.run_prompt(&server, &prompt, &arguments, cancel).await
+                }
                 Work::Connect(name) => {
                     let result = self.connect_server(&name, true, None).await;
                     self.report_command(result).await;
@@ -610,12 +674,36 @@ impl Agent {
     }
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
-        self.checkpoints.begin_turn();
         self.emit(AgentEvent::UserMessage(text.clone())).await;
-        self.push_user(vec![ContentBlock::Text { text }]).await;
+        // `@server:uri` mentions are read and attached after the text.
+        let content = self.user_content(text, &cancel).await;
+        self.run_turn_with(
+            vec![Message {
+                role: Role::User,
+                content,
+            }],
+            cancel,
+        )
+        .await;
+    }
+
+    /// A turn that starts with these messages (a typed message, or a prompt's messages).
+    /// The model is called only when the last of them is the user's.
+    pub(super) async fn run_turn_with(&mut self, opening: Vec<Message>, cancel: CancellationToken) {
+        self.checkpoints.begin_turn();
+        let ends_with_user = opening.last().is_some_and(|m| m.role == Role::User);
+        for message in opening {
+            match message.role {
+                Role::User => self.push_user(message.content).await,
+                Role::Assistant => self.push_assistant(message.content).await,
+            }
+        }
         let mut usage = Usage::default();
         let mut model_calls = 0;
         let cancelled = loop {
+            if !ends_with_user {
+                break false;
+            }
             if cancel.is_cancelled() {
                 break true;
             }
@@ -774,11 +862,16 @@ fn flush_text(text: &mut String, content: &mut Vec<ContentBlock>) {
 }
 
 /// The pool for these connections: built-ins (with disconnect_mcp while something is
-/// connected), then every connected server's tools.
+/// connected, the resource tools while a connected server has resources), then every
+/// connected server's tools.
 pub(super) fn assemble_for(
     configured: &[String],
     servers: &[Arc<ServerTools>],
+    with_resources: &[String],
 ) -> Result<Pool, PoolError> {
     let connected: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
-    pool::assemble(&pool_builtins(configured, &connected), servers)
+    pool::assemble(
+        &pool_builtins_with_resources(configured, &connected, with_resources),
+        servers,
+    )
 }

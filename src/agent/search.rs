@@ -75,7 +75,11 @@ impl Agent {
     /// the deferred tools left out (and `search_tools` in) when deferral applies.
     pub(super) fn assemble_visible(&mut self) -> Result<Pool, PoolError> {
         let listings = self.hub.server_tools();
-        let full = assemble_for(&self.hub.configured(), &listings)?;
+        let full = assemble_for(
+            &self.hub.configured(),
+            &listings,
+            &super::resources::servers_with_resources(&self.hub),
+        )?;
         let always_load: Vec<String> = listings
             .iter()
             .map(|s| s.server().to_string())

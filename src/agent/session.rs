@@ -312,6 +312,7 @@ fn close_dangling_tool_uses(messages: &mut Vec<Message>) {
                 tool_use_id: id.clone(),
                 content: "The session ended before this tool call finished.".into(),
                 is_error: true,
+                images: vec![],
             }),
             _ => None,
         })
@@ -439,6 +440,7 @@ mod tests {
                 tool_use_id: "t1".into(),
                 content: "The session ended before this tool call finished.".into(),
                 is_error: true,
+                images: vec![],
             }]
         );
         assert_eq!(resolve(dir.path(), &ws, &ResumeFrom::Latest).unwrap(), "s1");

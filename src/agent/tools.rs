@@ -29,6 +29,8 @@ pub(super) const CANCELLED_TEXT: &str = "Cancelled by the user";
 pub(super) struct ToolRun {
     pub outcome: ToolOutcome,
     pub text: String,
+    /// Images for the model besides the text (read_mcp_resource of an image).
+    pub images: Vec<crate::model::ImageData>,
 }
 
 impl ToolRun {
@@ -36,18 +38,21 @@ impl ToolRun {
         ToolRun {
             outcome: ToolOutcome::Ok,
             text: text.into(),
+            images: Vec::new(),
         }
     }
     pub(super) fn error(text: impl Into<String>) -> Self {
         ToolRun {
             outcome: ToolOutcome::Error,
             text: text.into(),
+            images: Vec::new(),
         }
     }
-    fn cancelled() -> Self {
+    pub(super) fn cancelled() -> Self {
         ToolRun {
             outcome: ToolOutcome::Cancelled,
             text: CANCELLED_TEXT.into(),
+            images: Vec::new(),
         }
     }
     pub fn is_error(&self) -> bool {
@@ -91,11 +96,12 @@ impl Agent {
                 Some(tool) => self.gated_run(call_id, &tool, input, cancel).await,
             }
         };
+        // Server content (tool results, resources read) counts against the token budget.
         let is_mcp = matches!(
             pool.get(name).map(|t| &t.origin),
-            Some(ToolOrigin::Mcp { .. })
+            Some(ToolOrigin::Mcp { .. } | ToolOrigin::Builtin(BuiltinTool::ReadMcpResource))
         );
-        let (output, full_output_path) = self.fit_budget(call_id, run.text, is_mcp).await;
+        let (output, full_output_path) = self.fit_budget(call_id, run.text.clone(), is_mcp).await;
         self.record(Record::ToolResult {
             call_id: call_id.to_string(),
             outcome: run.outcome,
@@ -113,6 +119,7 @@ impl Agent {
             tool_use_id: call_id.to_string(),
             content: output,
             is_error: run.outcome != ToolOutcome::Ok,
+            images: run.images,
         }
     }
 
@@ -164,6 +171,7 @@ impl Agent {
             Gated::Refused(text) => ToolRun {
                 outcome: ToolOutcome::Denied,
                 text,
+                images: Vec::new(),
             },
             Gated::Run => self.guarded_execute(call_id, tool, input, cancel).await,
             // The person saw the command and let it run as it is.
@@ -231,6 +239,9 @@ impl Agent {
                 }
             }
             ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.search_tools(&input).await,
+            ToolOrigin::Builtin(
+                kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
+            ) => self.run_resource_tool(*kind, &input, cancel).await,
             ToolOrigin::Builtin(
                 kind @ (BuiltinTool::Bash
                 | BuiltinTool::ReadFile
@@ -344,7 +355,7 @@ impl Agent {
         // The hub keeps the new connection only if the pool still assembles with it, so a
         // colliding server never becomes visible, not even for a moment.
         let accept = |servers: &[Arc<ServerTools>]| {
-            assemble_for(&configured, servers)
+            assemble_for(&configured, servers, &[])
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         };
@@ -425,7 +436,7 @@ impl Agent {
     /// Cuts an output to the budget, keeping the whole text in a file of the session: every
     /// output to `output_budget` characters, an MCP tool's also to `mcp_output_tokens`
     /// estimated tokens (whichever cuts first; the marker says which).
-    async fn fit_budget(
+    pub(super) async fn fit_budget(
         &mut self,
         call_id: &str,
         text: String,

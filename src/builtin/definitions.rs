@@ -235,6 +235,59 @@ pub fn pool_builtins(configured: &[String], connected: &[String]) -> Vec<PoolToo
     tools
 }
 
+/// [`pool_builtins`] plus the resource tools while `with_resources` is not empty.
+pub fn pool_builtins_with_resources(
+    configured: &[String],
+    connected: &[String],
+    with_resources: &[String],
+) -> Vec<PoolTool> {
+    let mut tools = pool_builtins(configured, connected);
+    tools.extend(resource_tools(with_resources));
+    tools
+}
+
+/// `list_mcp_resources` and `read_mcp_resource`, offered only while a connected server
+/// declares resources (`servers`: those servers, in connection order).
+pub fn resource_tools(servers: &[String]) -> Vec<PoolTool> {
+    if servers.is_empty() {
+        return Vec::new();
+    }
+    let mut server = json!({"type": "string", "enum": servers});
+    server["description"] = json!("Name of the connected MCP server.");
+    let list_schema = object_schema(json!({ "server": server.clone() }), &[]);
+    let read_schema = object_schema(
+        json!({
+            "server": server,
+            "uri": {
+                "type": "string",
+                "description": "The resource's URI as list_mcp_resources shows it, or a URI made from one of its templates."
+            }
+        }),
+        &["server", "uri"],
+    );
+    vec![
+        PoolTool::builtin(
+            BuiltinTool::ListMcpResources,
+            &format!(
+                "List the resources (and resource templates) that connected MCP servers offer: \
+                 one line per resource with its URI, name, MIME type and description; templates \
+                 are RFC 6570 URI templates whose variables you fill in to make a URI. Without \
+                 `server`, every server that has resources is listed. Servers with resources: {}.",
+                servers.join(", ")
+            ),
+            list_schema,
+        ),
+        PoolTool::builtin(
+            BuiltinTool::ReadMcpResource,
+            "Read one resource of a connected MCP server by URI. Text contents come back as \
+             text (long contents are cut with a marker saying so); images come back as images; \
+             other binary contents are described, not shown. Reading a server's resource is \
+             treated like calling one of its tools: the person may be asked first.",
+            read_schema,
+        ),
+    ]
+}
+
 /// Most hits one `search_tools` call returns (and loads).
 pub const SEARCH_LIMIT_MAX: u64 = 20;
 /// Hits when the call gives no `limit`.

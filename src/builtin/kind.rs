@@ -17,13 +17,17 @@ pub enum BuiltinTool {
     Glob,
     ConnectMcp,
     DisconnectMcp,
+    /// `list_mcp_resources` and `read_mcp_resource`: present only while a connected server
+    /// declares resources; the agent runs them through the hub.
+    ListMcpResources,
+    ReadMcpResource,
     /// `search_tools`: finds deferred MCP tools and loads them into the pool.
     SearchTools,
 }
 
 impl BuiltinTool {
     /// Every built-in, in pool order.
-    pub const ALL: [BuiltinTool; 8] = [
+    pub const ALL: [BuiltinTool; 10] = [
         BuiltinTool::Bash,
         BuiltinTool::ReadFile,
         BuiltinTool::WriteFile,
@@ -31,6 +35,8 @@ impl BuiltinTool {
         BuiltinTool::Glob,
         BuiltinTool::ConnectMcp,
         BuiltinTool::DisconnectMcp,
+        BuiltinTool::ListMcpResources,
+        BuiltinTool::ReadMcpResource,
         BuiltinTool::SearchTools,
     ];
 
@@ -44,6 +50,8 @@ impl BuiltinTool {
             BuiltinTool::Glob => "glob",
             BuiltinTool::ConnectMcp => "connect_mcp",
             BuiltinTool::DisconnectMcp => "disconnect_mcp",
+            BuiltinTool::ListMcpResources => "list_mcp_resources",
+            BuiltinTool::ReadMcpResource => "read_mcp_resource",
             BuiltinTool::SearchTools => "search_tools",
         }
     }
@@ -64,8 +72,18 @@ impl BuiltinTool {
             | BuiltinTool::ReadFile
             | BuiltinTool::WriteFile
             | BuiltinTool::EditFile
-            | BuiltinTool::Glob => false,
+            | BuiltinTool::Glob
+            | BuiltinTool::ListMcpResources
+            | BuiltinTool::ReadMcpResource => false,
         }
+    }
+
+    /// The resource tools talk to a connected server through the hub; the agent runs them.
+    pub const fn is_resource_tool(self) -> bool {
+        matches!(
+            self,
+            BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource
+        )
     }
 
     /// The input field that names the file system location the tool touches: `path` for
@@ -77,7 +95,9 @@ impl BuiltinTool {
             BuiltinTool::Bash
             | BuiltinTool::ConnectMcp
             | BuiltinTool::DisconnectMcp
-            | BuiltinTool::SearchTools => None,
+            | BuiltinTool::ListMcpResources
+            | BuiltinTool::ReadMcpResource => None,
+            BuiltinTool::SearchTools => None,
         }
     }
 
@@ -90,7 +110,9 @@ impl BuiltinTool {
             | BuiltinTool::Glob
             | BuiltinTool::ConnectMcp
             | BuiltinTool::DisconnectMcp
-            | BuiltinTool::SearchTools => false,
+            | BuiltinTool::ListMcpResources
+            | BuiltinTool::ReadMcpResource => false,
+            BuiltinTool::SearchTools => false,
         }
     }
 }

@@ -15,7 +15,7 @@ mod shell;
 
 pub use definitions::{
     SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, builtin_tools, disconnect_tool, pool_builtins,
-    search_tools_tool,
+    pool_builtins_with_resources, resource_tools, search_tools_tool,
 };
 pub use kind::BuiltinTool;
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
@@ -77,9 +77,11 @@ pub async fn run_with(
         BuiltinTool::WriteFile => files::write_file(input, workspace).await,
         BuiltinTool::EditFile => files::edit_file(input, workspace).await,
         BuiltinTool::Glob => glob::run_glob(input, workspace, cancel).await,
-        BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp | BuiltinTool::SearchTools => {
-            BuiltinOutput::error(format!("Unknown tool: {tool}"))
-        }
+        BuiltinTool::ConnectMcp
+        | BuiltinTool::DisconnectMcp
+        | BuiltinTool::SearchTools
+        | BuiltinTool::ListMcpResources
+        | BuiltinTool::ReadMcpResource => BuiltinOutput::error(format!("Unknown tool: {tool}")),
     }
 }
 

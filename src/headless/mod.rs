@@ -374,7 +374,10 @@ impl Printer<'_> {
                 self.line(&JsonlEvent::Notice { message });
             }
             AgentEvent::Error(message) => self.error(&message),
-            AgentEvent::SessionStarted { .. } | AgentEvent::TurnFinished { .. } => {}
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnFinished { .. }
+            | AgentEvent::Catalog { .. }
+            | AgentEvent::Completions { .. } => {}
         }
     }
 }

@@ -30,6 +30,8 @@ pub struct HubClient {
     pub events: mpsc::UnboundedSender<HubEvent>,
     pub progress: ProgressRoutes,
     pub on_list_changed: ListChangedHook,
+    /// Resources or prompts changed: the hub lists its catalog again.
+    pub on_catalog_changed: ListChangedHook,
 }
 
 /// What toolgate tells servers about itself. `initialize` offers the newest version that
@@ -75,6 +77,18 @@ impl ClientHandler for HubClient {
         // Re-listing is a request; awaiting it inside the notification handler would stall
         // the connection's message loop, so it runs on its own task.
         let hook = self.on_list_changed.clone();
+        let peer = context.peer.clone();
+        tokio::spawn(async move { hook(peer) });
+    }
+
+    async fn on_resource_list_changed(&self, context: NotificationContext<RoleClient>) {
+        let hook = self.on_catalog_changed.clone();
+        let peer = context.peer.clone();
+        tokio::spawn(async move { hook(peer) });
+    }
+
+    async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
+        let hook = self.on_catalog_changed.clone();
         let peer = context.peer.clone();
         tokio::spawn(async move { hook(peer) });
     }

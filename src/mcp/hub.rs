@@ -1,6 +1,9 @@
 //! [`McpHub`]: every configured server and the live connections to them.
 
+mod resources;
 mod sign_in;
+
+pub use resources::CompletionTarget;
 
 use super::auth::{self, Challenge, MAX_SIGN_INS, ServerAuth, SignInMode};
 use super::convert::{call_output, tool_info, unlistable_tools};
@@ -49,6 +52,8 @@ struct Connection {
     child: tokio::sync::Mutex<Option<tokio::process::Child>>,
     /// The current listing, prepared for the pool once per tools/list and shared from then on.
     tools: Mutex<Arc<ServerTools>>,
+    /// Resources, templates and prompts as last listed (`resources.rs`).
+    catalog: Mutex<Arc<super::catalog::Catalog>>,
     protocol: String,
     stderr: StderrTail,
     progress: ProgressRoutes,
@@ -361,6 +366,13 @@ impl McpHub {
         }
         let protocol = connection.protocol.clone();
         lock(&self.inner.connections).push(connection.clone());
+        if lock(&connection.catalog).has_resources || lock(&connection.catalog).has_prompts {
+            // Listed in the background: a slow or broken resources/list must not hold up
+            // the tools, which the connect is for.
+            let hub = self.clone();
+            let server = name.to_string();
+            tokio::spawn(async move { hub.refresh_catalog(&server).await });
+        }
         if lock(&self.inner.relist_pending).remove(name) {
             let peer = connection.peer.clone();
             let hub = self.clone();
@@ -466,12 +478,14 @@ impl McpHub {
                 return Err(StartFailure::plain("tools/list timed out"));
             }
         };
+        let catalog = resources::declared(&config.name, &peer);
         Ok(Arc::new(Connection {
             name: config.name.clone(),
             peer,
             service: tokio::sync::Mutex::new(Some(service)),
             child: tokio::sync::Mutex::new(child),
             tools: Mutex::new(Arc::new(tools)),
+            catalog: Mutex::new(Arc::new(catalog)),
             protocol,
             stderr: stderr.clone(),
             progress,
@@ -510,6 +524,7 @@ impl McpHub {
             events: self.inner.events.clone(),
             progress: progress.clone(),
             on_list_changed: self.list_changed_hook(&config.name),
+            on_catalog_changed: self.catalog_changed_hook(&config.name),
         };
         let probe_timeout = matches!(lifecycle, ClientLifecycleMode::Auto { .. })
             .then_some(self.inner.probe_timeout);

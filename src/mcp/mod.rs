@@ -3,6 +3,7 @@
 //! Knows nothing of policy or of the UI.
 
 mod auth;
+pub mod catalog;
 mod convert;
 mod errors;
 mod handler;
@@ -14,7 +15,8 @@ mod transport;
 pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
 };
-pub use hub::{HubOptions, McpHub};
+pub use catalog::Catalog;
+pub use hub::{CompletionTarget, HubOptions, McpHub};
 pub use stderr::STDERR_TAIL_LINES;
 
 use serde::{Deserialize, Serialize};
@@ -70,6 +72,12 @@ pub enum HubEvent {
         server: String,
         added: Vec<String>,
         removed: Vec<String>,
+    },
+    /// A server's resources, templates or prompts were listed (after connect or a
+    /// `list_changed`); `problems` in it say what could not be listed.
+    CatalogChanged {
+        server: String,
+        catalog: std::sync::Arc<Catalog>,
     },
     /// `notifications/message` from a server.
     Log { server: String, message: String },

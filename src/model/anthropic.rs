@@ -132,6 +132,14 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     body
 }
 
+/// An image block with inline base64 data.
+fn image_json(image: &crate::model::ImageData) -> Value {
+    json!({
+        "type": "image",
+        "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+    })
+}
+
 /// A message as content blocks. Empty text blocks are dropped (the API rejects them), and
 /// so is a message left with no blocks at all.
 fn message_json(message: &Message) -> Option<Value> {
@@ -148,12 +156,25 @@ fn message_json(message: &Message) -> Option<Value> {
                 tool_use_id,
                 content,
                 is_error,
-            } => Some(json!({
-                "type": "tool_result",
-                "tool_use_id": tool_use_id,
-                "content": content,
-                "is_error": is_error,
-            })),
+                images,
+            } => {
+                // With images the content becomes a list of blocks (text first); without,
+                // the plain string form keeps requests as they always were.
+                let content = if images.is_empty() {
+                    json!(content)
+                } else {
+                    let mut parts = vec![json!({"type": "text", "text": content})];
+                    parts.extend(images.iter().map(image_json));
+                    json!(parts)
+                };
+                Some(json!({
+                    "type": "tool_result",
+                    "tool_use_id": tool_use_id,
+                    "content": content,
+                    "is_error": is_error,
+                }))
+            }
+            ContentBlock::Image(image) => Some(image_json(image)),
         })
         .collect();
     if blocks.is_empty() {
@@ -440,6 +461,7 @@ mod tests {
                         tool_use_id: "t1".into(),
                         content: "Permission denied: the user declined".into(),
                         is_error: true,
+                        images: vec![],
                     },
                     ContentBlock::Text {
                         text: String::new(),
@@ -459,6 +481,39 @@ mod tests {
             content[1],
             json!({"type": "text", "text": "not now", "cache_control": {"type": "ephemeral"}})
         );
+    }
+
+    #[test]
+    fn images_go_as_image_blocks_in_tool_results_and_user_messages() {
+        let png = crate::model::ImageData {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::ToolResult {
+                        tool_use_id: "t1".into(),
+                        content: "a chart".into(),
+                        is_error: false,
+                        images: vec![png.clone()],
+                    },
+                    ContentBlock::Image(png),
+                ],
+            }],
+            tools: vec![],
+            max_tokens: 10,
+        };
+        let body = request_body("m", &request);
+        let content = &body["messages"][0]["content"];
+        let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}});
+        assert_eq!(
+            content[0]["content"],
+            json!([{"type": "text", "text": "a chart"}, image])
+        );
+        assert_eq!(content[1], image);
     }
 
     #[test]

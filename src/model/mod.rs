@@ -27,7 +27,38 @@ pub enum ContentBlock {
         tool_use_id: String,
         content: String,
         is_error: bool,
+        /// Images the tool returned besides its text (an MCP `image` content block). Kept
+        /// out of `content` so providers that take images get them as images.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageData>,
     },
+    /// An image in a user message (an attached resource, say).
+    Image(ImageData),
+}
+
+/// An image as the model APIs take it: base64 data and its media type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageData {
+    /// `image/png`, `image/jpeg`, …
+    pub media_type: String,
+    /// Base64, as MCP delivers it (no data: prefix).
+    pub data: String,
+}
+
+impl ImageData {
+    /// How the image reads where a provider cannot take images.
+    pub fn placeholder(&self) -> String {
+        format!(
+            "[image {} ({} bytes base64) not shown: this model endpoint takes no images]",
+            self.media_type,
+            self.data.len()
+        )
+    }
+
+    /// An OpenAI-style `data:` URL.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

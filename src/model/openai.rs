@@ -166,13 +166,24 @@ fn append_messages(out: &mut Vec<Value>, role: Role, blocks: &[ContentBlock]) {
             out.push(message);
         }
         Role::User => {
+            // Chat Completions' tool messages take text only: images a tool returned go
+            // in one user message right after the tool messages, saying whose they are.
+            let mut images: Vec<Value> = Vec::new();
             for block in blocks {
                 if let ContentBlock::ToolResult {
                     tool_use_id,
                     content,
                     is_error,
+                    images: result_images,
                 } = block
                 {
+                    if !result_images.is_empty() {
+                        images.push(json!({
+                            "type": "text",
+                            "text": format!("Images returned by tool call {tool_use_id}:"),
+                        }));
+                        images.extend(result_images.iter().map(image_part));
+                    }
                     // The format has no error flag; say it in the content.
                     let content = if *is_error && !content.starts_with("Permission denied") {
                         format!("Error: {content}")
@@ -186,11 +197,29 @@ fn append_messages(out: &mut Vec<Value>, role: Role, blocks: &[ContentBlock]) {
                     }));
                 }
             }
-            if !text.is_empty() {
-                out.push(json!({"role": "user", "content": text}));
+            images.extend(blocks.iter().filter_map(|b| match b {
+                ContentBlock::Image(image) => Some(image_part(image)),
+                _ => None,
+            }));
+            if images.is_empty() {
+                if !text.is_empty() {
+                    out.push(json!({"role": "user", "content": text}));
+                }
+            } else {
+                let mut parts = Vec::new();
+                if !text.is_empty() {
+                    parts.push(json!({"type": "text", "text": text}));
+                }
+                parts.extend(images);
+                out.push(json!({"role": "user", "content": parts}));
             }
         }
     }
+}
+
+/// An image as a Chat Completions content part (inline `data:` URL).
+fn image_part(image: &crate::model::ImageData) -> Value {
+    json!({"type": "image_url", "image_url": {"url": image.data_url()}})
 }
 
 pub fn map_finish_reason(reason: &str) -> StopReason {
@@ -409,6 +438,43 @@ mod tests {
             out.extend(decoder.on_body_end().unwrap());
         }
         out
+    }
+
+    #[test]
+    fn tool_images_follow_the_tool_messages_as_image_parts() {
+        let png = crate::model::ImageData {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let mut out = Vec::new();
+        append_messages(
+            &mut out,
+            Role::User,
+            &[
+                ContentBlock::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: "a chart".into(),
+                    is_error: false,
+                    images: vec![png],
+                },
+                ContentBlock::Text {
+                    text: "what does it show?".into(),
+                },
+            ],
+        );
+        assert_eq!(
+            out[0],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "a chart"})
+        );
+        assert_eq!(
+            out[1],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "what does it show?"},
+                {"type": "text", "text": "Images returned by tool call c1:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            ]})
+        );
+        assert_eq!(out.len(), 2);
     }
 
     #[test]

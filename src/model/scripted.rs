@@ -333,6 +333,7 @@ fn position(messages: &[Message]) -> Position<'_> {
                         tool_use_id,
                         content,
                         is_error,
+                        ..
                     } => Some((tool_use_id, content.as_str(), *is_error)),
                     _ => None,
                 })?;
@@ -509,7 +510,10 @@ impl ScriptedProvider {
                 .map(|b| match b {
                     ContentBlock::Text { text } => text.len(),
                     ContentBlock::ToolUse { input, .. } => input.to_string().len(),
-                    ContentBlock::ToolResult { content, .. } => content.len(),
+                    ContentBlock::ToolResult {
+                        content, images, ..
+                    } => content.len() + images.iter().map(|i| i.data.len()).sum::<usize>(),
+                    ContentBlock::Image(image) => image.data.len(),
                 })
                 .sum::<usize>();
         events.push(StreamEvent::Usage(Usage {

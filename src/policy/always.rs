@@ -97,7 +97,10 @@ fn builtin_rule(
         }
         BuiltinTool::Glob => format!("Read({})", escape_glob(text_field("pattern")?)),
         BuiltinTool::SearchTools => kind.name().to_string(),
-        BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => {
+        BuiltinTool::ConnectMcp
+        | BuiltinTool::DisconnectMcp
+        | BuiltinTool::ListMcpResources
+        | BuiltinTool::ReadMcpResource => {
             let name = input
                 .get("name")
                 .or_else(|| input.get("server"))

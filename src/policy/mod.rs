@@ -342,6 +342,9 @@ impl Policy {
                 | BuiltinTool::EditFile
                 | BuiltinTool::Glob),
             ) => self.decide_file(kind, tool, input, ctx),
+            ToolOrigin::Builtin(
+                kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
+            ) => self.decide_resource_tool(kind, tool, input),
             ToolOrigin::Builtin(BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp) => {
                 let name = input
                     .get("name")
@@ -391,7 +394,11 @@ impl Policy {
                 | BuiltinTool::Glob,
             ) => "workspace guard",
             ToolOrigin::Builtin(
-                BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp | BuiltinTool::SearchTools,
+                BuiltinTool::ConnectMcp
+                | BuiltinTool::DisconnectMcp
+                | BuiltinTool::ListMcpResources
+                | BuiltinTool::ReadMcpResource
+                | BuiltinTool::SearchTools,
             )
             | ToolOrigin::Mcp { .. } => {
                 return self.decide(tool, &Value::Object(Default::default()), ctx);
@@ -425,6 +432,18 @@ impl Policy {
         matches: &dyn Fn(&Rule, RuleList) -> bool,
         guard: Guard,
     ) -> Verdict {
+        self.evaluate_keyed(tool, &tool.name, matches, guard)
+    }
+
+    /// [`evaluate`](Self::evaluate) where the session grant that counts is `grant_key`
+    /// (`read_mcp_resource(docs)` covers one server's resources, not every server's).
+    fn evaluate_keyed(
+        &self,
+        tool: &PoolTool,
+        grant_key: &str,
+        matches: &dyn Fn(&Rule, RuleList) -> bool,
+        guard: Guard,
+    ) -> Verdict {
         if let Guard::Hard(v) = guard {
             return v;
         }
@@ -437,8 +456,8 @@ impl Policy {
         };
         let soft_deny =
             matches!(&guard, Guard::Soft(v) if matches!(v.decision, Decision::Deny { .. }));
-        if !soft_deny && self.grants.contains(&tool.name) {
-            return Verdict::new(Decision::Allow, tool.name.clone(), RuleSource::SessionGrant);
+        if !soft_deny && self.grants.contains(grant_key) {
+            return Verdict::new(Decision::Allow, grant_key, RuleSource::SessionGrant);
         }
         for list in [RuleList::Ask, RuleList::Allow] {
             if let Some(r) = Self::first_rule(&self.rules, list, matches) {
@@ -660,6 +679,67 @@ fn names_whole_tool(r: &Rule) -> bool {
 /// Writing these would let the model change its own permissions or servers.
 fn is_toolgate_config(relative: &str) -> bool {
     relative == ".mcp.json" || relative == ".toolgate" || relative.starts_with(".toolgate/")
+}
+
+/// The session grant a person's "allow for this session" gives: the tool's name, or for
+/// the resource tools the tool and the server (`read_mcp_resource(docs)`), since reading
+/// one server's resources says nothing about another's.
+pub fn grant_key(tool: &PoolTool, input: &Value) -> String {
+    match tool.builtin_kind() {
+        Some(kind) if kind.is_resource_tool() => match resource_server(input) {
+            "" => tool.name.clone(),
+            server => format!("{}({server})", tool.name),
+        },
+        _ => tool.name.clone(),
+    }
+}
+
+fn resource_server(input: &Value) -> &str {
+    input.get("server").and_then(Value::as_str).unwrap_or("")
+}
+
+impl Policy {
+    /// The resource tools. Reading a resource is treated like calling one of that server's
+    /// tools: server-wide MCP rules (`mcp__docs`, `mcp__docs__*`, `mcp__*`) and
+    /// `read_mcp_resource(docs)` rules decide, and with none the default asks, as for an
+    /// unlisted MCP tool. Listing shows only what the server already published about
+    /// itself (names, URIs), like tools/list, so it is allowed unless a rule says otherwise.
+    fn decide_resource_tool(&self, kind: BuiltinTool, tool: &PoolTool, input: &Value) -> Verdict {
+        let server = resource_server(input);
+        let matches = |r: &Rule, _: RuleList| match &r.kind {
+            RuleKind::Connector { tool: named, name } => *named == kind && name.matches(server),
+            RuleKind::McpServer { server: s } if kind == BuiltinTool::ReadMcpResource => {
+                !server.is_empty() && (*s == server || *s == crate::pool::normalize(server))
+            }
+            RuleKind::AnyMcp => kind == BuiltinTool::ReadMcpResource,
+            _ => r.matches_tool(tool),
+        };
+        let fallback = match kind {
+            BuiltinTool::ReadMcpResource => Verdict::new(
+                Decision::Ask {
+                    why: match server {
+                        "" => "reading an MCP resource is like calling the server's tool".into(),
+                        s => format!(
+                            "no rule mentions MCP server '{s}'; reading its resource is like calling one of its tools"
+                        ),
+                    },
+                },
+                "default: MCP resource read",
+                RuleSource::Default,
+            ),
+            _ => Verdict::new(
+                Decision::Allow,
+                "default: resource listing",
+                RuleSource::Default,
+            ),
+        };
+        self.evaluate_keyed(
+            tool,
+            &grant_key(tool, input),
+            &matches,
+            Guard::Fallback(fallback),
+        )
+    }
 }
 
 fn unlisted_mcp(tool: &PoolTool) -> Guard {

@@ -4,7 +4,8 @@
 //! (every tool of a server), `mcp__server__prefix*`, `mcp__server__tool`; `Bash` /
 //! `Bash(git status:*)` (word prefix) / `Bash(npm run *)` (glob) / `Bash(npm test)` (exact);
 //! `Read(glob)` (read_file and glob), `Edit(glob)` (edit_file), `Write(glob)` (write_file);
-//! `connect_mcp(NAME)` / `disconnect_mcp(NAME)`; a bare built-in name (`read_file`, …).
+//! `connect_mcp(NAME)` / `disconnect_mcp(NAME)`, `read_mcp_resource(SERVER)` /
+//! `list_mcp_resources(SERVER)`; a bare built-in name (`read_file`, …).
 
 use std::fmt;
 
@@ -95,7 +96,9 @@ pub(crate) fn file_family(tool: BuiltinTool) -> Option<&'static str> {
         BuiltinTool::Bash
         | BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp
-        | BuiltinTool::SearchTools => None,
+        | BuiltinTool::SearchTools
+        | BuiltinTool::ListMcpResources
+        | BuiltinTool::ReadMcpResource => None,
     }
 }
 
@@ -195,7 +198,12 @@ impl Rule {
                     Some((inner, at)) => parse_bash(inner, at).map(RuleKind::Bash),
                 };
             }
-            Some(tool @ (BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp)) => {
+            Some(
+                tool @ (BuiltinTool::ConnectMcp
+                | BuiltinTool::DisconnectMcp
+                | BuiltinTool::ListMcpResources
+                | BuiltinTool::ReadMcpResource),
+            ) => {
                 return match spec {
                     None => Ok(RuleKind::Tools(vec![tool])),
                     Some((inner, at)) => Ok(RuleKind::Connector {

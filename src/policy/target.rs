@@ -78,7 +78,9 @@ pub(crate) fn path_request(tool: BuiltinTool, input: &Value) -> Option<PathReque
         BuiltinTool::Bash
         | BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp
-        | BuiltinTool::SearchTools => None,
+        | BuiltinTool::SearchTools
+        | BuiltinTool::ListMcpResources
+        | BuiltinTool::ReadMcpResource => None,
     }
 }
 
@@ -178,6 +180,8 @@ mod tests {
                 (BuiltinTool::Glob, Some("a.txt/.".into())),
                 (BuiltinTool::ConnectMcp, None),
                 (BuiltinTool::DisconnectMcp, None),
+                (BuiltinTool::ListMcpResources, None),
+                (BuiltinTool::ReadMcpResource, None),
                 (BuiltinTool::SearchTools, None),
             ]
         );

@@ -136,6 +136,10 @@ pub struct App {
     pub detail_scroll: usize,
     /// The selected tool's details, wrapped for the detail panel at the current size.
     pub detail: DetailState,
+    /// Resources, templates and prompts of the connected servers (for `@` and `/`).
+    pub catalogs: std::collections::BTreeMap<String, std::sync::Arc<crate::mcp::Catalog>>,
+    /// The completion popup and the prompt-argument questions.
+    pub assist: super::assist::Assist,
 }
 
 fn new_composer() -> TextArea<'static> {
@@ -176,6 +180,8 @@ impl App {
             areas: Areas::default(),
             detail_scroll: 0,
             detail: DetailState::default(),
+            catalogs: Default::default(),
+            assist: Default::default(),
             info,
         }
     }
@@ -184,7 +190,12 @@ impl App {
         self.composer.lines().join("\n")
     }
 
-    fn set_flash(&mut self, text: impl Into<String>) {
+    pub(super) fn reset_composer(&mut self) {
+        self.composer = new_composer();
+        self.composer.set_placeholder_style(self.theme.dim());
+    }
+
+    pub(super) fn set_flash(&mut self, text: impl Into<String>) {
         self.flash = Some((text.into(), self.now + Duration::from_secs(4)));
     }
 
@@ -267,7 +278,7 @@ impl App {
         }
     }
 
-    fn content_changed(&mut self) {
+    pub(super) fn content_changed(&mut self) {
         if self.scroll != Scroll::Follow {
             self.unseen_below = true;
         }
@@ -292,6 +303,19 @@ pub fn update(app: &mut App, msg: Msg) -> Update {
     }
     redraw |= match msg {
         Msg::Terminal(event) => on_terminal(app, event, &mut effects),
+        Msg::Agent(AgentEvent::Completions { id, values }) => {
+            super::assist::on_completions(app, id, values, &mut effects);
+            true
+        }
+        Msg::Agent(AgentEvent::Catalog { server, catalog }) => {
+            if catalog.has_resources || catalog.has_prompts {
+                app.catalogs.insert(server, catalog);
+            } else {
+                app.catalogs.remove(&server);
+            }
+            super::assist::refresh(app, &mut effects);
+            true
+        }
         Msg::Agent(event) => {
             on_agent(app, event);
             true
@@ -450,9 +474,14 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             return;
         }
         AgentEvent::ServerStatus { server, status } => {
+            if !matches!(status, crate::mcp::ServerStatus::Ready { .. }) {
+                app.catalogs.remove(&server);
+            }
             app.pool.set_status(&server, status);
             return;
         }
+        // Taken by `update` before it gets here.
+        AgentEvent::Catalog { .. } | AgentEvent::Completions { .. } => return,
         AgentEvent::ServerAuth { server, status } => {
             app.pool.set_auth(&server, status);
             return;
@@ -727,6 +756,9 @@ fn on_pool_key(app: &mut App, key: KeyEvent) -> bool {
 }
 
 fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
+    if let Some(redraw) = super::assist::on_key(app, key, effects) {
+        return redraw;
+    }
     let newline_mod = key
         .modifiers
         .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT);
@@ -739,8 +771,13 @@ fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> b
         _ => {
             // The text area reports edits; cursor and selection moves show too.
             let before = (app.composer.cursor(), app.composer.selection_range());
+            let popup_before = app.assist.popup.clone();
             let edited = app.composer.input(key);
-            return edited || (app.composer.cursor(), app.composer.selection_range()) != before;
+            let moved = (app.composer.cursor(), app.composer.selection_range()) != before;
+            if edited || moved {
+                super::assist::refresh(app, effects);
+            }
+            return edited || moved || app.assist.popup != popup_before;
         }
     }
     true
@@ -783,6 +820,12 @@ fn reset_composer(app: &mut App) {
 }
 
 fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
+    let (first, rest) = command
+        .split_once(char::is_whitespace)
+        .unwrap_or((command, ""));
+    if first.starts_with("mcp__") && super::assist::run_prompt_command(app, first, rest, effects) {
+        return;
+    }
     let mut words = command.split_whitespace();
     let name = words.next().unwrap_or_default();
     let arg = words.next();

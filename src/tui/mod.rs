@@ -6,6 +6,8 @@
 //! changed; `view` only draws, composing the widgets in [`widgets`].
 
 mod app;
+pub mod assist;
+pub mod completion;
 mod inbox;
 mod layout;
 mod limiter;

@@ -7,8 +7,8 @@ use ratatui::Frame;
 use super::app::{App, Focus, Overlay};
 use super::layout::areas;
 use super::widgets::{
-    Composer, Conversation, HelpOverlay, McpOverlay, PermissionsOverlay, PoolPanel, StatusLine,
-    ToolDetail, inbox,
+    CompletionPopup, Composer, Conversation, FormQuestion, HelpOverlay, McpOverlay,
+    PermissionsOverlay, PoolPanel, StatusLine, ToolDetail, inbox,
 };
 
 pub fn view(app: &App, frame: &mut Frame) {
@@ -55,6 +55,22 @@ pub fn view(app: &App, frame: &mut Frame) {
         },
         a.composer,
     );
+    if let Some(form) = &app.assist.form {
+        frame.render_widget(
+            FormQuestion {
+                text: &form.question(),
+                theme: t,
+            },
+            a.composer,
+        );
+    }
+    if let Some(popup) = &app.assist.popup
+        && app.focus == Focus::Composer
+    {
+        let widget = CompletionPopup { popup, theme: t };
+        let area = widget.area(a.composer, frame.area());
+        frame.render_widget(widget, area);
+    }
     frame.render_widget(
         StatusLine {
             model_label: &app.model_label,

@@ -4,6 +4,7 @@
 //!
 //! [`Widget`]: ratatui::widgets::Widget
 
+pub mod completion;
 pub mod composer;
 pub mod conversation;
 pub mod inbox;
@@ -11,6 +12,7 @@ pub mod overlays;
 pub mod pool_panel;
 pub mod tool_detail;
 
+pub use completion::{CompletionPopup, FormQuestion};
 pub use composer::{Composer, StatusLine};
 pub use conversation::Conversation;
 pub use overlays::{HelpOverlay, McpOverlay, PermissionsOverlay};

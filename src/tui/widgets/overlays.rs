@@ -47,11 +47,17 @@ impl Widget for HelpOverlay<'_> {
             ("PgUp PgDn, wheel", "scroll the conversation / tool details"),
             ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
             ("Ctrl+O", "expand / collapse tool results"),
-            ("/connect NAME", "start an MCP server and add its tools"),
-            ("/disconnect NAME", "stop a server and remove its tools"),
+            (
+                "/[dis]connect NAME",
+                "start / stop an MCP server (its tools come and go)",
+            ),
             ("/mcp", "servers: status, command, tools, errors, reconnect"),
             ("/permissions", "rules in force, session grants, revoke"),
             ("/undo", "restore what the last turn changed (asks)"),
+            (
+                "@server:uri /mcp__s__p",
+                "attach an MCP resource · run an MCP prompt",
+            ),
             ("/clear", "forget the conversation (connections stay)"),
             ("/help, /quit", "this help, leave"),
             (
