@@ -513,7 +513,10 @@ mod tests {
             content[0]["content"],
             json!([{"type": "text", "text": "a chart"}, image])
         );
-        assert_eq!(content[1], image);
+        // The last block of the conversation carries the prompt-cache breakpoint.
+        let mut last = image;
+        last["cache_control"] = json!({"type": "ephemeral"});
+        assert_eq!(content[1], last);
     }
 
     #[test]
