@@ -402,3 +402,72 @@ async fn a_big_mcp_result_is_cut_to_the_token_budget_and_kept_whole_on_disk() {
     assert!(saved.starts_with(&h.state.path().display().to_string()));
     assert_eq!(std::fs::read_to_string(saved).unwrap(), "x".repeat(20_000));
 }
+
+/// The real binary, headless: `[tools] search = "on"` in the user's config.toml defers the
+/// docs server's tools, the JSONL says which, and a search loads one into the pool.
+#[test]
+fn headless_jsonl_reports_deferred_tools_from_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(config.join("config.toml"), "[tools]\nsearch = \"on\"\n").unwrap();
+    let scenario = dir.path().join("scenario.json");
+    std::fs::write(
+        &scenario,
+        json!({"name": "search", "description": "connect docs, find a tool", "steps": [
+            {"id": "c", "say": "Connecting.", "tools": [{"name": "connect_mcp", "input": {"name": "docs"}}]},
+            {"id": "s", "after": "c", "say": "Searching.", "tools": [{"name": "search_tools", "input": {"query": "mcp__docs__get_version"}}]},
+            {"id": "d", "after": "s", "say": "Found: {{result_line}}"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["-p", "find the version tool", "--provider", "scripted"])
+        .args(["--output-format", "jsonl"])
+        .current_dir(&workspace)
+        .env("TOOLGATE_STATE_DIR", dir.path().join("state"))
+        .env("TOOLGATE_CONFIG_DIR", &config)
+        .env("TOOLGATE_SCENARIO", &scenario)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let deferred: Vec<Vec<String>> = events
+        .iter()
+        .filter(|e| e["type"] == "tools_deferred")
+        .map(|e| serde_json::from_value(e["deferred"].clone()).unwrap())
+        .collect();
+    assert!(deferred.len() >= 2, "{stdout}");
+    let first = &deferred[deferred.len() - 2];
+    assert!(
+        first.contains(&"mcp__docs__get_version".to_string()),
+        "{first:?}"
+    );
+    let last = deferred.last().unwrap();
+    assert!(
+        !last.contains(&"mcp__docs__get_version".to_string()),
+        "{last:?}"
+    );
+    assert!(last.contains(&"mcp__docs__search".to_string()), "{last:?}");
+    let pool: Vec<String> = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "pool_changed")
+        .map(|e| serde_json::from_value(e["pool"].clone()).unwrap())
+        .unwrap();
+    let tail: Vec<&str> = pool.iter().rev().take(2).map(String::as_str).collect();
+    assert_eq!(tail, ["mcp__docs__get_version", "search_tools"], "{pool:?}");
+}
