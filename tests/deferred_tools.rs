@@ -89,8 +89,17 @@ fn start(
     replies: Vec<Vec<StreamEvent>>,
     adjust: impl FnOnce(&mut AgentConfig),
 ) -> Harness {
+    start_in(tempfile::tempdir().unwrap(), servers, replies, adjust)
+}
+
+/// [`start`] with a given state folder (its sessions can be resumed).
+fn start_in(
+    state: tempfile::TempDir,
+    servers: Vec<ServerConfig>,
+    replies: Vec<Vec<StreamEvent>>,
+    adjust: impl FnOnce(&mut AgentConfig),
+) -> Harness {
     let workspace = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
     let requests: Requests = Arc::default();
     let model = ReplayModel {
         replies: Mutex::new(replies.into()),
@@ -470,4 +479,69 @@ fn headless_jsonl_reports_deferred_tools_from_the_config_file() {
         .unwrap();
     let tail: Vec<&str> = pool.iter().rev().take(2).map(String::as_str).collect();
     assert_eq!(tail, ["mcp__docs__get_version", "search_tools"], "{pool:?}");
+}
+
+#[tokio::test]
+async fn tools_loaded_by_a_search_are_loaded_again_when_the_session_is_resumed() {
+    let on = |config: &mut AgentConfig| {
+        config.tool_search = SearchSettings {
+            mode: SearchMode::On,
+            ..SearchSettings::default()
+        }
+    };
+    let mut first = start(
+        vec![server("tracker", &TRACKER, false)],
+        vec![
+            calls(&[("c1", "connect_mcp", json!({"name": "tracker"}))]),
+            calls(&[(
+                "s1",
+                "search_tools",
+                json!({"query": "mcp__tracker__add_comment"}),
+            )]),
+            done(),
+        ],
+        on,
+    );
+    let events = first.turn("load the comment tool").await;
+    let session_id = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::SessionStarted { session_id, .. } => Some(session_id.clone()),
+            _ => None,
+        })
+        .expect("a SessionStarted event");
+    first
+        .handle
+        .commands
+        .send(UiCommand::Shutdown)
+        .await
+        .unwrap();
+    while first.handle.events.recv().await.is_some() {}
+    let state = first.state;
+
+    let mut resumed = start_in(
+        state,
+        vec![server("tracker", &TRACKER, false)],
+        vec![done()],
+        |config| {
+            on(config);
+            config.resume = Some(session_id);
+        },
+    );
+    resumed.turn("and now?").await;
+    let names = tool_names(&resumed.requests()[0]);
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("mcp__tracker__add_comment"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"search_tools".to_string()));
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| n.starts_with("mcp__tracker__"))
+            .count(),
+        1,
+        "{names:?}"
+    );
 }

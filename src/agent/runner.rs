@@ -425,6 +425,7 @@ impl Agent {
             }
         }
         self.messages = restored.messages;
+        self.tool_search.restore_loaded(restored.loaded_tools);
         self.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",

@@ -64,6 +64,17 @@ impl ToolSearch {
         })
     }
 
+    /// Tools loaded in an earlier run of a resumed session come first, in their order.
+    pub fn restore_loaded(&mut self, tools: Vec<String>) {
+        let mut restored: Vec<String> = Vec::with_capacity(tools.len() + self.loaded.len());
+        for tool in tools.into_iter().chain(std::mem::take(&mut self.loaded)) {
+            if !restored.contains(&tool) {
+                restored.push(tool);
+            }
+        }
+        self.loaded = restored;
+    }
+
     /// How many tools the last assembled pool deferred.
     pub fn deferred_count(&self) -> usize {
         self.deferred.len()
@@ -211,6 +222,12 @@ impl Agent {
             if !self.tool_search.loaded.contains(name) {
                 self.tool_search.loaded.push(name.clone());
             }
+        }
+        if !newly_loaded.is_empty() {
+            self.record(super::session::Record::ToolsLoaded {
+                tools: newly_loaded.clone(),
+            })
+            .await;
         }
         let head = if newly_loaded.is_empty() {
             format!(
