@@ -70,11 +70,19 @@ impl StartOptions {
 /// Builds the agent's configuration. Errors are usage errors: each is about something the
 /// person asked for (a bad rule flag, an unknown provider or session).
 pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, Failure> {
-    let loaded = crate::config::load_servers(&crate::config::LoadOptions {
+    let load_options = crate::config::LoadOptions {
         workspace: opts.workspace.clone(),
         user_config_dir: crate::paths::user_config_dir(),
         flag_files: opts.mcp_config.clone(),
         trust_project: opts.trust_project,
+    };
+    let loaded = crate::config::load_servers(&load_options);
+    // The console reloads on file changes and `/mcp reload`; a headless run keeps the
+    // configuration it started with.
+    let reload = (front_end == FrontEnd::Console).then(|| crate::agent::ConfigReload {
+        options: load_options,
+        known_problems: loaded.diagnostics.clone(),
+        watch: true,
     });
     let mut notices: Vec<String> = loaded
         .diagnostics
@@ -126,6 +134,7 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
     config.sandbox = sandbox;
     config.tool_search = tool_search;
     config.mcp_output_tokens = mcp_output_tokens;
+    config.reload = reload;
     if let Some(from) = &opts.resume {
         let dir = config
             .sessions_dir

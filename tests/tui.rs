@@ -521,6 +521,44 @@ fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_comma
 }
 
 #[test]
+fn mcp_reload_asks_the_agent_and_a_reloaded_list_updates_the_panel() {
+    let mut app = started_app();
+    type_text(&mut app, "/mcp reload");
+    let (commands, _) = perform(key(&mut app, KeyCode::Enter));
+    assert!(
+        matches!(&commands[..], [UiCommand::ReloadConfig]),
+        "{commands:?}"
+    );
+    assert_eq!(
+        app.overlay,
+        Overlay::None,
+        "reload does not open the server list"
+    );
+
+    // deploy was removed from the file (and disconnected by the agent), tracker added.
+    let mut servers = info().servers;
+    servers.remove(1);
+    servers.push(ServerInfo {
+        name: "tracker".into(),
+        command_line: "npx -y @acme/tracker-mcp".into(),
+        containment: Containment::Unsandboxed,
+    });
+    agent(&mut app, AgentEvent::ServersChanged { servers });
+    // The removed server's last status arrives after the new list: it stays gone.
+    agent(
+        &mut app,
+        AgentEvent::ServerStatus {
+            server: "deploy".into(),
+            status: ServerStatus::Disconnected { reason: None },
+        },
+    );
+    let text = screen(&mut app, 110, 30);
+    assert!(text.contains("tracker ○ not connected"), "{text}");
+    assert!(text.contains("docs ○ not connected"), "{text}");
+    assert!(!text.contains("deploy"), "{text}");
+}
+
+#[test]
 fn small_terminal_80x24_with_conversation_and_dialog() {
     let mut app = started_app();
     type_text(&mut app, "deploy 1.4.2 please");

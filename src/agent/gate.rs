@@ -97,6 +97,45 @@ impl Gate {
         }
     }
 
+    /// A connected project server whose definition changed on disk: reconnecting it starts
+    /// the new definition, so the person is asked first, whatever was approved before
+    /// (the environment or headers may have changed under the same command line). True
+    /// when approved; the new command line then counts as approved for the session.
+    pub async fn approve_changed_project_server(
+        &mut self,
+        config: &crate::config::ServerConfig,
+        events: &mpsc::Sender<AgentEvent>,
+    ) -> bool {
+        if self.headless {
+            self.policy.approve_project_server(config);
+            return true;
+        }
+        let command_line = config.command_line();
+        let (request, answer) = Request::new(
+            Origin::Project {
+                server: config.name.clone(),
+            },
+            ProjectServer {
+                server: config.name.clone(),
+                why: format!(
+                    "the project changed the definition of '{}' in its .mcp.json; reconnecting runs: {command_line}",
+                    config.name
+                ),
+                command_line,
+            },
+            Instant::now(),
+            None,
+        );
+        let approved = matches!(
+            ask(events, request, answer, None).await,
+            Some(Reply::Person(ProjectServerAnswer::Start))
+        );
+        if approved {
+            self.policy.approve_project_server(config);
+        }
+        approved
+    }
+
     pub fn new(policy: Policy, workspace: PathBuf, headless: bool) -> Self {
         Gate {
             policy,

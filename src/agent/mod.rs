@@ -8,11 +8,13 @@
 
 mod ask;
 mod checkpoints;
+pub mod elicitation;
 pub mod events;
 mod gate;
 mod host_files;
 mod prompt;
 mod prompts;
+mod reload;
 pub mod resources;
 mod runner;
 mod search;
@@ -30,6 +32,7 @@ use crate::policy::Policy;
 pub use ask::ask;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
+pub use reload::ConfigReload;
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.
@@ -88,6 +91,9 @@ pub struct AgentConfig {
     /// Estimated tokens (see [`crate::tokens`]) of one MCP tool result the model gets;
     /// the whole result is kept in a file. `MAX_MCP_OUTPUT_TOKENS` sets it.
     pub mcp_output_tokens: usize,
+    /// How to load the server configuration again (`/mcp reload`, and the file watcher
+    /// when `watch` is set); None: the configuration is fixed for the session.
+    pub reload: Option<ConfigReload>,
 }
 
 impl AgentConfig {
@@ -117,6 +123,7 @@ impl AgentConfig {
             sandbox: crate::sandbox::Sandbox::default(),
             tool_search: Default::default(),
             mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
+            reload: None,
         }
     }
 }

@@ -44,6 +44,8 @@ enum Work {
     ),
     /// A server's tool list or state changed on its own.
     RefreshPool,
+    /// Load the server configuration again (`/mcp reload`, or the watcher saw a change).
+    Reload(super::reload::ReloadCause),
     Shutdown,
 }
 
@@ -88,6 +90,7 @@ pub(super) fn start(
         control.clone(),
         (config.hub.clone(), events.clone()),
     ));
+    let watcher = watch_config(&config, work_tx.clone());
     if let Some(hub_events) = config.hub_events.take() {
         tokio::spawn(forward_hub_events(
             hub_events,
@@ -97,6 +100,8 @@ pub(super) fn start(
         ));
     }
     tokio::spawn(async move {
+        // Watching lasts as long as the agent does.
+        let _watcher = watcher;
         let mut agent = Agent::new(config, events, control);
         agent.run(work_rx).await;
         stopped.cancel();
@@ -122,6 +127,7 @@ async fn read_commands(
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
             UiCommand::Undo => Work::Undo(control.new_turn()),
+            UiCommand::ReloadConfig => Work::Reload(super::reload::ReloadCause::Asked),
             UiCommand::RunPrompt {
                 server,
                 prompt,
@@ -158,6 +164,26 @@ async fn read_commands(
     control.shutting_down.store(true, Ordering::SeqCst);
     control.cancel_current();
     let _ = work.send(Work::Shutdown);
+}
+
+/// Starts the config watcher when the front end wants one; its batches become reloads.
+/// A watcher that cannot start is logged: `/mcp reload` still works.
+fn watch_config(
+    config: &AgentConfig,
+    work: mpsc::UnboundedSender<Work>,
+) -> Option<crate::config::watch::ConfigWatcher> {
+    let reload = config.reload.as_ref().filter(|r| r.watch)?;
+    let files = crate::config::watch::watched_files(&reload.options);
+    let on_change = move |changed: Vec<PathBuf>| {
+        let _ = work.send(Work::Reload(super::reload::ReloadCause::Files(changed)));
+    };
+    match crate::config::watch::watch(files, on_change) {
+        Ok(watcher) => Some(watcher),
+        Err(e) => {
+            tracing::warn!("cannot watch the configuration files: {e}");
+            None
+        }
+    }
 }
 
 async fn forward_hub_events(
@@ -217,6 +243,11 @@ async fn forward_hub_events(
             }
             HubEvent::SignIn(question) => {
                 if !ask_sign_in(question, &events).await {
+                    return;
+                }
+            }
+            HubEvent::Elicitation(question) => {
+                if !super::elicitation::ask_elicitation(question, &events).await {
                     return;
                 }
             }
@@ -320,6 +351,7 @@ pub(super) struct Agent {
     pub(super) tool_search: super::search::ToolSearch,
     /// Estimated tokens of one MCP tool result the model gets; the rest is kept in a file.
     pub(super) mcp_output_tokens: usize,
+    pub(super) reload: Option<super::reload::ConfigReload>,
 }
 
 impl Agent {
@@ -355,6 +387,7 @@ impl Agent {
             sandbox: config.sandbox,
             tool_search: super::search::ToolSearch::new(config.tool_search),
             mcp_output_tokens: config.mcp_output_tokens.max(1),
+            reload: config.reload,
         }
     }
 
@@ -546,6 +579,7 @@ impl Agent {
                         .await;
                     }
                 }
+                Work::Reload(cause) => self.reload_config(cause).await,
                 Work::Shutdown => break,
             }
         }

@@ -133,10 +133,14 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+pub mod diff;
+pub mod edit;
 mod expand;
+pub mod import;
 mod mcp_json;
 mod oauth;
 mod tools;
+pub mod watch;
 
 pub use expand::expand;
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};

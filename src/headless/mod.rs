@@ -376,6 +376,7 @@ impl Printer<'_> {
             AgentEvent::Error(message) => self.error(&message),
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
+            | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }
             | AgentEvent::Completions { .. } => {}
         }

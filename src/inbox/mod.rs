@@ -12,13 +12,16 @@
 //! [`Kind`] (card, choices, safe default, outcome line), and one line in the
 //! `host_requests!` list below. See docs/ARCHITECTURE.md ("Adding a request kind").
 
+mod elicitation;
 mod escalation;
+pub mod form;
 mod project_server;
 mod restore_files;
 mod sign_in;
 mod tool_call;
 mod workspace_trust;
 
+pub use elicitation::{Elicitation, ElicitationAnswer, ElicitationMode};
 pub use escalation::{Escalation, EscalationReason};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
 pub use restore_files::{RestoreAnswer, RestoreFiles};
@@ -161,6 +164,9 @@ pub enum Then<A> {
     Answer(A),
     /// Ask for a line of text first (an empty one is allowed), then answer with it.
     AskNote(fn(String) -> A),
+    /// Send the kind's form (see [`Kind::form`]) once it has no problems left, and answer
+    /// with its content.
+    Form(fn(serde_json::Map<String, serde_json::Value>) -> A),
 }
 
 /// One answer the person can give, with its key.
@@ -206,6 +212,10 @@ pub trait Kind: fmt::Debug + Send + 'static {
     fn safe_default(&self) -> Self::Answer;
     /// One line for the transcript saying how the request ended.
     fn outcome_line(&self, answer: &Self::Answer) -> String;
+    /// The form the person fills in before a [`Then::Form`] choice; most kinds have none.
+    fn form(&self) -> Option<form::Form> {
+        None
+    }
 }
 
 /// How an answer came about: the asker records who decided from this.
@@ -275,6 +285,8 @@ pub struct ChoiceView {
     pub key: char,
     pub label: String,
     pub asks_note: bool,
+    /// Picking it sends the form ([`Open::submit`]).
+    pub submits_form: bool,
     pub safe: bool,
 }
 
@@ -298,6 +310,15 @@ pub trait Open: fmt::Debug + Send {
     /// Answers with the choice at `index` (its note, if it asks for one). An index out of
     /// range answers with the safe default.
     fn choose(self: Box<Self>, index: usize, note: Option<String>) -> Closed;
+    /// The form to fill in, with its defaults entered; None for kinds without one.
+    fn form(&self) -> Option<form::Form>;
+    /// Answers with the form choice at `index` and the form's content. Another choice
+    /// answers as [`Open::choose`] does.
+    fn submit(
+        self: Box<Self>,
+        index: usize,
+        content: serde_json::Map<String, serde_json::Value>,
+    ) -> Closed;
     /// Answers with the safe default because the deadline passed.
     fn expire(self: Box<Self>) -> Closed;
     /// Answers with the safe default because the front end cannot ask (headless, closing).
@@ -326,6 +347,7 @@ impl<K: Kind> Open for Request<K> {
                 key: c.key,
                 label: c.label,
                 asks_note: matches!(c.then, Then::AskNote(_)),
+                submits_form: matches!(c.then, Then::Form(_)),
                 safe: c.safe,
             })
             .collect()
@@ -336,9 +358,34 @@ impl<K: Kind> Open for Request<K> {
         let answer = match chosen.map(|c| c.then) {
             Some(Then::Answer(answer)) => answer,
             Some(Then::AskNote(with_note)) => with_note(note.unwrap_or_default()),
-            None => self.payload.safe_default(),
+            // A form choice needs the form's content: without it, nothing is sent.
+            Some(Then::Form(_)) | None => self.payload.safe_default(),
         };
         self.close(Reply::Person(answer))
+    }
+
+    fn form(&self) -> Option<form::Form> {
+        self.payload.form()
+    }
+
+    fn submit(
+        self: Box<Self>,
+        index: usize,
+        content: serde_json::Map<String, serde_json::Value>,
+    ) -> Closed {
+        match self
+            .payload
+            .choices()
+            .into_iter()
+            .nth(index)
+            .map(|c| c.then)
+        {
+            Some(Then::Form(with_content)) => {
+                let answer = with_content(content);
+                self.close(Reply::Person(answer))
+            }
+            _ => self.choose(index, None),
+        }
     }
 
     fn expire(self: Box<Self>) -> Closed {
@@ -419,6 +466,7 @@ host_requests! {
     Escalation(Escalation),
     SignIn(SignIn),
     RestoreFiles(RestoreFiles),
+    Elicitation(Elicitation),
 }
 
 /// Whole seconds, for ages and countdowns ("42s", "3m05s", "1h02m").

@@ -145,6 +145,11 @@ fn no_kind_uses_a_reserved_key_and_every_kind_has_one_safe_choice() {
             .iter()
             .map(|c| (c.key, c.safe))
             .collect(),
+        elicitation_form()
+            .choices()
+            .iter()
+            .map(|c| (c.key, c.safe))
+            .collect(),
     ];
     for choices in kinds {
         assert_eq!(choices.iter().filter(|(_, safe)| *safe).count(), 1);
@@ -279,4 +284,87 @@ fn sign_in_card_names_the_authorization_server_and_the_scopes() {
         Reply::Dismissed(SignInAnswer::NotNow),
         "nobody to ask: nothing signs in"
     );
+}
+
+fn elicitation_form() -> Elicitation {
+    Elicitation {
+        server: "deploy".into(),
+        message: "Which environment?".into(),
+        mode: ElicitationMode::Form(
+            crate::mcp::form_from_schema(&json!({"type": "object", "properties": {
+                "env": {"type": "string", "enum": ["staging", "prod"], "default": "staging"}}}))
+            .unwrap(),
+        ),
+    }
+}
+
+#[test]
+fn a_form_choice_answers_only_with_the_forms_content() {
+    let (request, mut rx) = Request::new(
+        Origin::Server {
+            server: "deploy".into(),
+        },
+        elicitation_form(),
+        Instant::now(),
+        None,
+    );
+    let open: Box<dyn Open> = Box::new(request);
+    let form = open.form().unwrap();
+    assert_eq!(form.fields[0].shown(), "staging", "the default is entered");
+    let submit = open.choices().iter().position(|c| c.submits_form).unwrap();
+    // Without the form's content nothing is sent: the safe answer (decline) instead.
+    let closed = open.choose(submit, None);
+    assert_eq!(closed.outcome, "declined the request of 'deploy'");
+    assert_eq!(
+        rx.try_recv().unwrap(),
+        Reply::Person(ElicitationAnswer::Decline)
+    );
+
+    let (request, mut rx) = Request::new(
+        Origin::Server {
+            server: "deploy".into(),
+        },
+        elicitation_form(),
+        Instant::now(),
+        None,
+    );
+    let open: Box<dyn Open> = Box::new(request);
+    let content = open.form().unwrap().content().unwrap();
+    let closed = open.submit(submit, content.clone());
+    assert_eq!(closed.outcome, "sent 1 field(s) to 'deploy'");
+    assert_eq!(
+        rx.try_recv().unwrap(),
+        Reply::Person(ElicitationAnswer::Accept(content))
+    );
+}
+
+#[test]
+fn the_elicitation_card_says_the_server_asks_and_shows_a_urls_domain() {
+    let form = elicitation_form();
+    let card = form.card();
+    assert_eq!(
+        card.asker,
+        "MCP server 'deploy' asks you for input (the server asks, not the model)"
+    );
+    assert_eq!(card.details, "Which environment?");
+    let url = Elicitation {
+        server: "pay".into(),
+        message: "Pay here".into(),
+        mode: ElicitationMode::Url {
+            url: "https://checkout.example.com/s/1".into(),
+            domain: "checkout.example.com".into(),
+        },
+    };
+    let card = url.card();
+    assert!(
+        card.facts
+            .iter()
+            .any(|f| f.label == "domain" && f.value == "checkout.example.com")
+    );
+    assert!(
+        card.facts
+            .iter()
+            .any(|f| f.label == "url" && f.value == "https://checkout.example.com/s/1")
+    );
+    assert_eq!(url.safe_default(), ElicitationAnswer::Decline);
 }

@@ -1,14 +1,17 @@
 //! toolgate's side of an MCP connection: routes progress to the call that asked for it,
 //! re-lists tools on `list_changed`, forwards server log messages. One per connection.
 
+use super::elicitation::Elicitor;
 use super::{HubEvent, ProgressUpdate};
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig as ClientInfo, Implementation,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ClientCapabilities, ClientConfig as ClientInfo, CustomRequest, CustomResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorCode, ErrorData,
+    FormElicitationCapability, Implementation, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, UrlElicitationCapability,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc;
@@ -30,6 +33,8 @@ pub struct HubClient {
     pub events: mpsc::UnboundedSender<HubEvent>,
     pub progress: ProgressRoutes,
     pub on_list_changed: ListChangedHook,
+    /// Asks the person when the server elicits input.
+    pub elicitor: Elicitor,
     /// Resources or prompts changed: the hub lists its catalog again.
     pub on_catalog_changed: ListChangedHook,
 }
@@ -37,8 +42,14 @@ pub struct HubClient {
 /// What toolgate tells servers about itself. `initialize` offers the newest version that
 /// still has the handshake: strict legacy peers reject `2026-07-28` there.
 pub fn client_info() -> ClientInfo {
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation = Some(
+        ElicitationCapability::new()
+            .with_form(FormElicitationCapability::default())
+            .with_url(UrlElicitationCapability::new()),
+    );
     let mut info = ClientInfo::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
     );
     info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
@@ -48,6 +59,37 @@ pub fn client_info() -> ClientInfo {
 impl ClientHandler for HubClient {
     fn get_info(&self) -> ClientInfo {
         client_info()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.elicitor.ask(request, context.ct).await
+    }
+
+    /// rmcp hands over an `elicitation/create` it could not read into its own types (a
+    /// schema outside what it models) as a custom request: toolgate reads it itself, so
+    /// the server gets either a form or the reason it was refused — never "method not
+    /// found" for a method toolgate declared.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != "elicitation/create" {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let params = request.params.unwrap_or_default();
+        let result = self.elicitor.ask_raw(&params, context.ct).await?;
+        serde_json::to_value(result)
+            .map(CustomResult)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn on_progress(

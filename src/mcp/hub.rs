@@ -1,5 +1,7 @@
 //! [`McpHub`]: every configured server and the live connections to them.
 
+mod input_required;
+mod reload;
 mod resources;
 mod sign_in;
 
@@ -68,7 +70,8 @@ struct Connection {
 }
 
 struct Inner {
-    configs: Vec<ServerConfig>,
+    /// Replaced whole when the configuration is reloaded (`replace_configs`).
+    configs: Mutex<Vec<ServerConfig>>,
     events: mpsc::UnboundedSender<HubEvent>,
     /// Connected servers in connection order (the pool keeps that order).
     connections: Mutex<Vec<Arc<Connection>>>,
@@ -89,6 +92,8 @@ struct Inner {
     opener: Opener,
     sign_in_timeout: Duration,
     token_file: Option<TokenFile>,
+    /// Per server, so its handler and its calls' `input_required` rounds share one bound.
+    elicitors: Mutex<HashMap<String, super::elicitation::Elicitor>>,
 }
 
 /// Why starting a server failed, and whether a sign-in could change that.
@@ -176,7 +181,7 @@ impl McpHub {
             .collect();
         McpHub {
             inner: Arc::new(Inner {
-                configs,
+                configs: Mutex::new(configs),
                 events,
                 connections: Mutex::new(Vec::new()),
                 statuses: Mutex::new(statuses),
@@ -192,17 +197,24 @@ impl McpHub {
                 opener: options.opener,
                 sign_in_timeout: options.sign_in_timeout,
                 token_file: options.token_file,
+                elicitors: Mutex::default(),
             }),
         }
     }
 
     /// Names of all configured servers, in configuration order.
     pub fn configured(&self) -> Vec<String> {
-        self.inner.configs.iter().map(|c| c.name.clone()).collect()
+        lock(&self.inner.configs)
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
     }
 
     pub fn config(&self, name: &str) -> Option<ServerConfig> {
-        self.inner.configs.iter().find(|c| c.name == name).cloned()
+        lock(&self.inner.configs)
+            .iter()
+            .find(|c| c.name == name)
+            .cloned()
     }
 
     pub fn workspace(&self) -> &Path {
@@ -211,11 +223,11 @@ impl McpHub {
 
     /// The sandbox profile a configured server runs under (for the pool panel and `/mcp`).
     pub fn sandbox_profile(&self, name: &str) -> Option<Profile> {
-        let config = self.inner.configs.iter().find(|c| c.name == name)?;
+        let config = self.config(name)?;
         Some(
             self.inner
                 .sandbox
-                .server_profile(config, &self.inner.workspace),
+                .server_profile(&config, &self.inner.workspace),
         )
     }
 
@@ -524,6 +536,7 @@ impl McpHub {
             events: self.inner.events.clone(),
             progress: progress.clone(),
             on_list_changed: self.list_changed_hook(&config.name),
+            elicitor: self.elicitor(&config.name),
             on_catalog_changed: self.catalog_changed_hook(&config.name),
         };
         let probe_timeout = matches!(lifecycle, ClientLifecycleMode::Auto { .. })
@@ -597,6 +610,14 @@ impl McpHub {
     }
 
     /// A weak hook, so a connection's handler does not keep the hub alive.
+    /// The server's elicitor, the same one across reconnects.
+    fn elicitor(&self, server: &str) -> super::elicitation::Elicitor {
+        lock(&self.inner.elicitors)
+            .entry(server.to_string())
+            .or_insert_with(|| super::elicitation::Elicitor::new(server, self.inner.events.clone()))
+            .clone()
+    }
+
     fn list_changed_hook(&self, server: &str) -> ListChangedHook {
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let server = server.to_string();
@@ -758,6 +779,7 @@ impl McpHub {
                     arguments.clone(),
                     progress.clone(),
                     &cancel,
+                    None,
                 )
                 .await;
             let (error, challenge) = match attempt {
@@ -795,10 +817,17 @@ impl McpHub {
         arguments: Option<serde_json::Map<String, Value>>,
         progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
         cancel: &CancellationToken,
+        retry: Option<input_required::Retry>,
     ) -> Result<CallOutput, (McpError, Option<Challenge>)> {
         let server = connection.name.as_str();
         let mut params = CallToolRequestParams::new(tool.to_string());
-        params.arguments = arguments;
+        params.arguments = arguments.clone();
+        let round = retry.as_ref().map_or(0, |r| r.round);
+        if let Some(retry) = retry {
+            params.input_responses = retry.responses;
+            params.request_state = retry.state;
+        }
+        let progress_again = progress.clone();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let mut handle = connection
             .peer
@@ -820,9 +849,19 @@ impl McpHub {
             token,
         };
         let mut closed = connection.closed.clone();
+        let elicitor = self.elicitor(server);
         let outcome = tokio::select! {
             response = &mut handle.rx => match response {
                 Ok(Ok(ServerResult::CallToolResult(result))) => Ok(call_output(&result)),
+                Ok(Ok(ServerResult::InputRequiredResult(required))) => {
+                    match self.fulfil_input(connection, required, cancel, round + 1).await {
+                        Ok(next) => Box::pin(self.call_once(
+                            connection, tool, arguments, progress_again, cancel, Some(next),
+                        ))
+                        .await,
+                        Err(e) => Err((e, None)),
+                    }
+                }
                 Ok(Ok(other)) => Err((McpError::Protocol {
                     server: server.to_string(),
                     message: format!("unexpected answer to tools/call: {}", short_debug(&other)),
@@ -835,7 +874,8 @@ impl McpHub {
                 Err(_) => Err((self.disconnected(connection).await, None)),
             },
             _ = wait_closed(&mut closed) => Err((self.disconnected(connection).await, None)),
-            _ = tokio::time::sleep(connection.call_timeout) => {
+            // A server waiting for the person's answer is not a server that hangs.
+            () = elicitor.timeout_unless_asking(connection.call_timeout) => {
                 send_cancel(&connection.peer, handle.id.clone(), "timeout").await;
                 Err((McpError::Timeout {
                     server: server.to_string(),

@@ -5,6 +5,7 @@
 mod auth;
 pub mod catalog;
 mod convert;
+mod elicitation;
 mod errors;
 mod handler;
 mod hub;
@@ -16,6 +17,9 @@ pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
 };
 pub use catalog::Catalog;
+pub use elicitation::{
+    ElicitationAsk, ElicitationQuestion, ElicitationReply, MAX_WAITING_PER_SERVER, form_from_schema,
+};
 pub use hub::{CompletionTarget, HubOptions, McpHub};
 pub use stderr::STDERR_TAIL_LINES;
 
@@ -90,6 +94,9 @@ pub enum HubEvent {
     /// A sign-in asked for while connecting succeeded: connect the server now (through
     /// the same checks as any connect).
     SignedIn { server: String },
+    /// The server asks the person for input (a form or a page to open). Answer through
+    /// the question; no answer, or dropping it, declines.
+    Elicitation(ElicitationQuestion),
     /// The server's sign-in changed (signed in, needed, refresh failed).
     Auth {
         server: String,

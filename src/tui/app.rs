@@ -398,6 +398,11 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             app.info.servers = servers;
             return;
         }
+        AgentEvent::ServersChanged { servers } => {
+            let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+            app.pool.set_configured(&names);
+            app.info.servers = servers;
+        }
         AgentEvent::UserMessage(text) => {
             let text = for_terminal(&text);
             // The composer already showed what was sent; the echo only adds replayed ones.
@@ -477,7 +482,13 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             if !matches!(status, crate::mcp::ServerStatus::Ready { .. }) {
                 app.catalogs.remove(&server);
             }
-            app.pool.set_status(&server, status);
+            // A server a reload removed says "disconnected" after its row went (hub events
+            // travel on their own task): that must not bring the row back.
+            let removed = matches!(status, crate::mcp::ServerStatus::Disconnected { .. })
+                && app.pool.server(&for_terminal(&server)).is_none();
+            if !removed {
+                app.pool.set_status(&server, status);
+            }
             return;
         }
         // Taken by `update` before it gets here.
@@ -847,6 +858,10 @@ fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
                 }
             )));
             app.content_changed();
+        }
+        ("mcp", Some("reload")) => {
+            app.set_flash("reloading the MCP configuration…");
+            effects.push(Effect::SendCommand(UiCommand::ReloadConfig));
         }
         ("mcp", _) => app.overlay = Overlay::Mcp { selected: 0 },
         ("permissions", _) => app.overlay = Overlay::Permissions { selected: 0 },

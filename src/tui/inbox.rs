@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::inbox::form::{Field, FieldKind, Form, Item};
 use crate::inbox::{Card, ChoiceView, Closed, Fact, HostRequest, Open, Origin, short_duration};
 use crate::sanitize::for_terminal;
 
@@ -33,6 +34,12 @@ pub struct Entry {
     /// Some while the person types the note a choice asks for.
     pub note: Option<String>,
     pub scroll: u16,
+    /// The form being filled in (kinds with one), its texts cleaned.
+    pub form: Option<Form>,
+    /// The field that takes the keys.
+    pub field: usize,
+    /// Set by a submit that found problems: from then on every problem is shown.
+    pub tried: bool,
 }
 
 impl Entry {
@@ -48,6 +55,10 @@ impl Entry {
             })
             .collect();
         let highlight = choices.iter().position(|c| c.safe).unwrap_or(0);
+        let mut form = request.form();
+        if let Some(form) = &mut form {
+            clean_form(form);
+        }
         let meta = request.meta();
         Entry {
             kind: request.kind_name(),
@@ -59,8 +70,23 @@ impl Entry {
             highlight,
             note: None,
             scroll: 0,
+            form,
+            field: 0,
+            tried: false,
             request,
         }
+    }
+
+    /// The focused field of the form, if there is a form.
+    pub fn focused(&self) -> Option<&Field> {
+        self.form.as_ref().and_then(|f| f.fields.get(self.field))
+    }
+
+    /// The problem to show under a field: once it holds input, or after a submit.
+    pub fn shown_problem(&self, index: usize) -> Option<String> {
+        let field = self.form.as_ref()?.fields.get(index)?;
+        let touched = !field.shown().is_empty();
+        (self.tried || touched).then(|| field.problem()).flatten()
     }
 
     pub fn age(&self, now: Instant) -> Duration {
@@ -77,6 +103,19 @@ impl Entry {
 
     pub fn origin_of(&self) -> &Origin {
         &self.request.meta().origin
+    }
+}
+
+fn clean_form(form: &mut Form) {
+    for field in &mut form.fields {
+        field.name = for_terminal(&field.name);
+        field.title = field.title.as_deref().map(for_terminal);
+        field.description = field.description.as_deref().map(for_terminal);
+        if let FieldKind::OneOf { items } | FieldKind::ManyOf { items, .. } = &mut field.kind {
+            for Item { label, .. } in items {
+                *label = for_terminal(label);
+            }
+        }
     }
 }
 
@@ -281,15 +320,36 @@ impl Inbox {
     }
 
     pub fn paste(&mut self, text: &str) {
-        if let Some(entry) = self.entries.get_mut(self.current)
-            && let Some(note) = &mut entry.note
-        {
+        let Some(entry) = self.entries.get_mut(self.current) else {
+            return;
+        };
+        if let Some(note) = &mut entry.note {
             note.push_str(&for_terminal(text).replace('\n', " "));
+        } else if let Some(form) = &mut entry.form
+            && let Some(field) = form.fields.get_mut(entry.field)
+        {
+            field.paste(&for_terminal(text));
         }
     }
 
     pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> KeyResult {
-        if key.modifiers.contains(KeyModifiers::CONTROL) {
+        let in_form = self.list.is_none()
+            && self
+                .entries
+                .get(self.current)
+                .is_some_and(|e| e.form.is_some() && e.note.is_none());
+        let form_control = |c: char| {
+            c == LIST_KEY
+                || self.entries.get(self.current).is_some_and(|e| {
+                    e.choices
+                        .iter()
+                        .any(|ch| ch.key == c && !ch.submits_form && !ch.safe)
+                })
+        };
+        if key.modifiers.contains(KeyModifiers::CONTROL)
+            && !(in_form && matches!(key.code, KeyCode::Char(c) if form_control(c)))
+        {
+            // Ctrl+C and the like go on to the console (cancel the turn, quit).
             return KeyResult::NotHandled;
         }
         if self.entries.is_empty() {
@@ -300,6 +360,9 @@ impl Inbox {
         }
         if let Some(row) = self.list {
             return self.list_key(key, row, now);
+        }
+        if in_form {
+            return self.form_key(key, now);
         }
         let current = self.current;
         let Some(entry) = self.entries.get_mut(current) else {
@@ -346,6 +409,103 @@ impl Inbox {
             _ => {}
         }
         KeyResult::Consumed
+    }
+
+    /// Keys while a form is shown: letters type into the focused field, so the choices
+    /// move to Enter (the form's own choice), Esc (the safe one) and Ctrl+key (the others);
+    /// Ctrl+L lists the waiting requests.
+    fn form_key(&mut self, key: KeyEvent, now: Instant) -> KeyResult {
+        let current = self.current;
+        let Some(entry) = self.entries.get_mut(current) else {
+            return KeyResult::NotHandled;
+        };
+        let count = entry.form.as_ref().map_or(0, |f| f.fields.len());
+        if key.modifiers.contains(KeyModifiers::CONTROL) {
+            return match key.code {
+                KeyCode::Char(LIST_KEY) => {
+                    self.list = Some(current);
+                    KeyResult::Consumed
+                }
+                KeyCode::Char(c) => {
+                    match entry
+                        .choices
+                        .iter()
+                        .position(|ch| ch.key == c && !ch.submits_form && !ch.safe)
+                    {
+                        Some(choice) => self.answer_current(choice, None, now),
+                        // Ctrl+C and the rest go on to the console.
+                        None => KeyResult::NotHandled,
+                    }
+                }
+                _ => KeyResult::NotHandled,
+            };
+        }
+        match key.code {
+            KeyCode::Esc => {
+                let last = entry.choices.len().saturating_sub(1);
+                let safe = entry.choices.iter().position(|c| c.safe).unwrap_or(last);
+                return self.answer_current(safe, None, now);
+            }
+            KeyCode::Enter => return self.submit_form(now),
+            KeyCode::Tab | KeyCode::Down => {
+                entry.field = (entry.field + 1).min(count.saturating_sub(1))
+            }
+            KeyCode::BackTab | KeyCode::Up => entry.field = entry.field.saturating_sub(1),
+            KeyCode::PageUp => entry.scroll = entry.scroll.saturating_sub(10),
+            KeyCode::PageDown => entry.scroll = entry.scroll.saturating_add(10),
+            code => {
+                let Some(field) = entry
+                    .form
+                    .as_mut()
+                    .and_then(|f| f.fields.get_mut(entry.field))
+                else {
+                    return KeyResult::Consumed;
+                };
+                let typing = matches!(
+                    field.kind,
+                    FieldKind::Text { .. } | FieldKind::Number { .. }
+                );
+                match code {
+                    KeyCode::Left => field.step(false),
+                    KeyCode::Right => field.step(true),
+                    KeyCode::Home if typing => field.cursor = 0,
+                    KeyCode::End if typing => field.caret_to_end(),
+                    KeyCode::Char(' ') if !typing => field.toggle(),
+                    KeyCode::Char(c) => field.type_char(c),
+                    KeyCode::Backspace => field.backspace(),
+                    _ => {}
+                }
+            }
+        }
+        KeyResult::Consumed
+    }
+
+    /// Enter in a form: sends it when nothing is wrong, else shows every problem and
+    /// moves to the first field that has one.
+    fn submit_form(&mut self, now: Instant) -> KeyResult {
+        let current = self.current;
+        let Some(entry) = self.entries.get_mut(current) else {
+            return KeyResult::NotHandled;
+        };
+        let Some(form) = &entry.form else {
+            return KeyResult::NotHandled;
+        };
+        let Some(choice) = entry.choices.iter().position(|c| c.submits_form) else {
+            return KeyResult::Consumed;
+        };
+        match form.content() {
+            Ok(content) => {
+                let entry = self.remove(current, now);
+                KeyResult::Answered(entry.request.submit(choice, content))
+            }
+            Err(problems) => {
+                entry.tried = true;
+                if let Some(first) = problems.first() {
+                    entry.field = first.field;
+                }
+                KeyResult::Consumed
+            }
+        }
     }
 
     fn list_key(&mut self, key: KeyEvent, row: usize, now: Instant) -> KeyResult {

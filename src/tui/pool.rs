@@ -141,6 +141,27 @@ impl PoolView {
         }
     }
 
+    /// The configuration was reloaded: rows of servers no longer configured go (they were
+    /// disconnected first; a row whose tools are still in the pool stays until they leave),
+    /// new ones appear as not connected, known ones keep their state and place.
+    pub fn set_configured(&mut self, configured: &[String]) {
+        let configured: Vec<String> = configured.iter().map(|n| for_terminal(n)).collect();
+        let with_tools: std::collections::HashSet<String> = self
+            .entries
+            .iter()
+            .filter_map(|e| e.tool.server().map(str::to_string))
+            .collect();
+        self.servers
+            .retain(|row| configured.contains(&row.name) || with_tools.contains(&row.name));
+        for name in configured {
+            if self.server(&name).is_none() {
+                self.servers.push(row(name, ServerStatus::Idle));
+            }
+        }
+        self.regroup();
+        self.move_selection(0);
+    }
+
     pub fn entries(&self) -> &[PoolEntry] {
         &self.entries
     }

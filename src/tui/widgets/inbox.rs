@@ -12,6 +12,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::centered;
+use crate::inbox::form::{FieldKind, Input};
 use crate::inbox::{Tone, short_duration};
 use crate::tui::inbox::{Entry, Inbox, LIST_KEY};
 use crate::tui::theme::Theme;
@@ -135,8 +136,13 @@ impl InboxModal<'_> {
             ));
             buttons.push(Span::raw("  "));
         }
-        let mut foot = vec![LogicalLine::plain(buttons)];
-        if let Some(note) = &entry.note {
+        let mut foot = match &entry.form {
+            Some(_) => self.form_lines(entry, guarded),
+            None => vec![LogicalLine::plain(buttons)],
+        };
+        if entry.form.is_some() && entry.note.is_none() {
+            foot.push(self.line(self.form_hint(entry, count > 1), t.dim()));
+        } else if let Some(note) = &entry.note {
             foot.push(LogicalLine::plain(vec![
                 Span::styled("note: ", t.bold()),
                 Span::raw(note.clone()),
@@ -168,9 +174,14 @@ impl InboxModal<'_> {
                 foot.push(self.line(format!("  {}", self.summary(other)), t.dim()));
             }
             if others.len() > WAITING_ROWS {
+                // In a form letters type, so the list is on Ctrl+L there.
+                let list_key = match entry.form {
+                    Some(_) => format!("Ctrl+{}", LIST_KEY.to_ascii_uppercase()),
+                    None => LIST_KEY.to_string(),
+                };
                 foot.push(self.line(
                     format!(
-                        "  … and {} more ({LIST_KEY} lists them all)",
+                        "  … and {} more ({list_key} lists them all)",
                         others.len() - WAITING_ROWS
                     ),
                     t.dim(),
@@ -208,6 +219,126 @@ impl InboxModal<'_> {
             details_area,
         );
         frame.render_widget(Paragraph::new(foot), foot_area);
+    }
+
+    /// One line per field (label, what is entered, the cursor on the focused one), the
+    /// focused field's description, and problems once the field holds input or a submit
+    /// was tried.
+    fn form_lines(&self, entry: &Entry, guarded: bool) -> Vec<LogicalLine> {
+        let t = self.theme;
+        let Some(form) = &entry.form else {
+            return Vec::new();
+        };
+        let mut lines = Vec::new();
+        if form.fields.is_empty() {
+            lines.push(self.line("(no fields: Enter sends an empty answer)", t.dim()));
+        }
+        for (i, field) in form.fields.iter().enumerate() {
+            let focused = i == entry.field && !guarded;
+            let marker = if focused { "▶ " } else { "  " };
+            let mut spans = vec![
+                Span::raw(marker),
+                Span::styled(
+                    format!(
+                        "{}{}: ",
+                        field.label(),
+                        if field.required { " *" } else { "" }
+                    ),
+                    if focused { t.bold() } else { t.plain() },
+                ),
+            ];
+            match (&field.kind, &field.input) {
+                (FieldKind::OneOf { items }, Input::One(picked)) => {
+                    for (j, item) in items.iter().enumerate() {
+                        let on = *picked == Some(j);
+                        let style = if on && focused {
+                            t.selected()
+                        } else if on {
+                            t.bold()
+                        } else {
+                            t.dim()
+                        };
+                        spans.push(Span::styled(
+                            format!("{} {}", if on { "(•)" } else { "( )" }, item.label),
+                            style,
+                        ));
+                        spans.push(Span::raw("  "));
+                    }
+                }
+                (FieldKind::ManyOf { items, .. }, Input::Many(flags)) => {
+                    for (j, item) in items.iter().enumerate() {
+                        let on = flags.get(j).copied().unwrap_or(false);
+                        let style = if focused && j == field.cursor {
+                            t.selected()
+                        } else if on {
+                            t.bold()
+                        } else {
+                            t.dim()
+                        };
+                        spans.push(Span::styled(
+                            format!("{} {}", if on { "[x]" } else { "[ ]" }, item.label),
+                            style,
+                        ));
+                        spans.push(Span::raw("  "));
+                    }
+                }
+                (FieldKind::Boolean, Input::Bool(value)) => {
+                    let text = match value {
+                        Some(true) => "[x] yes",
+                        Some(false) => "[ ] no",
+                        None => "[ ] (not answered)",
+                    };
+                    spans.push(Span::styled(
+                        text,
+                        if focused { t.selected() } else { t.plain() },
+                    ));
+                }
+                _ if focused => {
+                    let shown = field.shown();
+                    let at = shown
+                        .char_indices()
+                        .nth(field.cursor)
+                        .map_or(shown.len(), |(at, _)| at);
+                    let (before, after) = shown.split_at(at);
+                    spans.push(Span::raw(before.to_string()));
+                    spans.push(Span::styled("▍", t.dim()));
+                    spans.push(Span::raw(after.to_string()));
+                }
+                _ => spans.push(Span::raw(field.shown())),
+            }
+            spans.push(Span::styled(format!("  {}", field.hint()), t.dim()));
+            lines.push(LogicalLine {
+                spans,
+                continuation_indent: 4,
+                preformatted: false,
+            });
+            if focused && let Some(description) = &field.description {
+                lines.push(self.line(format!("    {description}"), t.dim()));
+            }
+            if let Some(problem) = entry.shown_problem(i) {
+                lines.push(self.line(format!("    ✗ {problem}"), t.warn()));
+            }
+        }
+        lines
+    }
+
+    /// "Tab next field · Enter submit · Esc decline · Ctrl+X cancel the operation"
+    fn form_hint(&self, entry: &Entry, more: bool) -> String {
+        let mut parts = vec!["Tab next field · ←→ choose · Space toggle".to_string()];
+        for choice in &entry.choices {
+            let key = if choice.submits_form {
+                "Enter".to_string()
+            } else if choice.safe {
+                "Esc".to_string()
+            } else {
+                format!("Ctrl+{}", choice.key.to_ascii_uppercase())
+            };
+            parts.push(format!("{key} {}", choice.label.to_lowercase()));
+        }
+        if more {
+            parts.push(format!("Ctrl+{} list all", LIST_KEY.to_ascii_uppercase()));
+        }
+        parts.join(" · ")
     }
 
     fn draw_list(&self, frame: &mut Frame, selected: usize) {
@@ -258,6 +389,7 @@ mod tests {
 
     use super::*;
     use crate::inbox::{Origin, ProjectServer, Request, WorkspaceTrust};
+    use crate::tui::inbox::KeyResult;
 
     fn screen(inbox: &Inbox, now: Instant, width: u16, height: u16) -> String {
         let theme = Theme::new(false);
@@ -331,5 +463,167 @@ mod tests {
         let text = screen(&inbox, after_guard, 84, 24);
         assert!(text.contains("Inbox · 2 waiting"), "{text}");
         insta::assert_snapshot!("inbox_list", text);
+    }
+
+    fn elicitation(
+        schema: serde_json::Value,
+        start: Instant,
+    ) -> (
+        crate::inbox::HostRequest,
+        tokio::sync::oneshot::Receiver<crate::inbox::Reply<crate::inbox::ElicitationAnswer>>,
+    ) {
+        let (request, rx) = Request::new(
+            Origin::Server {
+                server: "deploy".into(),
+            },
+            crate::inbox::Elicitation {
+                server: "deploy".into(),
+                message: "Release settings for the next deploy".into(),
+                mode: crate::inbox::ElicitationMode::Form(
+                    crate::mcp::form_from_schema(&schema).unwrap(),
+                ),
+            },
+            start,
+            Some(start + Duration::from_secs(600)),
+        );
+        (request.into(), rx)
+    }
+
+    fn schema() -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "title": "Release name", "minLength": 3,
+                         "description": "Shown in the changelog"},
+                "replicas": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2},
+                "region": {"type": "string", "oneOf": [
+                    {"const": "eu", "title": "Europe"}, {"const": "us", "title": "America"}],
+                    "default": "eu"},
+                "notify": {"type": "array", "items": {"enum": ["email", "chat"]}},
+                "confirm": {"type": "boolean", "default": false}
+            },
+            "required": ["name", "region"]
+        })
+    }
+
+    #[test]
+    fn a_form_is_filled_in_validated_as_typed_and_sent_with_enter() {
+        use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let start = Instant::now();
+        let mut inbox = Inbox::default();
+        let (request, mut rx) = elicitation(schema(), start);
+        inbox.push(request, start);
+        let now = start + Duration::from_secs(1);
+        let text = screen(&inbox, now, 90, 30);
+        assert!(
+            text.contains("MCP server 'deploy' asks you for input (the server asks, not the"),
+            "{text}"
+        );
+        assert!(text.contains("▶ Release name *: ▍"), "{text}");
+        assert!(text.contains("Shown in the changelog"), "{text}");
+        assert!(text.contains("replicas: 2  whole number, 1–5"), "{text}");
+        assert!(text.contains("(•) Europe"), "{text}");
+        assert!(text.contains("Enter submit · Esc decline"), "{text}");
+        assert!(text.contains("Ctrl+X cancel the operation"), "{text}");
+        insta::assert_snapshot!("inbox_elicitation_form", text);
+
+        let key = |code| KeyEvent::from(code);
+        // Typed too short: the problem shows as the person types.
+        let _ = inbox.handle_key(key(KeyCode::Char('v')), now);
+        let text = screen(&inbox, now, 90, 30);
+        assert!(text.contains("✗ at least 3 characters (1 now)"), "{text}");
+        // Enter with a problem sends nothing and stays on the field.
+        assert!(matches!(
+            inbox.handle_key(key(KeyCode::Enter), now),
+            KeyResult::Consumed
+        ));
+        assert!(rx.try_recv().is_err());
+        for c in "2.1".chars() {
+            let _ = inbox.handle_key(key(KeyCode::Char(c)), now);
+        }
+        let _ = inbox.handle_key(key(KeyCode::Tab), now);
+        let _ = inbox.handle_key(key(KeyCode::Backspace), now);
+        let _ = inbox.handle_key(key(KeyCode::Char('9')), now);
+        let text = screen(&inbox, now, 90, 30);
+        assert!(text.contains("✗ at most 5"), "{text}");
+        let _ = inbox.handle_key(key(KeyCode::Backspace), now);
+        let _ = inbox.handle_key(key(KeyCode::Char('3')), now);
+        let _ = inbox.handle_key(key(KeyCode::Tab), now);
+        let _ = inbox.handle_key(key(KeyCode::Right), now);
+        let _ = inbox.handle_key(key(KeyCode::Tab), now);
+        let _ = inbox.handle_key(key(KeyCode::Right), now);
+        let _ = inbox.handle_key(key(KeyCode::Char(' ')), now);
+        let _ = inbox.handle_key(key(KeyCode::Tab), now);
+        let _ = inbox.handle_key(key(KeyCode::Char(' ')), now);
+        let text = screen(&inbox, now, 90, 30);
+        insta::assert_snapshot!("inbox_elicitation_form_filled", text);
+        let answered = inbox.handle_key(key(KeyCode::Enter), now);
+        let KeyResult::Answered(closed) = answered else {
+            panic!("{answered:?}")
+        };
+        assert_eq!(closed.outcome, "sent 5 field(s) to 'deploy'");
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            crate::inbox::Reply::Person(crate::inbox::ElicitationAnswer::Accept(
+                serde_json::json!({"name": "v2.1", "replicas": 3, "region": "us",
+                                   "notify": ["chat"], "confirm": true})
+                .as_object()
+                .unwrap()
+                .clone()
+            ))
+        );
+
+        // Esc declines; Ctrl+X cancels; Ctrl+C goes on to the console.
+        let (request, mut rx) = elicitation(schema(), start);
+        inbox.push(request, now);
+        let later = now + Duration::from_secs(1);
+        let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+        assert!(matches!(
+            inbox.handle_key(ctrl('c'), later),
+            KeyResult::NotHandled
+        ));
+        let _ = inbox.handle_key(ctrl('x'), later);
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            crate::inbox::Reply::Person(crate::inbox::ElicitationAnswer::Cancel)
+        );
+        let (request, mut rx) = elicitation(schema(), start);
+        inbox.push(request, later);
+        let _ = inbox.handle_key(key(KeyCode::Char('l')), later + Duration::from_secs(1));
+        let _ = inbox.handle_key(key(KeyCode::Esc), later + Duration::from_secs(1));
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            crate::inbox::Reply::Person(crate::inbox::ElicitationAnswer::Decline)
+        );
+    }
+
+    #[test]
+    fn a_url_request_shows_the_whole_address_and_its_domain() {
+        let start = Instant::now();
+        let mut inbox = Inbox::default();
+        let (request, _rx) = Request::new(
+            Origin::Server {
+                server: "pay".into(),
+            },
+            crate::inbox::Elicitation {
+                server: "pay".into(),
+                message: "Confirm the payment on the provider's page".into(),
+                mode: crate::inbox::ElicitationMode::Url {
+                    url: "https://checkout.example.com/session/8f2c?return=toolgate".into(),
+                    domain: "checkout.example.com".into(),
+                },
+            },
+            start,
+            None,
+        );
+        inbox.push(request.into(), start);
+        let text = screen(&inbox, start + Duration::from_secs(1), 90, 24);
+        assert!(text.contains("domain: checkout.example.com"), "{text}");
+        assert!(
+            text.contains("url: https://checkout.example.com/session/8f2c?return=toolgate"),
+            "{text}"
+        );
+        assert!(text.contains("[o] Open in browser  [d] Decline"), "{text}");
+        insta::assert_snapshot!("inbox_elicitation_url", text);
     }
 }

