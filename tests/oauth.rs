@@ -651,6 +651,7 @@ mod console_path {
             source: ConfigSource::Embedded,
             call_timeout_ms: 20_000,
             sandbox: Default::default(),
+            always_load: false,
         }
     }
 

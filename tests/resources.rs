@@ -44,6 +44,7 @@ fn fixture(env: &[(&str, &str)]) -> ServerConfig {
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
+        always_load: false,
     }
 }
 

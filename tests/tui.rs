@@ -1198,6 +1198,7 @@ fn tool_cards_show_outcomes_and_expand() {
             usage: Usage {
                 input_tokens: 1200,
                 output_tokens: 34,
+                ..Default::default()
             },
             cancelled: true,
         },

@@ -167,6 +167,12 @@ pub enum AgentEvent {
         added: Vec<String>,
         removed: Vec<String>,
     },
+    /// The MCP tools left out of the model's requests (findable with `search_tools`), in
+    /// pool order; sent when that set changes, before the `PoolChanged` of the same change.
+    /// Empty when nothing is deferred.
+    ToolsDeferred {
+        deferred: Vec<PoolEntry>,
+    },
     ServerStatus {
         server: String,
         status: ServerStatus,

@@ -347,6 +347,10 @@ pub(super) struct Agent {
     replay_history: bool,
     startup_notices: Vec<String>,
     pub(super) sandbox: crate::sandbox::Sandbox,
+    /// Deferred tools and `search_tools` (see `search.rs`).
+    pub(super) tool_search: super::search::ToolSearch,
+    /// Estimated tokens of one MCP tool result the model gets; the rest is kept in a file.
+    pub(super) mcp_output_tokens: usize,
     pub(super) reload: Option<super::reload::ConfigReload>,
 }
 
@@ -381,6 +385,8 @@ impl Agent {
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
+            tool_search: super::search::ToolSearch::new(config.tool_search),
+            mcp_output_tokens: config.mcp_output_tokens.max(1),
             reload: config.reload,
         }
     }
@@ -452,6 +458,7 @@ impl Agent {
             }
         }
         self.messages = restored.messages;
+        self.tool_search.restore_loaded(restored.loaded_tools);
         self.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",
@@ -591,7 +598,9 @@ impl Agent {
     /// Assembles the pool from the built-ins and the servers connected now; emits
     /// PoolChanged when it differs from the last one sent.
     pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
-        let pool = self.assemble()?;
+        let pool = self.assemble_visible()?;
+        // Deferred before loaded: a tool moving from one to the other never shows in both.
+        self.announce_deferred().await;
         if self.last_pool.as_ref() != Some(&pool) {
             self.send_pool(&pool).await;
         }
@@ -600,17 +609,10 @@ impl Agent {
 
     /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
     async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
-        let pool = self.assemble()?;
+        let pool = self.assemble_visible()?;
+        self.announce_deferred().await;
         self.send_pool(&pool).await;
         Ok(pool)
-    }
-
-    pub(super) fn assemble(&self) -> Result<Pool, PoolError> {
-        assemble_for(
-            &self.hub.configured(),
-            &self.hub.server_tools(),
-            &super::resources::servers_with_resources(&self.hub),
-        )
     }
 
     async fn send_pool(&mut self, pool: &Pool) {
@@ -754,6 +756,7 @@ impl Agent {
                     &self.workspace,
                     &self.hub.configured(),
                     &self.connected_servers(),
+                    self.tool_search.deferred_count(),
                 ),
                 messages: self.messages.clone(),
                 tools: pool
@@ -780,8 +783,7 @@ impl Agent {
                     break false;
                 }
             };
-            usage.input_tokens += reply.usage.input_tokens;
-            usage.output_tokens += reply.usage.output_tokens;
+            usage.add(&reply.usage);
             let tool_uses: Vec<(String, String, Value)> = reply
                 .content
                 .iter()
@@ -864,6 +866,14 @@ impl Agent {
                 Some(Ok(StreamEvent::Usage(u))) => {
                     reply.usage.input_tokens = reply.usage.input_tokens.max(u.input_tokens);
                     reply.usage.output_tokens = reply.usage.output_tokens.max(u.output_tokens);
+                    reply.usage.cache_read_input_tokens = reply
+                        .usage
+                        .cache_read_input_tokens
+                        .max(u.cache_read_input_tokens);
+                    reply.usage.cache_creation_input_tokens = reply
+                        .usage
+                        .cache_creation_input_tokens
+                        .max(u.cache_creation_input_tokens);
                 }
                 Some(Ok(StreamEvent::Stop(reason))) => reply.stop = Some(reason),
             }

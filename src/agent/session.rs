@@ -121,6 +121,11 @@ pub enum Record {
         checkpoint: u64,
         restored: Vec<FileChange>,
     },
+    /// `search_tools` loaded these deferred tools (model-facing names); they stay loaded for
+    /// the session, also when it is resumed.
+    ToolsLoaded {
+        tools: Vec<String>,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -262,6 +267,8 @@ pub struct RestoredSession {
     pub skipped_lines: usize,
     /// Turns the session had (its next turn is `turns + 1`).
     pub turns: usize,
+    /// Tools `search_tools` loaded, oldest first.
+    pub loaded_tools: Vec<String>,
 }
 
 pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
@@ -298,6 +305,13 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
             Record::Cleared => restored.messages.clear(),
             Record::TurnFinished { .. } => restored.turns += 1,
+            Record::ToolsLoaded { tools } => {
+                for tool in tools {
+                    if !restored.loaded_tools.contains(&tool) {
+                        restored.loaded_tools.push(tool);
+                    }
+                }
+            }
             _ => {}
         }
     }

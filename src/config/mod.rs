@@ -52,6 +52,10 @@ pub struct ServerConfig {
     /// always run confined whatever they say).
     #[serde(default)]
     pub sandbox: ServerSandbox,
+    /// `"alwaysLoad": true` (Claude Code's field): this server's tools are never deferred
+    /// behind `search_tools`.
+    #[serde(default)]
+    pub always_load: bool,
 }
 
 /// A server entry's own sandbox choice; `None` takes the `[sandbox.servers]` default.
@@ -135,11 +139,13 @@ mod expand;
 pub mod import;
 mod mcp_json;
 mod oauth;
+mod tools;
 pub mod watch;
 
 pub use expand::expand;
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
 pub use oauth::OAuthSettings;
+pub use tools::{apply_tools_layer, load_tool_settings};
 
 use std::path::Path;
 

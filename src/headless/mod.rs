@@ -353,6 +353,10 @@ impl Printer<'_> {
                     pool,
                 });
             }
+            AgentEvent::ToolsDeferred { deferred } => {
+                let deferred = deferred.into_iter().map(|e| e.tool.name).collect();
+                self.line(&JsonlEvent::ToolsDeferred { deferred });
+            }
             AgentEvent::ServerStatus { server, status } => {
                 if let ServerStatus::Failed { reason, .. } = &status {
                     self.note(&format!("[server] {server} failed: {reason}"));

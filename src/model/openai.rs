@@ -407,9 +407,16 @@ impl OpenAiDecoder {
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             let read = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+            // OpenAI counts cached prompt tokens inside prompt_tokens; Usage keeps them apart.
+            let cached = usage
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
             self.usage = Some(Usage {
-                input_tokens: read("prompt_tokens"),
+                input_tokens: read("prompt_tokens").saturating_sub(cached),
                 output_tokens: read("completion_tokens"),
+                cache_read_input_tokens: cached,
+                cache_creation_input_tokens: 0,
             });
         }
         let mut out = Vec::new();

@@ -2,6 +2,7 @@
 //! servers' tool lists to model-facing tools. No I/O here; the agent re-assembles the pool
 //! before every model call so a server connected mid-turn is visible in the next call.
 
+pub mod deferral;
 mod naming;
 pub mod search;
 

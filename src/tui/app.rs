@@ -488,6 +488,10 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             app.pool.apply_snapshot(snapshot, &added, &removed, app.now);
             return;
         }
+        AgentEvent::ToolsDeferred { deferred } => {
+            app.pool.set_deferred(deferred);
+            return;
+        }
         AgentEvent::ServerStatus { server, status } => {
             if !matches!(status, crate::mcp::ServerStatus::Ready { .. }) {
                 app.catalogs.remove(&server);
@@ -525,8 +529,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 .update_tool(&call_id, |card| card.decided = Some(label));
         }
         AgentEvent::TurnFinished { usage, cancelled } => {
-            app.usage.input_tokens += usage.input_tokens;
-            app.usage.output_tokens += usage.output_tokens;
+            app.usage.add(&usage);
             app.turn = Turn::Idle;
             app.transcript.close_stream();
             if cancelled {
