@@ -25,6 +25,7 @@ fn hub() -> McpHub {
         call_timeout_ms: 60_000,
         sandbox: Default::default(),
         pool: Default::default(),
+        always_load: false,
     };
     // Events are not needed here; the hub tolerates a closed receiver.
     let (events, _) = mpsc::unbounded_channel();

@@ -72,6 +72,7 @@ impl Target {
             call_timeout_ms: 30_000,
             sandbox: Default::default(),
             pool: Default::default(),
+            always_load: false,
         }
     }
 }

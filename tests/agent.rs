@@ -58,6 +58,7 @@ fn final_text(t: &str) -> Reply {
         StreamEvent::Usage(Usage {
             input_tokens: 10,
             output_tokens: 3,
+            ..Default::default()
         }),
         stop(StopReason::EndTurn),
     ])

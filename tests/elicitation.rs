@@ -294,6 +294,7 @@ async fn a_call_does_not_time_out_while_its_server_waits_for_the_person() {
         call_timeout_ms: 300,
         sandbox: Default::default(),
         pool: Default::default(),
+        always_load: false,
     };
     let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let hub = McpHub::with_options(

@@ -41,6 +41,7 @@ fn http_entry(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerConfig {
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
         pool: Default::default(),
+        always_load: false,
     }
 }
 

@@ -652,6 +652,7 @@ mod console_path {
             call_timeout_ms: 20_000,
             sandbox: Default::default(),
             pool: Default::default(),
+            always_load: false,
         }
     }
 

@@ -25,6 +25,7 @@ fn builtin(name: &str) -> ServerConfig {
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
         pool: Default::default(),
+        always_load: false,
     }
 }
 
@@ -44,6 +45,7 @@ fn fixture(name: &str, tools: &[&str]) -> ServerConfig {
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
         pool: Default::default(),
+        always_load: false,
     }
 }
 

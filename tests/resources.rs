@@ -45,6 +45,7 @@ fn fixture(env: &[(&str, &str)]) -> ServerConfig {
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
         pool: Default::default(),
+        always_load: false,
     }
 }
 

@@ -1229,6 +1229,7 @@ fn tool_cards_show_outcomes_and_expand() {
             usage: Usage {
                 input_tokens: 1200,
                 output_tokens: 34,
+                ..Default::default()
             },
             cancelled: true,
         },
@@ -1704,4 +1705,42 @@ fn long_tool_details_scroll_with_page_keys() {
     let text = screen(&mut app, 120, 36);
     assert!(text.contains("lines 1–"), "{text}");
     assert!(text.contains("mcp__warehouse__query"), "{text}");
+}
+
+#[test]
+fn a_tool_card_names_the_images_the_call_returned() {
+    let mut app = started_app();
+    agent(
+        &mut app,
+        AgentEvent::ToolCallStarted {
+            call_id: "i1".into(),
+            name: "mcp__charts__render".into(),
+            server: Some("charts".into()),
+            input: json!({}),
+        },
+    );
+    agent(
+        &mut app,
+        AgentEvent::ToolImages {
+            call_id: "i1".into(),
+            images: vec![toolgate::agent::events::ImageSummary {
+                media_type: "image/png\u{1b}[2J".into(),
+                bytes: 5_380,
+            }],
+        },
+    );
+    agent(
+        &mut app,
+        AgentEvent::ToolCallFinished {
+            call_id: "i1".into(),
+            outcome: ToolOutcome::Ok,
+            output: "a chart of last week".into(),
+        },
+    );
+    let text = screen_of(&render(&mut app, 100, 24));
+    assert!(
+        text.contains("[image returned: image/png, 5.4 kB]"),
+        "{text}"
+    );
+    assert!(text.contains("a chart of last week"), "{text}");
 }

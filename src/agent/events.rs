@@ -188,6 +188,12 @@ pub enum AgentEvent {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// Images the call returned, sent to the model as images (before its
+    /// `ToolCallFinished`); the console names them on the call's card.
+    ToolImages {
+        call_id: String,
+        images: Vec<ImageSummary>,
+    },
     ToolCallFinished {
         call_id: String,
         outcome: ToolOutcome,
@@ -208,6 +214,12 @@ pub enum AgentEvent {
     ServerEnabled {
         server: String,
         enabled: bool,
+    },
+    /// The MCP tools left out of the model's requests (findable with `search_tools`), in
+    /// pool order; sent when that set changes, before the `PoolChanged` of the same change.
+    /// Empty when nothing is deferred.
+    ToolsDeferred {
+        deferred: Vec<PoolEntry>,
     },
     ServerStatus {
         server: String,
@@ -251,4 +263,33 @@ pub enum AgentEvent {
     ServersChanged {
         servers: Vec<ServerInfo>,
     },
+}
+
+/// What the console shows of an image a tool returned: its type and size, not its pixels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageSummary {
+    pub media_type: String,
+    /// Decoded size in bytes (from the base64 length).
+    pub bytes: usize,
+}
+
+impl ImageSummary {
+    pub fn of(image: &crate::model::ImageData) -> Self {
+        ImageSummary {
+            media_type: image.media_type.clone(),
+            bytes: image.data.trim_end_matches('=').len() * 3 / 4,
+        }
+    }
+
+    /// `image/png, 5.3 kB`.
+    pub fn describe(&self) -> String {
+        let size = if self.bytes >= 1_000_000 {
+            format!("{:.1} MB", self.bytes as f64 / 1_000_000.0)
+        } else if self.bytes >= 1_000 {
+            format!("{:.1} kB", self.bytes as f64 / 1_000.0)
+        } else {
+            format!("{} bytes", self.bytes)
+        };
+        format!("{}, {size}", self.media_type)
+    }
 }

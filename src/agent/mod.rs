@@ -18,8 +18,10 @@ mod prompts;
 mod reload;
 pub mod resources;
 mod runner;
+mod search;
 mod server_switch;
 pub mod session;
+mod session_images;
 mod tools;
 
 use std::path::PathBuf;
@@ -40,6 +42,8 @@ pub use session::ResumeFrom;
 pub const DEFAULT_TURN_CAP: usize = 50;
 /// Default number of characters of one tool output the model gets.
 pub const DEFAULT_OUTPUT_BUDGET: usize = 100_000;
+/// Default estimated tokens of one MCP tool result the model gets (Claude Code's default).
+pub const DEFAULT_MCP_OUTPUT_TOKENS: usize = 25_000;
 /// Capacity of both channels; the front end drains events continuously.
 const CHANNEL_CAPACITY: usize = 256;
 
@@ -88,6 +92,11 @@ pub struct AgentConfig {
     /// The sandbox bash runs in (`[sandbox]` settings and the kernel's status); the
     /// default is the default settings on this machine.
     pub sandbox: crate::sandbox::Sandbox,
+    /// `[tools]`: when MCP tools are deferred behind `search_tools`.
+    pub tool_search: crate::pool::deferral::SearchSettings,
+    /// Estimated tokens (see [`crate::tokens`]) of one MCP tool result the model gets;
+    /// the whole result is kept in a file. `MAX_MCP_OUTPUT_TOKENS` sets it.
+    pub mcp_output_tokens: usize,
     /// How to load the server configuration again (`/mcp reload`, and the file watcher
     /// when `watch` is set); None: the configuration is fixed for the session.
     pub reload: Option<ConfigReload>,
@@ -119,6 +128,8 @@ impl AgentConfig {
             replay_history: true,
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
+            tool_search: Default::default(),
+            mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,
         }
     }

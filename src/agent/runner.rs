@@ -364,6 +364,10 @@ pub(super) struct Agent {
     pub(super) sandbox: crate::sandbox::Sandbox,
     /// `/mcp enable|disable` for this session, by server name (`server_switch.rs`).
     pub(super) server_overrides: std::collections::HashMap<String, bool>,
+    /// Deferred tools and `search_tools` (see `search.rs`).
+    pub(super) tool_search: super::search::ToolSearch,
+    /// Estimated tokens of one MCP tool result the model gets; the rest is kept in a file.
+    pub(super) mcp_output_tokens: usize,
     pub(super) reload: Option<super::reload::ConfigReload>,
 }
 
@@ -400,6 +404,8 @@ impl Agent {
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
             server_overrides: Default::default(),
+            tool_search: super::search::ToolSearch::new(config.tool_search),
+            mcp_output_tokens: config.mcp_output_tokens.max(1),
             reload: config.reload,
         }
     }
@@ -471,6 +477,7 @@ impl Agent {
             }
         }
         self.messages = restored.messages;
+        self.tool_search.restore_loaded(restored.loaded_tools);
         self.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",
@@ -618,9 +625,11 @@ impl Agent {
     /// Assembles the pool from the built-ins and the servers connected now; emits
     /// PoolChanged when it differs from the last one sent.
     pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
-        let pool = self.assemble()?;
+        let pool = self.assemble_visible()?;
         self.observe_listings();
         let marks = self.pool_marks(&pool);
+        // Deferred before loaded: a tool moving from one to the other never shows in both.
+        self.announce_deferred().await;
         // New marks change badges too (a changed definition asks), so the pool goes along.
         if self.last_pool.as_ref() != Some(&pool) || marks.is_some() {
             self.send_pool(&pool).await;
@@ -633,9 +642,10 @@ impl Agent {
 
     /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
     async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
-        let pool = self.assemble()?;
+        let pool = self.assemble_visible()?;
         self.observe_listings();
         let marks = self.pool_marks(&pool);
+        self.announce_deferred().await;
         self.send_pool(&pool).await;
         if let Some(marks) = marks {
             self.emit(marks).await;
@@ -656,14 +666,6 @@ impl Agent {
         let listings = self.hub.server_tools();
         let (marks, excluded) = self.gate.pinning.marks_if_changed(pool, &listings)?;
         Some(AgentEvent::PoolMarks { marks, excluded })
-    }
-
-    pub(super) fn assemble(&self) -> Result<Pool, PoolError> {
-        assemble_for(
-            &self.connectable(),
-            &self.hub.server_tools(),
-            &super::resources::servers_with_resources(&self.hub),
-        )
     }
 
     async fn send_pool(&mut self, pool: &Pool) {
@@ -807,6 +809,7 @@ impl Agent {
                     &self.workspace,
                     &self.connectable(),
                     &self.connected_servers(),
+                    self.tool_search.deferred_count(),
                 ),
                 messages: self.messages.clone(),
                 tools: pool
@@ -833,8 +836,7 @@ impl Agent {
                     break false;
                 }
             };
-            usage.input_tokens += reply.usage.input_tokens;
-            usage.output_tokens += reply.usage.output_tokens;
+            usage.add(&reply.usage);
             let tool_uses: Vec<(String, String, Value)> = reply
                 .content
                 .iter()
@@ -917,6 +919,14 @@ impl Agent {
                 Some(Ok(StreamEvent::Usage(u))) => {
                     reply.usage.input_tokens = reply.usage.input_tokens.max(u.input_tokens);
                     reply.usage.output_tokens = reply.usage.output_tokens.max(u.output_tokens);
+                    reply.usage.cache_read_input_tokens = reply
+                        .usage
+                        .cache_read_input_tokens
+                        .max(u.cache_read_input_tokens);
+                    reply.usage.cache_creation_input_tokens = reply
+                        .usage
+                        .cache_creation_input_tokens
+                        .max(u.cache_creation_input_tokens);
                 }
                 Some(Ok(StreamEvent::Stop(reason))) => reply.stop = Some(reason),
             }

@@ -23,6 +23,10 @@
 //! | `turn_changes`    | `checkpoint`, `files` `[{path, change: created\|modified\|deleted\|type_changed}]` — what differs at the turn's end; only when something does |
 //! | `undo`            | `checkpoint`, `restored` (same shape as `files`) — the turn's files were put back (`/undo`, `toolgate undo`) |
 //!
+//! Images in messages are kept out of the log: a `message` record's image has `file`
+//! (under `sessions/<id>/images/`) or `dropped: true` instead of `data` (see
+//! `session_images`).
+//!
 //! Resuming replays the `message` records into the conversation and the `connect` /
 //! `disconnect` records into the set of servers to reconnect. Lines that do not parse (a
 //! half-written last line, a record type from a newer version) are skipped.
@@ -116,6 +120,11 @@ pub enum Record {
     Undo {
         checkpoint: u64,
         restored: Vec<FileChange>,
+    },
+    /// `search_tools` loaded these deferred tools (model-facing names); they stay loaded for
+    /// the session, also when it is resumed.
+    ToolsLoaded {
+        tools: Vec<String>,
     },
 }
 
@@ -258,6 +267,8 @@ pub struct RestoredSession {
     pub skipped_lines: usize,
     /// Turns the session had (its next turn is `turns + 1`).
     pub turns: usize,
+    /// Tools `search_tools` loaded, oldest first.
+    pub loaded_tools: Vec<String>,
 }
 
 pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
@@ -275,7 +286,13 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
         if line.trim().is_empty() {
             continue;
         }
-        let Ok(parsed) = serde_json::from_str::<Line>(&line) else {
+        let parsed = serde_json::from_str::<Value>(&line).and_then(|mut value| {
+            if let Some(message) = value.get_mut("message") {
+                super::session_images::internalize(message, &dir.join(id));
+            }
+            serde_json::from_value::<Line>(value)
+        });
+        let Ok(parsed) = parsed else {
             restored.skipped_lines += 1;
             continue;
         };
@@ -288,6 +305,13 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
             Record::Cleared => restored.messages.clear(),
             Record::TurnFinished { .. } => restored.turns += 1,
+            Record::ToolsLoaded { tools } => {
+                for tool in tools {
+                    if !restored.loaded_tools.contains(&tool) {
+                        restored.loaded_tools.push(tool);
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -332,6 +356,7 @@ pub struct SessionLog {
     /// `sessions/<id>/`: where full outputs of truncated tool results go.
     pub files_dir: PathBuf,
     file: File,
+    images: super::session_images::ImageStore,
 }
 
 impl SessionLog {
@@ -352,6 +377,7 @@ impl SessionLog {
             })?;
         Ok(SessionLog {
             id: id.to_string(),
+            images: super::session_images::ImageStore::new(&dir.join(id)),
             files_dir: dir.join(id),
             path,
             file,
@@ -364,7 +390,15 @@ impl SessionLog {
             record,
         };
         // Serializing plain data (strings, numbers, JSON values) cannot fail.
-        let mut text = serde_json::to_string(&line).unwrap_or_default();
+        let mut text = if matches!(line.record, Record::Message { .. }) {
+            let mut value = serde_json::to_value(&line).unwrap_or_default();
+            if let Some(message) = value.get_mut("message") {
+                self.images.externalize(message);
+            }
+            value.to_string()
+        } else {
+            serde_json::to_string(&line).unwrap_or_default()
+        };
         text.push('\n');
         let write = self
             .file

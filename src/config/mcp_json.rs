@@ -160,6 +160,11 @@ fn parse_entry(
             Some(_) => return Err("\"network\" must be true or false".into()),
         },
     };
+    let always_load = match obj.get("alwaysLoad") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(on)) => *on,
+        Some(_) => return Err("\"alwaysLoad\" must be true or false".into()),
+    };
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
@@ -167,6 +172,7 @@ fn parse_entry(
         call_timeout_ms,
         sandbox,
         pool: super::pool_settings::parse(obj)?,
+        always_load,
     })
 }
 
@@ -309,6 +315,26 @@ mod tests {
         assert_eq!(diags.len(), 1);
         assert_eq!(diags[0].line, 2);
         assert!(diags[0].message.starts_with("invalid JSON"));
+    }
+
+    #[test]
+    fn always_load_is_read_and_a_wrong_type_skips_the_entry() {
+        let (servers, diags) = run(r#"{"mcpServers": {
+            "plain": {"command": "x"},
+            "pinned": {"command": "x", "alwaysLoad": true},
+            "bad": {"command": "x", "alwaysLoad": "yes"}
+        }}"#);
+        let loaded: Vec<(&str, bool)> = servers
+            .iter()
+            .map(|s| (s.name.as_str(), s.always_load))
+            .collect();
+        assert_eq!(loaded, [("plain", false), ("pinned", true)]);
+        assert_eq!(diags.len(), 1);
+        assert!(
+            diags[0]
+                .message
+                .contains("\"alwaysLoad\" must be true or false")
+        );
     }
 
     #[test]

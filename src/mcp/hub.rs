@@ -4,6 +4,7 @@ mod input_required;
 mod reload;
 mod resources;
 mod sign_in;
+mod tasks;
 
 pub use resources::CompletionTarget;
 
@@ -67,6 +68,8 @@ struct Connection {
     closing: AtomicBool,
     /// Becomes true when the transport ends (server exited, crashed, closed stdout).
     closed: watch::Receiver<bool>,
+    /// Tools this server wants called as tasks (`execution.taskSupport: "required"`).
+    task_tools: tasks::TaskTools,
 }
 
 struct Inner {
@@ -437,7 +440,7 @@ impl McpHub {
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
         let mut stderr = stderr.clone();
-        let (service, child, closed_rx, progress) =
+        let (service, child, closed_rx, progress, task_tools) =
             match self.handshake(config, &stderr, auto, auth).await {
                 Ok(parts) => parts,
                 // The probe gave up and the fallback `initialize` failed too: the server may
@@ -470,7 +473,7 @@ impl McpHub {
         let tools = match listed {
             Ok(Ok(tools)) => ServerTools::filtered(
                 &config.name,
-                tools.iter().map(tool_info).collect(),
+                with_tasks(&tools, &task_tools),
                 &config.pool.tool_filter(),
             ),
             Ok(Err(e)) => {
@@ -509,6 +512,7 @@ impl McpHub {
             over_http: matches!(config.transport, ServerTransport::Http { .. }),
             closing: AtomicBool::new(false),
             closed: closed_rx,
+            task_tools,
         }))
     }
 
@@ -525,9 +529,11 @@ impl McpHub {
             Option<tokio::process::Child>,
             watch::Receiver<bool>,
             ProgressRoutes,
+            tasks::TaskTools,
         ),
         StartFailure,
     > {
+        let task_tools = tasks::TaskTools::default();
         let (closed_tx, closed_rx) = watch::channel(false);
         let (close_tx, close_rx) = oneshot::channel();
         tokio::spawn(async move {
@@ -560,7 +566,7 @@ impl McpHub {
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
                     .map_err(|e| handshake_failed(&e, timed_out.load(Ordering::SeqCst)))?;
-                Ok((service, None, closed_rx, progress))
+                Ok((service, None, closed_rx, progress, task_tools))
             }
             (ServerTransport::Http { url, headers, .. }, None) => {
                 let transport = http_transport(url, headers).map_err(StartFailure::plain)?;
@@ -570,7 +576,7 @@ impl McpHub {
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
                     .map_err(|e| handshake_failed(&e, timed_out.load(Ordering::SeqCst)))?;
-                Ok((service, None, closed_rx, progress))
+                Ok((service, None, closed_rx, progress, task_tools))
             }
             _ => {
                 let spawned = spawn_stdio(
@@ -582,12 +588,13 @@ impl McpHub {
                 .map_err(StartFailure::plain)?;
                 stderr.spawn_reader(config.name.clone(), spawned.stderr);
                 let mut child = spawned.child;
-                let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
+                let stdout = tasks::ListingSniffer::new(spawned.stdout, task_tools.clone());
+                let transport = AsyncRwTransport::new_client(stdout, spawned.stdin)
                     .with_max_line_length(MAX_STDIO_LINE);
                 let transport = GuardedTransport::new(transport, probe_timeout, close_tx);
                 let timed_out = transport.probe_timed_out();
                 match handler.serve_with_lifecycle(transport, lifecycle).await {
-                    Ok(service) => Ok((service, Some(child), closed_rx, progress)),
+                    Ok(service) => Ok((service, Some(child), closed_rx, progress, task_tools)),
                     Err(e) => {
                         // Did it die on its own, or are we the ones stopping it?
                         let exited =
@@ -645,7 +652,7 @@ impl McpHub {
         };
         let listed =
             match tokio::time::timeout(connection.call_timeout, peer.list_all_tools()).await {
-                Ok(Ok(tools)) => tools.iter().map(tool_info).collect::<Vec<_>>(),
+                Ok(Ok(tools)) => with_tasks(&tools, &connection.task_tools),
                 Ok(Err(e)) => {
                     tracing::warn!(server, "re-listing tools after list_changed failed: {e}");
                     return;
@@ -764,6 +771,7 @@ impl McpHub {
                 return Ok(CallOutput {
                     text: format!("tool arguments must be a JSON object, got {other}"),
                     is_error: true,
+                    images: Vec::new(),
                 });
             }
         };
@@ -779,6 +787,11 @@ impl McpHub {
                 false => None,
             };
             let seen = auth.as_ref().map(|a| a.credentials.generation());
+            if lock(&connection.task_tools).contains(tool) {
+                return self
+                    .call_as_task(&connection, tool, arguments, progress, &cancel)
+                    .await;
+            }
             let attempt = self
                 .call_once(
                     &connection,
@@ -790,6 +803,14 @@ impl McpHub {
                 )
                 .await;
             let (error, challenge) = match attempt {
+                // A tool whose listing toolgate could not read raw (HTTP) and that must
+                // run as a task: from now on it does.
+                Ok(output) if output.is_error && tasks::refuses_plain_call(&output.text) => {
+                    lock(&connection.task_tools).insert(tool.to_string());
+                    return self
+                        .call_as_task(&connection, tool, arguments, progress, &cancel)
+                        .await;
+                }
                 Ok(output) => return Ok(output),
                 Err(failed) => failed,
             };
@@ -876,6 +897,7 @@ impl McpHub {
                 Ok(Err(ServiceError::McpError(error))) => Ok(CallOutput {
                     text: format!("MCP error {}: {}", error.code.0, error.message),
                     is_error: true,
+                    images: Vec::new(),
                 }),
                 Ok(Err(e)) => Err(self.transport_failure(connection, e)),
                 Err(_) => Err((self.disconnected(connection).await, None)),
@@ -951,6 +973,20 @@ impl McpHub {
             self.set_status(&c.name, ServerStatus::Disconnected { reason: None });
         }
     }
+}
+
+/// The listing for the pool, task-required tools marked (the raw listing passed the
+/// sniffer before rmcp decoded it, so the set is up to date).
+fn with_tasks(tools: &[rmcp::model::Tool], task_tools: &tasks::TaskTools) -> Vec<McpToolInfo> {
+    let required = lock(task_tools);
+    tools
+        .iter()
+        .map(|tool| {
+            let mut info = tool_info(tool);
+            info.claims.task_required = required.contains(&info.name);
+            info
+        })
+        .collect()
 }
 
 struct RouteGuard {

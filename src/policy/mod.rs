@@ -370,6 +370,17 @@ impl Policy {
                     )),
                 )
             }
+            // It only reads the listings toolgate already holds; loading a tool grants
+            // nothing (each call of it is decided on its own). A rule can still deny it.
+            ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.evaluate(
+                tool,
+                &|r, _| r.matches_tool(tool),
+                Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "default: tool search",
+                    RuleSource::Default,
+                )),
+            ),
         }
     }
 
@@ -389,7 +400,8 @@ impl Policy {
                 BuiltinTool::ConnectMcp
                 | BuiltinTool::DisconnectMcp
                 | BuiltinTool::ListMcpResources
-                | BuiltinTool::ReadMcpResource,
+                | BuiltinTool::ReadMcpResource
+                | BuiltinTool::SearchTools,
             )
             | ToolOrigin::Mcp { .. } => {
                 return self.decide(tool, &Value::Object(Default::default()), ctx);

@@ -96,6 +96,7 @@ pub(crate) fn file_family(tool: BuiltinTool) -> Option<&'static str> {
         BuiltinTool::Bash
         | BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp
+        | BuiltinTool::SearchTools
         | BuiltinTool::ListMcpResources
         | BuiltinTool::ReadMcpResource => None,
     }
@@ -209,6 +210,12 @@ impl Rule {
                         tool,
                         name: parse_name_pattern(inner, at)?,
                     }),
+                };
+            }
+            Some(tool @ BuiltinTool::SearchTools) => {
+                return match spec {
+                    None => Ok(RuleKind::Tools(vec![tool])),
+                    Some(_) => Err(err(lead, format!("tool '{name}' takes no specifier"))),
                 };
             }
             Some(

@@ -2,6 +2,7 @@
 //! servers' tool lists to model-facing tools. No I/O here; the agent re-assembles the pool
 //! before every model call so a server connected mid-turn is visible in the next call.
 
+pub mod deferral;
 mod definition;
 mod filter;
 mod naming;
@@ -116,6 +117,10 @@ pub struct ToolClaims {
     pub idempotent: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_world: Option<bool>,
+    /// `execution.taskSupport: "required"`: the tool only runs as an MCP task (the hub
+    /// calls it so; its status messages are the call's progress).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub task_required: bool,
 }
 
 impl ToolClaims {
@@ -138,6 +143,9 @@ impl ToolClaims {
             if let Some(v) = v {
                 parts.push(format!("{label}={v}"));
             }
+        }
+        if self.task_required {
+            parts.push("taskSupport=required".to_string());
         }
         parts.join(", ")
     }

@@ -271,6 +271,7 @@ mod tests {
             call_timeout_ms: 1000,
             sandbox: ServerSandbox::default(),
             pool: Default::default(),
+            always_load: false,
         }
     }
 

@@ -424,6 +424,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             name: for_terminal(&name),
             server: server.map(|s| for_terminal(&s)),
             args_summary: summarize_args(&input),
+            images: Vec::new(),
             state: ToolState::Running {
                 progress: None,
                 message: None,
@@ -444,6 +445,18 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 }
             });
         }
+        AgentEvent::ToolImages { call_id, images } => {
+            // Media types come from the server: cleaned like any server text.
+            let images: Vec<_> = images
+                .into_iter()
+                .map(|mut image| {
+                    image.media_type = for_terminal(&image.media_type);
+                    image
+                })
+                .collect();
+            app.transcript
+                .update_tool(&call_id, |card| card.images = images.clone());
+        }
         AgentEvent::ToolCallFinished {
             call_id,
             outcome,
@@ -463,6 +476,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                     state: ToolState::Finished(outcome),
                     output,
                     decided: None,
+                    images: Vec::new(),
                 }));
             }
         }
@@ -472,6 +486,10 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             removed,
         } => {
             app.pool.apply_snapshot(snapshot, &added, &removed, app.now);
+            return;
+        }
+        AgentEvent::ToolsDeferred { deferred } => {
+            app.pool.set_deferred(deferred);
             return;
         }
         AgentEvent::ServerStatus { server, status } => {
@@ -521,8 +539,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 .update_tool(&call_id, |card| card.decided = Some(label));
         }
         AgentEvent::TurnFinished { usage, cancelled } => {
-            app.usage.input_tokens += usage.input_tokens;
-            app.usage.output_tokens += usage.output_tokens;
+            app.usage.add(&usage);
             app.turn = Turn::Idle;
             app.transcript.close_stream();
             if cancelled {

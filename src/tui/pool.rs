@@ -35,6 +35,8 @@ pub struct Group {
     pub removed: Vec<usize>,
     /// Indices into the tools the server's filter keeps out ([`PoolView::excluded`]).
     pub excluded: Vec<usize>,
+    /// Indices into [`PoolView::deferred`]: this server's tools that wait for `search_tools`.
+    pub deferred: Vec<usize>,
 }
 
 #[derive(Debug, Default)]
@@ -46,6 +48,8 @@ pub struct PoolView {
     added: HashMap<String, Instant>,
     removed: Vec<(PoolEntry, Instant)>,
     groups: Vec<Group>,
+    /// MCP tools the model's requests leave out (found and loaded with `search_tools`).
+    deferred: Vec<PoolEntry>,
     /// Entry indices in the order the panel lists them, which is the order arrows move in.
     order: Vec<usize>,
     /// Changes whenever the entries do, so derived views (the tool detail) know when to
@@ -179,6 +183,17 @@ impl PoolView {
     /// The groups the panel shows, in order: built-ins first, then each server.
     pub fn groups(&self) -> &[Group] {
         &self.groups
+    }
+
+    /// The deferred tools, in pool order.
+    pub fn deferred(&self) -> &[PoolEntry] {
+        &self.deferred
+    }
+
+    /// Replaces the deferred tools (the agent sends them whenever they change).
+    pub fn set_deferred(&mut self, deferred: Vec<PoolEntry>) {
+        self.deferred = deferred.into_iter().map(sanitized).collect();
+        self.regroup();
     }
 
     /// A recently removed tool, by the index a [`Group`] lists it under.
@@ -426,6 +441,11 @@ impl PoolView {
         for (i, excluded) in self.excluded.iter().enumerate() {
             if let Some(&g) = by_server.get(excluded.server.as_str()) {
                 groups[g].excluded.push(i);
+            }
+        }
+        for (i, entry) in self.deferred.iter().enumerate() {
+            if let Some(g) = group_of(entry) {
+                groups[g].deferred.push(i);
             }
         }
         self.order = groups

@@ -27,6 +27,7 @@ pub fn fixture(name: &str, env: &[(&str, &str)]) -> ServerConfig {
         call_timeout_ms: 30_000,
         sandbox: Default::default(),
         pool: Default::default(),
+        always_load: false,
     }
 }
 

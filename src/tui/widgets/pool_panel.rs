@@ -37,6 +37,8 @@ enum Row {
     /// (entry index, position in the display order)
     Tool(usize, usize),
     Removed(usize),
+    /// A tool the model's requests leave out until `search_tools` loads it.
+    Deferred(usize),
     /// A tool the server's filter keeps out (index into the view's excluded tools).
     Excluded(usize),
 }
@@ -74,6 +76,7 @@ impl PoolPanel<'_> {
                 position += 1;
             }
             rows.extend(group.removed.iter().map(|&r| Row::Removed(r)));
+            rows.extend(group.deferred.iter().map(|&d| Row::Deferred(d)));
             rows.extend(group.excluded.iter().map(|&r| Row::Excluded(r)));
         }
         rows
@@ -95,6 +98,11 @@ impl PoolPanel<'_> {
                     ]),
                     Some(row) => {
                         let count = match &row.status {
+                            ServerStatus::Ready { .. } if !group.deferred.is_empty() => format!(
+                                " · {} loaded · {} deferred",
+                                group.tools.len(),
+                                group.deferred.len()
+                            ),
                             ServerStatus::Ready { .. } => {
                                 format!(" · {} tools", group.tools.len())
                             }
@@ -155,14 +163,6 @@ impl PoolPanel<'_> {
                 }
                 Line::from(spans)
             }
-            Row::Removed(r) => {
-                let name = pool.removed_entry(r).map_or("", |e| e.tool.name.as_str());
-                Line::from(vec![
-                    Span::raw(" "),
-                    Span::styled("      ", t.dim()),
-                    Span::styled(truncate(name, width.saturating_sub(7)), t.removed()),
-                ])
-            }
             Row::Excluded(i) => {
                 let Some(excluded) = pool.excluded(i) else {
                     return Line::from("");
@@ -174,6 +174,22 @@ impl PoolPanel<'_> {
                     Span::styled(truncate(&text, width.saturating_sub(7)), t.dim()),
                 ])
             }
+            Row::Deferred(d) => {
+                let name = pool.deferred().get(d).map_or("", |e| e.tool.name.as_str());
+                Line::from(vec![
+                    Span::raw(" "),
+                    Span::styled("defer ", t.dim()),
+                    Span::styled(truncate(name, width.saturating_sub(7)), t.dim()),
+                ])
+            }
+            Row::Removed(r) => {
+                let name = pool.removed_entry(r).map_or("", |e| e.tool.name.as_str());
+                Line::from(vec![
+                    Span::raw(" "),
+                    Span::styled("      ", t.dim()),
+                    Span::styled(truncate(name, width.saturating_sub(7)), t.removed()),
+                ])
+            }
         }
     }
 }
@@ -182,8 +198,14 @@ impl Widget for PoolPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         let total = self.pool.entries().len();
+        let deferred = self.pool.deferred().len();
+        let title = if deferred == 0 {
+            format!(" Tool pool · {total} ")
+        } else {
+            format!(" Tool pool · {total} loaded · {deferred} deferred ")
+        };
         let block = Block::bordered()
-            .title(Span::styled(format!(" Tool pool · {total} "), t.bold()))
+            .title(Span::styled(title, t.bold()))
             .border_style(if self.focused {
                 t.focused_border()
             } else {
@@ -324,6 +346,97 @@ mod tests {
     }
 
     #[test]
+    fn deferred_tools_are_listed_apart_from_the_loaded_ones() {
+        let now = Instant::now();
+        let mut pool = PoolView::new(&["github".into()]);
+        let mut loaded: Vec<PoolEntry> = ["bash", "search_tools"]
+            .map(|n| entry(None, n, Decision::Allow))
+            .to_vec();
+        loaded.push(entry(
+            Some("github"),
+            "create_issue",
+            Decision::Ask { why: "w".into() },
+        ));
+        pool.apply_snapshot(loaded, &[], &[], now);
+        pool.set_status(
+            "github",
+            ServerStatus::Ready {
+                tools: 4,
+                protocol: "2025-11-25".into(),
+            },
+        );
+        pool.set_deferred(
+            ["list_issues", "merge_pull_request", "get_file_contents"]
+                .map(|n| entry(Some("github"), n, Decision::Ask { why: "w".into() }))
+                .to_vec(),
+        );
+        let theme = Theme::new(true);
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now,
+            servers: &[],
+        };
+        let buf = render(panel, 44, 12);
+        let screen = text(&buf);
+        assert!(
+            screen.contains("Tool pool · 3 loaded · 3 deferred"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("github ● ready · 1 loaded · 3 deferred"),
+            "{screen}"
+        );
+        let y = row_of(&buf, "mcp__github__list_issues").expect("deferred tool listed");
+        assert!(
+            screen
+                .lines()
+                .nth(y as usize)
+                .unwrap_or("")
+                .contains("defer ")
+        );
+        // Deferred tools are not selectable: the arrows move over the loaded ones only.
+        assert_eq!(pool.display_order().count(), 3);
+        insta::assert_snapshot!(screen);
+
+        // Loading one moves it up: the next snapshot has it, the deferred list not.
+        pool.set_deferred(Vec::new());
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now,
+            servers: &[],
+        };
+        let screen = text(&render(panel, 44, 12));
+        assert!(screen.contains(" Tool pool · 3 "), "{screen}");
+        assert!(!screen.contains("defer"), "{screen}");
+    }
+
+    #[test]
+    fn focused_selection_scrolls_into_view() {
+        let now = Instant::now();
+        let mut pool = pool(now);
+        pool.move_selection(4);
+        let theme = Theme::new(true);
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: true,
+            now,
+            servers: &[],
+        };
+        let buf = render(panel, 38, 8);
+        let screen = text(&buf);
+        let y = row_of(&buf, "mcp__deploy__trigger").expect("selected tool on screen");
+        assert_eq!(y, 6, "the selection is the last visible row:\n{screen}");
+        let reversed = (0..38).any(|x| buf[(x, y)].modifier.contains(Modifier::REVERSED));
+        assert!(reversed, "selection not shown:\n{screen}");
+        insta::assert_snapshot!(screen);
+    }
+
+    #[test]
     fn changed_new_and_filtered_tools_are_marked() {
         use crate::agent::events::{DefinitionMark, ExcludedTool, ToolMark};
         let now = Instant::now();
@@ -397,28 +510,6 @@ mod tests {
             "excluded tool not greyed: {:?}",
             buf[(x, y)]
         );
-        insta::assert_snapshot!(screen);
-    }
-
-    #[test]
-    fn focused_selection_scrolls_into_view() {
-        let now = Instant::now();
-        let mut pool = pool(now);
-        pool.move_selection(4);
-        let theme = Theme::new(true);
-        let panel = PoolPanel {
-            pool: &pool,
-            theme: &theme,
-            focused: true,
-            now,
-            servers: &[],
-        };
-        let buf = render(panel, 38, 8);
-        let screen = text(&buf);
-        let y = row_of(&buf, "mcp__deploy__trigger").expect("selected tool on screen");
-        assert_eq!(y, 6, "the selection is the last visible row:\n{screen}");
-        let reversed = (0..38).any(|x| buf[(x, y)].modifier.contains(Modifier::REVERSED));
-        assert!(reversed, "selection not shown:\n{screen}");
         insta::assert_snapshot!(screen);
     }
 }
