@@ -102,6 +102,15 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
     );
     notices.extend(sandbox_diagnostics.iter().map(|d| format!("sandbox: {d}")));
     let sandbox = crate::sandbox::Sandbox::new(settings);
+    let (tool_search, tools_diagnostics) = crate::config::load_tool_settings(
+        &opts.workspace,
+        crate::paths::user_config_dir().as_deref(),
+        opts.trust_project,
+    );
+    notices.extend(tools_diagnostics.iter().map(|d| format!("config: {d}")));
+    let (mcp_output_tokens, output_notice) =
+        mcp_output_tokens(std::env::var("MAX_MCP_OUTPUT_TOKENS").ok().as_deref());
+    notices.extend(output_notice);
     // Unavailable or switched off: said at every start, never a silent downgrade.
     notices.extend(sandbox.startup_notice(&opts.workspace));
     let (host, host_diagnostics) = crate::config::load_host_settings(
@@ -131,6 +140,8 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
     config.ask_timeout = opts.ask_timeout;
     config.sandbox = sandbox;
     config.sampling_max_tokens = host.sampling_max_tokens;
+    config.tool_search = tool_search;
+    config.mcp_output_tokens = mcp_output_tokens;
     config.reload = reload;
     if let Some(from) = &opts.resume {
         let dir = config
@@ -176,4 +187,22 @@ fn select_model(opts: &StartOptions) -> Result<Box<dyn crate::model::ModelProvid
     // Every selection error is about what the person asked for (unknown provider, missing
     // key, unreadable scenario), so it is a usage error.
     crate::model::select(&provider).map_err(|e| Failure::Usage(e.to_string()))
+}
+
+/// `MAX_MCP_OUTPUT_TOKENS` (as in Claude Code): estimated tokens of one MCP result the model
+/// gets. Unset: the default; not a positive number: the default and a notice saying so.
+fn mcp_output_tokens(value: Option<&str>) -> (usize, Option<String>) {
+    let default = crate::agent::DEFAULT_MCP_OUTPUT_TOKENS;
+    match value.map(str::trim) {
+        None | Some("") => (default, None),
+        Some(text) => match text.parse::<usize>() {
+            Ok(tokens) if tokens > 0 => (tokens, None),
+            _ => (
+                default,
+                Some(format!(
+                    "MAX_MCP_OUTPUT_TOKENS={text:?} is not a positive number of tokens; using {default}"
+                )),
+            ),
+        },
+    }
 }

@@ -27,4 +27,5 @@ pub mod pool;
 pub mod sandbox;
 pub mod sanitize;
 pub mod servers;
+pub mod tokens;
 pub mod tui;

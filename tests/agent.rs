@@ -58,6 +58,7 @@ fn final_text(t: &str) -> Reply {
         StreamEvent::Usage(Usage {
             input_tokens: 10,
             output_tokens: 3,
+            ..Default::default()
         }),
         stop(StopReason::EndTurn),
     ])
@@ -118,6 +119,7 @@ fn config(
     );
     config.sessions_dir = Some(state.join("sessions"));
     config.checkpoints_dir = Some(state.join("checkpoints"));
+    config.pins_dir = Some(state.join("pins"));
     (config, requests)
 }
 
@@ -196,6 +198,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
         HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
         HostRequest::Sampling(r) => format!("sampling:{}", r.payload.server),
+        HostRequest::ChangedDefinition(r) => format!("definition:{}", r.payload.tool.name),
         HostRequest::Elicitation(r) => format!("elicitation:{}", r.payload.server),
     }
 }
@@ -227,6 +230,7 @@ fn give(request: HostRequest, decision: UserDecision) {
             RestoreAnswer::Keep
         }),
         HostRequest::Sampling(r) => r.answer(decision),
+        HostRequest::ChangedDefinition(r) => r.answer(decision),
         HostRequest::Elicitation(r) => r.answer(if allow {
             toolgate::inbox::ElicitationAnswer::Accept(Default::default())
         } else {

@@ -99,6 +99,8 @@ fn everything_config() -> ServerConfig {
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
+        pool: Default::default(),
+        always_load: false,
     }
 }
 
@@ -229,6 +231,54 @@ async fn tools_registered_during_the_handshake_reach_the_pool() {
     assert!(
         pool.get("mcp__everything__simulate-research-query")
             .is_some()
+    );
+    hub.shutdown().await;
+}
+
+/// `simulate-research-query` declares `execution.taskSupport: "required"`: toolgate calls it
+/// as a task (tools/call with `task`, `tasks/get` at the server's 1 s pollInterval,
+/// `tasks/result`), and the task's status messages arrive as the call's progress.
+#[tokio::test]
+async fn a_task_required_tool_runs_as_a_task_with_its_status_as_progress() {
+    let (hub, _events) = hub_with_everything();
+    bounded("connect", hub.connect("everything")).await.unwrap();
+    bounded("late tool", async {
+        while !hub
+            .server_tools()
+            .iter()
+            .flat_map(|s| s.tools().to_vec())
+            .any(|t| t.name == "simulate-research-query")
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let out = bounded(
+        "research task",
+        hub.call(
+            "everything",
+            "simulate-research-query",
+            json!({"topic": "toolgate"}),
+            Some(tx),
+            CancellationToken::new(),
+        ),
+    )
+    .await
+    .expect("the task's result");
+    assert!(!out.is_error, "{out:?}");
+    assert!(
+        out.text.starts_with("# Research Report: toolgate"),
+        "{}",
+        out.text
+    );
+    let mut messages = Vec::new();
+    while let Ok(update) = rx.try_recv() {
+        messages.extend(update.message);
+    }
+    assert!(
+        messages.len() >= 2 && messages[0] == "Gathering sources...",
+        "{messages:?}"
     );
     hub.shutdown().await;
 }

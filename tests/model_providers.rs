@@ -122,7 +122,7 @@ fn anthropic_turn_body() -> String {
     sse(&[
         (
             "message_start",
-            json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"usage":{"input_tokens":42,"output_tokens":1}}}),
+            json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"usage":{"input_tokens":42,"cache_creation_input_tokens":1200,"cache_read_input_tokens":3400,"output_tokens":1}}}),
         ),
         ("ping", json!({"type":"ping"})),
         (
@@ -206,6 +206,8 @@ fn expected_anthropic_turn() -> Vec<StreamEvent> {
         StreamEvent::Usage(Usage {
             input_tokens: 42,
             output_tokens: 77,
+            cache_read_input_tokens: 3400,
+            cache_creation_input_tokens: 1200,
         }),
         StreamEvent::Stop(StopReason::ToolUse),
     ]
@@ -242,11 +244,17 @@ async fn anthropic_full_turn_with_text_and_tool_use() {
     assert_eq!(body["model"], "claude-test");
     assert_eq!(body["stream"], true);
     assert_eq!(body["max_tokens"], 1024);
-    assert_eq!(body["system"], "You are toolgate's agent.");
+    // Prompt-cache breakpoints on the stable prefix: the last tool, the system prompt and
+    // the last block of the conversation.
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "You are toolgate's agent.", "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(
         body["tools"],
         json!([{"name": "mcp__docs__search", "description": "Search the docs",
-                "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}}])
+                "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}},
+                "cache_control": {"type": "ephemeral"}}])
     );
     assert_eq!(
         body["messages"],
@@ -257,10 +265,13 @@ async fn anthropic_full_turn_with_text_and_tool_use() {
                 {"type": "tool_use", "id": "toolu_1", "name": "mcp__deploy__status", "input": {"service": "web"}}
             ]},
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "server not connected", "is_error": true}
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "server not connected", "is_error": true,
+                 "cache_control": {"type": "ephemeral"}}
             ]}
         ])
     );
+    let breakpoints = body.to_string().matches("cache_control").count();
+    assert_eq!(breakpoints, 3, "the API allows at most 4: {body}");
 }
 
 /// Chat Completions chunks as `data:` lines, the way OpenAI, vLLM and Ollama send them.
@@ -349,7 +360,8 @@ async fn openai_full_turn_with_text_and_streamed_tool_calls() {
             },
             StreamEvent::Usage(Usage {
                 input_tokens: 50,
-                output_tokens: 20
+                output_tokens: 20,
+                ..Default::default()
             }),
             StreamEvent::Stop(StopReason::ToolUse),
         ]

@@ -41,6 +41,7 @@ fn info() -> ConsoleInfo {
                 containment: Containment::Confined {
                     profile: "read-only, no network".into(),
                 },
+                enabled: true,
             })
             .collect(),
         no_color: false,
@@ -628,6 +629,7 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
                 usage: Usage {
                     input_tokens: 12,
                     output_tokens: 5,
+                    ..Default::default()
                 },
                 text: "short".into(),
             },
@@ -663,6 +665,7 @@ fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_comma
         name: "tracker".into(),
         command_line: "npx -y @acme/tracker-mcp --token-env ACME_TOKEN".into(),
         containment: Containment::Unsandboxed,
+        enabled: true,
     });
     agent(
         &mut app,
@@ -725,6 +728,7 @@ fn mcp_reload_asks_the_agent_and_a_reloaded_list_updates_the_panel() {
         name: "tracker".into(),
         command_line: "npx -y @acme/tracker-mcp".into(),
         containment: Containment::Unsandboxed,
+        enabled: true,
     });
     agent(&mut app, AgentEvent::ServersChanged { servers });
     // The removed server's last status arrives after the new list: it stays gone.
@@ -1173,6 +1177,34 @@ fn slash_commands_send_the_right_commands() {
 }
 
 #[test]
+fn mcp_enable_and_disable_switch_a_server_for_the_session_or_in_its_file() {
+    let mut app = started_app();
+    let run = |app: &mut App, text: &str| {
+        type_text(app, text);
+        perform(key(app, KeyCode::Enter))
+    };
+    assert!(matches!(
+        &run(&mut app, "/mcp disable fs --save").0[..],
+        [UiCommand::SetServerEnabled { server, enabled: false, save: true }] if server == "fs"
+    ));
+    assert!(matches!(
+        &run(&mut app, "/mcp enable docs").0[..],
+        [UiCommand::SetServerEnabled { server, enabled: true, save: false }] if server == "docs"
+    ));
+    assert!(run(&mut app, "/mcp disable").0.is_empty());
+    assert!(screen(&mut app, 110, 30).contains("usage: /mcp disable NAME [--save]"));
+    assert!(!screen(&mut app, 110, 30).contains("fs ⊘ disabled"));
+    agent(
+        &mut app,
+        AgentEvent::ServerEnabled {
+            server: "fs".into(),
+            enabled: false,
+        },
+    );
+    assert!(screen(&mut app, 110, 30).contains("fs ⊘ disabled"));
+}
+
+#[test]
 fn question_mark_opens_help_only_when_the_composer_is_empty() {
     let mut app = started_app();
     ch(&mut app, '?');
@@ -1381,6 +1413,7 @@ fn tool_cards_show_outcomes_and_expand() {
             usage: Usage {
                 input_tokens: 1200,
                 output_tokens: 34,
+                ..Default::default()
             },
             cancelled: true,
         },
@@ -1856,4 +1889,42 @@ fn long_tool_details_scroll_with_page_keys() {
     let text = screen(&mut app, 120, 36);
     assert!(text.contains("lines 1–"), "{text}");
     assert!(text.contains("mcp__warehouse__query"), "{text}");
+}
+
+#[test]
+fn a_tool_card_names_the_images_the_call_returned() {
+    let mut app = started_app();
+    agent(
+        &mut app,
+        AgentEvent::ToolCallStarted {
+            call_id: "i1".into(),
+            name: "mcp__charts__render".into(),
+            server: Some("charts".into()),
+            input: json!({}),
+        },
+    );
+    agent(
+        &mut app,
+        AgentEvent::ToolImages {
+            call_id: "i1".into(),
+            images: vec![toolgate::agent::events::ImageSummary {
+                media_type: "image/png\u{1b}[2J".into(),
+                bytes: 5_380,
+            }],
+        },
+    );
+    agent(
+        &mut app,
+        AgentEvent::ToolCallFinished {
+            call_id: "i1".into(),
+            outcome: ToolOutcome::Ok,
+            output: "a chart of last week".into(),
+        },
+    );
+    let text = screen_of(&render(&mut app, 100, 24));
+    assert!(
+        text.contains("[image returned: image/png, 5.4 kB]"),
+        "{text}"
+    );
+    assert!(text.contains("a chart of last week"), "{text}");
 }

@@ -65,7 +65,19 @@ pub fn replicated(min_tools: usize) -> Vec<Arc<ServerTools>> {
 }
 
 pub fn tasks() -> Vec<Task> {
-    data("tool_tasks.json")["tasks"]
+    tasks_in("tool_tasks.json")
+}
+
+/// The third task set (`tool_tasks_fresh.json`), written after tuning and never tuned on.
+pub fn fresh_tasks() -> Vec<Task> {
+    tasks_in("tool_tasks_fresh.json")
+        .into_iter()
+        .map(|t| Task { holdout: true, ..t })
+        .collect()
+}
+
+fn tasks_in(file: &str) -> Vec<Task> {
+    data(file)["tasks"]
         .as_array()
         .unwrap()
         .iter()
@@ -143,18 +155,21 @@ pub fn request_entry(name: &str, description: &str, schema: &Value) -> Value {
     json!({"name": name, "description": description, "input_schema": schema})
 }
 
-/// The `search_tools` entry the agent adds when tools are deferred (as issue 16 describes it).
+/// The `search_tools` entry the agent adds when tools are deferred (its real definition).
 pub fn search_tools_entry() -> Value {
-    request_entry(
-        "search_tools",
-        "Find tools of the connected MCP servers that are not loaded yet. Returns the best \
-         matches (name, server, one-line description) and loads them for the next calls. \
-         Takes a description of the task or exact tool names.",
-        &json!({"type": "object", "properties": {
-            "query": {"type": "string", "description": "What you want to do, or exact tool names separated by commas"},
-            "limit": {"type": "integer", "description": "How many tools to return (default 5)"}
-        }, "required": ["query"]}),
-    )
+    let tool = toolgate::builtin::search_tools_tool();
+    request_entry(&tool.name, &tool.description, &tool.input_schema)
+}
+
+/// Bytes of the built-in tools' entries (bash … connect_mcp, disconnect_mcp), which every
+/// request carries with or without deferral.
+pub fn builtin_bytes(servers: &[Arc<ServerTools>]) -> usize {
+    let names: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
+    let entries: Vec<Value> = toolgate::builtin::pool_builtins(&names, &names)
+        .iter()
+        .map(|t| request_entry(&t.name, &t.description, &t.input_schema))
+        .collect();
+    serde_json::to_vec(&entries).unwrap().len()
 }
 
 /// Bytes of the `tools` array of one request carrying every tool of `servers`.

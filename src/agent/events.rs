@@ -29,6 +29,13 @@ pub enum UiCommand {
     AddRoot(std::path::PathBuf),
     /// `/roots`: the roots, as a notice.
     ListRoots,
+    /// `/mcp enable|disable NAME [--save]`: for this session, or written as `"enabled"`
+    /// into the file the server's entry came from.
+    SetServerEnabled {
+        server: String,
+        enabled: bool,
+        save: bool,
+    },
     /// `/mcp reload`: read the server configuration again and apply what changed.
     ReloadConfig,
     /// `/mcp__server__prompt …`: fetch the prompt with these arguments, put its messages
@@ -50,6 +57,33 @@ pub enum UiCommand {
         context: std::collections::HashMap<String, String>,
     },
     Shutdown,
+}
+
+/// How the pool panel marks a tool besides its badge (pinned definitions).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mark", rename_all = "snake_case")]
+pub enum DefinitionMark {
+    /// Its definition is not the one pinned; grants and rules stop covering it.
+    Changed { pinned_by: String },
+    /// It appeared mid-session; its first call asks.
+    New,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolMark {
+    /// Model-facing name.
+    pub tool: String,
+    pub mark: DefinitionMark,
+}
+
+/// A tool a server listed that its `includeTools` / `excludeTools` keep out of the pool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExcludedTool {
+    pub server: String,
+    /// Raw name.
+    pub tool: String,
+    /// e.g. `excludeTools "delete_*"`.
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,6 +143,8 @@ pub struct ServerInfo {
     pub name: String,
     pub command_line: String,
     pub containment: Containment,
+    /// `"enabled"` of its entry (a disabled server cannot be connected).
+    pub enabled: bool,
 }
 
 impl ServerInfo {
@@ -117,6 +153,7 @@ impl ServerInfo {
             name: config.name.clone(),
             command_line: config.command_line(),
             containment,
+            enabled: config.pool.enabled,
         }
     }
 }
@@ -156,6 +193,12 @@ pub enum AgentEvent {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// Images the call returned, sent to the model as images (before its
+    /// `ToolCallFinished`); the console names them on the call's card.
+    ToolImages {
+        call_id: String,
+        images: Vec<ImageSummary>,
+    },
     ToolCallFinished {
         call_id: String,
         outcome: ToolOutcome,
@@ -165,6 +208,23 @@ pub enum AgentEvent {
         snapshot: Vec<PoolEntry>,
         added: Vec<String>,
         removed: Vec<String>,
+    },
+    /// Marks on pool tools (changed or new definitions) and the tools kept out by a
+    /// server's filter; sent after PoolChanged when they differ from the last ones.
+    PoolMarks {
+        marks: Vec<ToolMark>,
+        excluded: Vec<ExcludedTool>,
+    },
+    /// A server was enabled or disabled (`/mcp enable|disable`; `saved`: in its file).
+    ServerEnabled {
+        server: String,
+        enabled: bool,
+    },
+    /// The MCP tools left out of the model's requests (findable with `search_tools`), in
+    /// pool order; sent when that set changes, before the `PoolChanged` of the same change.
+    /// Empty when nothing is deferred.
+    ToolsDeferred {
+        deferred: Vec<PoolEntry>,
     },
     ServerStatus {
         server: String,
@@ -221,4 +281,33 @@ pub enum AgentEvent {
     ServersChanged {
         servers: Vec<ServerInfo>,
     },
+}
+
+/// What the console shows of an image a tool returned: its type and size, not its pixels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageSummary {
+    pub media_type: String,
+    /// Decoded size in bytes (from the base64 length).
+    pub bytes: usize,
+}
+
+impl ImageSummary {
+    pub fn of(image: &crate::model::ImageData) -> Self {
+        ImageSummary {
+            media_type: image.media_type.clone(),
+            bytes: image.data.trim_end_matches('=').len() * 3 / 4,
+        }
+    }
+
+    /// `image/png, 5.3 kB`.
+    pub fn describe(&self) -> String {
+        let size = if self.bytes >= 1_000_000 {
+            format!("{:.1} MB", self.bytes as f64 / 1_000_000.0)
+        } else if self.bytes >= 1_000 {
+            format!("{:.1} kB", self.bytes as f64 / 1_000.0)
+        } else {
+            format!("{} bytes", self.bytes)
+        };
+        format!("{}, {size}", self.media_type)
+    }
 }

@@ -12,6 +12,7 @@ pub mod elicitation;
 pub mod events;
 mod gate;
 mod host_files;
+mod pinning;
 mod prompt;
 mod prompts;
 mod reload;
@@ -19,7 +20,10 @@ pub mod resources;
 mod roots;
 mod runner;
 mod sampling;
+mod search;
+mod server_switch;
 pub mod session;
+mod session_images;
 mod tools;
 
 use std::path::PathBuf;
@@ -41,6 +45,8 @@ pub use session::ResumeFrom;
 pub const DEFAULT_TURN_CAP: usize = 50;
 /// Default number of characters of one tool output the model gets.
 pub const DEFAULT_OUTPUT_BUDGET: usize = 100_000;
+/// Default estimated tokens of one MCP tool result the model gets (Claude Code's default).
+pub const DEFAULT_MCP_OUTPUT_TOKENS: usize = 25_000;
 /// Capacity of both channels; the front end drains events continuously.
 const CHANNEL_CAPACITY: usize = 256;
 
@@ -64,6 +70,9 @@ pub struct AgentConfig {
     /// Where workspace checkpoints go (`state_dir/checkpoints`); None takes none, and
     /// /undo has nothing to restore.
     pub checkpoints_dir: Option<PathBuf>,
+    /// Where the definitions that rules let through are pinned (`state_dir/pins`); None
+    /// pins them for the session only. "Always" pins go to the workspace's `.toolgate/`.
+    pub pins_dir: Option<PathBuf>,
     /// A session id (see [`session::resolve`]) whose conversation and connections to restore.
     /// Its log is continued.
     pub resume: Option<String>,
@@ -88,6 +97,11 @@ pub struct AgentConfig {
     pub sandbox: crate::sandbox::Sandbox,
     /// `[sampling] max_tokens`: a server's sampling request asking for more is refused.
     pub sampling_max_tokens: u32,
+    /// `[tools]`: when MCP tools are deferred behind `search_tools`.
+    pub tool_search: crate::pool::deferral::SearchSettings,
+    /// Estimated tokens (see [`crate::tokens`]) of one MCP tool result the model gets;
+    /// the whole result is kept in a file. `MAX_MCP_OUTPUT_TOKENS` sets it.
+    pub mcp_output_tokens: usize,
     /// How to load the server configuration again (`/mcp reload`, and the file watcher
     /// when `watch` is set); None: the configuration is fixed for the session.
     pub reload: Option<ConfigReload>,
@@ -109,6 +123,7 @@ impl AgentConfig {
             workspace,
             sessions_dir: session::default_sessions_dir(),
             checkpoints_dir: crate::checkpoint::default_root(),
+            pins_dir: crate::paths::state_dir().map(|d| d.join("pins")),
             resume: None,
             turn_cap: DEFAULT_TURN_CAP,
             output_budget: DEFAULT_OUTPUT_BUDGET,
@@ -119,6 +134,8 @@ impl AgentConfig {
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
             sampling_max_tokens: crate::config::DEFAULT_SAMPLING_MAX_TOKENS,
+            tool_search: Default::default(),
+            mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,
         }
     }

@@ -2,7 +2,12 @@
 
 use std::path::Path;
 
-pub fn system_prompt(workspace: &Path, configured: &[String], connected: &[String]) -> String {
+pub fn system_prompt(
+    workspace: &Path,
+    configured: &[String],
+    connected: &[String],
+    deferred_tools: usize,
+) -> String {
     let mut prompt = format!(
         "You are the agent inside toolgate, a terminal console. You work in the workspace {}.\n\
          Use the tools to act; every call passes the host's permission gate, and a call may be \
@@ -23,6 +28,14 @@ pub fn system_prompt(workspace: &Path, configured: &[String], connected: &[Strin
             "\nConnected MCP servers: {}",
             connected.join(", ")
         ));
+        if deferred_tools > 0 {
+            prompt.push_str(&format!(
+                "\nNot all of their tools are in your tool list: {deferred_tools} are deferred. To find \
+                 one, call search_tools with what you want to do in a few words (or exact tool \
+                 names); the tools it finds are loaded and can be called from your next step on, \
+                 for the rest of the session."
+            ));
+        }
     }
     prompt
 }

@@ -195,7 +195,7 @@ impl Agent {
                 match attached {
                     Attached::Text(text) => {
                         let id = format!("attachment-{turn}-{n}-{i}");
-                        let (text, saved) = self.fit_budget(&id, text).await;
+                        let (text, saved) = self.fit_budget(&id, text, true).await;
                         truncated |= saved.is_some() || text.contains("[output truncated");
                         characters += text.chars().count();
                         content.push(ContentBlock::Text { text });

@@ -36,6 +36,12 @@ enum Work {
     Clear,
     /// `/undo`; the token lets a cancel withdraw its question.
     Undo(CancellationToken),
+    /// `/mcp enable|disable NAME [--save]`.
+    SetEnabled {
+        server: String,
+        enabled: bool,
+        save: bool,
+    },
     /// `/mcp__server__prompt`: server, prompt, arguments; a turn like Submit.
     Prompt(
         String,
@@ -171,6 +177,15 @@ async fn read_commands(
                 let _ = events.send(super::roots::list(&hub)).await;
                 continue;
             }
+            UiCommand::SetServerEnabled {
+                server,
+                enabled,
+                save,
+            } => Work::SetEnabled {
+                server,
+                enabled,
+                save,
+            },
             UiCommand::ReloadConfig => Work::Reload(super::reload::ReloadCause::Asked),
             UiCommand::RunPrompt {
                 server,
@@ -432,6 +447,12 @@ pub(super) struct Agent {
     pub(super) sandbox: crate::sandbox::Sandbox,
     /// The log's second handle, for sampling and server logs (see [`SharedLog`]).
     shared_log: SharedLog,
+    /// `/mcp enable|disable` for this session, by server name (`server_switch.rs`).
+    pub(super) server_overrides: std::collections::HashMap<String, bool>,
+    /// Deferred tools and `search_tools` (see `search.rs`).
+    pub(super) tool_search: super::search::ToolSearch,
+    /// Estimated tokens of one MCP tool result the model gets; the rest is kept in a file.
+    pub(super) mcp_output_tokens: usize,
     pub(super) reload: Option<super::reload::ConfigReload>,
 }
 
@@ -447,6 +468,7 @@ impl Agent {
                 let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
                 gate.set_ask_timeout(config.ask_timeout);
                 gate.set_sandbox(config.sandbox.clone());
+                gate.load_pins(config.pins_dir.as_deref());
                 gate
             },
             model: Arc::from(config.model),
@@ -472,6 +494,9 @@ impl Agent {
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
             shared_log,
+            server_overrides: Default::default(),
+            tool_search: super::search::ToolSearch::new(config.tool_search),
+            mcp_output_tokens: config.mcp_output_tokens.max(1),
             reload: config.reload,
         }
     }
@@ -551,6 +576,7 @@ impl Agent {
             }
         }
         self.messages = restored.messages;
+        self.tool_search.restore_loaded(restored.loaded_tools);
         self.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",
@@ -620,6 +646,9 @@ impl Agent {
                 .collect(),
         })
         .await;
+        if let Some(problem) = self.gate.pinning.load_problem.take() {
+            self.startup_notices.push(problem);
+        }
         for notice in std::mem::take(&mut self.startup_notices) {
             self.emit(AgentEvent::Notice(notice)).await;
         }
@@ -657,6 +686,11 @@ impl Agent {
                     let _ = self.refresh_pool_forced().await;
                 }
                 Work::Undo(cancel) => self.undo_last_turn(cancel).await,
+                Work::SetEnabled {
+                    server,
+                    enabled,
+                    save,
+                } => self.set_server_enabled(&server, enabled, save).await,
                 Work::Clear => {
                     self.messages.clear();
                     self.record(Record::Cleared).await;
@@ -690,26 +724,47 @@ impl Agent {
     /// Assembles the pool from the built-ins and the servers connected now; emits
     /// PoolChanged when it differs from the last one sent.
     pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
-        let pool = self.assemble()?;
-        if self.last_pool.as_ref() != Some(&pool) {
+        let pool = self.assemble_visible()?;
+        self.observe_listings();
+        let marks = self.pool_marks(&pool);
+        // Deferred before loaded: a tool moving from one to the other never shows in both.
+        self.announce_deferred().await;
+        // New marks change badges too (a changed definition asks), so the pool goes along.
+        if self.last_pool.as_ref() != Some(&pool) || marks.is_some() {
             self.send_pool(&pool).await;
+        }
+        if let Some(marks) = marks {
+            self.emit(marks).await;
         }
         Ok(pool)
     }
 
     /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
     async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
-        let pool = self.assemble()?;
+        let pool = self.assemble_visible()?;
+        self.observe_listings();
+        let marks = self.pool_marks(&pool);
+        self.announce_deferred().await;
         self.send_pool(&pool).await;
+        if let Some(marks) = marks {
+            self.emit(marks).await;
+        }
         Ok(pool)
     }
 
-    pub(super) fn assemble(&self) -> Result<Pool, PoolError> {
-        assemble_for(
-            &self.hub.configured(),
-            &self.hub.server_tools(),
-            &super::resources::servers_with_resources(&self.hub),
-        )
+    /// Lets the gate see the listings (new tools, changed definitions).
+    fn observe_listings(&mut self) {
+        let hub = self.hub.clone();
+        self.gate.pinning.observe(&hub.server_tools(), |server| {
+            hub.config(server).is_some_and(|c| c.pool.trust_new_tools)
+        });
+    }
+
+    /// The panel's marks (changed and new definitions, filtered tools) when they changed.
+    fn pool_marks(&mut self, pool: &Pool) -> Option<AgentEvent> {
+        let listings = self.hub.server_tools();
+        let (marks, excluded) = self.gate.pinning.marks_if_changed(pool, &listings)?;
+        Some(AgentEvent::PoolMarks { marks, excluded })
     }
 
     async fn send_pool(&mut self, pool: &Pool) {
@@ -851,8 +906,9 @@ impl Agent {
             let request = ModelRequest {
                 system: super::prompt::system_prompt(
                     &self.workspace,
-                    &self.hub.configured(),
+                    &self.connectable(),
                     &self.connected_servers(),
+                    self.tool_search.deferred_count(),
                 ) + &super::prompt::server_instructions(&self.hub.instructions()),
                 messages: self.messages.clone(),
                 tools: pool
@@ -879,8 +935,7 @@ impl Agent {
                     break false;
                 }
             };
-            usage.input_tokens += reply.usage.input_tokens;
-            usage.output_tokens += reply.usage.output_tokens;
+            usage.add(&reply.usage);
             let tool_uses: Vec<(String, String, Value)> = reply
                 .content
                 .iter()
@@ -963,6 +1018,14 @@ impl Agent {
                 Some(Ok(StreamEvent::Usage(u))) => {
                     reply.usage.input_tokens = reply.usage.input_tokens.max(u.input_tokens);
                     reply.usage.output_tokens = reply.usage.output_tokens.max(u.output_tokens);
+                    reply.usage.cache_read_input_tokens = reply
+                        .usage
+                        .cache_read_input_tokens
+                        .max(u.cache_read_input_tokens);
+                    reply.usage.cache_creation_input_tokens = reply
+                        .usage
+                        .cache_creation_input_tokens
+                        .max(u.cache_creation_input_tokens);
                 }
                 Some(Ok(StreamEvent::Stop(reason))) => reply.stop = Some(reason),
             }

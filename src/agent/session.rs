@@ -25,6 +25,10 @@
 //! | `sampling`        | `server`, `max_tokens` (asked), `system_prompt`, `messages` `[{role, text}]`, `decision` (an `AuditRecord`, tool `sampling(SERVER)`; absent when refused before the policy), `outcome` `{kind: answered\|refused\|failed\|withdrawn, …}` (`answered`: `model`, `stop_reason`, `usage`, `text`; `refused`: `reason`; `failed`: `error`, `usage`) — a server's `sampling/createMessage` |
 //! | `server_log`      | `server`, `level` (`debug` … `emergency`), `message` — a server's `notifications/message` |
 //!
+//! Images in messages are kept out of the log: a `message` record's image has `file`
+//! (under `sessions/<id>/images/`) or `dropped: true` instead of `data` (see
+//! `session_images`).
+//!
 //! Resuming replays the `message` records into the conversation and the `connect` /
 //! `disconnect` records into the set of servers to reconnect. Lines that do not parse (a
 //! half-written last line, a record type from a newer version) are skipped.
@@ -118,6 +122,11 @@ pub enum Record {
     Undo {
         checkpoint: u64,
         restored: Vec<FileChange>,
+    },
+    /// `search_tools` loaded these deferred tools (model-facing names); they stay loaded for
+    /// the session, also when it is resumed.
+    ToolsLoaded {
+        tools: Vec<String>,
     },
     /// A server's sampling request and how it ended.
     Sampling(crate::agent::sampling::SamplingReport),
@@ -287,6 +296,8 @@ pub struct RestoredSession {
     pub skipped_lines: usize,
     /// Turns the session had (its next turn is `turns + 1`).
     pub turns: usize,
+    /// Tools `search_tools` loaded, oldest first.
+    pub loaded_tools: Vec<String>,
 }
 
 pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
@@ -304,7 +315,13 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
         if line.trim().is_empty() {
             continue;
         }
-        let Ok(parsed) = serde_json::from_str::<Line>(&line) else {
+        let parsed = serde_json::from_str::<Value>(&line).and_then(|mut value| {
+            if let Some(message) = value.get_mut("message") {
+                super::session_images::internalize(message, &dir.join(id));
+            }
+            serde_json::from_value::<Line>(value)
+        });
+        let Ok(parsed) = parsed else {
             restored.skipped_lines += 1;
             continue;
         };
@@ -317,6 +334,13 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
             Record::Cleared => restored.messages.clear(),
             Record::TurnFinished { .. } => restored.turns += 1,
+            Record::ToolsLoaded { tools } => {
+                for tool in tools {
+                    if !restored.loaded_tools.contains(&tool) {
+                        restored.loaded_tools.push(tool);
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -361,6 +385,7 @@ pub struct SessionLog {
     /// `sessions/<id>/`: where full outputs of truncated tool results go.
     pub files_dir: PathBuf,
     file: File,
+    images: super::session_images::ImageStore,
 }
 
 impl SessionLog {
@@ -381,6 +406,7 @@ impl SessionLog {
             })?;
         Ok(SessionLog {
             id: id.to_string(),
+            images: super::session_images::ImageStore::new(&dir.join(id)),
             files_dir: dir.join(id),
             path,
             file,
@@ -393,7 +419,15 @@ impl SessionLog {
             record,
         };
         // Serializing plain data (strings, numbers, JSON values) cannot fail.
-        let mut text = serde_json::to_string(&line).unwrap_or_default();
+        let mut text = if matches!(line.record, Record::Message { .. }) {
+            let mut value = serde_json::to_value(&line).unwrap_or_default();
+            if let Some(message) = value.get_mut("message") {
+                self.images.externalize(message);
+            }
+            value.to_string()
+        } else {
+            serde_json::to_string(&line).unwrap_or_default()
+        };
         text.push('\n');
         let write = self
             .file

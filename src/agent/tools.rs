@@ -9,14 +9,14 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, ToolOutcome};
+use super::events::{AgentEvent, ImageSummary, ToolOutcome};
 use super::gate::Gated;
 use super::host_files::HostFiles;
 use super::runner::{Agent, assemble_for};
 use super::session::Record;
 use crate::builtin::BuiltinTool;
 use crate::mcp::McpError;
-use crate::model::ContentBlock;
+use crate::model::{ContentBlock, ImageData};
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
 
 /// After a cancel, how long a tool may take to wind down before the agent stops waiting.
@@ -29,8 +29,9 @@ pub(super) const CANCELLED_TEXT: &str = "Cancelled by the user";
 pub(super) struct ToolRun {
     pub outcome: ToolOutcome,
     pub text: String,
-    /// Images for the model besides the text (read_mcp_resource of an image).
-    pub images: Vec<crate::model::ImageData>,
+    /// Images for the model besides the text (an MCP tool's image content,
+    /// read_mcp_resource of an image).
+    pub images: Vec<ImageData>,
 }
 
 impl ToolRun {
@@ -92,11 +93,23 @@ impl Agent {
             })
             .await;
             match tool {
-                None => ToolRun::error(format!("Unknown tool: {name}")),
+                None => self.unknown_tool(name),
                 Some(tool) => self.gated_run(call_id, &tool, input, cancel).await,
             }
         };
-        let (output, full_output_path) = self.fit_budget(call_id, run.text.clone()).await;
+        // Server content (tool results, resources read) counts against the token budget.
+        let is_mcp = matches!(
+            pool.get(name).map(|t| &t.origin),
+            Some(ToolOrigin::Mcp { .. } | ToolOrigin::Builtin(BuiltinTool::ReadMcpResource))
+        );
+        let (output, full_output_path) = self.fit_budget(call_id, run.text.clone(), is_mcp).await;
+        if !run.images.is_empty() {
+            self.emit(AgentEvent::ToolImages {
+                call_id: call_id.to_string(),
+                images: run.images.iter().map(ImageSummary::of).collect(),
+            })
+            .await;
+        }
         self.record(Record::ToolResult {
             call_id: call_id.to_string(),
             outcome: run.outcome,
@@ -233,6 +246,7 @@ impl Agent {
                     Err(invalid) => invalid,
                 }
             }
+            ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.search_tools(&input).await,
             ToolOrigin::Builtin(
                 kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
             ) => self.run_resource_tool(*kind, &input, cancel).await,
@@ -310,8 +324,15 @@ impl Agent {
             _ if cancel.is_cancelled() => ToolRun::cancelled(),
             None | Some(Err(McpError::Cancelled)) => ToolRun::cancelled(),
             Some(Err(e)) => ToolRun::error(e.to_string()),
-            Some(Ok(output)) if output.is_error => ToolRun::error(output.text),
-            Some(Ok(output)) => ToolRun::ok(output.text),
+            Some(Ok(output)) => ToolRun {
+                outcome: if output.is_error {
+                    ToolOutcome::Error
+                } else {
+                    ToolOutcome::Ok
+                },
+                text: output.text,
+                images: output.images,
+            },
         }
     }
 
@@ -329,6 +350,9 @@ impl Agent {
         let configured = self.hub.configured();
         if !configured.iter().any(|c| c == name) {
             return ToolRun::error(unknown_server(name, &configured));
+        }
+        if let Some(refusal) = self.disabled_refusal(name) {
+            return ToolRun::error(refusal);
         }
         if self.hub.is_connected(name) {
             let tools = self.raw_tools_of(name);
@@ -348,8 +372,9 @@ impl Agent {
         }
         // The hub keeps the new connection only if the pool still assembles with it, so a
         // colliding server never becomes visible, not even for a moment.
+        let connectable = self.connectable();
         let accept = |servers: &[Arc<ServerTools>]| {
-            assemble_for(&configured, servers, &[])
+            assemble_for(&connectable, servers, &[])
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         };
@@ -427,16 +452,31 @@ impl Agent {
             .unwrap_or_default()
     }
 
-    /// Cuts an output to the budget, keeping the whole text in a file of the session.
+    /// Cuts an output to the budget, keeping the whole text in a file of the session: every
+    /// output to `output_budget` characters, an MCP tool's also to `mcp_output_tokens`
+    /// estimated tokens (whichever cuts first; the marker says which).
     pub(super) async fn fit_budget(
         &mut self,
         call_id: &str,
         text: String,
+        is_mcp: bool,
     ) -> (String, Option<PathBuf>) {
-        let Some((cut, _)) = text.char_indices().nth(self.output_budget) else {
-            return (text, None);
+        let char_cut = text
+            .char_indices()
+            .nth(self.output_budget)
+            .map(|(at, _)| at);
+        let token_cut = if is_mcp {
+            Some(crate::tokens::prefix_within(&text, self.mcp_output_tokens))
+                .filter(|&at| at < text.len())
+        } else {
+            None
         };
-        let total = text.chars().count();
+        let (cut, by_tokens) = match (char_cut, token_cut) {
+            (None, None) => return (text, None),
+            (Some(chars), Some(tokens)) if tokens < chars => (tokens, true),
+            (Some(chars), _) => (chars, false),
+            (None, Some(tokens)) => (tokens, true),
+        };
         let saved = match &self.log {
             Some(log) => {
                 let dir = log.files_dir.join("tool-outputs");
@@ -456,10 +496,20 @@ impl Agent {
             None => "the full output was not saved".to_string(),
         };
         let mut shown = text[..cut].to_string();
-        shown.push_str(&format!(
-            "\n\n[output truncated: showing the first {} of {total} characters; {whereabouts}]",
-            self.output_budget
-        ));
+        let marker = if by_tokens {
+            format!(
+                "\n\n[output truncated: showing about the first {} of about {} tokens (MAX_MCP_OUTPUT_TOKENS); {whereabouts}]",
+                self.mcp_output_tokens,
+                crate::tokens::estimate(&text)
+            )
+        } else {
+            format!(
+                "\n\n[output truncated: showing the first {} of {} characters; {whereabouts}]",
+                self.output_budget,
+                text.chars().count()
+            )
+        };
+        shown.push_str(&marker);
         (shown, saved)
     }
 }

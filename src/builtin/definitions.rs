@@ -287,3 +287,39 @@ pub fn resource_tools(servers: &[String]) -> Vec<PoolTool> {
         ),
     ]
 }
+
+/// Most hits one `search_tools` call returns (and loads).
+pub const SEARCH_LIMIT_MAX: u64 = 20;
+/// Hits when the call gives no `limit`.
+pub const SEARCH_LIMIT_DEFAULT: u64 = 5;
+
+/// `search_tools`, in the pool while MCP tools are deferred. Its definition does not depend
+/// on the connections, so it never breaks a cached prompt prefix by itself.
+pub fn search_tools_tool() -> PoolTool {
+    PoolTool::builtin(
+        BuiltinTool::SearchTools,
+        "Find MCP tools that are not in your tool list yet and load them. The connected MCP \
+         servers have more tools than are sent to you with each request; the others are \
+         deferred. Describe the action in a few words (\"create a github issue\", \"post a \
+         message to a slack channel\") or give exact tool names separated by commas \
+         (\"mcp__github__create_issue, mcp__slack__post_message\"). The answer lists the best \
+         matches (name, server, what it does); from your next step on they are in your tool \
+         list and can be called. Loaded tools stay for the rest of the session, so search \
+         again only for something new. Tools already in your list need no search.",
+        object_schema(
+            json!({
+                "query": {
+                    "type": "string",
+                    "description": "What you want to do, in a few words, or exact tool names separated by commas."
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": SEARCH_LIMIT_MAX,
+                    "description": format!("How many tools to return and load (default {SEARCH_LIMIT_DEFAULT}).")
+                }
+            }),
+            &["query"],
+        ),
+    )
+}

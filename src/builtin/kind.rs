@@ -21,11 +21,13 @@ pub enum BuiltinTool {
     /// declares resources; the agent runs them through the hub.
     ListMcpResources,
     ReadMcpResource,
+    /// `search_tools`: finds deferred MCP tools and loads them into the pool.
+    SearchTools,
 }
 
 impl BuiltinTool {
     /// Every built-in, in pool order.
-    pub const ALL: [BuiltinTool; 9] = [
+    pub const ALL: [BuiltinTool; 10] = [
         BuiltinTool::Bash,
         BuiltinTool::ReadFile,
         BuiltinTool::WriteFile,
@@ -35,6 +37,7 @@ impl BuiltinTool {
         BuiltinTool::DisconnectMcp,
         BuiltinTool::ListMcpResources,
         BuiltinTool::ReadMcpResource,
+        BuiltinTool::SearchTools,
     ];
 
     /// The model-facing name (also the name rules and the session log use).
@@ -49,6 +52,7 @@ impl BuiltinTool {
             BuiltinTool::DisconnectMcp => "disconnect_mcp",
             BuiltinTool::ListMcpResources => "list_mcp_resources",
             BuiltinTool::ReadMcpResource => "read_mcp_resource",
+            BuiltinTool::SearchTools => "search_tools",
         }
     }
 
@@ -59,10 +63,11 @@ impl BuiltinTool {
             .find(|kind| kind.name() == name)
     }
 
-    /// connect_mcp and disconnect_mcp change the pool itself; the agent runs them.
+    /// connect_mcp, disconnect_mcp and search_tools change the pool itself; the agent
+    /// runs them.
     pub const fn is_connector(self) -> bool {
         match self {
-            BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp => true,
+            BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp | BuiltinTool::SearchTools => true,
             BuiltinTool::Bash
             | BuiltinTool::ReadFile
             | BuiltinTool::WriteFile
@@ -92,6 +97,7 @@ impl BuiltinTool {
             | BuiltinTool::DisconnectMcp
             | BuiltinTool::ListMcpResources
             | BuiltinTool::ReadMcpResource => None,
+            BuiltinTool::SearchTools => None,
         }
     }
 
@@ -106,6 +112,7 @@ impl BuiltinTool {
             | BuiltinTool::DisconnectMcp
             | BuiltinTool::ListMcpResources
             | BuiltinTool::ReadMcpResource => false,
+            BuiltinTool::SearchTools => false,
         }
     }
 }
@@ -142,7 +149,10 @@ mod tests {
             .filter(|k| k.is_connector())
             .map(BuiltinTool::name)
             .collect();
-        assert_eq!(connectors, ["connect_mcp", "disconnect_mcp"]);
+        assert_eq!(
+            connectors,
+            ["connect_mcp", "disconnect_mcp", "search_tools"]
+        );
         let with_paths: Vec<(&str, &str)> = BuiltinTool::ALL
             .into_iter()
             .filter_map(|k| Some((k.name(), k.path_field()?)))

@@ -14,7 +14,8 @@ mod kind;
 mod shell;
 
 pub use definitions::{
-    builtin_tools, disconnect_tool, pool_builtins, pool_builtins_with_resources, resource_tools,
+    SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, builtin_tools, disconnect_tool, pool_builtins,
+    pool_builtins_with_resources, resource_tools, search_tools_tool,
 };
 pub use kind::BuiltinTool;
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
@@ -78,6 +79,7 @@ pub async fn run_with(
         BuiltinTool::Glob => glob::run_glob(input, workspace, cancel).await,
         BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp
+        | BuiltinTool::SearchTools
         | BuiltinTool::ListMcpResources
         | BuiltinTool::ReadMcpResource => BuiltinOutput::error(format!("Unknown tool: {tool}")),
     }

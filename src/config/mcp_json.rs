@@ -160,12 +160,19 @@ fn parse_entry(
             Some(_) => return Err("\"network\" must be true or false".into()),
         },
     };
+    let always_load = match obj.get("alwaysLoad") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(on)) => *on,
+        Some(_) => return Err("\"alwaysLoad\" must be true or false".into()),
+    };
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
         source: source.clone(),
         call_timeout_ms,
         sandbox,
+        pool: super::pool_settings::parse(obj)?,
+        always_load,
     })
 }
 
@@ -311,6 +318,26 @@ mod tests {
     }
 
     #[test]
+    fn always_load_is_read_and_a_wrong_type_skips_the_entry() {
+        let (servers, diags) = run(r#"{"mcpServers": {
+            "plain": {"command": "x"},
+            "pinned": {"command": "x", "alwaysLoad": true},
+            "bad": {"command": "x", "alwaysLoad": "yes"}
+        }}"#);
+        let loaded: Vec<(&str, bool)> = servers
+            .iter()
+            .map(|s| (s.name.as_str(), s.always_load))
+            .collect();
+        assert_eq!(loaded, [("plain", false), ("pinned", true)]);
+        assert_eq!(diags.len(), 1);
+        assert!(
+            diags[0]
+                .message
+                .contains("\"alwaysLoad\" must be true or false")
+        );
+    }
+
+    #[test]
     fn sandbox_and_network_are_read_and_bad_values_skip_the_entry() {
         let (servers, diags) = run(r#"{"mcpServers": {
             "plain": {"command": "x"},
@@ -335,6 +362,36 @@ mod tests {
         assert_eq!(
             diags[1].message,
             "server 'worse': \"network\" must be true or false"
+        );
+    }
+
+    #[test]
+    fn filters_enabled_and_trust_new_tools() {
+        let (servers, diags) = run(r#"{"mcpServers": {
+            "plain": {"command": "x"},
+            "gh": {"command": "x", "enabled": false, "includeTools": ["get_*", "search"],
+                   "excludeTools": ["get_secret*"], "trustNewTools": true},
+            "bad1": {"command": "x", "excludeTools": "delete_*"},
+            "bad2": {"command": "x", "includeTools": ["a[b"]},
+            "bad3": {"command": "x", "enabled": "no"}
+        }}"#);
+        assert_eq!(servers.len(), 2);
+        assert_eq!(servers[0].pool, crate::config::PoolSettings::default());
+        assert!(servers[0].pool.enabled);
+        let gh = &servers[1].pool;
+        assert!(!gh.enabled && gh.trust_new_tools);
+        let filter = gh.tool_filter();
+        assert_eq!(filter.check("get_issue"), None);
+        assert!(filter.check("get_secret_key").is_some());
+        assert!(filter.check("delete_repo").is_some());
+        let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "server 'bad1': \"excludeTools\" must be an array of tool names or globs",
+                "server 'bad2': invalid tool pattern 'a[b': unclosed character class; missing ']'",
+                "server 'bad3': \"enabled\" must be true or false",
+            ]
         );
     }
 

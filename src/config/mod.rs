@@ -52,6 +52,13 @@ pub struct ServerConfig {
     /// always run confined whatever they say).
     #[serde(default)]
     pub sandbox: ServerSandbox,
+    /// `"enabled"`, `"includeTools"`, `"excludeTools"`, `"trustNewTools"` of the entry.
+    #[serde(default)]
+    pub pool: PoolSettings,
+    /// `"alwaysLoad": true` (Claude Code's field): this server's tools are never deferred
+    /// behind `search_tools`.
+    #[serde(default)]
+    pub always_load: bool,
 }
 
 /// A server entry's own sandbox choice; `None` takes the `[sandbox.servers]` default.
@@ -136,12 +143,16 @@ mod host;
 pub mod import;
 mod mcp_json;
 mod oauth;
+mod pool_settings;
+mod tools;
 pub mod watch;
 
 pub use expand::expand;
 pub use host::{DEFAULT_SAMPLING_MAX_TOKENS, HostSettings, load_host_settings};
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
 pub use oauth::OAuthSettings;
+pub use pool_settings::PoolSettings;
+pub use tools::{apply_tools_layer, load_tool_settings};
 
 use std::path::Path;
 

@@ -73,6 +73,10 @@ pub enum JsonlEvent {
         /// Every model-facing name now in the pool.
         pool: Vec<String>,
     },
+    /// The MCP tools left out of the model's requests, findable with `search_tools`.
+    ToolsDeferred {
+        deferred: Vec<String>,
+    },
     ServerStatus {
         server: String,
         status: ServerStatus,

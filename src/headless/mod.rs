@@ -353,6 +353,10 @@ impl Printer<'_> {
                     pool,
                 });
             }
+            AgentEvent::ToolsDeferred { deferred } => {
+                let deferred = deferred.into_iter().map(|e| e.tool.name).collect();
+                self.line(&JsonlEvent::ToolsDeferred { deferred });
+            }
             AgentEvent::ServerStatus { server, status } => {
                 if let ServerStatus::Failed { reason, .. } = &status {
                     self.note(&format!("[server] {server} failed: {reason}"));
@@ -389,11 +393,18 @@ impl Printer<'_> {
                 self.line(&JsonlEvent::ServerInstructions { server, text })
             }
             AgentEvent::Error(message) => self.error(&message),
+            // Headless never asks, so a changed or new definition is refused (the tool
+            // result and the permission record say why); the marks are the panel's.
+            // The JSONL `tool_finished` carries what the model got as text; images are
+            // the model's, not the script's.
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
+            | AgentEvent::PoolMarks { .. }
+            | AgentEvent::ServerEnabled { .. }
             | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }
-            | AgentEvent::Completions { .. } => {}
+            | AgentEvent::Completions { .. }
+            | AgentEvent::ToolImages { .. } => {}
         }
     }
 }

@@ -1,6 +1,7 @@
 //! rmcp's types to toolgate's: tool listings and call results.
 
 use super::CallOutput;
+use crate::model::ImageData;
 use crate::pool::{McpToolInfo, ToolClaims};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
 
@@ -14,6 +15,7 @@ pub fn tool_info(tool: &Tool) -> McpToolInfo {
             destructive: a.destructive_hint,
             idempotent: a.idempotent_hint,
             open_world: a.open_world_hint,
+            task_required: false,
         })
         .unwrap_or_else(|| ToolClaims {
             title: tool.title.clone(),
@@ -57,46 +59,122 @@ fn short_json(value: &serde_json::Value) -> String {
     }
 }
 
-/// Flattens a result into the text the model receives. Non-text content is described
-/// rather than dropped, so the model knows something was there.
+/// Image types every provider toolgate speaks to takes (Anthropic's list; OpenAI's is the
+/// same). Other image types are described in text instead of sent and refused.
+const MODEL_IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// Decoded size of base64 data, for descriptions (padding ignored: close enough to show).
+fn decoded_len(base64: &str) -> usize {
+    base64.trim_end_matches('=').len() * 3 / 4
+}
+
+/// Turns a result into what the model receives: text, plus images as images. What a model
+/// cannot take (audio, binary resources, links) is described in text with its URI and type
+/// rather than dropped, so the model knows it was there.
 pub fn call_output(result: &CallToolResult) -> CallOutput {
     let mut parts: Vec<String> = Vec::new();
+    let mut images: Vec<ImageData> = Vec::new();
+    let mut has_text = false;
     for block in &result.content {
         match block {
-            ContentBlock::Text(t) => parts.push(t.text.clone()),
-            ContentBlock::Image(i) => parts.push(format!(
-                "[image {} ({} bytes base64)]",
-                i.mime_type,
-                i.data.len()
-            )),
+            ContentBlock::Text(t) => {
+                has_text = true;
+                parts.push(t.text.clone());
+            }
+            ContentBlock::Image(i) => {
+                if let Some(described) = image_or_description(&i.mime_type, &i.data, None) {
+                    parts.push(described);
+                } else {
+                    images.push(ImageData {
+                        media_type: i.mime_type.clone(),
+                        data: i.data.clone(),
+                    });
+                }
+            }
             ContentBlock::Audio(a) => parts.push(format!(
-                "[audio {} ({} bytes base64)]",
+                "[audio {} ({} bytes) not shown: the model takes no audio]",
                 a.mime_type,
-                a.data.len()
+                decoded_len(&a.data)
             )),
             ContentBlock::Resource(r) => match &r.resource {
-                ResourceContents::TextResourceContents { uri, text, .. } => {
-                    parts.push(format!("[resource {uri}]\n{text}"))
+                ResourceContents::TextResourceContents {
+                    uri,
+                    text,
+                    mime_type,
+                    ..
+                } => parts.push(format!(
+                    "[resource {uri}{}]\n{text}",
+                    type_suffix(mime_type.as_deref())
+                )),
+                ResourceContents::BlobResourceContents {
+                    uri,
+                    blob,
+                    mime_type,
+                    ..
+                } => {
+                    let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
+                    if mime.starts_with("image/")
+                        && image_or_description(mime, blob, Some(uri)).is_none()
+                    {
+                        parts.push(format!("[resource {uri} ({mime}): the image follows]"));
+                        images.push(ImageData {
+                            media_type: mime.to_string(),
+                            data: blob.clone(),
+                        });
+                    } else {
+                        parts.push(format!(
+                            "[binary resource {uri} ({mime}, {} bytes) not shown]",
+                            decoded_len(blob)
+                        ));
+                    }
                 }
-                ResourceContents::BlobResourceContents { uri, .. } => {
-                    parts.push(format!("[binary resource {uri}]"))
-                }
-                _ => parts.push("[resource]".to_string()),
+                _ => parts.push("[embedded resource of an unsupported kind]".to_string()),
             },
-            ContentBlock::ResourceLink(link) => parts.push(format!("[resource link {}]", link.uri)),
+            ContentBlock::ResourceLink(link) => {
+                let mut line = format!("[resource link {}", link.uri);
+                let mut details = vec![format!("name: {}", link.name)];
+                if let Some(mime) = &link.mime_type {
+                    details.push(format!("type: {mime}"));
+                }
+                if let Some(size) = link.size {
+                    details.push(format!("{size} bytes"));
+                }
+                if let Some(description) = &link.description {
+                    details.push(format!("description: {description}"));
+                }
+                line.push_str(&format!(" ({})]", details.join(", ")));
+                parts.push(line);
+            }
             // Content kinds newer than this client: say so rather than drop them.
             _ => parts.push("[content of an unsupported type]".to_string()),
         }
     }
-    if parts.is_empty()
-        && let Some(structured) = &result.structured_content
-    {
+    // `structuredContent` is the same answer as JSON; servers should also send it as
+    // text, and when they do the text is enough. Without text it is the answer.
+    if !has_text && let Some(structured) = &result.structured_content {
         parts.push(structured.to_string());
     }
     CallOutput {
         text: parts.join("\n"),
         is_error: result.is_error.unwrap_or(false),
+        images,
     }
+}
+
+/// None when the image can go to the model as an image; else the text that stands for it.
+fn image_or_description(mime: &str, data: &str, uri: Option<&str>) -> Option<String> {
+    if MODEL_IMAGE_TYPES.contains(&mime) {
+        return None;
+    }
+    let source = uri.map(|u| format!(" {u}")).unwrap_or_default();
+    Some(format!(
+        "[image{source} {mime} ({} bytes) not shown: model APIs take png, jpeg, gif and webp]",
+        decoded_len(data)
+    ))
+}
+
+fn type_suffix(mime: Option<&str>) -> String {
+    mime.map(|m| format!(" ({m})")).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -123,6 +201,40 @@ mod tests {
         assert_eq!(
             unlistable_tools(&json!({"tools": [{"name": "ok", "inputSchema": {}}]})),
             None
+        );
+    }
+
+    fn result(value: serde_json::Value) -> CallToolResult {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn structured_content_counts_only_without_text() {
+        let with_text = result(json!({"content": [{"type": "text", "text": "21.5 C"}],
+                                      "structuredContent": {"t": 21.5}}));
+        assert_eq!(call_output(&with_text).text, "21.5 C");
+        let with_image = result(
+            json!({"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+                                       "structuredContent": {"t": 21.5}}),
+        );
+        let out = call_output(&with_image);
+        assert_eq!(out.text, r#"{"t":21.5}"#);
+        assert_eq!(
+            out.images,
+            vec![ImageData {
+                media_type: "image/png".into(),
+                data: "AAAA".into()
+            }]
+        );
+        let error = result(
+            json!({"content": [{"type": "audio", "data": "AAAA", "mimeType": "audio/ogg"}],
+                                  "isError": true}),
+        );
+        let out = call_output(&error);
+        assert!(out.is_error && out.images.is_empty());
+        assert_eq!(
+            out.text,
+            "[audio audio/ogg (3 bytes) not shown: the model takes no audio]"
         );
     }
 }

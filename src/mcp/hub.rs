@@ -4,6 +4,7 @@ mod input_required;
 mod reload;
 mod resources;
 mod sign_in;
+mod tasks;
 
 pub use resources::CompletionTarget;
 
@@ -73,6 +74,8 @@ struct Connection {
     instructions: Option<String>,
     /// It declared the `logging` capability.
     logging: bool,
+    /// Tools this server wants called as tasks (`execution.taskSupport: "required"`).
+    task_tools: tasks::TaskTools,
 }
 
 struct Inner {
@@ -502,7 +505,7 @@ impl McpHub {
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
         let mut stderr = stderr.clone();
-        let (service, child, closed_rx, progress) =
+        let (service, child, closed_rx, progress, task_tools) =
             match self.handshake(config, &stderr, auto, auth).await {
                 Ok(parts) => parts,
                 // The probe gave up and the fallback `initialize` failed too: the server may
@@ -541,7 +544,11 @@ impl McpHub {
         )
         .await;
         let tools = match listed {
-            Ok(Ok(tools)) => ServerTools::new(&config.name, tools.iter().map(tool_info).collect()),
+            Ok(Ok(tools)) => ServerTools::filtered(
+                &config.name,
+                with_tasks(&tools, &task_tools),
+                &config.pool.tool_filter(),
+            ),
             Ok(Err(e)) => {
                 // A server may let anyone initialize and ask for a token only from here on.
                 let challenge = auth.and_then(|_| auth::in_service_error(&e));
@@ -580,6 +587,7 @@ impl McpHub {
             closed: closed_rx,
             instructions,
             logging,
+            task_tools,
         }))
     }
 
@@ -596,9 +604,11 @@ impl McpHub {
             Option<tokio::process::Child>,
             watch::Receiver<bool>,
             ProgressRoutes,
+            tasks::TaskTools,
         ),
         StartFailure,
     > {
+        let task_tools = tasks::TaskTools::default();
         let (closed_tx, closed_rx) = watch::channel(false);
         let (close_tx, close_rx) = oneshot::channel();
         tokio::spawn(async move {
@@ -633,7 +643,7 @@ impl McpHub {
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
                     .map_err(|e| handshake_failed(&e, timed_out.load(Ordering::SeqCst)))?;
-                Ok((service, None, closed_rx, progress))
+                Ok((service, None, closed_rx, progress, task_tools))
             }
             (ServerTransport::Http { url, headers, .. }, None) => {
                 let transport = http_transport(url, headers).map_err(StartFailure::plain)?;
@@ -643,7 +653,7 @@ impl McpHub {
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
                     .map_err(|e| handshake_failed(&e, timed_out.load(Ordering::SeqCst)))?;
-                Ok((service, None, closed_rx, progress))
+                Ok((service, None, closed_rx, progress, task_tools))
             }
             _ => {
                 let spawned = spawn_stdio(
@@ -655,12 +665,13 @@ impl McpHub {
                 .map_err(StartFailure::plain)?;
                 stderr.spawn_reader(config.name.clone(), spawned.stderr);
                 let mut child = spawned.child;
-                let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
+                let stdout = tasks::ListingSniffer::new(spawned.stdout, task_tools.clone());
+                let transport = AsyncRwTransport::new_client(stdout, spawned.stdin)
                     .with_max_line_length(MAX_STDIO_LINE);
                 let transport = GuardedTransport::new(transport, probe_timeout, close_tx);
                 let timed_out = transport.probe_timed_out();
                 match handler.serve_with_lifecycle(transport, lifecycle).await {
-                    Ok(service) => Ok((service, Some(child), closed_rx, progress)),
+                    Ok(service) => Ok((service, Some(child), closed_rx, progress, task_tools)),
                     Err(e) => {
                         // Did it die on its own, or are we the ones stopping it?
                         let exited =
@@ -718,7 +729,7 @@ impl McpHub {
         };
         let listed =
             match tokio::time::timeout(connection.call_timeout, peer.list_all_tools()).await {
-                Ok(Ok(tools)) => tools.iter().map(tool_info).collect::<Vec<_>>(),
+                Ok(Ok(tools)) => with_tasks(&tools, &connection.task_tools),
                 Ok(Err(e)) => {
                     tracing::warn!(server, "re-listing tools after list_changed failed: {e}");
                     return;
@@ -728,14 +739,17 @@ impl McpHub {
                     return;
                 }
             };
+        let filter = self
+            .config(server)
+            .map_or_else(crate::pool::ToolFilter::all, |c| c.pool.tool_filter());
         let (added, removed, count) = {
             let mut current = lock(&connection.tools);
-            let (added, removed) = name_changes(current.tools(), &listed);
-            let changed = !added.is_empty() || !removed.is_empty() || current.tools() != listed;
+            let (added, removed) = name_changes(current.listed(), &listed);
+            let changed = !added.is_empty() || !removed.is_empty() || current.listed() != listed;
             if !changed {
                 return;
             }
-            *current = Arc::new(ServerTools::new(server, listed));
+            *current = Arc::new(ServerTools::filtered(server, listed, &filter));
             (added, removed, current.tools().len())
         };
         self.set_status(
@@ -834,6 +848,7 @@ impl McpHub {
                 return Ok(CallOutput {
                     text: format!("tool arguments must be a JSON object, got {other}"),
                     is_error: true,
+                    images: Vec::new(),
                 });
             }
         };
@@ -849,6 +864,11 @@ impl McpHub {
                 false => None,
             };
             let seen = auth.as_ref().map(|a| a.credentials.generation());
+            if lock(&connection.task_tools).contains(tool) {
+                return self
+                    .call_as_task(&connection, tool, arguments, progress, &cancel)
+                    .await;
+            }
             let attempt = self
                 .call_once(
                     &connection,
@@ -860,6 +880,14 @@ impl McpHub {
                 )
                 .await;
             let (error, challenge) = match attempt {
+                // A tool whose listing toolgate could not read raw (HTTP) and that must
+                // run as a task: from now on it does.
+                Ok(output) if output.is_error && tasks::refuses_plain_call(&output.text) => {
+                    lock(&connection.task_tools).insert(tool.to_string());
+                    return self
+                        .call_as_task(&connection, tool, arguments, progress, &cancel)
+                        .await;
+                }
                 Ok(output) => return Ok(output),
                 Err(failed) => failed,
             };
@@ -946,6 +974,7 @@ impl McpHub {
                 Ok(Err(ServiceError::McpError(error))) => Ok(CallOutput {
                     text: format!("MCP error {}: {}", error.code.0, error.message),
                     is_error: true,
+                    images: Vec::new(),
                 }),
                 Ok(Err(e)) => Err(self.transport_failure(connection, e)),
                 Err(_) => Err((self.disconnected(connection).await, None)),
@@ -1032,6 +1061,20 @@ async fn set_log_level(peer: Peer<RoleClient>, server: String, level: LogLevel) 
         Ok(Err(e)) => tracing::warn!(server, "logging/setLevel failed: {e}"),
         Err(_) => tracing::warn!(server, "logging/setLevel timed out"),
     }
+}
+
+/// The listing for the pool, task-required tools marked (the raw listing passed the
+/// sniffer before rmcp decoded it, so the set is up to date).
+fn with_tasks(tools: &[rmcp::model::Tool], task_tools: &tasks::TaskTools) -> Vec<McpToolInfo> {
+    let required = lock(task_tools);
+    tools
+        .iter()
+        .map(|tool| {
+            let mut info = tool_info(tool);
+            info.claims.task_required = required.contains(&info.name);
+            info
+        })
+        .collect()
 }
 
 struct RouteGuard {

@@ -64,12 +64,17 @@ pub struct ProgressUpdate {
     pub message: Option<String>,
 }
 
-/// A finished tool call as text for the model. `is_error` covers both `isError: true`
-/// results and JSON-RPC errors (e.g. unknown tool), which reach the model alike.
+/// A finished tool call as the model will get it: text and images. `is_error` covers
+/// both `isError: true` results and JSON-RPC errors (e.g. unknown tool), which reach the
+/// model alike.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallOutput {
     pub text: String,
     pub is_error: bool,
+    /// Images the result carried (MCP `image` content, image blobs of embedded
+    /// resources), for providers that take images.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<crate::model::ImageData>,
 }
 
 /// Something a server did on its own that the agent (and so the UI) should know.

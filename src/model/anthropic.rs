@@ -69,24 +69,51 @@ impl ModelProvider for AnthropicProvider {
     }
 }
 
+/// A prompt-cache breakpoint: the API caches the request's prefix up to and including the
+/// block that carries it (5 minutes, refreshed by each hit).
+fn cache_breakpoint() -> Value {
+    json!({"type": "ephemeral"})
+}
+
 /// The JSON body of a streaming Messages API request.
+///
+/// Prompt caching: three breakpoints (the API allows four) mark the prefix that stays the
+/// same from one call to the next: the last tool definition (tools come first in the
+/// API's prefix order), the system prompt, and the last block of the conversation. The
+/// next call of the turn extends the conversation, so its prefix up to the previous last
+/// block is read from the cache (the API looks back up to 20 blocks for an earlier
+/// breakpoint). Tools that `search_tools` loads are appended to the tools array, so the
+/// earlier tool prefix stays valid too.
 pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     let max_tokens = if request.max_tokens == 0 {
         FALLBACK_MAX_TOKENS
     } else {
         request.max_tokens
     };
+    let mut messages: Vec<Value> = request.messages.iter().filter_map(message_json).collect();
+    if let Some(last_block) = messages
+        .last_mut()
+        .and_then(|m| m.get_mut("content"))
+        .and_then(Value::as_array_mut)
+        .and_then(|blocks| blocks.last_mut())
+    {
+        last_block["cache_control"] = cache_breakpoint();
+    }
     let mut body = json!({
         "model": model,
         "max_tokens": max_tokens,
         "stream": true,
-        "messages": request.messages.iter().filter_map(message_json).collect::<Vec<_>>(),
+        "messages": messages,
     });
     if !request.system.is_empty() {
-        body["system"] = json!(request.system);
+        body["system"] = json!([{
+            "type": "text",
+            "text": request.system,
+            "cache_control": cache_breakpoint(),
+        }]);
     }
     if !request.tools.is_empty() {
-        body["tools"] = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|t| {
@@ -97,6 +124,10 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
                 })
             })
             .collect();
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = cache_breakpoint();
+        }
+        body["tools"] = Value::Array(tools);
     }
     body
 }
@@ -132,7 +163,12 @@ fn message_json(message: &Message) -> Option<Value> {
                 let content = if images.is_empty() {
                     json!(content)
                 } else {
-                    let mut parts = vec![json!({"type": "text", "text": content})];
+                    // An empty text block is refused by the API (a tool that returned
+                    // only an image).
+                    let mut parts = Vec::new();
+                    if !content.is_empty() {
+                        parts.push(json!({"type": "text", "text": content}));
+                    }
                     parts.extend(images.iter().map(image_json));
                     json!(parts)
                 };
@@ -219,6 +255,15 @@ impl AnthropicDecoder {
         }
         if let Some(n) = usage.get("output_tokens").and_then(Value::as_u64) {
             self.usage.output_tokens = n;
+        }
+        if let Some(n) = usage.get("cache_read_input_tokens").and_then(Value::as_u64) {
+            self.usage.cache_read_input_tokens = n;
+        }
+        if let Some(n) = usage
+            .get("cache_creation_input_tokens")
+            .and_then(Value::as_u64)
+        {
+            self.usage.cache_creation_input_tokens = n;
         }
     }
 
@@ -437,7 +482,10 @@ mod tests {
         let content = &body["messages"][0]["content"];
         assert_eq!(content.as_array().map(Vec::len), Some(2));
         assert_eq!(content[0]["type"], "tool_result");
-        assert_eq!(content[1], json!({"type": "text", "text": "not now"}));
+        assert_eq!(
+            content[1],
+            json!({"type": "text", "text": "not now", "cache_control": {"type": "ephemeral"}})
+        );
     }
 
     #[test]
@@ -470,7 +518,10 @@ mod tests {
             content[0]["content"],
             json!([{"type": "text", "text": "a chart"}, image])
         );
-        assert_eq!(content[1], image);
+        // The last block of the conversation carries the prompt-cache breakpoint.
+        let mut last = image;
+        last["cache_control"] = json!({"type": "ephemeral"});
+        assert_eq!(content[1], last);
     }
 
     #[test]

@@ -106,8 +106,27 @@ pub enum StopReason {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Input tokens billed at the full rate (Anthropic: not read from or written to the
+    /// prompt cache).
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache (Anthropic
+    /// `cache_read_input_tokens`; 0 where the provider reports none).
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the prompt cache (Anthropic `cache_creation_input_tokens`).
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another call's figures (a turn's total, the session's total).
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+    }
 }
 
 /// What a provider's stream yields. Providers accumulate partial tool input JSON themselves

@@ -7,9 +7,12 @@ use super::sse::SseEvent;
 use super::{
     ContentBlock, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent, Usage,
 };
+use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4.1-mini";
@@ -22,19 +25,46 @@ pub struct OpenAiConfig {
     pub base_url: String,
     pub model: String,
     pub retry: RetryPolicy,
+    /// Whether the endpoint takes image parts (`TOOLGATE_OPENAI_IMAGES=false` says it
+    /// does not). Even when true, a 400 that names images turns them off for the session.
+    pub images: bool,
 }
 
 pub struct OpenAiProvider {
     client: reqwest::Client,
     config: OpenAiConfig,
+    /// Starts as `config.images`; cleared for good when the endpoint refused images.
+    images: Arc<AtomicBool>,
 }
 
 impl OpenAiProvider {
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         Ok(OpenAiProvider {
             client: build_client()?,
+            images: Arc::new(AtomicBool::new(config.images)),
             config,
         })
+    }
+
+    /// One streaming request with this body, retried as the policy says.
+    fn send(&self, body: Value) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
+        let client = self.client.clone();
+        let url = format!(
+            "{}/chat/completions",
+            self.config.base_url.trim_end_matches('/')
+        );
+        let api_key = self.config.api_key.clone();
+        let build = move || {
+            let mut builder = client
+                .post(&url)
+                .header("accept", "text/event-stream")
+                .json(&body);
+            if !api_key.is_empty() {
+                builder = builder.bearer_auth(&api_key);
+            }
+            builder
+        };
+        stream_sse::<OpenAiDecoder>(PROVIDER.to_string(), self.config.retry, build)
     }
 
     fn is_openai_itself(&self) -> bool {
@@ -63,37 +93,80 @@ impl ModelProvider for OpenAiProvider {
     }
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
-        let body = request_body(&self.config.model, &request, self.is_openai_itself());
-        let client = self.client.clone();
-        let url = format!(
-            "{}/chat/completions",
-            self.config.base_url.trim_end_matches('/')
-        );
-        let api_key = self.config.api_key.clone();
-        let build = move || {
-            let mut builder = client
-                .post(&url)
-                .header("accept", "text/event-stream")
-                .json(&body);
-            if !api_key.is_empty() {
-                builder = builder.bearer_auth(&api_key);
+        let openai_itself = self.is_openai_itself();
+        let images_ok = self.images.load(Ordering::Relaxed);
+        let body = request_body_with(&self.config.model, &request, openai_itself, images_ok);
+        let first = self.send(body);
+        if !images_ok || !has_images(&request) {
+            return first;
+        }
+        // Many compatible servers (text-only models behind Ollama, vLLM, llama.cpp) answer
+        // image parts with a 400. Then the same request goes again with the images as
+        // placeholder text, and images stay off for the rest of the session.
+        let fallback = self.send(request_body_with(
+            &self.config.model,
+            &request,
+            openai_itself,
+            false,
+        ));
+        let images = self.images.clone();
+        Box::pin(async_stream::stream! {
+            let mut first = first;
+            match first.next().await {
+                Some(Err(ModelError::Api { status: 400, message, .. }))
+                    if message.to_ascii_lowercase().contains("image") =>
+                {
+                    tracing::warn!("the model endpoint refused image parts ({message}); sending images as text from now on");
+                    images.store(false, Ordering::Relaxed);
+                    let mut fallback = fallback;
+                    while let Some(item) = fallback.next().await {
+                        yield item;
+                    }
+                }
+                Some(item) => {
+                    yield item;
+                    while let Some(item) = first.next().await {
+                        yield item;
+                    }
+                }
+                None => {}
             }
-            builder
-        };
-        stream_sse::<OpenAiDecoder>(PROVIDER.to_string(), self.config.retry, build)
+        })
     }
+}
+
+fn has_images(request: &ModelRequest) -> bool {
+    request
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .any(|b| match b {
+            ContentBlock::Image(_) => true,
+            ContentBlock::ToolResult { images, .. } => !images.is_empty(),
+            _ => false,
+        })
 }
 
 /// The JSON body of a streaming Chat Completions request. OpenAI's own API has replaced
 /// `max_tokens` by `max_completion_tokens` (its reasoning models reject the old name);
 /// compatible servers mostly know only `max_tokens`.
 pub fn request_body(model: &str, request: &ModelRequest, openai_itself: bool) -> Value {
+    request_body_with(model, request, openai_itself, true)
+}
+
+/// `request_body`, with images as image parts (`images`) or as placeholder text.
+pub fn request_body_with(
+    model: &str,
+    request: &ModelRequest,
+    openai_itself: bool,
+    images: bool,
+) -> Value {
     let mut messages = Vec::new();
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
     }
     for message in &request.messages {
-        append_messages(&mut messages, message.role, &message.content);
+        append_messages(&mut messages, message.role, &message.content, images);
     }
     let mut body = json!({
         "model": model,
@@ -131,11 +204,12 @@ pub fn request_body(model: &str, request: &ModelRequest, openai_itself: bool) ->
 /// One of our messages becomes one or more Chat Completions messages: tool results are
 /// separate `tool` messages and must come right after the assistant's `tool_calls`, so they
 /// go before any user text of the same message.
-fn append_messages(out: &mut Vec<Value>, role: Role, blocks: &[ContentBlock]) {
-    let text: Vec<&str> = blocks
+fn append_messages(out: &mut Vec<Value>, role: Role, blocks: &[ContentBlock], images_ok: bool) {
+    let text: Vec<String> = blocks
         .iter()
         .filter_map(|b| match b {
-            ContentBlock::Text { text } if !text.is_empty() => Some(text.as_str()),
+            ContentBlock::Text { text } if !text.is_empty() => Some(text.clone()),
+            ContentBlock::Image(image) if !images_ok => Some(image.placeholder()),
             _ => None,
         })
         .collect();
@@ -177,7 +251,7 @@ fn append_messages(out: &mut Vec<Value>, role: Role, blocks: &[ContentBlock]) {
                     images: result_images,
                 } = block
                 {
-                    if !result_images.is_empty() {
+                    if !result_images.is_empty() && images_ok {
                         images.push(json!({
                             "type": "text",
                             "text": format!("Images returned by tool call {tool_use_id}:"),
@@ -185,11 +259,19 @@ fn append_messages(out: &mut Vec<Value>, role: Role, blocks: &[ContentBlock]) {
                         images.extend(result_images.iter().map(image_part));
                     }
                     // The format has no error flag; say it in the content.
-                    let content = if *is_error && !content.starts_with("Permission denied") {
+                    let mut content = if *is_error && !content.starts_with("Permission denied") {
                         format!("Error: {content}")
                     } else {
                         content.clone()
                     };
+                    if !images_ok {
+                        for image in result_images {
+                            if !content.is_empty() {
+                                content.push('\n');
+                            }
+                            content.push_str(&image.placeholder());
+                        }
+                    }
                     out.push(json!({
                         "role": "tool",
                         "tool_call_id": tool_use_id,
@@ -198,7 +280,7 @@ fn append_messages(out: &mut Vec<Value>, role: Role, blocks: &[ContentBlock]) {
                 }
             }
             images.extend(blocks.iter().filter_map(|b| match b {
-                ContentBlock::Image(image) => Some(image_part(image)),
+                ContentBlock::Image(image) if images_ok => Some(image_part(image)),
                 _ => None,
             }));
             if images.is_empty() {
@@ -325,9 +407,16 @@ impl OpenAiDecoder {
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             let read = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+            // OpenAI counts cached prompt tokens inside prompt_tokens; Usage keeps them apart.
+            let cached = usage
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
             self.usage = Some(Usage {
-                input_tokens: read("prompt_tokens"),
+                input_tokens: read("prompt_tokens").saturating_sub(cached),
                 output_tokens: read("completion_tokens"),
+                cache_read_input_tokens: cached,
+                cache_creation_input_tokens: 0,
             });
         }
         let mut out = Vec::new();
@@ -454,6 +543,7 @@ mod tests {
                     text: "what does it show?".into(),
                 },
             ],
+            true,
         );
         assert_eq!(
             out[0],
@@ -468,6 +558,36 @@ mod tests {
             ]})
         );
         assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn without_image_support_images_become_placeholder_text() {
+        let png = crate::model::ImageData {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let mut out = Vec::new();
+        append_messages(
+            &mut out,
+            Role::User,
+            &[
+                ContentBlock::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: "a chart".into(),
+                    is_error: false,
+                    images: vec![png.clone()],
+                },
+                ContentBlock::Image(png.clone()),
+            ],
+            false,
+        );
+        assert_eq!(
+            out,
+            vec![
+                json!({"role": "tool", "tool_call_id": "c1", "content": format!("a chart\n{}", png.placeholder())}),
+                json!({"role": "user", "content": png.placeholder()}),
+            ]
+        );
     }
 
     #[test]

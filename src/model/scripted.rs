@@ -519,6 +519,7 @@ impl ScriptedProvider {
         events.push(StreamEvent::Usage(Usage {
             input_tokens: (input_chars / 4) as u64,
             output_tokens: (say.len() / 4) as u64 + 10 * tools.len() as u64,
+            ..Default::default()
         }));
         events.push(StreamEvent::Stop(stop));
         events

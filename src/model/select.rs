@@ -50,6 +50,9 @@ pub struct ProviderOptions {
     pub anthropic_base_url: Option<String>,
     pub openai_api_key: Option<String>,
     pub openai_base_url: Option<String>,
+    /// `TOOLGATE_OPENAI_IMAGES`: `false` (or `0`, `no`, `off`) for an OpenAI-compatible
+    /// endpoint that takes no image parts. Unset: images are sent until a 400 names them.
+    pub openai_images: Option<bool>,
     /// Scripted provider: an embedded scenario name or a file path (default `deploy_demo`).
     pub scenario: Option<String>,
     pub retry: RetryPolicy,
@@ -74,6 +77,12 @@ impl ProviderOptions {
             anthropic_base_url: non_empty(lookup("ANTHROPIC_BASE_URL")),
             openai_api_key: non_empty(lookup("OPENAI_API_KEY")),
             openai_base_url: non_empty(lookup("OPENAI_BASE_URL")),
+            openai_images: non_empty(lookup("TOOLGATE_OPENAI_IMAGES")).map(|v| {
+                !matches!(
+                    v.to_ascii_lowercase().as_str(),
+                    "false" | "0" | "no" | "off"
+                )
+            }),
             // The scripted provider's scenario (an embedded name or a file), so tests and
             // demos can script `toolgate -p` end to end.
             scenario: non_empty(lookup("TOOLGATE_SCENARIO")),
@@ -149,6 +158,7 @@ pub fn select(opts: &ProviderOptions) -> Result<Box<dyn ModelProvider>, ModelErr
                 base_url,
                 model: opts.model_or(openai::DEFAULT_MODEL),
                 retry: opts.retry,
+                images: opts.openai_images.unwrap_or(true),
             })?))
         }
         ProviderKind::Scripted => {

@@ -21,6 +21,7 @@ mod always;
 mod audit;
 mod bash_guard;
 mod load;
+pub mod pins;
 mod rule;
 mod sampling;
 pub mod shell;
@@ -200,6 +201,8 @@ pub enum PolicyError {
     NoRule(String),
     #[error("no state directory to keep trusted folders in (set TOOLGATE_STATE_DIR)")]
     NoStateDir,
+    #[error("{path}: not a valid pins file, left unchanged: {message}")]
+    PinsFile { path: PathBuf, message: String },
 }
 
 /// The embedded shipped defaults.
@@ -369,6 +372,17 @@ impl Policy {
                     )),
                 )
             }
+            // It only reads the listings toolgate already holds; loading a tool grants
+            // nothing (each call of it is decided on its own). A rule can still deny it.
+            ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.evaluate(
+                tool,
+                &|r, _| r.matches_tool(tool),
+                Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "default: tool search",
+                    RuleSource::Default,
+                )),
+            ),
         }
     }
 
@@ -388,7 +402,8 @@ impl Policy {
                 BuiltinTool::ConnectMcp
                 | BuiltinTool::DisconnectMcp
                 | BuiltinTool::ListMcpResources
-                | BuiltinTool::ReadMcpResource,
+                | BuiltinTool::ReadMcpResource
+                | BuiltinTool::SearchTools,
             )
             | ToolOrigin::Mcp { .. } => {
                 return self.decide(tool, &Value::Object(Default::default()), ctx);

@@ -102,6 +102,7 @@ pub(crate) fn file_family(tool: BuiltinTool) -> Option<&'static str> {
         BuiltinTool::Bash
         | BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp
+        | BuiltinTool::SearchTools
         | BuiltinTool::ListMcpResources
         | BuiltinTool::ReadMcpResource => None,
     }
@@ -224,6 +225,12 @@ impl Rule {
                     }),
                 };
             }
+            Some(tool @ BuiltinTool::SearchTools) => {
+                return match spec {
+                    None => Ok(RuleKind::Tools(vec![tool])),
+                    Some(_) => Err(err(lead, format!("tool '{name}' takes no specifier"))),
+                };
+            }
             Some(
                 BuiltinTool::ReadFile
                 | BuiltinTool::WriteFile
@@ -258,6 +265,12 @@ impl Rule {
             self.kind,
             RuleKind::Everything | RuleKind::AnyMcp | RuleKind::Bash(BashPattern::Any)
         )
+    }
+
+    /// True for a rule that names one MCP tool (`mcp__srv__tool`), not a server or a
+    /// prefix: such a rule covers a tool that appears mid-session, a server-wide one not.
+    pub fn names_one_mcp_tool(&self) -> bool {
+        matches!(self.kind, RuleKind::McpTool { .. })
     }
 
     /// Whether the rule names this tool as a whole (without looking at the input).

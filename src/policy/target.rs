@@ -78,6 +78,7 @@ pub(crate) fn path_request(tool: BuiltinTool, input: &Value) -> Option<PathReque
         BuiltinTool::Bash
         | BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp
+        | BuiltinTool::SearchTools
         | BuiltinTool::ListMcpResources
         | BuiltinTool::ReadMcpResource => None,
     }
@@ -181,6 +182,7 @@ mod tests {
                 (BuiltinTool::DisconnectMcp, None),
                 (BuiltinTool::ListMcpResources, None),
                 (BuiltinTool::ReadMcpResource, None),
+                (BuiltinTool::SearchTools, None),
             ]
         );
         assert_eq!(

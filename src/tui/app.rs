@@ -424,6 +424,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             name: for_terminal(&name),
             server: server.map(|s| for_terminal(&s)),
             args_summary: summarize_args(&input),
+            images: Vec::new(),
             state: ToolState::Running {
                 progress: None,
                 message: None,
@@ -444,6 +445,18 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 }
             });
         }
+        AgentEvent::ToolImages { call_id, images } => {
+            // Media types come from the server: cleaned like any server text.
+            let images: Vec<_> = images
+                .into_iter()
+                .map(|mut image| {
+                    image.media_type = for_terminal(&image.media_type);
+                    image
+                })
+                .collect();
+            app.transcript
+                .update_tool(&call_id, |card| card.images = images.clone());
+        }
         AgentEvent::ToolCallFinished {
             call_id,
             outcome,
@@ -463,6 +476,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                     state: ToolState::Finished(outcome),
                     output,
                     decided: None,
+                    images: Vec::new(),
                 }));
             }
         }
@@ -472,6 +486,10 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             removed,
         } => {
             app.pool.apply_snapshot(snapshot, &added, &removed, app.now);
+            return;
+        }
+        AgentEvent::ToolsDeferred { deferred } => {
+            app.pool.set_deferred(deferred);
             return;
         }
         AgentEvent::ServerStatus { server, status } => {
@@ -484,6 +502,16 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 && app.pool.server(&for_terminal(&server)).is_none();
             if !removed {
                 app.pool.set_status(&server, status);
+            }
+            return;
+        }
+        AgentEvent::PoolMarks { marks, excluded } => {
+            app.pool.set_marks(marks, excluded);
+            return;
+        }
+        AgentEvent::ServerEnabled { server, enabled } => {
+            if let Some(info) = app.info.servers.iter_mut().find(|s| s.name == server) {
+                info.enabled = enabled;
             }
             return;
         }
@@ -511,8 +539,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 .update_tool(&call_id, |card| card.decided = Some(label));
         }
         AgentEvent::TurnFinished { usage, cancelled } => {
-            app.usage.input_tokens += usage.input_tokens;
-            app.usage.output_tokens += usage.output_tokens;
+            app.usage.add(&usage);
             app.turn = Turn::Idle;
             app.transcript.close_stream();
             if cancelled {
@@ -890,6 +917,24 @@ fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
                 }
             )));
             app.content_changed();
+        }
+        ("mcp", Some(action @ ("enable" | "disable"))) => {
+            let rest: Vec<&str> = words.collect();
+            let save = rest.contains(&"--save");
+            let server = rest.iter().find(|w| !w.starts_with("--"));
+            match server {
+                Some(server) => effects.push(Effect::SendCommand(UiCommand::SetServerEnabled {
+                    server: server.to_string(),
+                    enabled: action == "enable",
+                    save,
+                })),
+                None => {
+                    app.transcript.push(EntryKind::Error(format!(
+                        "usage: /mcp {action} NAME [--save] — --save writes \"enabled\" into the server's .mcp.json"
+                    )));
+                    app.content_changed();
+                }
+            }
         }
         ("mcp", Some("reload")) => {
             app.set_flash("reloading the MCP configuration…");

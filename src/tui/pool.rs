@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::agent::events::PoolEntry;
+use crate::agent::events::{DefinitionMark, ExcludedTool, PoolEntry, ToolMark};
 use crate::mcp::{LogLevel, ServerStatus};
 use crate::pool::ToolOrigin;
 use crate::sanitize::for_terminal;
@@ -43,6 +43,10 @@ pub struct Group {
     pub tools: Vec<usize>,
     /// Indices into the recently removed tools ([`PoolView::removed_entry`]).
     pub removed: Vec<usize>,
+    /// Indices into the tools the server's filter keeps out ([`PoolView::excluded`]).
+    pub excluded: Vec<usize>,
+    /// Indices into [`PoolView::deferred`]: this server's tools that wait for `search_tools`.
+    pub deferred: Vec<usize>,
 }
 
 #[derive(Debug, Default)]
@@ -54,6 +58,8 @@ pub struct PoolView {
     added: HashMap<String, Instant>,
     removed: Vec<(PoolEntry, Instant)>,
     groups: Vec<Group>,
+    /// MCP tools the model's requests leave out (found and loaded with `search_tools`).
+    deferred: Vec<PoolEntry>,
     /// Entry indices in the order the panel lists them, which is the order arrows move in.
     order: Vec<usize>,
     /// Changes whenever the entries do, so derived views (the tool detail) know when to
@@ -62,6 +68,10 @@ pub struct PoolView {
     /// False until the first snapshot arrived. That one is the starting pool, not a change:
     /// marking its tools "new" would highlight every built-in on the start screen.
     seen_first_snapshot: bool,
+    /// Changed or new definitions, by model-facing name.
+    marks: HashMap<String, DefinitionMark>,
+    /// Tools kept out of the pool by their server's includeTools / excludeTools.
+    excluded: Vec<ExcludedTool>,
     /// Position in the display order of the selected tool.
     pub selected: usize,
 }
@@ -186,6 +196,17 @@ impl PoolView {
     /// The groups the panel shows, in order: built-ins first, then each server.
     pub fn groups(&self) -> &[Group] {
         &self.groups
+    }
+
+    /// The deferred tools, in pool order.
+    pub fn deferred(&self) -> &[PoolEntry] {
+        &self.deferred
+    }
+
+    /// Replaces the deferred tools (the agent sends them whenever they change).
+    pub fn set_deferred(&mut self, deferred: Vec<PoolEntry>) {
+        self.deferred = deferred.into_iter().map(sanitized).collect();
+        self.regroup();
     }
 
     /// A recently removed tool, by the index a [`Group`] lists it under.
@@ -382,6 +403,41 @@ impl PoolView {
             .copied()
     }
 
+    /// Marks from the agent: changed and new definitions, and the filtered-out tools.
+    pub fn set_marks(&mut self, marks: Vec<ToolMark>, excluded: Vec<ExcludedTool>) {
+        self.marks = marks
+            .into_iter()
+            .map(|m| {
+                let mark = match m.mark {
+                    DefinitionMark::Changed { pinned_by } => DefinitionMark::Changed {
+                        pinned_by: for_terminal(&pinned_by),
+                    },
+                    DefinitionMark::New => DefinitionMark::New,
+                };
+                (for_terminal(&m.tool), mark)
+            })
+            .collect();
+        self.excluded = excluded
+            .into_iter()
+            .map(|e| ExcludedTool {
+                server: for_terminal(&e.server),
+                tool: for_terminal(&e.tool),
+                why: for_terminal(&e.why),
+            })
+            .collect();
+        self.regroup();
+    }
+
+    /// How the panel marks a tool's definition (changed, new), if at all.
+    pub fn mark(&self, name: &str) -> Option<&DefinitionMark> {
+        self.marks.get(name)
+    }
+
+    /// A filtered-out tool, by the index a [`Group`] lists it under.
+    pub fn excluded(&self, index: usize) -> Option<&ExcludedTool> {
+        self.excluded.get(index)
+    }
+
     pub fn tools_of(&self, server: &str) -> impl Iterator<Item = &PoolEntry> {
         self.entries
             .iter()
@@ -414,6 +470,16 @@ impl PoolView {
         for (i, (entry, _)) in self.removed.iter().enumerate() {
             if let Some(g) = group_of(entry) {
                 groups[g].removed.push(i);
+            }
+        }
+        for (i, excluded) in self.excluded.iter().enumerate() {
+            if let Some(&g) = by_server.get(excluded.server.as_str()) {
+                groups[g].excluded.push(i);
+            }
+        }
+        for (i, entry) in self.deferred.iter().enumerate() {
+            if let Some(g) = group_of(entry) {
+                groups[g].deferred.push(i);
             }
         }
         self.order = groups

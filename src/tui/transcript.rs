@@ -37,6 +37,8 @@ pub struct ToolCard {
     /// Who let the call run or stopped it ("allowed by rule Read(**)", "you answered:
     /// allow once"), so a call that ran without a question still says why.
     pub decided: Option<String>,
+    /// Images the call returned (type and size); they went to the model as images.
+    pub images: Vec<crate::agent::events::ImageSummary>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -488,6 +490,19 @@ fn render_card(card: &ToolCard, theme: &Theme, expanded: bool) -> Vec<LogicalLin
         continuation_indent: 4,
         preformatted: false,
     });
+    for image in &card.images {
+        out.push(LogicalLine {
+            spans: vec![
+                Span::raw("    "),
+                Span::styled(
+                    format!("[image returned: {}]", image.describe()),
+                    theme.dim(),
+                ),
+            ],
+            continuation_indent: 4,
+            preformatted: false,
+        });
+    }
     if !card.output.is_empty() {
         let lines: Vec<&str> = card.output.lines().collect();
         let limit = if expanded {

@@ -264,8 +264,7 @@ impl ToolIndex {
             }
             touched.clear();
         }
-        let mut wanted = text::Actions::default();
-        text::words(query, |w| wanted.add(text::actions_of(&text::stem(w))));
+        let wanted = text::wanted_actions(query);
         let terms = query_terms.len().max(1) as f32;
         let mut hits: Vec<(u32, f32)> = (0..n)
             .filter(|&id| exact[id] || total[id] > 0.0)
@@ -347,6 +346,20 @@ fn count(text: &str) -> (HashMap<String, f32>, f32) {
 fn parameters(schema: &Value) -> (String, String) {
     let mut names = String::new();
     let mut descriptions = String::new();
+    collect_parameters(schema, 0, &mut names, &mut descriptions);
+    (names, descriptions)
+}
+
+/// How deep nested parameters are read: `entities[].observations` is depth 2.
+const PARAMETER_DEPTH: usize = 3;
+
+/// Names and descriptions of a schema's properties, and of the properties of objects nested
+/// in them (directly or as array items): many tools take a list of objects
+/// (`relations: [{from, to, relationType}]`) whose fields say what the tool is about.
+fn collect_parameters(schema: &Value, depth: usize, names: &mut String, descriptions: &mut String) {
+    if depth >= PARAMETER_DEPTH {
+        return;
+    }
     if let Some(Value::Object(properties)) = schema.get("properties") {
         for (name, property) in properties {
             names.push_str(name);
@@ -355,9 +368,12 @@ fn parameters(schema: &Value) -> (String, String) {
                 descriptions.push_str(d);
                 descriptions.push(' ');
             }
+            collect_parameters(property, depth + 1, names, descriptions);
         }
     }
-    (names, descriptions)
+    if let Some(items) = schema.get("items") {
+        collect_parameters(items, depth, names, descriptions);
+    }
 }
 
 /// The first sentence (or line) of a description, cut at a word boundary past

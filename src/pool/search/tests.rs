@@ -155,3 +155,47 @@ fn summary_is_the_first_sentence() {
     let s = summary(&long);
     assert!(s.ends_with('…') && s.chars().count() <= SUMMARY_LEN);
 }
+
+#[test]
+fn the_neighbouring_word_decides_what_a_verb_asks_for() {
+    use text::{Action, Actions, wanted_actions};
+    let only = |actions: &[Action]| {
+        let mut set = Actions::default();
+        actions.iter().for_each(|a| set.insert(*a));
+        set
+    };
+    assert_eq!(
+        wanted_actions("open a ticket for the crash"),
+        only(&[Action::Create])
+    );
+    assert_eq!(
+        wanted_actions("open the config file"),
+        only(&[Action::Read])
+    );
+    assert_eq!(
+        wanted_actions("which PRs are still open"),
+        Actions::default()
+    );
+    assert_eq!(
+        wanted_actions("show me the open bugs"),
+        only(&[Action::Read, Action::List])
+    );
+    assert_eq!(
+        wanted_actions("file an issue about it"),
+        only(&[Action::Create])
+    );
+    assert_eq!(
+        wanted_actions("get the failing builds"),
+        only(&[Action::Read, Action::List])
+    );
+    // "file" as a noun stays a term; as a verb it is not one.
+    let terms =
+        |q: &str| -> Vec<String> { text::query_terms(q).into_iter().map(|(t, _)| t).collect() };
+    assert!(terms("read the file").contains(&"file".to_string()));
+    assert!(!terms("file an issue").contains(&"file".to_string()));
+    // owner/name is a repository; a path with an extension a file.
+    assert!(terms("star octocat/hello-world").contains(&"repo".to_string()));
+    assert!(terms("open src/main.rs").contains(&"file".to_string()));
+    // Six hex digits with a digit and a letter are a commit.
+    assert!(terms("what did abc123 change").contains(&"commit".to_string()));
+}

@@ -127,7 +127,13 @@ fn push_terms(text: &str, out: &mut Vec<String>) {
 /// web page", so its kind words count half.
 pub fn query_terms(query: &str) -> Vec<(String, f32)> {
     let mut out = Vec::new();
-    for part in query.split_whitespace() {
+    let parts: Vec<&str> = query.split_whitespace().collect();
+    for (at, part) in parts.iter().enumerate() {
+        // "file an issue", "log a bug": a noun used as the verb names no object.
+        let next = parts.get(at + 1).map(|n| n.to_lowercase());
+        if is_verb_use(&part.to_lowercase(), next.as_deref()) {
+            continue;
+        }
         let part = part.trim_matches(|c: char| {
             matches!(c, ',' | ';' | ':' | '?' | '!' | '(' | ')' | '"' | '\'')
         });
@@ -147,7 +153,11 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
         } else if is_commit_hash(part) {
             &["commit", "sha"]
         } else {
-            if is_path(part) {
+            if is_repository_name(part) {
+                // `octocat/hello-world` is more often a repository than a folder.
+                out.push((stem("repo"), 0.5));
+                out.push((stem("repository"), 0.5));
+            } else if is_path(part) {
                 out.push((stem("file"), 0.5));
                 out.push((stem("path"), 0.5));
             }
@@ -161,9 +171,10 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
     out
 }
 
-/// `abc1234`, a full SHA: 7 to 40 hex digits with at least one digit and one letter.
+/// `abc123`, a full SHA: 6 to 40 hex digits with at least one digit and one letter (people
+/// shorten hashes to six as often as to git's seven).
 fn is_commit_hash(part: &str) -> bool {
-    (7..=40).contains(&part.len())
+    (6..=40).contains(&part.len())
         && part
             .chars()
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
@@ -180,6 +191,20 @@ fn is_issue_key(part: &str) -> bool {
         && key.chars().all(|c| c.is_ascii_uppercase())
         && number.chars().next().is_some_and(|c| c.is_ascii_digit())
         && number.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// `owner/name` (GitHub, GitLab): one slash between two names, no file extension.
+fn is_repository_name(part: &str) -> bool {
+    let Some((owner, name)) = part.split_once('/') else {
+        return false;
+    };
+    let named = |s: &str| {
+        !s.is_empty()
+            && s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+    };
+    named(owner) && named(name)
 }
 
 /// `src/main.rs`, `./app`, `notes.md`, `build/output`: a file or directory path.
@@ -387,4 +412,79 @@ pub fn actions_of(stem_: &str) -> Actions {
             .collect()
     });
     STEMMED.get(stem_).copied().unwrap_or_default()
+}
+
+/// Nouns that people also use as the verb of a request ("file an issue", "log a bug",
+/// "record a decision", "note that …"): followed by an article or "that", they are verbs
+/// of creating and name no object.
+const NOUN_VERBS: &[&str] = &["file", "log", "record", "note", "ticket"];
+
+fn is_verb_use(word: &str, next: Option<&str>) -> bool {
+    NOUN_VERBS.contains(&word) && matches!(next, Some("a" | "an" | "that" | "new"))
+}
+
+/// Words that, right before "open", make it an adjective ("the open bugs", "all open
+/// PRs", "still open").
+const OPEN_AS_STATE: &[&str] = &[
+    "the",
+    "all",
+    "any",
+    "my",
+    "our",
+    "still",
+    "currently",
+    "are",
+    "is",
+];
+
+/// The actions a request asks for. Mostly the actions of its words ([`actions_of`]), with
+/// three readings that depend on the neighbouring word, because the same word names
+/// different actions: "open a ticket" creates, "open the file" reads, "the open bugs" are
+/// a state (and, being plural, a list); "file an issue" creates; a plural object after a
+/// reading verb ("show me the failing builds") lists.
+pub fn wanted_actions(query: &str) -> Actions {
+    let mut lower = Vec::new();
+    words(query, |w| lower.push(w.to_string()));
+    let mut wanted = Actions::default();
+    let mut reading = false;
+    for (at, word) in lower.iter().enumerate() {
+        let next = lower.get(at + 1).map(String::as_str);
+        let prev = at.checked_sub(1).map(|p| lower[p].as_str());
+        let stemmed = stem(word);
+        if is_verb_use(word, next) {
+            wanted.insert(Action::Create);
+            continue;
+        }
+        if stemmed == "open" {
+            let plural_next = next.is_some_and(is_plural);
+            if matches!(next, Some("a" | "an" | "new")) {
+                wanted.insert(Action::Create);
+            } else if prev.is_some_and(|p| OPEN_AS_STATE.contains(&p)) || plural_next {
+                if plural_next {
+                    wanted.insert(Action::List);
+                }
+            } else {
+                wanted.insert(Action::Read);
+            }
+            continue;
+        }
+        let actions = actions_of(&stemmed);
+        if actions.intersects(Actions(Action::Read as u8)) {
+            reading = true;
+        } else if reading && is_plural(word) && !is_stop_word(word) && actions == Actions::default()
+        {
+            wanted.insert(Action::List);
+        }
+        wanted.add(actions);
+    }
+    wanted
+}
+
+/// A plural noun by its ending ("bugs", "issues", "branches"), not "status" or "this".
+fn is_plural(word: &str) -> bool {
+    word.len() > 3
+        && word.is_ascii()
+        && stem(word) != word
+        && word.ends_with('s')
+        && !is_stop_word(word)
 }

@@ -111,6 +111,20 @@ impl Widget for StatusLine<'_> {
             ),
             t.dim(),
         ));
+        let cache = (
+            self.usage.cache_read_input_tokens,
+            self.usage.cache_creation_input_tokens,
+        );
+        if cache != (0, 0) {
+            left.push(Span::styled(
+                format!(
+                    "· cache {} read {} written ",
+                    tokens(cache.0),
+                    tokens(cache.1)
+                ),
+                t.dim(),
+            ));
+        }
         let mut right = match self.flash {
             Some((text, until)) if *until > self.now => Span::styled(format!("{text} "), t.warn()),
             _ => Span::styled(
@@ -163,6 +177,7 @@ mod tests {
         let usage = Usage {
             input_tokens: 12_345,
             output_tokens: 678,
+            ..Default::default()
         };
         let now = Instant::now();
         let idle = text(&render(status(&theme, &usage, now), 120, 1));
@@ -171,6 +186,21 @@ mod tests {
             "{idle}"
         );
         assert!(idle.contains("Enter send · Tab pool"), "{idle}");
+        assert!(
+            !idle.contains("cache"),
+            "no cache figures before any: {idle}"
+        );
+
+        let cached = Usage {
+            cache_read_input_tokens: 45_200,
+            cache_creation_input_tokens: 3_100,
+            ..usage
+        };
+        let cached = text(&render(status(&theme, &cached, now), 120, 1));
+        assert!(
+            cached.contains("↑12.3k ↓678 tok · cache 45.2k read 3100 written"),
+            "{cached}"
+        );
 
         let mut running = status(&theme, &usage, now);
         running.turn = Turn::Running {

@@ -125,6 +125,7 @@ mod tests {
             state: ToolState::Finished(ToolOutcome::Ok),
             output: "1.4.2".into(),
             decided: Some("allowed by rule mcp__docs__get_version".into()),
+            images: Vec::new(),
         }));
         transcript.append_text("It is **1.4.2**.\n\n- released today\n- ");
         let buf = render(widget(&transcript, &theme, Scroll::Follow), 60, 12);

@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use super::{badge, draw_lines, status_label, status_style, truncate};
-use crate::agent::events::{Containment, ServerInfo};
+use crate::agent::events::{Containment, DefinitionMark, ServerInfo};
 use crate::mcp::ServerStatus;
 use crate::tui::pool::PoolView;
 use crate::tui::theme::Theme;
@@ -37,6 +37,10 @@ enum Row {
     /// (entry index, position in the display order)
     Tool(usize, usize),
     Removed(usize),
+    /// A tool the model's requests leave out until `search_tools` loads it.
+    Deferred(usize),
+    /// A tool the server's filter keeps out (index into the view's excluded tools).
+    Excluded(usize),
 }
 
 impl PoolPanel<'_> {
@@ -72,6 +76,8 @@ impl PoolPanel<'_> {
                 position += 1;
             }
             rows.extend(group.removed.iter().map(|&r| Row::Removed(r)));
+            rows.extend(group.deferred.iter().map(|&d| Row::Deferred(d)));
+            rows.extend(group.excluded.iter().map(|&r| Row::Excluded(r)));
         }
         rows
     }
@@ -92,6 +98,11 @@ impl PoolPanel<'_> {
                     ]),
                     Some(row) => {
                         let count = match &row.status {
+                            ServerStatus::Ready { .. } if !group.deferred.is_empty() => format!(
+                                " · {} loaded · {} deferred",
+                                group.tools.len(),
+                                group.deferred.len()
+                            ),
                             ServerStatus::Ready { .. } => {
                                 format!(" · {} tools", group.tools.len())
                             }
@@ -106,7 +117,15 @@ impl PoolPanel<'_> {
                             (false, true) => " !log",
                             (false, false) => "",
                         };
-                        let head = format!("{} {}{}", row.name, status_label(&row.status), count);
+                        let disabled = self
+                            .servers
+                            .iter()
+                            .any(|s| s.name == row.name && !s.enabled);
+                        let head = if disabled {
+                            format!("{} ⊘ disabled", row.name)
+                        } else {
+                            format!("{} {}{}", row.name, status_label(&row.status), count)
+                        };
                         let head = truncate(&head, width.saturating_sub(mark.chars().count()));
                         Line::from(vec![
                             Span::styled(head, t.bold().patch(status_style(&row.status, t))),
@@ -122,7 +141,14 @@ impl PoolPanel<'_> {
                 };
                 let is_new = pool.is_new(&entry.tool.name, self.now);
                 let mark = if entry.tool.shortened { "~" } else { "" };
-                let name_width = width.saturating_sub(7);
+                // A changed definition outranks the short-lived "new" highlight.
+                let definition = match pool.mark(&entry.tool.name) {
+                    Some(DefinitionMark::Changed { .. }) => Some((" changed", t.error())),
+                    Some(DefinitionMark::New) => Some((" new tool", t.ok())),
+                    None => None,
+                };
+                let suffix = definition.map_or(0, |(text, _)| text.chars().count());
+                let name_width = width.saturating_sub(7 + suffix);
                 let mut name_style = if is_new { t.added() } else { t.plain() };
                 if self.focused && position == pool.selected {
                     name_style = t.selected();
@@ -135,10 +161,31 @@ impl PoolPanel<'_> {
                         name_style,
                     ),
                 ];
-                if is_new && width > entry.tool.name.len() + 12 {
+                if let Some((text, style)) = definition {
+                    spans.push(Span::styled(text, style));
+                } else if is_new && width > entry.tool.name.len() + 12 {
                     spans.push(Span::styled(" new", t.ok()));
                 }
                 Line::from(spans)
+            }
+            Row::Excluded(i) => {
+                let Some(excluded) = pool.excluded(i) else {
+                    return Line::from("");
+                };
+                let text = format!("{} · {}", excluded.tool, excluded.why);
+                Line::from(vec![
+                    Span::raw(" "),
+                    Span::styled("off   ", t.dim()),
+                    Span::styled(truncate(&text, width.saturating_sub(7)), t.dim()),
+                ])
+            }
+            Row::Deferred(d) => {
+                let name = pool.deferred().get(d).map_or("", |e| e.tool.name.as_str());
+                Line::from(vec![
+                    Span::raw(" "),
+                    Span::styled("defer ", t.dim()),
+                    Span::styled(truncate(name, width.saturating_sub(7)), t.dim()),
+                ])
             }
             Row::Removed(r) => {
                 let name = pool.removed_entry(r).map_or("", |e| e.tool.name.as_str());
@@ -156,8 +203,14 @@ impl Widget for PoolPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         let total = self.pool.entries().len();
+        let deferred = self.pool.deferred().len();
+        let title = if deferred == 0 {
+            format!(" Tool pool · {total} ")
+        } else {
+            format!(" Tool pool · {total} loaded · {deferred} deferred ")
+        };
         let block = Block::bordered()
-            .title(Span::styled(format!(" Tool pool · {total} "), t.bold()))
+            .title(Span::styled(title, t.bold()))
             .border_style(if self.focused {
                 t.focused_border()
             } else {
@@ -298,6 +351,75 @@ mod tests {
     }
 
     #[test]
+    fn deferred_tools_are_listed_apart_from_the_loaded_ones() {
+        let now = Instant::now();
+        let mut pool = PoolView::new(&["github".into()]);
+        let mut loaded: Vec<PoolEntry> = ["bash", "search_tools"]
+            .map(|n| entry(None, n, Decision::Allow))
+            .to_vec();
+        loaded.push(entry(
+            Some("github"),
+            "create_issue",
+            Decision::Ask { why: "w".into() },
+        ));
+        pool.apply_snapshot(loaded, &[], &[], now);
+        pool.set_status(
+            "github",
+            ServerStatus::Ready {
+                tools: 4,
+                protocol: "2025-11-25".into(),
+            },
+        );
+        pool.set_deferred(
+            ["list_issues", "merge_pull_request", "get_file_contents"]
+                .map(|n| entry(Some("github"), n, Decision::Ask { why: "w".into() }))
+                .to_vec(),
+        );
+        let theme = Theme::new(true);
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now,
+            servers: &[],
+        };
+        let buf = render(panel, 44, 12);
+        let screen = text(&buf);
+        assert!(
+            screen.contains("Tool pool · 3 loaded · 3 deferred"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("github ● ready · 1 loaded · 3 deferred"),
+            "{screen}"
+        );
+        let y = row_of(&buf, "mcp__github__list_issues").expect("deferred tool listed");
+        assert!(
+            screen
+                .lines()
+                .nth(y as usize)
+                .unwrap_or("")
+                .contains("defer ")
+        );
+        // Deferred tools are not selectable: the arrows move over the loaded ones only.
+        assert_eq!(pool.display_order().count(), 3);
+        insta::assert_snapshot!(screen);
+
+        // Loading one moves it up: the next snapshot has it, the deferred list not.
+        pool.set_deferred(Vec::new());
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now,
+            servers: &[],
+        };
+        let screen = text(&render(panel, 44, 12));
+        assert!(screen.contains(" Tool pool · 3 "), "{screen}");
+        assert!(!screen.contains("defer"), "{screen}");
+    }
+
+    #[test]
     fn focused_selection_scrolls_into_view() {
         let now = Instant::now();
         let mut pool = pool(now);
@@ -316,6 +438,83 @@ mod tests {
         assert_eq!(y, 6, "the selection is the last visible row:\n{screen}");
         let reversed = (0..38).any(|x| buf[(x, y)].modifier.contains(Modifier::REVERSED));
         assert!(reversed, "selection not shown:\n{screen}");
+        insta::assert_snapshot!(screen);
+    }
+
+    #[test]
+    fn changed_new_and_filtered_tools_are_marked() {
+        use crate::agent::events::{DefinitionMark, ExcludedTool, ToolMark};
+        let now = Instant::now();
+        let mut pool = pool(now);
+        let mut next: Vec<PoolEntry> = pool.entries().to_vec();
+        // The agent's badge for a changed definition is Ask, whatever the rule says.
+        for e in next
+            .iter_mut()
+            .filter(|e| e.tool.name == "mcp__docs__search")
+        {
+            e.verdict.decision = Decision::Ask {
+                why: "its definition changed since it was allowed".into(),
+            };
+        }
+        next.push(entry(
+            Some("docs"),
+            "fresh",
+            Decision::Ask { why: "w".into() },
+        ));
+        pool.apply_snapshot(next, &[], &[], now);
+        pool.set_marks(
+            vec![
+                ToolMark {
+                    tool: "mcp__docs__search".into(),
+                    mark: DefinitionMark::Changed {
+                        pinned_by: "rule mcp__docs__*".into(),
+                    },
+                },
+                ToolMark {
+                    tool: "mcp__docs__fresh".into(),
+                    mark: DefinitionMark::New,
+                },
+            ],
+            vec![ExcludedTool {
+                server: "docs".into(),
+                tool: "delete_index".into(),
+                why: "excludeTools \"delete_*\"".into(),
+            }],
+        );
+        let theme = Theme::new(true);
+        let servers = [ServerInfo {
+            name: "fs".into(),
+            command_line: "toolgate serve fs".into(),
+            containment: Containment::Confined {
+                profile: "p".into(),
+            },
+            enabled: false,
+        }];
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now: now + CHANGE_HIGHLIGHT,
+            servers: &servers,
+        };
+        let buf = render(panel, 50, 20);
+        let screen = text(&buf);
+        assert!(screen.contains("mcp__docs__search changed"), "{screen}");
+        assert!(screen.contains("mcp__docs__fresh new tool"), "{screen}");
+        assert!(
+            screen.contains("off   delete_index · excludeTools \"delete_*\""),
+            "{screen}"
+        );
+        assert!(screen.contains("fs ⊘ disabled"), "{screen}");
+        let y = row_of(&buf, "delete_index").expect("excluded row");
+        let x = (0..50)
+            .find(|&x| buf[(x, y)].symbol() == "d")
+            .expect("name drawn");
+        assert!(
+            buf[(x, y)].modifier.contains(Modifier::DIM) || buf[(x, y)].fg == Color::DarkGray,
+            "excluded tool not greyed: {:?}",
+            buf[(x, y)]
+        );
         insta::assert_snapshot!(screen);
     }
 }

@@ -175,6 +175,14 @@ pub fn detail_lines(entry: &PoolEntry, schema: &str, t: &Theme) -> Vec<LogicalLi
             crate::sanitize::for_terminal(&claims),
             t.accent(),
         ));
+        if tool.claims.task_required {
+            l.push(field(
+                "runs as",
+                "an MCP task (created, polled, its status shown as progress; cancelled with the call)"
+                    .into(),
+                t.plain(),
+            ));
+        }
     }
     l.push(LogicalLine::blank());
     l.push(LogicalLine::plain(vec![Span::styled(
@@ -248,6 +256,38 @@ mod tests {
     use crate::policy::{RuleSource, Verdict};
     use crate::pool::{PoolTool, ToolClaims};
     use crate::tui::widgets::testing::{render, text};
+
+    #[test]
+    fn a_task_tool_says_it_runs_as_a_task() {
+        let mut tool = PoolTool::builtin(
+            crate::builtin::BuiltinTool::Bash,
+            "Research a topic",
+            json!({"type": "object"}),
+        );
+        tool.name = "mcp__everything__simulate-research-query".into();
+        tool.origin = ToolOrigin::Mcp {
+            server: "everything".into(),
+            tool: "simulate-research-query".into(),
+        };
+        tool.claims.task_required = true;
+        let entry = PoolEntry {
+            tool,
+            verdict: Verdict {
+                decision: Decision::Allow,
+                rule: "mcp__everything".into(),
+                source: RuleSource::Default,
+            },
+        };
+        let text: String = detail_lines(&entry, "{}", &Theme::new(true))
+            .iter()
+            .map(|l| {
+                let line: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+                line + "\n"
+            })
+            .collect();
+        assert!(text.contains("taskSupport=required"), "{text}");
+        assert!(text.contains("runs as: an MCP task"), "{text}");
+    }
 
     fn pool_with_big_tool() -> PoolView {
         let properties: serde_json::Map<String, serde_json::Value> = (0..30)

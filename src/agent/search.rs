@@ -1,0 +1,255 @@
+//! Deferred tools on the agent's side: which tools the next model call carries (the pure
+//! split is `pool::deferral`), the search index over the connected servers' tools, and the
+//! `search_tools` built-in, which loads what it finds from the next model call on. Loaded
+//! tools stay for the session (also across a server's reconnect).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::events::{AgentEvent, PoolEntry};
+use super::runner::{Agent, assemble_for};
+use super::tools::ToolRun;
+use crate::builtin::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, search_tools_tool};
+use crate::pool::deferral::{self, Deferral, SearchSettings};
+use crate::pool::search::ToolIndex;
+use crate::pool::{Pool, PoolError, PoolTool, ServerTools};
+
+/// What deferral keeps between model calls.
+#[derive(Default)]
+pub(super) struct ToolSearch {
+    pub settings: SearchSettings,
+    /// Model-facing names `search_tools` loaded, oldest first.
+    loaded: Vec<String>,
+    /// The index and the definitions' token estimate, for the listings they were built
+    /// from (compared by pointer: the hub shares one `Arc` per `tools/list`).
+    cache: Option<ListingCache>,
+    /// The deferred tools of the last assembled pool.
+    deferred: Vec<Arc<PoolTool>>,
+    /// The deferred tools the front end was last told about (names), to send only changes.
+    announced: Option<Vec<String>>,
+}
+
+struct ListingCache {
+    listings: Vec<Arc<ServerTools>>,
+    index: Arc<ToolIndex>,
+    mcp_tokens: usize,
+}
+
+impl ToolSearch {
+    pub fn new(settings: SearchSettings) -> Self {
+        ToolSearch {
+            settings,
+            ..ToolSearch::default()
+        }
+    }
+
+    /// Index and token estimate for these listings, rebuilt only when they changed.
+    fn cache_for(&mut self, listings: &[Arc<ServerTools>], full: &Pool) -> &ListingCache {
+        let same = self.cache.as_ref().is_some_and(|c| {
+            c.listings.len() == listings.len()
+                && c.listings
+                    .iter()
+                    .zip(listings)
+                    .all(|(a, b)| Arc::ptr_eq(a, b))
+        });
+        if !same {
+            self.cache = None;
+        }
+        self.cache.get_or_insert_with(|| ListingCache {
+            listings: listings.to_vec(),
+            index: Arc::new(ToolIndex::new(listings)),
+            mcp_tokens: deferral::mcp_definition_tokens(full),
+        })
+    }
+
+    /// Tools loaded in an earlier run of a resumed session come first, in their order.
+    pub fn restore_loaded(&mut self, tools: Vec<String>) {
+        let mut restored: Vec<String> = Vec::with_capacity(tools.len() + self.loaded.len());
+        for tool in tools.into_iter().chain(std::mem::take(&mut self.loaded)) {
+            if !restored.contains(&tool) {
+                restored.push(tool);
+            }
+        }
+        self.loaded = restored;
+    }
+
+    /// How many tools the last assembled pool deferred.
+    pub fn deferred_count(&self) -> usize {
+        self.deferred.len()
+    }
+}
+
+impl Agent {
+    /// The pool the next model call carries: the full pool of the connected servers with
+    /// the deferred tools left out (and `search_tools` in) when deferral applies.
+    pub(super) fn assemble_visible(&mut self) -> Result<Pool, PoolError> {
+        let listings = self.hub.server_tools();
+        let full = assemble_for(
+            &self.connectable(),
+            &listings,
+            &super::resources::servers_with_resources(&self.hub),
+        )?;
+        let always_load: Vec<String> = listings
+            .iter()
+            .map(|s| s.server().to_string())
+            .filter(|name| self.hub.config(name).is_some_and(|c| c.always_load))
+            .collect();
+        let always_load: HashSet<&str> = always_load.iter().map(String::as_str).collect();
+        let search = &mut self.tool_search;
+        let mcp_tokens = search.cache_for(&listings, &full).mcp_tokens;
+        let Deferral { visible, deferred } = deferral::defer(
+            &full,
+            &search.settings,
+            mcp_tokens,
+            &always_load,
+            &search.loaded,
+            &search_tools_tool(),
+        );
+        search.deferred = deferred;
+        Ok(visible)
+    }
+
+    /// Tells the front end which tools are deferred, when that changed since last time.
+    pub(super) async fn announce_deferred(&mut self) {
+        let names: Vec<String> = self
+            .tool_search
+            .deferred
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        if self.tool_search.announced.as_ref() == Some(&names) {
+            return;
+        }
+        self.tool_search.announced = Some(names);
+        let deferred = self
+            .tool_search
+            .deferred
+            .iter()
+            .map(|tool| PoolEntry {
+                tool: PoolTool::clone(tool),
+                verdict: self.gate.badge(tool),
+            })
+            .collect();
+        self.emit(AgentEvent::ToolsDeferred { deferred }).await;
+    }
+
+    /// A call of a tool that is not in the request: for a deferred tool, say how to load it.
+    pub(super) fn unknown_tool(&self, name: &str) -> ToolRun {
+        if self.tool_search.deferred.iter().any(|t| t.name == name) {
+            ToolRun::error(format!(
+                "{name} is deferred and not loaded yet: call search_tools with {{\"query\": \"{name}\"}} first; it can be called from the step after that."
+            ))
+        } else {
+            ToolRun::error(format!("Unknown tool: {name}"))
+        }
+    }
+
+    /// `search_tools`: ranks the connected servers' tools for the query, loads the deferred
+    /// ones among the best, and lists them for the model.
+    pub(super) async fn search_tools(&mut self, input: &Value) -> ToolRun {
+        let Some(query) = input
+            .get("query")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
+        else {
+            return ToolRun::error(
+                "Invalid arguments for search_tools: expected {\"query\": \"<what you want to do, or tool names>\"}",
+            );
+        };
+        let limit = match input.get("limit") {
+            None | Some(Value::Null) => SEARCH_LIMIT_DEFAULT,
+            Some(v) => match v.as_u64() {
+                Some(n) if (1..=SEARCH_LIMIT_MAX).contains(&n) => n,
+                _ => {
+                    return ToolRun::error(format!(
+                        "Invalid arguments for search_tools: limit must be a whole number from 1 to {SEARCH_LIMIT_MAX}"
+                    ));
+                }
+            },
+        } as usize;
+        // The index of the listings the last pool was built from (built then).
+        let Some(index) = self.tool_search.cache.as_ref().map(|c| c.index.clone()) else {
+            return ToolRun::ok("No MCP server is connected, so there are no tools to search.");
+        };
+        let deferred: HashSet<&str> = self
+            .tool_search
+            .deferred
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        let mut hits = index.search(query, limit);
+        // Named tools are what was asked for: the ranked rest would only load clutter.
+        if hits.iter().any(|h| h.exact) {
+            hits.retain(|h| h.exact);
+        }
+        if hits.is_empty() {
+            let servers: Vec<String> =
+                index
+                    .tools()
+                    .iter()
+                    .map(|t| t.server.clone())
+                    .fold(Vec::new(), |mut all, s| {
+                        if !all.contains(&s) {
+                            all.push(s);
+                        }
+                        all
+                    });
+            return ToolRun::ok(format!(
+                "No tool matches \"{query}\". Connected MCP servers: {}. Try other words (the action and the object, e.g. \"list pull requests\") or a server name.",
+                servers.join(", ")
+            ));
+        }
+        let mut newly_loaded = Vec::new();
+        let mut lines = Vec::with_capacity(hits.len());
+        for hit in &hits {
+            let tool = hit.tool;
+            let state = if deferred.contains(tool.name.as_str()) {
+                newly_loaded.push(tool.name.clone());
+                ""
+            } else {
+                " (already in your tool list)"
+            };
+            lines.push(format!(
+                "- {} (server {}){}: {}",
+                tool.name, tool.server, state, tool.summary
+            ));
+        }
+        drop(deferred);
+        for name in &newly_loaded {
+            if !self.tool_search.loaded.contains(name) {
+                self.tool_search.loaded.push(name.clone());
+            }
+        }
+        if !newly_loaded.is_empty() {
+            self.record(super::session::Record::ToolsLoaded {
+                tools: newly_loaded.clone(),
+            })
+            .await;
+        }
+        let head = if newly_loaded.is_empty() {
+            format!(
+                "{} matching tools, all already in your tool list:",
+                hits.len()
+            )
+        } else {
+            format!(
+                "Loaded {} tool{} for \"{query}\"; call {} from your next step on:",
+                newly_loaded.len(),
+                if newly_loaded.len() == 1 { "" } else { "s" },
+                if newly_loaded.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
+            )
+        };
+        // The panel shows the loaded tools now, not only at the next model call.
+        if let Err(e) = self.refresh_pool().await {
+            tracing::warn!("pool after search_tools: {e}");
+        }
+        ToolRun::ok(format!("{head}\n{}", lines.join("\n")))
+    }
+}

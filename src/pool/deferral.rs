@@ -1,0 +1,333 @@
+//! Deferred tools: which MCP tools one model call carries in its `tools` array, and which
+//! wait to be found with `search_tools`. Pure: the agent passes the full pool, the servers
+//! whose tools always load, and the tools loaded so far; nothing here does I/O.
+//!
+//! Order matters for prompt caching: the built-ins (with `search_tools`) come first, then the
+//! always-loaded servers' tools, then the loaded tools in the order they were loaded, so a
+//! search only appends to the array and the request's earlier prefix stays the same.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::{Pool, PoolTool, ToolOrigin};
+
+/// `[tools] search` in `config.toml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchMode {
+    /// Defer when the MCP tool definitions exceed the threshold.
+    #[default]
+    Auto,
+    /// Always defer MCP tools (those of `alwaysLoad` servers excepted).
+    On,
+    /// Never defer: every connected tool is in every request.
+    Off,
+}
+
+impl SearchMode {
+    pub const NAMES: &'static str = "\"auto\", \"on\" or \"off\"";
+
+    pub fn parse(text: &str) -> Option<SearchMode> {
+        match text {
+            "auto" => Some(SearchMode::Auto),
+            "on" => Some(SearchMode::On),
+            "off" => Some(SearchMode::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Auto => "auto",
+            SearchMode::On => "on",
+            SearchMode::Off => "off",
+        }
+    }
+}
+
+/// Estimated tokens of MCP tool definitions above which `auto` defers them: 10,000, i.e. 5 %
+/// of a 200k-token context window, about 25 typical tools (the default docs, deploy and fs
+/// servers together stay well below it).
+pub const DEFAULT_AUTO_THRESHOLD_TOKENS: usize = 10_000;
+
+/// The `[tools]` settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchSettings {
+    pub mode: SearchMode,
+    /// `[tools] search_threshold`: the `auto` budget in estimated tokens.
+    pub auto_threshold_tokens: usize,
+}
+
+impl Default for SearchSettings {
+    fn default() -> Self {
+        SearchSettings {
+            mode: SearchMode::Auto,
+            auto_threshold_tokens: DEFAULT_AUTO_THRESHOLD_TOKENS,
+        }
+    }
+}
+
+/// Estimated tokens of one tool definition as a model request carries it (name,
+/// description and input schema), by [`crate::tokens::estimate`].
+pub fn definition_tokens(tool: &PoolTool) -> usize {
+    crate::tokens::estimate(&tool.name)
+        + crate::tokens::estimate(&tool.description)
+        + crate::tokens::estimate(&tool.input_schema.to_string())
+}
+
+/// Estimated tokens of every MCP tool definition in `pool`: what `auto` compares with its
+/// threshold. It serializes every schema, so the agent works it out once per change of the
+/// listings, not per call.
+pub fn mcp_definition_tokens(pool: &Pool) -> usize {
+    pool.tools
+        .iter()
+        .filter(|t| t.server().is_some())
+        .map(|t| definition_tokens(t))
+        .sum()
+}
+
+/// What one model call carries, and what it does not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Deferral {
+    /// The tools of the request, in request order.
+    pub visible: Pool,
+    /// MCP tools left out of the request, findable with `search_tools`, in pool order.
+    pub deferred: Vec<Arc<PoolTool>>,
+}
+
+impl Deferral {
+    /// Whether tools are deferred (and so `search_tools` is in the request).
+    pub fn searching(&self) -> bool {
+        !self.deferred.is_empty()
+            || self
+                .visible
+                .tools
+                .iter()
+                .any(|t| t.builtin_kind() == Some(crate::builtin::BuiltinTool::SearchTools))
+    }
+}
+
+/// Splits the full pool (built-ins, then each server's tools) into what the next model call
+/// carries and what it defers. `always_load` names servers whose tools are never deferred;
+/// `loaded` lists the model-facing names `search_tools` loaded, oldest first.
+/// `search_tool` is the definition of `search_tools`, added after the built-ins when
+/// anything is deferred. `mcp_tokens` is [`mcp_definition_tokens`] of `full`.
+pub fn defer(
+    full: &Pool,
+    settings: &SearchSettings,
+    mcp_tokens: usize,
+    always_load: &HashSet<&str>,
+    loaded: &[String],
+    search_tool: &PoolTool,
+) -> Deferral {
+    let is_candidate = |tool: &PoolTool| match &tool.origin {
+        ToolOrigin::Mcp { server, .. } => !always_load.contains(server.as_str()),
+        ToolOrigin::Builtin(_) => false,
+    };
+    let any_candidate = full.tools.iter().any(|t| is_candidate(t));
+    let searching = any_candidate
+        && match settings.mode {
+            SearchMode::Off => false,
+            SearchMode::On => true,
+            SearchMode::Auto => mcp_tokens > settings.auto_threshold_tokens,
+        };
+    if !searching {
+        return Deferral {
+            visible: full.clone(),
+            deferred: Vec::new(),
+        };
+    }
+    let loaded_set: HashSet<&str> = loaded.iter().map(String::as_str).collect();
+    let mut visible: Vec<Arc<PoolTool>> = full
+        .tools
+        .iter()
+        .filter(|t| t.server().is_none())
+        .cloned()
+        .collect();
+    visible.push(Arc::new(search_tool.clone()));
+    visible.extend(
+        full.tools
+            .iter()
+            .filter(|t| t.server().is_some() && !is_candidate(t))
+            .cloned(),
+    );
+    // Loaded tools in load order: a search appends, so earlier requests stay a prefix.
+    for name in loaded {
+        if let Some(tool) = full
+            .tools
+            .iter()
+            .find(|t| t.name == *name && is_candidate(t))
+        {
+            visible.push(tool.clone());
+        }
+    }
+    let deferred = full
+        .tools
+        .iter()
+        .filter(|t| is_candidate(t) && !loaded_set.contains(t.name.as_str()))
+        .cloned()
+        .collect();
+    Deferral {
+        visible: Pool { tools: visible },
+        deferred,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtin::BuiltinTool;
+    use crate::pool::{McpToolInfo, ServerTools, ToolClaims, assemble};
+    use serde_json::json;
+
+    fn server(name: &str, tools: &[&str]) -> Arc<ServerTools> {
+        Arc::new(ServerTools::new(
+            name,
+            tools
+                .iter()
+                .map(|t| McpToolInfo {
+                    name: t.to_string(),
+                    description: format!("Does {t} with a description long enough to count."),
+                    input_schema: Arc::new(json!({"type": "object", "properties": {}})),
+                    claims: ToolClaims::default(),
+                })
+                .collect(),
+        ))
+    }
+
+    fn search_tool() -> PoolTool {
+        PoolTool::builtin(
+            BuiltinTool::SearchTools,
+            "find tools",
+            json!({"type": "object"}),
+        )
+    }
+
+    fn full() -> Pool {
+        let builtins = vec![PoolTool::builtin(
+            BuiltinTool::Bash,
+            "bash",
+            json!({"type": "object"}),
+        )];
+        assemble(
+            &builtins,
+            &[
+                server("github", &["create_issue", "list_issues", "get_issue"]),
+                server("slack", &["post_message", "list_channels"]),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn names(pool: &Pool) -> Vec<&str> {
+        pool.names()
+    }
+
+    #[test]
+    fn off_and_small_pools_under_auto_carry_every_tool() {
+        let full = full();
+        for settings in [
+            SearchSettings {
+                mode: SearchMode::Off,
+                auto_threshold_tokens: 0,
+            },
+            SearchSettings::default(),
+        ] {
+            let split = defer(
+                &full,
+                &settings,
+                mcp_definition_tokens(&full),
+                &HashSet::new(),
+                &[],
+                &search_tool(),
+            );
+            assert_eq!(split.visible, full);
+            assert!(split.deferred.is_empty() && !split.searching());
+        }
+    }
+
+    #[test]
+    fn over_the_threshold_tools_wait_and_loaded_ones_come_last_in_load_order() {
+        let full = full();
+        let settings = SearchSettings {
+            mode: SearchMode::Auto,
+            auto_threshold_tokens: 10,
+        };
+        let split = defer(
+            &full,
+            &settings,
+            mcp_definition_tokens(&full),
+            &HashSet::new(),
+            &[],
+            &search_tool(),
+        );
+        assert_eq!(names(&split.visible), ["bash", "search_tools"]);
+        assert_eq!(split.deferred.len(), 5);
+        let loaded = vec![
+            "mcp__slack__post_message".to_string(),
+            "mcp__github__create_issue".to_string(),
+            "mcp__gone__tool".to_string(),
+        ];
+        let split = defer(
+            &full,
+            &settings,
+            mcp_definition_tokens(&full),
+            &HashSet::new(),
+            &loaded,
+            &search_tool(),
+        );
+        assert_eq!(
+            names(&split.visible),
+            [
+                "bash",
+                "search_tools",
+                "mcp__slack__post_message",
+                "mcp__github__create_issue"
+            ]
+        );
+        let deferred: Vec<&str> = split.deferred.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            deferred,
+            [
+                "mcp__github__list_issues",
+                "mcp__github__get_issue",
+                "mcp__slack__list_channels"
+            ]
+        );
+    }
+
+    #[test]
+    fn always_load_servers_stay_and_alone_need_no_search() {
+        let full = full();
+        let on = SearchSettings {
+            mode: SearchMode::On,
+            ..SearchSettings::default()
+        };
+        let split = defer(
+            &full,
+            &on,
+            0,
+            &HashSet::from(["slack"]),
+            &[],
+            &search_tool(),
+        );
+        assert_eq!(
+            names(&split.visible),
+            [
+                "bash",
+                "search_tools",
+                "mcp__slack__post_message",
+                "mcp__slack__list_channels"
+            ]
+        );
+        assert_eq!(split.deferred.len(), 3);
+        let split = defer(
+            &full,
+            &on,
+            0,
+            &HashSet::from(["slack", "github"]),
+            &[],
+            &search_tool(),
+        );
+        assert_eq!(split.visible, full);
+    }
+}
