@@ -562,12 +562,25 @@ async fn the_sessions_provider_answers_sampling_and_sees_server_instructions() {
         .map(|r| r.body_json().unwrap())
         .collect();
     assert_eq!(bodies.len(), 2, "{bodies:#?}");
+    // The system prompt is a string or text blocks (with cache markers), as the API allows.
+    let system_text = |body: &Value| match &body["system"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => panic!("unexpected system {other}"),
+    };
     let sampled = &bodies[0];
-    assert_eq!(sampled["system"], "You are terse.");
+    assert_eq!(system_text(sampled), "You are terse.");
     assert_eq!(sampled["max_tokens"], 100);
+    let messages = sampled["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{sampled}");
+    assert_eq!(messages[0]["role"], "user");
     assert_eq!(
-        sampled["messages"],
-        serde_json::json!([{"role": "user", "content": [{"type": "text", "text": "Please summarize: apples and pears"}]}])
+        messages[0]["content"][0]["text"],
+        "Please summarize: apples and pears"
     );
     assert!(
         sampled
@@ -576,7 +589,7 @@ async fn the_sessions_provider_answers_sampling_and_sees_server_instructions() {
         "{sampled}"
     );
     let turn = &bodies[1];
-    let system = turn["system"].as_str().unwrap();
+    let system = system_text(turn);
     assert!(
         system.contains("<server-instructions server=\"fix\">\nCall log before anything else.\n</server-instructions>"),
         "{system}"
