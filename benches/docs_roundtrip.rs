@@ -24,6 +24,7 @@ fn hub() -> McpHub {
         source: ConfigSource::Embedded,
         call_timeout_ms: 60_000,
         sandbox: Default::default(),
+        pool: Default::default(),
         always_load: false,
     };
     // Events are not needed here; the hub tolerates a closed receiver.

@@ -71,6 +71,7 @@ impl Target {
             source: ConfigSource::Embedded,
             call_timeout_ms: 30_000,
             sandbox: Default::default(),
+            pool: Default::default(),
             always_load: false,
         }
     }

@@ -119,6 +119,7 @@ fn config(
     );
     config.sessions_dir = Some(state.join("sessions"));
     config.checkpoints_dir = Some(state.join("checkpoints"));
+    config.pins_dir = Some(state.join("pins"));
     (config, requests)
 }
 
@@ -196,6 +197,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::Escalation(r) => format!("unsandboxed:{}", r.payload.command),
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
         HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
+        HostRequest::ChangedDefinition(r) => format!("definition:{}", r.payload.tool.name),
         HostRequest::Elicitation(r) => format!("elicitation:{}", r.payload.server),
     }
 }
@@ -226,6 +228,7 @@ fn give(request: HostRequest, decision: UserDecision) {
         } else {
             RestoreAnswer::Keep
         }),
+        HostRequest::ChangedDefinition(r) => r.answer(decision),
         HostRequest::Elicitation(r) => r.answer(if allow {
             toolgate::inbox::ElicitationAnswer::Accept(Default::default())
         } else {

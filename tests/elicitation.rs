@@ -291,8 +291,11 @@ async fn a_call_does_not_time_out_while_its_server_waits_for_the_person() {
             cwd: None,
         },
         source: ConfigSource::Embedded,
-        call_timeout_ms: 300,
+        // Long enough that a loaded machine still delivers the server's question within
+        // it; the wait below is what must outlive it.
+        call_timeout_ms: 1000,
         sandbox: Default::default(),
+        pool: Default::default(),
         always_load: false,
     };
     let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
@@ -322,8 +325,8 @@ async fn a_call_does_not_time_out_while_its_server_waits_for_the_person() {
         panic!("{:?}", question.ask)
     };
     assert_eq!(form.fields[0].label(), "Release name");
-    // Four times the call's timeout.
-    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    // Two and a half times the call's timeout.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
     let content = json!({"name": "late", "region": "eu"});
     question.answer(ElicitationReply::Accept(
         content.as_object().unwrap().clone(),

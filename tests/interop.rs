@@ -99,6 +99,7 @@ fn everything_config() -> ServerConfig {
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
+        pool: Default::default(),
         always_load: false,
     }
 }

@@ -40,6 +40,7 @@ fn http_entry(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerConfig {
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
+        pool: Default::default(),
         always_load: false,
     }
 }

@@ -651,6 +651,7 @@ mod console_path {
             source: ConfigSource::Embedded,
             call_timeout_ms: 20_000,
             sandbox: Default::default(),
+            pool: Default::default(),
             always_load: false,
         }
     }
@@ -872,6 +873,7 @@ mod console_view {
             name: "linear".into(),
             command_line: "https://mcp.linear.app/mcp".into(),
             containment: toolgate::agent::events::Containment::Remote,
+            enabled: true,
         }];
         let info = ConsoleInfo {
             workspace: "/w".into(),

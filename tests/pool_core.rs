@@ -24,6 +24,7 @@ fn builtin(name: &str) -> ServerConfig {
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
+        pool: Default::default(),
         always_load: false,
     }
 }
@@ -43,6 +44,7 @@ fn fixture(name: &str, tools: &[&str]) -> ServerConfig {
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
+        pool: Default::default(),
         always_load: false,
     }
 }

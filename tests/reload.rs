@@ -242,3 +242,40 @@ async fn a_changed_project_server_asks_before_it_reconnects_and_bad_config_chang
     );
     s.send(UiCommand::Shutdown).await;
 }
+
+#[tokio::test]
+async fn a_server_disabled_in_the_file_disconnects_without_a_question() {
+    let mut s =
+        Session::start(r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs"}}}"#);
+    s.until(None, |e| matches!(e, AgentEvent::PoolChanged { .. }))
+        .await;
+    s.send(UiCommand::Connect("extra".into())).await;
+    s.until(
+        Some(ProjectServerAnswer::Start),
+        notice_with("Connected to MCP server 'extra'"),
+    )
+    .await;
+
+    std::fs::write(
+        &s.mcp_json,
+        r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs", "enabled": false}}}"#,
+    )
+    .unwrap();
+    s.send(UiCommand::ReloadConfig).await;
+    // No answer given: a project-server question here would fail the test.
+    let (events, asked) = s
+        .until(None, notice_with("MCP configuration reloaded"))
+        .await;
+    assert!(asked.is_empty(), "{asked:?}");
+    let text = text_of(&events);
+    assert!(
+        text.contains("'extra' is disabled by its configuration"),
+        "{text}"
+    );
+    assert!(!text.contains("Connected to MCP server 'extra'"), "{text}");
+    assert!(
+        text.contains("Disconnected from MCP server 'extra'"),
+        "{text}"
+    );
+    s.send(UiCommand::Shutdown).await;
+}

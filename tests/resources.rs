@@ -44,6 +44,7 @@ fn fixture(env: &[(&str, &str)]) -> ServerConfig {
         source: ConfigSource::Embedded,
         call_timeout_ms: 20_000,
         sandbox: Default::default(),
+        pool: Default::default(),
         always_load: false,
     }
 }
@@ -125,6 +126,7 @@ fn start(
     );
     config.sessions_dir = Some(state.path().join("sessions"));
     config.checkpoints_dir = Some(state.path().join("checkpoints"));
+    config.pins_dir = Some(state.path().join("pins"));
     adjust(&mut config);
     Harness {
         handle: agent::spawn(config),

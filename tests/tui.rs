@@ -41,6 +41,7 @@ fn info() -> ConsoleInfo {
                 containment: Containment::Confined {
                     profile: "read-only, no network".into(),
                 },
+                enabled: true,
             })
             .collect(),
         no_color: false,
@@ -480,6 +481,7 @@ fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_comma
         name: "tracker".into(),
         command_line: "npx -y @acme/tracker-mcp --token-env ACME_TOKEN".into(),
         containment: Containment::Unsandboxed,
+        enabled: true,
     });
     agent(
         &mut app,
@@ -542,6 +544,7 @@ fn mcp_reload_asks_the_agent_and_a_reloaded_list_updates_the_panel() {
         name: "tracker".into(),
         command_line: "npx -y @acme/tracker-mcp".into(),
         containment: Containment::Unsandboxed,
+        enabled: true,
     });
     agent(&mut app, AgentEvent::ServersChanged { servers });
     // The removed server's last status arrives after the new list: it stays gone.
@@ -987,6 +990,34 @@ fn slash_commands_send_the_right_commands() {
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.overlay, Overlay::None);
     assert!(run(&mut app, "/quit").1);
+}
+
+#[test]
+fn mcp_enable_and_disable_switch_a_server_for_the_session_or_in_its_file() {
+    let mut app = started_app();
+    let run = |app: &mut App, text: &str| {
+        type_text(app, text);
+        perform(key(app, KeyCode::Enter))
+    };
+    assert!(matches!(
+        &run(&mut app, "/mcp disable fs --save").0[..],
+        [UiCommand::SetServerEnabled { server, enabled: false, save: true }] if server == "fs"
+    ));
+    assert!(matches!(
+        &run(&mut app, "/mcp enable docs").0[..],
+        [UiCommand::SetServerEnabled { server, enabled: true, save: false }] if server == "docs"
+    ));
+    assert!(run(&mut app, "/mcp disable").0.is_empty());
+    assert!(screen(&mut app, 110, 30).contains("usage: /mcp disable NAME [--save]"));
+    assert!(!screen(&mut app, 110, 30).contains("fs ⊘ disabled"));
+    agent(
+        &mut app,
+        AgentEvent::ServerEnabled {
+            server: "fs".into(),
+            enabled: false,
+        },
+    );
+    assert!(screen(&mut app, 110, 30).contains("fs ⊘ disabled"));
 }
 
 #[test]

@@ -24,6 +24,13 @@ pub enum UiCommand {
     /// `/undo`: restore the files the last turn changed, after the person confirms the
     /// list (an inbox request); the outcome comes back as a notice.
     Undo,
+    /// `/mcp enable|disable NAME [--save]`: for this session, or written as `"enabled"`
+    /// into the file the server's entry came from.
+    SetServerEnabled {
+        server: String,
+        enabled: bool,
+        save: bool,
+    },
     /// `/mcp reload`: read the server configuration again and apply what changed.
     ReloadConfig,
     /// `/mcp__server__prompt …`: fetch the prompt with these arguments, put its messages
@@ -45,6 +52,33 @@ pub enum UiCommand {
         context: std::collections::HashMap<String, String>,
     },
     Shutdown,
+}
+
+/// How the pool panel marks a tool besides its badge (pinned definitions).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mark", rename_all = "snake_case")]
+pub enum DefinitionMark {
+    /// Its definition is not the one pinned; grants and rules stop covering it.
+    Changed { pinned_by: String },
+    /// It appeared mid-session; its first call asks.
+    New,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolMark {
+    /// Model-facing name.
+    pub tool: String,
+    pub mark: DefinitionMark,
+}
+
+/// A tool a server listed that its `includeTools` / `excludeTools` keep out of the pool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExcludedTool {
+    pub server: String,
+    /// Raw name.
+    pub tool: String,
+    /// e.g. `excludeTools "delete_*"`.
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +138,8 @@ pub struct ServerInfo {
     pub name: String,
     pub command_line: String,
     pub containment: Containment,
+    /// `"enabled"` of its entry (a disabled server cannot be connected).
+    pub enabled: bool,
 }
 
 impl ServerInfo {
@@ -112,6 +148,7 @@ impl ServerInfo {
             name: config.name.clone(),
             command_line: config.command_line(),
             containment,
+            enabled: config.pool.enabled,
         }
     }
 }
@@ -166,6 +203,17 @@ pub enum AgentEvent {
         snapshot: Vec<PoolEntry>,
         added: Vec<String>,
         removed: Vec<String>,
+    },
+    /// Marks on pool tools (changed or new definitions) and the tools kept out by a
+    /// server's filter; sent after PoolChanged when they differ from the last ones.
+    PoolMarks {
+        marks: Vec<ToolMark>,
+        excluded: Vec<ExcludedTool>,
+    },
+    /// A server was enabled or disabled (`/mcp enable|disable`; `saved`: in its file).
+    ServerEnabled {
+        server: String,
+        enabled: bool,
     },
     /// The MCP tools left out of the model's requests (findable with `search_tools`), in
     /// pool order; sent when that set changes, before the `PoolChanged` of the same change.

@@ -9,6 +9,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+mod pins;
+
 use super::ask::ask;
 use crate::agent::events::AgentEvent;
 use crate::builtin::BuiltinTool;
@@ -46,6 +48,8 @@ pub struct Gate {
     sandbox: Sandbox,
     /// The person allowed unsandboxed bash for the rest of the session.
     unsandboxed_granted: bool,
+    /// Pinned definitions and new tools (see `gate/pins.rs`).
+    pub(super) pinning: super::pinning::Pinning,
 }
 
 /// What the session grant for unsandboxed bash is recorded as.
@@ -139,16 +143,23 @@ impl Gate {
     pub fn new(policy: Policy, workspace: PathBuf, headless: bool) -> Self {
         Gate {
             policy,
-            workspace,
             headless,
             ask_timeout: None,
             sandbox: Sandbox::default(),
             unsandboxed_granted: false,
+            pinning: super::pinning::Pinning::default(),
+            workspace,
         }
     }
 
     pub fn set_sandbox(&mut self, sandbox: Sandbox) {
         self.sandbox = sandbox;
+    }
+
+    /// Reads the pinned definitions of this workspace (`pins_dir`: where rules' first uses
+    /// are pinned; None keeps those in memory).
+    pub fn load_pins(&mut self, pins_dir: Option<&std::path::Path>) {
+        self.pinning = super::pinning::Pinning::load(&self.workspace, pins_dir);
     }
 
     pub fn set_ask_timeout(&mut self, timeout: Option<Duration>) {
@@ -170,10 +181,13 @@ impl Gate {
         self.policy.decide(tool, input, &self.context(tool, input))
     }
 
-    /// How the pool panel shows a tool before any input is known.
+    /// How the pool panel shows a tool before any input is known (a changed or new
+    /// definition asks whatever the rules say).
     pub fn badge(&self, tool: &PoolTool) -> Verdict {
-        self.policy
-            .badge(tool, &PolicyContext::new(&self.workspace))
+        let verdict = self
+            .policy
+            .badge(tool, &PolicyContext::new(&self.workspace));
+        self.pinned_badge(tool, verdict)
     }
 
     /// "Always allow": works out the rule, writes it into the workspace's config file on a
@@ -196,6 +210,7 @@ impl Gate {
     }
 
     pub fn revoke(&mut self, tool: &str) -> bool {
+        self.pinning.forget_session(tool);
         self.policy.revoke(tool)
     }
 
@@ -223,11 +238,16 @@ impl Gate {
                 Err(problem) => return (Gated::Refused(problem), None, Vec::new()),
             }
         }
+        if let Some(news) = self.definition_news(tool, &verdict) {
+            return self
+                .ask_definition(tool, input, call_id, news, verdict, events, cancel)
+                .await;
+        }
         match verdict.decision.clone() {
             Decision::Allow => (
                 Gated::Run,
                 AuditRecord::from_verdict(&tool.name, input, &verdict),
-                Vec::new(),
+                self.pin_on_rule_use(tool, &verdict).await,
             ),
             Decision::Deny { why } => (
                 Gated::Refused(format!("Permission denied: {why}")),
@@ -470,27 +490,35 @@ impl Gate {
             }
         };
         let mut notices = Vec::new();
+        if answer.permit() == Permit::Allow {
+            self.pinning.acknowledge(tool);
+        }
         let gated = match &answer {
             PersonAnswer::AllowOnce => Gated::Run,
             PersonAnswer::AllowSession => {
                 let key = crate::policy::grant_key(tool, input);
                 self.policy.grant(&key);
+                self.pinning.pin_session(tool);
                 notices.push(format!("{key} is allowed for the rest of this session."));
                 Gated::Run
             }
             PersonAnswer::AllowAlways => {
-                notices.push(match self.save_always(tool, input).await {
-                    Ok(always) => format!(
-                        "Always allowed: wrote the allow rule {} to {}.",
-                        always.text,
-                        always.file.display()
-                    ),
+                match self.save_always(tool, input).await {
+                    Ok(always) => {
+                        notices.push(format!(
+                            "Always allowed: wrote the allow rule {} to {}.",
+                            always.text,
+                            always.file.display()
+                        ));
+                        notices.extend(self.save_project_pin(tool, "always grant").await);
+                    }
                     Err(e) => {
                         let key = crate::policy::grant_key(tool, input);
                         self.policy.grant(&key);
-                        format!("{e}; {key} is allowed for this session only.")
+                        self.pinning.pin_session(tool);
+                        notices.push(format!("{e}; {key} is allowed for this session only."));
                     }
-                });
+                }
                 Gated::Run
             }
             PersonAnswer::Deny => {

@@ -12,12 +12,14 @@ pub mod elicitation;
 pub mod events;
 mod gate;
 mod host_files;
+mod pinning;
 mod prompt;
 mod prompts;
 mod reload;
 pub mod resources;
 mod runner;
 mod search;
+mod server_switch;
 pub mod session;
 mod session_images;
 mod tools;
@@ -65,6 +67,9 @@ pub struct AgentConfig {
     /// Where workspace checkpoints go (`state_dir/checkpoints`); None takes none, and
     /// /undo has nothing to restore.
     pub checkpoints_dir: Option<PathBuf>,
+    /// Where the definitions that rules let through are pinned (`state_dir/pins`); None
+    /// pins them for the session only. "Always" pins go to the workspace's `.toolgate/`.
+    pub pins_dir: Option<PathBuf>,
     /// A session id (see [`session::resolve`]) whose conversation and connections to restore.
     /// Its log is continued.
     pub resume: Option<String>,
@@ -113,6 +118,7 @@ impl AgentConfig {
             workspace,
             sessions_dir: session::default_sessions_dir(),
             checkpoints_dir: crate::checkpoint::default_root(),
+            pins_dir: crate::paths::state_dir().map(|d| d.join("pins")),
             resume: None,
             turn_cap: DEFAULT_TURN_CAP,
             output_budget: DEFAULT_OUTPUT_BUDGET,

@@ -105,6 +105,12 @@ impl Agent {
             if !self.hub.is_connected(name) {
                 continue;
             }
+            if !new.pool.enabled {
+                // Disabled in the file: it goes, and there is nothing to approve.
+                lines.push(self.disconnect_server(name).await.text);
+                lines.push(format!("'{name}' is disabled by its configuration"));
+                continue;
+            }
             let approved = !new.source.is_project()
                 || self
                     .gate

@@ -35,6 +35,12 @@ enum Work {
     Clear,
     /// `/undo`; the token lets a cancel withdraw its question.
     Undo(CancellationToken),
+    /// `/mcp enable|disable NAME [--save]`.
+    SetEnabled {
+        server: String,
+        enabled: bool,
+        save: bool,
+    },
     /// `/mcp__server__prompt`: server, prompt, arguments; a turn like Submit.
     Prompt(
         String,
@@ -127,6 +133,15 @@ async fn read_commands(
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
             UiCommand::Undo => Work::Undo(control.new_turn()),
+            UiCommand::SetServerEnabled {
+                server,
+                enabled,
+                save,
+            } => Work::SetEnabled {
+                server,
+                enabled,
+                save,
+            },
             UiCommand::ReloadConfig => Work::Reload(super::reload::ReloadCause::Asked),
             UiCommand::RunPrompt {
                 server,
@@ -347,6 +362,8 @@ pub(super) struct Agent {
     replay_history: bool,
     startup_notices: Vec<String>,
     pub(super) sandbox: crate::sandbox::Sandbox,
+    /// `/mcp enable|disable` for this session, by server name (`server_switch.rs`).
+    pub(super) server_overrides: std::collections::HashMap<String, bool>,
     /// Deferred tools and `search_tools` (see `search.rs`).
     pub(super) tool_search: super::search::ToolSearch,
     /// Estimated tokens of one MCP tool result the model gets; the rest is kept in a file.
@@ -361,6 +378,7 @@ impl Agent {
                 let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
                 gate.set_ask_timeout(config.ask_timeout);
                 gate.set_sandbox(config.sandbox.clone());
+                gate.load_pins(config.pins_dir.as_deref());
                 gate
             },
             model: config.model,
@@ -385,6 +403,7 @@ impl Agent {
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
+            server_overrides: Default::default(),
             tool_search: super::search::ToolSearch::new(config.tool_search),
             mcp_output_tokens: config.mcp_output_tokens.max(1),
             reload: config.reload,
@@ -528,6 +547,9 @@ impl Agent {
                 .collect(),
         })
         .await;
+        if let Some(problem) = self.gate.pinning.load_problem.take() {
+            self.startup_notices.push(problem);
+        }
         for notice in std::mem::take(&mut self.startup_notices) {
             self.emit(AgentEvent::Notice(notice)).await;
         }
@@ -565,6 +587,11 @@ impl Agent {
                     let _ = self.refresh_pool_forced().await;
                 }
                 Work::Undo(cancel) => self.undo_last_turn(cancel).await,
+                Work::SetEnabled {
+                    server,
+                    enabled,
+                    save,
+                } => self.set_server_enabled(&server, enabled, save).await,
                 Work::Clear => {
                     self.messages.clear();
                     self.record(Record::Cleared).await;
@@ -599,10 +626,16 @@ impl Agent {
     /// PoolChanged when it differs from the last one sent.
     pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
         let pool = self.assemble_visible()?;
+        self.observe_listings();
+        let marks = self.pool_marks(&pool);
         // Deferred before loaded: a tool moving from one to the other never shows in both.
         self.announce_deferred().await;
-        if self.last_pool.as_ref() != Some(&pool) {
+        // New marks change badges too (a changed definition asks), so the pool goes along.
+        if self.last_pool.as_ref() != Some(&pool) || marks.is_some() {
             self.send_pool(&pool).await;
+        }
+        if let Some(marks) = marks {
+            self.emit(marks).await;
         }
         Ok(pool)
     }
@@ -610,9 +643,29 @@ impl Agent {
     /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
     async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
         let pool = self.assemble_visible()?;
+        self.observe_listings();
+        let marks = self.pool_marks(&pool);
         self.announce_deferred().await;
         self.send_pool(&pool).await;
+        if let Some(marks) = marks {
+            self.emit(marks).await;
+        }
         Ok(pool)
+    }
+
+    /// Lets the gate see the listings (new tools, changed definitions).
+    fn observe_listings(&mut self) {
+        let hub = self.hub.clone();
+        self.gate.pinning.observe(&hub.server_tools(), |server| {
+            hub.config(server).is_some_and(|c| c.pool.trust_new_tools)
+        });
+    }
+
+    /// The panel's marks (changed and new definitions, filtered tools) when they changed.
+    fn pool_marks(&mut self, pool: &Pool) -> Option<AgentEvent> {
+        let listings = self.hub.server_tools();
+        let (marks, excluded) = self.gate.pinning.marks_if_changed(pool, &listings)?;
+        Some(AgentEvent::PoolMarks { marks, excluded })
     }
 
     async fn send_pool(&mut self, pool: &Pool) {
@@ -754,7 +807,7 @@ impl Agent {
             let request = ModelRequest {
                 system: super::prompt::system_prompt(
                     &self.workspace,
-                    &self.hub.configured(),
+                    &self.connectable(),
                     &self.connected_servers(),
                     self.tool_search.deferred_count(),
                 ),

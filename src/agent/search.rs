@@ -87,7 +87,7 @@ impl Agent {
     pub(super) fn assemble_visible(&mut self) -> Result<Pool, PoolError> {
         let listings = self.hub.server_tools();
         let full = assemble_for(
-            &self.hub.configured(),
+            &self.connectable(),
             &listings,
             &super::resources::servers_with_resources(&self.hub),
         )?;

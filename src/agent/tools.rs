@@ -351,6 +351,9 @@ impl Agent {
         if !configured.iter().any(|c| c == name) {
             return ToolRun::error(unknown_server(name, &configured));
         }
+        if let Some(refusal) = self.disabled_refusal(name) {
+            return ToolRun::error(refusal);
+        }
         if self.hub.is_connected(name) {
             let tools = self.raw_tools_of(name);
             return ToolRun::ok(format!(
@@ -369,8 +372,9 @@ impl Agent {
         }
         // The hub keeps the new connection only if the pool still assembles with it, so a
         // colliding server never becomes visible, not even for a moment.
+        let connectable = self.connectable();
         let accept = |servers: &[Arc<ServerTools>]| {
-            assemble_for(&configured, servers, &[])
+            assemble_for(&connectable, servers, &[])
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         };

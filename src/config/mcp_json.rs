@@ -171,6 +171,7 @@ fn parse_entry(
         source: source.clone(),
         call_timeout_ms,
         sandbox,
+        pool: super::pool_settings::parse(obj)?,
         always_load,
     })
 }
@@ -361,6 +362,36 @@ mod tests {
         assert_eq!(
             diags[1].message,
             "server 'worse': \"network\" must be true or false"
+        );
+    }
+
+    #[test]
+    fn filters_enabled_and_trust_new_tools() {
+        let (servers, diags) = run(r#"{"mcpServers": {
+            "plain": {"command": "x"},
+            "gh": {"command": "x", "enabled": false, "includeTools": ["get_*", "search"],
+                   "excludeTools": ["get_secret*"], "trustNewTools": true},
+            "bad1": {"command": "x", "excludeTools": "delete_*"},
+            "bad2": {"command": "x", "includeTools": ["a[b"]},
+            "bad3": {"command": "x", "enabled": "no"}
+        }}"#);
+        assert_eq!(servers.len(), 2);
+        assert_eq!(servers[0].pool, crate::config::PoolSettings::default());
+        assert!(servers[0].pool.enabled);
+        let gh = &servers[1].pool;
+        assert!(!gh.enabled && gh.trust_new_tools);
+        let filter = gh.tool_filter();
+        assert_eq!(filter.check("get_issue"), None);
+        assert!(filter.check("get_secret_key").is_some());
+        assert!(filter.check("delete_repo").is_some());
+        let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "server 'bad1': \"excludeTools\" must be an array of tool names or globs",
+                "server 'bad2': invalid tool pattern 'a[b': unclosed character class; missing ']'",
+                "server 'bad3': \"enabled\" must be true or false",
+            ]
         );
     }
 

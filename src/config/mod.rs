@@ -52,6 +52,9 @@ pub struct ServerConfig {
     /// always run confined whatever they say).
     #[serde(default)]
     pub sandbox: ServerSandbox,
+    /// `"enabled"`, `"includeTools"`, `"excludeTools"`, `"trustNewTools"` of the entry.
+    #[serde(default)]
+    pub pool: PoolSettings,
     /// `"alwaysLoad": true` (Claude Code's field): this server's tools are never deferred
     /// behind `search_tools`.
     #[serde(default)]
@@ -139,12 +142,14 @@ mod expand;
 pub mod import;
 mod mcp_json;
 mod oauth;
+mod pool_settings;
 mod tools;
 pub mod watch;
 
 pub use expand::expand;
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
 pub use oauth::OAuthSettings;
+pub use pool_settings::PoolSettings;
 pub use tools::{apply_tools_layer, load_tool_settings};
 
 use std::path::Path;

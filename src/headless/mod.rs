@@ -374,10 +374,14 @@ impl Printer<'_> {
                 self.line(&JsonlEvent::Notice { message });
             }
             AgentEvent::Error(message) => self.error(&message),
+            // Headless never asks, so a changed or new definition is refused (the tool
+            // result and the permission record say why); the marks are the panel's.
             // The JSONL `tool_finished` carries what the model got as text; images are
             // the model's, not the script's.
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
+            | AgentEvent::PoolMarks { .. }
+            | AgentEvent::ServerEnabled { .. }
             | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }
             | AgentEvent::Completions { .. }

@@ -12,6 +12,7 @@
 //! [`Kind`] (card, choices, safe default, outcome line), and one line in the
 //! `host_requests!` list below. See docs/ARCHITECTURE.md ("Adding a request kind").
 
+mod changed_definition;
 mod elicitation;
 mod escalation;
 pub mod form;
@@ -21,6 +22,7 @@ mod sign_in;
 mod tool_call;
 mod workspace_trust;
 
+pub use changed_definition::{ChangedDefinition, DefinitionNews};
 pub use elicitation::{Elicitation, ElicitationAnswer, ElicitationMode};
 pub use escalation::{Escalation, EscalationReason};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
@@ -466,6 +468,7 @@ host_requests! {
     Escalation(Escalation),
     SignIn(SignIn),
     RestoreFiles(RestoreFiles),
+    ChangedDefinition(ChangedDefinition),
     Elicitation(Elicitation),
 }
 

@@ -471,7 +471,11 @@ impl McpHub {
         )
         .await;
         let tools = match listed {
-            Ok(Ok(tools)) => ServerTools::new(&config.name, with_tasks(&tools, &task_tools)),
+            Ok(Ok(tools)) => ServerTools::filtered(
+                &config.name,
+                with_tasks(&tools, &task_tools),
+                &config.pool.tool_filter(),
+            ),
             Ok(Err(e)) => {
                 // A server may let anyone initialize and ask for a token only from here on.
                 let challenge = auth.and_then(|_| auth::in_service_error(&e));
@@ -658,14 +662,17 @@ impl McpHub {
                     return;
                 }
             };
+        let filter = self
+            .config(server)
+            .map_or_else(crate::pool::ToolFilter::all, |c| c.pool.tool_filter());
         let (added, removed, count) = {
             let mut current = lock(&connection.tools);
-            let (added, removed) = name_changes(current.tools(), &listed);
-            let changed = !added.is_empty() || !removed.is_empty() || current.tools() != listed;
+            let (added, removed) = name_changes(current.listed(), &listed);
+            let changed = !added.is_empty() || !removed.is_empty() || current.listed() != listed;
             if !changed {
                 return;
             }
-            *current = Arc::new(ServerTools::new(server, listed));
+            *current = Arc::new(ServerTools::filtered(server, listed, &filter));
             (added, removed, current.tools().len())
         };
         self.set_status(

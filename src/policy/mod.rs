@@ -21,6 +21,7 @@ mod always;
 mod audit;
 mod bash_guard;
 mod load;
+pub mod pins;
 mod rule;
 pub mod shell;
 pub mod store;
@@ -198,6 +199,8 @@ pub enum PolicyError {
     NoRule(String),
     #[error("no state directory to keep trusted folders in (set TOOLGATE_STATE_DIR)")]
     NoStateDir,
+    #[error("{path}: not a valid pins file, left unchanged: {message}")]
+    PinsFile { path: PathBuf, message: String },
 }
 
 /// The embedded shipped defaults.

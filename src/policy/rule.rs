@@ -254,6 +254,12 @@ impl Rule {
         )
     }
 
+    /// True for a rule that names one MCP tool (`mcp__srv__tool`), not a server or a
+    /// prefix: such a rule covers a tool that appears mid-session, a server-wide one not.
+    pub fn names_one_mcp_tool(&self) -> bool {
+        matches!(self.kind, RuleKind::McpTool { .. })
+    }
+
     /// Whether the rule names this tool as a whole (without looking at the input).
     pub fn matches_tool(&self, tool: &PoolTool) -> bool {
         match &self.kind {

@@ -546,6 +546,7 @@ fn project_servers_ask_once_per_definition() {
         source: ConfigSource::Project(PathBuf::from("/w/.mcp.json")),
         call_timeout_ms: 60_000,
         sandbox: Default::default(),
+        pool: Default::default(),
         always_load: false,
     };
     let q = p.project_server_question(&server).unwrap();

@@ -3,9 +3,13 @@
 //! before every model call so a server connected mid-turn is visible in the next call.
 
 pub mod deferral;
+mod definition;
+mod filter;
 mod naming;
 pub mod search;
 
+pub use definition::{DefinitionHash, definition_hash};
+pub use filter::{Exclusion, ToolFilter};
 pub use naming::{MAX_NAME_LEN, model_facing_name, normalize};
 
 use crate::builtin::BuiltinTool;
@@ -166,7 +170,12 @@ pub struct McpToolInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerTools {
     server: String,
+    /// The tools that pass the server's filter: the only ones a pool (or a search) sees.
     tools: Vec<McpToolInfo>,
+    /// The whole listing, in the server's order (to tell whether a re-list changed it).
+    listed: Vec<McpToolInfo>,
+    /// Tools the server's `includeTools` / `excludeTools` keep out, with the reason.
+    excluded: Vec<(McpToolInfo, Exclusion)>,
     /// The pool entries of `tools`, in order, each with the hash of its model-facing name;
     /// or why this listing cannot enter any pool (a non-object schema).
     prepared: Result<Vec<PreparedTool>, PoolError>,
@@ -180,7 +189,30 @@ struct PreparedTool {
 
 impl ServerTools {
     pub fn new(server: impl Into<String>, tools: Vec<McpToolInfo>) -> Self {
+        Self::filtered(server, tools, &ToolFilter::all())
+    }
+
+    /// The listing with the server's filter applied: excluded tools are kept aside (for
+    /// the panel) and never prepared for a pool.
+    pub fn filtered(
+        server: impl Into<String>,
+        listed: Vec<McpToolInfo>,
+        filter: &ToolFilter,
+    ) -> Self {
         let server = server.into();
+        let (tools, excluded) = if filter.is_all() {
+            (listed.clone(), Vec::new())
+        } else {
+            let mut tools = Vec::with_capacity(listed.len());
+            let mut excluded = Vec::new();
+            for tool in &listed {
+                match filter.check(&tool.name) {
+                    None => tools.push(tool.clone()),
+                    Some(why) => excluded.push((tool.clone(), why)),
+                }
+            }
+            (tools, excluded)
+        };
         let prepared = tools
             .iter()
             .map(|tool| {
@@ -205,6 +237,8 @@ impl ServerTools {
         ServerTools {
             server,
             tools,
+            listed,
+            excluded,
             prepared,
         }
     }
@@ -213,9 +247,20 @@ impl ServerTools {
         &self.server
     }
 
-    /// The tools as the server listed them (raw names, raw schemas).
+    /// The tools as the server listed them (raw names, raw schemas), without the ones its
+    /// filter excludes.
     pub fn tools(&self) -> &[McpToolInfo] {
         &self.tools
+    }
+
+    /// Everything the server listed, excluded tools included.
+    pub fn listed(&self) -> &[McpToolInfo] {
+        &self.listed
+    }
+
+    /// The tools the server's filter keeps out of every pool, with the reason.
+    pub fn excluded(&self) -> &[(McpToolInfo, Exclusion)] {
+        &self.excluded
     }
 }
 

@@ -195,3 +195,31 @@ fn origins_serialize_with_the_kind_users_see() {
         );
     }
 }
+
+#[test]
+fn filtered_tools_stay_out_of_the_pool_and_a_colliding_excluded_tool_is_harmless() {
+    let exclude = vec!["get?version".to_string()];
+    let filter = ToolFilter::new(None, &exclude).unwrap();
+    let listing = ServerTools::filtered(
+        "docs",
+        vec![tool("search"), tool("get.version"), tool("get_version")],
+        &filter,
+    );
+    // `get.version` and `get_version` would collide; both are excluded, so nothing does.
+    let pool = assemble(&[], &[Arc::new(listing.clone())]).unwrap();
+    assert_eq!(pool.names(), ["mcp__docs__search"]);
+    assert_eq!(listing.tools().len(), 1);
+    assert_eq!(listing.listed().len(), 3);
+    let excluded: Vec<(&str, String)> = listing
+        .excluded()
+        .iter()
+        .map(|(t, why)| (t.name.as_str(), why.to_string()))
+        .collect();
+    assert_eq!(
+        excluded,
+        [
+            ("get.version", "excludeTools \"get?version\"".to_string()),
+            ("get_version", "excludeTools \"get?version\"".to_string())
+        ]
+    );
+}

@@ -270,6 +270,7 @@ mod tests {
             source: ConfigSource::Embedded,
             call_timeout_ms: 1000,
             sandbox: ServerSandbox::default(),
+            pool: Default::default(),
             always_load: false,
         }
     }

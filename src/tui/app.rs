@@ -505,6 +505,16 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             }
             return;
         }
+        AgentEvent::PoolMarks { marks, excluded } => {
+            app.pool.set_marks(marks, excluded);
+            return;
+        }
+        AgentEvent::ServerEnabled { server, enabled } => {
+            if let Some(info) = app.info.servers.iter_mut().find(|s| s.name == server) {
+                info.enabled = enabled;
+            }
+            return;
+        }
         // Taken by `update` before it gets here.
         AgentEvent::Catalog { .. } | AgentEvent::Completions { .. } => return,
         AgentEvent::ServerAuth { server, status } => {
@@ -872,6 +882,24 @@ fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
                 }
             )));
             app.content_changed();
+        }
+        ("mcp", Some(action @ ("enable" | "disable"))) => {
+            let rest: Vec<&str> = words.collect();
+            let save = rest.contains(&"--save");
+            let server = rest.iter().find(|w| !w.starts_with("--"));
+            match server {
+                Some(server) => effects.push(Effect::SendCommand(UiCommand::SetServerEnabled {
+                    server: server.to_string(),
+                    enabled: action == "enable",
+                    save,
+                })),
+                None => {
+                    app.transcript.push(EntryKind::Error(format!(
+                        "usage: /mcp {action} NAME [--save] — --save writes \"enabled\" into the server's .mcp.json"
+                    )));
+                    app.content_changed();
+                }
+            }
         }
         ("mcp", Some("reload")) => {
             app.set_flash("reloading the MCP configuration…");

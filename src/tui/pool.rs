@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::agent::events::PoolEntry;
+use crate::agent::events::{DefinitionMark, ExcludedTool, PoolEntry, ToolMark};
 use crate::mcp::ServerStatus;
 use crate::pool::ToolOrigin;
 use crate::sanitize::for_terminal;
@@ -33,6 +33,8 @@ pub struct Group {
     pub tools: Vec<usize>,
     /// Indices into the recently removed tools ([`PoolView::removed_entry`]).
     pub removed: Vec<usize>,
+    /// Indices into the tools the server's filter keeps out ([`PoolView::excluded`]).
+    pub excluded: Vec<usize>,
     /// Indices into [`PoolView::deferred`]: this server's tools that wait for `search_tools`.
     pub deferred: Vec<usize>,
 }
@@ -56,6 +58,10 @@ pub struct PoolView {
     /// False until the first snapshot arrived. That one is the starting pool, not a change:
     /// marking its tools "new" would highlight every built-in on the start screen.
     seen_first_snapshot: bool,
+    /// Changed or new definitions, by model-facing name.
+    marks: HashMap<String, DefinitionMark>,
+    /// Tools kept out of the pool by their server's includeTools / excludeTools.
+    excluded: Vec<ExcludedTool>,
     /// Position in the display order of the selected tool.
     pub selected: usize,
 }
@@ -363,6 +369,41 @@ impl PoolView {
             .copied()
     }
 
+    /// Marks from the agent: changed and new definitions, and the filtered-out tools.
+    pub fn set_marks(&mut self, marks: Vec<ToolMark>, excluded: Vec<ExcludedTool>) {
+        self.marks = marks
+            .into_iter()
+            .map(|m| {
+                let mark = match m.mark {
+                    DefinitionMark::Changed { pinned_by } => DefinitionMark::Changed {
+                        pinned_by: for_terminal(&pinned_by),
+                    },
+                    DefinitionMark::New => DefinitionMark::New,
+                };
+                (for_terminal(&m.tool), mark)
+            })
+            .collect();
+        self.excluded = excluded
+            .into_iter()
+            .map(|e| ExcludedTool {
+                server: for_terminal(&e.server),
+                tool: for_terminal(&e.tool),
+                why: for_terminal(&e.why),
+            })
+            .collect();
+        self.regroup();
+    }
+
+    /// How the panel marks a tool's definition (changed, new), if at all.
+    pub fn mark(&self, name: &str) -> Option<&DefinitionMark> {
+        self.marks.get(name)
+    }
+
+    /// A filtered-out tool, by the index a [`Group`] lists it under.
+    pub fn excluded(&self, index: usize) -> Option<&ExcludedTool> {
+        self.excluded.get(index)
+    }
+
     pub fn tools_of(&self, server: &str) -> impl Iterator<Item = &PoolEntry> {
         self.entries
             .iter()
@@ -395,6 +436,11 @@ impl PoolView {
         for (i, (entry, _)) in self.removed.iter().enumerate() {
             if let Some(g) = group_of(entry) {
                 groups[g].removed.push(i);
+            }
+        }
+        for (i, excluded) in self.excluded.iter().enumerate() {
+            if let Some(&g) = by_server.get(excluded.server.as_str()) {
+                groups[g].excluded.push(i);
             }
         }
         for (i, entry) in self.deferred.iter().enumerate() {

@@ -26,6 +26,7 @@ pub fn fixture(name: &str, env: &[(&str, &str)]) -> ServerConfig {
         source: ConfigSource::Embedded,
         call_timeout_ms: 30_000,
         sandbox: Default::default(),
+        pool: Default::default(),
         always_load: false,
     }
 }

@@ -257,6 +257,7 @@ mod tests {
                 containment: crate::agent::events::Containment::Confined {
                     profile: "read-only, no network".into(),
                 },
+                enabled: true,
             })
             .collect();
         let overlay = |selected| McpOverlay {

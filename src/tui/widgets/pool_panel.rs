@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use super::{badge, draw_lines, status_label, status_style, truncate};
-use crate::agent::events::{Containment, ServerInfo};
+use crate::agent::events::{Containment, DefinitionMark, ServerInfo};
 use crate::mcp::ServerStatus;
 use crate::tui::pool::PoolView;
 use crate::tui::theme::Theme;
@@ -39,6 +39,8 @@ enum Row {
     Removed(usize),
     /// A tool the model's requests leave out until `search_tools` loads it.
     Deferred(usize),
+    /// A tool the server's filter keeps out (index into the view's excluded tools).
+    Excluded(usize),
 }
 
 impl PoolPanel<'_> {
@@ -75,6 +77,7 @@ impl PoolPanel<'_> {
             }
             rows.extend(group.removed.iter().map(|&r| Row::Removed(r)));
             rows.extend(group.deferred.iter().map(|&d| Row::Deferred(d)));
+            rows.extend(group.excluded.iter().map(|&r| Row::Excluded(r)));
         }
         rows
     }
@@ -109,7 +112,15 @@ impl PoolPanel<'_> {
                             s.name == row.name && s.containment == Containment::Unsandboxed
                         });
                         let mark = if unsandboxed { " ⚠" } else { "" };
-                        let head = format!("{} {}{}", row.name, status_label(&row.status), count);
+                        let disabled = self
+                            .servers
+                            .iter()
+                            .any(|s| s.name == row.name && !s.enabled);
+                        let head = if disabled {
+                            format!("{} ⊘ disabled", row.name)
+                        } else {
+                            format!("{} {}{}", row.name, status_label(&row.status), count)
+                        };
                         let head = truncate(&head, width.saturating_sub(mark.chars().count()));
                         Line::from(vec![
                             Span::styled(head, t.bold().patch(status_style(&row.status, t))),
@@ -125,7 +136,14 @@ impl PoolPanel<'_> {
                 };
                 let is_new = pool.is_new(&entry.tool.name, self.now);
                 let mark = if entry.tool.shortened { "~" } else { "" };
-                let name_width = width.saturating_sub(7);
+                // A changed definition outranks the short-lived "new" highlight.
+                let definition = match pool.mark(&entry.tool.name) {
+                    Some(DefinitionMark::Changed { .. }) => Some((" changed", t.error())),
+                    Some(DefinitionMark::New) => Some((" new tool", t.ok())),
+                    None => None,
+                };
+                let suffix = definition.map_or(0, |(text, _)| text.chars().count());
+                let name_width = width.saturating_sub(7 + suffix);
                 let mut name_style = if is_new { t.added() } else { t.plain() };
                 if self.focused && position == pool.selected {
                     name_style = t.selected();
@@ -138,10 +156,23 @@ impl PoolPanel<'_> {
                         name_style,
                     ),
                 ];
-                if is_new && width > entry.tool.name.len() + 12 {
+                if let Some((text, style)) = definition {
+                    spans.push(Span::styled(text, style));
+                } else if is_new && width > entry.tool.name.len() + 12 {
                     spans.push(Span::styled(" new", t.ok()));
                 }
                 Line::from(spans)
+            }
+            Row::Excluded(i) => {
+                let Some(excluded) = pool.excluded(i) else {
+                    return Line::from("");
+                };
+                let text = format!("{} · {}", excluded.tool, excluded.why);
+                Line::from(vec![
+                    Span::raw(" "),
+                    Span::styled("off   ", t.dim()),
+                    Span::styled(truncate(&text, width.saturating_sub(7)), t.dim()),
+                ])
             }
             Row::Deferred(d) => {
                 let name = pool.deferred().get(d).map_or("", |e| e.tool.name.as_str());
@@ -402,6 +433,83 @@ mod tests {
         assert_eq!(y, 6, "the selection is the last visible row:\n{screen}");
         let reversed = (0..38).any(|x| buf[(x, y)].modifier.contains(Modifier::REVERSED));
         assert!(reversed, "selection not shown:\n{screen}");
+        insta::assert_snapshot!(screen);
+    }
+
+    #[test]
+    fn changed_new_and_filtered_tools_are_marked() {
+        use crate::agent::events::{DefinitionMark, ExcludedTool, ToolMark};
+        let now = Instant::now();
+        let mut pool = pool(now);
+        let mut next: Vec<PoolEntry> = pool.entries().to_vec();
+        // The agent's badge for a changed definition is Ask, whatever the rule says.
+        for e in next
+            .iter_mut()
+            .filter(|e| e.tool.name == "mcp__docs__search")
+        {
+            e.verdict.decision = Decision::Ask {
+                why: "its definition changed since it was allowed".into(),
+            };
+        }
+        next.push(entry(
+            Some("docs"),
+            "fresh",
+            Decision::Ask { why: "w".into() },
+        ));
+        pool.apply_snapshot(next, &[], &[], now);
+        pool.set_marks(
+            vec![
+                ToolMark {
+                    tool: "mcp__docs__search".into(),
+                    mark: DefinitionMark::Changed {
+                        pinned_by: "rule mcp__docs__*".into(),
+                    },
+                },
+                ToolMark {
+                    tool: "mcp__docs__fresh".into(),
+                    mark: DefinitionMark::New,
+                },
+            ],
+            vec![ExcludedTool {
+                server: "docs".into(),
+                tool: "delete_index".into(),
+                why: "excludeTools \"delete_*\"".into(),
+            }],
+        );
+        let theme = Theme::new(true);
+        let servers = [ServerInfo {
+            name: "fs".into(),
+            command_line: "toolgate serve fs".into(),
+            containment: Containment::Confined {
+                profile: "p".into(),
+            },
+            enabled: false,
+        }];
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now: now + CHANGE_HIGHLIGHT,
+            servers: &servers,
+        };
+        let buf = render(panel, 50, 20);
+        let screen = text(&buf);
+        assert!(screen.contains("mcp__docs__search changed"), "{screen}");
+        assert!(screen.contains("mcp__docs__fresh new tool"), "{screen}");
+        assert!(
+            screen.contains("off   delete_index · excludeTools \"delete_*\""),
+            "{screen}"
+        );
+        assert!(screen.contains("fs ⊘ disabled"), "{screen}");
+        let y = row_of(&buf, "delete_index").expect("excluded row");
+        let x = (0..50)
+            .find(|&x| buf[(x, y)].symbol() == "d")
+            .expect("name drawn");
+        assert!(
+            buf[(x, y)].modifier.contains(Modifier::DIM) || buf[(x, y)].fg == Color::DarkGray,
+            "excluded tool not greyed: {:?}",
+            buf[(x, y)]
+        );
         insta::assert_snapshot!(screen);
     }
 }

@@ -1,0 +1,127 @@
+//! The hash a grant is bound to: a tool's definition as its server lists it (raw name,
+//! description, input schema, annotations), over canonical JSON so that key order and
+//! whitespace do not count.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{PoolTool, ToolOrigin};
+
+/// SHA-256 of a tool definition, 64 hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct DefinitionHash(String);
+
+impl DefinitionHash {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The first 12 digits, enough to tell two definitions apart on screen.
+    pub fn short(&self) -> &str {
+        self.0.get(..12).unwrap_or(&self.0)
+    }
+}
+
+impl std::fmt::Display for DefinitionHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The definition hash of an MCP tool; None for built-ins (their definitions are ours).
+pub fn definition_hash(tool: &PoolTool) -> Option<DefinitionHash> {
+    let ToolOrigin::Mcp { tool: raw, .. } = &tool.origin else {
+        return None;
+    };
+    let definition = json!({
+        "name": raw,
+        "description": tool.description,
+        "inputSchema": &*tool.input_schema,
+        "annotations": serde_json::to_value(&tool.claims).unwrap_or(Value::Null),
+    });
+    let mut canonical = String::new();
+    write_canonical(&definition, &mut canonical);
+    Some(DefinitionHash(hex::encode(Sha256::digest(
+        canonical.as_bytes(),
+    ))))
+}
+
+/// JSON with object keys sorted at every level (serde_json keeps insertion order here).
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(item, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::{McpToolInfo, ServerTools};
+    use std::sync::Arc;
+
+    fn tool(description: &str, schema: Value) -> PoolTool {
+        let listing = ServerTools::new(
+            "srv",
+            vec![McpToolInfo {
+                name: "t".into(),
+                description: description.into(),
+                input_schema: Arc::new(schema),
+                claims: Default::default(),
+            }],
+        );
+        let pool = crate::pool::assemble(&[], &[Arc::new(listing)]).unwrap();
+        PoolTool::clone(&pool.tools[0])
+    }
+
+    #[test]
+    fn key_order_does_not_count_content_does() {
+        let a = tool(
+            "d",
+            json!({"type": "object", "properties": {"x": {}, "y": {}}}),
+        );
+        let b = tool(
+            "d",
+            json!({"properties": {"y": {}, "x": {}}, "type": "object"}),
+        );
+        assert_eq!(definition_hash(&a), definition_hash(&b));
+        let c = tool(
+            "d2",
+            json!({"type": "object", "properties": {"x": {}, "y": {}}}),
+        );
+        assert_ne!(definition_hash(&a), definition_hash(&c));
+        let mut d = a.clone();
+        d.claims.destructive = Some(true);
+        assert_ne!(definition_hash(&a), definition_hash(&d));
+        let hash = definition_hash(&a).unwrap();
+        assert_eq!(hash.as_str().len(), 64);
+        assert_eq!(hash.short().len(), 12);
+        let builtin = PoolTool::builtin(crate::builtin::BuiltinTool::Bash, "d", json!({}));
+        assert_eq!(definition_hash(&builtin), None);
+    }
+}
