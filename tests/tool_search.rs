@@ -8,7 +8,7 @@
 #[path = "../benches/support/search_eval.rs"]
 mod search_eval;
 
-use search_eval::{corpus, fresh_tasks, quality, replicated, tasks};
+use search_eval::{corpus, fresh_tasks, quality, replicated, tasks, unseen_tasks};
 use toolgate::pool::search::ToolIndex;
 
 fn report(label: &str, q: &search_eval::Quality) {
@@ -42,7 +42,7 @@ fn tuned_tasks_find_their_tools() {
     report("tune", &q);
     assert!(q.tasks >= 100, "{} tasks", q.tasks);
     assert!(q.recall_at_k >= 0.98, "recall@5 {:.3}", q.recall_at_k);
-    assert!(q.mrr >= 0.75, "MRR {:.3}", q.mrr);
+    assert!(q.mrr >= 0.77, "MRR {:.3}", q.mrr);
 }
 
 #[test]
@@ -52,12 +52,12 @@ fn held_out_tasks_find_their_tools() {
     let q = quality(&index, tasks.iter().filter(|t| t.holdout));
     report("holdout", &q);
     assert!(q.tasks >= 50, "{} tasks", q.tasks);
-    assert!(q.recall_at_k >= 0.84, "recall@5 {:.3}", q.recall_at_k);
-    assert!(q.mrr >= 0.70, "MRR {:.3}", q.mrr);
+    assert!(q.recall_at_k >= 0.86, "recall@5 {:.3}", q.recall_at_k);
+    assert!(q.mrr >= 0.71, "MRR {:.3}", q.mrr);
 }
 
 /// The third set, written after tuning (benches/data/tool_tasks_fresh.json): the floor is
-/// its first measurement, taken once and not tuned on.
+/// its measurement after the issue-16 recall work (0.800 before it), never tuned on.
 #[test]
 fn fresh_tasks_find_their_tools() {
     let index = ToolIndex::new(&corpus());
@@ -72,7 +72,30 @@ fn fresh_tasks_find_their_tools() {
         "recall@5 {:.3}",
         q.recall_at_k
     );
-    assert!(q.mrr >= 0.61, "MRR {:.3}", q.mrr);
+    assert!(q.mrr >= 0.62, "MRR {:.3}", q.mrr);
 }
 
-const FRESH_RECALL: f64 = 0.80;
+const FRESH_RECALL: f64 = 0.84;
+
+/// The fourth set (benches/data/tool_tasks_unseen.json), written from the corpus tools'
+/// purposes before the issue-16 recall work: measured once before (recall@5 0.790, MRR 0.702)
+/// and once after it; the floors are the second measurement, rounded down.
+#[test]
+fn unseen_tasks_find_their_tools() {
+    let index = ToolIndex::new(&corpus());
+    let q = quality(&index, unseen_tasks().iter());
+    eprintln!(
+        "unseen: {} tasks, recall@5 {:.3}, MRR {:.3}",
+        q.tasks, q.recall_at_k, q.mrr
+    );
+    assert!(q.tasks >= 50, "{} tasks", q.tasks);
+    assert!(
+        q.recall_at_k >= UNSEEN_RECALL,
+        "recall@5 {:.3}",
+        q.recall_at_k
+    );
+    assert!(q.mrr >= UNSEEN_MRR, "MRR {:.3}", q.mrr);
+}
+
+const UNSEEN_RECALL: f64 = 0.80;
+const UNSEEN_MRR: f64 = 0.71;

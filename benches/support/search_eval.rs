@@ -76,6 +76,15 @@ pub fn fresh_tasks() -> Vec<Task> {
         .collect()
 }
 
+/// The fourth set (`tool_tasks_unseen.json`), written before the issue-16 recall work from
+/// the corpus tools' purposes and measured only before and after it, never tuned on.
+pub fn unseen_tasks() -> Vec<Task> {
+    tasks_in("tool_tasks_unseen.json")
+        .into_iter()
+        .map(|t| Task { holdout: true, ..t })
+        .collect()
+}
+
 fn tasks_in(file: &str) -> Vec<Task> {
     data(file)["tasks"]
         .as_array()

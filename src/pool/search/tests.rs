@@ -199,3 +199,94 @@ fn the_neighbouring_word_decides_what_a_verb_asks_for() {
     // Six hex digits with a digit and a letter are a commit.
     assert!(terms("what did abc123 change").contains(&"commit".to_string()));
 }
+
+/// A word the index lacks still finds another form of itself ("modified" → modification):
+/// without kin words the query matches nothing at all.
+#[test]
+fn unknown_word_matches_its_kin() {
+    let fs = Arc::new(ServerTools::new(
+        "filesystem",
+        vec![
+            tool(
+                "get_file_info",
+                "Retrieve metadata about a file: size, modification time, permissions",
+                &[("path", "Path of the file")],
+            ),
+            tool("write_file", "Write text to a file", &[("path", "Path")]),
+        ],
+    ));
+    let index = ToolIndex::new(&[fs]);
+    let hits = index.search("when was it last modified", 5);
+    assert_eq!(
+        hits.first().map(|h| h.tool.raw_name.as_str()),
+        Some("get_file_info"),
+        "{hits:?}"
+    );
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    // Short words have no kin: "mod" is not "modification".
+    assert!(index.search("mod", 5).is_empty());
+}
+
+/// A request naming a server prefers that server's tools over a rarer word of another's.
+#[test]
+fn named_server_scales_its_tools() {
+    let git = Arc::new(ServerTools::new(
+        "git",
+        vec![
+            tool(
+                "git_log",
+                "Shows the commit logs",
+                &[("repo_path", "Path to Git repository")],
+            ),
+            tool(
+                "git_status",
+                "Shows the working tree status",
+                &[("repo_path", "Path")],
+            ),
+        ],
+    ));
+    let slack = Arc::new(ServerTools::new(
+        "slack",
+        vec![
+            tool(
+                "slack_get_channel_history",
+                "Get recent messages from a channel",
+                &[
+                    ("channel_id", "The ID of the channel"),
+                    ("limit", "Number of messages"),
+                ],
+            ),
+            tool(
+                "slack_post_message",
+                "Post a new message to a Slack channel",
+                &[],
+            ),
+        ],
+    ));
+    let index = ToolIndex::new(&[slack, git]);
+    let hits = index.search("show the recent local git history", 5);
+    assert_eq!(
+        hits.first().map(|h| h.tool.raw_name.as_str()),
+        Some("git_log"),
+        "{hits:?}"
+    );
+}
+
+/// One typo in a longer word still finds the tool; the index never had the misspelling.
+/// Words shorter than five letters are left alone (one letter off is often another word).
+#[test]
+fn typo_matches_the_word() {
+    let index = index();
+    for query in ["repositroy", "reposiory", "repossitory", "rapository"] {
+        let hits = index.search(query, 5);
+        assert!(
+            hits.iter().any(|h| h.tool.raw_name == "create_issue"),
+            "{query}: {hits:?}"
+        );
+    }
+    assert!(index.search("isue", 5).is_empty());
+    assert!(one_edit(&['a', 'b', 'c'], &['a', 'c', 'b']));
+    assert!(!one_edit(&['a', 'b', 'c'], &['c', 'b', 'a']));
+    assert!(one_edit(&['a', 'b', 'c'], &['a', 'b']));
+    assert!(!one_edit(&['a', 'b'], &['a', 'b']));
+}
