@@ -158,7 +158,11 @@ impl Widget for McpOverlay<'_> {
                 lines.push(text("    instructions (the server's own words):", t.dim()));
                 let shown = if i == selected { 12 } else { 2 };
                 for l in instructions.lines().take(shown) {
-                    lines.push(text(format!("      {l}"), t.accent()));
+                    lines.push(LogicalLine {
+                        spans: vec![Span::styled(format!("      {l}"), t.accent())],
+                        continuation_indent: 6,
+                        preformatted: false,
+                    });
                 }
             }
             if !row.logs.is_empty() {
