@@ -33,8 +33,19 @@ pub(super) struct ToolSearch {
 
 struct ListingCache {
     listings: Vec<Arc<ServerTools>>,
-    index: Arc<ToolIndex>,
+    /// Built on the first search over these listings: below the threshold, or with
+    /// search off, nobody searches and building it (tens of ms at a thousand tools) is
+    /// wasted on every connect.
+    index: std::sync::OnceLock<Arc<ToolIndex>>,
     mcp_tokens: usize,
+}
+
+impl ListingCache {
+    fn index(&self) -> Arc<ToolIndex> {
+        self.index
+            .get_or_init(|| Arc::new(ToolIndex::new(&self.listings)))
+            .clone()
+    }
 }
 
 impl ToolSearch {
@@ -59,7 +70,7 @@ impl ToolSearch {
         }
         self.cache.get_or_insert_with(|| ListingCache {
             listings: listings.to_vec(),
-            index: Arc::new(ToolIndex::new(listings)),
+            index: std::sync::OnceLock::new(),
             mcp_tokens: deferral::mcp_definition_tokens(full),
         })
     }
@@ -170,8 +181,8 @@ impl Agent {
                 }
             },
         } as usize;
-        // The index of the listings the last pool was built from (built then).
-        let Some(index) = self.tool_search.cache.as_ref().map(|c| c.index.clone()) else {
+        // The index of the listings the last pool was built from.
+        let Some(index) = self.tool_search.cache.as_ref().map(ListingCache::index) else {
             return ToolRun::ok("No MCP server is connected, so there are no tools to search.");
         };
         let deferred: HashSet<&str> = self
