@@ -259,6 +259,18 @@ async fn anthropic_gets_images_as_image_blocks_and_the_rest_as_text_also_after_r
     let out = case.run(&["-p", "show me", "--provider", "anthropic"], &env);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("I saw a dot."), "{stdout}");
+    // The script sees that the image call returned an image, not its data.
+    let image_line: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "tool_images")
+        .expect("a tool_images line");
+    assert_eq!(image_line["call_id"], "call_rich_image", "{image_line}");
+    assert_eq!(
+        image_line["images"][0]["media_type"], "image/png",
+        "{image_line}"
+    );
+    assert!(!stdout.contains(PNG), "the JSONL carries image data");
     let sent = bodies(&server).await;
     assert_eq!(sent.len(), 3, "{sent:#?}");
     check_anthropic_results(&anthropic_results(&sent[2]));

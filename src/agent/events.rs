@@ -284,7 +284,7 @@ pub enum AgentEvent {
 }
 
 /// What the console shows of an image a tool returned: its type and size, not its pixels.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ImageSummary {
     pub media_type: String,
     /// Decoded size in bytes (from the base64 length).

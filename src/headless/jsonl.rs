@@ -73,6 +73,11 @@ pub enum JsonlEvent {
         /// Every model-facing name now in the pool.
         pool: Vec<String>,
     },
+    /// Images a call returned, which the model got as images (type and size only).
+    ToolImages {
+        call_id: String,
+        images: Vec<crate::agent::events::ImageSummary>,
+    },
     /// The MCP tools left out of the model's requests, findable with `search_tools`.
     ToolsDeferred {
         deferred: Vec<String>,

@@ -393,18 +393,20 @@ impl Printer<'_> {
                 self.line(&JsonlEvent::ServerInstructions { server, text })
             }
             AgentEvent::Error(message) => self.error(&message),
+            // `tool_finished` carries the text the model got; this line says which images
+            // it got besides (type and size: the pixels stay with the model and the log).
+            AgentEvent::ToolImages { call_id, images } => {
+                self.line(&JsonlEvent::ToolImages { call_id, images });
+            }
             // Headless never asks, so a changed or new definition is refused (the tool
             // result and the permission record say why); the marks are the panel's.
-            // The JSONL `tool_finished` carries what the model got as text; images are
-            // the model's, not the script's.
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
             | AgentEvent::PoolMarks { .. }
             | AgentEvent::ServerEnabled { .. }
             | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }
-            | AgentEvent::Completions { .. }
-            | AgentEvent::ToolImages { .. } => {}
+            | AgentEvent::Completions { .. } => {}
         }
     }
 }
