@@ -94,6 +94,7 @@ pub fn view(app: &App, frame: &mut Frame) {
             McpOverlay {
                 pool: &app.pool,
                 servers: &app.info.servers,
+                catalogs: &app.catalogs,
                 selected,
                 theme: t,
             },

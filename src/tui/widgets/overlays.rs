@@ -90,8 +90,35 @@ pub struct McpOverlay<'a> {
     pub pool: &'a PoolView,
     /// Command lines of the configured servers.
     pub servers: &'a [ServerInfo],
+    /// What each connected server offers besides tools (resources, prompts).
+    pub catalogs: &'a std::collections::BTreeMap<String, std::sync::Arc<crate::mcp::Catalog>>,
     pub selected: usize,
     pub theme: &'a Theme,
+}
+
+/// "resources: 3 (+1 template) · prompts: 2", or None when the server offers neither.
+fn catalog_line(catalog: &crate::mcp::Catalog) -> Option<String> {
+    let mut parts = Vec::new();
+    if catalog.has_resources {
+        let templates = match catalog.templates.len() {
+            0 => String::new(),
+            1 => " (+1 template)".to_string(),
+            n => format!(" (+{n} templates)"),
+        };
+        parts.push(format!(
+            "resources: {}{templates} (@{}:…)",
+            catalog.resources.len(),
+            catalog.server
+        ));
+    }
+    if catalog.has_prompts {
+        parts.push(format!(
+            "prompts: {} (/mcp__{}__…)",
+            catalog.prompts.len(),
+            catalog.server
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("    {}", parts.join(" · ")))
 }
 
 impl Widget for McpOverlay<'_> {
@@ -150,6 +177,9 @@ impl Widget for McpOverlay<'_> {
                 .collect();
             if !tools.is_empty() {
                 lines.push(text(format!("    tools: {}", tools.join(", ")), t.plain()));
+            }
+            if let Some(line) = self.catalogs.get(&row.name).and_then(|c| catalog_line(c)) {
+                lines.push(text(line, t.plain()));
             }
             if let Some(err) = &row.last_error {
                 lines.push(text(format!("    last error: {err}"), t.error()));
@@ -305,9 +335,11 @@ mod tests {
                 enabled: true,
             })
             .collect();
+        let catalogs = std::collections::BTreeMap::new();
         let overlay = |selected| McpOverlay {
             pool: &pool,
             servers: &servers,
+            catalogs: &catalogs,
             selected,
             theme: &theme,
         };
@@ -353,5 +385,40 @@ mod tests {
         );
         assert!(screen.contains("▶ allow bash"), "{screen}");
         insta::assert_snapshot!(screen);
+    }
+
+    #[test]
+    fn the_mcp_list_counts_what_a_server_offers_besides_tools() {
+        use crate::mcp::catalog::{PromptEntry, ResourceEntry};
+        let resource = |uri: &str| ResourceEntry {
+            uri: uri.into(),
+            name: uri.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+        };
+        let catalog = crate::mcp::Catalog {
+            server: "docs".into(),
+            has_resources: true,
+            has_prompts: true,
+            resources: vec![resource("docs://a"), resource("docs://b")],
+            prompts: vec![PromptEntry {
+                name: "explain".into(),
+                title: None,
+                description: None,
+                arguments: vec![],
+            }],
+            ..Default::default()
+        };
+        assert_eq!(
+            catalog_line(&catalog).as_deref(),
+            Some("    resources: 2 (@docs:…) · prompts: 1 (/mcp__docs__…)")
+        );
+        let tools_only = crate::mcp::Catalog {
+            server: "fs".into(),
+            ..Default::default()
+        };
+        assert_eq!(catalog_line(&tools_only), None);
     }
 }
