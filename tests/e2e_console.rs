@@ -15,35 +15,8 @@ const ROWS: u16 = 36;
 const COLS: u16 = 120;
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The screen as a user sees it, fed by a thread that drains the pty the whole time
-/// (a full pty would block the child's writes).
-struct Screen {
-    parser: Arc<Mutex<vt100::Parser>>,
-}
-
-impl Screen {
-    fn text(&self) -> String {
-        self.parser.lock().expect("parser lock").screen().contents()
-    }
-
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let text = self.text();
-            if pred(&text) {
-                return;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out after {WAIT:?} waiting for {what}; screen:\n{text}");
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn wait_text(&self, needle: &str) {
-        self.wait_for(&format!("{needle:?}"), |t| t.contains(needle));
-    }
-}
+mod pty_support;
+use pty_support::Screen;
 
 /// Processes whose parent is `pid` (read from /proc/*/stat; the comm field may hold
 /// spaces, so the fields are taken after its closing parenthesis).

@@ -15,29 +15,8 @@ const ROWS: u16 = 36;
 const COLS: u16 = 120;
 const WAIT: Duration = Duration::from_secs(30);
 
-struct Screen {
-    parser: Arc<Mutex<vt100::Parser>>,
-}
-
-impl Screen {
-    fn text(&self) -> String {
-        self.parser.lock().expect("parser lock").screen().contents()
-    }
-
-    fn wait_text(&self, needle: &str) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let text = self.text();
-            if text.contains(needle) {
-                return;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out after {WAIT:?} waiting for {needle:?}; screen:\n{text}");
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
+mod pty_support;
+use pty_support::Screen;
 
 #[test]
 fn at_completes_a_resource_in_a_real_terminal_and_the_message_carries_it() {

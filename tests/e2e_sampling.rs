@@ -25,34 +25,8 @@ const SCENARIO: &str = r#"{"name": "sampling", "steps": [
   {"id": "done", "after": "call", "say": "The server got: {{result_line}}"}
 ]}"#;
 
-/// The screen as a user sees it, fed by a thread that drains the pty the whole time.
-struct Screen {
-    parser: Arc<Mutex<vt100::Parser>>,
-}
-
-impl Screen {
-    fn text(&self) -> String {
-        self.parser.lock().expect("parser lock").screen().contents()
-    }
-
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let text = self.text();
-            if pred(&text) {
-                return;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out after {WAIT:?} waiting for {what}; screen:\n{text}");
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn wait_text(&self, needle: &str) {
-        self.wait_for(&format!("{needle:?}"), |t| t.contains(needle));
-    }
-}
+mod pty_support;
+use pty_support::Screen;
 
 fn files(home: &Path) -> (PathBuf, PathBuf) {
     let scenario = home.join("sampling.json");
