@@ -476,19 +476,11 @@ impl Gate {
             now,
             self.ask_timeout.map(|t| now + t),
         );
-        let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
-            return (Gated::Cancelled, None, Vec::new());
-        };
-        let answer = match reply {
-            Reply::Person(answer) => answer,
-            unanswered => {
-                let why = match unanswered {
-                    Reply::Expired(_) => "nobody answered before the request's deadline",
-                    _ => "the permission request was dismissed",
-                };
-                return refused_unanswered(tool, input, &unanswered, why.into(), asked_by);
-            }
-        };
+        let answer =
+            match person_answer(tool, input, request, answer, &asked_by, events, cancel).await {
+                Ok(answer) => answer,
+                Err(gated) => return gated,
+            };
         let mut notices = Vec::new();
         if answer.permit() == Permit::Allow {
             self.pinning.acknowledge(tool);
@@ -559,6 +551,43 @@ fn person_record(
 
 /// A question nobody answered (its deadline passed, or the front end could not show it):
 /// refused, and recorded as such.
+/// Waits for the person's answer to a question about a call of `tool`. Err: what the
+/// gate returns when there is none (the turn was cancelled, the request expired or was
+/// dismissed), with its audit record.
+async fn person_answer<K>(
+    tool: &PoolTool,
+    input: &Value,
+    request: Request<K>,
+    answer: tokio::sync::oneshot::Receiver<Reply<K::Answer>>,
+    asked_by: &str,
+    events: &mpsc::Sender<AgentEvent>,
+    cancel: &CancellationToken,
+) -> Result<K::Answer, (Gated, Option<AuditRecord>, Vec<String>)>
+where
+    K: crate::inbox::Kind,
+    Request<K>: Into<crate::inbox::HostRequest>,
+{
+    let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
+        return Err((Gated::Cancelled, None, Vec::new()));
+    };
+    match reply {
+        Reply::Person(answer) => Ok(answer),
+        unanswered => {
+            let why = match unanswered {
+                Reply::Expired(_) => "nobody answered before the request's deadline",
+                _ => "the permission request was dismissed",
+            };
+            Err(refused_unanswered(
+                tool,
+                input,
+                &unanswered,
+                why.into(),
+                asked_by.to_string(),
+            ))
+        }
+    }
+}
+
 fn refused_unanswered<A>(
     tool: &PoolTool,
     input: &Value,

@@ -8,10 +8,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Gate, Gated, person_record, refused_unanswered};
-use crate::agent::ask::ask;
+use super::{Gate, Gated, person_record};
 use crate::agent::events::AgentEvent;
-use crate::inbox::{ChangedDefinition, DefinitionNews, Origin, Reply, Request};
+use crate::inbox::{ChangedDefinition, DefinitionNews, Origin, Request};
 use crate::policy::pins::{self, Pin, PinCheck, definition_diff};
 use crate::policy::{
     AuditRecord, Decider, Decision, Permit, PersonAnswer, Rule, RuleSource, Verdict,
@@ -187,19 +186,13 @@ impl Gate {
             now,
             self.ask_timeout.map(|t| now + t),
         );
-        let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
-            return (Gated::Cancelled, None, Vec::new());
-        };
-        let answer = match reply {
-            Reply::Person(answer) => answer,
-            unanswered => {
-                let why = match unanswered {
-                    Reply::Expired(_) => "nobody answered before the request's deadline",
-                    _ => "the permission request was dismissed",
-                };
-                return refused_unanswered(tool, input, &unanswered, why.into(), asked_by);
-            }
-        };
+        let answer =
+            match super::person_answer(tool, input, request, answer, &asked_by, events, cancel)
+                .await
+            {
+                Ok(answer) => answer,
+                Err(gated) => return gated,
+            };
         if answer.permit() == Permit::Allow {
             self.pinning.acknowledge(tool);
         }
