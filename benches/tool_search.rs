@@ -3,7 +3,9 @@
 //!
 //! Corpus: benches/data/tool_corpus.json (published tool lists of public MCP servers).
 //! Tasks: benches/data/tool_tasks.json (requests in users' words, with the tools that do them;
-//! every third task is held out from tuning). Prints a summary, then runs criterion groups.
+//! every third task is held out from tuning) and the fresh, unseen and blind sets, never tuned
+//! on. Each set is ranked by words alone and by words and meaning in the same run. Prints a
+//! summary, then runs criterion groups.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 #[path = "support/search_eval.rs"]
@@ -11,8 +13,8 @@ mod search_eval;
 
 use criterion::Criterion;
 use search_eval::{
-    K, all_tools_bytes, builtin_bytes, corpus, deferred_bytes, fresh_tasks, quality, replicated,
-    tasks,
+    K, Task, all_tools_bytes, blind_tasks, builtin_bytes, corpus, deferred_bytes, fresh_tasks,
+    quality, replicated, tasks, unseen_tasks,
 };
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -44,6 +46,7 @@ fn summary() {
     let tools: usize = servers.iter().map(|s| s.tools().len()).sum();
     let index = ToolIndex::new(&servers);
     let tasks = tasks();
+    let (fresh, unseen, blind) = (fresh_tasks(), unseen_tasks(), blind_tasks());
 
     let all = all_tools_bytes(&servers);
     let deferred: Vec<usize> = tasks
@@ -70,28 +73,24 @@ fn summary() {
         mean + builtins as f64,
         100.0 * (1.0 - (mean + builtins as f64) / (all + builtins) as f64)
     );
-    for (label, holdout) in [
-        ("tuned", Some(false)),
-        ("held-out", Some(true)),
-        ("all", None),
-    ] {
-        let q = quality(
-            &index,
-            tasks
-                .iter()
-                .filter(|t| holdout.is_none_or(|h| t.holdout == h)),
-        );
+    // Each set ranked by words alone and by words and meaning, in this one run.
+    let words_only = ToolIndex::new(&servers).words_only();
+    let sets: [(&str, Vec<&Task>); 6] = [
+        ("tuned", tasks.iter().filter(|t| !t.holdout).collect()),
+        ("held-out", tasks.iter().filter(|t| t.holdout).collect()),
+        ("all", tasks.iter().collect()),
+        ("fresh", fresh.iter().collect()),
+        ("unseen", unseen.iter().collect()),
+        ("blind", blind.iter().collect()),
+    ];
+    for (label, set) in &sets {
+        let before = quality(&words_only, set.iter().copied());
+        let q = quality(&index, set.iter().copied());
         println!(
-            "  {label:>8}: {:>3} tasks, recall@{K} {:.3}, MRR {:.3}",
-            q.tasks, q.recall_at_k, q.mrr
+            "  {label:>8}: {:>3} tasks, recall@{K} {:.3} (words only {:.3}), MRR {:.3} ({:.3})",
+            q.tasks, q.recall_at_k, before.recall_at_k, q.mrr, before.mrr
         );
     }
-    let fresh = fresh_tasks();
-    let q = quality(&index, fresh.iter());
-    println!(
-        "  {:>8}: {:>3} tasks, recall@{K} {:.3}, MRR {:.3}",
-        "fresh", q.tasks, q.recall_at_k, q.mrr
-    );
 
     let big = replicated(1000);
     let big_tools: usize = big.iter().map(|s| s.tools().len()).sum();
@@ -99,6 +98,7 @@ fn summary() {
     let big_index = ToolIndex::new(&big);
     let build = started.elapsed();
     let q = quality(&big_index, tasks.iter());
+    let big_words_only = quality(&big_index.clone().words_only(), tasks.iter());
     let mut times = Vec::with_capacity(ROUNDS * tasks.len());
     let mut cpu_times = Vec::with_capacity(ROUNDS * tasks.len());
     for _ in 0..ROUNDS {
@@ -113,7 +113,7 @@ fn summary() {
     times.sort();
     cpu_times.sort();
     println!(
-        "  at {big_tools} tools ({} servers): index build {:.2} ms; search p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs ({} searches); recall@{K} {:.3} (any copy of the tool counts)",
+        "  at {big_tools} tools ({} servers): index build {:.2} ms; search p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs ({} searches); recall@{K} {:.3}, words only {:.3} (any copy of the tool counts)",
         big.len(),
         build.as_secs_f64() * 1e3,
         percentile(&times, 0.50).as_secs_f64() * 1e6,
@@ -121,6 +121,7 @@ fn summary() {
         times.last().unwrap().as_secs_f64() * 1e6,
         times.len(),
         q.recall_at_k,
+        big_words_only.recall_at_k,
     );
     println!(
         "  the same searches in thread CPU time: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",

@@ -85,6 +85,15 @@ pub fn unseen_tasks() -> Vec<Task> {
         .collect()
 }
 
+/// The fifth set (`tool_tasks_blind.json`), written by someone who never saw the method, its
+/// code or its results, after the meaning-based ranking was built; measured, never tuned on.
+pub fn blind_tasks() -> Vec<Task> {
+    tasks_in("tool_tasks_blind.json")
+        .into_iter()
+        .map(|t| Task { holdout: true, ..t })
+        .collect()
+}
+
 fn tasks_in(file: &str) -> Vec<Task> {
     data(file)["tasks"]
         .as_array()

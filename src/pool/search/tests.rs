@@ -223,8 +223,8 @@ fn unknown_word_matches_its_kin() {
         "{hits:?}"
     );
     assert_eq!(hits.len(), 1, "{hits:?}");
-    // Short words have no kin: "mod" is not "modification".
-    assert!(index.search("mod", 5).is_empty());
+    // Short words have no kin by spelling: "wri" is not "write".
+    assert!(index.search("wri", 5).is_empty());
 }
 
 /// A request naming a server prefers that server's tools over a rarer word of another's.
@@ -289,4 +289,89 @@ fn typo_matches_the_word() {
     assert!(!one_edit(&['a', 'b', 'c'], &['c', 'b', 'a']));
     assert!(one_edit(&['a', 'b', 'c'], &['a', 'b']));
     assert!(!one_edit(&['a', 'b'], &['a', 'b']));
+}
+
+fn maps_and_memory() -> ToolIndex {
+    let maps = Arc::new(ServerTools::new(
+        "google-maps",
+        vec![
+            tool(
+                "maps_reverse_geocode",
+                "Convert coordinates into an address",
+                &[("latitude", "Latitude"), ("longitude", "Longitude")],
+            ),
+            tool(
+                "maps_elevation",
+                "Get elevation data for locations on the earth",
+                &[("locations", "Array of locations to get elevation for")],
+            ),
+            tool(
+                "maps_search_places",
+                "Search for places using Google Places API",
+                &[("query", "Search query")],
+            ),
+        ],
+    ));
+    let memory = Arc::new(ServerTools::new(
+        "memory",
+        vec![
+            tool(
+                "search_nodes",
+                "Search for nodes in the knowledge graph based on a query",
+                &[(
+                    "query",
+                    "The search query to match against entity names, types, and observation content",
+                )],
+            ),
+            tool(
+                "delete_entities",
+                "Delete multiple entities and their associated relations from the knowledge graph",
+                &[("entityNames", "An array of entity names to delete")],
+            ),
+        ],
+    ));
+    let slack = Arc::new(ServerTools::new(
+        "slack",
+        vec![tool(
+            "slack_post_message",
+            "Post a new message to a Slack channel",
+            &[("channel_id", "The ID of the channel to post to")],
+        )],
+    ));
+    ToolIndex::new(&[slack, maps, memory])
+}
+
+/// A request in other words than the tool's still finds it, by meaning: no word of "how high
+/// above sea level" is in `maps_elevation`'s name or description.
+#[test]
+fn meaning_finds_tools_whose_words_differ() {
+    let index = maps_and_memory();
+    for (query, tool) in [
+        ("how high above sea level is Denver", "maps_elevation"),
+        ("forget everything about Bob", "delete_entities"),
+    ] {
+        let hits = index.search(query, 5);
+        assert_eq!(
+            hits.first().map(|h| h.tool.raw_name.as_str()),
+            Some(tool),
+            "{query}: {hits:?}"
+        );
+    }
+    // "Remember" is what a memory server is for, though its tools never say the word.
+    let hits = index.search("what do you remember about project Apollo", 5);
+    assert!(
+        hits.iter().take(2).all(|h| h.tool.server == "memory"),
+        "{hits:?}"
+    );
+}
+
+/// Meaning alone is a weak signal: a request that shares no word with any tool and means
+/// nothing close to one finds nothing, rather than the least unrelated tool.
+#[test]
+fn meaning_alone_needs_a_close_match() {
+    let index = maps_and_memory();
+    for query in ["I love my cat", "play some jazz music", "asdf qwerty"] {
+        let hits = index.search(query, 5);
+        assert!(hits.is_empty(), "{query}: {hits:?}");
+    }
 }
