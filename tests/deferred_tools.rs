@@ -459,8 +459,10 @@ fn headless_jsonl_reports_deferred_tools_from_the_config_file() {
         .filter(|e| e["type"] == "tools_deferred")
         .map(|e| serde_json::from_value(e["deferred"].clone()).unwrap())
         .collect();
-    assert!(deferred.len() >= 2, "{stdout}");
-    let first = &deferred[deferred.len() - 2];
+    // One line when the connect deferred docs' tools, one when the search loaded one; none
+    // before anything was deferred.
+    assert_eq!(deferred.len(), 2, "{stdout}");
+    let first = &deferred[0];
     assert!(
         first.contains(&"mcp__docs__get_version".to_string()),
         "{first:?}"

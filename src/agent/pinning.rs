@@ -167,15 +167,19 @@ impl Pinning {
     pub fn marks_if_changed(
         &mut self,
         pool: &Pool,
+        deferred: &[Arc<PoolTool>],
         listings: &[Arc<ServerTools>],
     ) -> Option<(Vec<ToolMark>, Vec<ExcludedTool>)> {
         if !self.dirty {
             return None;
         }
         self.dirty = false;
+        // Deferred tools too: a changed or new definition asks on its first call whether or
+        // not it was loaded yet, and the panel lists both kinds.
         let marks: Vec<ToolMark> = pool
             .tools
             .iter()
+            .chain(deferred)
             .filter(|t| t.server().is_some())
             .filter_map(|tool| {
                 let mark = match self.check(tool) {
@@ -248,9 +252,14 @@ mod tests {
         pinning.observe(&[later.clone(), trusted.clone()], |s| s == "b");
         assert!(pinning.is_new(&tool(&later, "two")));
         assert!(!pinning.is_new(&tool(&trusted, "two")));
-        let pool = assemble(&[], std::slice::from_ref(&later)).unwrap();
+        // "two" is deferred (not in the request): it is marked all the same.
+        let mut pool = assemble(&[], std::slice::from_ref(&later)).unwrap();
+        let (deferred, visible): (Vec<_>, Vec<_>) =
+            pool.tools.drain(..).partition(|t| t.name == "mcp__a__two");
+        pool.tools = visible;
+        assert_eq!(deferred.len(), 1);
         let (marks, excluded) = pinning
-            .marks_if_changed(&pool, std::slice::from_ref(&later))
+            .marks_if_changed(&pool, &deferred, std::slice::from_ref(&later))
             .unwrap();
         assert_eq!(
             marks,
@@ -261,7 +270,7 @@ mod tests {
         );
         assert!(excluded.is_empty());
         assert_eq!(
-            pinning.marks_if_changed(&pool, std::slice::from_ref(&later)),
+            pinning.marks_if_changed(&pool, &deferred, std::slice::from_ref(&later)),
             None
         );
         pinning.acknowledge(&tool(&later, "two"));

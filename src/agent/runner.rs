@@ -763,7 +763,11 @@ impl Agent {
     /// The panel's marks (changed and new definitions, filtered tools) when they changed.
     fn pool_marks(&mut self, pool: &Pool) -> Option<AgentEvent> {
         let listings = self.hub.server_tools();
-        let (marks, excluded) = self.gate.pinning.marks_if_changed(pool, &listings)?;
+        let deferred = self.tool_search.deferred().to_vec();
+        let (marks, excluded) = self
+            .gate
+            .pinning
+            .marks_if_changed(pool, &deferred, &listings)?;
         Some(AgentEvent::PoolMarks { marks, excluded })
     }
 

@@ -87,6 +87,11 @@ impl ToolSearch {
     }
 
     /// How many tools the last assembled pool deferred.
+    /// The tools kept out of the request until a search loads them.
+    pub fn deferred(&self) -> &[Arc<PoolTool>] {
+        &self.deferred
+    }
+
     pub fn deferred_count(&self) -> usize {
         self.deferred.len()
     }
@@ -130,7 +135,9 @@ impl Agent {
             .iter()
             .map(|t| t.name.clone())
             .collect();
-        if self.tool_search.announced.as_ref() == Some(&names) {
+        // Nothing announced yet counts as none deferred: a session that never defers sends
+        // no `tools_deferred` at all.
+        if self.tool_search.announced.as_deref().unwrap_or_default() == names.as_slice() {
             return;
         }
         self.tool_search.announced = Some(names);

@@ -142,11 +142,7 @@ impl PoolPanel<'_> {
                 let is_new = pool.is_new(&entry.tool.name, self.now);
                 let mark = if entry.tool.shortened { "~" } else { "" };
                 // A changed definition outranks the short-lived "new" highlight.
-                let definition = match pool.mark(&entry.tool.name) {
-                    Some(DefinitionMark::Changed { .. }) => Some((" changed", t.error())),
-                    Some(DefinitionMark::New) => Some((" new tool", t.ok())),
-                    None => None,
-                };
+                let definition = definition_mark(pool, &entry.tool.name, t);
                 let suffix = definition.map_or(0, |(text, _)| text.chars().count());
                 let name_width = width.saturating_sub(7 + suffix);
                 let mut name_style = if is_new { t.added() } else { t.plain() };
@@ -181,11 +177,19 @@ impl PoolPanel<'_> {
             }
             Row::Deferred(d) => {
                 let name = pool.deferred().get(d).map_or("", |e| e.tool.name.as_str());
-                Line::from(vec![
+                // A deferred tool whose definition changed or that is new asks on its first
+                // call like a loaded one, so it carries the same mark.
+                let definition = definition_mark(pool, name, t);
+                let suffix = definition.map_or(0, |(text, _)| text.chars().count());
+                let mut spans = vec![
                     Span::raw(" "),
                     Span::styled("defer ", t.dim()),
-                    Span::styled(truncate(name, width.saturating_sub(7)), t.dim()),
-                ])
+                    Span::styled(truncate(name, width.saturating_sub(7 + suffix)), t.dim()),
+                ];
+                if let Some((text, style)) = definition {
+                    spans.push(Span::styled(text, style));
+                }
+                Line::from(spans)
             }
             Row::Removed(r) => {
                 let name = pool.removed_entry(r).map_or("", |e| e.tool.name.as_str());
@@ -241,6 +245,19 @@ impl Widget for PoolPanel<'_> {
     }
 }
 
+/// The mark after a tool's name when its definition changed since it was allowed, or it
+/// appeared mid-session: either way its next call asks.
+fn definition_mark(
+    pool: &PoolView,
+    name: &str,
+    t: &Theme,
+) -> Option<(&'static str, ratatui::style::Style)> {
+    match pool.mark(name)? {
+        DefinitionMark::Changed { .. } => Some((" changed", t.error())),
+        DefinitionMark::New => Some((" new tool", t.ok())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Instant;
@@ -249,7 +266,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::events::PoolEntry;
+    use crate::agent::events::{PoolEntry, ToolMark};
     use crate::policy::{Decision, RuleSource, Verdict};
     use crate::pool::{PoolTool, ToolOrigin};
     use crate::tui::pool::CHANGE_HIGHLIGHT;
@@ -419,6 +436,52 @@ mod tests {
         assert!(!screen.contains("defer"), "{screen}");
     }
 
+    /// A deferred tool whose definition changed, or that is new, carries the mark a loaded
+    /// one would: its first call asks whether or not a search loaded it first.
+    #[test]
+    fn deferred_tools_carry_definition_marks() {
+        let now = Instant::now();
+        let mut pool = PoolView::new(&["github".into()]);
+        pool.apply_snapshot(vec![entry(None, "bash", Decision::Allow)], &[], &[], now);
+        pool.set_deferred(
+            ["list_issues", "merge_pull_request"]
+                .map(|n| entry(Some("github"), n, Decision::Ask { why: "w".into() }))
+                .to_vec(),
+        );
+        pool.set_marks(
+            vec![
+                ToolMark {
+                    tool: "mcp__github__merge_pull_request".into(),
+                    mark: DefinitionMark::Changed {
+                        pinned_by: "rule mcp__github__*".into(),
+                    },
+                },
+                ToolMark {
+                    tool: "mcp__github__list_issues".into(),
+                    mark: DefinitionMark::New,
+                },
+            ],
+            Vec::new(),
+        );
+        let theme = Theme::new(true);
+        let panel = PoolPanel {
+            pool: &pool,
+            theme: &theme,
+            focused: false,
+            now,
+            servers: &[],
+        };
+        let screen = text(&render(panel, 60, 10));
+        assert!(
+            screen.contains("defer mcp__github__merge_pull_request changed"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("defer mcp__github__list_issues new tool"),
+            "{screen}"
+        );
+    }
+
     #[test]
     fn focused_selection_scrolls_into_view() {
         let now = Instant::now();
@@ -443,7 +506,7 @@ mod tests {
 
     #[test]
     fn changed_new_and_filtered_tools_are_marked() {
-        use crate::agent::events::{DefinitionMark, ExcludedTool, ToolMark};
+        use crate::agent::events::ExcludedTool;
         let now = Instant::now();
         let mut pool = pool(now);
         let mut next: Vec<PoolEntry> = pool.entries().to_vec();
