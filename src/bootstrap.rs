@@ -79,10 +79,12 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
     let loaded = crate::config::load_servers(&load_options);
     // The console reloads on file changes and `/mcp reload`; a headless run keeps the
     // configuration it started with.
+    let (policy, policy_notices, rules) = build_policy(opts)?;
     let reload = (front_end == FrontEnd::Console).then(|| crate::agent::ConfigReload {
         options: load_options,
         known_problems: loaded.diagnostics.clone(),
         watch: true,
+        rules: Some(rules),
     });
     let mut notices: Vec<String> = loaded
         .diagnostics
@@ -95,7 +97,6 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
             f.display()
         )
     }));
-    let (policy, policy_notices) = build_policy(opts)?;
     notices.extend(policy_notices);
     let (settings, sandbox_diagnostics) = crate::sandbox::load_settings(
         &crate::sandbox::SettingsSources::new(&opts.workspace, opts.trust_project),
@@ -157,12 +158,19 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
 
 /// The host policy: shipped defaults < user config < project config (when trusted) <
 /// `--allow` / `--deny`. Problems in the rule files are warnings; bad flag rules are usage
-/// errors, since the person typed them just now.
-fn build_policy(opts: &StartOptions) -> Result<(Policy, Vec<String>), Failure> {
+/// errors, since the person typed them just now. Also what the console needs to load the
+/// rules again when their files change.
+fn build_policy(
+    opts: &StartOptions,
+) -> Result<(Policy, Vec<String>, crate::agent::RulesReload), Failure> {
     let mut load = crate::policy::LoadOptions::new(&opts.workspace, opts.trust_project);
     load.allow_flags = opts.allow.clone();
     load.deny_flags = opts.deny.clone();
     let (policy, diagnostics) = crate::policy::load(&load);
+    let rules = crate::agent::RulesReload {
+        options: load,
+        known_problems: diagnostics.clone(),
+    };
     let mut flag_problems = Vec::new();
     let mut notices = Vec::new();
     for diagnostic in diagnostics {
@@ -175,7 +183,7 @@ fn build_policy(opts: &StartOptions) -> Result<(Policy, Vec<String>), Failure> {
     if !flag_problems.is_empty() {
         return Err(Failure::Usage(flag_problems.join("\n")));
     }
-    Ok((policy, notices))
+    Ok((policy, notices, rules))
 }
 
 fn select_model(opts: &StartOptions) -> Result<Box<dyn crate::model::ModelProvider>, Failure> {

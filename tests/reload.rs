@@ -9,12 +9,12 @@ use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, UiCommand};
-use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload};
+use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload, RulesReload};
 use toolgate::config::LoadOptions;
 use toolgate::inbox::{HostRequest, ProjectServerAnswer};
 use toolgate::mcp::{McpHub, ServerStatus};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
-use toolgate::policy::Policy;
+use toolgate::policy::{Decision, Policy};
 
 /// No turn is run here; the model is never asked.
 struct NoModel;
@@ -39,6 +39,14 @@ struct Session {
 
 impl Session {
     fn start(servers: &str) -> Session {
+        Session::start_with(servers, |_, _| {})
+    }
+
+    /// Like [`Session::start`]; `adjust` may change the agent's configuration first.
+    fn start_with(
+        servers: &str,
+        adjust: impl FnOnce(&std::path::Path, &mut AgentConfig),
+    ) -> Session {
         let workspace = tempfile::tempdir().unwrap();
         let mcp_json = workspace.path().join(".mcp.json");
         std::fs::write(&mcp_json, servers).unwrap();
@@ -72,7 +80,9 @@ impl Session {
             options,
             known_problems: loaded.diagnostics,
             watch: false,
+            rules: None,
         });
+        adjust(workspace.path(), &mut config);
         Session {
             handle: agent::spawn(config),
             mcp_json,
@@ -276,6 +286,104 @@ async fn a_server_disabled_in_the_file_disconnects_without_a_question() {
     assert!(
         text.contains("Disconnected from MCP server 'extra'"),
         "{text}"
+    );
+    s.send(UiCommand::Shutdown).await;
+}
+
+/// The verdict the pool panel shows for `tool` in the last pool snapshot among `events`.
+fn shown_decision(events: &[AgentEvent], tool: &str) -> Option<Decision> {
+    events.iter().rev().find_map(|e| match e {
+        AgentEvent::PoolChanged { snapshot, .. } => snapshot
+            .iter()
+            .find(|entry| entry.tool.name == tool)
+            .map(|entry| entry.verdict.decision.clone()),
+        _ => None,
+    })
+}
+
+/// Editing the project's `config.toml` while the console runs changes the rules in force,
+/// picked up by the real file watcher; a broken file keeps the rules and names the position;
+/// `/mcp reload` reads them again too.
+#[tokio::test]
+async fn permission_rules_reload_when_config_toml_changes_and_a_broken_file_keeps_them() {
+    let mut s = Session::start_with(r#"{"mcpServers": {}}"#, |workspace, config| {
+        let options = toolgate::policy::LoadOptions {
+            workspace: workspace.to_path_buf(),
+            user_config_dir: None,
+            trusted: true,
+            allow_flags: Vec::new(),
+            deny_flags: Vec::new(),
+        };
+        let (policy, known_problems) = toolgate::policy::load(&options);
+        config.policy = policy;
+        let reload = config.reload.as_mut().unwrap();
+        reload.watch = true;
+        reload.rules = Some(RulesReload {
+            options,
+            known_problems,
+        });
+    });
+    let config_toml = s._workspace.path().join(".toolgate").join("config.toml");
+    s.until(None, |e| matches!(e, AgentEvent::PoolChanged { .. }))
+        .await;
+    s.send(UiCommand::Connect("docs".into())).await;
+    let (events, _) = s
+        .until(None, notice_with("Connected to MCP server 'docs'"))
+        .await;
+    assert_eq!(
+        shown_decision(&events, "mcp__docs__search"),
+        Some(Decision::Allow),
+        "the shipped default allows it"
+    );
+
+    // Saved in an editor: the watcher reloads, the notice names the rule, the badge follows.
+    std::fs::create_dir_all(config_toml.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config_toml,
+        "[permissions]\ndeny = [\"mcp__docs__search\"]\n",
+    )
+    .unwrap();
+    let (events, _) = s
+        .until(None, notice_with("Permission rules reloaded"))
+        .await;
+    let text = text_of(&events);
+    assert!(
+        text.contains(&format!(
+            "+ deny mcp__docs__search (project config {})",
+            config_toml.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        matches!(
+            shown_decision(&events, "mcp__docs__search"),
+            Some(Decision::Deny { .. })
+        ),
+        "{events:?}"
+    );
+
+    // A broken file: nothing changes, and the error says where.
+    std::fs::write(
+        &config_toml,
+        "[permissions]\ndeny = [\"mcp__docs__search\"\n",
+    )
+    .unwrap();
+    let (events, _) = s.until(None, notice_with("not reloaded")).await;
+    let text = text_of(&events);
+    assert!(
+        text.contains("Permission rules not reloaded; the rules in force stay")
+            && text.contains(&format!("{}:", config_toml.display())),
+        "{text}"
+    );
+
+    // Fixed and emptied: /mcp reload (or the save) drops the rule again.
+    std::fs::write(&config_toml, "[permissions]\n").unwrap();
+    s.send(UiCommand::ReloadConfig).await;
+    let (events, _) = s.until(None, notice_with("- deny mcp__docs__search")).await;
+    assert_eq!(
+        shown_decision(&events, "mcp__docs__search"),
+        Some(Decision::Allow),
+        "{events:?}"
     );
     s.send(UiCommand::Shutdown).await;
 }

@@ -36,7 +36,8 @@ pub enum UiCommand {
         enabled: bool,
         save: bool,
     },
-    /// `/mcp reload`: read the server configuration again and apply what changed.
+    /// `/mcp reload`: read the server configuration and the permission rules again and
+    /// apply what changed.
     ReloadConfig,
     /// `/mcp__server__prompt …`: fetch the prompt with these arguments, put its messages
     /// into the conversation and let the model answer (a turn, like Submit).

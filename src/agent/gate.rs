@@ -56,6 +56,12 @@ pub struct Gate {
 const UNSANDBOXED_GRANT: &str = "bash (outside the sandbox)";
 
 impl Gate {
+    /// Puts the rules of `fresh` (the rule files loaded again) in force; see
+    /// [`Policy::reload_rules`].
+    pub fn reload_rules(&mut self, fresh: Policy) -> crate::policy::RuleChanges {
+        self.policy.reload_rules(fresh)
+    }
+
     /// A server defined by the (trusted) project starts a program of the project's
     /// choosing: the first connect of it in a session asks, showing its command line.
     /// Headless runs only reach project servers with `--trust-project`, which is the

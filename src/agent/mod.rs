@@ -16,6 +16,7 @@ mod pinning;
 mod prompt;
 mod prompts;
 mod reload;
+mod reload_rules;
 pub mod resources;
 mod roots;
 mod runner;
@@ -37,7 +38,7 @@ use crate::policy::Policy;
 pub use ask::ask;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
-pub use reload::ConfigReload;
+pub use reload::{ConfigReload, RulesReload};
 pub use sampling::{SamplingOutcome, SamplingReport};
 pub use session::ResumeFrom;
 

@@ -21,6 +21,33 @@ pub struct ConfigReload {
     pub known_problems: Vec<Diagnostic>,
     /// Watch the files (the console); without it only `/mcp reload` reloads.
     pub watch: bool,
+    /// The permission rules, reloaded from their files the same way; `None` keeps the rules
+    /// the session started with.
+    pub rules: Option<RulesReload>,
+}
+
+/// What the agent needs to load the permission rules again (`[permissions]` of the user's
+/// and the project's `config.toml`, and the rule flags).
+#[derive(Debug, Clone)]
+pub struct RulesReload {
+    pub options: crate::policy::LoadOptions,
+    /// Problems the rule files had when they were last applied.
+    pub known_problems: Vec<Diagnostic>,
+}
+
+impl ConfigReload {
+    /// Every file a change of which reloads something: the server files, then the rule files.
+    pub fn watched_files(&self) -> Vec<PathBuf> {
+        let mut files = crate::config::watch::watched_files(&self.options);
+        if let Some(rules) = &self.rules {
+            files.extend(
+                crate::policy::rule_files(&rules.options)
+                    .into_iter()
+                    .map(|(path, _)| path),
+            );
+        }
+        files
+    }
 }
 
 /// Why a reload runs.
@@ -33,11 +60,13 @@ pub enum ReloadCause {
 }
 
 /// Same problem as before, wherever the edit moved it (lines shift as a file is edited).
-fn same_problem(a: &Diagnostic, b: &Diagnostic) -> bool {
+pub(super) fn same_problem(a: &Diagnostic, b: &Diagnostic) -> bool {
     a.file == b.file && a.message == b.message
 }
 
 impl Agent {
+    /// Reloads what the changed files (or `/mcp reload`: everything) configure: the
+    /// permission rules first, so reconnected servers' tools get the new verdicts.
     pub(super) async fn reload_config(&mut self, cause: ReloadCause) {
         let Some(reload) = self.reload.clone() else {
             self.emit(AgentEvent::Notice(
@@ -47,6 +76,32 @@ impl Agent {
             return;
         };
         let server_files = crate::config::watch::watched_files(&reload.options);
+        let touched = |wanted: &[PathBuf]| match &cause {
+            ReloadCause::Asked => true,
+            ReloadCause::Files(files) => files
+                .iter()
+                .any(|f| wanted.iter().any(|w| crate::config::watch::same_file(w, f))),
+        };
+        if let Some(rules) = &reload.rules {
+            let rule_files: Vec<PathBuf> = crate::policy::rule_files(&rules.options)
+                .into_iter()
+                .map(|(path, _)| path)
+                .collect();
+            if touched(&rule_files) {
+                self.reload_rules(rules, &cause).await;
+            }
+        }
+        if touched(&server_files) {
+            self.reload_servers(&reload, server_files, cause).await;
+        }
+    }
+
+    async fn reload_servers(
+        &mut self,
+        reload: &ConfigReload,
+        server_files: Vec<PathBuf>,
+        cause: ReloadCause,
+    ) {
         let options = reload.options.clone();
         let loaded = match tokio::task::spawn_blocking(move || load_servers(&options)).await {
             Ok(loaded) => loaded,

@@ -232,7 +232,7 @@ fn watch_config(
     work: mpsc::UnboundedSender<Work>,
 ) -> Option<crate::config::watch::ConfigWatcher> {
     let reload = config.reload.as_ref().filter(|r| r.watch)?;
-    let files = crate::config::watch::watched_files(&reload.options);
+    let files = reload.watched_files();
     let on_change = move |changed: Vec<PathBuf>| {
         let _ = work.send(Work::Reload(super::reload::ReloadCause::Files(changed)));
     };
@@ -740,7 +740,7 @@ impl Agent {
     }
 
     /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
-    async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
+    pub(super) async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
         let pool = self.assemble_visible()?;
         self.observe_listings();
         let marks = self.pool_marks(&pool);

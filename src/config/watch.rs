@@ -1,5 +1,5 @@
-//! Watching the server configuration files of a running console: `.mcp.json`, the user's
-//! `mcp.json` and `--mcp-config` files.
+//! Watching the configuration files of a running console: `.mcp.json`, the user's
+//! `mcp.json`, `--mcp-config` files, and the `config.toml` files with permission rules.
 //! Changes are debounced (an editor's save is often several events: a temporary file, a
 //! rename, a metadata change) and handed on as one batch of changed paths.
 
@@ -15,8 +15,7 @@ use tokio::sync::mpsc;
 pub const DEBOUNCE: Duration = Duration::from_millis(250);
 
 /// The server files whose changes matter for `opts`, whether they exist yet or not.
-/// (`config.toml` holds permissions and sandbox settings, read at start; toolgate's own
-/// "always allow" writes to it are applied to the session as they are made.)
+/// (The permission rules' `config.toml` files are added by `agent::ConfigReload`.)
 pub fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
     let mut files = Vec::new();
     if let Some(dir) = &opts.user_config_dir {
@@ -110,7 +109,7 @@ fn add_watches(
 
 /// Events name the path under the folder as it was given to the watcher; compare by
 /// folder and name so `./x` and `x` spellings of the same folder still match.
-fn same_file(wanted: &Path, seen: &Path) -> bool {
+pub fn same_file(wanted: &Path, seen: &Path) -> bool {
     wanted == seen
         || (wanted.file_name() == seen.file_name()
             && match (wanted.parent(), seen.parent()) {

@@ -36,21 +36,30 @@ pub fn project_config_path(workspace: &Path) -> PathBuf {
     crate::paths::workspace_dir(workspace).join("config.toml")
 }
 
+/// The files whose `[permissions]` [`load`] reads, each with the source its rules get:
+/// the user's `config.toml`, and the project's when the workspace is trusted.
+pub fn rule_files(opts: &LoadOptions) -> Vec<(PathBuf, RuleSource)> {
+    let mut files = Vec::new();
+    if let Some(dir) = &opts.user_config_dir {
+        let path = dir.join("config.toml");
+        files.push((path.clone(), RuleSource::UserConfig(path)));
+    }
+    if opts.trusted {
+        let project = project_config_path(&opts.workspace);
+        files.push((project.clone(), RuleSource::ProjectConfig(project)));
+    }
+    files
+}
+
 /// Shipped defaults < user config < project config (when trusted) < flags.
 pub fn load(opts: &LoadOptions) -> (Policy, Vec<Diagnostic>) {
     let mut policy = Policy::default();
     let mut diagnostics = Vec::new();
     let mut outside = OutsideWorkspace::Ask;
 
-    let mut files = Vec::new();
-    if let Some(dir) = &opts.user_config_dir {
-        let path = dir.join("config.toml");
-        files.push((path.clone(), RuleSource::UserConfig(path)));
-    }
+    let files = rule_files(opts);
     let project = project_config_path(&opts.workspace);
-    if opts.trusted {
-        files.push((project.clone(), RuleSource::ProjectConfig(project)));
-    } else if project.exists() {
+    if !opts.trusted && project.exists() {
         diagnostics.push(Diagnostic {
             file: project.display().to_string(),
             line: 0,

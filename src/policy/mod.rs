@@ -32,7 +32,7 @@ mod workspace;
 
 pub use always::{AlwaysRule, always_rule};
 pub use audit::{AuditRecord, Decider, Permit, PersonAnswer, input_digest};
-pub use load::{LoadOptions, load, parse_permissions};
+pub use load::{LoadOptions, load, parse_permissions, rule_files};
 pub use rule::{Rule, RuleError};
 pub use sampling::SAMPLING_DEFAULT_RULE;
 pub use target::{Resolved, ResolvedTarget, path_to_resolve};
@@ -175,6 +175,21 @@ pub enum OutsideWorkspace {
     Deny,
 }
 
+/// What reloading the rule files changed: rules as `list text (source)`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleChanges {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// The new `outside_workspace` setting, when it changed.
+    pub outside_workspace: Option<OutsideWorkspace>,
+}
+
+impl RuleChanges {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.outside_workspace.is_none()
+    }
+}
+
 /// A project-defined server that needs the user's one-time approval this session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectServerQuestion {
@@ -276,6 +291,30 @@ impl Policy {
 
     pub fn rules(&self) -> &[PolicyRule] {
         &self.rules
+    }
+
+    /// Takes the rules and the outside-workspace setting of `fresh`, a policy just loaded
+    /// again from the same files and flags; this session's grants and project-server
+    /// approvals stay. Says which rules came and went (order within a list does not decide,
+    /// so a rule that only moved is no change).
+    pub fn reload_rules(&mut self, fresh: Policy) -> RuleChanges {
+        let describe = |rules: &[PolicyRule]| -> BTreeSet<String> {
+            rules
+                .iter()
+                .map(|r| format!("{} {} ({})", r.list.key(), r.rule.text, r.source))
+                .collect()
+        };
+        let before = describe(&self.rules);
+        let after = describe(&fresh.rules);
+        let changes = RuleChanges {
+            added: after.difference(&before).cloned().collect(),
+            removed: before.difference(&after).cloned().collect(),
+            outside_workspace: (self.outside_workspace != fresh.outside_workspace)
+                .then_some(fresh.outside_workspace),
+        };
+        self.rules = fresh.rules;
+        self.outside_workspace = fresh.outside_workspace;
+        changes
     }
 
     pub fn outside_workspace(&self) -> OutsideWorkspace {

@@ -724,3 +724,39 @@ fn the_gate_resolves_what_the_policy_expects() {
     );
     assert_eq!(resolve_target(&ws, &builtin("read_file"), &json!({})), None);
 }
+
+/// Reloading the rule files swaps the rules and reports the difference; what the person
+/// granted in this session stays.
+#[test]
+fn reloaded_rules_replace_the_old_ones_and_keep_session_grants() {
+    let ws = Path::new("/w");
+    let mut policy = with_rules(&[
+        (RuleList::Allow, "mcp__github__get_issue", user()),
+        (RuleList::Deny, "mcp__deploy__trigger", project()),
+    ]);
+    policy.grant("mcp__time__now");
+    let fresh = with_rules(&[
+        (RuleList::Deny, "mcp__deploy__trigger", project()),
+        (RuleList::Ask, "mcp__github__get_issue", user()),
+    ]);
+    let changes = policy.reload_rules(fresh);
+    assert_eq!(
+        changes.added,
+        ["ask mcp__github__get_issue (user config /home/u/.config/toolgate/config.toml)"]
+    );
+    assert_eq!(
+        changes.removed,
+        ["allow mcp__github__get_issue (user config /home/u/.config/toolgate/config.toml)"]
+    );
+    assert_eq!(changes.outside_workspace, None);
+    let get_issue = policy.decide(&mcp("github", "get_issue"), &json!({}), &ctx(ws));
+    assert_eq!(kind(&get_issue), "ask");
+    let granted = policy.decide(&mcp("time", "now"), &json!({}), &ctx(ws));
+    assert_eq!(kind(&granted), "allow", "{granted:?}");
+    // The same rules again (in another order) are no change.
+    let same = with_rules(&[
+        (RuleList::Ask, "mcp__github__get_issue", user()),
+        (RuleList::Deny, "mcp__deploy__trigger", project()),
+    ]);
+    assert!(policy.reload_rules(same).is_empty());
+}

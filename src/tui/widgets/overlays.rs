@@ -59,7 +59,7 @@ impl Widget for HelpOverlay<'_> {
                 "@server:uri /mcp__s__p",
                 "attach an MCP resource · run an MCP prompt",
             ),
-            ("/mcp reload", "read the server config again (also on save)"),
+            ("/mcp reload", "reload servers and rules (also on save)"),
             // One row: the list is as tall as 80×24 allows.
             (
                 "/clear /help /quit",

@@ -1,0 +1,83 @@
+//! Reloading the permission rules while the session runs: after the user's or the
+//! project's `config.toml` changed, or on `/mcp reload`. Rule files with new problems are
+//! not applied at all: a half-read file could drop a deny rule, so the rules in force stay
+//! and the error names each problem's file and position (the same as for server files).
+
+use super::events::AgentEvent;
+use super::reload::{ReloadCause, RulesReload, same_problem};
+use super::runner::Agent;
+use crate::policy::{OutsideWorkspace, RuleChanges};
+
+impl Agent {
+    pub(super) async fn reload_rules(&mut self, rules: &RulesReload, cause: &ReloadCause) {
+        let options = rules.options.clone();
+        let loaded = tokio::task::spawn_blocking(move || crate::policy::load(&options)).await;
+        let (fresh, diagnostics) = match loaded {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                self.emit(AgentEvent::Error(format!(
+                    "reloading the permission rules failed: {e}; the rules in force stay"
+                )))
+                .await;
+                return;
+            }
+        };
+        let new_problems: Vec<String> = diagnostics
+            .iter()
+            .filter(|d| !rules.known_problems.iter().any(|k| same_problem(k, d)))
+            .map(|d| format!("  {d}"))
+            .collect();
+        if !new_problems.is_empty() {
+            self.emit(AgentEvent::Error(format!(
+                "Permission rules not reloaded; the rules in force stay as they were. Fix this and save again (or /mcp reload):\n{}",
+                new_problems.join("\n")
+            )))
+            .await;
+            return;
+        }
+        if let Some(current) = self.reload.as_mut().and_then(|r| r.rules.as_mut()) {
+            current.known_problems = diagnostics;
+        }
+        let changes = self.gate.reload_rules(fresh);
+        if changes.is_empty() {
+            if *cause == ReloadCause::Asked {
+                self.emit(AgentEvent::Notice(
+                    "Permission rules reloaded: no rule changed".into(),
+                ))
+                .await;
+            }
+            return;
+        }
+        // The pool panel's badges are verdicts of the rules.
+        let _ = self.refresh_pool_forced().await;
+        self.emit(AgentEvent::Notice(describe(&changes, cause)))
+            .await;
+    }
+}
+
+/// The notice: what came, what went, from where.
+fn describe(changes: &RuleChanges, cause: &ReloadCause) -> String {
+    let why = match cause {
+        ReloadCause::Asked => "/mcp reload".to_string(),
+        ReloadCause::Files(files) => files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let mut notice = format!("Permission rules reloaded ({why}):");
+    for rule in &changes.added {
+        notice.push_str(&format!("\n  + {rule}"));
+    }
+    for rule in &changes.removed {
+        notice.push_str(&format!("\n  - {rule}"));
+    }
+    if let Some(outside) = changes.outside_workspace {
+        let setting = match outside {
+            OutsideWorkspace::Ask => "ask",
+            OutsideWorkspace::Deny => "deny",
+        };
+        notice.push_str(&format!("\n  outside_workspace = \"{setting}\""));
+    }
+    notice
+}
