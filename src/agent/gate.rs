@@ -58,8 +58,12 @@ const UNSANDBOXED_GRANT: &str = "bash (outside the sandbox)";
 impl Gate {
     /// Puts the rules of `fresh` (the rule files loaded again) in force; see
     /// [`Policy::reload_rules`].
-    pub fn reload_rules(&mut self, fresh: Policy) -> crate::policy::RuleChanges {
-        self.policy.reload_rules(fresh)
+    pub fn reload_rules(
+        &mut self,
+        fresh: Policy,
+        read: &[std::path::PathBuf],
+    ) -> crate::policy::RuleChanges {
+        self.policy.reload_rules(fresh, read)
     }
 
     /// A server defined by the (trusted) project starts a program of the project's

@@ -123,11 +123,13 @@ impl Policy {
             .iter()
             .any(|r| r.list == RuleList::Allow && r.rule.text == always.text);
         if !already {
-            self.add_rules([PolicyRule {
+            let rule = PolicyRule {
                 rule,
                 list: RuleList::Allow,
                 source: RuleSource::ProjectConfig(always.file.clone()),
-            }]);
+            };
+            self.session_always.push(rule.clone());
+            self.add_rules([rule]);
         }
         Ok(())
     }

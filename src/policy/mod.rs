@@ -231,6 +231,10 @@ pub struct Policy {
     outside_workspace: OutsideWorkspace,
     grants: BTreeSet<String>,
     approved_project_servers: BTreeSet<(String, String)>,
+    /// "Always" rules the person chose this session (also in `rules`): a reload keeps those
+    /// whose file it did not read (an untrusted workspace's config), so the choice holds for
+    /// the rest of the session as it did before the reload.
+    session_always: Vec<PolicyRule>,
 }
 
 impl Default for Policy {
@@ -254,6 +258,7 @@ impl Default for Policy {
             outside_workspace: OutsideWorkspace::Ask,
             grants: BTreeSet::new(),
             approved_project_servers: BTreeSet::new(),
+            session_always: Vec::new(),
         }
     }
 }
@@ -294,10 +299,27 @@ impl Policy {
     }
 
     /// Takes the rules and the outside-workspace setting of `fresh`, a policy just loaded
-    /// again from the same files and flags; this session's grants and project-server
-    /// approvals stay. Says which rules came and went (order within a list does not decide,
-    /// so a rule that only moved is no change).
-    pub fn reload_rules(&mut self, fresh: Policy) -> RuleChanges {
+    /// again from the same files and flags (`read`: the files it read); this session's
+    /// grants and project-server approvals stay, and so do the "always" rules chosen this
+    /// session in a file it did not read. Says which rules came and went (order within a
+    /// list does not decide, so a rule that only moved is no change).
+    pub fn reload_rules(&mut self, mut fresh: Policy, read: &[PathBuf]) -> RuleChanges {
+        for always in &self.session_always {
+            let unread = match &always.source {
+                RuleSource::ProjectConfig(file) | RuleSource::UserConfig(file) => {
+                    !read.contains(file)
+                }
+                _ => false,
+            };
+            let present = fresh.rules.iter().any(|r| {
+                r.list == always.list
+                    && r.rule.text == always.rule.text
+                    && r.source == always.source
+            });
+            if unread && !present {
+                fresh.rules.push(always.clone());
+            }
+        }
         let describe = |rules: &[PolicyRule]| -> BTreeSet<String> {
             rules
                 .iter()

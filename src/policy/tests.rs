@@ -739,7 +739,7 @@ fn reloaded_rules_replace_the_old_ones_and_keep_session_grants() {
         (RuleList::Deny, "mcp__deploy__trigger", project()),
         (RuleList::Ask, "mcp__github__get_issue", user()),
     ]);
-    let changes = policy.reload_rules(fresh);
+    let changes = policy.reload_rules(fresh, &[]);
     assert_eq!(
         changes.added,
         ["ask mcp__github__get_issue (user config /home/u/.config/toolgate/config.toml)"]
@@ -758,5 +758,29 @@ fn reloaded_rules_replace_the_old_ones_and_keep_session_grants() {
         (RuleList::Ask, "mcp__github__get_issue", user()),
         (RuleList::Deny, "mcp__deploy__trigger", project()),
     ]);
-    assert!(policy.reload_rules(same).is_empty());
+    assert!(policy.reload_rules(same, &[]).is_empty());
+}
+
+/// An "always" chosen this session stays through a reload that did not read its file (an
+/// untrusted workspace's config); when the file was read, the file decides.
+#[test]
+fn always_rules_survive_a_reload_that_did_not_read_their_file() {
+    let ws = Path::new("/w");
+    let file = PathBuf::from("/w/.toolgate/config.toml");
+    let mut policy = Policy::default();
+    policy
+        .apply_always(&AlwaysRule {
+            text: "mcp__github__get_issue".into(),
+            file: file.clone(),
+        })
+        .unwrap();
+    let changes = policy.reload_rules(Policy::default(), &[]);
+    assert!(changes.is_empty(), "{changes:?}");
+    let verdict = policy.decide(&mcp("github", "get_issue"), &json!({}), &ctx(ws));
+    assert_eq!(kind(&verdict), "allow");
+    // Read, and the person deleted it there: it goes.
+    let changes = policy.reload_rules(Policy::default(), &[file]);
+    assert_eq!(changes.removed.len(), 1, "{changes:?}");
+    let verdict = policy.decide(&mcp("github", "get_issue"), &json!({}), &ctx(ws));
+    assert_eq!(kind(&verdict), "ask");
 }

@@ -436,7 +436,9 @@ impl ToolIndex {
     /// Indexed words closest in meaning to `term` (at most [`MEANING_KIN`], each at least
     /// [`KIN_SIMILARITY`] similar), with their similarity.
     fn kin_in_meaning(&self, term: &str) -> Vec<(&str, f32)> {
-        let Some(embedder) = semantic::embedder().filter(|_| !self.term_meanings.is_empty()) else {
+        let Some(embedder) =
+            semantic::embedder().filter(|_| self.dimensions > 0 && !self.term_meanings.is_empty())
+        else {
             return Vec::new();
         };
         let query = embedder.embed(term, &mut semantic::TokenCache::default());
