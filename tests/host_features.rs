@@ -74,36 +74,13 @@ fn rule(text: &str, list: RuleList) -> PolicyRule {
 fn setup(tool_input: &str, env: &[(&str, &str)], allow: &[&str]) -> (AgentConfig, Setup) {
     let workspace = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
-    let mut env = env.to_vec();
-    env.push(("FIXTURE_HOST_TOOLS", "1"));
-    let server = common::fixture("fix", &env);
-    let (tx, rx) = mpsc::unbounded_channel();
-    let hub = McpHub::with_options(
-        vec![server],
-        tx,
-        HubOptions {
-            workspace: workspace.path().to_path_buf(),
-            builtin_exe: env!("CARGO_BIN_EXE_toolgate").into(),
-            probe_timeout: Duration::from_millis(300),
-            ..HubOptions::default()
-        },
-    );
-    let mut policy = Policy::default();
-    policy.add_rules(allow.iter().map(|r| rule(r, RuleList::Allow)));
     let seen = Arc::default();
-    let model = Recording {
-        inner: ScriptedProvider::new(Scenario::parse("host", &scenario(tool_input)).unwrap()),
-        seen: Arc::clone(&seen),
-    };
-    let mut config = AgentConfig::new(
-        Box::new(model),
-        hub,
-        rx,
-        policy,
-        workspace.path().to_path_buf(),
+    let config = config_in(
+        workspace.path(),
+        state.path(),
+        (tool_input, env, allow),
+        Arc::clone(&seen),
     );
-    config.sessions_dir = Some(state.path().join("sessions"));
-    config.checkpoints_dir = None;
     (
         config,
         Setup {
@@ -112,6 +89,40 @@ fn setup(tool_input: &str, env: &[(&str, &str)], allow: &[&str]) -> (AgentConfig
             seen,
         },
     )
+}
+
+/// An agent over the fixture server `fix` in `workspace`, its sessions under `state`;
+/// `(tool_input, env, allow)` as for [`setup`].
+fn config_in(
+    workspace: &Path,
+    state: &Path,
+    (tool_input, env, allow): (&str, &[(&str, &str)], &[&str]),
+    seen: Arc<Mutex<Vec<ModelRequest>>>,
+) -> AgentConfig {
+    let mut env = env.to_vec();
+    env.push(("FIXTURE_HOST_TOOLS", "1"));
+    let server = common::fixture("fix", &env);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let hub = McpHub::with_options(
+        vec![server],
+        tx,
+        HubOptions {
+            workspace: workspace.to_path_buf(),
+            builtin_exe: env!("CARGO_BIN_EXE_toolgate").into(),
+            probe_timeout: Duration::from_millis(300),
+            ..HubOptions::default()
+        },
+    );
+    let mut policy = Policy::default();
+    policy.add_rules(allow.iter().map(|r| rule(r, RuleList::Allow)));
+    let model = Recording {
+        inner: ScriptedProvider::new(Scenario::parse("host", &scenario(tool_input)).unwrap()),
+        seen,
+    };
+    let mut config = AgentConfig::new(Box::new(model), hub, rx, policy, workspace.to_path_buf());
+    config.sessions_dir = Some(state.join("sessions"));
+    config.checkpoints_dir = None;
+    config
 }
 
 const SAMPLE: &str = r#"{"name": "mcp__fix__sample", "input": {"text": "Please summarize: apples and pears", "max_tokens": 100, "system": "You are terse."}}"#;
@@ -445,6 +456,52 @@ async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model()
         logged.iter().any(|(_, m)| m.contains("roots changed")),
         "{logged:?}"
     );
+
+    // Resumed, the session has the added root again: the server hears both at its start.
+    let root_added: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["type"] == "root_added")
+        .collect();
+    assert_eq!(root_added.len(), 1, "{records:?}");
+    let id = records[0]["session_id"].as_str().unwrap().to_string();
+    let mut config = config_in(
+        setup.workspace.path(),
+        setup.state.path(),
+        (log_tool, &[], &["mcp__fix__log"]),
+        Arc::default(),
+    );
+    config.resume = Some(id);
+    let mut handle = agent::spawn(config);
+    loop {
+        let event = tokio::time::timeout(WAIT, handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let AgentEvent::Notice(text) = &event
+            && text.starts_with("Resumed session")
+        {
+            assert!(
+                text.contains("1 root added with /roots add restored"),
+                "{text}"
+            );
+            break;
+        }
+    }
+    handle
+        .commands
+        .send(UiCommand::Connect("fix".into()))
+        .await
+        .unwrap();
+    let (_, first) = log_containing(&mut handle.events, "roots at start").await;
+    assert_eq!(
+        first,
+        format!(
+            "fixture: roots at start: {} {}",
+            file_uri(&workspace),
+            file_uri(&extra)
+        )
+    );
+    let _ = handle.commands.send(UiCommand::Shutdown).await;
 }
 
 /// A finished Anthropic text reply as server-sent events.

@@ -8,22 +8,53 @@ use tokio::sync::mpsc;
 use super::events::AgentEvent;
 use crate::mcp::{McpHub, file_uri};
 
-pub(super) async fn add(hub: McpHub, dir: PathBuf, events: mpsc::Sender<AgentEvent>) {
+/// Adds `dir` as a root and says how it went; the new root when it was not one yet.
+pub(super) async fn add(
+    hub: McpHub,
+    dir: PathBuf,
+    events: mpsc::Sender<AgentEvent>,
+) -> Option<PathBuf> {
     // `~/…` as a shell would read it; anything else relative is relative to the workspace.
     let dir = match (dir.strip_prefix("~"), dirs::home_dir()) {
         (Ok(rest), Some(home)) => home.join(rest),
         _ => dir,
     };
-    let event = match hub.add_root(&dir).await {
-        Ok((root, Some(told))) => AgentEvent::Notice(format!(
-            "Root added: {} ({told} connected server{} told the roots changed)",
-            file_uri(&root),
-            if told == 1 { "" } else { "s" }
-        )),
-        Ok((root, None)) => AgentEvent::Notice(format!("{} is a root already", file_uri(&root))),
-        Err(message) => AgentEvent::Error(message),
+    let (event, added) = match hub.add_root(&dir).await {
+        Ok((root, Some(told))) => (
+            AgentEvent::Notice(format!(
+                "Root added: {} ({told} connected server{} told the roots changed)",
+                file_uri(&root),
+                if told == 1 { "" } else { "s" }
+            )),
+            Some(root),
+        ),
+        Ok((root, None)) => (
+            AgentEvent::Notice(format!("{} is a root already", file_uri(&root))),
+            None,
+        ),
+        Err(message) => (AgentEvent::Error(message), None),
     };
     let _ = events.send(event).await;
+    added
+}
+
+/// Adds the roots a resumed session had; says what could not come back (a folder that is
+/// gone), for the resume notice.
+pub(super) async fn restore(hub: &McpHub, roots: &[PathBuf]) -> RestoredRoots {
+    let mut outcome = RestoredRoots::default();
+    for dir in roots {
+        match hub.add_root(dir).await {
+            Ok(_) => outcome.restored += 1,
+            Err(message) => outcome.problems.push(message),
+        }
+    }
+    outcome
+}
+
+#[derive(Debug, Default)]
+pub(super) struct RestoredRoots {
+    pub restored: usize,
+    pub problems: Vec<String>,
 }
 
 pub(super) fn list(hub: &McpHub) -> AgentEvent {

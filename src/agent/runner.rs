@@ -53,6 +53,9 @@ enum Work {
     RefreshPool,
     /// Load the server configuration again (`/mcp reload`, or the watcher saw a change).
     Reload(super::reload::ReloadCause),
+    /// `/roots add` added this root (already in force): the session log keeps it, so a
+    /// resumed session has it again.
+    RootAdded(PathBuf),
     Shutdown,
 }
 
@@ -170,7 +173,12 @@ async fn read_commands(
             UiCommand::Undo => Work::Undo(control.new_turn()),
             // Roots change beside a running turn: a server may be waiting for them.
             UiCommand::AddRoot(dir) => {
-                tokio::spawn(super::roots::add(hub.clone(), dir, events.clone()));
+                let (hub, events, work) = (hub.clone(), events.clone(), work.clone());
+                tokio::spawn(async move {
+                    if let Some(root) = super::roots::add(hub, dir, events).await {
+                        let _ = work.send(Work::RootAdded(root));
+                    }
+                });
                 continue;
             }
             UiCommand::ListRoots => {
@@ -577,6 +585,7 @@ impl Agent {
         }
         self.messages = restored.messages;
         self.tool_search.restore_loaded(restored.loaded_tools);
+        let roots = super::roots::restore(&self.hub, &restored.roots).await;
         self.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",
@@ -587,6 +596,16 @@ impl Agent {
                 " ({} unreadable log lines skipped)",
                 restored.skipped_lines
             ));
+        }
+        if roots.restored > 0 {
+            notice.push_str(&format!(
+                "; {} root{} added with /roots add restored",
+                roots.restored,
+                if roots.restored == 1 { "" } else { "s" }
+            ));
+        }
+        for problem in &roots.problems {
+            notice.push_str(&format!("\n  a root was not restored: {problem}"));
         }
         self.emit(AgentEvent::Notice(notice)).await;
         for server in restored.connected {
@@ -697,6 +716,7 @@ impl Agent {
                     self.emit(AgentEvent::Notice("Conversation cleared.".into()))
                         .await;
                 }
+                Work::RootAdded(dir) => self.record(Record::RootAdded { dir }).await,
                 Work::RefreshPool => {
                     if let Err(e) = self.refresh_pool().await {
                         self.emit(AgentEvent::Notice(format!(

@@ -128,6 +128,10 @@ pub enum Record {
     ToolsLoaded {
         tools: Vec<String>,
     },
+    /// `/roots add` added this folder as a root; a resumed session has it again.
+    RootAdded {
+        dir: PathBuf,
+    },
     /// A server's sampling request and how it ended.
     Sampling(crate::agent::sampling::SamplingReport),
     /// A server's log message.
@@ -298,6 +302,8 @@ pub struct RestoredSession {
     pub turns: usize,
     /// Tools `search_tools` loaded, oldest first.
     pub loaded_tools: Vec<String>,
+    /// Roots added with `/roots add`, oldest first (the workspace is always one).
+    pub roots: Vec<PathBuf>,
 }
 
 pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
@@ -334,6 +340,11 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
             Record::Cleared => restored.messages.clear(),
             Record::TurnFinished { .. } => restored.turns += 1,
+            Record::RootAdded { dir } => {
+                if !restored.roots.contains(&dir) {
+                    restored.roots.push(dir);
+                }
+            }
             Record::ToolsLoaded { tools } => {
                 for tool in tools {
                     if !restored.loaded_tools.contains(&tool) {
