@@ -340,10 +340,8 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
             Record::Cleared => restored.messages.clear(),
             Record::TurnFinished { .. } => restored.turns += 1,
-            Record::RootAdded { dir } => {
-                if !restored.roots.contains(&dir) {
-                    restored.roots.push(dir);
-                }
+            Record::RootAdded { dir } if !restored.roots.contains(&dir) => {
+                restored.roots.push(dir);
             }
             Record::ToolsLoaded { tools } => {
                 for tool in tools {
