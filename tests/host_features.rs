@@ -125,7 +125,7 @@ fn config_in(
     config
 }
 
-const SAMPLE: &str = r#"{"name": "mcp__fix__sample", "input": {"text": "Please summarize: apples and pears", "max_tokens": 100, "system": "You are terse."}}"#;
+const SAMPLE: &str = r#"{"name": "mcp__fix__sample", "input": {"text": "Please summarize: apples and pears", "max_tokens": 100, "system": "You are terse.", "temperature": 0.25, "stop": ["END"]}}"#;
 
 async fn headless_jsonl(config: AgentConfig) -> Vec<Value> {
     let (mut out, mut err) = (Vec::new(), Vec::new());
@@ -229,6 +229,9 @@ async fn a_policy_rule_allows_sampling_without_a_question() {
     let sampled = seen.iter().find(|r| r.system == "You are terse.").unwrap();
     assert!(sampled.tools.is_empty());
     assert_eq!(sampled.max_tokens, 100);
+    // The server's temperature and stop sequences go to the provider with the request.
+    assert_eq!(sampled.sampling.temperature, Some(0.25));
+    assert_eq!(sampled.sampling.stop_sequences, ["END"]);
     assert_eq!(sampled.messages.len(), 1);
     let records = session_records(setup.state.path());
     let logged = records.iter().find(|r| r["type"] == "sampling").unwrap();

@@ -86,6 +86,7 @@ fn request_after_tool_round() -> ModelRequest {
                 .into(),
         }],
         max_tokens: 1024,
+        sampling: Default::default(),
     }
 }
 
@@ -416,6 +417,7 @@ async fn openai_compatible_local_server_gets_no_authorization_header() {
             messages: vec![Message::user_text("hello")],
             tools: vec![],
             max_tokens: 0,
+            sampling: Default::default(),
         },
     )
     .await;
@@ -816,6 +818,7 @@ async fn scripted_turn(
             messages: messages.clone(),
             tools: vec![],
             max_tokens: 0,
+            sampling: Default::default(),
         },
     )
     .await;
@@ -1045,6 +1048,7 @@ async fn scripted_scenario_from_a_file_routes_by_user_text() {
         messages: vec![Message::user_text(text)],
         tools: vec![],
         max_tokens: 0,
+        sampling: Default::default(),
     };
     let (events, _) = collect(provider.as_ref(), ask("good morning")).await;
     assert_eq!(

@@ -945,6 +945,7 @@ impl Agent {
                     })
                     .collect(),
                 max_tokens: self.max_tokens,
+                sampling: Default::default(),
             };
             model_calls += 1;
             let reply = match self.stream_reply(request, &cancel).await {

@@ -19,7 +19,8 @@ use super::session::{Record, SharedLog};
 use crate::inbox::{Origin, Reply, Request, Sampling};
 use crate::mcp::{Sampled, SamplingQuestion, SamplingRefusal, SamplingRequest, SamplingTurn};
 use crate::model::{
-    ContentBlock, Message, ModelProvider, ModelRequest, StopReason, StreamEvent, Usage,
+    ContentBlock, Message, ModelProvider, ModelRequest, SamplingOptions, StopReason, StreamEvent,
+    Usage,
 };
 use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy};
 
@@ -416,6 +417,10 @@ impl SamplingHost {
                 .collect(),
             tools: Vec::new(),
             max_tokens: request.max_tokens.min(self.cap),
+            sampling: SamplingOptions {
+                temperature: request.temperature,
+                stop_sequences: request.stop_sequences.clone(),
+            },
         };
         let mut stream = self.model.stream(model_request);
         let mut text = String::new();

@@ -83,7 +83,7 @@ impl Kind for Sampling {
         ];
         if !r.stop_sequences.is_empty() {
             facts.push(Fact::new(
-                "stop sequences (not applied)",
+                "stop sequences",
                 r.stop_sequences.join(" · "),
                 Tone::Dim,
             ));
@@ -209,7 +209,7 @@ mod tests {
             Some("9000 (toolgate's cap: 4096)")
         );
         assert_eq!(fact("model preferences").as_deref(), Some("speed 0.50"));
-        assert_eq!(fact("stop sequences (not applied)").as_deref(), Some("END"));
+        assert_eq!(fact("stop sequences").as_deref(), Some("END"));
         let choices = sampling.choices();
         let keys: Vec<char> = choices.iter().map(|c| c.key).collect();
         assert_eq!(keys, ['y', 'a', 'n']);

@@ -105,6 +105,13 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
         "stream": true,
         "messages": messages,
     });
+    // Anthropic takes temperatures from 0 to 1.
+    if let Some(t) = request.sampling.temperature {
+        body["temperature"] = json!(t.clamp(0.0, 1.0));
+    }
+    if !request.sampling.stop_sequences.is_empty() {
+        body["stop_sequences"] = json!(request.sampling.stop_sequences);
+    }
     if !request.system.is_empty() {
         body["system"] = json!([{
             "type": "text",
@@ -475,6 +482,7 @@ mod tests {
             }],
             tools: vec![],
             max_tokens: 0,
+            sampling: Default::default(),
         };
         let body = request_body("m", &request);
         assert_eq!(body["max_tokens"], FALLBACK_MAX_TOKENS);
@@ -486,6 +494,28 @@ mod tests {
             content[1],
             json!({"type": "text", "text": "not now", "cache_control": {"type": "ephemeral"}})
         );
+    }
+
+    /// A sampling request's temperature and stop sequences reach the API, the temperature
+    /// within Anthropic's 0–1; the agent's own calls send neither.
+    #[test]
+    fn sampling_options_are_sent_within_the_apis_limits() {
+        let mut request = ModelRequest {
+            system: String::new(),
+            messages: Vec::new(),
+            tools: vec![],
+            max_tokens: 10,
+            sampling: Default::default(),
+        };
+        let plain = request_body("m", &request);
+        assert!(plain.get("temperature").is_none() && plain.get("stop_sequences").is_none());
+        request.sampling = crate::model::SamplingOptions {
+            temperature: Some(1.5),
+            stop_sequences: vec!["END".into()],
+        };
+        let body = request_body("m", &request);
+        assert_eq!(body["temperature"], json!(1.0));
+        assert_eq!(body["stop_sequences"], json!(["END"]));
     }
 
     #[test]
@@ -510,6 +540,7 @@ mod tests {
             }],
             tools: vec![],
             max_tokens: 10,
+            sampling: Default::default(),
         };
         let body = request_body("m", &request);
         let content = &body["messages"][0]["content"];

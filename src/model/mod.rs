@@ -91,6 +91,17 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolDef>,
     pub max_tokens: u32,
+    /// What an MCP server's sampling request asked of the model beyond the messages; the
+    /// agent's own calls leave the provider's defaults.
+    pub sampling: SamplingOptions,
+}
+
+/// Temperature and stop sequences, as a sampling request carries them (`temperature`,
+/// `stopSequences`); each provider sends them in its own words and range.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SamplingOptions {
+    pub temperature: Option<f32>,
+    pub stop_sequences: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -182,6 +182,14 @@ pub fn request_body_with(
         };
         body[key] = json!(request.max_tokens);
     }
+    // Chat Completions takes temperatures from 0 to 2 and at most four stop sequences.
+    if let Some(t) = request.sampling.temperature {
+        body["temperature"] = json!(t.clamp(0.0, 2.0));
+    }
+    if !request.sampling.stop_sequences.is_empty() {
+        let stop: Vec<&String> = request.sampling.stop_sequences.iter().take(4).collect();
+        body["stop"] = json!(stop);
+    }
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -520,6 +528,28 @@ mod tests {
             out.extend(decoder.on_body_end().unwrap());
         }
         out
+    }
+
+    /// A sampling request's temperature and stop sequences reach the endpoint, within
+    /// what Chat Completions accepts; the agent's own calls send neither.
+    #[test]
+    fn sampling_options_are_sent_within_the_apis_limits() {
+        let mut request = ModelRequest {
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+            max_tokens: 10,
+            sampling: Default::default(),
+        };
+        let plain = request_body("m", &request, false);
+        assert!(plain.get("temperature").is_none() && plain.get("stop").is_none());
+        request.sampling = crate::model::SamplingOptions {
+            temperature: Some(3.5),
+            stop_sequences: ["a", "b", "c", "d", "e"].map(String::from).to_vec(),
+        };
+        let body = request_body("m", &request, false);
+        assert_eq!(body["temperature"], json!(2.0));
+        assert_eq!(body["stop"], json!(["a", "b", "c", "d"]));
     }
 
     #[test]
