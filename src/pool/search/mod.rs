@@ -250,6 +250,8 @@ impl ToolIndex {
                 frequencies[term_id as usize].push((id as u32, tf));
             }
         }
+        let mut vocabulary: Vec<String> = index.terms.keys().cloned().collect();
+        vocabulary.sort();
         if let Some(embedder) = semantic::embedder() {
             let mut cache = semantic::TokenCache::default();
             index.dimensions = embedder.dimensions();
@@ -257,11 +259,6 @@ impl ToolIndex {
                 .iter()
                 .flat_map(|text| embedder.embed(text, &mut cache))
                 .collect();
-        }
-        let mut vocabulary: Vec<String> = index.terms.keys().cloned().collect();
-        vocabulary.sort();
-        if let Some(embedder) = semantic::embedder() {
-            let mut cache = semantic::TokenCache::default();
             index.term_meanings = vocabulary
                 .iter()
                 .flat_map(|term| embedder.embed(term, &mut cache))
