@@ -35,16 +35,22 @@ pub struct RulesReload {
     pub known_problems: Vec<Diagnostic>,
 }
 
+impl RulesReload {
+    /// The files the rules are read from (whether they exist yet or not).
+    pub fn files(&self) -> Vec<PathBuf> {
+        crate::policy::rule_files(&self.options)
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect()
+    }
+}
+
 impl ConfigReload {
     /// Every file a change of which reloads something: the server files, then the rule files.
     pub fn watched_files(&self) -> Vec<PathBuf> {
         let mut files = crate::config::watch::watched_files(&self.options);
         if let Some(rules) = &self.rules {
-            files.extend(
-                crate::policy::rule_files(&rules.options)
-                    .into_iter()
-                    .map(|(path, _)| path),
-            );
+            files.extend(rules.files());
         }
         files
     }
@@ -82,14 +88,8 @@ impl Agent {
                 .iter()
                 .any(|f| wanted.iter().any(|w| crate::config::watch::same_file(w, f))),
         };
-        if let Some(rules) = &reload.rules {
-            let rule_files: Vec<PathBuf> = crate::policy::rule_files(&rules.options)
-                .into_iter()
-                .map(|(path, _)| path)
-                .collect();
-            if touched(&rule_files) {
-                self.reload_rules(rules, &cause).await;
-            }
+        if let Some(rules) = reload.rules.as_ref().filter(|r| touched(&r.files())) {
+            self.reload_rules(rules, &cause).await;
         }
         if touched(&server_files) {
             self.reload_servers(&reload, server_files, cause).await;

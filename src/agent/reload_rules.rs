@@ -38,11 +38,7 @@ impl Agent {
         if let Some(current) = self.reload.as_mut().and_then(|r| r.rules.as_mut()) {
             current.known_problems = diagnostics;
         }
-        let read: Vec<std::path::PathBuf> = crate::policy::rule_files(&rules.options)
-            .into_iter()
-            .map(|(path, _)| path)
-            .collect();
-        let changes = self.gate.reload_rules(fresh, &read);
+        let changes = self.gate.reload_rules(fresh, &rules.files());
         if changes.is_empty() {
             if *cause == ReloadCause::Asked {
                 self.emit(AgentEvent::Notice(
