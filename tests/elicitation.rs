@@ -8,6 +8,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+mod pty_support;
+
 struct Fixture {
     dir: tempfile::TempDir,
 }
@@ -335,4 +337,108 @@ async fn a_call_does_not_time_out_while_its_server_waits_for_the_person() {
     assert!(!output.is_error, "{output:?}");
     assert!(output.text.contains("\"late\""), "{output:?}");
     hub.shutdown().await;
+}
+
+/// A call refused with -32042 (URL elicitation required) and nobody at a terminal to ask:
+/// the page is not opened, the call ends with a tool error naming the page, and it is not
+/// sent again.
+#[test]
+fn a_call_that_needs_a_page_visited_first_is_not_retried_when_the_page_is_declined() {
+    let f = Fixture::new(json!({}));
+    let out = f.toolgate(&[
+        "mcp",
+        "call",
+        "elicit",
+        "url_gate",
+        "{}",
+        "--elicitation",
+        "accept-defaults",
+    ]);
+    let all = text(&out);
+    assert!(
+        all.contains("MCP error -32042: Connect your Example account first")
+            && all.contains("https://accounts.example.com/connect/7d1e")
+            && all.contains("declined"),
+        "{all}"
+    );
+    assert!(!all.contains("the account is connected"), "{all}");
+    assert_eq!(
+        f.answers("url_gate"),
+        [json!({"tool": "url_gate", "call": "refused"})]
+    );
+}
+
+/// The same call on a terminal: the person sees the page's domain and URL, opens it, and
+/// once the server says the page is done the call is sent again and answers.
+#[test]
+fn a_call_that_needs_a_page_visited_first_goes_on_once_the_server_says_it_is_done() {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+
+    let f = Fixture::new(json!({}));
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolgate"));
+    for arg in [
+        "mcp",
+        "call",
+        "elicit",
+        "url_gate",
+        "{}",
+        "--elicitation",
+        "ask",
+    ] {
+        cmd.arg(arg);
+    }
+    cmd.arg("--mcp-config");
+    cmd.arg(f.path().join("mcp.json"));
+    cmd.arg("--workspace");
+    cmd.arg(f.path());
+    cmd.env("TOOLGATE_STATE_DIR", f.path().join("state"));
+    cmd.env("TOOLGATE_CONFIG_DIR", f.path().join("config"));
+    // "Opening" the page runs `true`: no browser starts on the test machine.
+    cmd.env("BROWSER", "true");
+    cmd.env_remove("ANTHROPIC_API_KEY");
+    cmd.env_remove("OPENAI_API_KEY");
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: 40,
+            cols: 120,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(40, 120, 0)));
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let sink = Arc::clone(&parser);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().process(&buf[..n]);
+        }
+    });
+    let screen = pty_support::Screen { parser };
+    let mut keys = pair.master.take_writer().unwrap();
+    screen.wait_text("Open it in your browser?");
+    let shown = screen.text();
+    assert!(
+        shown.contains("domain: accounts.example.com")
+            && shown.contains("url:    https://accounts.example.com/connect/7d1e"),
+        "{shown}"
+    );
+    keys.write_all(b"o\n").unwrap();
+    screen.wait_text("the account is connected");
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{}", screen.text());
+    assert_eq!(
+        f.answers("url_gate"),
+        [
+            json!({"tool": "url_gate", "call": "refused"}),
+            json!({"tool": "url_gate", "call": "answered"})
+        ]
+    );
 }

@@ -103,6 +103,8 @@ pub struct Elicitor {
     server: String,
     events: mpsc::UnboundedSender<HubEvent>,
     waiting: Arc<AtomicUsize>,
+    /// Pages this server said were completed (`notifications/elicitation/complete`).
+    completions: Arc<super::url_elicitation::Completions>,
 }
 
 /// Gives the slot back however the question ends.
@@ -128,7 +130,13 @@ impl Elicitor {
             server: server.to_string(),
             events,
             waiting: Arc::default(),
+            completions: Arc::default(),
         }
+    }
+
+    /// What this server said was completed in the browser.
+    pub fn completions(&self) -> &super::url_elicitation::Completions {
+        &self.completions
     }
 
     /// Resolves after `limit` during which no question of this server was left waiting

@@ -10,10 +10,11 @@ use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
     ClientCapabilities, ClientConfig as ClientInfo, CreateMessageRequestParams,
-    CreateMessageResult, CustomRequest, CustomResult, ElicitRequestParams, ElicitResult,
-    ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability, Implementation,
-    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, RootsCapabilities, SamplingCapability, UrlElicitationCapability,
+    CreateMessageResult, CustomNotification, CustomRequest, CustomResult, ElicitRequestParams,
+    ElicitResult, ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability,
+    Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, RootsCapabilities, SamplingCapability,
+    UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::collections::HashMap;
@@ -104,6 +105,26 @@ impl ClientHandler for HubClient {
         serde_json::to_value(result)
             .map(CustomResult)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    /// `notifications/elicitation/complete` (rmcp has no type for it): a page the person
+    /// was sent to is done, and a call waiting for it may go on.
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if notification.method != super::url_elicitation::COMPLETE_METHOD {
+            tracing::debug!(server = %self.server, method = %notification.method, "unknown notification");
+            return;
+        }
+        match super::url_elicitation::completed_id(notification.params.as_ref()) {
+            Some(id) => self.elicitor.completions().complete(id),
+            None => tracing::warn!(
+                server = %self.server,
+                "notifications/elicitation/complete without an elicitationId"
+            ),
+        }
     }
 
     async fn on_progress(

@@ -5,6 +5,7 @@ mod reload;
 mod resources;
 mod sign_in;
 mod tasks;
+mod url_required;
 
 pub use resources::CompletionTarget;
 
@@ -971,6 +972,33 @@ impl McpHub {
                     server: server.to_string(),
                     message: format!("unexpected answer to tools/call: {}", short_debug(&other)),
                 }, None)),
+                Ok(Err(ServiceError::McpError(error)))
+                    if error.code.0 == crate::mcp::url_elicitation::URL_ELICITATION_REQUIRED
+                        && round < input_required::MAX_INPUT_ROUNDS =>
+                {
+                    match self
+                        .visit_required_pages(server, &error, progress_again.as_ref(), cancel)
+                        .await
+                    {
+                        Ok(url_required::PagesVisited::Done) => {
+                            let again = input_required::Retry {
+                                responses: None,
+                                state: None,
+                                round: round + 1,
+                            };
+                            Box::pin(self.call_once(
+                                connection, tool, arguments, progress_again, cancel, Some(again),
+                            ))
+                            .await
+                        }
+                        Ok(url_required::PagesVisited::Refused(text)) => Ok(CallOutput {
+                            text,
+                            is_error: true,
+                            images: Vec::new(),
+                        }),
+                        Err(e) => Err((e, None)),
+                    }
+                }
                 Ok(Err(ServiceError::McpError(error))) => Ok(CallOutput {
                     text: format!("MCP error {}: {}", error.code.0, error.message),
                     is_error: true,

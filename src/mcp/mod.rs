@@ -15,6 +15,7 @@ mod sampling;
 mod spawn;
 mod stderr;
 mod transport;
+mod url_elicitation;
 
 pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
