@@ -102,6 +102,7 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
         &crate::sandbox::SettingsSources::new(&opts.workspace, opts.trust_project),
     );
     notices.extend(sandbox_diagnostics.iter().map(|d| format!("sandbox: {d}")));
+    let sandbox_at_start = settings.clone();
     let sandbox = crate::sandbox::Sandbox::new(settings);
     let (tool_search, tools_diagnostics) = crate::config::load_tool_settings(
         &opts.workspace,
@@ -120,6 +121,10 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
         opts.trust_project,
     );
     notices.extend(host_diagnostics.iter().map(|d| format!("config: {d}")));
+    let mut reload = reload;
+    if let Some(rules) = reload.as_mut().and_then(|r| r.rules.as_mut()) {
+        rules.settings_seen = Some(crate::agent::SettingsSeen::at_start(host, sandbox_at_start));
+    }
     let model = select_model(opts)?;
     let (hub_tx, hub_rx) = mpsc::unbounded_channel();
     let hub = McpHub::with_options(
@@ -170,6 +175,8 @@ fn build_policy(
     let rules = crate::agent::RulesReload {
         options: load,
         known_problems: diagnostics.clone(),
+        // Set once the other settings are read (prepare).
+        settings_seen: None,
     };
     let mut flag_problems = Vec::new();
     let mut notices = Vec::new();

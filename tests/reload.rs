@@ -9,7 +9,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, UiCommand};
-use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload, RulesReload};
+use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload, RulesReload, SettingsSeen};
 use toolgate::config::LoadOptions;
 use toolgate::inbox::{HostRequest, ProjectServerAnswer};
 use toolgate::mcp::{McpHub, ServerStatus};
@@ -321,6 +321,10 @@ async fn permission_rules_reload_when_config_toml_changes_and_a_broken_file_keep
         reload.rules = Some(RulesReload {
             options,
             known_problems,
+            settings_seen: Some(SettingsSeen::at_start(
+                Default::default(),
+                Default::default(),
+            )),
         });
     });
     let config_toml = s._workspace.path().join(".toolgate").join("config.toml");
@@ -384,6 +388,33 @@ async fn permission_rules_reload_when_config_toml_changes_and_a_broken_file_keep
         shown_decision(&events, "mcp__docs__search"),
         Some(Decision::Allow),
         "{events:?}"
+    );
+
+    // `[tools]` applies at once: with search on, docs' tools leave the request.
+    std::fs::write(&config_toml, "[tools]\nsearch = \"on\"\n").unwrap();
+    let (events, _) = s.until(None, notice_with("[tools] search = \"on\"")).await;
+    let text = text_of(&events);
+    assert!(text.contains("config.toml reloaded"), "{text}");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolsDeferred { deferred }
+            if deferred.iter().any(|t| t.tool.name == "mcp__docs__search"))),
+        "{events:?}"
+    );
+    assert_eq!(shown_decision(&events, "mcp__docs__search"), None);
+
+    // `[sandbox]` shapes running processes: named, with the restart that applies it.
+    std::fs::write(
+        &config_toml,
+        "[tools]\nsearch = \"on\"\n[sandbox]\nnetwork = true\n",
+    )
+    .unwrap();
+    let (events, _) = s.until(None, notice_with("[sandbox] changed")).await;
+    let text = text_of(&events);
+    assert!(
+        text.contains("applies when toolgate starts again"),
+        "{text}"
     );
     s.send(UiCommand::Shutdown).await;
 }

@@ -17,6 +17,7 @@ mod prompt;
 mod prompts;
 mod reload;
 mod reload_rules;
+mod reload_settings;
 pub mod resources;
 mod roots;
 mod runner;
@@ -39,6 +40,7 @@ pub use ask::ask;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
 pub use reload::{ConfigReload, RulesReload};
+pub use reload_settings::SettingsSeen;
 pub use sampling::{SamplingOutcome, SamplingReport};
 pub use session::ResumeFrom;
 

@@ -33,6 +33,9 @@ pub struct RulesReload {
     pub options: crate::policy::LoadOptions,
     /// Problems the rule files had when they were last applied.
     pub known_problems: Vec<Diagnostic>,
+    /// The same files' settings that need a restart, as last seen; `None` leaves them
+    /// unwatched (only the rules and `[tools]` reload).
+    pub settings_seen: Option<super::reload_settings::SettingsSeen>,
 }
 
 impl RulesReload {

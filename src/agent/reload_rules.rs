@@ -39,7 +39,8 @@ impl Agent {
             current.known_problems = diagnostics;
         }
         let changes = self.gate.reload_rules(fresh, &rules.files());
-        if changes.is_empty() {
+        let settings = self.reload_settings(rules).await;
+        if changes.is_empty() && settings.is_empty() {
             if *cause == ReloadCause::Asked {
                 self.emit(AgentEvent::Notice(
                     "Permission rules reloaded: no rule changed".into(),
@@ -48,10 +49,14 @@ impl Agent {
             }
             return;
         }
-        // The pool panel's badges are verdicts of the rules.
+        // The pool panel's badges are verdicts of the rules; `[tools]` decides deferral.
         let _ = self.refresh_pool_forced().await;
-        self.emit(AgentEvent::Notice(describe(&changes, cause)))
-            .await;
+        let mut notice = describe(&changes, cause);
+        for line in settings {
+            notice.push_str("\n  ");
+            notice.push_str(&line);
+        }
+        self.emit(AgentEvent::Notice(notice)).await;
     }
 }
 
@@ -65,7 +70,11 @@ fn describe(changes: &RuleChanges, cause: &ReloadCause) -> String {
             .collect::<Vec<_>>()
             .join(", "),
     };
-    let mut notice = format!("Permission rules reloaded ({why}):");
+    let mut notice = if changes.is_empty() {
+        format!("config.toml reloaded ({why}):")
+    } else {
+        format!("Permission rules reloaded ({why}):")
+    };
     for rule in &changes.added {
         notice.push_str(&format!("\n  + {rule}"));
     }
