@@ -68,6 +68,20 @@ pub enum ReloadCause {
     Files(Vec<PathBuf>),
 }
 
+impl ReloadCause {
+    /// What a reload notice names as its cause: `/mcp reload` or the changed files.
+    pub(super) fn describe(&self) -> String {
+        match self {
+            ReloadCause::Asked => "/mcp reload".to_string(),
+            ReloadCause::Files(files) => files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}
+
 /// Same problem as before, wherever the edit moved it (lines shift as a file is edited).
 pub(super) fn same_problem(a: &Diagnostic, b: &Diagnostic) -> bool {
     a.file == b.file && a.message == b.message
@@ -199,15 +213,11 @@ impl Agent {
         }
         // disconnect_mcp's list of servers follows the configuration.
         let _ = self.refresh_pool().await;
-        let why = match &cause {
-            ReloadCause::Asked => "/mcp reload".to_string(),
-            ReloadCause::Files(files) => files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
-        let mut notice = format!("MCP configuration reloaded ({why}): {}", diff.summary());
+        let mut notice = format!(
+            "MCP configuration reloaded ({}): {}",
+            cause.describe(),
+            diff.summary()
+        );
         for line in lines {
             notice.push_str("\n  ");
             notice.push_str(&line);

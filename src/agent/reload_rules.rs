@@ -62,14 +62,7 @@ impl Agent {
 
 /// The notice: what came, what went, from where.
 fn describe(changes: &RuleChanges, cause: &ReloadCause) -> String {
-    let why = match cause {
-        ReloadCause::Asked => "/mcp reload".to_string(),
-        ReloadCause::Files(files) => files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-    };
+    let why = cause.describe();
     let mut notice = if changes.is_empty() {
         format!("config.toml reloaded ({why}):")
     } else {
