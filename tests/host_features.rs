@@ -273,6 +273,102 @@ async fn a_request_over_the_token_cap_is_refused_naming_the_cap() {
     assert!(sampling[0].get("decision").is_none());
 }
 
+/// `[sampling] max_tokens` and the `sampling(...)` rules come from `config.toml`; saved while
+/// the console runs, they decide the next request (the real file watcher, the real agent).
+#[tokio::test]
+async fn a_sampling_cap_saved_while_the_session_runs_decides_the_next_request() {
+    let (mut config, setup) = setup(SAMPLE, &[], &[]);
+    let workspace = setup.workspace.path().to_path_buf();
+    let rules = toolgate::policy::LoadOptions {
+        workspace: workspace.clone(),
+        user_config_dir: None,
+        trusted: true,
+        allow_flags: Vec::new(),
+        deny_flags: Vec::new(),
+    };
+    config.reload = Some(agent::ConfigReload {
+        options: toolgate::config::LoadOptions {
+            workspace: workspace.clone(),
+            user_config_dir: None,
+            flag_files: Vec::new(),
+            trust_project: true,
+        },
+        known_problems: Vec::new(),
+        watch: true,
+        rules: Some(agent::RulesReload {
+            options: rules,
+            known_problems: Vec::new(),
+            settings_seen: Some(agent::SettingsSeen::at_start(
+                Default::default(),
+                Default::default(),
+            )),
+        }),
+    });
+    let mut handle = agent::spawn(config);
+    // Wait for the agent to start (and its watcher with it) before saving.
+    loop {
+        let event = tokio::time::timeout(WAIT, handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(event, AgentEvent::PoolChanged { .. }) {
+            break;
+        }
+    }
+    let dir = workspace.join(".toolgate");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[permissions]\nallow = [\"mcp__fix__sample\", \"sampling(fix)\"]\n[sampling]\nmax_tokens = 50\n",
+    )
+    .unwrap();
+    loop {
+        let event = tokio::time::timeout(WAIT, handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let AgentEvent::Notice(text) = &event
+            && text.contains("Permission rules reloaded")
+        {
+            assert!(
+                text.contains("+ allow sampling(fix)")
+                    && text.contains(
+                        "[sampling] max_tokens = 50: in force from the next sampling request"
+                    ),
+                "{text}"
+            );
+            break;
+        }
+    }
+    handle
+        .commands
+        .send(UiCommand::Submit("go".into()))
+        .await
+        .unwrap();
+    // The scenario connects `fix`, then calls its sample tool.
+    let mut sample_call = None;
+    let output = loop {
+        let event = tokio::time::timeout(WAIT, handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        match event {
+            AgentEvent::ToolCallStarted { call_id, name, .. } if name == "mcp__fix__sample" => {
+                sample_call = Some(call_id);
+            }
+            AgentEvent::ToolCallFinished {
+                call_id, output, ..
+            } if Some(&call_id) == sample_call.as_ref() => break output,
+            _ => {}
+        }
+    };
+    assert!(
+        output.contains("sampling refused (-32602): the request asks for up to 100 tokens, over toolgate's sampling cap of 50 tokens"),
+        "{output}"
+    );
+    let _ = handle.commands.send(UiCommand::Shutdown).await;
+}
+
 #[tokio::test]
 async fn a_burst_of_sampling_requests_is_bounded_and_never_hangs() {
     let burst = r#"{"name": "mcp__fix__sample_burst", "input": {"count": 6}}"#;

@@ -58,6 +58,11 @@ const UNSANDBOXED_GRANT: &str = "bash (outside the sandbox)";
 impl Gate {
     /// Puts the rules of `fresh` (the rule files loaded again) in force; see
     /// [`Policy::reload_rules`].
+    /// The rules in force (for the sampling host, which reads only its `sampling` rules).
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
     pub fn reload_rules(
         &mut self,
         fresh: Policy,

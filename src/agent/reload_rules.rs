@@ -39,6 +39,10 @@ impl Agent {
             current.known_problems = diagnostics;
         }
         let changes = self.gate.reload_rules(fresh, &rules.files());
+        // `sampling(SERVER)` rules live in the same files.
+        if let Some(sampling) = &self.sampling_config {
+            sampling.set_policy(self.gate.policy().clone());
+        }
         let settings = self.reload_settings(rules).await;
         if changes.is_empty() && settings.is_empty() {
             if *cause == ReloadCause::Asked {

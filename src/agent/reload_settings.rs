@@ -1,8 +1,9 @@
-//! The rest of `config.toml` on a reload. `[tools]` applies at once: which tools are
-//! deferred is decided for every model call anyway. `[sandbox]`, `[sampling]` and `[mcp]`
-//! shape what already runs (the sandbox each server process started in, the sampling host,
-//! each connection's log level), so a change to them is named with the restart that
-//! applies it, instead of half-applying it to some processes and not others.
+//! The rest of `config.toml` on a reload. `[tools]`, `[sampling] max_tokens` and
+//! `[mcp] log_level` apply at once: deferral is decided per model call, the cap per sampling
+//! request, and the log level is sent to the connected servers that log. `[sandbox]` shapes
+//! what already runs (the sandbox each server process and command started in), so a change
+//! to it is named with the restart that applies it, instead of half-applying it to some
+//! processes and not others.
 
 use super::reload::RulesReload;
 use super::runner::Agent;
@@ -10,20 +11,20 @@ use crate::config::HostSettings;
 use crate::pool::deferral::SearchSettings;
 use crate::sandbox::{SandboxSettings, SettingsSources};
 
-/// The `config.toml` settings a session cannot change while it runs, as last seen: at start,
-/// then at each reload (so a change is named once, not at every later save).
+/// The `config.toml` settings in force (`host`) and, for `[sandbox]`, which a session cannot
+/// change while it runs, as last seen (so a change is named once, not at every later save).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SettingsSeen {
     pub host: HostSettings,
     pub sandbox: SandboxSettings,
-    /// What the session started with: a value edited back to it needs no restart.
-    pub at_start: (HostSettings, SandboxSettings),
+    /// What the session started with: a sandbox edited back to it needs no restart.
+    pub sandbox_at_start: SandboxSettings,
 }
 
 impl SettingsSeen {
     pub fn at_start(host: HostSettings, sandbox: SandboxSettings) -> SettingsSeen {
         SettingsSeen {
-            at_start: (host, sandbox.clone()),
+            sandbox_at_start: sandbox.clone(),
             host,
             sandbox,
         }
@@ -31,7 +32,8 @@ impl SettingsSeen {
 }
 
 impl Agent {
-    /// Applies `[tools]` and names the other changed tables; the lines for the notice.
+    /// Applies `[tools]`, `[sampling]` and `[mcp]` and names a changed `[sandbox]`; the lines
+    /// for the notice.
     pub(super) async fn reload_settings(&mut self, rules: &RulesReload) -> Vec<String> {
         let options = &rules.options;
         let sources = SettingsSources {
@@ -44,10 +46,10 @@ impl Agent {
             let tools = crate::config::load_tool_settings(&sources.workspace, dir, sources.trusted);
             let host = crate::config::load_host_settings(&sources.workspace, dir, sources.trusted);
             let sandbox = crate::sandbox::load_settings(&sources);
-            (tools, host.0, sandbox.0)
+            (tools, host, sandbox.0)
         })
         .await;
-        let Ok(((tools, tool_problems), host, sandbox)) = loaded else {
+        let Ok(((tools, tool_problems), (host, host_problems), sandbox)) = loaded else {
             return vec!["the other config.toml settings could not be read again".into()];
         };
         let mut lines = Vec::new();
@@ -64,13 +66,57 @@ impl Agent {
             }
         }
         if let Some(seen) = rules.settings_seen.clone() {
-            lines.extend(restart_lines(&seen, &host, &sandbox));
+            // A bad value reads as its default: applying that would change what the person
+            // did not mean to change.
+            let host = if host_problems.is_empty() {
+                lines.extend(self.apply_host_settings(&seen.host, &host));
+                host
+            } else {
+                if host != seen.host {
+                    let problems: Vec<String> =
+                        host_problems.iter().map(|d| d.to_string()).collect();
+                    lines.push(format!(
+                        "[sampling] / [mcp] not applied, the settings in force stay: {}",
+                        problems.join("; ")
+                    ));
+                }
+                seen.host
+            };
+            lines.extend(sandbox_line(&seen, &sandbox));
             if let Some(current) = self.reload.as_mut().and_then(|r| r.rules.as_mut())
                 && let Some(seen) = current.settings_seen.as_mut()
             {
                 seen.host = host;
                 seen.sandbox = sandbox;
             }
+        }
+        lines
+    }
+}
+
+impl Agent {
+    /// Puts changed `[sampling]` / `[mcp]` values in force; a line for each.
+    fn apply_host_settings(&self, before: &HostSettings, now: &HostSettings) -> Vec<String> {
+        let mut lines = Vec::new();
+        if now.sampling_max_tokens != before.sampling_max_tokens {
+            if let Some(sampling) = &self.sampling_config {
+                sampling.set_cap(now.sampling_max_tokens);
+            }
+            lines.push(format!(
+                "[sampling] max_tokens = {}: in force from the next sampling request",
+                now.sampling_max_tokens
+            ));
+        }
+        if now.log_level != before.log_level {
+            let told = self.hub.set_log_level(now.log_level);
+            lines.push(match now.log_level {
+                Some(level) => format!(
+                    "[mcp] log_level = \"{level}\": sent to {told} connected server{} that log{}",
+                    if told == 1 { "" } else { "s" },
+                    if told == 1 { "s" } else { "" }
+                ),
+                None => "[mcp] log_level = \"off\": servers that connect from now on are not asked to log (connected ones keep their level until they reconnect)".to_string(),
+            });
         }
         lines
     }
@@ -84,29 +130,16 @@ fn describe_tools(tools: SearchSettings) -> String {
     )
 }
 
-/// A line per table that changed since it was last seen.
-fn restart_lines(
-    seen: &SettingsSeen,
-    host: &HostSettings,
-    sandbox: &SandboxSettings,
-) -> Vec<String> {
-    let mut lines = Vec::new();
-    let (start_host, start_sandbox) = &seen.at_start;
-    if *host != seen.host {
-        lines.push(if host == start_host {
-            "[sampling] / [mcp] are back to what this session started with".to_string()
-        } else {
-            "[sampling] / [mcp] changed: they apply when toolgate starts again".to_string()
-        });
+/// A line when `[sandbox]` changed since it was last seen.
+fn sandbox_line(seen: &SettingsSeen, sandbox: &SandboxSettings) -> Option<String> {
+    if *sandbox == seen.sandbox {
+        return None;
     }
-    if *sandbox != seen.sandbox {
-        lines.push(if sandbox == start_sandbox {
-            "[sandbox] is back to what this session started with".to_string()
-        } else {
-            "[sandbox] changed: it applies when toolgate starts again (running servers and commands keep the sandbox they started in)".to_string()
-        });
-    }
-    lines
+    Some(if *sandbox == seen.sandbox_at_start {
+        "[sandbox] is back to what this session started with".to_string()
+    } else {
+        "[sandbox] changed: it applies when toolgate starts again (running servers and commands keep the sandbox they started in)".to_string()
+    })
 }
 
 #[cfg(test)]
@@ -114,29 +147,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_change_is_named_once_and_a_return_to_the_start_says_so() {
+    fn a_sandbox_change_is_named_once_and_a_return_to_the_start_says_so() {
         let start = SettingsSeen::at_start(HostSettings::default(), SandboxSettings::default());
-        let mut edited = HostSettings::default();
-        edited.sampling_max_tokens += 1;
-        let lines = restart_lines(&start, &edited, &SandboxSettings::default());
-        assert_eq!(lines.len(), 1);
+        let mut edited = SandboxSettings::default();
+        edited.network = !edited.network;
+        let line = sandbox_line(&start, &edited).unwrap();
         assert!(
-            lines[0].contains("apply when toolgate starts again"),
-            "{lines:?}"
+            line.contains("applies when toolgate starts again"),
+            "{line}"
         );
         // Seen already: nothing to say again.
         let mut seen = start.clone();
-        seen.host = edited;
-        assert!(restart_lines(&seen, &edited, &SandboxSettings::default()).is_empty());
+        seen.sandbox = edited;
+        assert_eq!(sandbox_line(&seen, &seen.sandbox.clone()), None);
         // Edited back.
-        let back = restart_lines(&seen, &HostSettings::default(), &SandboxSettings::default());
+        let back = sandbox_line(&seen, &SandboxSettings::default()).unwrap();
         assert!(
-            back[0].contains("back to what this session started with"),
-            "{back:?}"
+            back.contains("back to what this session started with"),
+            "{back}"
         );
-        let mut sandbox = SandboxSettings::default();
-        sandbox.network = !sandbox.network;
-        let lines = restart_lines(&start, &HostSettings::default(), &sandbox);
-        assert!(lines[0].starts_with("[sandbox] changed"), "{lines:?}");
     }
 }

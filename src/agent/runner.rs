@@ -105,11 +105,12 @@ pub(super) fn start(
     );
     let watcher = watch_config(&config, work_tx.clone());
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
+    let sampling_config = Arc::new(super::sampling::SamplingConfig::new(policy, cap));
+    agent.sampling_config = Some(sampling_config.clone());
     let sampling = Arc::new(SamplingHost {
         model: agent.model.clone(),
-        policy,
+        config: sampling_config,
         headless,
-        cap,
         ask_timeout,
         granted: Mutex::default(),
         log: shared_log,
@@ -462,6 +463,9 @@ pub(super) struct Agent {
     /// Estimated tokens of one MCP tool result the model gets; the rest is kept in a file.
     pub(super) mcp_output_tokens: usize,
     pub(super) reload: Option<super::reload::ConfigReload>,
+    /// What sampling reads of the configuration (a reload updates it); `None` until the
+    /// agent task starts.
+    pub(super) sampling_config: Option<Arc<super::sampling::SamplingConfig>>,
 }
 
 impl Agent {
@@ -506,6 +510,7 @@ impl Agent {
             tool_search: super::search::ToolSearch::new(config.tool_search),
             mcp_output_tokens: config.mcp_output_tokens.max(1),
             reload: config.reload,
+            sampling_config: None,
         }
     }
 

@@ -7,6 +7,7 @@
 //! loop waits for that call, so each request is handled on its own task.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -137,15 +138,48 @@ fn decided_by(decider: &Decider) -> String {
     }
 }
 
+/// What sampling reads of the configuration. Shared with the agent, so that a reload of
+/// `config.toml` reaches requests that come after it.
+pub(super) struct SamplingConfig {
+    /// The `sampling(...)` rules decide (tool rules never do).
+    policy: Mutex<Policy>,
+    /// `[sampling] max_tokens`.
+    cap: AtomicU32,
+}
+
+impl SamplingConfig {
+    pub fn new(policy: Policy, cap: u32) -> SamplingConfig {
+        SamplingConfig {
+            policy: Mutex::new(policy),
+            cap: AtomicU32::new(cap),
+        }
+    }
+
+    pub fn set_policy(&self, policy: Policy) {
+        *self.policy.lock().unwrap_or_else(PoisonError::into_inner) = policy;
+    }
+
+    pub fn cap(&self) -> u32 {
+        self.cap.load(Ordering::SeqCst)
+    }
+
+    pub fn set_cap(&self, cap: u32) {
+        self.cap.store(cap, Ordering::SeqCst);
+    }
+
+    fn decide(&self, server: &str) -> crate::policy::Verdict {
+        self.policy
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .decide_sampling(server)
+    }
+}
+
 /// Everything a sampling request needs from the session.
 pub(super) struct SamplingHost {
     pub model: Arc<dyn ModelProvider>,
-    /// The policy as loaded at the start (sampling rules do not change during a session;
-    /// the agent's own copy gains only tool rules).
-    pub policy: Policy,
+    pub config: Arc<SamplingConfig>,
     pub headless: bool,
-    /// `[sampling] max_tokens`.
-    pub cap: u32,
     pub ask_timeout: Option<Duration>,
     /// Servers the person allowed to sample for the rest of the session.
     pub granted: Mutex<BTreeSet<String>>,
@@ -207,10 +241,11 @@ impl SamplingHost {
             decision: None,
             outcome: SamplingOutcome::Withdrawn,
         };
-        if request.max_tokens > self.cap {
+        let cap = self.config.cap();
+        if request.max_tokens > cap {
             let reason = format!(
-                "the request asks for up to {} tokens, over toolgate's sampling cap of {} tokens ([sampling] max_tokens in config.toml)",
-                request.max_tokens, self.cap
+                "the request asks for up to {} tokens, over toolgate's sampling cap of {cap} tokens ([sampling] max_tokens in config.toml)",
+                request.max_tokens
             );
             question.answer(Err(SamplingRefusal::Invalid(reason.clone())));
             report.outcome = SamplingOutcome::Refused { reason };
@@ -271,7 +306,7 @@ impl SamplingHost {
         let record = |permit: Permit, why: Option<String>, decider: Decider| {
             AuditRecord::new(&tool, &input, permit, why, decider)
         };
-        let verdict = self.policy.decide_sampling(server);
+        let verdict = self.config.decide(server);
         let why = match &verdict.decision {
             Decision::Allow => {
                 return Some(Decided {
@@ -329,7 +364,7 @@ impl SamplingHost {
                 server: server.clone(),
                 request: question.request.clone(),
                 model: self.model.label(),
-                cap: self.cap,
+                cap: self.config.cap(),
                 verdict: verdict.clone(),
             },
             now,
@@ -416,7 +451,7 @@ impl SamplingHost {
                 })
                 .collect(),
             tools: Vec::new(),
-            max_tokens: request.max_tokens.min(self.cap),
+            max_tokens: request.max_tokens.min(self.config.cap()),
             sampling: SamplingOptions {
                 temperature: request.temperature,
                 stop_sequences: request.stop_sequences.clone(),

@@ -103,7 +103,8 @@ struct Inner {
     sign_in_timeout: Duration,
     token_file: Option<TokenFile>,
     roots: Roots,
-    log_level: Option<LogLevel>,
+    /// `[mcp] log_level`; a reload of `config.toml` may change it.
+    log_level: Mutex<Option<LogLevel>>,
     /// Per server, so its handler and its calls' `input_required` rounds share one bound.
     elicitors: Mutex<HashMap<String, super::elicitation::Elicitor>>,
 }
@@ -214,7 +215,7 @@ impl McpHub {
                 sign_in_timeout: options.sign_in_timeout,
                 roots: Roots::new(&options.workspace),
                 token_file: options.token_file,
-                log_level: options.log_level,
+                log_level: Mutex::new(options.log_level),
                 elicitors: Mutex::default(),
             }),
         }
@@ -268,6 +269,26 @@ impl McpHub {
         }))
         .await;
         Ok((canonical, Some(told.into_iter().filter(|ok| *ok).count())))
+    }
+
+    /// Sets `[mcp] log_level` for this session: servers that connect later get it, and the
+    /// connected ones that log are sent `logging/setLevel` now. `None` (`off`) sends
+    /// nothing (the protocol has no "stop logging"; their messages are then not shown).
+    /// Returns how many servers were told.
+    pub fn set_log_level(&self, level: Option<LogLevel>) -> usize {
+        *lock(&self.inner.log_level) = level;
+        let Some(level) = level else {
+            return 0;
+        };
+        let logging: Vec<(Peer<RoleClient>, String)> = lock(&self.inner.connections)
+            .iter()
+            .filter(|c| c.logging)
+            .map(|c| (c.peer.clone(), c.name.clone()))
+            .collect();
+        for (peer, server) in &logging {
+            tokio::spawn(set_log_level(peer.clone(), server.clone(), level));
+        }
+        logging.len()
     }
 
     /// Instructions of the connected servers that gave some, in connection order.
@@ -455,7 +476,7 @@ impl McpHub {
                 text: text.clone(),
             });
         }
-        if let (true, Some(level)) = (connection.logging, self.inner.log_level) {
+        if let (true, Some(level)) = (connection.logging, *lock(&self.inner.log_level)) {
             // A request; on its own task so a slow answer does not hold up the connect.
             let peer = connection.peer.clone();
             let server = name.to_string();
