@@ -307,10 +307,7 @@ async fn a_sampling_cap_saved_while_the_session_runs_decides_the_next_request() 
     let mut handle = agent::spawn(config);
     // Wait for the agent to start (and its watcher with it) before saving.
     loop {
-        let event = tokio::time::timeout(WAIT, handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = next_event(&mut handle.events).await;
         if matches!(event, AgentEvent::PoolChanged { .. }) {
             break;
         }
@@ -323,10 +320,7 @@ async fn a_sampling_cap_saved_while_the_session_runs_decides_the_next_request() 
     )
     .unwrap();
     loop {
-        let event = tokio::time::timeout(WAIT, handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = next_event(&mut handle.events).await;
         if let AgentEvent::Notice(text) = &event
             && text.contains("Permission rules reloaded")
         {
@@ -348,10 +342,7 @@ async fn a_sampling_cap_saved_while_the_session_runs_decides_the_next_request() 
     // The scenario connects `fix`, then calls its sample tool.
     let mut sample_call = None;
     let output = loop {
-        let event = tokio::time::timeout(WAIT, handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = next_event(&mut handle.events).await;
         match event {
             AgentEvent::ToolCallStarted { call_id, name, .. } if name == "mcp__fix__sample" => {
                 sample_call = Some(call_id);
@@ -448,6 +439,14 @@ async fn a_burst_of_sampling_requests_is_bounded_and_never_hangs() {
     let _ = handle.commands.send(UiCommand::Shutdown).await;
 }
 
+/// The agent's next event (the test fails when none comes within [`WAIT`]).
+async fn next_event(events: &mut mpsc::Receiver<AgentEvent>) -> AgentEvent {
+    tokio::time::timeout(WAIT, events.recv())
+        .await
+        .expect("an agent event within the wait")
+        .expect("the agent runs")
+}
+
 /// Waits for a server log message containing `needle`; returns it.
 async fn log_containing(
     events: &mut mpsc::Receiver<AgentEvent>,
@@ -515,10 +514,7 @@ async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model()
     // server sent the debug message before the error one, and they arrive in that order.
     let (mut logs, mut finished) = (Vec::new(), false);
     while !finished || logs.is_empty() {
-        let event = tokio::time::timeout(WAIT, handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = next_event(&mut handle.events).await;
         match event {
             AgentEvent::ServerLog { level, message, .. } => logs.push((level, message)),
             AgentEvent::TurnFinished { .. } => finished = true,
@@ -572,10 +568,7 @@ async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model()
     config.resume = Some(id);
     let mut handle = agent::spawn(config);
     loop {
-        let event = tokio::time::timeout(WAIT, handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = next_event(&mut handle.events).await;
         if let AgentEvent::Notice(text) = &event
             && text.starts_with("Resumed session")
         {
@@ -702,10 +695,7 @@ async fn the_sessions_provider_answers_sampling_and_sees_server_instructions() {
         .await
         .unwrap();
     loop {
-        let event = tokio::time::timeout(WAIT, handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = next_event(&mut handle.events).await;
         if matches!(event, AgentEvent::TurnFinished { .. }) {
             break;
         }
@@ -832,10 +822,7 @@ async fn allowing_for_the_session_stops_the_questions_until_revoked() {
         .await
         .unwrap();
     loop {
-        let event = tokio::time::timeout(WAIT, handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = next_event(&mut handle.events).await;
         if let AgentEvent::Notice(text) = event {
             assert_eq!(text, "Session grant for sampling(fix) revoked.");
             break;
@@ -886,10 +873,7 @@ async fn an_unanswered_sampling_question_expires_into_a_denial() {
     // The question comes; this front end never shows it to anyone (nor expires it).
     let mut held = Vec::new();
     let decider = loop {
-        let event = tokio::time::timeout(WAIT, handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = next_event(&mut handle.events).await;
         match event {
             AgentEvent::Request(request) => held.push(request),
             AgentEvent::Sampling(report) => break report.decision.unwrap().decider,
