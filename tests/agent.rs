@@ -13,7 +13,6 @@ use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::{HostRequest, ProjectServerAnswer, RestoreAnswer, SignInAnswer, TrustAnswer};
 use toolgate::mcp::McpHub;
 use toolgate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
@@ -21,6 +20,9 @@ use toolgate::model::{
 };
 use toolgate::policy::Policy;
 use toolgate::policy::{Decider, Permit, PersonAnswer as UserDecision};
+use toolgate::protocol::questions::{
+    HostRequest, ProjectServerAnswer, RestoreAnswer, SignInAnswer, TrustAnswer,
+};
 
 /// One reply: the events to stream, and whether the stream then hangs (to cancel it).
 #[derive(Clone)]
@@ -232,9 +234,9 @@ fn give(request: HostRequest, decision: UserDecision) {
         HostRequest::Sampling(r) => r.answer(decision),
         HostRequest::ChangedDefinition(r) => r.answer(decision),
         HostRequest::Elicitation(r) => r.answer(if allow {
-            toolgate::inbox::ElicitationAnswer::Accept(Default::default())
+            toolgate::protocol::questions::ElicitationAnswer::Accept(Default::default())
         } else {
-            toolgate::inbox::ElicitationAnswer::Decline
+            toolgate::protocol::questions::ElicitationAnswer::Decline
         }),
     };
     assert!(delivered, "the agent was waiting for the answer");
@@ -1197,7 +1199,7 @@ async fn a_project_server_asks_once_showing_its_command_line() {
     };
     assert_eq!(
         request.meta.origin,
-        toolgate::inbox::Origin::Project {
+        toolgate::protocol::questions::Origin::Project {
             server: "projdocs".into()
         }
     );

@@ -605,10 +605,10 @@ mod console_path {
     use toolgate::agent::events::{AgentEvent, UiCommand};
     use toolgate::agent::{self, AgentConfig};
     use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
-    use toolgate::inbox::HostRequest;
     use toolgate::mcp::{HubOptions, McpHub, ServerStatus, SignInMode};
     use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
     use toolgate::oauth::{AuthStatus, Opener, TokenFile};
+    use toolgate::protocol::questions::HostRequest;
 
     /// Replays fixed replies, one per model call.
     struct Replay(Mutex<VecDeque<Vec<StreamEvent>>>);
@@ -841,9 +841,9 @@ mod console_view {
     use ratatui::backend::TestBackend;
     use std::time::{Duration, Instant};
     use toolgate::agent::events::AgentEvent;
-    use toolgate::inbox::{Origin, Request, SignIn, SignInAnswer};
     use toolgate::mcp::ServerStatus;
     use toolgate::oauth::AuthStatus;
+    use toolgate::protocol::questions::{Origin, Request, SignIn, SignInAnswer};
     use toolgate::tui::{App, ConsoleInfo, Msg, ServerInfo, update, view};
 
     fn screen(app: &App) -> String {

@@ -14,10 +14,10 @@ use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, DefinitionMark, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::{Card, DefinitionNews, HostRequest, Kind};
 use toolgate::mcp::{HubOptions, McpHub};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{Decider, Decision, PersonAnswer, Policy, RuleSource, parse_permissions};
+use toolgate::protocol::questions::{Card, DefinitionNews, HostRequest, Kind};
 
 type Requests = Arc<Mutex<Vec<ModelRequest>>>;
 

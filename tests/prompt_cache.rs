@@ -23,10 +23,10 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig};
-use toolgate::inbox::HostRequest;
 use toolgate::model::{ProviderOptions, RetryPolicy, Usage, select};
 use toolgate::policy::{PersonAnswer, Policy};
 use toolgate::pool::deferral::{SearchMode, SearchSettings};
+use toolgate::protocol::questions::HostRequest;
 
 const SERVERS: usize = 10;
 const TURNS: usize = 30;

@@ -11,10 +11,10 @@ use tokio::sync::mpsc;
 use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload, RulesReload, SettingsSeen};
 use toolgate::config::LoadOptions;
-use toolgate::inbox::{HostRequest, ProjectServerAnswer};
 use toolgate::mcp::{McpHub, ServerStatus};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
 use toolgate::policy::{Decision, Policy};
+use toolgate::protocol::questions::{HostRequest, ProjectServerAnswer};
 
 /// No turn is run here; the model is never asked.
 struct NoModel;

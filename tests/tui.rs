@@ -13,16 +13,16 @@ use tokio::sync::oneshot;
 
 use toolgate::agent::events::{AgentEvent, Containment, PoolEntry, ToolOutcome, UiCommand};
 use toolgate::builtin::BuiltinTool;
-use toolgate::inbox::{
-    HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
-    WorkspaceTrust,
-};
 use toolgate::mcp::ServerStatus;
 use toolgate::model::Usage;
 use toolgate::policy::{
     AuditRecord, Decider, Decision, Permit, PersonAnswer as UserDecision, RuleSource, Verdict,
 };
 use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
+use toolgate::protocol::questions::{
+    HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
+    WorkspaceTrust,
+};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
     Msg, Overlay, ServerInfo, update, view,
@@ -564,7 +564,7 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
         Origin::Server {
             server: "docs".into(),
         },
-        toolgate::inbox::Sampling {
+        toolgate::protocol::questions::Sampling {
             server: "docs".into(),
             request: SamplingRequest {
                 system_prompt: Some("You are terse.".into()),

@@ -6,7 +6,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::events::AgentEvent;
-use crate::inbox::{HostRequest, Kind, Reply, Request};
+use crate::protocol::questions::{HostRequest, Kind, Reply, Request};
 
 /// Sends `request` and waits. None when `cancel` fired first: the request is withdrawn
 /// (its reply channel closes, and the front end drops it from the queue). A front end that

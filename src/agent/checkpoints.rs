@@ -14,8 +14,8 @@ use super::runner::Agent;
 use super::session::Record;
 use crate::builtin::BuiltinTool;
 use crate::checkpoint::{CheckpointError, Shadow, Taken, UndoPlan, count_files};
-use crate::inbox::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
 use crate::pool::ToolOrigin;
+use crate::protocol::questions::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
 
 /// Names listed in one notice before "and N more".
 const LISTED: usize = 5;

@@ -3,11 +3,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::inbox::HostRequest;
 use crate::mcp::ServerStatus;
 use crate::model::Usage;
 use crate::policy::{AuditRecord, Verdict};
 use crate::pool::PoolTool;
+use crate::protocol::questions::HostRequest;
 
 /// Front end → agent.
 #[derive(Debug)]

@@ -14,15 +14,15 @@ mod pins;
 use super::ask::ask;
 use crate::agent::events::AgentEvent;
 use crate::builtin::BuiltinTool;
-use crate::inbox::{
-    Escalation, EscalationReason, Origin, ProjectServer, ProjectServerAnswer, Reply, Request,
-    ToolCall,
-};
 use crate::policy::{
     AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
     PolicyError, Verdict, always_rule, resolve_target, store,
 };
 use crate::pool::{PoolTool, ToolOrigin};
+use crate::protocol::questions::{
+    Escalation, EscalationReason, Origin, ProjectServer, ProjectServerAnswer, Reply, Request,
+    ToolCall,
+};
 use crate::sandbox::{Sandbox, SandboxMode};
 
 /// What the gate lets happen to one call.
@@ -579,8 +579,8 @@ async fn person_answer<K>(
     cancel: &CancellationToken,
 ) -> Result<K::Answer, (Gated, Option<AuditRecord>, Vec<String>)>
 where
-    K: crate::inbox::Kind,
-    Request<K>: Into<crate::inbox::HostRequest>,
+    K: crate::protocol::questions::Kind,
+    Request<K>: Into<crate::protocol::questions::HostRequest>,
 {
     let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
         return Err((Gated::Cancelled, None, Vec::new()));

@@ -17,13 +17,13 @@ use super::gate::Gate;
 use super::sampling::SamplingHost;
 use super::session::{self, Record, SessionLog, SharedLog};
 use crate::builtin::pool_builtins_with_resources;
-use crate::inbox::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
 use crate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
     ToolDef, Usage,
 };
 use crate::pool::{self, Pool, PoolError, PoolTool, ServerTools};
+use crate::protocol::questions::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
 
 /// Work for the agent task, in the order the front end sent it.
 enum Work {

@@ -17,13 +17,13 @@ use tokio::sync::mpsc;
 
 use super::events::AgentEvent;
 use super::session::{Record, SharedLog};
-use crate::inbox::{Origin, Reply, Request, Sampling};
 use crate::mcp::{Sampled, SamplingQuestion, SamplingRefusal, SamplingRequest, SamplingTurn};
 use crate::model::{
     ContentBlock, Message, ModelProvider, ModelRequest, SamplingOptions, StopReason, StreamEvent,
     Usage,
 };
 use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy};
+use crate::protocol::questions::{Origin, Reply, Request, Sampling};
 
 /// How long a sampling question waits for the person unless `--ask-timeout` says
 /// otherwise; then it is denied (the server is waiting on the other end).

@@ -10,7 +10,7 @@
 //! same way, so a server cannot bury the person in questions or make toolgate hang.
 
 use super::HubEvent;
-use crate::inbox::form::{Field, FieldKind, Form, Input, Item, TextFormat};
+use crate::protocol::questions::form::{Field, FieldKind, Form, Input, Item, TextFormat};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, ErrorData};
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
