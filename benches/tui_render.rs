@@ -19,10 +19,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use toolgate::agent::events::{AgentEvent, PoolEntry, ToolOutcome};
 use toolgate::builtin::BuiltinTool;
 use toolgate::policy::{Decision, RuleSource, Verdict};
 use toolgate::pool::{PoolTool, ToolOrigin};
+use toolgate::protocol::{AgentEvent, PoolEntry, ToolOutcome};
 use toolgate::tui::{App, ConsoleInfo, Msg, update, view};
 
 const WIDTH: u16 = 120;

@@ -11,7 +11,6 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
 use toolgate::mcp::McpHub;
 use toolgate::model::{
@@ -23,6 +22,7 @@ use toolgate::policy::{Decider, Permit, PersonAnswer as UserDecision};
 use toolgate::protocol::questions::{
     HostRequest, ProjectServerAnswer, RestoreAnswer, SignInAnswer, TrustAnswer,
 };
+use toolgate::protocol::{AgentEvent, ToolOutcome, UiCommand};
 
 /// One reply: the events to stream, and whether the stream then hangs (to cancel it).
 #[derive(Clone)]

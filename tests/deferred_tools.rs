@@ -12,7 +12,6 @@ use std::time::Duration;
 use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
 use toolgate::config::ServerConfig;
 use toolgate::model::{
@@ -21,6 +20,7 @@ use toolgate::model::{
 use toolgate::policy::{PersonAnswer, Policy};
 use toolgate::pool::deferral::{SearchMode, SearchSettings};
 use toolgate::protocol::questions::HostRequest;
+use toolgate::protocol::{AgentEvent, UiCommand};
 
 type Requests = Arc<Mutex<Vec<ModelRequest>>>;
 

@@ -14,14 +14,15 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
-use toolgate::agent::{self, AgentConfig, SamplingOutcome};
+use toolgate::agent::{self, AgentConfig};
 use toolgate::headless::{self, OutputFormat};
 use toolgate::mcp::{HubOptions, LogLevel, McpHub, file_uri};
 use toolgate::model::scripted::{Scenario, ScriptedProvider};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
 use toolgate::policy::{Decider, PersonAnswer, Policy, PolicyRule, Rule, RuleList, RuleSource};
+use toolgate::protocol::SamplingOutcome;
 use toolgate::protocol::questions::HostRequest;
+use toolgate::protocol::{AgentEvent, UiCommand};
 
 const WAIT: Duration = Duration::from_secs(30);
 

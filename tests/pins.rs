@@ -12,12 +12,12 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, DefinitionMark, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
 use toolgate::mcp::{HubOptions, McpHub};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{Decider, Decision, PersonAnswer, Policy, RuleSource, parse_permissions};
 use toolgate::protocol::questions::{Card, DefinitionNews, HostRequest, Kind};
+use toolgate::protocol::{AgentEvent, DefinitionMark, ToolOutcome, UiCommand};
 
 type Requests = Arc<Mutex<Vec<ModelRequest>>>;
 

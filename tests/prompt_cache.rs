@@ -21,12 +21,12 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig};
 use toolgate::model::{ProviderOptions, RetryPolicy, Usage, select};
 use toolgate::policy::{PersonAnswer, Policy};
 use toolgate::pool::deferral::{SearchMode, SearchSettings};
 use toolgate::protocol::questions::HostRequest;
+use toolgate::protocol::{AgentEvent, UiCommand};
 
 const SERVERS: usize = 10;
 const TURNS: usize = 30;

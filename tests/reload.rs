@@ -8,13 +8,13 @@ use std::time::Duration;
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload, RulesReload, SettingsSeen};
 use toolgate::config::LoadOptions;
 use toolgate::mcp::{McpHub, ServerStatus};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
 use toolgate::policy::{Decision, Policy};
 use toolgate::protocol::questions::{HostRequest, ProjectServerAnswer};
+use toolgate::protocol::{AgentEvent, UiCommand};
 
 /// No turn is run here; the model is never asked.
 struct NoModel;

@@ -14,7 +14,6 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
 use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::mcp::{Catalog, CompletionTarget, HubEvent, HubOptions, McpHub};
@@ -23,6 +22,7 @@ use toolgate::model::{
 };
 use toolgate::policy::{PersonAnswer, Policy};
 use toolgate::protocol::questions::HostRequest;
+use toolgate::protocol::{AgentEvent, ToolOutcome, UiCommand};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 const WAIT: Duration = Duration::from_secs(30);

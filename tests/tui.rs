@@ -11,7 +11,6 @@ use ratatui::style::Color;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use toolgate::agent::events::{AgentEvent, Containment, PoolEntry, ToolOutcome, UiCommand};
 use toolgate::builtin::BuiltinTool;
 use toolgate::mcp::ServerStatus;
 use toolgate::model::Usage;
@@ -23,6 +22,7 @@ use toolgate::protocol::questions::{
     HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
     WorkspaceTrust,
 };
+use toolgate::protocol::{AgentEvent, Containment, PoolEntry, ToolOutcome, UiCommand};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
     Msg, Overlay, ServerInfo, update, view,
@@ -472,8 +472,8 @@ fn failed_server_shows_reason() {
 
 #[test]
 fn server_logs_instructions_sampling_and_roots_in_the_console() {
-    use toolgate::agent::{SamplingOutcome, SamplingReport};
     use toolgate::mcp::{LogLevel, SamplingRequest, SamplingTurn};
+    use toolgate::protocol::{SamplingOutcome, SamplingReport};
     let mut app = started_app();
     let ready = ServerStatus::Ready {
         tools: 2,
@@ -1907,7 +1907,7 @@ fn a_tool_card_names_the_images_the_call_returned() {
         &mut app,
         AgentEvent::ToolImages {
             call_id: "i1".into(),
-            images: vec![toolgate::agent::events::ImageSummary {
+            images: vec![toolgate::protocol::ImageSummary {
                 media_type: "image/png\u{1b}[2J".into(),
                 bytes: 5_380,
             }],

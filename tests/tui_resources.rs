@@ -11,9 +11,9 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::mcp::catalog::{PromptArg, PromptEntry, ResourceEntry, TemplateEntry};
 use toolgate::mcp::{Catalog, CompletionTarget, ServerStatus};
+use toolgate::protocol::{AgentEvent, UiCommand};
 use toolgate::tui::{App, ConsoleInfo, Effect, Msg, update, view};
 
 fn catalog() -> Catalog {

@@ -5,7 +5,7 @@
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::events::AgentEvent;
+use crate::protocol::AgentEvent;
 use crate::protocol::questions::{HostRequest, Kind, Reply, Request};
 
 /// Sends `request` and waits. None when `cancel` fired first: the request is withdrawn

@@ -9,12 +9,12 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::events::AgentEvent;
 use super::runner::Agent;
 use super::session::Record;
 use crate::builtin::BuiltinTool;
 use crate::checkpoint::{CheckpointError, Shadow, Taken, UndoPlan, count_files};
 use crate::pool::ToolOrigin;
+use crate::protocol::AgentEvent;
 use crate::protocol::questions::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
 
 /// Names listed in one notice before "and N more".

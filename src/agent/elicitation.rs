@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::events::AgentEvent;
 use crate::mcp::{ElicitationAsk, ElicitationQuestion, ElicitationReply};
 use crate::oauth::Opener;
+use crate::protocol::AgentEvent;
 use crate::protocol::questions::{
     Elicitation, ElicitationAnswer, ElicitationMode, Origin, Reply, Request,
 };

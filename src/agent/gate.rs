@@ -12,13 +12,13 @@ use tokio_util::sync::CancellationToken;
 mod pins;
 
 use super::ask::ask;
-use crate::agent::events::AgentEvent;
 use crate::builtin::BuiltinTool;
 use crate::policy::{
     AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
     PolicyError, Verdict, always_rule, resolve_target, store,
 };
 use crate::pool::{PoolTool, ToolOrigin};
+use crate::protocol::AgentEvent;
 use crate::protocol::questions::{
     Escalation, EscalationReason, Origin, ProjectServer, ProjectServerAnswer, Reply, Request,
     ToolCall,

@@ -1,5 +1,5 @@
 //! The agent loop on a background task. It talks to a front end (console or headless)
-//! only through the channels in [`events`]: [`UiCommand`] in, [`AgentEvent`] out, and a
+//! only through the channels of [`crate::protocol`]: [`UiCommand`] in, [`AgentEvent`] out, and a
 //! oneshot inside each permission request.
 //!
 //! One turn: assemble the pool and system prompt afresh → stream the model → run the
@@ -9,7 +9,6 @@
 mod ask;
 mod checkpoints;
 pub mod elicitation;
-pub mod events;
 mod gate;
 mod host_files;
 mod pinning;
@@ -35,13 +34,12 @@ use tokio::sync::mpsc;
 use crate::mcp::{HubEvent, McpHub};
 use crate::model::ModelProvider;
 use crate::policy::Policy;
+use crate::protocol::{AgentEvent, UiCommand};
 
 pub use ask::ask;
-pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use gate::suggested_rule;
 pub use reload::{ConfigReload, RulesReload};
 pub use reload_settings::SettingsSeen;
-pub use sampling::{SamplingOutcome, SamplingReport};
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.

@@ -8,9 +8,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::events::{DefinitionMark, ExcludedTool, ToolMark};
 use crate::policy::pins::{self, Pin, PinCheck, Pins, pin_key};
 use crate::pool::{Pool, PoolTool, ServerTools};
+use crate::protocol::{DefinitionMark, ExcludedTool, ToolMark};
 
 #[derive(Debug, Default)]
 pub struct Pinning {

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 
 use tokio_util::sync::CancellationToken;
 
-use super::events::AgentEvent;
 use super::runner::Agent;
 use crate::mcp::catalog::{PromptContent, PromptMessage, PromptRole, ResourcePart};
 use crate::model::{ContentBlock, ImageData, Message, Role};
+use crate::protocol::AgentEvent;
 
 /// A prompt's messages as model messages: roles kept, consecutive messages of one role
 /// merged (model APIs want roles to alternate). Text stays text; images are image blocks

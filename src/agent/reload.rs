@@ -7,10 +7,10 @@
 
 use std::path::PathBuf;
 
-use super::events::{AgentEvent, Containment, ServerInfo};
 use super::runner::Agent;
 use crate::config::diff::ConfigDiff;
 use crate::config::{Diagnostic, LoadOptions, load_servers};
+use crate::protocol::{AgentEvent, Containment, ServerInfo};
 
 /// What the agent needs to load the configuration again.
 #[derive(Debug, Clone)]

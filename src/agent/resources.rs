@@ -5,13 +5,13 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::events::AgentEvent;
 use super::runner::Agent;
 use super::tools::ToolRun;
 use crate::builtin::BuiltinTool;
 use crate::mcp::McpHub;
 use crate::mcp::catalog::{Catalog, ResourcePart};
 use crate::model::{ContentBlock, ImageData};
+use crate::protocol::AgentEvent;
 
 /// Base64 characters of the largest image attached (about 5 MB decoded: what the model
 /// APIs take per image). A bigger one is described instead.

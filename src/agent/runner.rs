@@ -12,7 +12,6 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::AgentConfig;
-use super::events::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
 use super::gate::Gate;
 use super::sampling::SamplingHost;
 use super::session::{self, Record, SessionLog, SharedLog};
@@ -24,6 +23,7 @@ use crate::model::{
 };
 use crate::pool::{self, Pool, PoolError, PoolTool, ServerTools};
 use crate::protocol::questions::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
+use crate::protocol::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
 
 /// Work for the agent task, in the order the front end sent it.
 enum Work {

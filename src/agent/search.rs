@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::events::{AgentEvent, PoolEntry};
 use super::runner::{Agent, assemble_for};
 use super::tools::ToolRun;
 use crate::builtin::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, search_tools_tool};
 use crate::pool::deferral::{self, Deferral, SearchSettings};
 use crate::pool::search::ToolIndex;
 use crate::pool::{Pool, PoolError, PoolTool, ServerTools};
+use crate::protocol::{AgentEvent, PoolEntry};
 
 /// What deferral keeps between model calls.
 #[derive(Default)]

@@ -2,10 +2,10 @@
 //! cannot be connected (connect_mcp says why and how to enable it) and is left out of what
 //! the model is told it can connect.
 
-use super::events::AgentEvent;
 use super::runner::Agent;
 use crate::config::ConfigSource;
 use crate::config::edit::{EditError, ServerFile};
+use crate::protocol::AgentEvent;
 
 impl Agent {
     /// The session's `/mcp enable|disable` if given, else the entry's `"enabled"`.

@@ -41,9 +41,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::events::ToolOutcome;
 use crate::checkpoint::FileChange;
 use crate::model::{ContentBlock, Message, Role, Usage};
+use crate::protocol::ToolOutcome;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -133,7 +133,7 @@ pub enum Record {
         dir: PathBuf,
     },
     /// A server's sampling request and how it ended.
-    Sampling(crate::agent::sampling::SamplingReport),
+    Sampling(crate::protocol::SamplingReport),
     /// A server's log message.
     ServerLog {
         server: String,

@@ -9,7 +9,6 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, ImageSummary, ToolOutcome};
 use super::gate::Gated;
 use super::host_files::HostFiles;
 use super::runner::{Agent, assemble_for};
@@ -18,6 +17,7 @@ use crate::builtin::BuiltinTool;
 use crate::mcp::McpError;
 use crate::model::{ContentBlock, ImageData};
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
+use crate::protocol::{AgentEvent, ImageSummary, ToolOutcome};
 
 /// After a cancel, how long a tool may take to wind down before the agent stops waiting.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::events::{PoolEntry, ToolOutcome};
 use crate::mcp::ServerStatus;
 use crate::model::Usage;
 use crate::policy::{AuditRecord, Decision};
 use crate::pool::ToolOrigin;
+use crate::protocol::{PoolEntry, ToolOutcome};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -76,7 +76,7 @@ pub enum JsonlEvent {
     /// Images a call returned, which the model got as images (type and size only).
     ToolImages {
         call_id: String,
-        images: Vec<crate::agent::events::ImageSummary>,
+        images: Vec<crate::protocol::ImageSummary>,
     },
     /// The MCP tools left out of the model's requests, findable with `search_tools`.
     ToolsDeferred {
@@ -93,7 +93,7 @@ pub enum JsonlEvent {
     },
     /// A server's sampling request and how it ended (same fields as the session log's
     /// `sampling` record).
-    Sampling(crate::agent::SamplingReport),
+    Sampling(crate::protocol::SamplingReport),
     /// A server's log message.
     ServerLog {
         server: String,

@@ -18,10 +18,10 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use crate::agent::AgentConfig;
-use crate::agent::events::{AgentEvent, PoolEntry, ToolOutcome, UiCommand};
 use crate::bootstrap::{FrontEnd, StartOptions};
 use crate::error::{Failure, FailureKind};
 use crate::mcp::ServerStatus;
+use crate::protocol::{AgentEvent, PoolEntry, ToolOutcome, UiCommand};
 use crate::sanitize::for_terminal;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

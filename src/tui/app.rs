@@ -17,9 +17,9 @@ use super::pool::PoolView;
 use super::theme::Theme;
 use super::transcript::{EntryKind, Scroll, ToolCard, ToolState, Transcript, summarize_args};
 use super::widgets::DetailState;
-use crate::agent::events::{AgentEvent, UiCommand};
 use crate::model::Usage;
 use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer, RuleSource};
+use crate::protocol::{AgentEvent, UiCommand};
 use crate::sanitize::for_terminal;
 
 /// A second Ctrl+C within this window quits.
@@ -38,7 +38,7 @@ pub struct ConsoleInfo {
     pub no_color: bool,
 }
 
-pub use crate::agent::ServerInfo;
+pub use crate::protocol::ServerInfo;
 
 // Messages are moved once from the channel into `update`, never stored in bulk, so the size
 // of the largest agent event costs nothing worth a box.
@@ -565,7 +565,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             app.usage.output_tokens += used.output_tokens;
             let line = for_terminal(&report.summary());
             match report.outcome {
-                crate::agent::SamplingOutcome::Answered { .. } => {
+                crate::protocol::SamplingOutcome::Answered { .. } => {
                     app.transcript.push(EntryKind::Notice(line))
                 }
                 _ => app.transcript.push(EntryKind::Error(line)),

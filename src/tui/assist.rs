@@ -12,9 +12,9 @@ use super::completion::{
     resource_query, word_at,
 };
 use super::transcript::EntryKind;
-use crate::agent::events::UiCommand;
 use crate::mcp::CompletionTarget;
 use crate::mcp::catalog::PromptEntry;
+use crate::protocol::UiCommand;
 use crate::sanitize::for_terminal;
 
 /// The popup under the word at the cursor.

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::agent::events::{DefinitionMark, ExcludedTool, PoolEntry, ToolMark};
 use crate::mcp::{LogLevel, ServerStatus};
 use crate::pool::ToolOrigin;
+use crate::protocol::{DefinitionMark, ExcludedTool, PoolEntry, ToolMark};
 use crate::sanitize::for_terminal;
 
 /// How long a tool added to (or removed from) the pool stays marked.

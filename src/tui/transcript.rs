@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{LogicalLine, wrap_lines};
-use crate::agent::events::ToolOutcome;
+use crate::protocol::ToolOutcome;
 
 /// Lines of a finished tool result shown while its card is collapsed.
 const COLLAPSED_RESULT_LINES: usize = 3;
@@ -38,7 +38,7 @@ pub struct ToolCard {
     /// allow once"), so a call that ran without a question still says why.
     pub decided: Option<String>,
     /// Images the call returned (type and size); they went to the model as images.
-    pub images: Vec<crate::agent::events::ImageSummary>,
+    pub images: Vec<crate::protocol::ImageSummary>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -9,12 +9,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Gate, Gated, person_record};
-use crate::agent::events::AgentEvent;
 use crate::policy::pins::{self, Pin, PinCheck, definition_diff};
 use crate::policy::{
     AuditRecord, Decider, Decision, Permit, PersonAnswer, Rule, RuleSource, Verdict,
 };
 use crate::pool::PoolTool;
+use crate::protocol::AgentEvent;
 use crate::protocol::questions::{ChangedDefinition, DefinitionNews, Origin, Request};
 
 /// Why a call cannot go by its grant or rule alone.

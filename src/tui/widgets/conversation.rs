@@ -84,7 +84,7 @@ mod tests {
     use ratatui::style::Modifier;
 
     use super::*;
-    use crate::agent::events::ToolOutcome;
+    use crate::protocol::ToolOutcome;
     use crate::tui::transcript::{EntryKind, ToolCard, ToolState};
     use crate::tui::widgets::testing::{render, row_of, text};
 

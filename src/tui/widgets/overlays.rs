@@ -7,8 +7,8 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Clear, Widget};
 
 use super::{centered, draw_lines, status_label, status_style, text};
-use crate::agent::events::Containment;
 use crate::mcp::ServerStatus;
+use crate::protocol::Containment;
 use crate::tui::app::{RuleLine, ServerInfo};
 use crate::tui::pool::PoolView;
 use crate::tui::theme::Theme;
@@ -329,7 +329,7 @@ mod tests {
             .map(|n| ServerInfo {
                 name: n.to_string(),
                 command_line: format!("toolgate serve {n}"),
-                containment: crate::agent::events::Containment::Confined {
+                containment: crate::protocol::Containment::Confined {
                     profile: "read-only, no network".into(),
                 },
                 enabled: true,

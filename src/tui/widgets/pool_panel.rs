@@ -12,8 +12,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use super::{badge, draw_lines, status_label, status_style, truncate};
-use crate::agent::events::{Containment, DefinitionMark, ServerInfo};
 use crate::mcp::ServerStatus;
+use crate::protocol::{Containment, DefinitionMark, ServerInfo};
 use crate::tui::pool::PoolView;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
@@ -266,9 +266,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::events::{PoolEntry, ToolMark};
     use crate::policy::{Decision, RuleSource, Verdict};
     use crate::pool::{PoolTool, ToolOrigin};
+    use crate::protocol::{PoolEntry, ToolMark};
     use crate::tui::pool::CHANGE_HIGHLIGHT;
     use crate::tui::widgets::testing::{render, row_of, text};
 
@@ -506,7 +506,7 @@ mod tests {
 
     #[test]
     fn changed_new_and_filtered_tools_are_marked() {
-        use crate::agent::events::ExcludedTool;
+        use crate::protocol::ExcludedTool;
         let now = Instant::now();
         let mut pool = pool(now);
         let mut next: Vec<PoolEntry> = pool.entries().to_vec();

@@ -12,9 +12,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use super::draw_lines;
-use crate::agent::events::PoolEntry;
 use crate::policy::Decision;
 use crate::pool::ToolOrigin;
+use crate::protocol::PoolEntry;
 use crate::tui::app::describe_source;
 use crate::tui::pool::PoolView;
 use crate::tui::theme::Theme;
