@@ -22,7 +22,7 @@ use serde_json::json;
 use toolgate::builtin::BuiltinTool;
 use toolgate::policy::{Decision, RuleSource, Verdict};
 use toolgate::pool::{PoolTool, ToolOrigin};
-use toolgate::protocol::{AgentEvent, PoolEntry, ToolOutcome};
+use toolgate::protocol::{AgentEvent, PoolEntry, PoolUpdate, ToolOutcome};
 use toolgate::tui::{App, ConsoleInfo, Msg, update, view};
 
 const WIDTH: u16 = 120;
@@ -140,11 +140,12 @@ fn app_with_pool(tools: usize, focused: bool) -> App {
     let mut app = app_with(100);
     send(
         &mut app,
-        Msg::Agent(AgentEvent::PoolChanged {
+        Msg::Agent(AgentEvent::PoolChanged(PoolUpdate {
             snapshot: pool(tools - 6),
             added: vec![],
             removed: vec![],
-        }),
+            ..Default::default()
+        })),
     );
     if focused {
         let key = |code| Msg::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));

@@ -22,7 +22,7 @@ use toolgate::policy::{Decider, Permit, PersonAnswer as UserDecision};
 use toolgate::protocol::questions::{
     HostRequest, ProjectServerAnswer, RestoreAnswer, SignInAnswer, TrustAnswer,
 };
-use toolgate::protocol::{AgentEvent, ToolOutcome, UiCommand};
+use toolgate::protocol::{AgentEvent, PoolUpdate, ToolOutcome, UiCommand};
 
 /// One reply: the events to stream, and whether the stream then hangs (to cancel it).
 #[derive(Clone)]
@@ -624,11 +624,12 @@ async fn first_events_are_session_start_and_the_starting_pool() {
     assert!(
         matches!(&events[0], AgentEvent::SessionStarted { model_label, .. } if model_label == "replay test model")
     );
-    let AgentEvent::PoolChanged {
+    let AgentEvent::PoolChanged(PoolUpdate {
         snapshot,
         added,
         removed,
-    } = events.last().unwrap()
+        ..
+    }) = events.last().unwrap()
     else {
         unreachable!()
     };
@@ -808,7 +809,9 @@ async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
     );
 
     let pool_change = events.iter().rev().find_map(|e| match e {
-        AgentEvent::PoolChanged { added, removed, .. } => Some((added.clone(), removed.clone())),
+        AgentEvent::PoolChanged(PoolUpdate { added, removed, .. }) => {
+            Some((added.clone(), removed.clone()))
+        }
         _ => None,
     });
     let (added, removed) = pool_change.expect("a PoolChanged after the connect");

@@ -20,7 +20,7 @@ use toolgate::model::{
 use toolgate::policy::{PersonAnswer, Policy};
 use toolgate::pool::deferral::{SearchMode, SearchSettings};
 use toolgate::protocol::questions::HostRequest;
-use toolgate::protocol::{AgentEvent, UiCommand};
+use toolgate::protocol::{AgentEvent, PoolUpdate, UiCommand};
 
 type Requests = Arc<Mutex<Vec<ModelRequest>>>;
 
@@ -181,9 +181,9 @@ fn result_of(request: &ModelRequest, call_id: &str) -> (String, bool) {
 
 fn last_deferred(events: &[AgentEvent]) -> Option<Vec<String>> {
     events.iter().rev().find_map(|e| match e {
-        AgentEvent::ToolsDeferred { deferred } => {
-            Some(deferred.iter().map(|d| d.tool.name.clone()).collect())
-        }
+        AgentEvent::PoolChanged(PoolUpdate {
+            deferred, changed, ..
+        }) if changed.deferred => Some(deferred.iter().map(|d| d.tool.name.clone()).collect()),
         _ => None,
     })
 }

@@ -17,7 +17,7 @@ use toolgate::mcp::{HubOptions, McpHub};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{Decider, Decision, PersonAnswer, Policy, RuleSource, parse_permissions};
 use toolgate::protocol::questions::{Card, DefinitionNews, HostRequest, Kind};
-use toolgate::protocol::{AgentEvent, DefinitionMark, ToolOutcome, UiCommand};
+use toolgate::protocol::{AgentEvent, DefinitionMark, PoolUpdate, ToolOutcome, UiCommand};
 
 type Requests = Arc<Mutex<Vec<ModelRequest>>>;
 
@@ -235,9 +235,12 @@ fn tool_names(request: &ModelRequest) -> Vec<String> {
 }
 
 fn is_marked(event: &AgentEvent, tool: &str, want_changed: bool) -> bool {
-    let AgentEvent::PoolMarks { marks, .. } = event else {
+    let AgentEvent::PoolChanged(PoolUpdate { marks, changed, .. }) = event else {
         return false;
     };
+    if !changed.marks {
+        return false;
+    }
     marks.iter().any(|m| {
         m.tool == tool
             && match &m.mark {
@@ -294,7 +297,9 @@ async fn filtered_tools_never_reach_the_model_and_show_why() {
         .iter()
         .rev()
         .find_map(|e| match e {
-            AgentEvent::PoolMarks { excluded, .. } if !excluded.is_empty() => Some(excluded),
+            AgentEvent::PoolChanged(PoolUpdate {
+                excluded, changed, ..
+            }) if changed.marks && !excluded.is_empty() => Some(excluded),
             _ => None,
         })
         .expect("excluded tools reported to the panel");
@@ -434,7 +439,7 @@ async fn pin_then_redefine(h: &mut Harness) {
         .iter()
         .rev()
         .find_map(|e| match e {
-            AgentEvent::PoolChanged { snapshot, .. } => snapshot
+            AgentEvent::PoolChanged(PoolUpdate { snapshot, .. }) => snapshot
                 .iter()
                 .find(|entry| entry.tool.name == "mcp__fx__echo")
                 .map(|entry| entry.verdict.decision.clone()),
@@ -627,7 +632,9 @@ async fn accepting_a_changed_definition_for_good_repins_it() {
     assert!(!h.workspace.path().join(".toolgate/config.toml").exists());
     // The panel no longer marks it, and its badge follows the rule again.
     let marks = events.iter().rev().find_map(|e| match e {
-        AgentEvent::PoolMarks { marks, .. } => Some(marks.clone()),
+        AgentEvent::PoolChanged(PoolUpdate { marks, changed, .. }) if changed.marks => {
+            Some(marks.clone())
+        }
         _ => None,
     });
     assert_eq!(marks, Some(Vec::new()));

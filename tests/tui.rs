@@ -22,7 +22,7 @@ use toolgate::protocol::questions::{
     HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
     WorkspaceTrust,
 };
-use toolgate::protocol::{AgentEvent, Containment, PoolEntry, ToolOutcome, UiCommand};
+use toolgate::protocol::{AgentEvent, Containment, PoolEntry, PoolUpdate, ToolOutcome, UiCommand};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
     Msg, Overlay, ServerInfo, update, view,
@@ -147,11 +147,12 @@ fn started_app() -> App {
     );
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot: builtin_entries(),
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     app
 }
@@ -348,11 +349,12 @@ fn pool_after_connecting_docs_highlights_new_tools_then_settles() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec!["mcp__docs__search".into(), "mcp__docs__get_version".into()],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
@@ -386,21 +388,23 @@ fn removed_tools_are_struck_through_briefly() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let mut without_version = builtin_entries();
     without_version.push(docs_entries().remove(0));
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot: without_version,
             added: vec![],
             removed: vec!["mcp__docs__get_version".into()],
-        },
+            ..Default::default()
+        }),
     );
     let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
@@ -514,11 +518,12 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     key(&mut app, KeyCode::Tab);
     for _ in 0..6 {
@@ -1232,11 +1237,12 @@ fn tab_focuses_the_pool_and_selecting_a_tool_shows_its_details() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     key(&mut app, KeyCode::Tab);
     assert_eq!(app.focus, Focus::Pool);
@@ -1636,21 +1642,23 @@ fn no_color_keeps_meaning_without_colours() {
     // The starting pool first: only what arrives after it is marked new.
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot: builtin_entries(),
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let mut snapshot = builtin_entries();
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec!["mcp__docs__search".into()],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
@@ -1674,11 +1682,12 @@ fn tool_detail_and_help_at_80x24() {
     snapshot.push(trigger_entry());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     key(&mut app, KeyCode::Tab);
     for _ in 0..6 {
@@ -1706,11 +1715,12 @@ fn the_starting_pool_is_not_marked_new() {
     let added: Vec<String> = snapshot.iter().map(|e| e.tool.name.clone()).collect();
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added,
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
@@ -1728,11 +1738,12 @@ fn the_starting_pool_is_not_marked_new() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec!["mcp__docs__search".into()],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let text = screen(&mut app, 110, 30);
     assert!(text.contains("mcp__docs__search new"), "{text}");
@@ -1859,11 +1870,12 @@ fn long_tool_details_scroll_with_page_keys() {
     big.tool.input_schema = object_schema(serde_json::Value::Object(properties)).into();
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot: vec![big],
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     key(&mut app, KeyCode::Tab);
     let text = screen(&mut app, 120, 36);

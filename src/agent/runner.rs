@@ -23,7 +23,10 @@ use crate::model::{
 };
 use crate::pool::{self, Pool, PoolError, PoolTool, ServerTools};
 use crate::protocol::questions::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
-use crate::protocol::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
+use crate::protocol::{
+    AgentEvent, Containment, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ServerInfo, ToolMark,
+    UiCommand,
+};
 
 /// Work for the agent task, in the order the front end sent it.
 enum Work {
@@ -440,6 +443,8 @@ pub(super) struct Agent {
     pub(super) session_id: String,
     pub(super) messages: Vec<Message>,
     pub(super) last_pool: Option<Pool>,
+    /// The marks and excluded tools last taken from the gate (every pool update carries them).
+    pool_marks: (Vec<ToolMark>, Vec<ExcludedTool>),
     pub(super) output_budget: usize,
     /// Compiled input schemas by tool name (with the schema they were compiled from), so a
     /// call does not recompile its tool's schema.
@@ -494,6 +499,7 @@ impl Agent {
                 .unwrap_or_else(session::new_session_id),
             messages: Vec::new(),
             last_pool: None,
+            pool_marks: Default::default(),
             output_budget: config.output_budget.max(1),
             validators: Default::default(),
             checkpoints: super::checkpoints::Checkpoints::new(config.checkpoints_dir),
@@ -746,33 +752,33 @@ impl Agent {
         self.emit(event).await;
     }
 
-    /// Assembles the pool from the built-ins and the servers connected now; emits
-    /// PoolChanged when it differs from the last one sent.
+    /// Assembles the pool from the built-ins and the servers connected now; sends it (one
+    /// `PoolChanged`) when a part of it differs from what was last sent.
     pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
-        let pool = self.assemble_visible()?;
-        self.observe_listings();
-        let marks = self.pool_marks(&pool);
-        // Deferred before loaded: a tool moving from one to the other never shows in both.
-        self.announce_deferred().await;
-        // New marks change badges too (a changed definition asks), so the pool goes along.
-        if self.last_pool.as_ref() != Some(&pool) || marks.is_some() {
-            self.send_pool(&pool).await;
-        }
-        if let Some(marks) = marks {
-            self.emit(marks).await;
-        }
-        Ok(pool)
+        self.update_pool(false).await
     }
 
     /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
     pub(super) async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
+        self.update_pool(true).await
+    }
+
+    async fn update_pool(&mut self, force: bool) -> Result<Pool, PoolError> {
         let pool = self.assemble_visible()?;
         self.observe_listings();
-        let marks = self.pool_marks(&pool);
-        self.announce_deferred().await;
-        self.send_pool(&pool).await;
-        if let Some(marks) = marks {
-            self.emit(marks).await;
+        let marks = self.update_marks(&pool);
+        let deferred = self.deferred_changed();
+        // New marks change badges too (a changed definition asks), so the tools go along.
+        let tools = force || marks || self.last_pool.as_ref() != Some(&pool);
+        if tools || deferred {
+            let changed = PoolParts {
+                tools,
+                marks,
+                deferred,
+            };
+            let update = self.pool_update(&pool, changed);
+            self.last_pool = Some(pool.clone());
+            self.emit(AgentEvent::PoolChanged(update)).await;
         }
         Ok(pool)
     }
@@ -785,18 +791,25 @@ impl Agent {
         });
     }
 
-    /// The panel's marks (changed and new definitions, filtered tools) when they changed.
-    fn pool_marks(&mut self, pool: &Pool) -> Option<AgentEvent> {
+    /// Takes the panel's marks (changed and new definitions, filtered tools); true when
+    /// they changed.
+    fn update_marks(&mut self, pool: &Pool) -> bool {
         let listings = self.hub.server_tools();
         let deferred = self.tool_search.deferred().to_vec();
-        let (marks, excluded) = self
+        match self
             .gate
             .pinning
-            .marks_if_changed(pool, &deferred, &listings)?;
-        Some(AgentEvent::PoolMarks { marks, excluded })
+            .marks_if_changed(pool, &deferred, &listings)
+        {
+            Some(marks) => {
+                self.pool_marks = marks;
+                true
+            }
+            None => false,
+        }
     }
 
-    async fn send_pool(&mut self, pool: &Pool) {
+    fn pool_update(&self, pool: &Pool, changed: PoolParts) -> PoolUpdate {
         let old: Vec<&str> = self
             .last_pool
             .as_ref()
@@ -816,23 +829,21 @@ impl Agent {
             .filter(|n| !new_set.contains(*n))
             .map(|n| n.to_string())
             .collect();
-        let snapshot = pool
-            .tools
-            .iter()
-            .map(|tool| PoolEntry {
-                // The front end owns (and sanitizes) its copy; this runs only when the
-                // pool changed, not before every call.
-                tool: PoolTool::clone(tool),
-                verdict: self.gate.badge(tool),
-            })
-            .collect();
-        self.last_pool = Some(pool.clone());
-        self.emit(AgentEvent::PoolChanged {
-            snapshot,
+        // The front end owns (and sanitizes) its copy; this runs only when the pool
+        // changed, not before every call.
+        let entry = |tool: &Arc<PoolTool>| PoolEntry {
+            tool: PoolTool::clone(tool),
+            verdict: self.gate.badge(tool),
+        };
+        PoolUpdate {
+            snapshot: pool.tools.iter().map(entry).collect(),
             added,
             removed,
-        })
-        .await;
+            marks: self.pool_marks.0.clone(),
+            excluded: self.pool_marks.1.clone(),
+            deferred: self.tool_search.deferred().iter().map(entry).collect(),
+            changed,
+        }
     }
 
     /// The pool for the next model call: freshly assembled, or — when a server's changed

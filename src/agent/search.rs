@@ -14,7 +14,6 @@ use crate::builtin::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, search_tools_tool};
 use crate::pool::deferral::{self, Deferral, SearchSettings};
 use crate::pool::search::ToolIndex;
 use crate::pool::{Pool, PoolError, PoolTool, ServerTools};
-use crate::protocol::{AgentEvent, PoolEntry};
 
 /// What deferral keeps between model calls.
 #[derive(Default)]
@@ -127,8 +126,9 @@ impl Agent {
         Ok(visible)
     }
 
-    /// Tells the front end which tools are deferred, when that changed since last time.
-    pub(super) async fn announce_deferred(&mut self) {
+    /// Whether the deferred tools differ from the ones the front end was last told about
+    /// (and takes them as told).
+    pub(super) fn deferred_changed(&mut self) -> bool {
         let names: Vec<String> = self
             .tool_search
             .deferred
@@ -138,19 +138,10 @@ impl Agent {
         // Nothing announced yet counts as none deferred: a session that never defers sends
         // no `tools_deferred` at all.
         if self.tool_search.announced.as_deref().unwrap_or_default() == names.as_slice() {
-            return;
+            return false;
         }
         self.tool_search.announced = Some(names);
-        let deferred = self
-            .tool_search
-            .deferred
-            .iter()
-            .map(|tool| PoolEntry {
-                tool: PoolTool::clone(tool),
-                verdict: self.gate.badge(tool),
-            })
-            .collect();
-        self.emit(AgentEvent::ToolsDeferred { deferred }).await;
+        true
     }
 
     /// A call of a tool that is not in the request: for a deferred tool, say how to load it.

@@ -10,7 +10,7 @@ use crate::mcp::ServerStatus;
 use crate::model::Usage;
 use crate::policy::{AuditRecord, Decision};
 use crate::pool::ToolOrigin;
-use crate::protocol::{PoolEntry, ToolOutcome};
+use crate::protocol::{PoolEntry, PoolUpdate, ToolOutcome};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -117,6 +117,28 @@ pub enum JsonlEvent {
         cancelled: bool,
         exit_code: i32,
     },
+}
+
+impl JsonlEvent {
+    /// The `pool_changed` line of a pool update: its names, and what came and went.
+    pub fn pool_changed(update: PoolUpdate) -> JsonlEvent {
+        JsonlEvent::PoolChanged {
+            added: update.added,
+            removed: update.removed,
+            pool: update.snapshot.into_iter().map(|e| e.tool.name).collect(),
+        }
+    }
+
+    /// The `tools_deferred` line of a pool update.
+    pub fn deferred(update: &PoolUpdate) -> JsonlEvent {
+        JsonlEvent::ToolsDeferred {
+            deferred: update
+                .deferred
+                .iter()
+                .map(|e| e.tool.name.clone())
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -128,7 +128,7 @@ pub async fn run_with(
                 workspace,
                 ..
             } => started = Some((session_id, model_label, workspace)),
-            AgentEvent::PoolChanged { snapshot, .. } if !submitted => {
+            AgentEvent::PoolChanged(update) if !submitted => {
                 let (session_id, model, workspace) = started.clone().unwrap_or_default();
                 let servers = configured
                     .iter()
@@ -137,10 +137,14 @@ pub async fn run_with(
                         status: hub.status(name),
                     })
                     .collect();
-                printer.session_start(session_id, model, workspace, servers, &snapshot);
-                // What happened while starting (resume notices, reconnects) follows it.
+                printer.session_start(session_id, model, workspace, servers, &update.snapshot);
+                // What happened while starting (resume notices, reconnects) follows it, and
+                // then the starting pool's deferred tools.
                 for event in early.drain(..) {
                     printer.event(event);
+                }
+                if update.changed.deferred {
+                    printer.line(&JsonlEvent::deferred(&update));
                 }
                 submitted = true;
                 if agent
@@ -341,21 +345,14 @@ impl Printer<'_> {
                     outcome: closed.outcome,
                 });
             }
-            AgentEvent::PoolChanged {
-                snapshot,
-                added,
-                removed,
-            } => {
-                let pool = snapshot.iter().map(|e| e.tool.name.clone()).collect();
-                self.line(&JsonlEvent::PoolChanged {
-                    added,
-                    removed,
-                    pool,
-                });
-            }
-            AgentEvent::ToolsDeferred { deferred } => {
-                let deferred = deferred.into_iter().map(|e| e.tool.name).collect();
-                self.line(&JsonlEvent::ToolsDeferred { deferred });
+            AgentEvent::PoolChanged(update) => {
+                // As the two separate events printed them: the deferred tools first.
+                if update.changed.deferred {
+                    self.line(&JsonlEvent::deferred(&update));
+                }
+                if update.changed.tools {
+                    self.line(&JsonlEvent::pool_changed(update));
+                }
             }
             AgentEvent::ServerStatus { server, status } => {
                 if let ServerStatus::Failed { reason, .. } = &status {
@@ -402,7 +399,6 @@ impl Printer<'_> {
             // result and the permission record say why); the marks are the panel's.
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
-            | AgentEvent::PoolMarks { .. }
             | AgentEvent::ServerEnabled { .. }
             | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }

@@ -15,7 +15,7 @@ mod servers;
 mod tools;
 
 pub use ids::{CallId, ServerName};
-pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, ToolMark};
+pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
 pub use sampling::{SamplingOutcome, SamplingReport};
 pub use servers::{Containment, ServerInfo};
 pub use tools::{ImageSummary, ToolOutcome};
@@ -124,27 +124,13 @@ pub enum AgentEvent {
         outcome: ToolOutcome,
         output: String,
     },
-    PoolChanged {
-        snapshot: Vec<PoolEntry>,
-        added: Vec<String>,
-        removed: Vec<String>,
-    },
-    /// Marks on pool tools (changed or new definitions) and the tools kept out by a
-    /// server's filter; sent after PoolChanged when they differ from the last ones.
-    PoolMarks {
-        marks: Vec<ToolMark>,
-        excluded: Vec<ExcludedTool>,
-    },
+    /// The pool changed (its tools, their badges, marks, or the deferred tools); sent
+    /// first when the agent starts, then whenever a part changes.
+    PoolChanged(PoolUpdate),
     /// A server was enabled or disabled (`/mcp enable|disable`; `saved`: in its file).
     ServerEnabled {
         server: String,
         enabled: bool,
-    },
-    /// The MCP tools left out of the model's requests (findable with `search_tools`), in
-    /// pool order; sent when that set changes, before the `PoolChanged` of the same change.
-    /// Empty when nothing is deferred.
-    ToolsDeferred {
-        deferred: Vec<PoolEntry>,
     },
     ServerStatus {
         server: String,

@@ -480,16 +480,8 @@ fn on_agent(app: &mut App, event: AgentEvent) {
                 }));
             }
         }
-        AgentEvent::PoolChanged {
-            snapshot,
-            added,
-            removed,
-        } => {
-            app.pool.apply_snapshot(snapshot, &added, &removed, app.now);
-            return;
-        }
-        AgentEvent::ToolsDeferred { deferred } => {
-            app.pool.set_deferred(deferred);
+        AgentEvent::PoolChanged(update) => {
+            app.pool.apply_update(update, app.now);
             return;
         }
         AgentEvent::ServerStatus { server, status } => {
@@ -503,10 +495,6 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             if !removed {
                 app.pool.set_status(&server, status);
             }
-            return;
-        }
-        AgentEvent::PoolMarks { marks, excluded } => {
-            app.pool.set_marks(marks, excluded);
             return;
         }
         AgentEvent::ServerEnabled { server, enabled } => {
