@@ -7,17 +7,21 @@
 //! repeat until the model stops, the user cancels, or the turn cap is reached.
 
 mod ask;
+pub mod attachments;
 mod checkpoints;
+mod conversation;
 pub mod elicitation;
 mod gate;
 mod host_files;
+mod intake;
 mod pinning;
+mod pool_keeper;
 mod prompt;
 mod prompts;
 mod reload;
 mod reload_rules;
 mod reload_settings;
-pub mod resources;
+mod resources;
 mod roots;
 mod runner;
 mod sampling;
@@ -25,6 +29,8 @@ mod search;
 mod server_switch;
 pub mod session;
 mod session_images;
+mod stream;
+mod tool_run;
 mod tools;
 
 use std::path::PathBuf;

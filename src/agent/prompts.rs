@@ -51,7 +51,7 @@ fn content_block(server: &str, role: Role, content: &PromptContent) -> ContentBl
             uri,
             mime_type,
             text: body,
-        }) => text(super::resources::tagged(
+        }) => text(super::attachments::tagged(
             server,
             uri,
             mime_type.as_deref(),
@@ -63,7 +63,7 @@ fn content_block(server: &str, role: Role, content: &PromptContent) -> ContentBl
             ..
         }) if role == Role::User
             && mime.starts_with("image/")
-            && blob.len() <= super::resources::MAX_IMAGE_BASE64 =>
+            && blob.len() <= super::attachments::MAX_IMAGE_BASE64 =>
         {
             ContentBlock::Image(ImageData {
                 media_type: mime.clone(),

@@ -186,7 +186,7 @@ impl Agent {
             let approved = !new.source.is_project()
                 || self
                     .gate
-                    .approve_changed_project_server(new, &self.events)
+                    .approve_changed_project_server(new, self.conversation.events())
                     .await;
             lines.push(self.disconnect_server(name).await.text);
             if approved {

@@ -53,9 +53,9 @@ impl Agent {
             return vec!["the other config.toml settings could not be read again".into()];
         };
         let mut lines = Vec::new();
-        if tools != self.tool_search.settings {
+        if tools != self.pool.search.settings {
             if tool_problems.is_empty() {
-                self.tool_search.settings = tools;
+                self.pool.search.settings = tools;
                 lines.push(describe_tools(tools));
             } else {
                 let problems: Vec<String> = tool_problems.iter().map(|d| d.to_string()).collect();

@@ -11,55 +11,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::gate::Gated;
 use super::host_files::HostFiles;
-use super::runner::{Agent, assemble_for};
+use super::pool_keeper::assemble_for;
+use super::runner::Agent;
 use super::session::Record;
+use super::tool_run::ToolRun;
 use crate::builtin::BuiltinTool;
 use crate::mcp::McpError;
-use crate::model::{ContentBlock, ImageData};
+use crate::model::ContentBlock;
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
 use crate::protocol::{AgentEvent, ImageSummary, ToolOutcome};
 
 /// After a cancel, how long a tool may take to wind down before the agent stops waiting.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
-
-pub(super) const CANCELLED_TEXT: &str = "Cancelled by the user";
-
-/// A finished call as the model will see it.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct ToolRun {
-    pub outcome: ToolOutcome,
-    pub text: String,
-    /// Images for the model besides the text (an MCP tool's image content,
-    /// read_mcp_resource of an image).
-    pub images: Vec<ImageData>,
-}
-
-impl ToolRun {
-    pub(super) fn ok(text: impl Into<String>) -> Self {
-        ToolRun {
-            outcome: ToolOutcome::Ok,
-            text: text.into(),
-            images: Vec::new(),
-        }
-    }
-    pub(super) fn error(text: impl Into<String>) -> Self {
-        ToolRun {
-            outcome: ToolOutcome::Error,
-            text: text.into(),
-            images: Vec::new(),
-        }
-    }
-    pub(super) fn cancelled() -> Self {
-        ToolRun {
-            outcome: ToolOutcome::Cancelled,
-            text: CANCELLED_TEXT.into(),
-            images: Vec::new(),
-        }
-    }
-    pub fn is_error(&self) -> bool {
-        self.outcome != ToolOutcome::Ok
-    }
-}
 
 impl Agent {
     /// Runs one tool_use and returns its tool_result block. Never fails: every problem
@@ -93,7 +56,7 @@ impl Agent {
             })
             .await;
             match tool {
-                None => self.unknown_tool(name),
+                None => self.pool.search.unknown_tool(name),
                 Some(tool) => self.gated_run(call_id, &tool, input, cancel).await,
             }
         };
@@ -152,7 +115,7 @@ impl Agent {
         }
         let (gated, decided, notices) = self
             .gate
-            .check(tool, &input, call_id, &self.events, cancel)
+            .check(tool, &input, call_id, self.conversation.events(), cancel)
             .await;
         if let Some(record) = decided {
             self.record(Record::Permission {
@@ -172,7 +135,7 @@ impl Agent {
         if matches!(gated, Gated::Run | Gated::RunUnconfined)
             && super::checkpoints::may_change_workspace(&tool.origin)
         {
-            self.checkpoint_before_change().await;
+            self.checkpoints.before_change(&mut self.conversation).await;
         }
         match gated {
             Gated::Cancelled => ToolRun::cancelled(),
@@ -365,7 +328,7 @@ impl Agent {
         if let Some(config) = self.hub.config(name)
             && let Err(why) = self
                 .gate
-                .approve_project_server(&config, &self.events, cancel)
+                .approve_project_server(&config, self.conversation.events(), cancel)
                 .await
         {
             return ToolRun::error(why);
@@ -415,8 +378,8 @@ impl Agent {
             return ToolRun::error(format!("MCP server '{name}' is not connected."));
         }
         let before: Vec<String> = self
-            .last_pool
-            .as_ref()
+            .pool
+            .last()
             .map(|p| {
                 p.tools
                     .iter()
@@ -452,6 +415,23 @@ impl Agent {
             .unwrap_or_default()
     }
 
+    /// `search_tools` (the pool keeper's search): what it loaded is recorded (a resumed
+    /// session has it again), and the panel shows the pool with it now, not only at the
+    /// next model call.
+    async fn search_tools(&mut self, input: &Value) -> ToolRun {
+        let (run, found) = self.pool.search.search_tools(input);
+        let Some(loaded) = found else {
+            return run;
+        };
+        if !loaded.is_empty() {
+            self.record(Record::ToolsLoaded { tools: loaded }).await;
+        }
+        if let Err(e) = self.refresh_pool().await {
+            tracing::warn!("pool after search_tools: {e}");
+        }
+        run
+    }
+
     /// Cuts an output to the budget, keeping the whole text in a file of the session: every
     /// output to `output_budget` characters, an MCP tool's also to `mcp_output_tokens`
     /// estimated tokens (whichever cuts first; the marker says which).
@@ -477,7 +457,7 @@ impl Agent {
             (Some(chars), _) => (chars, false),
             (None, Some(tokens)) => (tokens, true),
         };
-        let saved = match &self.log {
+        let saved = match self.conversation.log() {
             Some(log) => {
                 let dir = log.files_dir.join("tool-outputs");
                 let path = dir.join(format!("{}.txt", crate::pool::normalize(call_id)));
