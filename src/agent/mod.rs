@@ -20,6 +20,7 @@ mod prompt;
 mod prompts;
 mod reload;
 mod reload_rules;
+mod reload_servers;
 mod reload_settings;
 mod resources;
 mod roots;
@@ -44,8 +45,7 @@ use crate::protocol::{AgentEvent, UiCommand};
 
 pub use ask::ask;
 pub use gate::suggested_rule;
-pub use reload::{ConfigReload, RulesReload};
-pub use reload_settings::SettingsSeen;
+pub use reload::{ConfigReload, RulesReload, SettingsSeen};
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.

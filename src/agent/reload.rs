@@ -1,16 +1,11 @@
-//! Reloading the server configuration while the session runs: after the config watcher
-//! saw a file change, or on `/mcp reload`. New servers appear as not connected, removed
-//! ones are disconnected, changed ones that are connected reconnect with their new
-//! definition (a project's entry only after the person said yes). A configuration with
-//! new problems is not applied at all: the old one stays in force and the notice names
-//! each problem's file and position.
+//! What the agent needs to reload its configuration while the session runs (after the
+//! config watcher saw a file change, or on `/mcp reload`), and why a reload runs. The
+//! reloading itself is in `reload_servers.rs`, `reload_rules.rs` and `reload_settings.rs`.
 
 use std::path::PathBuf;
 
-use super::runner::Agent;
-use crate::config::diff::ConfigDiff;
-use crate::config::{Diagnostic, LoadOptions, load_servers};
-use crate::protocol::{AgentEvent, Containment, ServerInfo};
+use crate::config::{Diagnostic, HostSettings, LoadOptions};
+use crate::sandbox::SandboxSettings;
 
 /// What the agent needs to load the configuration again.
 #[derive(Debug, Clone)]
@@ -35,7 +30,7 @@ pub struct RulesReload {
     pub known_problems: Vec<Diagnostic>,
     /// The same files' settings that need a restart, as last seen; `None` leaves them
     /// unwatched (only the rules and `[tools]` reload).
-    pub settings_seen: Option<super::reload_settings::SettingsSeen>,
+    pub settings_seen: Option<SettingsSeen>,
 }
 
 impl RulesReload {
@@ -87,141 +82,61 @@ pub(super) fn same_problem(a: &Diagnostic, b: &Diagnostic) -> bool {
     a.file == b.file && a.message == b.message
 }
 
-impl Agent {
-    /// Reloads what the changed files (or `/mcp reload`: everything) configure: the
-    /// permission rules first, so reconnected servers' tools get the new verdicts.
-    pub(super) async fn reload_config(&mut self, cause: ReloadCause) {
-        let Some(reload) = self.reload.clone() else {
-            self.emit(AgentEvent::Notice(
-                "Reloading the configuration is not available here.".into(),
-            ))
-            .await;
-            return;
-        };
-        let server_files = crate::config::watch::watched_files(&reload.options);
-        let touched = |wanted: &[PathBuf]| match &cause {
-            ReloadCause::Asked => true,
-            ReloadCause::Files(files) => files
-                .iter()
-                .any(|f| wanted.iter().any(|w| crate::config::watch::same_file(w, f))),
-        };
-        if let Some(rules) = reload.rules.as_ref().filter(|r| touched(&r.files())) {
-            self.reload_rules(rules, &cause).await;
-        }
-        if touched(&server_files) {
-            self.reload_servers(&reload, server_files, cause).await;
+/// The `config.toml` settings in force (`host`) and, for `[sandbox]`, which a session cannot
+/// change while it runs, as last seen (so a change is named once, not at every later save).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsSeen {
+    pub host: HostSettings,
+    pub sandbox: SandboxSettings,
+    /// What the session started with: a sandbox edited back to it needs no restart.
+    pub sandbox_at_start: SandboxSettings,
+}
+
+impl SettingsSeen {
+    pub fn at_start(host: HostSettings, sandbox: SandboxSettings) -> SettingsSeen {
+        SettingsSeen {
+            sandbox_at_start: sandbox.clone(),
+            host,
+            sandbox,
         }
     }
+}
 
-    async fn reload_servers(
-        &mut self,
-        reload: &ConfigReload,
-        server_files: Vec<PathBuf>,
-        cause: ReloadCause,
-    ) {
-        let options = reload.options.clone();
-        let loaded = match tokio::task::spawn_blocking(move || load_servers(&options)).await {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                self.emit(AgentEvent::Error(format!(
-                    "reloading the configuration failed: {e}"
-                )))
-                .await;
-                return;
-            }
-        };
-        let new_problems: Vec<String> = loaded
-            .diagnostics
-            .iter()
-            .filter(|d| !reload.known_problems.iter().any(|k| same_problem(k, d)))
-            .map(|d| format!("  {d}"))
-            .collect();
-        if !new_problems.is_empty() {
-            self.emit(AgentEvent::Error(format!(
-                "MCP configuration not reloaded; the servers stay as they were. Fix this and save again (or /mcp reload):\n{}",
-                new_problems.join("\n")
-            )))
-            .await;
-            return;
-        }
-        if let Some(current) = self.reload.as_mut() {
-            current.known_problems = loaded.diagnostics.clone();
-        }
-        let diff = ConfigDiff::between(&self.hub.configs(), &loaded.servers);
-        if diff.is_empty() {
-            if cause == ReloadCause::Asked {
-                self.emit(AgentEvent::Notice(format!(
-                    "MCP configuration reloaded: no server changed (read {})",
-                    server_files
-                        .iter()
-                        .filter(|f| f.extension().is_some_and(|e| e == "json") && f.is_file())
-                        .map(|f| f.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )))
-                .await;
-            }
-            return;
-        }
-        let mut lines = Vec::new();
-        for name in &diff.removed {
-            if self.hub.is_connected(name) {
-                lines.push(self.disconnect_server(name).await.text);
-            }
-        }
-        let mut reconnect = Vec::new();
-        for name in &diff.changed {
-            let Some(new) = loaded.servers.iter().find(|s| &s.name == name) else {
-                continue;
-            };
-            if !self.hub.is_connected(name) {
-                continue;
-            }
-            if !new.pool.enabled {
-                // Disabled in the file: it goes, and there is nothing to approve.
-                lines.push(self.disconnect_server(name).await.text);
-                lines.push(format!("'{name}' is disabled by its configuration"));
-                continue;
-            }
-            let approved = !new.source.is_project()
-                || self
-                    .gate
-                    .approve_changed_project_server(new, self.conversation.events())
-                    .await;
-            lines.push(self.disconnect_server(name).await.text);
-            if approved {
-                reconnect.push(name.clone());
-            } else {
-                lines.push(format!(
-                    "'{name}' was not reconnected with its new definition (you declined); /connect {name} asks again"
-                ));
-            }
-        }
-        self.hub.replace_configs(loaded.servers.clone());
-        let servers = self
-            .hub
-            .configs()
-            .iter()
-            .map(|config| {
-                let profile = self.hub.sandbox_profile(&config.name);
-                ServerInfo::from_config(config, Containment::of(config, profile.as_ref()))
-            })
-            .collect();
-        self.emit(AgentEvent::ServersChanged { servers }).await;
-        for name in &reconnect {
-            lines.push(self.connect_server(name, true, None).await.text);
-        }
-        // disconnect_mcp's list of servers follows the configuration.
-        let _ = self.refresh_pool().await;
-        let mut notice = format!(
-            "MCP configuration reloaded ({}): {}",
-            cause.describe(),
-            diff.summary()
+/// A line when `[sandbox]` changed since it was last seen.
+pub(super) fn sandbox_line(seen: &SettingsSeen, sandbox: &SandboxSettings) -> Option<String> {
+    if *sandbox == seen.sandbox {
+        return None;
+    }
+    Some(if *sandbox == seen.sandbox_at_start {
+        "[sandbox] is back to what this session started with".to_string()
+    } else {
+        "[sandbox] changed: it applies when toolgate starts again (running servers and commands keep the sandbox they started in)".to_string()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sandbox_change_is_named_once_and_a_return_to_the_start_says_so() {
+        let start = SettingsSeen::at_start(HostSettings::default(), SandboxSettings::default());
+        let mut edited = SandboxSettings::default();
+        edited.network = !edited.network;
+        let line = sandbox_line(&start, &edited).unwrap();
+        assert!(
+            line.contains("applies when toolgate starts again"),
+            "{line}"
         );
-        for line in lines {
-            notice.push_str("\n  ");
-            notice.push_str(&line);
-        }
-        self.emit(AgentEvent::Notice(notice)).await;
+        // Seen already: nothing to say again.
+        let mut seen = start.clone();
+        seen.sandbox = edited;
+        assert_eq!(sandbox_line(&seen, &seen.sandbox.clone()), None);
+        // Edited back.
+        let back = sandbox_line(&seen, &SandboxSettings::default()).unwrap();
+        assert!(
+            back.contains("back to what this session started with"),
+            "{back}"
+        );
     }
 }

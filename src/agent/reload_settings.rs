@@ -5,31 +5,11 @@
 //! to it is named with the restart that applies it, instead of half-applying it to some
 //! processes and not others.
 
-use super::reload::RulesReload;
+use super::reload::{RulesReload, sandbox_line};
 use super::runner::Agent;
 use crate::config::HostSettings;
 use crate::pool::deferral::SearchSettings;
-use crate::sandbox::{SandboxSettings, SettingsSources};
-
-/// The `config.toml` settings in force (`host`) and, for `[sandbox]`, which a session cannot
-/// change while it runs, as last seen (so a change is named once, not at every later save).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SettingsSeen {
-    pub host: HostSettings,
-    pub sandbox: SandboxSettings,
-    /// What the session started with: a sandbox edited back to it needs no restart.
-    pub sandbox_at_start: SandboxSettings,
-}
-
-impl SettingsSeen {
-    pub fn at_start(host: HostSettings, sandbox: SandboxSettings) -> SettingsSeen {
-        SettingsSeen {
-            sandbox_at_start: sandbox.clone(),
-            host,
-            sandbox,
-        }
-    }
-}
+use crate::sandbox::SettingsSources;
 
 impl Agent {
     /// Applies `[tools]`, `[sampling]` and `[mcp]` and names a changed `[sandbox]`; the lines
@@ -128,43 +108,4 @@ fn describe_tools(tools: SearchSettings) -> String {
         tools.mode.as_str(),
         tools.auto_threshold_tokens
     )
-}
-
-/// A line when `[sandbox]` changed since it was last seen.
-fn sandbox_line(seen: &SettingsSeen, sandbox: &SandboxSettings) -> Option<String> {
-    if *sandbox == seen.sandbox {
-        return None;
-    }
-    Some(if *sandbox == seen.sandbox_at_start {
-        "[sandbox] is back to what this session started with".to_string()
-    } else {
-        "[sandbox] changed: it applies when toolgate starts again (running servers and commands keep the sandbox they started in)".to_string()
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_sandbox_change_is_named_once_and_a_return_to_the_start_says_so() {
-        let start = SettingsSeen::at_start(HostSettings::default(), SandboxSettings::default());
-        let mut edited = SandboxSettings::default();
-        edited.network = !edited.network;
-        let line = sandbox_line(&start, &edited).unwrap();
-        assert!(
-            line.contains("applies when toolgate starts again"),
-            "{line}"
-        );
-        // Seen already: nothing to say again.
-        let mut seen = start.clone();
-        seen.sandbox = edited;
-        assert_eq!(sandbox_line(&seen, &seen.sandbox.clone()), None);
-        // Edited back.
-        let back = sandbox_line(&seen, &SandboxSettings::default()).unwrap();
-        assert!(
-            back.contains("back to what this session started with"),
-            "{back}"
-        );
-    }
 }
