@@ -910,7 +910,7 @@ async fn ask_answers_decide_each_call() {
         .iter()
         .filter_map(|e| match e {
             AgentEvent::PermissionDecided { call_id, record } => {
-                Some((call_id.clone(), record.decider.clone()))
+                Some((call_id.to_string(), record.decider.clone()))
             }
             _ => None,
         })
@@ -1330,7 +1330,7 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
         .iter()
         .filter_map(|e| match e {
             AgentEvent::PermissionDecided { call_id, record } => {
-                Some((call_id.clone(), record.decider.clone()))
+                Some((call_id.to_string(), record.decider.clone()))
             }
             _ => None,
         })

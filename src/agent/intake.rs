@@ -14,7 +14,7 @@ use super::sampling::SamplingHost;
 use super::session::{self, Record};
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
 use crate::protocol::questions::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
-use crate::protocol::{AgentEvent, UiCommand};
+use crate::protocol::{AgentEvent, ServerLogLine, ServerName, UiCommand};
 
 /// Work for the agent task, in the order the front end sent it.
 pub(super) enum Work {
@@ -250,11 +250,11 @@ pub(super) async fn forward_hub_events(
                 tracing::info!(target: "toolgate::mcp", server = %server, %level, "{message}");
                 session::append_shared(
                     &sampling.log,
-                    Record::ServerLog {
-                        server: server.clone(),
+                    Record::ServerLog(ServerLogLine {
+                        server: ServerName::from(&server),
                         level,
                         message: message.clone(),
-                    },
+                    }),
                 );
                 let event = AgentEvent::ServerLog {
                     server,

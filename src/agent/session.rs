@@ -43,7 +43,7 @@ use serde_json::Value;
 
 use crate::checkpoint::FileChange;
 use crate::model::{ContentBlock, Message, Role, Usage};
-use crate::protocol::ToolOutcome;
+use crate::protocol::{CallId, PermissionLine, ServerLogLine, ToolCallStart, ToolOutcome};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -69,25 +69,16 @@ pub enum Record {
     Message {
         message: Message,
     },
-    ToolCall {
-        call_id: String,
-        name: String,
-        server: Option<String>,
-        input: Value,
-    },
+    ToolCall(ToolCallStart),
     ToolResult {
-        call_id: String,
+        call_id: CallId,
         outcome: ToolOutcome,
         output: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         full_output_path: Option<PathBuf>,
     },
     /// A tool call's permission decision, as the policy types it.
-    Permission {
-        call_id: String,
-        #[serde(flatten)]
-        record: crate::policy::AuditRecord,
-    },
+    Permission(PermissionLine),
     Connect {
         server: String,
         tools: Vec<String>,
@@ -135,11 +126,7 @@ pub enum Record {
     /// A server's sampling request and how it ended.
     Sampling(crate::protocol::SamplingReport),
     /// A server's log message.
-    ServerLog {
-        server: String,
-        level: crate::mcp::LogLevel,
-        message: String,
-    },
+    ServerLog(ServerLogLine),
 }
 
 /// A second handle on the session's log for what happens beside the agent loop (sampling,

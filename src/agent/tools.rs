@@ -19,7 +19,9 @@ use crate::builtin::BuiltinTool;
 use crate::mcp::McpError;
 use crate::model::ContentBlock;
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
-use crate::protocol::{AgentEvent, ImageSummary, ToolOutcome};
+use crate::protocol::{
+    AgentEvent, CallId, ImageSummary, PermissionLine, ServerName, ToolCallStart, ToolOutcome,
+};
 
 /// After a cancel, how long a tool may take to wind down before the agent stops waiting.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -36,23 +38,22 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> ContentBlock {
         let tool = pool.get(name).cloned();
-        let server = tool.as_ref().and_then(|t| t.server().map(str::to_string));
-        self.record(Record::ToolCall {
-            call_id: call_id.to_string(),
+        let start = ToolCallStart {
+            call_id: CallId::from(call_id),
             name: name.to_string(),
-            server: server.clone(),
+            server: tool.as_ref().and_then(|t| t.server().map(ServerName::from)),
             input: input.clone(),
-        })
-        .await;
+        };
+        self.record(Record::ToolCall(start.clone())).await;
         let run = if cancel.is_cancelled() {
             // Not started: the turn was cancelled before this call's turn came.
             ToolRun::cancelled()
         } else {
             self.emit(AgentEvent::ToolCallStarted {
-                call_id: call_id.to_string(),
-                name: name.to_string(),
-                server,
-                input: input.clone(),
+                call_id: start.call_id,
+                name: start.name,
+                server: start.server,
+                input: start.input,
             })
             .await;
             match tool {
@@ -68,20 +69,20 @@ impl Agent {
         let (output, full_output_path) = self.fit_budget(call_id, run.text.clone(), is_mcp).await;
         if !run.images.is_empty() {
             self.emit(AgentEvent::ToolImages {
-                call_id: call_id.to_string(),
+                call_id: call_id.into(),
                 images: run.images.iter().map(ImageSummary::of).collect(),
             })
             .await;
         }
         self.record(Record::ToolResult {
-            call_id: call_id.to_string(),
+            call_id: call_id.into(),
             outcome: run.outcome,
             output: output.clone(),
             full_output_path,
         })
         .await;
         self.emit(AgentEvent::ToolCallFinished {
-            call_id: call_id.to_string(),
+            call_id: call_id.into(),
             outcome: run.outcome,
             output: output.clone(),
         })
@@ -118,13 +119,13 @@ impl Agent {
             .check(tool, &input, call_id, self.conversation.events(), cancel)
             .await;
         if let Some(record) = decided {
-            self.record(Record::Permission {
-                call_id: call_id.to_string(),
+            self.record(Record::Permission(PermissionLine {
+                call_id: call_id.into(),
                 record: record.clone(),
-            })
+            }))
             .await;
             self.emit(AgentEvent::PermissionDecided {
-                call_id: call_id.to_string(),
+                call_id: call_id.into(),
                 record,
             })
             .await;
@@ -273,7 +274,7 @@ impl Agent {
                 result = &mut call => break Some(result),
                 Some(update) = progress_rx.recv() => {
                     self.emit(AgentEvent::ToolProgress {
-                        call_id: call_id.to_string(),
+                        call_id: call_id.into(),
                         progress: update.progress,
                         total: update.total,
                         message: update.message,

@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::mcp::ServerStatus;
 use crate::model::Usage;
-use crate::policy::{AuditRecord, Decision};
+use crate::policy::Decision;
 use crate::pool::ToolOrigin;
-use crate::protocol::{PoolEntry, PoolUpdate, ToolOutcome};
+use crate::protocol::{
+    CallId, PermissionLine, PoolEntry, PoolUpdate, ServerLogLine, ToolCallStart, ToolOutcome,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -32,25 +33,15 @@ pub enum JsonlEvent {
     Text {
         text: String,
     },
-    ToolStarted {
-        call_id: String,
-        name: String,
-        /// None for built-ins.
-        server: Option<String>,
-        input: Value,
-    },
+    ToolStarted(ToolCallStart),
     ToolProgress {
-        call_id: String,
+        call_id: CallId,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
     },
     /// Who allowed or refused a tool call, as the policy records it.
-    PermissionDecided {
-        call_id: String,
-        #[serde(flatten)]
-        record: AuditRecord,
-    },
+    PermissionDecided(PermissionLine),
     /// A question for the person that headless mode answered with its safe default.
     RequestDismissed {
         /// The request kind (`tool call`, `project server`, …).
@@ -61,7 +52,7 @@ pub enum JsonlEvent {
         outcome: String,
     },
     ToolFinished {
-        call_id: String,
+        call_id: CallId,
         name: String,
         outcome: ToolOutcome,
         /// What the model got.
@@ -75,7 +66,7 @@ pub enum JsonlEvent {
     },
     /// Images a call returned, which the model got as images (type and size only).
     ToolImages {
-        call_id: String,
+        call_id: CallId,
         images: Vec<crate::protocol::ImageSummary>,
     },
     /// The MCP tools left out of the model's requests, findable with `search_tools`.
@@ -95,11 +86,7 @@ pub enum JsonlEvent {
     /// `sampling` record).
     Sampling(crate::protocol::SamplingReport),
     /// A server's log message.
-    ServerLog {
-        server: String,
-        level: crate::mcp::LogLevel,
-        message: String,
-    },
+    ServerLog(ServerLogLine),
     /// The instructions a server gave when it connected.
     ServerInstructions {
         server: String,

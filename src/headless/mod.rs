@@ -21,7 +21,10 @@ use crate::agent::AgentConfig;
 use crate::bootstrap::{FrontEnd, StartOptions};
 use crate::error::{Failure, FailureKind};
 use crate::mcp::ServerStatus;
-use crate::protocol::{AgentEvent, PoolEntry, ToolOutcome, UiCommand};
+use crate::protocol::{
+    AgentEvent, CallId, PermissionLine, PoolEntry, ServerLogLine, ToolCallStart, ToolOutcome,
+    UiCommand,
+};
 use crate::sanitize::for_terminal;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -196,7 +199,7 @@ struct Printer<'a> {
     format: OutputFormat,
     out: &'a mut dyn Write,
     err: &'a mut dyn Write,
-    tool_names: HashMap<String, String>,
+    tool_names: HashMap<CallId, String>,
     /// Text of the assistant block being streamed (jsonl prints it whole).
     text: String,
     failed: bool,
@@ -284,12 +287,12 @@ impl Printer<'_> {
                 self.finish_text();
                 self.tool_names.insert(call_id.clone(), name.clone());
                 self.note(&format!("[tool] {name} {input}"));
-                self.line(&JsonlEvent::ToolStarted {
+                self.line(&JsonlEvent::ToolStarted(ToolCallStart {
                     call_id,
                     name,
                     server,
                     input,
-                });
+                }));
             }
             AgentEvent::ToolProgress {
                 call_id,
@@ -328,7 +331,10 @@ impl Printer<'_> {
                 });
             }
             AgentEvent::PermissionDecided { call_id, record } => {
-                self.line(&JsonlEvent::PermissionDecided { call_id, record })
+                self.line(&JsonlEvent::PermissionDecided(PermissionLine {
+                    call_id,
+                    record,
+                }))
             }
             AgentEvent::Request(request) => {
                 // The agent denies Asks itself in headless mode; anything that still
@@ -380,11 +386,11 @@ impl Printer<'_> {
                 message,
             } => {
                 self.note(&format!("[server] {server} {level}: {message}"));
-                self.line(&JsonlEvent::ServerLog {
-                    server,
+                self.line(&JsonlEvent::ServerLog(ServerLogLine {
+                    server: server.into(),
                     level,
                     message,
-                });
+                }));
             }
             AgentEvent::ServerInstructions { server, text } => {
                 self.line(&JsonlEvent::ServerInstructions { server, text })

@@ -17,8 +17,8 @@ mod tools;
 pub use ids::{CallId, ServerName};
 pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
 pub use sampling::{SamplingOutcome, SamplingReport};
-pub use servers::{Containment, ServerInfo};
-pub use tools::{ImageSummary, ToolOutcome};
+pub use servers::{Containment, ServerInfo, ServerLogLine};
+pub use tools::{ImageSummary, PermissionLine, ToolCallStart, ToolOutcome};
 
 use serde_json::Value;
 
@@ -102,13 +102,13 @@ pub enum AgentEvent {
     /// The assistant finished a text block (lets the UI close a streaming paragraph).
     AssistantMessageDone,
     ToolCallStarted {
-        call_id: String,
+        call_id: CallId,
         name: String,
-        server: Option<String>,
+        server: Option<ServerName>,
         input: Value,
     },
     ToolProgress {
-        call_id: String,
+        call_id: CallId,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
@@ -116,11 +116,11 @@ pub enum AgentEvent {
     /// Images the call returned, sent to the model as images (before its
     /// `ToolCallFinished`); the console names them on the call's card.
     ToolImages {
-        call_id: String,
+        call_id: CallId,
         images: Vec<ImageSummary>,
     },
     ToolCallFinished {
-        call_id: String,
+        call_id: CallId,
         outcome: ToolOutcome,
         output: String,
     },
@@ -148,7 +148,7 @@ pub enum AgentEvent {
     /// A tool call's permission was decided; the record says by whom (rule and its file,
     /// default, the person, a session grant, headless).
     PermissionDecided {
-        call_id: String,
+        call_id: CallId,
         record: AuditRecord,
     },
     TurnFinished {

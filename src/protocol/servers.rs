@@ -1,4 +1,9 @@
-//! Configured MCP servers as the front ends list them.
+//! Configured MCP servers as the front ends list them, and what a server says on its own.
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::ServerName;
+use crate::mcp::LogLevel;
 
 /// How a server's process is contained, as the pool panel and `/mcp` show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,4 +59,13 @@ impl ServerInfo {
             enabled: config.pool.enabled,
         }
     }
+}
+
+/// A server's log message (`notifications/message`): the session log's `server_log` record
+/// and the JSONL `server_log` line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerLogLine {
+    pub server: ServerName,
+    pub level: LogLevel,
+    pub message: String,
 }

@@ -1,6 +1,10 @@
 //! How a tool call ended, and what a front end shows of the images it returned.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ids::{CallId, ServerName};
+use crate::policy::AuditRecord;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -38,4 +42,25 @@ impl ImageSummary {
         };
         format!("{}, {size}", self.media_type)
     }
+}
+
+/// A tool call as it starts: the session log's `tool_call` record and the JSONL
+/// `tool_started` line are this, under their own `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallStart {
+    pub call_id: CallId,
+    /// Model-facing name.
+    pub name: String,
+    /// None for built-ins.
+    pub server: Option<ServerName>,
+    pub input: Value,
+}
+
+/// Who allowed or refused a tool call, as the policy records it: the session log's
+/// `permission` record and the JSONL `permission_decided` line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionLine {
+    pub call_id: CallId,
+    #[serde(flatten)]
+    pub record: AuditRecord,
 }

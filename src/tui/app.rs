@@ -420,7 +420,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             server,
             input,
         } => app.transcript.push(EntryKind::Tool(ToolCard {
-            call_id,
+            call_id: call_id.into_string(),
             name: for_terminal(&name),
             server: server.map(|s| for_terminal(&s)),
             args_summary: summarize_args(&input),
@@ -469,7 +469,7 @@ fn on_agent(app: &mut App, event: AgentEvent) {
             });
             if !found {
                 app.transcript.push(EntryKind::Tool(ToolCard {
-                    call_id,
+                    call_id: call_id.into_string(),
                     name: "tool".into(),
                     server: None,
                     args_summary: String::new(),
