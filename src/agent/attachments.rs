@@ -150,30 +150,32 @@ pub(super) fn listing(catalog: &Catalog) -> String {
     if catalog.resources.is_empty() && catalog.templates.is_empty() {
         text.push_str("  (no resources)\n");
     }
-    for r in &catalog.resources {
-        text.push_str(&format!(
-            "  {} — {}",
-            r.uri,
-            r.title.as_deref().unwrap_or(&r.name)
-        ));
-        if let Some(mime) = &r.mime_type {
+    // `  URI — title (mime): description`.
+    let mut line = |head: String, title: &str, mime: Option<&str>, description: Option<&str>| {
+        text.push_str(&format!("  {head} — {title}"));
+        if let Some(mime) = mime {
             text.push_str(&format!(" ({mime})"));
         }
-        if let Some(d) = &r.description {
+        if let Some(d) = description {
             text.push_str(&format!(": {d}"));
         }
         text.push('\n');
+    };
+    for r in &catalog.resources {
+        line(
+            r.uri.clone(),
+            r.title.as_deref().unwrap_or(&r.name),
+            r.mime_type.as_deref(),
+            r.description.as_deref(),
+        );
     }
     for t in &catalog.templates {
-        text.push_str(&format!(
-            "  template {} — {}",
-            t.uri_template,
-            t.title.as_deref().unwrap_or(&t.name)
-        ));
-        if let Some(d) = &t.description {
-            text.push_str(&format!(": {d}"));
-        }
-        text.push('\n');
+        line(
+            format!("template {}", t.uri_template),
+            t.title.as_deref().unwrap_or(&t.name),
+            None,
+            t.description.as_deref(),
+        );
     }
     for problem in &catalog.problems {
         text.push_str(&format!("  (problem: {problem})\n"));

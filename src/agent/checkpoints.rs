@@ -190,11 +190,7 @@ impl Checkpoints {
                 .collect(),
         })
         .await;
-        let new_skipped: Vec<PathBuf> = taken
-            .skipped
-            .into_iter()
-            .filter(|p| self.announced.insert(p.clone()))
-            .collect();
+        let new_skipped = self.not_yet_announced(taken.skipped);
         if !new_skipped.is_empty() {
             let limit = self
                 .shadow
@@ -209,11 +205,7 @@ impl Checkpoints {
             )))
             .await;
         }
-        let new_nested: Vec<PathBuf> = taken
-            .nested
-            .into_iter()
-            .filter(|p| self.announced.insert(p.clone()))
-            .collect();
+        let new_nested = self.not_yet_announced(taken.nested);
         if !new_nested.is_empty() {
             conv.emit(AgentEvent::Notice(format!(
                 "Checkpoint {}: left out nested git repositories, which undo cannot restore: {}",
@@ -222,6 +214,14 @@ impl Checkpoints {
             )))
             .await;
         }
+    }
+
+    /// The paths not reported yet this session (taken as reported now).
+    fn not_yet_announced(&mut self, paths: Vec<PathBuf>) -> Vec<PathBuf> {
+        paths
+            .into_iter()
+            .filter(|p| self.announced.insert(p.clone()))
+            .collect()
     }
 
     /// At the end of a turn that took a checkpoint: what it changed, recorded and said.

@@ -152,7 +152,15 @@ impl AgentConfig {
 /// [`UiCommand::Shutdown`] or when the front end drops its command sender; it shuts the
 /// hub down (no orphaned servers) and then closes the event channel.
 pub fn spawn(config: AgentConfig) -> AgentHandle {
+    // Commands: bounded; the reader takes each at once (a Cancel never waits behind a turn:
+    // see `intake::read_commands`), so a full channel only slows a front end that floods it.
     let (command_tx, command_rx) = mpsc::channel(CHANNEL_CAPACITY);
+    // Events: bounded, so a model streaming faster than the front end draws waits for it
+    // rather than piling up text. One sender per task, and a task's events arrive in the
+    // order it sent them: a turn's `UserMessage` … `ToolCallStarted` → `PermissionDecided` →
+    // `ToolCallFinished` … `TurnFinished`, and every `PoolChanged` after the change it
+    // reports. Events from beside the turn (server status, logs, sampling, catalogs) come
+    // from the hub forwarder and may interleave with a turn's, never reorder within it.
     let (event_tx, event_rx) = mpsc::channel(CHANNEL_CAPACITY);
     runner::start(config, command_rx, event_tx);
     AgentHandle {
