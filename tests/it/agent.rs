@@ -1,7 +1,6 @@
 //! The agent loop through its channels, with a test model that replays fixed replies and
 //! records every request it gets. Tools are the real built-ins (and, where noted, the real
 //! hub with toolgate's own servers as child processes).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

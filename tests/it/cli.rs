@@ -1,5 +1,4 @@
 //! The real binary as a user runs it: `toolgate mcp …`, `toolgate -p …`, usage errors.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::process::{Command, Output};
 

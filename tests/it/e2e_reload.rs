@@ -2,7 +2,6 @@
 //! file changed beside it. A new server appears as not connected; a connected one that is
 //! removed is disconnected (its process ends); a broken file is reported with its position
 //! and changes nothing.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::io::{Read, Write};
 use std::path::Path;

@@ -1,7 +1,6 @@
 //! End to end in a real pseudo-terminal: the real `toolgate` binary with the resources
 //! fixture server configured as a user server. The person connects it, types `@`, picks a
 //! resource from the popup with Tab and sends; the resource is read and attached.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -15,8 +14,7 @@ const ROWS: u16 = 36;
 const COLS: u16 = 120;
 const WAIT: Duration = Duration::from_secs(30);
 
-mod pty_support;
-use pty_support::Screen;
+use crate::support::pty::Screen;
 
 #[test]
 fn at_completes_a_resource_in_a_real_terminal_and_the_message_carries_it() {

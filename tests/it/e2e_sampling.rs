@@ -2,7 +2,6 @@
 //! model, with the fixture MCP server (a real child process). The model calls a server tool
 //! that samples; the console shows the sampling request, the person approves it, and the
 //! server receives the scripted model's text (its tool result quotes it back).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -25,8 +24,7 @@ const SCENARIO: &str = r#"{"name": "sampling", "steps": [
   {"id": "done", "after": "call", "say": "The server got: {{result_line}}"}
 ]}"#;
 
-mod pty_support;
-use pty_support::Screen;
+use crate::support::pty::Screen;
 
 fn files(home: &Path) -> (PathBuf, PathBuf) {
     let scenario = home.join("sampling.json");

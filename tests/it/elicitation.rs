@@ -1,14 +1,13 @@
 //! Elicitation end to end outside the console: the real binary (`toolgate mcp call`, and
 //! headless `toolgate -p`) against a real child-process MCP server
 //! (tests/fixtures/elicit_server.py) that records every answer it receives.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-mod pty_support;
+use crate::support::pty;
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -421,7 +420,7 @@ fn a_call_that_needs_a_page_visited_first_goes_on_once_the_server_says_it_is_don
             sink.lock().unwrap().process(&buf[..n]);
         }
     });
-    let screen = pty_support::Screen { parser };
+    let screen = pty::Screen { parser };
     let mut keys = pair.master.take_writer().unwrap();
     screen.wait_text("Open it in your browser?");
     let shown = screen.text();

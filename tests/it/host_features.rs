@@ -2,9 +2,8 @@
 //! rule, the token cap, the bound on waiting requests), roots with `list_changed`, server
 //! log messages and server instructions. The agent runs on the scripted model; the server
 //! is the fixture (a real child process speaking JSON-RPC on stdio).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod common;
+use crate::support::fixture_server;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -101,7 +100,7 @@ fn config_in(
 ) -> AgentConfig {
     let mut env = env.to_vec();
     env.push(("FIXTURE_HOST_TOOLS", "1"));
-    let server = common::fixture("fix", &env);
+    let server = fixture_server::fixture("fix", &env);
     let (tx, rx) = mpsc::unbounded_channel();
     let hub = McpHub::with_options(
         vec![server],

@@ -9,7 +9,6 @@
 //! On a fresh clone the first test that needs them runs `.ci/interop-setup.sh` (`npm ci` of the
 //! pinned lockfile), so the README's `cargo test` works without a separate install step. Missing
 //! Node or a failed install is a failure with instructions, never a skip.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

@@ -1,9 +1,7 @@
 //! The MCP client (hub) against real child processes: the misbehaving fixture server in
 //! tests/fixtures and toolgate's own servers.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod common;
-use common::{fixture, hub_with};
+use crate::support::fixture_server::{fixture, hub_with};
 
 use serde_json::json;
 use std::time::Duration;

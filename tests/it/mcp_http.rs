@@ -1,10 +1,8 @@
 //! The hub's Streamable HTTP transport against real HTTP MCP servers on 127.0.0.1:
 //! `toolgate serve docs --listen` as a child process, and the same server in-process
 //! behind a header check (to see configured headers arrive).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod common;
-use common::hub_with;
+use crate::support::fixture_server::hub_with;
 
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::json;

@@ -1,6 +1,5 @@
 //! `toolgate mcp add|add-json|remove|get|enable|disable|import` as a user runs them: the
 //! real binary, a temporary HOME and workspace, and the files it leaves behind.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,10 +3,8 @@
 //! calls and logs what it was asked (`FIXTURE_TASK_LOG`): the hub calls it as a task,
 //! reports its status as progress, and ends it with `tasks/cancel` on cancel and timeout.
 //! The agent's side (progress events, the pool) runs through the real agent loop.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod common;
-use common::{fixture, hub_with};
+use crate::support::fixture_server::{fixture, hub_with};
 
 use serde_json::json;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,6 @@
 //! The model providers against local HTTP servers (wiremock on 127.0.0.1, and a raw TCP
 //! socket for a connection cut mid-body) speaking the real Anthropic SSE and OpenAI
 //! Chat Completions stream formats, plus the scripted demo model driven turn by turn.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use futures::StreamExt;
 use serde_json::{Value, json};

@@ -2,11 +2,10 @@
 //! server on 127.0.0.1 (tests/oauth_support): the real toolgate binary signs in with
 //! `$BROWSER` set to a script that opens the page and follows its redirects, as a person's
 //! browser would (tests/fixtures/browser.mjs).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod oauth_support;
-
-use oauth_support::{AsConfig, AuthServer, Misbehaviour, ResourceServer, RsConfig, Seen};
+use crate::support::oauth_servers::{
+    AsConfig, AuthServer, Misbehaviour, ResourceServer, RsConfig, Seen,
+};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

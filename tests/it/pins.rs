@@ -1,7 +1,6 @@
 //! Per-server tool filters, `"enabled"`, and pinned tool definitions, through the agent's
 //! channels with a scripted model and the real fixture MCP server as a child process:
 //! what the model gets in its requests, and what the person is asked.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};

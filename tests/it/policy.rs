@@ -1,5 +1,4 @@
 //! File-based policy loading, workspace trust and "always" write-back, through the public API.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use serde_json::json;
 use std::path::{Path, PathBuf};

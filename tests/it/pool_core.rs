@@ -1,6 +1,5 @@
 //! The pool as the model sees it, built from real connections: the starting six tools,
 //! toolgate's docs server joining it, and collisions refused with the pool unchanged.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use serde_json::json;
 use std::collections::BTreeMap;

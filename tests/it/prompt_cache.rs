@@ -8,9 +8,8 @@
 //! plus what an automatic prefix cache could serve at most, with and without `search_tools`
 //! and, for the deferred run, with the loaded tools placed in pool order instead of at the end.
 //! `cargo test --test prompt_cache -- --nocapture` shows the table.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod common;
+use crate::support::fixture_server;
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -265,7 +264,7 @@ fn servers() -> Vec<toolgate::config::ServerConfig> {
         serde_json::to_string(&(0..7).map(|i| format!("task_{i}")).collect::<Vec<_>>()).unwrap();
     (0..SERVERS)
         .map(|i| {
-            common::fixture(
+            fixture_server::fixture(
                 &format!("s{i}"),
                 &[
                     ("FIXTURE_TOOLS", "[]"),
@@ -305,7 +304,7 @@ async fn session(deferred: bool, working_set: usize) -> (Vec<Value>, Usage) {
     })
     .unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let (hub, hub_rx) = common::hub_with(servers());
+    let (hub, hub_rx) = fixture_server::hub_with(servers());
     let mut config = AgentConfig::new(
         model,
         hub,

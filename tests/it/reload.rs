@@ -1,7 +1,6 @@
 //! Reloading the server configuration in a running session, through the agent's channels:
 //! a real hub running toolgate's own docs server as a child process, a real `.mcp.json`.
 //! A changed project server asks before it reconnects; a broken file changes nothing.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::time::Duration;
 

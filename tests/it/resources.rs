@@ -3,7 +3,6 @@
 //! agent, and a test model that records every request it gets — so each test asserts
 //! what the model receives after `@server:uri`, `/mcp__server__prompt` and the resource
 //! built-ins (through the permission gate).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;

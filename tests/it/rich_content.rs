@@ -4,7 +4,6 @@
 //! resource link and a structuredContent-only result, and whose `task_job` must run as an
 //! MCP task; mock Anthropic and OpenAI servers on 127.0.0.1 script the model and record
 //! what reaches them on the wire.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

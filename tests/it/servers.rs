@@ -1,7 +1,6 @@
 //! toolgate's own MCP servers, tested as a client sees them: the real binary
 //! (`toolgate serve docs|deploy|fs`) as a child process, spoken to with rmcp's client over
 //! stdio in both protocol eras.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::{
     path::{Path, PathBuf},

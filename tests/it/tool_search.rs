@@ -3,9 +3,8 @@
 //! held-out ones, so neither can regress silently. The floors are the measured figures
 //! (rounded down), not the goal of issue 16 (recall@5 >= 0.95): the held-out set is below
 //! it, see docs/BENCHMARKS.md.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-#[path = "../benches/support/search_eval.rs"]
+#[path = "../../benches/support/search_eval.rs"]
 mod search_eval;
 
 use search_eval::{blind_tasks, corpus, fresh_tasks, quality, replicated, tasks, unseen_tasks};

@@ -1,6 +1,5 @@
 //! The console's views (TestBackend + insta snapshots) and key handling (feeding `update`).
 //! Time is `App::now`, moved by hand, so nothing here depends on wall-clock timing.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,6 @@
 //! The console's `@` and `/mcp__…` completion and the prompt-argument questions: keys fed
 //! to `update`, screens drawn on ratatui's TestBackend (what a person sees), commands
 //! read from the effects (what the agent receives).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,7 +1,6 @@
 //! Checkpoints and undo through the real binary: a scripted model runs one bash command per
 //! turn (`toolgate -p`, the checkpoint taken by the agent's own hook), then `toolgate undo`
 //! restores what the command changed. The console's `/undo` runs in a real pseudo-terminal.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

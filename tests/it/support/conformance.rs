@@ -3,7 +3,6 @@
 //! under test through `tests/interop/conformance/client.mjs`. Shared by the auth runner
 //! (tests/conformance_auth.rs) and the core one (tests/conformance_client.rs); the
 //! server-mode runner (tests/conformance_server.rs) uses [`installed`].
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -7,7 +7,6 @@
 //! and `none` / `client_secret_basic` / `client_secret_post` client authentication. It
 //! approves every authorization request at once (the "person" always agrees), and can be
 //! told to misbehave in the ways the client must survive.
-#![allow(dead_code)]
 
 use axum::body::Body;
 use axum::extract::{Query, Request, State};

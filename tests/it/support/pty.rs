@@ -1,5 +1,4 @@
 //! The screen of a console running in a real pty, shared by the end-to-end tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::{Arc, Mutex};
 use std::thread;

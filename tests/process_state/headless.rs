@@ -1,6 +1,5 @@
 //! The headless front end with the scripted demo model, the real hub and toolgate's own
 //! servers as child processes: what `toolgate -p` prints, and its exit codes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 use std::path::Path;
 

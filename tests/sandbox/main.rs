@@ -2,9 +2,16 @@
 //! stdio MCP server under a workspace-write profile, toolgate's own servers, and the
 //! fail-closed path of a machine without the sandbox. Every test looks at what a user would
 //! see: the tool's output, and whether a file exists or a connection arrived.
+//!
+//! A test binary of its own (not a module of tests/it): every test sets process-wide
+//! environment variables (TMPDIR, a provider key, toolgate's state dir) that would reach
+//! the other tests running as threads of the same process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod common;
+/// Shared with tests/it (its `support::fixture_server`); these tests use only `fixture`.
+#[allow(dead_code)]
+#[path = "../it/support/fixture_server.rs"]
+mod fixture_server;
 
 use std::io::ErrorKind;
 use std::net::TcpListener;
@@ -340,7 +347,7 @@ async fn a_workspace_write_mcp_server_cannot_write_outside_or_see_secrets() {
     let out_dir = outside("server-writes");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let mut config = common::fixture(
+    let mut config = fixture_server::fixture(
         "boxed",
         &[
             (

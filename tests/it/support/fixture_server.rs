@@ -1,6 +1,5 @@
 //! Shared by the integration tests that drive the hub against the fixture server in
 //! tests/fixtures (each test file is its own crate, so not every helper is used by each).
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

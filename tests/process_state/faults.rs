@@ -2,10 +2,8 @@
 //! floods, odd tool names, non-object schemas, stray response ids, a server that closes
 //! stdout but lives on, and several servers crashing at once. Real child processes (the
 //! misbehaving fixture in tests/fixtures), real stdio, the real hub and pool.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
-mod common;
-use common::{fixture, hub_with};
+use crate::fixture_server::{fixture, hub_with};
 
 use futures::future::join_all;
 use serde_json::{Value, json};

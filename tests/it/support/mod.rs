@@ -1,0 +1,6 @@
+//! Helpers shared by more than one test module (each lives here once).
+
+pub mod conformance;
+pub mod fixture_server;
+pub mod oauth_servers;
+pub mod pty;
