@@ -2,64 +2,22 @@
 //! model. A user asks to deploy, watches the pool grow, denies the permission and quits;
 //! the process exits cleanly and leaves no server child behind.
 
-use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::CommandBuilder;
+
+use crate::support::process::{alive, children_of};
+use crate::support::pty;
 
 const ROWS: u16 = 36;
 const COLS: u16 = 120;
-const WAIT: Duration = Duration::from_secs(30);
-
-use crate::support::pty::Screen;
-
-/// Processes whose parent is `pid` (read from /proc/*/stat; the comm field may hold
-/// spaces, so the fields are taken after its closing parenthesis).
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for entry in dir.flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // fields[0] is the state, fields[1] the parent pid.
-        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) && fields[0] != "Z" {
-            out.push(child);
-        }
-    }
-    out
-}
-
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rfind(')')
-            .and_then(|i| stat[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state != "Z"),
-        Err(_) => false,
-    }
-}
 
 fn command(home: &Path, workspace: &Path) -> CommandBuilder {
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut cmd = pty::toolgate(&home.join("state"), &home.join("config"));
     cmd.cwd(workspace);
-    cmd.env("TOOLGATE_STATE_DIR", home.join("state"));
-    cmd.env("TOOLGATE_CONFIG_DIR", home.join("config"));
     cmd.env("TERM", "xterm-256color");
-    cmd.env_remove("ANTHROPIC_API_KEY");
-    cmd.env_remove("OPENAI_API_KEY");
     cmd.env_remove("NO_COLOR");
     cmd
 }
@@ -69,44 +27,14 @@ fn deploy_is_asked_denied_and_quit_leaves_nothing_running() {
     let home = tempfile::tempdir().expect("tempdir");
     let workspace = tempfile::tempdir().expect("workspace tempdir");
 
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open pty");
-    let mut child = pair
-        .slave
-        .spawn_command(command(home.path(), workspace.path()))
-        .expect("spawn toolgate");
-    drop(pair.slave);
+    let (mut child, screen, mut keys) =
+        pty::spawn(command(home.path(), workspace.path()), ROWS, COLS);
     let pid = child.process_id().expect("toolgate pid");
 
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-    let mut reader = pair.master.try_clone_reader().expect("pty reader");
-    let sink = Arc::clone(&parser);
-    thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().expect("parser lock").process(&buf[..n]);
-        }
-    });
-    let mut keys = pair.master.take_writer().expect("pty writer");
-    let mut press = |bytes: &[u8]| {
-        keys.write_all(bytes).expect("write to pty");
-        keys.flush().expect("flush pty");
-    };
-    let screen = Screen { parser };
-
     screen.wait_text("scripted demo");
-    press(b"deploy web");
+    keys.press(b"deploy web");
     screen.wait_text("deploy web");
-    press(b"\r");
+    keys.press(b"\r");
 
     screen.wait_text("mcp__docs__search");
     screen.wait_for("the permission modal for mcp__deploy__trigger", |t| {
@@ -119,26 +47,13 @@ fn deploy_is_asked_denied_and_quit_leaves_nothing_running() {
     );
     // Keys in the first moments of a modal are swallowed (the guard window).
     thread::sleep(Duration::from_millis(400));
-    press(b"n");
+    keys.press(b"n");
     screen.wait_for("the denial in the conversation", |t| {
         t.contains("Permission denied") && !t.contains("Permission required")
     });
 
-    press(b"\x04");
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for toolgate") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!(
-                "toolgate did not exit within {WAIT:?} of Ctrl+D; screen:\n{}",
-                screen.text()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
+    keys.press(b"\x04");
+    let status = screen.wait_exit(&mut child);
     assert!(status.success(), "toolgate exited with {status:?}");
 
     // The servers it started are gone with it (give a stray a moment to be reaped).
@@ -151,40 +66,6 @@ fn deploy_is_asked_denied_and_quit_leaves_nothing_running() {
         survivors.is_empty(),
         "server processes outlived toolgate: {survivors:?}"
     );
-}
-
-/// Starts `toolgate` in a pty with `args`, returning the child, its screen and a key sender.
-fn start_in_pty(
-    cmd: CommandBuilder,
-) -> (
-    Box<dyn portable_pty::Child + Send + Sync>,
-    Screen,
-    Box<dyn Write + Send>,
-) {
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open pty");
-    let child = pair.slave.spawn_command(cmd).expect("spawn toolgate");
-    drop(pair.slave);
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-    let mut reader = pair.master.try_clone_reader().expect("pty reader");
-    let sink = Arc::clone(&parser);
-    thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().expect("parser lock").process(&buf[..n]);
-        }
-    });
-    let keys = pair.master.take_writer().expect("pty writer");
-    (child, Screen { parser }, keys)
 }
 
 /// A .mcp.json with the recording elicitation fixture server as `elicit`, and the file
@@ -212,11 +93,10 @@ fn mcp_call_on_a_terminal_asks_for_the_form_and_sends_it() {
     let mut cmd = command(home.path(), home.path());
     cmd.args(["mcp", "call", "elicit", "ask", "{}", "--mcp-config"]);
     cmd.arg(&config);
-    let (mut child, screen, mut keys) = start_in_pty(cmd);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
     let mut answer = |prompt: &str, typed: &str| {
         screen.wait_text(prompt);
-        keys.write_all(typed.as_bytes()).expect("write to pty");
-        keys.flush().expect("flush pty");
+        keys.press(typed.as_bytes());
     };
     screen.wait_text("MCP server 'elicit' asks you for input (the server asks, not the model):");
     answer(
@@ -229,15 +109,7 @@ fn mcp_call_on_a_terminal_asks_for_the_form_and_sends_it() {
     answer("confirm (yes or no) [no]: ", "y\r");
     answer("Send this to 'elicit'?", "s\r");
     screen.wait_text("received: {\"result\"");
-    let deadline = Instant::now() + WAIT;
-    while child.try_wait().expect("wait for toolgate").is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "mcp call did not exit:\n{}",
-            screen.text()
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
+    screen.wait_exit(&mut child);
     let received = std::fs::read_to_string(&record).unwrap();
     let answer: serde_json::Value = received
         .lines()
@@ -285,14 +157,10 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
         "--mcp-config",
     ]);
     cmd.arg(&config);
-    let (mut child, screen, mut keys) = start_in_pty(cmd);
-    let mut press = |bytes: &[u8]| {
-        keys.write_all(bytes).expect("write to pty");
-        keys.flush().expect("flush pty");
-    };
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
 
     screen.wait_text("scripted demo");
-    press(b"go\r");
+    keys.press(b"go\r");
     screen.wait_for("the form", |t| {
         t.contains("An MCP server asks you to fill in a form")
             && t.contains("the server asks, not the model")
@@ -300,13 +168,13 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
     });
     // Keys in the first moments of a modal are swallowed (the guard window).
     thread::sleep(Duration::from_millis(400));
-    press(b"v2.1");
+    keys.press(b"v2.1");
     screen.wait_text("Release name *: v2.1");
-    press(b"\t\x7f9");
+    keys.press(b"\t\x7f9");
     screen.wait_text("✗ at most 5");
-    press(b"\x7f3\t\x1b[C\t\x1b[C \t ");
+    keys.press(b"\x7f3\t\x1b[C\t\x1b[C \t ");
     screen.wait_text("[x] yes");
-    press(b"\r");
+    keys.press(b"\r");
     // The transcript says so (the rest of the line may be under the next question).
     screen.wait_text("· You sent 'elicit'");
     screen.wait_text("Asking many.");
@@ -327,7 +195,7 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
     screen.wait_text("· 1 of 8");
     for _ in 0..8 {
         thread::sleep(Duration::from_millis(300));
-        press(b"\x1b");
+        keys.press(b"\x1b");
     }
     screen.wait_text("Result: received:");
     let received = std::fs::read_to_string(&record).unwrap();
@@ -350,16 +218,6 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
         .collect();
     assert_eq!((declined, refused.len()), (8, 2), "{received}");
 
-    press(b"\x04");
-    let deadline = Instant::now() + WAIT;
-    while child.try_wait().expect("wait for toolgate").is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!(
-                "toolgate did not exit after Ctrl+D; screen:\n{}",
-                screen.text()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
+    keys.press(b"\x04");
+    screen.wait_exit(&mut child);
 }

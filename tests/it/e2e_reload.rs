@@ -3,68 +3,15 @@
 //! removed is disconnected (its process ends); a broken file is reported with its position
 //! and changes nothing.
 
-use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use crate::support::process::children_of;
+use crate::support::pty;
 
 const ROWS: u16 = 40;
 const COLS: u16 = 140;
-const WAIT: Duration = Duration::from_secs(30);
-
-struct Screen {
-    parser: Arc<Mutex<vt100::Parser>>,
-}
-
-impl Screen {
-    fn text(&self) -> String {
-        let parser = self.parser.lock().unwrap();
-        let rows: Vec<String> = parser.screen().rows(0, COLS).collect();
-        rows.join("\n")
-    }
-
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let text = self.text();
-            if pred(&text) {
-                return;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out after {WAIT:?} waiting for {what}; screen:\n{text}");
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn wait_text(&self, needle: &str) {
-        self.wait_for(&format!("{needle:?}"), |t| t.contains(needle));
-    }
-}
-
-/// Live (not zombie) children of `pid`, from /proc.
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) && fields[0] != "Z" {
-            out.push(child);
-        }
-    }
-    out
-}
 
 /// Saves the way editors do: a temporary file renamed over the old one.
 fn save(path: &Path, text: &str) {
@@ -80,43 +27,14 @@ fn edits_of_mcp_json_reach_the_running_console() {
     let mcp_json = workspace.path().join(".mcp.json");
     std::fs::write(&mcp_json, "{\"mcpServers\": {}}\n").unwrap();
 
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut cmd = pty::toolgate(&home.path().join("state"), &home.path().join("config"));
     cmd.arg("--trust-project");
     cmd.cwd(workspace.path());
-    cmd.env("TOOLGATE_STATE_DIR", home.path().join("state"));
-    cmd.env("TOOLGATE_CONFIG_DIR", home.path().join("config"));
     cmd.env("TERM", "xterm-256color");
-    cmd.env_remove("ANTHROPIC_API_KEY");
-    cmd.env_remove("OPENAI_API_KEY");
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
+    let (mut child, mut screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+    // Each row on a line of its own.
+    screen.row_per_line = true;
     let pid = child.process_id().unwrap();
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let sink = Arc::clone(&parser);
-    thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().process(&buf[..n]);
-        }
-    });
-    let mut keys = pair.master.take_writer().unwrap();
-    let mut press = |bytes: &[u8]| {
-        keys.write_all(bytes).unwrap();
-        keys.flush().unwrap();
-    };
-    let screen = Screen { parser };
     screen.wait_text("scripted demo");
     screen.wait_text("fs ○ not connected");
 
@@ -130,10 +48,10 @@ fn edits_of_mcp_json_reach_the_running_console() {
     assert!(children_of(pid).is_empty(), "nothing was started");
 
     // Connect it (a project server: asked first), then remove it from the file.
-    press(b"/connect extra\r");
+    keys.press(b"/connect extra\r");
     screen.wait_text("Start a project server?");
     thread::sleep(Duration::from_millis(400)); // the dialog's guard window
-    press(b"y");
+    keys.press(b"y");
     screen.wait_text("mcp__extra__search");
     screen.wait_text("extra ● ready · 2 tools");
     assert_eq!(children_of(pid).len(), 1, "the server runs");
@@ -163,17 +81,7 @@ fn edits_of_mcp_json_reach_the_running_console() {
         "the removed server's process ended"
     );
 
-    press(b"\x04");
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "toolgate exited with {status:?}");
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("toolgate did not exit; screen:\n{}", screen.text());
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
+    keys.press(b"\x04");
+    let status = screen.wait_exit(&mut child);
+    assert!(status.success(), "toolgate exited with {status:?}");
 }

@@ -2,19 +2,12 @@
 //! fixture server configured as a user server. The person connects it, types `@`, picks a
 //! resource from the popup with Tab and sends; the resource is read and attached.
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use crate::support::pty;
 
 const ROWS: u16 = 36;
 const COLS: u16 = 120;
-const WAIT: Duration = Duration::from_secs(30);
-
-use crate::support::pty::Screen;
 
 #[test]
 fn at_completes_a_resource_in_a_real_terminal_and_the_message_carries_it() {
@@ -31,65 +24,23 @@ fn at_completes_a_resource_in_a_real_terminal_and_the_message_carries_it() {
     )
     .unwrap();
 
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open pty");
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut cmd = pty::toolgate(&home.path().join("state"), &config);
     cmd.cwd(workspace.path());
-    cmd.env("TOOLGATE_STATE_DIR", home.path().join("state"));
-    cmd.env("TOOLGATE_CONFIG_DIR", &config);
     cmd.env("TERM", "xterm-256color");
-    cmd.env_remove("ANTHROPIC_API_KEY");
-    cmd.env_remove("OPENAI_API_KEY");
-    let mut child = pair.slave.spawn_command(cmd).expect("spawn toolgate");
-    drop(pair.slave);
-
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-    let mut reader = pair.master.try_clone_reader().expect("pty reader");
-    let sink = Arc::clone(&parser);
-    thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().expect("parser lock").process(&buf[..n]);
-        }
-    });
-    let mut keys = pair.master.take_writer().expect("pty writer");
-    let mut press = |bytes: &[u8]| {
-        keys.write_all(bytes).expect("write to pty");
-        keys.flush().expect("flush pty");
-    };
-    let screen = Screen { parser };
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
 
     screen.wait_text("scripted demo");
-    press(b"/connect fx\r");
+    keys.press(b"/connect fx\r");
     screen.wait_text("mcp__fx__add_resource");
-    press(b"see @read");
+    keys.press(b"see @read");
     screen.wait_text("@fx:fixture://readme  Read me");
-    press(b"\t");
+    keys.press(b"\t");
     screen.wait_text("see @fx:fixture://readme");
-    press(b"\r");
+    keys.press(b"\r");
     screen.wait_text("Attached @fx:fixture://readme (");
 
-    press(b"\x04");
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for toolgate") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("toolgate did not exit; screen:\n{}", screen.text());
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
+    keys.press(b"\x04");
+    let status = screen.wait_exit(&mut child);
     assert!(status.success(), "toolgate exited with {status:?}");
 }
 

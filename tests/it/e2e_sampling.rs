@@ -3,17 +3,14 @@
 //! that samples; the console shows the sampling request, the person approves it, and the
 //! server receives the scripted model's text (its tool result quotes it back).
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use crate::support::pty;
 
 const ROWS: u16 = 40;
 const COLS: u16 = 120;
-const WAIT: Duration = Duration::from_secs(30);
 
 const SCENARIO: &str = r#"{"name": "sampling", "steps": [
   {"id": "summary", "user": "(?i)summari[sz]e", "say": "SCRIPTED SUMMARY"},
@@ -23,8 +20,6 @@ const SCENARIO: &str = r#"{"name": "sampling", "steps": [
    "input": {"text": "Please summarize: apples and pears", "max_tokens": 100, "system": "You are terse."}}]},
   {"id": "done", "after": "call", "say": "The server got: {{result_line}}"}
 ]}"#;
-
-use crate::support::pty::Screen;
 
 fn files(home: &Path) -> (PathBuf, PathBuf) {
     let scenario = home.join("sampling.json");
@@ -46,53 +41,21 @@ fn the_person_approves_a_sampling_request_and_the_server_gets_the_models_text() 
     let workspace = tempfile::tempdir().expect("workspace tempdir");
     let (scenario, mcp_config) = files(home.path());
 
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open pty");
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut cmd = pty::toolgate(&home.path().join("state"), &home.path().join("config"));
     cmd.cwd(workspace.path());
     cmd.arg("--mcp-config");
     cmd.arg(&mcp_config);
     cmd.arg("--allow");
     cmd.arg("mcp__fix__sample");
-    cmd.env("TOOLGATE_STATE_DIR", home.path().join("state"));
-    cmd.env("TOOLGATE_CONFIG_DIR", home.path().join("config"));
     cmd.env("TOOLGATE_SCENARIO", &scenario);
     cmd.env("TERM", "xterm-256color");
-    cmd.env_remove("ANTHROPIC_API_KEY");
-    cmd.env_remove("OPENAI_API_KEY");
     cmd.env_remove("NO_COLOR");
-    let mut child = pair.slave.spawn_command(cmd).expect("spawn toolgate");
-    drop(pair.slave);
-
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-    let mut reader = pair.master.try_clone_reader().expect("pty reader");
-    let sink = Arc::clone(&parser);
-    thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().expect("parser lock").process(&buf[..n]);
-        }
-    });
-    let mut keys = pair.master.take_writer().expect("pty writer");
-    let mut press = |bytes: &[u8]| {
-        keys.write_all(bytes).expect("write to pty");
-        keys.flush().expect("flush pty");
-    };
-    let screen = Screen { parser };
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
 
     screen.wait_text("scripted demo");
-    press(b"go");
+    keys.press(b"go");
     screen.wait_text("go");
-    press(b"\r");
+    keys.press(b"\r");
 
     // The request shows who asks, the system prompt, the message and the token limit.
     screen.wait_for("the sampling request", |t| {
@@ -104,7 +67,7 @@ fn the_person_approves_a_sampling_request_and_the_server_gets_the_models_text() 
     });
     // Keys in the first moments of a modal are swallowed (the guard window).
     thread::sleep(Duration::from_millis(400));
-    press(b"y");
+    keys.press(b"y");
 
     screen.wait_for("the server's answer in the conversation", |t| {
         t.contains("The server got: sampled: SCRIPTED SUMMARY (model scripted demo, stop endTurn)")
@@ -113,20 +76,7 @@ fn the_person_approves_a_sampling_request_and_the_server_gets_the_models_text() 
     screen.wait_text("sampling for 'fix' answered by scripted demo");
     screen.wait_text("you allowed it once");
 
-    press(b"\x04");
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for toolgate") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!(
-                "toolgate did not exit after Ctrl+D; screen:\n{}",
-                screen.text()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
+    keys.press(b"\x04");
+    let status = screen.wait_exit(&mut child);
     assert!(status.success(), "toolgate exited with {status:?}");
 }

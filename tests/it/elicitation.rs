@@ -371,12 +371,8 @@ fn a_call_that_needs_a_page_visited_first_is_not_retried_when_the_page_is_declin
 /// once the server says the page is done the call is sent again and answers.
 #[test]
 fn a_call_that_needs_a_page_visited_first_goes_on_once_the_server_says_it_is_done() {
-    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-    use std::io::{Read, Write};
-    use std::sync::{Arc, Mutex};
-
     let f = Fixture::new(json!({}));
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut cmd = pty::toolgate(&f.path().join("state"), &f.path().join("config"));
     for arg in [
         "mcp",
         "call",
@@ -392,36 +388,9 @@ fn a_call_that_needs_a_page_visited_first_goes_on_once_the_server_says_it_is_don
     cmd.arg(f.path().join("mcp.json"));
     cmd.arg("--workspace");
     cmd.arg(f.path());
-    cmd.env("TOOLGATE_STATE_DIR", f.path().join("state"));
-    cmd.env("TOOLGATE_CONFIG_DIR", f.path().join("config"));
     // "Opening" the page runs `true`: no browser starts on the test machine.
     cmd.env("BROWSER", "true");
-    cmd.env_remove("ANTHROPIC_API_KEY");
-    cmd.env_remove("OPENAI_API_KEY");
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 40,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(40, 120, 0)));
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let sink = Arc::clone(&parser);
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().process(&buf[..n]);
-        }
-    });
-    let screen = pty::Screen { parser };
-    let mut keys = pair.master.take_writer().unwrap();
+    let (mut child, screen, mut keys) = pty::spawn(cmd, 40, 120);
     screen.wait_text("Open it in your browser?");
     let shown = screen.text();
     assert!(
@@ -429,7 +398,7 @@ fn a_call_that_needs_a_page_visited_first_goes_on_once_the_server_says_it_is_don
             && shown.contains("url:    https://accounts.example.com/connect/7d1e"),
         "{shown}"
     );
-    keys.write_all(b"o\n").unwrap();
+    keys.press(b"o\n");
     screen.wait_text("the account is connected");
     let status = child.wait().unwrap();
     assert!(status.success(), "{}", screen.text());

@@ -2,6 +2,7 @@
 //! tests/fixtures and toolgate's own servers.
 
 use crate::support::fixture_server::{fixture, hub_with};
+use crate::support::process::alive;
 
 use serde_json::json;
 use std::time::Duration;
@@ -335,17 +336,14 @@ async fn shutdown_leaves_no_process_behind() {
         &[("FIXTURE_PIDFILE", pidfile.to_str().unwrap())],
     )]);
     bounded(hub.connect("tidy")).await.unwrap();
-    let pid: i32 = std::fs::read_to_string(&pidfile)
+    let pid: u32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
-    assert!(process_alive(pid));
+    assert!(alive(pid));
     bounded(hub.disconnect("tidy")).await.unwrap();
-    assert!(
-        !process_alive(pid),
-        "server process {pid} survived disconnect"
-    );
+    assert!(!alive(pid), "server process {pid} survived disconnect");
     assert_eq!(
         hub.status("tidy"),
         ServerStatus::Disconnected { reason: None }
@@ -364,12 +362,4 @@ async fn unknown_server_lists_the_available_ones() {
         err.to_string(),
         "unknown MCP server 'zzz'; available servers: a, b"
     );
-}
-
-fn process_alive(pid: i32) -> bool {
-    // A zombie still answers kill -0; look at /proc state instead.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.contains(") Z"),
-        Err(_) => false,
-    }
 }

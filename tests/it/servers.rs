@@ -2,6 +2,7 @@
 //! (`toolgate serve docs|deploy|fs`) as a child process, spoken to with rmcp's client over
 //! stdio in both protocol eras.
 
+use crate::support::process::alive;
 use std::{
     path::{Path, PathBuf},
     process::Stdio,
@@ -488,19 +489,6 @@ async fn deploy_uses_the_workspace_config_and_reports_failed_steps() {
     session.stop().await;
 }
 
-/// True while `pid` is a live (not zombie) process.
-fn process_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or_default()
-            .trim_start()
-            .starts_with('Z'),
-        Err(_) => false,
-    }
-}
-
 #[tokio::test]
 async fn cancelling_a_trigger_kills_the_step_and_records_the_attempt() {
     let workspace = tempfile::tempdir().unwrap();
@@ -541,7 +529,7 @@ async fn cancelling_a_trigger_kills_the_step_and_records_the_attempt() {
     })
     .await
     .expect("step never wrote its pid");
-    assert!(process_alive(pid));
+    assert!(alive(pid));
     handle
         .cancel(Some("user pressed Ctrl+C".into()))
         .await
@@ -569,7 +557,7 @@ async fn cancelling_a_trigger_kills_the_step_and_records_the_attempt() {
         "{record}"
     );
     tokio::time::timeout(STEP, async {
-        while process_alive(pid) {
+        while alive(pid) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })

@@ -2,15 +2,14 @@
 //! turn (`toolgate -p`, the checkpoint taken by the agent's own hook), then `toolgate undo`
 //! restores what the command changed. The console's `/undo` runs in a real pseudo-terminal.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use serde_json::Value;
+
+use crate::support::pty;
 
 const NOTES: &str = "my notes\nline two\n";
 
@@ -353,94 +352,25 @@ fn a_denied_call_takes_no_checkpoint_and_there_is_nothing_to_undo() {
 
 const ROWS: u16 = 40;
 const COLS: u16 = 120;
-const WAIT: Duration = Duration::from_secs(30);
-
-struct Terminal {
-    screen: Arc<Mutex<vt100::Parser>>,
-    keys: Box<dyn Write + Send>,
-}
-
-impl Terminal {
-    fn text(&self) -> String {
-        self.screen.lock().unwrap().screen().contents()
-    }
-
-    fn wait_text(&self, needle: &str) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let text = self.text();
-            if text.contains(needle) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {needle:?}; screen:\n{text}"
-            );
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn press(&mut self, bytes: &[u8]) {
-        self.keys.write_all(bytes).unwrap();
-        self.keys.flush().unwrap();
-    }
-
-    /// Types a line and submits it.
-    fn enter_line(&mut self, line: &str) {
-        self.press(line.as_bytes());
-        self.wait_text(line);
-        self.press(b"\r");
-    }
-}
-
 #[test]
 fn console_undo_lists_the_files_and_asks_first() {
     let c = case();
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut cmd = pty::toolgate(&c.state(), &c.dir.path().join("config"));
     cmd.args(["--provider", "scripted", "--allow", "Bash(rm:*)"]);
     cmd.cwd(&c.ws);
-    cmd.env("TOOLGATE_STATE_DIR", c.state());
-    cmd.env("TOOLGATE_CONFIG_DIR", c.dir.path().join("config"));
     cmd.env("TOOLGATE_SCENARIO", scenario());
     cmd.env("TERM", "xterm-256color");
-    cmd.env_remove("ANTHROPIC_API_KEY");
-    cmd.env_remove("OPENAI_API_KEY");
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let screen = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let sink = Arc::clone(&screen);
-    thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().process(&buf[..n]);
-        }
-    });
-    let mut term = Terminal {
-        screen,
-        keys: pair.master.take_writer().unwrap(),
-    };
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
 
-    term.wait_text("scripted demo");
-    term.enter_line("rm notes.txt");
-    term.wait_text("This turn changed 1 file: notes.txt");
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "rm notes.txt");
+    screen.wait_text("This turn changed 1 file: notes.txt");
     assert_eq!(c.read("notes.txt"), None);
 
     // First the person keeps things as they are.
-    term.enter_line("/undo");
-    term.wait_text("Undo the last turn?");
-    let modal = term.text();
+    keys.enter_line(&screen, "/undo");
+    screen.wait_text("Undo the last turn?");
+    let modal = screen.text();
     assert!(
         modal.contains("restore  notes.txt  (deleted by the turn)"),
         "{modal}"
@@ -448,29 +378,22 @@ fn console_undo_lists_the_files_and_asks_first() {
     assert!(modal.contains("Restore 1 file"), "{modal}");
     // Keys right after a request appears are ignored (the guard window).
     thread::sleep(Duration::from_millis(400));
-    term.press(b"n");
-    term.wait_text("Undo cancelled; no file was changed.");
+    keys.press(b"n");
+    screen.wait_text("Undo cancelled; no file was changed.");
     assert_eq!(c.read("notes.txt"), None);
 
     // Then restores.
-    term.enter_line("/undo");
-    term.wait_text("Undo the last turn?");
+    keys.enter_line(&screen, "/undo");
+    screen.wait_text("Undo the last turn?");
     thread::sleep(Duration::from_millis(400));
-    term.press(b"y");
-    term.wait_text("restored notes.txt");
+    keys.press(b"y");
+    screen.wait_text("restored notes.txt");
     assert_eq!(c.read("notes.txt").as_deref(), Some(NOTES));
 
-    term.enter_line("/undo");
-    term.wait_text("Nothing to undo");
+    keys.enter_line(&screen, "/undo");
+    screen.wait_text("Nothing to undo");
 
-    term.press(b"\x04"); // Ctrl+D quits
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "{status:?}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "the console did not quit");
-        thread::sleep(Duration::from_millis(20));
-    }
+    keys.press(b"\x04"); // Ctrl+D quits
+    let status = screen.wait_exit(&mut child);
+    assert!(status.success(), "{status:?}");
 }
