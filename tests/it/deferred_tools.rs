@@ -3,44 +3,20 @@
 //! replies and records every request, so the tests see exactly what the model was sent.
 
 use crate::support::fixture_server;
+use crate::support::replay_model::{ReplayModel, Requests};
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
 use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
 use toolgate::config::ServerConfig;
 use toolgate::inbox::HostRequest;
-use toolgate::model::{
-    ContentBlock, ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent,
-};
+use toolgate::model::{ContentBlock, ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{PersonAnswer, Policy};
 use toolgate::pool::deferral::{SearchMode, SearchSettings};
-
-type Requests = Arc<Mutex<Vec<ModelRequest>>>;
-
-struct ReplayModel {
-    replies: Mutex<VecDeque<Vec<StreamEvent>>>,
-    requests: Requests,
-}
-
-impl ModelProvider for ReplayModel {
-    fn label(&self) -> String {
-        "replay test model".into()
-    }
-
-    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
-        self.requests.lock().unwrap().push(request);
-        match self.replies.lock().unwrap().pop_front() {
-            Some(events) => stream::iter(events.into_iter().map(Ok)).boxed(),
-            None => stream::iter(vec![Err(ModelError::Config("no more replies".into()))]).boxed(),
-        }
-    }
-}
 
 fn calls(calls: &[(&str, &str, Value)]) -> Vec<StreamEvent> {
     let mut events: Vec<StreamEvent> = calls

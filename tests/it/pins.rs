@@ -2,12 +2,11 @@
 //! channels with a scripted model and the real fixture MCP server as a child process:
 //! what the model gets in its requests, and what the person is asked.
 
-use std::collections::VecDeque;
+use crate::support::replay_model::{ReplayModel, Requests, call};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -15,40 +14,8 @@ use toolgate::agent::events::{AgentEvent, DefinitionMark, ToolOutcome, UiCommand
 use toolgate::agent::{self, AgentConfig, AgentHandle};
 use toolgate::inbox::{Card, DefinitionNews, HostRequest, Kind};
 use toolgate::mcp::{HubOptions, McpHub};
-use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
+use toolgate::model::{ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{Decider, Decision, PersonAnswer, Policy, RuleSource, parse_permissions};
-
-type Requests = Arc<Mutex<Vec<ModelRequest>>>;
-
-struct ReplayModel {
-    replies: Mutex<VecDeque<Vec<StreamEvent>>>,
-    requests: Requests,
-}
-
-impl ModelProvider for ReplayModel {
-    fn label(&self) -> String {
-        "replay test model".into()
-    }
-
-    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
-        self.requests.lock().unwrap().push(request);
-        match self.replies.lock().unwrap().pop_front() {
-            Some(events) => stream::iter(events.into_iter().map(Ok)).boxed(),
-            None => stream::iter(vec![Err(ModelError::Config("no more replies".into()))]).boxed(),
-        }
-    }
-}
-
-fn call(id: &str, name: &str, input: Value) -> Vec<StreamEvent> {
-    vec![
-        StreamEvent::ToolUse {
-            id: id.into(),
-            name: name.into(),
-            input,
-        },
-        StreamEvent::Stop(StopReason::ToolUse),
-    ]
-}
 
 fn done() -> Vec<StreamEvent> {
     vec![

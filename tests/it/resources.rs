@@ -4,13 +4,13 @@
 //! what the model receives after `@server:uri`, `/mcp__server__prompt` and the resource
 //! built-ins (through the permission gate).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use crate::support::replay_model::{ReplayModel, Requests, call};
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::stream::{self, BoxStream, StreamExt};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
@@ -18,9 +18,7 @@ use toolgate::agent::{self, AgentConfig, AgentHandle};
 use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::inbox::HostRequest;
 use toolgate::mcp::{Catalog, CompletionTarget, HubEvent, HubOptions, McpHub};
-use toolgate::model::{
-    ContentBlock, ImageData, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
-};
+use toolgate::model::{ContentBlock, ImageData, ModelRequest, Role, StopReason, StreamEvent};
 use toolgate::policy::{PersonAnswer, Policy};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -48,43 +46,10 @@ fn fixture(env: &[(&str, &str)]) -> ServerConfig {
     }
 }
 
-type Requests = Arc<Mutex<Vec<ModelRequest>>>;
-
-/// Replays fixed replies and records every request.
-struct ReplayModel {
-    replies: Mutex<VecDeque<Vec<StreamEvent>>>,
-    requests: Requests,
-}
-
-impl ModelProvider for ReplayModel {
-    fn label(&self) -> String {
-        "replay test model".into()
-    }
-
-    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
-        self.requests.lock().unwrap().push(request);
-        match self.replies.lock().unwrap().pop_front() {
-            Some(events) => stream::iter(events.into_iter().map(Ok)).boxed(),
-            None => stream::iter(vec![Err(ModelError::Config("no more replies".into()))]).boxed(),
-        }
-    }
-}
-
 fn done(text: &str) -> Vec<StreamEvent> {
     vec![
         StreamEvent::TextDelta(text.into()),
         StreamEvent::Stop(StopReason::EndTurn),
-    ]
-}
-
-fn call(id: &str, name: &str, input: Value) -> Vec<StreamEvent> {
-    vec![
-        StreamEvent::ToolUse {
-            id: id.into(),
-            name: name.into(),
-            input,
-        },
-        StreamEvent::Stop(StopReason::ToolUse),
     ]
 }
 

@@ -3,4 +3,6 @@
 pub mod conformance;
 pub mod fixture_server;
 pub mod oauth_servers;
+pub mod process;
 pub mod pty;
+pub mod replay_model;
