@@ -2,6 +2,7 @@
 //! model. A user asks to deploy, watches the pool grow, denies the permission and quits;
 //! the process exits cleanly and leaves no server child behind.
 
+use crate::support::fixture_server::fixture_file;
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -72,8 +73,7 @@ fn deploy_is_asked_denied_and_quit_leaves_nothing_running() {
 /// the server records what it receives in.
 fn elicit_config(home: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let record = home.join("received.jsonl");
-    let server = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/elicit_server.py");
+    let server = fixture_file("elicit_server.py");
     let config = home.join("mcp.json");
     std::fs::write(
         &config,

@@ -2,7 +2,7 @@
 //! fixture server configured as a user server. The person connects it, types `@`, picks a
 //! resource from the popup with Tab and sends; the resource is read and attached.
 
-use std::path::PathBuf;
+use crate::support::fixture_server::fixture_file;
 
 use crate::support::pty;
 
@@ -13,8 +13,7 @@ const COLS: u16 = 120;
 fn at_completes_a_resource_in_a_real_terminal_and_the_message_carries_it() {
     let home = tempfile::tempdir().expect("tempdir");
     let workspace = tempfile::tempdir().expect("workspace tempdir");
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/resources_server.py");
+    let script = fixture_file("resources_server.py");
     let config = home.path().join("config");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(
@@ -50,8 +49,7 @@ fn at_completes_a_resource_in_a_real_terminal_and_the_message_carries_it() {
 fn headless_reads_mentions_and_the_message_carries_text_and_image() {
     let home = tempfile::tempdir().expect("tempdir");
     let workspace = tempfile::tempdir().expect("workspace tempdir");
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/resources_server.py");
+    let script = fixture_file("resources_server.py");
     let config = home.path().join("config");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(

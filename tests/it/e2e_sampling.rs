@@ -3,6 +3,7 @@
 //! that samples; the console shows the sampling request, the person approves it, and the
 //! server receives the scripted model's text (its tool result quotes it back).
 
+use crate::support::fixture_server::fixture_file;
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::Duration;
@@ -24,7 +25,7 @@ const SCENARIO: &str = r#"{"name": "sampling", "steps": [
 fn files(home: &Path) -> (PathBuf, PathBuf) {
     let scenario = home.join("sampling.json");
     std::fs::write(&scenario, SCENARIO).unwrap();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fixture_server.py");
+    let script = fixture_file("fixture_server.py");
     let mcp = serde_json::json!({"mcpServers": {"fix": {
         "command": "python3",
         "args": [script.display().to_string()],

@@ -2,7 +2,8 @@
 //! headless `toolgate -p`) against a real child-process MCP server
 //! (tests/fixtures/elicit_server.py) that records every answer it receives.
 
-use std::path::{Path, PathBuf};
+use crate::support::fixture_server::fixture_file;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
@@ -16,8 +17,7 @@ struct Fixture {
 impl Fixture {
     fn new(extra_env: Value) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let server =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/elicit_server.py");
+        let server = fixture_file("elicit_server.py");
         let mut env = json!({"FIXTURE_RECORD": dir.path().join("received.jsonl")});
         if let (Some(env), Some(extra)) = (env.as_object_mut(), extra_env.as_object()) {
             env.extend(extra.clone());
@@ -282,7 +282,7 @@ async fn a_call_does_not_time_out_while_its_server_waits_for_the_person() {
 
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("received.jsonl");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/elicit_server.py");
+    let script = fixture_file("elicit_server.py");
     let config = ServerConfig {
         name: "elicit".into(),
         transport: ServerTransport::Stdio {

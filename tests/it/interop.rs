@@ -10,15 +10,15 @@
 //! pinned lockfile), so the README's `cargo test` works without a separate install step. Missing
 //! Node or a failed install is a failure with instructions, never a skip.
 
+use crate::support::fixture_server::stdio_server;
+use crate::support::npm_packages;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
+use toolgate::config::ServerConfig;
 use toolgate::mcp::{HubEvent, HubOptions, McpError, McpHub, ProgressUpdate, ServerStatus};
 use toolgate::pool::ToolOrigin;
 
@@ -28,37 +28,12 @@ fn interop_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop")
 }
 
-/// Runs the pinned installer once per test process; tests of this binary run on parallel
-/// threads, and `npm ci` replaces node_modules, so a second concurrent run would race it.
-fn install_packages_once() -> &'static Result<(), String> {
-    static INSTALL: OnceLock<Result<(), String>> = OnceLock::new();
-    INSTALL.get_or_init(|| {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".ci/interop-setup.sh");
-        eprintln!("interop packages missing: running {}", script.display());
-        let out = Command::new("bash")
-            .arg(&script)
-            .output()
-            .map_err(|e| format!("could not run {}: {e}", script.display()))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} failed ({}):\n{}{}",
-                script.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ))
-        }
-    })
-}
-
 /// A file inside tests/interop/node_modules, installed first if it is missing; panics with
 /// the installer's output if that fails.
 fn installed(relative: &str) -> PathBuf {
     let path = interop_dir().join("node_modules").join(relative);
     if !path.is_file()
-        && let Err(why) = install_packages_once()
+        && let Err(why) = npm_packages::install_once()
     {
         panic!("the interop packages are not installed and installing them failed: {why}");
     }
@@ -87,20 +62,14 @@ fn inspector_entry() -> PathBuf {
 // ---------------------------------------------------------------- toolgate client → everything
 
 fn everything_config() -> ServerConfig {
-    ServerConfig {
-        name: "everything".into(),
-        transport: ServerTransport::Stdio {
-            command: "node".into(),
-            args: vec![everything_entry().display().to_string(), "stdio".into()],
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-        source: ConfigSource::Embedded,
-        call_timeout_ms: 20_000,
-        sandbox: Default::default(),
-        pool: Default::default(),
-        always_load: false,
-    }
+    let entry = everything_entry().display().to_string();
+    stdio_server(
+        "everything",
+        "node",
+        vec![entry, "stdio".into()],
+        &[],
+        20_000,
+    )
 }
 
 fn hub_with_everything() -> (McpHub, mpsc::UnboundedReceiver<HubEvent>) {

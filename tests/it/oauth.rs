@@ -3,6 +3,7 @@
 //! `$BROWSER` set to a script that opens the page and follows its redirects, as a person's
 //! browser would (tests/fixtures/browser.mjs).
 
+use crate::support::fixture_server::fixture_file;
 use crate::support::oauth_servers::{
     AsConfig, AuthServer, Misbehaviour, ResourceServer, RsConfig, Seen,
 };
@@ -33,7 +34,7 @@ impl std::fmt::Debug for Run {
 }
 
 fn browser() -> String {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/browser.mjs");
+    let script = fixture_file("browser.mjs");
     format!("node {}", script.display())
 }
 

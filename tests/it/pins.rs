@@ -2,6 +2,7 @@
 //! channels with a scripted model and the real fixture MCP server as a child process:
 //! what the model gets in its requests, and what the person is asked.
 
+use crate::support::fixture_server::fixture_file;
 use crate::support::replay_model::{ReplayModel, Requests, call};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -35,7 +36,7 @@ struct Harness {
 /// A `.mcp.json` (given with --mcp-config) whose server `fx` is the fixture server with
 /// `extra` merged into its entry.
 fn write_mcp_json(dir: &Path, env: Value, extra: Value) -> PathBuf {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fixture_server.py");
+    let script = fixture_file("fixture_server.py");
     let mut entry = json!({"command": "python3", "args": [script], "env": env});
     for (k, v) in extra.as_object().unwrap() {
         entry[k] = v.clone();

@@ -1,8 +1,8 @@
 //! The pool as the model sees it, built from real connections: the starting six tools,
 //! toolgate's docs server joining it, and collisions refused with the pool unchanged.
 
+use crate::support::fixture_server::python_fixture;
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -29,23 +29,13 @@ fn builtin(name: &str) -> ServerConfig {
 }
 
 fn fixture(name: &str, tools: &[&str]) -> ServerConfig {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fixture_server.py");
-    let mut env = BTreeMap::new();
-    env.insert("FIXTURE_TOOLS".to_string(), json!(tools).to_string());
-    ServerConfig {
-        name: name.into(),
-        transport: ServerTransport::Stdio {
-            command: "python3".into(),
-            args: vec![script.display().to_string()],
-            env,
-            cwd: None,
-        },
-        source: ConfigSource::Embedded,
-        call_timeout_ms: 20_000,
-        sandbox: Default::default(),
-        pool: Default::default(),
-        always_load: false,
-    }
+    let tools = json!(tools).to_string();
+    python_fixture(
+        name,
+        "fixture_server.py",
+        &[("FIXTURE_TOOLS", &tools)],
+        20_000,
+    )
 }
 
 fn hub(configs: Vec<ServerConfig>) -> McpHub {

@@ -4,9 +4,9 @@
 //! what the model receives after `@server:uri`, `/mcp__server__prompt` and the resource
 //! built-ins (through the permission gate).
 
+use crate::support::fixture_server::python_fixture;
 use crate::support::replay_model::{ReplayModel, Requests, call};
-use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
+use toolgate::config::ServerConfig;
 use toolgate::inbox::HostRequest;
 use toolgate::mcp::{Catalog, CompletionTarget, HubEvent, HubOptions, McpHub};
 use toolgate::model::{ContentBlock, ImageData, ModelRequest, Role, StopReason, StreamEvent};
@@ -25,25 +25,7 @@ const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkY
 const WAIT: Duration = Duration::from_secs(30);
 
 fn fixture(env: &[(&str, &str)]) -> ServerConfig {
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/resources_server.py");
-    ServerConfig {
-        name: "fx".into(),
-        transport: ServerTransport::Stdio {
-            command: "python3".into(),
-            args: vec![script.display().to_string()],
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-            cwd: None,
-        },
-        source: ConfigSource::Embedded,
-        call_timeout_ms: 20_000,
-        sandbox: Default::default(),
-        pool: Default::default(),
-        always_load: false,
-    }
+    python_fixture("fx", "resources_server.py", env, 20_000)
 }
 
 fn done(text: &str) -> Vec<StreamEvent> {

@@ -5,6 +5,7 @@
 //! MCP task; mock Anthropic and OpenAI servers on 127.0.0.1 script the model and record
 //! what reaches them on the wire.
 
+use crate::support::fixture_server::fixture_file;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -62,8 +63,7 @@ impl Case {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fixture_server.py");
+        let script = fixture_file("fixture_server.py");
         let config = json!({"mcpServers": {"fx": {
             "command": "python3",
             "args": [script],

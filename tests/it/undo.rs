@@ -2,6 +2,7 @@
 //! turn (`toolgate -p`, the checkpoint taken by the agent's own hook), then `toolgate undo`
 //! restores what the command changed. The console's `/undo` runs in a real pseudo-terminal.
 
+use crate::support::fixture_server::fixture_file;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::thread;
@@ -29,7 +30,7 @@ fn case() -> Case {
 }
 
 fn scenario() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/shell_scenario.json")
+    fixture_file("shell_scenario.json")
 }
 
 impl Case {

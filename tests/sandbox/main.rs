@@ -535,7 +535,7 @@ async fn an_unavailable_sandbox_refuses_instead_of_running_unconfined() {
 fn a_sandboxed_server_cannot_read_toolgates_key_through_proc() {
     environment();
     let ws = tempfile::tempdir().unwrap();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fixture_server.py");
+    let script = fixture_server::fixture_file("fixture_server.py");
     let config = ws.path().join("servers.json");
     std::fs::write(
         &config,

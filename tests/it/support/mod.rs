@@ -2,6 +2,7 @@
 
 pub mod conformance;
 pub mod fixture_server;
+pub mod npm_packages;
 pub mod oauth_servers;
 pub mod process;
 pub mod pty;
