@@ -3,7 +3,7 @@
 //! `elicitation-sep1034-client-defaults` (answered through `toolgate mcp call …
 //! --elicitation accept-defaults`, so the form's defaults must be applied) and
 //! `sse-retry`. No expected-failures list: each must pass without a failure or a warning.
-//! The auth scenarios run in tests/conformance_auth.rs through the same runner.
+//! The auth scenarios run in tests/it/conformance_auth.rs through the same runner.
 
 use crate::support::conformance::{installed, run_client};
 use std::process::Command;

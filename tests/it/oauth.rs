@@ -1,5 +1,5 @@
 //! OAuth for HTTP MCP servers against a real authorization server and a protected MCP
-//! server on 127.0.0.1 (tests/oauth_support): the real toolgate binary signs in with
+//! server on 127.0.0.1 (support::oauth_servers): the real toolgate binary signs in with
 //! `$BROWSER` set to a script that opens the page and follows its redirects, as a person's
 //! browser would (tests/fixtures/browser.mjs).
 

@@ -1,4 +1,4 @@
-//! Fault injection at the MCP layer, beyond tests/mcp_client.rs: huge results, notification
+//! Fault injection at the MCP layer, beyond tests/it/mcp_client.rs: huge results, notification
 //! floods, odd tool names, non-object schemas, stray response ids, a server that closes
 //! stdout but lives on, and several servers crashing at once. Real child processes (the
 //! misbehaving fixture in tests/fixtures), real stdio, the real hub and pool.

@@ -1,5 +1,5 @@
 //! A real OAuth 2.1 authorization server and a protected MCP server (toolgate's own docs
-//! server behind a bearer-token check), both on 127.0.0.1, for tests/oauth.rs.
+//! server behind a bearer-token check), both on 127.0.0.1, for tests/it/oauth.rs.
 //!
 //! The authorization server does what the MCP authorization spec asks of one: RFC 8414
 //! metadata, RFC 7591 registration, the authorization code grant with PKCE S256 (verified),
