@@ -2,18 +2,17 @@
 //! to `update`, screens drawn on ratatui's TestBackend (what a person sees), commands
 //! read from the effects (what the agent receives).
 
+use crate::support::console_view::screen;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::mcp::catalog::{PromptArg, PromptEntry, ResourceEntry, TemplateEntry};
 use toolgate::mcp::{Catalog, CompletionTarget, ServerStatus};
-use toolgate::tui::{App, ConsoleInfo, Effect, Msg, update, view};
+use toolgate::tui::{App, ConsoleInfo, Effect, Msg, update};
 
 fn catalog() -> Catalog {
     Catalog {
@@ -105,23 +104,6 @@ fn commands(effects: Vec<Effect>) -> Vec<UiCommand> {
             Effect::Quit => None,
         })
         .collect()
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let _ = update(app, Msg::Terminal(Event::Resize(width, height)));
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|f| view(app, f)).unwrap();
-    let buf = terminal.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        for x in 0..buf.area.width {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 #[test]

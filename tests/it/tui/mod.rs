@@ -4,12 +4,11 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use serde_json::json;
 use tokio::sync::oneshot;
 
+use crate::support::console_view::{render, resize, screen, screen_of};
 use toolgate::agent::events::{AgentEvent, Containment, PoolEntry, ToolOutcome, UiCommand};
 use toolgate::builtin::BuiltinTool;
 use toolgate::inbox::{
@@ -24,7 +23,7 @@ use toolgate::policy::{
 use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
-    Msg, Overlay, ServerInfo, update, view,
+    Msg, Overlay, ServerInfo, update,
 };
 
 // ---------- fixtures ----------
@@ -168,11 +167,6 @@ fn tick(app: &mut App) {
     let _ = update(app, Msg::Tick);
 }
 
-/// The terminal reports its size, as the runtime does at start and on every change.
-fn resize(app: &mut App, width: u16, height: u16) {
-    let _ = update(app, Msg::Terminal(Event::Resize(width, height)));
-}
-
 fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     key_mod(app, code, KeyModifiers::NONE)
 }
@@ -193,33 +187,6 @@ fn ctrl_c(app: &mut App) -> Vec<Effect> {
 
 fn advance(app: &mut App, by: Duration) {
     app.now += by;
-}
-
-/// Draws the app on a terminal of this size, which first reports the size like a real one.
-fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
-    resize(app, width, height);
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
-    terminal.draw(|f| view(app, f)).expect("draw");
-    terminal
-}
-
-/// The screen as text, trailing spaces trimmed (what a user reads).
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    screen_of(&render(app, width, height))
-}
-
-fn screen_of(terminal: &Terminal<TestBackend>) -> String {
-    let buf = terminal.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        for x in 0..buf.area.width {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 /// A tool-call request as the gate sends it, with the receiver the agent waits on.
