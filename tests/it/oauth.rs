@@ -598,6 +598,7 @@ async fn tokens_stay_out_of_logs_and_sessions() {
 
 mod console_path {
     use super::*;
+    use crate::support::replay_model::call;
     use futures::stream::{self, BoxStream, StreamExt};
     use std::collections::VecDeque;
     use std::sync::Mutex;
@@ -624,17 +625,6 @@ mod console_path {
             let reply = self.0.lock().unwrap().pop_front().unwrap_or_default();
             stream::iter(reply.into_iter().map(Ok)).boxed()
         }
-    }
-
-    fn call(id: &str, name: &str, input: serde_json::Value) -> Vec<StreamEvent> {
-        vec![
-            StreamEvent::ToolUse {
-                id: id.into(),
-                name: name.into(),
-                input,
-            },
-            StreamEvent::Stop(StopReason::ToolUse),
-        ]
     }
 
     fn say(text: &str) -> Vec<StreamEvent> {
