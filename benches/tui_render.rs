@@ -53,13 +53,13 @@ fn app_with(messages: usize) -> App {
                 "## Answer {i}\n\nIt **reads** the `config` and then:\n\n- checks it\n- reports {i}\n"
             )),
             2 => AgentEvent::ToolCallStarted {
-                call_id: format!("c{i}"),
+                call_id: format!("c{i}").into(),
                 name: "mcp__docs__search".into(),
                 server: Some("docs".into()),
                 input: json!({"query": format!("topic {i}")}),
             },
             _ => AgentEvent::ToolCallFinished {
-                call_id: format!("c{}", i - 1),
+                call_id: format!("c{}", i - 1).into(),
                 outcome: ToolOutcome::Ok,
                 output: "result line one\nresult line two".into(),
             },
