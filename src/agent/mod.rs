@@ -31,6 +31,7 @@ mod server_switch;
 pub mod session;
 mod session_images;
 mod stream;
+mod tool_limits;
 mod tool_run;
 mod tools;
 

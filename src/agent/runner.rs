@@ -18,6 +18,7 @@ use super::intake::{Control, Work};
 use super::pool_keeper::PoolKeeper;
 use super::sampling::SamplingHost;
 use super::session::{self, Record, SharedLog};
+use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
 use crate::mcp::McpHub;
 use crate::model::{
@@ -92,11 +93,8 @@ pub(super) struct Agent {
     pub(super) conversation: Conversation,
     /// The pool last sent, deferred tools and `search_tools`.
     pub(super) pool: PoolKeeper,
-    pub(super) output_budget: usize,
-    /// Compiled input schemas by tool name (with the schema they were compiled from), so a
-    /// call does not recompile its tool's schema.
-    pub(super) validators:
-        std::collections::HashMap<String, (crate::pool::Schema, Arc<jsonschema::Validator>)>,
+    /// Argument checks and output budgets of tool calls.
+    pub(super) limits: ToolLimits,
     pub(super) checkpoints: Checkpoints,
     turn_cap: usize,
     max_tokens: u32,
@@ -108,8 +106,6 @@ pub(super) struct Agent {
     pub(super) sandbox: crate::sandbox::Sandbox,
     /// `/mcp enable|disable` for this session, by server name (`server_switch.rs`).
     pub(super) server_overrides: std::collections::HashMap<String, bool>,
-    /// Estimated tokens of one MCP tool result the model gets; the rest is kept in a file.
-    pub(super) mcp_output_tokens: usize,
     pub(super) reload: Option<super::reload::ConfigReload>,
     /// What sampling reads of the configuration (a reload updates it); `None` until the
     /// agent task starts.
@@ -136,8 +132,7 @@ impl Agent {
             hub: config.hub,
             conversation: Conversation::new(session_id, shared_log, events),
             pool: PoolKeeper::new(config.tool_search),
-            output_budget: config.output_budget.max(1),
-            validators: Default::default(),
+            limits: ToolLimits::new(config.output_budget, config.mcp_output_tokens),
             checkpoints: Checkpoints::new(config.checkpoints_dir, config.workspace.clone()),
             workspace: config.workspace,
             turn_cap: config.turn_cap.max(1),
@@ -149,7 +144,6 @@ impl Agent {
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
             server_overrides: Default::default(),
-            mcp_output_tokens: config.mcp_output_tokens.max(1),
             reload: config.reload,
             sampling_config: None,
         }

@@ -102,16 +102,7 @@ impl Agent {
         input: Value,
         cancel: &CancellationToken,
     ) -> ToolRun {
-        // A malformed call is refused before anyone is asked about it. Connector
-        // arguments are checked by the connector itself, whose answer to an unknown
-        // server lists the available ones (the schema's enum would only say "not one of").
-        let checked = match tool.origin {
-            ToolOrigin::Builtin(kind) if kind.is_connector() => require_object(&input),
-            ToolOrigin::Builtin(_) | ToolOrigin::Mcp { .. } => self
-                .validator(tool)
-                .map_or_else(|| require_object(&input), |v| check_arguments(&v, &input)),
-        };
-        if let Err(problem) = checked {
+        if let Err(problem) = self.limits.check(tool, &input) {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
         }
         let (gated, decided, notices) = self
@@ -433,65 +424,16 @@ impl Agent {
         run
     }
 
-    /// Cuts an output to the budget, keeping the whole text in a file of the session: every
-    /// output to `output_budget` characters, an MCP tool's also to `mcp_output_tokens`
-    /// estimated tokens (whichever cuts first; the marker says which).
+    /// Cuts an output to the budget (see [`ToolLimits::fit`]), keeping the whole text beside
+    /// the session log.
     pub(super) async fn fit_budget(
         &mut self,
         call_id: &str,
         text: String,
         is_mcp: bool,
     ) -> (String, Option<PathBuf>) {
-        let char_cut = text
-            .char_indices()
-            .nth(self.output_budget)
-            .map(|(at, _)| at);
-        let token_cut = if is_mcp {
-            Some(crate::tokens::prefix_within(&text, self.mcp_output_tokens))
-                .filter(|&at| at < text.len())
-        } else {
-            None
-        };
-        let (cut, by_tokens) = match (char_cut, token_cut) {
-            (None, None) => return (text, None),
-            (Some(chars), Some(tokens)) if tokens < chars => (tokens, true),
-            (Some(chars), _) => (chars, false),
-            (None, Some(tokens)) => (tokens, true),
-        };
-        let saved = match self.conversation.log() {
-            Some(log) => {
-                let dir = log.files_dir.join("tool-outputs");
-                let path = dir.join(format!("{}.txt", crate::pool::normalize(call_id)));
-                match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text)) {
-                    Ok(()) => Some(path),
-                    Err(e) => {
-                        tracing::warn!("saving full tool output: {e}");
-                        None
-                    }
-                }
-            }
-            None => None,
-        };
-        let whereabouts = match &saved {
-            Some(path) => format!("the full output is saved in {}", path.display()),
-            None => "the full output was not saved".to_string(),
-        };
-        let mut shown = text[..cut].to_string();
-        let marker = if by_tokens {
-            format!(
-                "\n\n[output truncated: showing about the first {} of about {} tokens (MAX_MCP_OUTPUT_TOKENS); {whereabouts}]",
-                self.mcp_output_tokens,
-                crate::tokens::estimate(&text)
-            )
-        } else {
-            format!(
-                "\n\n[output truncated: showing the first {} of {} characters; {whereabouts}]",
-                self.output_budget,
-                text.chars().count()
-            )
-        };
-        shown.push_str(&marker);
-        (shown, saved)
+        let files_dir = self.conversation.log().map(|log| log.files_dir.as_path());
+        self.limits.fit(call_id, text, is_mcp, files_dir)
     }
 }
 
@@ -531,53 +473,5 @@ impl Agent {
                 self.hub.configured().join(", ")
             ))
         })
-    }
-
-    /// The compiled input schema of a tool; None when the schema does not compile (that
-    /// is the server's problem: the call goes through unchecked).
-    fn validator(&mut self, tool: &PoolTool) -> Option<Arc<jsonschema::Validator>> {
-        if let Some((schema, validator)) = self.validators.get(&tool.name)
-            // Same Arc when the pool was re-assembled from the same listing.
-            && (Arc::ptr_eq(schema, &tool.input_schema) || **schema == *tool.input_schema)
-        {
-            return Some(validator.clone());
-        }
-        let validator = Arc::new(jsonschema::validator_for(&tool.input_schema).ok()?);
-        self.validators.insert(
-            tool.name.clone(),
-            (tool.input_schema.clone(), validator.clone()),
-        );
-        Some(validator)
-    }
-}
-
-/// Checks the model's arguments against the tool's input schema, so a malformed call gets
-/// a precise message instead of whatever the tool would make of it.
-fn check_arguments(validator: &jsonschema::Validator, input: &Value) -> Result<(), String> {
-    require_object(input)?;
-    let problems: Vec<String> = validator
-        .iter_errors(input)
-        .take(5)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("{at}: {e}")
-            }
-        })
-        .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
-}
-
-fn require_object(input: &Value) -> Result<(), String> {
-    if input.is_object() {
-        Ok(())
-    } else {
-        Err(format!("expected a JSON object, got {input}"))
     }
 }
