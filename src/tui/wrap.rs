@@ -111,21 +111,20 @@ fn break_point(
         if let Some(space) = (start..i).rev().find(|&j| cells[j].ch == ' ')
             && space > min_break
         {
-            let mut next = space + 1;
-            while next < cells.len() && cells[next].ch == ' ' {
-                next += 1;
-            }
-            return (space, next);
+            return (space, after_spaces(cells, space + 1));
         }
         if cells[i].ch == ' ' {
-            let mut next = i;
-            while next < cells.len() && cells[next].ch == ' ' {
-                next += 1;
-            }
-            return (i, next);
+            return (i, after_spaces(cells, i));
         }
     }
     (i, i)
+}
+
+/// The first cell at or after `from` that is not a space.
+fn after_spaces(cells: &[Cell], from: usize) -> usize {
+    (from..cells.len())
+        .find(|&j| cells[j].ch != ' ')
+        .unwrap_or(cells.len())
 }
 
 fn push_cells(cells: &[Cell], spans: &[Span<'static>], out: &mut Vec<Span<'static>>) {

@@ -1,19 +1,116 @@
-//! The composer (the text area the user writes in) and the status line under it: model,
-//! session, what the turn is doing, tokens, and a hint or a short message on the right.
+//! The composer: the text area the user writes in, and its keys (Enter sends, Shift+Enter
+//! or Alt+Enter breaks the line, Tab goes to the pool, `?` on an empty composer opens the
+//! help).
 
-use std::time::Instant;
-
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+use ratatui::widgets::{Block, Borders, Widget};
 use ratatui_textarea::TextArea;
 
-use crate::model::Usage;
-use crate::tui::app::{Focus, Turn};
+use super::completion::query::word_at;
 use crate::tui::theme::Theme;
 
-const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/// The text being written.
+pub struct ComposerState {
+    pub textarea: TextArea<'static>,
+    theme: Theme,
+}
+
+/// What a key did in the composer, for what lies outside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComposerKey {
+    /// Enter: send what is written (a message or a command).
+    Submit,
+    /// Tab with the pool shown.
+    FocusPool,
+    /// `?` in an empty composer.
+    Help,
+    /// Shift+Enter or Alt+Enter broke the line.
+    Newline,
+    /// Any other key: the text, the cursor or the selection moved (true) or nothing did
+    /// (false).
+    Edited(bool),
+}
+
+fn empty_textarea(theme: &Theme) -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_placeholder_text("Message the agent — /help for commands, ? for keys");
+    t.set_cursor_line_style(ratatui::style::Style::new());
+    t.set_placeholder_style(theme.dim());
+    t
+}
+
+impl ComposerState {
+    pub fn new(theme: Theme) -> Self {
+        ComposerState {
+            textarea: empty_textarea(&theme),
+            theme,
+        }
+    }
+
+    /// Empties the composer (after sending, or when a question is cancelled).
+    pub fn reset(&mut self) {
+        self.textarea = empty_textarea(&self.theme);
+    }
+
+    pub fn text(&self) -> String {
+        self.textarea.lines().join("\n")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.textarea.is_empty()
+    }
+
+    /// Lines of text (the layout grows the composer with them).
+    pub fn line_count(&self) -> usize {
+        self.textarea.lines().len()
+    }
+
+    /// The word that ends at the cursor, with its start column and whether it is on the
+    /// first line.
+    pub fn cursor_word(&self) -> Option<(usize, String)> {
+        let ratatui_textarea::DataCursor(row, col) = self.textarea.cursor();
+        let line = self.textarea.lines().get(row)?;
+        word_at(line, col)
+    }
+
+    /// The cursor is on the first line.
+    pub fn on_first_line(&self) -> bool {
+        self.textarea.cursor().0 == 0
+    }
+
+    /// Replaces the last `chars` characters before the cursor with `text`.
+    pub fn replace_before_cursor(&mut self, chars: usize, text: &str) {
+        for _ in 0..chars {
+            self.textarea.delete_char();
+        }
+        self.textarea.insert_str(text);
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, pool_shown: bool) -> ComposerKey {
+        let newline_mod = key
+            .modifiers
+            .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Enter if newline_mod => {
+                self.textarea.insert_newline();
+                ComposerKey::Newline
+            }
+            KeyCode::Enter => ComposerKey::Submit,
+            KeyCode::Tab | KeyCode::BackTab if pool_shown => ComposerKey::FocusPool,
+            KeyCode::Char('?') if self.is_empty() => ComposerKey::Help,
+            KeyCode::Esc => ComposerKey::Edited(false),
+            _ => {
+                // The text area reports edits; cursor and selection moves show too.
+                let before = (self.textarea.cursor(), self.textarea.selection_range());
+                let edited = self.textarea.input(key);
+                let moved = (self.textarea.cursor(), self.textarea.selection_range()) != before;
+                ComposerKey::Edited(edited || moved)
+            }
+        }
+    }
+}
 
 pub struct Composer<'a> {
     pub textarea: &'a TextArea<'static>,
@@ -24,212 +121,19 @@ pub struct Composer<'a> {
 
 impl Widget for Composer<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let t = self.theme;
         let block = Block::default()
             .borders(Borders::TOP | Borders::BOTTOM)
-            .border_style(if self.focused {
-                t.focused_border()
-            } else {
-                t.border()
-            });
+            .border_style(self.theme.border_for(self.focused));
         let inner = block.inner(area);
         block.render(area, buf);
         self.textarea.render(inner, buf);
     }
 }
 
-pub struct StatusLine<'a> {
-    pub model_label: &'a str,
-    pub session_id: &'a str,
-    pub turn: Turn,
-    /// Questions waiting for an answer.
-    pub waiting: usize,
-    /// Why bash runs without the sandbox this session, if it does: always on screen.
-    pub sandbox_problem: Option<&'a str>,
-    pub usage: &'a Usage,
-    pub flash: Option<&'a (String, Instant)>,
-    pub focus: Focus,
-    pub now: Instant,
-    pub theme: &'a Theme,
-}
-
-fn tokens(n: u64) -> String {
-    if n >= 10_000 {
-        format!("{:.1}k", n as f64 / 1000.0)
-    } else {
-        n.to_string()
-    }
-}
-
-impl Widget for StatusLine<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let t = self.theme;
-        let mut left = vec![Span::styled(
-            format!(
-                " {} ",
-                if self.model_label.is_empty() {
-                    "connecting…"
-                } else {
-                    self.model_label
-                }
-            ),
-            t.bold(),
-        )];
-        if !self.session_id.is_empty() {
-            let short: String = self.session_id.chars().take(8).collect();
-            left.push(Span::styled(format!("· {short} "), t.dim()));
-        }
-        let turn = match self.turn {
-            _ if self.waiting > 0 => Span::styled(
-                format!("· waiting for your answer ({}) ", self.waiting),
-                t.warn(),
-            ),
-            Turn::Idle => Span::styled("· idle ", t.dim()),
-            Turn::Running { since, cancel_sent } => {
-                let elapsed = self.now.saturating_duration_since(since);
-                let frame_no = (elapsed.as_millis() / 100) as usize % SPINNER.len();
-                let what = if cancel_sent { "cancelling" } else { "working" };
-                Span::styled(
-                    format!(
-                        "· {} {what} {:.1}s ",
-                        SPINNER[frame_no],
-                        elapsed.as_secs_f64()
-                    ),
-                    t.accent(),
-                )
-            }
-        };
-        left.push(turn);
-        if self.sandbox_problem.is_some() {
-            left.push(Span::styled("· ⚠ NO SANDBOX ", t.error()));
-        }
-        left.push(Span::styled(
-            format!(
-                "· ↑{} ↓{} tok ",
-                tokens(self.usage.input_tokens),
-                tokens(self.usage.output_tokens)
-            ),
-            t.dim(),
-        ));
-        let cache = (
-            self.usage.cache_read_input_tokens,
-            self.usage.cache_creation_input_tokens,
-        );
-        if cache != (0, 0) {
-            left.push(Span::styled(
-                format!(
-                    "· cache {} read {} written ",
-                    tokens(cache.0),
-                    tokens(cache.1)
-                ),
-                t.dim(),
-            ));
-        }
-        let mut right = match self.flash {
-            Some((text, until)) if *until > self.now => Span::styled(format!("{text} "), t.warn()),
-            _ => Span::styled(
-                match self.focus {
-                    Focus::Pool => "↑↓ tool · Tab back · Ctrl+P hide ",
-                    Focus::Composer => "Enter send · Tab pool · ? help · Ctrl+C cancel ",
-                },
-                t.dim(),
-            ),
-        };
-        let left_width: usize = left.iter().map(|s| s.width()).sum();
-        if left_width + right.width() >= area.width as usize && self.flash.is_none() {
-            // Narrow screens keep the one hint that leads to the others.
-            right = Span::styled("? help ", t.dim());
-        }
-        let gap = (area.width as usize).saturating_sub(left_width + right.width());
-        if gap > 0 {
-            left.push(Span::raw(" ".repeat(gap)));
-            left.push(right);
-        }
-        Paragraph::new(Line::from(left)).render(area, buf);
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::tui::widgets::testing::{render, text};
-
-    fn status<'a>(theme: &'a Theme, usage: &'a Usage, now: Instant) -> StatusLine<'a> {
-        StatusLine {
-            model_label: "claude-sonnet-4-5 (Anthropic)",
-            session_id: "5f3a9c1e-0000-4000-8000-000000000000",
-            turn: Turn::Idle,
-            waiting: 0,
-            sandbox_problem: None,
-            usage,
-            flash: None,
-            focus: Focus::Composer,
-            now,
-            theme,
-        }
-    }
-
-    #[test]
-    fn status_line_states() {
-        let theme = Theme::new(true);
-        let usage = Usage {
-            input_tokens: 12_345,
-            output_tokens: 678,
-            ..Default::default()
-        };
-        let now = Instant::now();
-        let idle = text(&render(status(&theme, &usage, now), 120, 1));
-        assert!(
-            idle.contains("· 5f3a9c1e · idle · ↑12.3k ↓678 tok"),
-            "{idle}"
-        );
-        assert!(idle.contains("Enter send · Tab pool"), "{idle}");
-        assert!(
-            !idle.contains("cache"),
-            "no cache figures before any: {idle}"
-        );
-
-        let cached = Usage {
-            cache_read_input_tokens: 45_200,
-            cache_creation_input_tokens: 3_100,
-            ..usage
-        };
-        let cached = text(&render(status(&theme, &cached, now), 120, 1));
-        assert!(
-            cached.contains("↑12.3k ↓678 tok · cache 45.2k read 3100 written"),
-            "{cached}"
-        );
-
-        let mut running = status(&theme, &usage, now);
-        running.turn = Turn::Running {
-            since: now - Duration::from_millis(1530),
-            cancel_sent: false,
-        };
-        let running = text(&render(running, 120, 1));
-        assert!(running.contains("⠴ working 1.5s"), "{running}");
-
-        let flash = (
-            "press Ctrl+C again to quit".to_string(),
-            now + Duration::from_secs(1),
-        );
-        let mut waiting = status(&theme, &usage, now);
-        waiting.waiting = 2;
-        waiting.flash = Some(&flash);
-        let waiting = text(&render(waiting, 120, 1));
-        assert!(waiting.contains("waiting for your answer (2)"), "{waiting}");
-        assert!(waiting.contains("press Ctrl+C again to quit"), "{waiting}");
-
-        let mut unsandboxed = status(&theme, &usage, now);
-        unsandboxed.sandbox_problem = Some("sandbox: unavailable (forced)");
-        let unsandboxed = text(&render(unsandboxed, 120, 1));
-        assert!(unsandboxed.contains("idle · ⚠ NO SANDBOX"), "{unsandboxed}");
-
-        let narrow = text(&render(status(&theme, &usage, now), 80, 1));
-        assert!(narrow.ends_with("? help\n"), "{narrow}");
-        insta::assert_snapshot!(format!("{idle}{running}{waiting}{narrow}"));
-    }
+    use crate::tui::components::draw::testing::{render, text};
 
     #[test]
     fn composer_shows_text_and_focus() {

@@ -1,23 +1,6 @@
-//! One widget per part of the screen. Each draws from state it borrows and decides nothing;
-//! [`super::view::view`] only places them. Widgets implement ratatui's [`Widget`]; the inbox
-//! modal draws over the whole frame, so it takes the frame instead of an area.
-//!
-//! [`Widget`]: ratatui::widgets::Widget
-
-pub mod completion;
-pub mod composer;
-pub mod conversation;
-pub mod inbox;
-pub mod overlays;
-pub mod pool_panel;
-pub mod tool_detail;
-
-pub use completion::{CompletionPopup, FormQuestion};
-pub use composer::{Composer, StatusLine};
-pub use conversation::Conversation;
-pub use overlays::{HelpOverlay, McpOverlay, PermissionsOverlay};
-pub use pool_panel::PoolPanel;
-pub use tool_detail::{DetailState, ToolDetail};
+//! Drawing pieces the components' widgets share: badges, server states, cutting and
+//! centring, copying wrapped lines into a buffer, and the test helpers that render a widget
+//! into text.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -25,13 +8,13 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
-use super::theme::Theme;
-use super::wrap::LogicalLine;
-use crate::mcp::ServerStatus;
+use crate::mcp::{LogLevel, ServerStatus};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::LogicalLine;
 use crate::policy::Decision;
 
 /// The policy decision as a fixed-width badge.
-fn badge(decision: &Decision, t: &Theme) -> Span<'static> {
+pub fn badge(decision: &Decision, t: &Theme) -> Span<'static> {
     match decision {
         Decision::Allow => Span::styled("allow ", t.ok()),
         Decision::Ask { .. } => Span::styled("ask   ", t.warn()),
@@ -39,7 +22,7 @@ fn badge(decision: &Decision, t: &Theme) -> Span<'static> {
     }
 }
 
-fn status_label(status: &ServerStatus) -> String {
+pub fn status_label(status: &ServerStatus) -> String {
     match status {
         ServerStatus::Idle => "○ not connected".into(),
         ServerStatus::Connecting => "◌ connecting…".into(),
@@ -49,7 +32,7 @@ fn status_label(status: &ServerStatus) -> String {
     }
 }
 
-fn status_style(status: &ServerStatus, t: &Theme) -> Style {
+pub fn status_style(status: &ServerStatus, t: &Theme) -> Style {
     match status {
         ServerStatus::Ready { .. } => t.ok(),
         ServerStatus::Connecting => t.warn(),
@@ -59,7 +42,7 @@ fn status_style(status: &ServerStatus, t: &Theme) -> Style {
 }
 
 /// Cuts `text` to `width` columns, marking the cut with an ellipsis.
-fn truncate(text: &str, width: usize) -> String {
+pub fn truncate(text: &str, width: usize) -> String {
     let total: usize = text.chars().map(|c| c.width().unwrap_or(0)).sum();
     if total <= width {
         return text.to_string();
@@ -78,7 +61,7 @@ fn truncate(text: &str, width: usize) -> String {
     out
 }
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
     let h = height.min(area.height);
     Rect::new(
@@ -92,19 +75,58 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 /// Draws already wrapped lines top-down into `area`, cutting what does not fit. What a
 /// `Paragraph` without wrapping draws, minus its per-frame restyling of the whole area and
 /// its reflow machinery: these lines are wrapped once, when they change.
-fn draw_lines(lines: &[Line<'_>], area: Rect, buf: &mut Buffer) {
+pub fn draw_lines(lines: &[Line<'_>], area: Rect, buf: &mut Buffer) {
     for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
         buf.set_line(area.x, y, line, area.width);
     }
 }
 
 /// One styled line that wraps with a two-column hanging indent.
-fn text(s: impl Into<String>, style: Style) -> LogicalLine {
+pub fn text(s: impl Into<String>, style: Style) -> LogicalLine {
     LogicalLine {
         spans: vec![Span::styled(s.into(), style)],
         continuation_indent: 2,
         preformatted: false,
     }
+}
+
+/// The row marker and style of an item in a list with a selection: the selected one is
+/// pointed at and reversed, the others keep `unselected`.
+pub fn selectable(selected: bool, unselected: Style, t: &Theme) -> (Span<'static>, Style) {
+    if selected {
+        (Span::raw("▶ "), t.selected())
+    } else {
+        (Span::raw("  "), unselected)
+    }
+}
+
+/// The latest `shown` log messages of a server, one line each, indented by `indent`
+/// (errors stand out).
+pub fn log_tail(
+    logs: &std::collections::VecDeque<(LogLevel, String)>,
+    shown: usize,
+    indent: usize,
+    t: &Theme,
+) -> Vec<LogicalLine> {
+    let skip = logs.len().saturating_sub(shown);
+    logs.iter()
+        .skip(skip)
+        .map(|(level, message)| {
+            let style = if level.is_error() {
+                t.error()
+            } else {
+                t.plain()
+            };
+            LogicalLine {
+                spans: vec![Span::styled(
+                    format!("{:indent$}[{level}] {message}", ""),
+                    style,
+                )],
+                continuation_indent: indent + 2,
+                preformatted: false,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,18 +1,160 @@
 //! Full-screen overlays over everything else: the key help, `/mcp` (servers) and
-//! `/permissions` (rules in force and session grants).
+//! `/permissions` (rules in force and session grants): which one is open, its keys, and
+//! its widgets. The session grants the permissions overlay lists are kept here too.
 
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Clear, Widget};
 
-use super::{centered, draw_lines, status_label, status_style, text};
-use crate::agent::events::Containment;
+use super::draw::{centered, draw_lines, log_tail, selectable, status_label, status_style, text};
+use super::commands::{COMMANDS, PROMPT_PREFIX};
+use super::completion::query::Catalogs;
+use super::pool::state::{PoolView, ServerRow};
+use crate::agent::ServerInfo;
+use crate::agent::events::{Containment, UiCommand};
 use crate::mcp::ServerStatus;
-use crate::tui::app::{RuleLine, ServerInfo};
-use crate::tui::pool::PoolView;
+use crate::policy::{AuditRecord, Decider, Decision, PersonAnswer};
+use crate::tui::effect::Effect;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    None,
+    Help,
+    Mcp { selected: usize },
+    Permissions { selected: usize },
+}
+
+impl Overlay {
+    /// A key while an overlay is open: it moves the selection, closes the overlay, or
+    /// sends a command (with a short message for the status line, if any). True when the
+    /// screen may have changed.
+    pub fn on_key(
+        &mut self,
+        key: KeyEvent,
+        servers: &[ServerRow],
+        grants: &mut Vec<String>,
+        effects: &mut Vec<Effect>,
+    ) -> (bool, Option<String>) {
+        let before = *self;
+        let sent = effects.len();
+        let mut flash = None;
+        let count = match self {
+            Overlay::Mcp { .. } => servers.len(),
+            Overlay::Permissions { .. } => grants.len(),
+            _ => 0,
+        };
+        let step = |selected: &mut usize, delta: isize| {
+            if count > 0 {
+                *selected = (*selected as isize + delta).clamp(0, count as isize - 1) as usize;
+            }
+        };
+        match (&mut *self, key.code) {
+            (_, KeyCode::Esc | KeyCode::Char('q')) => *self = Overlay::None,
+            (Overlay::Help, _) => *self = Overlay::None,
+            (Overlay::Mcp { selected } | Overlay::Permissions { selected }, KeyCode::Up) => {
+                step(selected, -1)
+            }
+            (Overlay::Mcp { selected } | Overlay::Permissions { selected }, KeyCode::Down) => {
+                step(selected, 1)
+            }
+            (Overlay::Mcp { selected }, KeyCode::Char('r')) => {
+                if let Some(row) = servers.get(*selected) {
+                    let name = row.name.clone();
+                    if matches!(row.status, ServerStatus::Ready { .. }) {
+                        effects.push(Effect::SendCommand(UiCommand::Disconnect(name.clone())));
+                    }
+                    flash = Some(format!("reconnecting {name}…"));
+                    effects.push(Effect::SendCommand(UiCommand::Connect(name)));
+                }
+            }
+            (Overlay::Mcp { selected }, KeyCode::Char('d')) => {
+                if let Some(row) = servers.get(*selected) {
+                    effects.push(Effect::SendCommand(UiCommand::Disconnect(row.name.clone())));
+                }
+            }
+            (
+                Overlay::Permissions { selected },
+                KeyCode::Char('x') | KeyCode::Delete | KeyCode::Backspace,
+            ) if *selected < grants.len() => {
+                let tool = grants.remove(*selected);
+                *selected = (*selected).min(grants.len().saturating_sub(1));
+                flash = Some(format!("revoked the session grant for {tool}"));
+                effects.push(Effect::SendCommand(UiCommand::RevokeGrant(tool)));
+            }
+            _ => {}
+        }
+        // A key either moves the selection, closes the overlay, or sends a command (then
+        // with a message); anything else leaves the screen as it was.
+        (*self != before || effects.len() != sent, flash)
+    }
+}
+
+/// A person's "allow for this session" answer puts the tool on the session grants, listed
+/// (and revocable) in /permissions; sampling grants read `sampling(SERVER)`.
+pub fn note_grant(grants: &mut Vec<String>, record: &AuditRecord) {
+    if let Decider::Person {
+        answer: PersonAnswer::AllowSession,
+        ..
+    } = &record.decider
+        && !grants.contains(&record.tool)
+    {
+        grants.push(record.tool.clone());
+    }
+}
+
+/// A rule as `/permissions` lists it: one line per distinct (decision, rule, source).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleLine {
+    pub decision: String,
+    pub rule: String,
+    pub source: String,
+    pub tools: Vec<String>,
+}
+
+/// Rules in force, from the verdicts of the current pool (with their sources).
+pub fn rule_lines(pool: &PoolView) -> Vec<RuleLine> {
+    let mut out: Vec<RuleLine> = Vec::new();
+    for entry in pool.entries() {
+        let v = &entry.verdict;
+        let decision = match v.decision {
+            Decision::Allow => "allow",
+            Decision::Ask { .. } => "ask",
+            Decision::Deny { .. } => "deny",
+        }
+        .to_string();
+        let source = v.source.to_string();
+        match out
+            .iter_mut()
+            .find(|r| r.decision == decision && r.rule == v.rule && r.source == source)
+        {
+            Some(line) => line.tools.push(entry.tool.name.clone()),
+            None => out.push(RuleLine {
+                decision,
+                rule: v.rule.clone(),
+                source,
+                tools: vec![entry.tool.name.clone()],
+            }),
+        }
+    }
+    out
+}
+
+/// The keys the help lists before the commands.
+const KEYS: &[(&str, &str)] = &[
+    ("Enter", "send the message"),
+    ("Shift+Enter, Alt+Enter", "new line"),
+    ("Ctrl+C", "cancel the running turn; twice when idle quits"),
+    ("Ctrl+D", "quit"),
+    ("Tab", "focus the tool pool (↑↓ inspect a tool)"),
+    ("Ctrl+P", "hide / show the tool pool"),
+    ("PgUp PgDn, wheel", "scroll the conversation / tool details"),
+    ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
+    ("Ctrl+O", "expand / collapse tool results"),
+];
 
 /// The frame every overlay shares: centred, at most 100 columns, titled.
 fn overlay_frame(theme: &Theme, title: &str, lines: &[LogicalLine], area: Rect, buf: &mut Buffer) {
@@ -37,41 +179,16 @@ pub struct HelpOverlay<'a> {
 impl Widget for HelpOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let rows = [
-            ("Enter", "send the message"),
-            ("Shift+Enter, Alt+Enter", "new line"),
-            ("Ctrl+C", "cancel the running turn; twice when idle quits"),
-            ("Ctrl+D", "quit"),
-            ("Tab", "focus the tool pool (↑↓ inspect a tool)"),
-            ("Ctrl+P", "hide / show the tool pool"),
-            ("PgUp PgDn, wheel", "scroll the conversation / tool details"),
-            ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
-            ("Ctrl+O", "expand / collapse tool results"),
-            (
-                "/[dis]connect NAME",
-                "start / stop an MCP server (its tools come and go)",
-            ),
-            ("/mcp", "servers: status, command, tools, errors, reconnect"),
-            ("/permissions", "rules in force, session grants, revoke"),
-            ("/undo", "restore what the last turn changed (asks)"),
-            ("/roots [add DIR]", "folders servers may work in; add one"),
-            (
-                "@server:uri /mcp__s__p",
-                "attach an MCP resource · run an MCP prompt",
-            ),
-            ("/mcp reload", "reload servers and rules (also on save)"),
-            // One row: the list is as tall as 80×24 allows.
-            (
-                "/clear /help /quit",
-                "forget the conversation · this help · leave",
-            ),
-            (
+        // Keys, then the command table, then the inbox's keys.
+        let rows = KEYS
+            .iter()
+            .copied()
+            .chain(COMMANDS.iter().map(|c| (c.usage, c.help)))
+            .chain([(
                 "inbox",
                 "keys shown on each request · l list all · Esc safe",
-            ),
-        ];
+            )]);
         let lines: Vec<LogicalLine> = rows
-            .iter()
             .map(|(k, v)| LogicalLine {
                 spans: vec![
                     Span::styled(format!("{k:<24}"), t.bold()),
@@ -91,7 +208,7 @@ pub struct McpOverlay<'a> {
     /// Command lines of the configured servers.
     pub servers: &'a [ServerInfo],
     /// What each connected server offers besides tools (resources, prompts).
-    pub catalogs: &'a std::collections::BTreeMap<String, std::sync::Arc<crate::mcp::Catalog>>,
+    pub catalogs: &'a Catalogs,
     pub selected: usize,
     pub theme: &'a Theme,
 }
@@ -113,7 +230,7 @@ fn catalog_line(catalog: &crate::mcp::Catalog) -> Option<String> {
     }
     if catalog.has_prompts {
         parts.push(format!(
-            "prompts: {} (/mcp__{}__…)",
+            "prompts: {} (/{PROMPT_PREFIX}{}__…)",
             catalog.prompts.len(),
             catalog.server
         ));
@@ -130,14 +247,9 @@ impl Widget for McpOverlay<'_> {
             lines.push(text("No MCP servers are configured (.mcp.json).", t.dim()));
         }
         for (i, row) in self.pool.servers().iter().enumerate() {
-            let marker = if i == selected { "▶ " } else { "  " };
-            let head_style = if i == selected {
-                t.selected()
-            } else {
-                t.bold()
-            };
+            let (marker, head_style) = selectable(i == selected, t.bold(), t);
             lines.push(LogicalLine::plain(vec![
-                Span::raw(marker),
+                marker,
                 Span::styled(row.name.clone(), head_style),
                 Span::raw(" "),
                 Span::styled(status_label(&row.status), status_style(&row.status, t)),
@@ -211,19 +323,7 @@ impl Widget for McpOverlay<'_> {
                     style,
                 ));
                 let shown = if i == selected { 10 } else { 1 };
-                let skip = row.logs.len().saturating_sub(shown);
-                for (level, message) in row.logs.iter().skip(skip) {
-                    let style = if level.is_error() {
-                        t.error()
-                    } else {
-                        t.plain()
-                    };
-                    lines.push(LogicalLine {
-                        spans: vec![Span::styled(format!("      [{level}] {message}"), style)],
-                        continuation_indent: 8,
-                        preformatted: false,
-                    });
-                }
+                lines.extend(log_tail(&row.logs, shown, 6, t));
             }
             if i == selected && !row.stderr_tail.is_empty() {
                 lines.push(text("    stderr (last lines):", t.dim()));
@@ -276,13 +376,9 @@ impl Widget for PermissionsOverlay<'_> {
             lines.push(text("  none", t.dim()));
         }
         for (i, g) in self.session_grants.iter().enumerate() {
-            let style = if i == selected {
-                t.selected()
-            } else {
-                t.plain()
-            };
+            let (marker, style) = selectable(i == selected, t.plain(), t);
             lines.push(LogicalLine::plain(vec![
-                Span::raw(if i == selected { "▶ " } else { "  " }),
+                marker,
                 Span::styled(format!("allow {g}"), style),
             ]));
         }
@@ -295,7 +391,7 @@ impl Widget for PermissionsOverlay<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::widgets::testing::{render, text};
+    use crate::tui::components::draw::testing::{render, text};
 
     #[test]
     fn help_lists_the_keys() {
@@ -329,7 +425,7 @@ mod tests {
             .map(|n| ServerInfo {
                 name: n.to_string(),
                 command_line: format!("toolgate serve {n}"),
-                containment: crate::agent::events::Containment::Confined {
+                containment: Containment::Confined {
                     profile: "read-only, no network".into(),
                 },
                 enabled: true,

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use crate::sanitize::for_terminal;
-use crate::tui::assist::Popup;
+use crate::tui::components::completion::assist::Popup;
 use crate::tui::theme::Theme;
 
 pub struct CompletionPopup<'a> {
@@ -88,8 +88,8 @@ impl Widget for FormQuestion<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::completion::Choice;
-    use crate::tui::widgets::testing::{render, text};
+    use crate::tui::components::completion::query::Choice;
+    use crate::tui::components::draw::testing::{render, text};
 
     #[test]
     fn popup_lists_choices_with_the_selected_one_highlighted() {

@@ -1,13 +1,17 @@
 //! Completion in the composer, pure: what the word at the cursor asks for (`@server:uri`
 //! over the connected servers' resources and templates, a template variable's value from
 //! the server's `completion/complete`, `/mcp__server__prompt` over their prompts) and the
-//! choices to show. `update` keeps the result in `App::popup`; the widget draws it.
+//! choices to show. [`super::assist`] keeps the result; the popup widget draws it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::mcp::{Catalog, CompletionTarget};
 use crate::pool::normalize;
+use crate::tui::components::commands::PROMPT_PREFIX;
+
+/// What the connected servers offer besides tools, by server name.
+pub type Catalogs = BTreeMap<String, Arc<Catalog>>;
 
 /// Most choices the popup lists.
 pub const MAX_CHOICES: usize = 8;
@@ -135,7 +139,7 @@ fn matches(haystack: &str, needle: &str) -> bool {
 }
 
 /// What an `@…` word asks for.
-pub fn resource_query(word: &str, catalogs: &BTreeMap<String, Arc<Catalog>>) -> Option<Query> {
+pub fn resource_query(word: &str, catalogs: &Catalogs) -> Option<Query> {
     let typed = word.strip_prefix('@')?;
     if let Some((server, uri)) = typed.split_once(':')
         && let Some(catalog) = catalogs.get(server)
@@ -193,12 +197,12 @@ pub fn resource_query(word: &str, catalogs: &BTreeMap<String, Arc<Catalog>>) -> 
 
 /// The model-facing-style command name of a prompt: `mcp__{server}__{prompt}`.
 pub fn prompt_command(server: &str, prompt: &str) -> String {
-    format!("mcp__{}__{}", normalize(server), normalize(prompt))
+    format!("{PROMPT_PREFIX}{}__{}", normalize(server), normalize(prompt))
 }
 
 /// What a `/…` word at the start of the composer asks for: the prompts whose command
 /// contains it.
-pub fn prompt_query(word: &str, catalogs: &BTreeMap<String, Arc<Catalog>>) -> Option<Query> {
+pub fn prompt_query(word: &str, catalogs: &Catalogs) -> Option<Query> {
     let typed = word.strip_prefix('/')?;
     let mut choices = Vec::new();
     for (server, catalog) in catalogs {
@@ -250,7 +254,7 @@ mod tests {
     use super::*;
     use crate::mcp::catalog::{PromptArg, PromptEntry, ResourceEntry, TemplateEntry};
 
-    fn catalogs() -> BTreeMap<String, Arc<Catalog>> {
+    fn catalogs() -> Catalogs {
         let catalog = Catalog {
             server: "fx".into(),
             has_resources: true,

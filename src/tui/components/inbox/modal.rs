@@ -11,10 +11,10 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::centered;
+use crate::tui::components::draw::{centered, selectable, text};
 use crate::inbox::form::{FieldKind, Input};
 use crate::inbox::{Tone, short_duration};
-use crate::tui::inbox::{Entry, Inbox, LIST_KEY};
+use super::state::{Entry, Inbox, LIST_KEY};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
 
@@ -36,14 +36,6 @@ impl InboxModal<'_> {
         match self.inbox.list_selection() {
             Some(selected) => self.draw_list(frame, selected),
             None => self.draw_request(frame, index, entry),
-        }
-    }
-
-    fn line(&self, text: impl Into<String>, style: Style) -> LogicalLine {
-        LogicalLine {
-            spans: vec![Span::styled(text.into(), style)],
-            continuation_indent: 2,
-            preformatted: false,
         }
     }
 
@@ -87,11 +79,11 @@ impl InboxModal<'_> {
 
         let mut head = vec![
             LogicalLine::plain(vec![Span::styled(card.asker.clone(), t.heading())]),
-            self.line(format!("asked by: {}", entry.origin), t.dim()),
-            self.line(card.effect.clone(), t.plain()),
+            text(format!("asked by: {}", entry.origin), t.dim()),
+            text(card.effect.clone(), t.plain()),
         ];
         for fact in &card.facts {
-            head.push(self.line(
+            head.push(text(
                 format!("{}: {}", fact.label, fact.value),
                 self.tone(fact.tone),
             ));
@@ -101,7 +93,7 @@ impl InboxModal<'_> {
                 .safe_choice()
                 .map(|c| c.label.clone())
                 .unwrap_or_else(|| "the safe default".into());
-            head.push(self.line(
+            head.push(text(
                 format!(
                     "answer within {}, or it is answered: {fallback}",
                     short_duration(left)
@@ -109,7 +101,7 @@ impl InboxModal<'_> {
                 t.warn(),
             ));
         }
-        head.push(self.line(format!("{}:", card.details_title), t.dim()));
+        head.push(text(format!("{}:", card.details_title), t.dim()));
         let details: Vec<LogicalLine> = card
             .details
             .lines()
@@ -141,14 +133,14 @@ impl InboxModal<'_> {
             None => vec![LogicalLine::plain(buttons)],
         };
         if entry.form.is_some() && entry.note.is_none() {
-            foot.push(self.line(self.form_hint(entry, count > 1), t.dim()));
+            foot.push(text(self.form_hint(entry, count > 1), t.dim()));
         } else if let Some(note) = &entry.note {
             foot.push(LogicalLine::plain(vec![
                 Span::styled("note: ", t.bold()),
                 Span::raw(note.clone()),
                 Span::styled("▍", t.dim()),
             ]));
-            foot.push(self.line("Enter sends with this note · Esc back", t.dim()));
+            foot.push(text("Enter sends with this note · Esc back", t.dim()));
         } else {
             let safe = entry
                 .safe_choice()
@@ -158,7 +150,7 @@ impl InboxModal<'_> {
             if count > 1 {
                 hint.push_str(&format!(" · {LIST_KEY} list all"));
             }
-            foot.push(self.line(hint, t.dim()));
+            foot.push(text(hint, t.dim()));
         }
         let others: Vec<&Entry> = self
             .inbox
@@ -169,9 +161,9 @@ impl InboxModal<'_> {
             .map(|(_, e)| e)
             .collect();
         if !others.is_empty() {
-            foot.push(self.line(format!("{} more waiting:", others.len()), t.bold()));
+            foot.push(text(format!("{} more waiting:", others.len()), t.bold()));
             for other in others.iter().take(WAITING_ROWS) {
-                foot.push(self.line(format!("  {}", self.summary(other)), t.dim()));
+                foot.push(text(format!("  {}", self.summary(other)), t.dim()));
             }
             if others.len() > WAITING_ROWS {
                 // In a form letters type, so the list is on Ctrl+L there.
@@ -179,7 +171,7 @@ impl InboxModal<'_> {
                     Some(_) => format!("Ctrl+{}", LIST_KEY.to_ascii_uppercase()),
                     None => LIST_KEY.to_string(),
                 };
-                foot.push(self.line(
+                foot.push(text(
                     format!(
                         "  … and {} more ({list_key} lists them all)",
                         others.len() - WAITING_ROWS
@@ -231,7 +223,7 @@ impl InboxModal<'_> {
         };
         let mut lines = Vec::new();
         if form.fields.is_empty() {
-            lines.push(self.line("(no fields: Enter sends an empty answer)", t.dim()));
+            lines.push(text("(no fields: Enter sends an empty answer)", t.dim()));
         }
         for (i, field) in form.fields.iter().enumerate() {
             let focused = i == entry.field && !guarded;
@@ -247,39 +239,31 @@ impl InboxModal<'_> {
                     if focused { t.bold() } else { t.plain() },
                 ),
             ];
+            // An item of a one-of or many-of field: its box, ticked or not, and its label;
+            // `lit` when it is where the keys act.
+            let mut item = |mark: &str, label: &str, on: bool, lit: bool| {
+                let style = if lit {
+                    t.selected()
+                } else if on {
+                    t.bold()
+                } else {
+                    t.dim()
+                };
+                spans.push(Span::styled(format!("{mark} {label}"), style));
+                spans.push(Span::raw("  "));
+            };
             match (&field.kind, &field.input) {
                 (FieldKind::OneOf { items }, Input::One(picked)) => {
-                    for (j, item) in items.iter().enumerate() {
+                    for (j, it) in items.iter().enumerate() {
                         let on = *picked == Some(j);
-                        let style = if on && focused {
-                            t.selected()
-                        } else if on {
-                            t.bold()
-                        } else {
-                            t.dim()
-                        };
-                        spans.push(Span::styled(
-                            format!("{} {}", if on { "(•)" } else { "( )" }, item.label),
-                            style,
-                        ));
-                        spans.push(Span::raw("  "));
+                        item(if on { "(•)" } else { "( )" }, &it.label, on, on && focused);
                     }
                 }
                 (FieldKind::ManyOf { items, .. }, Input::Many(flags)) => {
-                    for (j, item) in items.iter().enumerate() {
+                    for (j, it) in items.iter().enumerate() {
                         let on = flags.get(j).copied().unwrap_or(false);
-                        let style = if focused && j == field.cursor {
-                            t.selected()
-                        } else if on {
-                            t.bold()
-                        } else {
-                            t.dim()
-                        };
-                        spans.push(Span::styled(
-                            format!("{} {}", if on { "[x]" } else { "[ ]" }, item.label),
-                            style,
-                        ));
-                        spans.push(Span::raw("  "));
+                        let lit = focused && j == field.cursor;
+                        item(if on { "[x]" } else { "[ ]" }, &it.label, on, lit);
                     }
                 }
                 (FieldKind::Boolean, Input::Bool(value)) => {
@@ -313,10 +297,10 @@ impl InboxModal<'_> {
                 preformatted: false,
             });
             if focused && let Some(description) = &field.description {
-                lines.push(self.line(format!("    {description}"), t.dim()));
+                lines.push(text(format!("    {description}"), t.dim()));
             }
             if let Some(problem) = entry.shown_problem(i) {
-                lines.push(self.line(format!("    ✗ {problem}"), t.warn()));
+                lines.push(text(format!("    ✗ {problem}"), t.warn()));
             }
         }
         lines
@@ -347,20 +331,15 @@ impl InboxModal<'_> {
         let width = area.width.saturating_sub(4).min(90);
         let mut lines = Vec::new();
         for (i, entry) in self.inbox.entries().iter().enumerate() {
-            let marker = if i == selected { "▶ " } else { "  " };
-            let style = if i == selected {
-                t.selected()
-            } else {
-                t.plain()
-            };
+            let (marker, style) = selectable(i == selected, t.plain(), t);
             lines.push(LogicalLine::plain(vec![
-                Span::raw(marker),
+                marker,
                 Span::styled(format!("{}. {}", i + 1, self.summary(entry)), style),
             ]));
-            lines.push(self.line(format!("     {}", entry.card.asker), t.dim()));
+            lines.push(text(format!("     {}", entry.card.asker), t.dim()));
         }
         lines.push(LogicalLine::blank());
-        lines.push(self.line("↑↓ select · Enter answer this one · Esc back", t.dim()));
+        lines.push(text("↑↓ select · Enter answer this one · Esc back", t.dim()));
         let wrapped = wrap_lines(&lines, width.saturating_sub(2) as usize);
         let height = (wrapped.len() as u16 + 2).min(area.height.saturating_sub(2));
         let rect = centered(area, width, height);
@@ -389,7 +368,7 @@ mod tests {
 
     use super::*;
     use crate::inbox::{Origin, ProjectServer, Request, WorkspaceTrust};
-    use crate::tui::inbox::KeyResult;
+    use crate::tui::components::inbox::state::KeyResult;
 
     fn screen(inbox: &Inbox, now: Instant, width: u16, height: u16) -> String {
         let theme = Theme::new(false);
@@ -404,14 +383,7 @@ mod tests {
                 .draw(f)
             })
             .unwrap();
-        let buf = terminal.backend().buffer();
-        let mut out = String::new();
-        for y in 0..buf.area.height {
-            let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
-            out.push_str(row.trim_end());
-            out.push('\n');
-        }
-        out
+        crate::tui::components::draw::testing::text(terminal.backend().buffer())
     }
 
     #[test]

@@ -5,18 +5,18 @@
 //! the pool or the size changes, so paging knows its limits without the view reporting
 //! them back, and a frame only copies the visible lines.
 
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
-use super::draw_lines;
+use crate::tui::components::draw::{draw_lines, log_tail};
 use crate::agent::events::PoolEntry;
 use crate::policy::Decision;
 use crate::pool::ToolOrigin;
-use crate::tui::app::describe_source;
-use crate::tui::pool::PoolView;
+use super::state::PoolView;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
 
@@ -32,6 +32,8 @@ pub struct DetailState {
     width: u16,
     /// Rows the panel shows at once (at least 1).
     page: usize,
+    /// First line shown (long schemas scroll).
+    pub scroll: usize,
 }
 
 /// The panel's border around the area it is given.
@@ -79,12 +81,26 @@ impl DetailState {
     pub fn is_empty(&self) -> bool {
         self.logical.is_empty()
     }
+
+    /// PgUp / PgDn page the details (they cover the conversation while the pool has the
+    /// focus); None: not one of them, else whether they moved.
+    pub fn on_key(&mut self, key: KeyEvent) -> Option<bool> {
+        let max = self.max_scroll();
+        let step = self.page().saturating_sub(1).max(1);
+        let before = self.scroll;
+        match key.code {
+            KeyCode::PageUp => self.scroll = self.scroll.min(max).saturating_sub(step),
+            KeyCode::PageDown => self.scroll = (self.scroll + step).min(max),
+            _ => return None,
+        }
+        Some(self.scroll != before)
+    }
 }
 
 /// Log lines shown under an MCP tool's details: the last few its server sent.
 const DETAIL_LOG_LINES: usize = 5;
 
-fn server_log_lines(row: &crate::tui::pool::ServerRow, t: &Theme) -> Vec<LogicalLine> {
+fn server_log_lines(row: &super::state::ServerRow, t: &Theme) -> Vec<LogicalLine> {
     if row.logs.is_empty() {
         return Vec::new();
     }
@@ -98,19 +114,7 @@ fn server_log_lines(row: &crate::tui::pool::ServerRow, t: &Theme) -> Vec<Logical
             t.dim(),
         )]),
     ];
-    let skip = row.logs.len().saturating_sub(DETAIL_LOG_LINES);
-    for (level, message) in row.logs.iter().skip(skip) {
-        let style = if level.is_error() {
-            t.error()
-        } else {
-            t.plain()
-        };
-        l.push(LogicalLine {
-            spans: vec![Span::styled(format!("  [{level}] {message}"), style)],
-            continuation_indent: 4,
-            preformatted: false,
-        });
-    }
+    l.extend(log_tail(&row.logs, DETAIL_LOG_LINES, 2, t));
     l
 }
 
@@ -155,7 +159,7 @@ pub fn detail_lines(entry: &PoolEntry, schema: &str, t: &Theme) -> Vec<LogicalLi
         format!(
             "{decision} — rule `{}` ({})",
             entry.verdict.rule,
-            describe_source(&entry.verdict.source)
+            entry.verdict.source
         ),
         t.bold(),
     ));
@@ -255,7 +259,7 @@ mod tests {
     use super::*;
     use crate::policy::{RuleSource, Verdict};
     use crate::pool::{PoolTool, ToolClaims};
-    use crate::tui::widgets::testing::{render, text};
+    use crate::tui::components::draw::testing::{render, text};
 
     #[test]
     fn a_task_tool_says_it_runs_as_a_task() {

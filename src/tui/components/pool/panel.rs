@@ -6,15 +6,17 @@
 
 use std::time::Instant;
 
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
-use super::{badge, draw_lines, status_label, status_style, truncate};
+use crate::tui::components::draw::{badge, draw_lines, status_label, status_style, truncate};
 use crate::agent::events::{Containment, DefinitionMark, ServerInfo};
 use crate::mcp::ServerStatus;
-use crate::tui::pool::PoolView;
+use super::detail::DetailState;
+use super::state::PoolView;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
 
@@ -215,11 +217,7 @@ impl Widget for PoolPanel<'_> {
         };
         let block = Block::bordered()
             .title(Span::styled(title, t.bold()))
-            .border_style(if self.focused {
-                t.focused_border()
-            } else {
-                t.border()
-            });
+            .border_style(t.border_for(self.focused));
         let inner = block.inner(area);
         Clear.render(area, buf);
         block.render(area, buf);
@@ -245,6 +243,37 @@ impl Widget for PoolPanel<'_> {
     }
 }
 
+/// What a key did in the focused panel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolKey {
+    /// The selection moved (true) or not (false).
+    Moved(bool),
+    /// Tab, Shift+Tab or Esc: back to the composer.
+    Leave,
+    /// Typing goes to the composer, so a user never loses keystrokes.
+    Type(char),
+}
+
+/// Keys while the panel has the focus: arrows (or j/k) select a tool, its details from
+/// the top.
+pub fn on_key(pool: &mut PoolView, detail: &mut DetailState, key: KeyEvent) -> PoolKey {
+    let before = (pool.selected, detail.scroll);
+    match key.code {
+        KeyCode::Up | KeyCode::Char('k') => {
+            pool.move_selection(-1);
+            detail.scroll = 0;
+        }
+        KeyCode::Down | KeyCode::Char('j') => {
+            pool.move_selection(1);
+            detail.scroll = 0;
+        }
+        KeyCode::Tab | KeyCode::Esc | KeyCode::BackTab => return PoolKey::Leave,
+        KeyCode::Char(c) => return PoolKey::Type(c),
+        _ => {}
+    }
+    PoolKey::Moved((pool.selected, detail.scroll) != before)
+}
+
 /// The mark after a tool's name when its definition changed since it was allowed, or it
 /// appeared mid-session: either way its next call asks.
 fn definition_mark(
@@ -263,36 +292,27 @@ mod tests {
     use std::time::Instant;
 
     use ratatui::style::{Color, Modifier};
-    use serde_json::json;
 
     use super::*;
     use crate::agent::events::{PoolEntry, ToolMark};
-    use crate::policy::{Decision, RuleSource, Verdict};
-    use crate::pool::{PoolTool, ToolOrigin};
-    use crate::tui::pool::CHANGE_HIGHLIGHT;
-    use crate::tui::widgets::testing::{render, row_of, text};
+    use crate::policy::Decision;
+    use crate::tui::components::pool::state::CHANGE_HIGHLIGHT;
+    use crate::tui::components::pool::state::fixtures;
+    use crate::tui::components::draw::testing::{render, row_of, text};
 
     fn entry(server: Option<&str>, name: &str, decision: Decision) -> PoolEntry {
-        let kind = crate::builtin::BuiltinTool::from_name(name)
-            .unwrap_or(crate::builtin::BuiltinTool::Bash);
-        let mut tool = PoolTool {
-            name: name.into(),
-            ..PoolTool::builtin(kind, "d", json!({"type": "object"}))
-        };
-        if let Some(server) = server {
-            tool.name = format!("mcp__{server}__{name}");
-            tool.origin = ToolOrigin::Mcp {
-                server: server.into(),
-                tool: name.into(),
-            };
-        }
-        PoolEntry {
-            tool,
-            verdict: Verdict {
-                decision,
-                rule: "r".into(),
-                source: RuleSource::Default,
-            },
+        let full = server.map_or(name.to_string(), |s| format!("mcp__{s}__{name}"));
+        fixtures::entry(&full, server.map(|s| (s, name)), decision)
+    }
+
+    /// The panel unfocused, at `now`, without configured-server facts.
+    fn unfocused<'a>(pool: &'a PoolView, theme: &'a Theme, now: Instant) -> PoolPanel<'a> {
+        PoolPanel {
+            pool,
+            theme,
+            focused: false,
+            now,
+            servers: &[],
         }
     }
 
@@ -334,13 +354,7 @@ mod tests {
         let now = Instant::now();
         let pool = pool(now);
         let theme = Theme::new(true);
-        let panel = PoolPanel {
-            pool: &pool,
-            theme: &theme,
-            focused: false,
-            now,
-            servers: &[],
-        };
+        let panel = unfocused(&pool, &theme, now);
         let buf = render(panel, 38, 18);
         let screen = text(&buf);
         assert!(screen.contains("Tool pool · 5"), "{screen}");
@@ -357,13 +371,7 @@ mod tests {
         insta::assert_snapshot!(screen);
 
         // The highlight runs out with time alone.
-        let later = PoolPanel {
-            pool: &pool,
-            theme: &theme,
-            focused: false,
-            now: now + CHANGE_HIGHLIGHT,
-            servers: &[],
-        };
+        let later = unfocused(&pool, &theme, now + CHANGE_HIGHLIGHT);
         assert!(!text(&render(later, 38, 18)).contains(" new"));
     }
 
@@ -393,13 +401,7 @@ mod tests {
                 .to_vec(),
         );
         let theme = Theme::new(true);
-        let panel = PoolPanel {
-            pool: &pool,
-            theme: &theme,
-            focused: false,
-            now,
-            servers: &[],
-        };
+        let panel = unfocused(&pool, &theme, now);
         let buf = render(panel, 44, 12);
         let screen = text(&buf);
         assert!(
@@ -424,13 +426,7 @@ mod tests {
 
         // Loading one moves it up: the next snapshot has it, the deferred list not.
         pool.set_deferred(Vec::new());
-        let panel = PoolPanel {
-            pool: &pool,
-            theme: &theme,
-            focused: false,
-            now,
-            servers: &[],
-        };
+        let panel = unfocused(&pool, &theme, now);
         let screen = text(&render(panel, 44, 12));
         assert!(screen.contains(" Tool pool · 3 "), "{screen}");
         assert!(!screen.contains("defer"), "{screen}");
@@ -464,13 +460,7 @@ mod tests {
             Vec::new(),
         );
         let theme = Theme::new(true);
-        let panel = PoolPanel {
-            pool: &pool,
-            theme: &theme,
-            focused: false,
-            now,
-            servers: &[],
-        };
+        let panel = unfocused(&pool, &theme, now);
         let screen = text(&render(panel, 60, 10));
         assert!(
             screen.contains("defer mcp__github__merge_pull_request changed"),

@@ -490,34 +490,48 @@ impl PoolView {
     }
 }
 
+/// Pool entries for tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::policy::{Decision, RuleSource, Verdict};
-    use crate::pool::PoolTool;
+pub mod fixtures {
     use serde_json::json;
 
-    fn entry(name: &str, server: Option<&str>) -> PoolEntry {
+    use crate::agent::events::PoolEntry;
+    use crate::policy::{Decision, RuleSource, Verdict};
+    use crate::pool::{PoolTool, ToolOrigin};
+
+    /// A tool named `name` (a built-in's kind when it is one's name), from `mcp` (server,
+    /// tool) if given, with `decision` by rule "r".
+    pub fn entry(name: &str, mcp: Option<(&str, &str)>, decision: Decision) -> PoolEntry {
         let kind = crate::builtin::BuiltinTool::from_name(name)
             .unwrap_or(crate::builtin::BuiltinTool::Bash);
         let mut tool = PoolTool {
             name: name.into(),
             ..PoolTool::builtin(kind, "d", json!({"type": "object"}))
         };
-        if let Some(server) = server {
+        if let Some((server, raw)) = mcp {
             tool.origin = ToolOrigin::Mcp {
                 server: server.into(),
-                tool: name.into(),
+                tool: raw.into(),
             };
         }
         PoolEntry {
             tool,
             verdict: Verdict {
-                decision: Decision::Allow,
+                decision,
                 rule: "r".into(),
                 source: RuleSource::Default,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Decision;
+
+    fn entry(name: &str, server: Option<&str>) -> PoolEntry {
+        fixtures::entry(name, server.map(|s| (s, name)), Decision::Allow)
     }
 
     fn names(view: &PoolView) -> Vec<&str> {

@@ -6,8 +6,8 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
-use super::theme::Theme;
-use super::wrap::LogicalLine;
+use crate::tui::theme::Theme;
+use crate::tui::wrap::LogicalLine;
 
 struct ListState {
     next_number: Option<u64>,

@@ -8,8 +8,8 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::markdown;
-use super::theme::Theme;
-use super::wrap::{LogicalLine, wrap_lines};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{LogicalLine, wrap_lines};
 use crate::agent::events::ToolOutcome;
 
 /// Lines of a finished tool result shown while its card is collapsed.
