@@ -20,8 +20,8 @@ use super::components::transcript::viewport::Viewport;
 use super::effect::Effect;
 use super::layout::{Areas, Focus, areas};
 use super::theme::Theme;
-use crate::agent::events::AgentEvent;
 pub use crate::agent::ServerInfo;
+use crate::agent::events::AgentEvent;
 use crate::model::Usage;
 
 /// A second Ctrl+C within this window quits.
@@ -190,4 +190,3 @@ impl App {
         }
     }
 }
-

@@ -78,10 +78,14 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
     };
     match event {
         AgentEvent::Completions { id, values } => {
-            return app.assist.on_completions(id, values, &app.composer, effects);
+            return app
+                .assist
+                .on_completions(id, values, &app.composer, effects);
         }
         AgentEvent::Catalog { server, catalog } => {
-            return app.assist.on_catalog(server, catalog, &app.composer, effects);
+            return app
+                .assist
+                .on_catalog(server, catalog, &app.composer, effects);
         }
         AgentEvent::Request(request) => return app.inbox.push(request, app.now),
         AgentEvent::SessionStarted {
@@ -133,7 +137,8 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
         }
         event => {
             let turn_running = app.turn.is_running();
-            if let Some(other) = transcript_events::on_event(&mut app.transcript, event, turn_running)
+            if let Some(other) =
+                transcript_events::on_event(&mut app.transcript, event, turn_running)
             {
                 tracing::debug!(event = ?other, "an agent event the console does not show");
                 return;

@@ -162,23 +162,23 @@ mod tests {
         );
     }
 
+    fn line(text: &'static str, continuation_indent: usize, preformatted: bool) -> LogicalLine {
+        LogicalLine {
+            spans: vec![Span::raw(text)],
+            continuation_indent,
+            preformatted,
+        }
+    }
+
     #[test]
     fn breaks_long_words_and_keeps_indent() {
-        let l = LogicalLine {
-            spans: vec![Span::raw("- abcdefghijkl")],
-            continuation_indent: 2,
-            preformatted: false,
-        };
+        let l = line("- abcdefghijkl", 2, false);
         assert_eq!(texts(&wrap_lines(&[l], 8)), ["- abcdef", "  ghijkl"]);
     }
 
     #[test]
     fn preformatted_keeps_spaces() {
-        let l = LogicalLine {
-            spans: vec![Span::raw("a  b  c  d")],
-            continuation_indent: 0,
-            preformatted: true,
-        };
+        let l = line("a  b  c  d", 0, true);
         assert_eq!(texts(&wrap_lines(&[l], 4)), ["a  b", "  c ", " d"]);
     }
 

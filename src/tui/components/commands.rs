@@ -40,7 +40,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         usage: "/[dis]connect NAME",
         help: "start / stop an MCP server (its tools come and go)",
-        words: &[("connect", Action::Connect), ("disconnect", Action::Disconnect)],
+        words: &[
+            ("connect", Action::Connect),
+            ("disconnect", Action::Disconnect),
+        ],
     },
     Command {
         usage: "/mcp",
@@ -199,7 +202,10 @@ mod tests {
             );
         }
         assert!(matches!(parse("frobnicate", &[]), Parsed::Problem(_)));
-        assert_eq!(prompt_call("mcp__fx__review a b"), Some(("mcp__fx__review", "a b")));
+        assert_eq!(
+            prompt_call("mcp__fx__review a b"),
+            Some(("mcp__fx__review", "a b"))
+        );
         assert_eq!(prompt_call("mcp reload"), None);
     }
 }

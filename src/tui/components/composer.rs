@@ -8,7 +8,6 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders, Widget};
 use ratatui_textarea::TextArea;
 
-use super::completion::query::word_at;
 use crate::tui::theme::Theme;
 
 /// The text being written.
@@ -112,6 +111,17 @@ impl ComposerState {
     }
 }
 
+/// The word that ends at `col` on `line` (characters), with its start column.
+fn word_at(line: &str, col: usize) -> Option<(usize, String)> {
+    let chars: Vec<char> = line.chars().collect();
+    let end = col.min(chars.len());
+    let start = chars[..end]
+        .iter()
+        .rposition(|c| c.is_whitespace())
+        .map_or(0, |p| p + 1);
+    (start < end).then(|| (start, chars[start..end].iter().collect()))
+}
+
 pub struct Composer<'a> {
     pub textarea: &'a TextArea<'static>,
     /// Typing goes here (no dialog open, the pool not focused): the border lights up.
@@ -134,6 +144,13 @@ impl Widget for Composer<'_> {
 mod tests {
     use super::*;
     use crate::tui::components::draw::testing::{render, text};
+
+    #[test]
+    fn the_word_at_the_cursor() {
+        assert_eq!(word_at("see @fx:fi", 10), Some((4, "@fx:fi".into())));
+        assert_eq!(word_at("see @fx:fi", 4), None);
+        assert_eq!(word_at("@a b", 2), Some((0, "@a".into())));
+    }
 
     #[test]
     fn composer_shows_text_and_focus() {

@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
 use crate::mcp::{LogLevel, ServerStatus};
+use crate::policy::Decision;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::LogicalLine;
-use crate::policy::Decision;
 
 /// The policy decision as a fixed-width badge.
 pub fn badge(decision: &Decision, t: &Theme) -> Span<'static> {

@@ -8,9 +8,9 @@ use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Clear, Widget};
 
-use super::draw::{centered, draw_lines, log_tail, selectable, status_label, status_style, text};
 use super::commands::{COMMANDS, PROMPT_PREFIX};
 use super::completion::query::Catalogs;
+use super::draw::{centered, draw_lines, log_tail, selectable, status_label, status_style, text};
 use super::pool::state::{PoolView, ServerRow};
 use crate::agent::ServerInfo;
 use crate::agent::events::{Containment, UiCommand};

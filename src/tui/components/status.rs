@@ -98,7 +98,8 @@ impl Widget for StatusLine<'_> {
             Turn::Idle => Span::styled("· idle ", t.dim()),
             Turn::Running { since, cancel_sent } => {
                 let elapsed = self.now.saturating_duration_since(since);
-                let frame_no = (elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len();
+                let frame_no =
+                    (elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len();
                 let what = if cancel_sent { "cancelling" } else { "working" };
                 Span::styled(
                     format!(

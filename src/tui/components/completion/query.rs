@@ -45,17 +45,6 @@ pub enum Query {
     Remote(RemoteQuery),
 }
 
-/// The word that ends at `col` on `line` (characters), with its start column.
-pub fn word_at(line: &str, col: usize) -> Option<(usize, String)> {
-    let chars: Vec<char> = line.chars().collect();
-    let end = col.min(chars.len());
-    let start = chars[..end]
-        .iter()
-        .rposition(|c| c.is_whitespace())
-        .map_or(0, |p| p + 1);
-    (start < end).then(|| (start, chars[start..end].iter().collect()))
-}
-
 /// A URI template's parts (RFC 6570; operators such as `+` or `/` are dropped, which is
 /// right for the simple `{name}` form servers use).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,7 +186,11 @@ pub fn resource_query(word: &str, catalogs: &Catalogs) -> Option<Query> {
 
 /// The model-facing-style command name of a prompt: `mcp__{server}__{prompt}`.
 pub fn prompt_command(server: &str, prompt: &str) -> String {
-    format!("{PROMPT_PREFIX}{}__{}", normalize(server), normalize(prompt))
+    format!(
+        "{PROMPT_PREFIX}{}__{}",
+        normalize(server),
+        normalize(prompt)
+    )
 }
 
 /// What a `/…` word at the start of the composer asks for: the prompts whose command
@@ -295,13 +288,6 @@ mod tests {
             problems: vec![],
         };
         BTreeMap::from([("fx".to_string(), Arc::new(catalog))])
-    }
-
-    #[test]
-    fn the_word_at_the_cursor() {
-        assert_eq!(word_at("see @fx:fi", 10), Some((4, "@fx:fi".into())));
-        assert_eq!(word_at("see @fx:fi", 4), None);
-        assert_eq!(word_at("@a b", 2), Some((0, "@a".into())));
     }
 
     #[test]

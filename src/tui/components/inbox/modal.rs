@@ -11,10 +11,10 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use crate::tui::components::draw::{centered, selectable, text};
+use super::state::{Entry, Inbox, LIST_KEY};
 use crate::inbox::form::{FieldKind, Input};
 use crate::inbox::{Tone, short_duration};
-use super::state::{Entry, Inbox, LIST_KEY};
+use crate::tui::components::draw::{centered, selectable, text};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
 
@@ -339,7 +339,10 @@ impl InboxModal<'_> {
             lines.push(text(format!("     {}", entry.card.asker), t.dim()));
         }
         lines.push(LogicalLine::blank());
-        lines.push(text("↑↓ select · Enter answer this one · Esc back", t.dim()));
+        lines.push(text(
+            "↑↓ select · Enter answer this one · Esc back",
+            t.dim(),
+        ));
         let wrapped = wrap_lines(&lines, width.saturating_sub(2) as usize);
         let height = (wrapped.len() as u16 + 2).min(area.height.saturating_sub(2));
         let rect = centered(area, width, height);

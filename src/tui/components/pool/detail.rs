@@ -12,11 +12,11 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
-use crate::tui::components::draw::{draw_lines, log_tail};
+use super::state::PoolView;
 use crate::agent::events::PoolEntry;
 use crate::policy::Decision;
 use crate::pool::ToolOrigin;
-use super::state::PoolView;
+use crate::tui::components::draw::{draw_lines, log_tail};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
 
@@ -158,8 +158,7 @@ pub fn detail_lines(entry: &PoolEntry, schema: &str, t: &Theme) -> Vec<LogicalLi
         "policy",
         format!(
             "{decision} — rule `{}` ({})",
-            entry.verdict.rule,
-            entry.verdict.source
+            entry.verdict.rule, entry.verdict.source
         ),
         t.bold(),
     ));

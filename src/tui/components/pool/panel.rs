@@ -12,11 +12,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
-use crate::tui::components::draw::{badge, draw_lines, status_label, status_style, truncate};
-use crate::agent::events::{Containment, DefinitionMark, ServerInfo};
-use crate::mcp::ServerStatus;
 use super::detail::DetailState;
 use super::state::PoolView;
+use crate::agent::events::{Containment, DefinitionMark, ServerInfo};
+use crate::mcp::ServerStatus;
+use crate::tui::components::draw::{badge, draw_lines, status_label, status_style, truncate};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
 
@@ -296,9 +296,9 @@ mod tests {
     use super::*;
     use crate::agent::events::{PoolEntry, ToolMark};
     use crate::policy::Decision;
+    use crate::tui::components::draw::testing::{render, row_of, text};
     use crate::tui::components::pool::state::CHANGE_HIGHLIGHT;
     use crate::tui::components::pool::state::fixtures;
-    use crate::tui::components::draw::testing::{render, row_of, text};
 
     fn entry(server: Option<&str>, name: &str, decision: Decision) -> PoolEntry {
         let full = server.map_or(name.to_string(), |s| format!("mcp__{s}__{name}"));

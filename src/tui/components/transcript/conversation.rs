@@ -8,9 +8,9 @@ use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::{Paragraph, Widget};
 
+use super::state::{Scroll, Transcript};
 use crate::tui::components::draw::draw_lines;
 use crate::tui::theme::Theme;
-use super::state::{Scroll, Transcript};
 use crate::tui::wrap::{LogicalLine, wrap_lines};
 
 pub struct Conversation<'a> {
@@ -85,8 +85,8 @@ mod tests {
 
     use super::*;
     use crate::agent::events::ToolOutcome;
-    use crate::tui::components::transcript::state::{EntryKind, ToolCard, ToolState};
     use crate::tui::components::draw::testing::{render, row_of, text};
+    use crate::tui::components::transcript::state::{EntryKind, ToolCard, ToolState};
 
     fn widget<'a>(
         transcript: &'a Transcript,

@@ -3,8 +3,8 @@
 //! Every string from the agent, a server or the model is cleaned here, once.
 
 use super::state::{EntryKind, ToolCard, ToolState, Transcript, summarize_args};
-use crate::agent::{SamplingOutcome, SamplingReport};
 use crate::agent::events::AgentEvent;
+use crate::agent::{SamplingOutcome, SamplingReport};
 use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer, RuleSource};
 use crate::sanitize::for_terminal;
 

@@ -8,9 +8,9 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::markdown;
+use crate::agent::events::ToolOutcome;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
-use crate::agent::events::ToolOutcome;
 
 /// Lines of a finished tool result shown while its card is collapsed.
 const COLLAPSED_RESULT_LINES: usize = 3;
