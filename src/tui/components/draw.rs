@@ -157,6 +157,17 @@ pub(crate) mod testing {
         out
     }
 
+    /// Asserts that the screen shows every one of `needles`; a failure prints the screen.
+    #[track_caller]
+    pub fn assert_shows(screen: &str, needles: &[&str]) {
+        for needle in needles {
+            assert!(
+                screen.contains(needle),
+                "{needle:?} is not on screen:\n{screen}"
+            );
+        }
+    }
+
     /// The row that contains `needle`, if any.
     pub fn row_of(buf: &Buffer, needle: &str) -> Option<u16> {
         (0..buf.area.height).find(|&y| {

@@ -391,14 +391,13 @@ impl Widget for PermissionsOverlay<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::components::draw::testing::{render, text};
+    use crate::tui::components::draw::testing::{assert_shows, render, text};
 
     #[test]
     fn help_lists_the_keys() {
         let theme = Theme::new(true);
         let screen = text(&render(HelpOverlay { theme: &theme }, 80, 24));
-        assert!(screen.contains("Ctrl+C"), "{screen}");
-        assert!(screen.contains("any key closes"), "{screen}");
+        assert_shows(&screen, &["Ctrl+C", "any key closes"]);
         insta::assert_snapshot!(screen);
     }
 
@@ -440,17 +439,15 @@ mod tests {
             theme: &theme,
         };
         let first = text(&render(overlay(0), 70, 16));
-        assert!(first.contains("protocol: 2025-11-25"), "{first}");
-        assert!(
-            first.contains("sandboxed: read-only, no network"),
-            "{first}"
+        assert_shows(
+            &first,
+            &["protocol: 2025-11-25", "sandboxed: read-only, no network"],
         );
         assert!(!first.contains("root /nope"), "{first}");
         let second = text(&render(overlay(1), 70, 16));
-        assert!(second.contains("▶ fs ✗ failed"), "{second}");
-        assert!(
-            second.contains("error: root /nope does not exist"),
-            "{second}"
+        assert_shows(
+            &second,
+            &["▶ fs ✗ failed", "error: root /nope does not exist"],
         );
         insta::assert_snapshot!(second);
     }
@@ -475,11 +472,13 @@ mod tests {
             80,
             14,
         ));
-        assert!(
-            screen.contains("allow mcp__docs__search  (default)  → mcp__docs__search"),
-            "{screen}"
+        assert_shows(
+            &screen,
+            &[
+                "allow mcp__docs__search  (default)  → mcp__docs__search",
+                "▶ allow bash",
+            ],
         );
-        assert!(screen.contains("▶ allow bash"), "{screen}");
         insta::assert_snapshot!(screen);
     }
 

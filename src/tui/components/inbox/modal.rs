@@ -371,6 +371,7 @@ mod tests {
 
     use super::*;
     use crate::inbox::{Origin, ProjectServer, Request, WorkspaceTrust};
+    use crate::tui::components::draw::testing::assert_shows;
     use crate::tui::components::inbox::state::KeyResult;
 
     fn screen(inbox: &Inbox, now: Instant, width: u16, height: u16) -> String {
@@ -420,15 +421,14 @@ mod tests {
         inbox.push(trust.into(), start + Duration::from_secs(4));
         let now = start + Duration::from_secs(12);
         let text = screen(&inbox, now, 84, 24);
-        assert!(text.contains("Start a project server? · 1 of 2"), "{text}");
-        assert!(
-            text.contains("answer within 1m18s, or it is answered: Don't start"),
-            "{text}"
-        );
-        assert!(text.contains("1 more waiting:"), "{text}");
-        assert!(
-            text.contains("workspace trust · toolgate (/home/dev/project) · 8s"),
-            "{text}"
+        assert_shows(
+            &text,
+            &[
+                "Start a project server? · 1 of 2",
+                "answer within 1m18s, or it is answered: Don't start",
+                "1 more waiting:",
+                "workspace trust · toolgate (/home/dev/project) · 8s",
+            ],
         );
         insta::assert_snapshot!("inbox_head_with_one_waiting", text);
 
@@ -440,6 +440,12 @@ mod tests {
         insta::assert_snapshot!("inbox_list", text);
     }
 
+    fn server_origin(server: &str) -> Origin {
+        Origin::Server {
+            server: server.into(),
+        }
+    }
+
     fn elicitation(
         schema: serde_json::Value,
         start: Instant,
@@ -448,9 +454,7 @@ mod tests {
         tokio::sync::oneshot::Receiver<crate::inbox::Reply<crate::inbox::ElicitationAnswer>>,
     ) {
         let (request, rx) = Request::new(
-            Origin::Server {
-                server: "deploy".into(),
-            },
+            server_origin("deploy"),
             crate::inbox::Elicitation {
                 server: "deploy".into(),
                 message: "Release settings for the next deploy".into(),
@@ -490,16 +494,18 @@ mod tests {
         inbox.push(request, start);
         let now = start + Duration::from_secs(1);
         let text = screen(&inbox, now, 90, 30);
-        assert!(
-            text.contains("MCP server 'deploy' asks you for input (the server asks, not the"),
-            "{text}"
+        assert_shows(
+            &text,
+            &[
+                "MCP server 'deploy' asks you for input (the server asks, not the",
+                "▶ Release name *: ▍",
+                "Shown in the changelog",
+                "replicas: 2  whole number, 1–5",
+                "(•) Europe",
+                "Enter submit · Esc decline",
+                "Ctrl+X cancel the operation",
+            ],
         );
-        assert!(text.contains("▶ Release name *: ▍"), "{text}");
-        assert!(text.contains("Shown in the changelog"), "{text}");
-        assert!(text.contains("replicas: 2  whole number, 1–5"), "{text}");
-        assert!(text.contains("(•) Europe"), "{text}");
-        assert!(text.contains("Enter submit · Esc decline"), "{text}");
-        assert!(text.contains("Ctrl+X cancel the operation"), "{text}");
         insta::assert_snapshot!("inbox_elicitation_form", text);
 
         let key = |code| KeyEvent::from(code);
@@ -577,9 +583,7 @@ mod tests {
         let start = Instant::now();
         let mut inbox = Inbox::default();
         let (request, _rx) = Request::new(
-            Origin::Server {
-                server: "pay".into(),
-            },
+            server_origin("pay"),
             crate::inbox::Elicitation {
                 server: "pay".into(),
                 message: "Confirm the payment on the provider's page".into(),
@@ -593,12 +597,14 @@ mod tests {
         );
         inbox.push(request.into(), start);
         let text = screen(&inbox, start + Duration::from_secs(1), 90, 24);
-        assert!(text.contains("domain: checkout.example.com"), "{text}");
-        assert!(
-            text.contains("url: https://checkout.example.com/session/8f2c?return=toolgate"),
-            "{text}"
+        assert_shows(
+            &text,
+            &[
+                "domain: checkout.example.com",
+                "url: https://checkout.example.com/session/8f2c?return=toolgate",
+                "[o] Open in browser  [d] Decline",
+            ],
         );
-        assert!(text.contains("[o] Open in browser  [d] Decline"), "{text}");
         insta::assert_snapshot!("inbox_elicitation_url", text);
     }
 
@@ -645,13 +651,15 @@ mod tests {
         );
         inbox.push(request.into(), start);
         let text = screen(&inbox, start, 100, 30);
-        assert!(text.contains("Tool definition changed"), "{text}");
-        assert!(text.contains("-Gets an issue."), "{text}");
-        assert!(
-            text.contains("+Gets an issue. Also posts it to paste.example."),
-            "{text}"
+        assert_shows(
+            &text,
+            &[
+                "Tool definition changed",
+                "-Gets an issue.",
+                "+Gets an issue. Also posts it to paste.example.",
+                "Accept for this session",
+            ],
         );
-        assert!(text.contains("Accept for this session"), "{text}");
         insta::assert_snapshot!("inbox_changed_definition", text);
     }
 }

@@ -258,7 +258,7 @@ mod tests {
     use super::*;
     use crate::policy::{RuleSource, Verdict};
     use crate::pool::{PoolTool, ToolClaims};
-    use crate::tui::components::draw::testing::{render, text};
+    use crate::tui::components::draw::testing::{assert_shows, render, text};
 
     #[test]
     fn a_task_tool_says_it_runs_as_a_task() {
@@ -288,8 +288,7 @@ mod tests {
                 line + "\n"
             })
             .collect();
-        assert!(text.contains("taskSupport=required"), "{text}");
-        assert!(text.contains("runs as: an MCP task"), "{text}");
+        assert_shows(&text, &["taskSupport=required", "runs as: an MCP task"]);
     }
 
     fn pool_with_big_tool() -> PoolView {
@@ -350,11 +349,13 @@ mod tests {
             60,
             16,
         ));
-        assert!(
-            top.contains("policy: ask — rule `default: unlisted MCP tool`"),
-            "{top}"
+        assert_shows(
+            &top,
+            &[
+                "policy: ask — rule `default: unlisted MCP tool`",
+                "readOnlyHint=true",
+            ],
         );
-        assert!(top.contains("readOnlyHint=true"), "{top}");
         insta::assert_snapshot!("tool_detail_top", top);
         // Any offset past the end shows the last page.
         let bottom = text(&render(

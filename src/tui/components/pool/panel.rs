@@ -296,7 +296,7 @@ mod tests {
     use super::*;
     use crate::agent::events::{PoolEntry, ToolMark};
     use crate::policy::Decision;
-    use crate::tui::components::draw::testing::{render, row_of, text};
+    use crate::tui::components::draw::testing::{assert_shows, render, row_of, text};
     use crate::tui::components::pool::state::CHANGE_HIGHLIGHT;
     use crate::tui::components::pool::state::fixtures;
 
@@ -305,15 +305,25 @@ mod tests {
         fixtures::entry(&full, server.map(|s| (s, name)), decision)
     }
 
-    /// The panel unfocused, at `now`, without configured-server facts.
-    fn unfocused<'a>(pool: &'a PoolView, theme: &'a Theme, now: Instant) -> PoolPanel<'a> {
-        PoolPanel {
+    /// The decision of a tool that asks first.
+    fn ask() -> Decision {
+        Decision::Ask { why: "w".into() }
+    }
+
+    /// The panel drawn unfocused at `now` and the given size, without configured-server
+    /// facts: the buffer and its text.
+    fn unfocused(pool: &PoolView, now: Instant, width: u16, height: u16) -> (Buffer, String) {
+        let theme = Theme::new(true);
+        let panel = PoolPanel {
             pool,
-            theme,
+            theme: &theme,
             focused: false,
             now,
             servers: &[],
-        }
+        };
+        let buf = render(panel, width, height);
+        let screen = text(&buf);
+        (buf, screen)
     }
 
     fn pool(now: Instant) -> PoolView {
@@ -326,11 +336,7 @@ mod tests {
         pool.apply_snapshot(builtins(), &[], &[], now);
         let mut next = builtins();
         next.push(entry(Some("docs"), "search", Decision::Allow));
-        next.push(entry(
-            Some("deploy"),
-            "trigger",
-            Decision::Ask { why: "w".into() },
-        ));
+        next.push(entry(Some("deploy"), "trigger", ask()));
         pool.apply_snapshot(next, &["mcp__deploy__trigger".into()], &[], now);
         pool.set_status(
             "docs",
@@ -353,16 +359,15 @@ mod tests {
     fn groups_badges_new_and_failed_servers() {
         let now = Instant::now();
         let pool = pool(now);
-        let theme = Theme::new(true);
-        let panel = unfocused(&pool, &theme, now);
-        let buf = render(panel, 38, 18);
-        let screen = text(&buf);
-        assert!(screen.contains("Tool pool · 5"), "{screen}");
-        assert!(
-            screen.contains("ask   mcp__deploy__trigger new"),
-            "{screen}"
+        let (buf, screen) = unfocused(&pool, now, 38, 18);
+        assert_shows(
+            &screen,
+            &[
+                "Tool pool · 5",
+                "ask   mcp__deploy__trigger new",
+                "fs ✗ failed",
+            ],
         );
-        assert!(screen.contains("fs ✗ failed"), "{screen}");
         let y = row_of(&buf, "mcp__deploy__trigger").expect("trigger row");
         assert!(
             (0..38).any(|x| buf[(x, y)].bg == Color::Green),
@@ -371,8 +376,8 @@ mod tests {
         insta::assert_snapshot!(screen);
 
         // The highlight runs out with time alone.
-        let later = unfocused(&pool, &theme, now + CHANGE_HIGHLIGHT);
-        assert!(!text(&render(later, 38, 18)).contains(" new"));
+        let (_, later) = unfocused(&pool, now + CHANGE_HIGHLIGHT, 38, 18);
+        assert!(!later.contains(" new"));
     }
 
     #[test]
@@ -382,11 +387,7 @@ mod tests {
         let mut loaded: Vec<PoolEntry> = ["bash", "search_tools"]
             .map(|n| entry(None, n, Decision::Allow))
             .to_vec();
-        loaded.push(entry(
-            Some("github"),
-            "create_issue",
-            Decision::Ask { why: "w".into() },
-        ));
+        loaded.push(entry(Some("github"), "create_issue", ask()));
         pool.apply_snapshot(loaded, &[], &[], now);
         pool.set_status(
             "github",
@@ -397,20 +398,16 @@ mod tests {
         );
         pool.set_deferred(
             ["list_issues", "merge_pull_request", "get_file_contents"]
-                .map(|n| entry(Some("github"), n, Decision::Ask { why: "w".into() }))
+                .map(|n| entry(Some("github"), n, ask()))
                 .to_vec(),
         );
-        let theme = Theme::new(true);
-        let panel = unfocused(&pool, &theme, now);
-        let buf = render(panel, 44, 12);
-        let screen = text(&buf);
-        assert!(
-            screen.contains("Tool pool · 3 loaded · 3 deferred"),
-            "{screen}"
-        );
-        assert!(
-            screen.contains("github ● ready · 1 loaded · 3 deferred"),
-            "{screen}"
+        let (buf, screen) = unfocused(&pool, now, 44, 12);
+        assert_shows(
+            &screen,
+            &[
+                "Tool pool · 3 loaded · 3 deferred",
+                "github ● ready · 1 loaded · 3 deferred",
+            ],
         );
         let y = row_of(&buf, "mcp__github__list_issues").expect("deferred tool listed");
         assert!(
@@ -426,8 +423,7 @@ mod tests {
 
         // Loading one moves it up: the next snapshot has it, the deferred list not.
         pool.set_deferred(Vec::new());
-        let panel = unfocused(&pool, &theme, now);
-        let screen = text(&render(panel, 44, 12));
+        let (_, screen) = unfocused(&pool, now, 44, 12);
         assert!(screen.contains(" Tool pool · 3 "), "{screen}");
         assert!(!screen.contains("defer"), "{screen}");
     }
@@ -441,7 +437,7 @@ mod tests {
         pool.apply_snapshot(vec![entry(None, "bash", Decision::Allow)], &[], &[], now);
         pool.set_deferred(
             ["list_issues", "merge_pull_request"]
-                .map(|n| entry(Some("github"), n, Decision::Ask { why: "w".into() }))
+                .map(|n| entry(Some("github"), n, ask()))
                 .to_vec(),
         );
         pool.set_marks(
@@ -459,16 +455,13 @@ mod tests {
             ],
             Vec::new(),
         );
-        let theme = Theme::new(true);
-        let panel = unfocused(&pool, &theme, now);
-        let screen = text(&render(panel, 60, 10));
-        assert!(
-            screen.contains("defer mcp__github__merge_pull_request changed"),
-            "{screen}"
-        );
-        assert!(
-            screen.contains("defer mcp__github__list_issues new tool"),
-            "{screen}"
+        let (_, screen) = unfocused(&pool, now, 60, 10);
+        assert_shows(
+            &screen,
+            &[
+                "defer mcp__github__merge_pull_request changed",
+                "defer mcp__github__list_issues new tool",
+            ],
         );
     }
 
@@ -509,11 +502,7 @@ mod tests {
                 why: "its definition changed since it was allowed".into(),
             };
         }
-        next.push(entry(
-            Some("docs"),
-            "fresh",
-            Decision::Ask { why: "w".into() },
-        ));
+        next.push(entry(Some("docs"), "fresh", ask()));
         pool.apply_snapshot(next, &[], &[], now);
         pool.set_marks(
             vec![
@@ -552,13 +541,15 @@ mod tests {
         };
         let buf = render(panel, 50, 20);
         let screen = text(&buf);
-        assert!(screen.contains("mcp__docs__search changed"), "{screen}");
-        assert!(screen.contains("mcp__docs__fresh new tool"), "{screen}");
-        assert!(
-            screen.contains("off   delete_index · excludeTools \"delete_*\""),
-            "{screen}"
+        assert_shows(
+            &screen,
+            &[
+                "mcp__docs__search changed",
+                "mcp__docs__fresh new tool",
+                "off   delete_index · excludeTools \"delete_*\"",
+                "fs ⊘ disabled",
+            ],
         );
-        assert!(screen.contains("fs ⊘ disabled"), "{screen}");
         let y = row_of(&buf, "delete_index").expect("excluded row");
         let x = (0..50)
             .find(|&x| buf[(x, y)].symbol() == "d")
