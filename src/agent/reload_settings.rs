@@ -72,9 +72,7 @@ impl Agent {
         }
         lines
     }
-}
 
-impl Agent {
     /// Puts changed `[sampling]` / `[mcp]` values in force; a line for each.
     fn apply_host_settings(&self, before: &HostSettings, now: &HostSettings) -> Vec<String> {
         let mut lines = Vec::new();

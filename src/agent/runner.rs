@@ -272,7 +272,18 @@ impl Agent {
             match item {
                 Work::Submit(text, cancel) => self.run_turn(text, cancel).await,
                 Work::Prompt(server, prompt, arguments, cancel) => {
-                    self.run_prompt(&server, &prompt, &arguments, cancel).await
+                    let names = (server.as_str(), prompt.as_str());
+                    let opening = super::prompts::opening(
+                        &self.hub,
+                        &self.conversation,
+                        names,
+                        &arguments,
+                        &cancel,
+                    )
+                    .await;
+                    if let Some(opening) = opening {
+                        self.run_turn_with(opening, cancel).await;
+                    }
                 }
                 Work::Connect(name) => {
                     let result = self.connect_server(&name, true, None).await;
@@ -386,7 +397,7 @@ impl Agent {
 
     /// A turn that starts with these messages (a typed message, or a prompt's messages).
     /// The model is called only when the last of them is the user's.
-    pub(super) async fn run_turn_with(&mut self, opening: Vec<Message>, cancel: CancellationToken) {
+    async fn run_turn_with(&mut self, opening: Vec<Message>, cancel: CancellationToken) {
         self.checkpoints.begin_turn();
         let ends_with_user = opening.last().is_some_and(|m| m.role == Role::User);
         for message in opening {

@@ -435,6 +435,17 @@ impl Agent {
         let files_dir = self.conversation.log().map(|log| log.files_dir.as_path());
         self.limits.fit(call_id, text, is_mcp, files_dir)
     }
+
+    /// The server a connector call names, or the error result listing the configured ones.
+    fn connector_server(&self, tool: &PoolTool, input: &Value) -> Result<String, ToolRun> {
+        server_argument(input).ok_or_else(|| {
+            ToolRun::error(format!(
+                "Invalid arguments for {}: expected {{\"name\": \"<server>\"}}; available servers: {}",
+                tool.name,
+                self.hub.configured().join(", ")
+            ))
+        })
+    }
 }
 
 /// Resolves after `cancel` fires plus a grace period; never before the cancel.
@@ -461,17 +472,4 @@ fn server_argument(input: &Value) -> Option<String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
-}
-
-impl Agent {
-    /// The server a connector call names, or the error result listing the configured ones.
-    fn connector_server(&self, tool: &PoolTool, input: &Value) -> Result<String, ToolRun> {
-        server_argument(input).ok_or_else(|| {
-            ToolRun::error(format!(
-                "Invalid arguments for {}: expected {{\"name\": \"<server>\"}}; available servers: {}",
-                tool.name,
-                self.hub.configured().join(", ")
-            ))
-        })
-    }
 }
