@@ -17,6 +17,7 @@ use super::gate::Gate;
 use super::intake::{Control, Work};
 use super::pool_keeper::PoolKeeper;
 use super::sampling::SamplingHost;
+use super::server_switch::ServerSwitch;
 use super::session::{self, Record, SharedLog};
 use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
@@ -104,8 +105,8 @@ pub(super) struct Agent {
     replay_history: bool,
     startup_notices: Vec<String>,
     pub(super) sandbox: crate::sandbox::Sandbox,
-    /// `/mcp enable|disable` for this session, by server name (`server_switch.rs`).
-    pub(super) server_overrides: std::collections::HashMap<String, bool>,
+    /// `/mcp enable|disable` for this session.
+    pub(super) switch: ServerSwitch,
     pub(super) reload: Option<super::reload::ConfigReload>,
     /// What sampling reads of the configuration (a reload updates it); `None` until the
     /// agent task starts.
@@ -143,7 +144,7 @@ impl Agent {
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
-            server_overrides: Default::default(),
+            switch: ServerSwitch::default(),
             reload: config.reload,
             sampling_config: None,
         }
@@ -160,6 +161,11 @@ impl Agent {
 
     pub(super) async fn record(&mut self, record: Record) {
         self.conversation.record(record).await;
+    }
+
+    /// Configured servers that may be connected now (what the model is offered).
+    pub(super) fn connectable(&self) -> Vec<String> {
+        self.switch.connectable(&self.hub)
     }
 
     /// Restores the conversation and reconnects the servers of a resumed session.
@@ -311,7 +317,18 @@ impl Agent {
                     server,
                     enabled,
                     save,
-                } => self.set_server_enabled(&server, enabled, save).await,
+                } => {
+                    let choice = (server.as_str(), enabled, save);
+                    if self.switch.set(&self.hub, &self.conversation, choice).await {
+                        if !enabled && self.hub.is_connected(&server) {
+                            let result = self.disconnect_server(&server).await;
+                            self.emit(AgentEvent::Notice(result.text)).await;
+                        } else {
+                            // connect_mcp's list of servers changed.
+                            let _ = self.refresh_pool().await;
+                        }
+                    }
+                }
                 Work::Clear => self.conversation.clear().await,
                 Work::RootAdded(dir) => self.record(Record::RootAdded { dir }).await,
                 Work::RefreshPool => {

@@ -306,7 +306,7 @@ impl Agent {
         if !configured.iter().any(|c| c == name) {
             return ToolRun::error(unknown_server(name, &configured));
         }
-        if let Some(refusal) = self.disabled_refusal(name) {
+        if let Some(refusal) = self.switch.disabled_refusal(&self.hub, name) {
             return ToolRun::error(refusal);
         }
         if self.hub.is_connected(name) {
