@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ImageSummary, ToolOutcome};
-use super::gate::Gated;
+use crate::gate::{GateOutcome, Gated};
 use super::host_files::HostFiles;
 use super::runner::{Agent, assemble_for};
 use super::session::Record;
@@ -150,7 +150,11 @@ impl Agent {
         if let Err(problem) = checked {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
         }
-        let (gated, decided, notices) = self
+        let GateOutcome {
+            decision: gated,
+            audit: decided,
+            notices,
+        } = self
             .gate
             .check(tool, &input, call_id, &self.events, cancel)
             .await;

@@ -41,11 +41,17 @@ pub fn definition_hash(tool: &PoolTool) -> Option<DefinitionHash> {
         "inputSchema": &*tool.input_schema,
         "annotations": serde_json::to_value(&tool.claims).unwrap_or(Value::Null),
     });
-    let mut canonical = String::new();
-    write_canonical(&definition, &mut canonical);
     Some(DefinitionHash(hex::encode(Sha256::digest(
-        canonical.as_bytes(),
+        canonical_json(&definition).as_bytes(),
     ))))
+}
+
+/// JSON with object keys sorted at every level and no whitespace, so that key order does
+/// not change a hash over it (definitions here, call inputs in the audit record).
+pub fn canonical_json(value: &Value) -> String {
+    let mut canonical = String::new();
+    write_canonical(value, &mut canonical);
+    canonical
 }
 
 /// JSON with object keys sorted at every level (serde_json keeps insertion order here).

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::PolicyError;
+use crate::policy::PolicyError;
 use crate::pool::{DefinitionHash, PoolTool, ToolClaims, ToolOrigin, definition_hash};
 
 /// The definition a grant or rule was given for, kept whole so a change can be shown.
@@ -228,7 +228,7 @@ pub fn save(path: &Path, key: &str, pin: &Pin) -> Result<(), PolicyError> {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
-    super::store::write_atomically(path, &format!("{text}\n"))
+    crate::gate::store::write_atomically(path, &format!("{text}\n"))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::PolicyError;
+use crate::policy::PolicyError;
 
 /// Adds `rule` to `[permissions] allow` of the TOML file at `path` (for "always": the
 /// file and text of an [`super::AlwaysRule`]), creating file and table as needed. Returns false when the rule was already there. A file that is not valid TOML,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::PolicyError;
+use crate::policy::PolicyError;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct TrustFile {
