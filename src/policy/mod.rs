@@ -326,4 +326,4 @@ impl Policy {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -479,23 +479,8 @@ pub fn escape_glob(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::ToolClaims;
+    use crate::policy::tests::mcp;
     use serde_json::json;
-
-    fn mcp(server: &str, tool: &str) -> PoolTool {
-        let (name, shortened) = crate::pool::model_facing_name(server, tool);
-        PoolTool {
-            name,
-            origin: ToolOrigin::Mcp {
-                server: server.into(),
-                tool: tool.into(),
-            },
-            description: String::new(),
-            input_schema: json!({"type": "object"}).into(),
-            claims: ToolClaims::default(),
-            shortened,
-        }
-    }
 
     fn builtin(name: &str) -> PoolTool {
         let kind = BuiltinTool::from_name(name).unwrap();
