@@ -36,7 +36,7 @@ use crate::policy::Policy;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use reload::{ConfigReload, RulesReload};
 pub use reload_settings::SettingsSeen;
-pub use sampling::{SamplingOutcome, SamplingReport};
+pub use sampling::report::{SamplingOutcome, SamplingReport};
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.
