@@ -13,10 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::AgentConfig;
 use super::events::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
-use crate::gate::Gate;
 use super::sampling::SamplingHost;
 use super::session::{self, Record, SessionLog, SharedLog};
 use crate::builtin::pool_builtins_with_resources;
+use crate::gate::Gate;
 use crate::inbox::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
 use crate::model::{

@@ -10,11 +10,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ImageSummary, ToolOutcome};
-use crate::gate::{GateOutcome, Gated};
 use super::host_files::HostFiles;
 use super::runner::{Agent, assemble_for};
 use super::session::Record;
 use crate::builtin::BuiltinTool;
+use crate::gate::{GateOutcome, Gated};
 use crate::mcp::McpError;
 use crate::model::{ContentBlock, ImageData};
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};

@@ -21,7 +21,10 @@ impl Gate {
     /// Why this bash call would run outside the sandbox, if it would: the model asked for
     /// it, or the sandbox cannot confine bash on this machine. A sandbox the person turned
     /// off in their configuration is their decision, not a question.
-    pub(super) fn escalation_reason(&self, input: &Value) -> Result<Option<EscalationReason>, String> {
+    pub(super) fn escalation_reason(
+        &self,
+        input: &Value,
+    ) -> Result<Option<EscalationReason>, String> {
         let requested = input.get("unsandboxed").and_then(Value::as_bool) == Some(true);
         if requested {
             let justification = input
@@ -152,9 +155,8 @@ impl Gate {
             PersonAnswer::AllowOnce | PersonAnswer::AllowAlways => Gated::RunUnconfined,
             PersonAnswer::AllowSession => {
                 self.grants.grant(UNSANDBOXED_GRANT);
-                notices.push(
-                    "bash may run outside the sandbox for the rest of this session.".into(),
-                );
+                notices
+                    .push("bash may run outside the sandbox for the rest of this session.".into());
                 Gated::RunUnconfined
             }
             PersonAnswer::Deny | PersonAnswer::DenyWithNote(_) => person_refusal(

@@ -312,8 +312,7 @@ impl Gate {
             self.ask_timeout.map(|t| now + t),
         );
         let answer =
-            match ask::person_answer(tool, input, request, answer, &asked_by, events, cancel)
-                .await
+            match ask::person_answer(tool, input, request, answer, &asked_by, events, cancel).await
             {
                 Ok(answer) => answer,
                 Err(outcome) => return outcome,

@@ -118,7 +118,12 @@ pub(super) fn refused_unanswered<A>(
 
 /// Refused without a person's answer (`why` also goes to the model, after "Permission
 /// denied: ").
-pub(super) fn refused(tool: &PoolTool, input: &Value, why: String, decider: Decider) -> GateOutcome {
+pub(super) fn refused(
+    tool: &PoolTool,
+    input: &Value,
+    why: String,
+    decider: Decider,
+) -> GateOutcome {
     GateOutcome::new(
         Gated::Refused(format!("Permission denied: {why}")),
         Some(AuditRecord::new(

@@ -26,7 +26,10 @@ impl Approved {
             return None;
         }
         let command_line = server.command_line();
-        if self.0.contains(&(server.name.clone(), command_line.clone())) {
+        if self
+            .0
+            .contains(&(server.name.clone(), command_line.clone()))
+        {
             return None;
         }
         Some(ProjectServer {

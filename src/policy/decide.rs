@@ -174,7 +174,6 @@ impl Policy {
         }
         fallback
     }
-
 }
 
 /// Rules that name a tool as a whole, without looking at its input.

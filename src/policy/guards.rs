@@ -8,12 +8,19 @@ use super::bash_guard::{self, Class};
 use super::decide::{Guard, names_whole_tool};
 use super::rule::RuleKind;
 use super::target::{self, PathRequest};
-use super::{Decision, OutsideWorkspace, Policy, PolicyContext, Rule, RuleList, RuleSource, Verdict};
+use super::{
+    Decision, OutsideWorkspace, Policy, PolicyContext, Rule, RuleList, RuleSource, Verdict,
+};
 use crate::builtin::BuiltinTool;
 use crate::pool::PoolTool;
 
 impl Policy {
-    pub(super) fn decide_bash(&self, tool: &PoolTool, input: &Value, ctx: &PolicyContext<'_>) -> Verdict {
+    pub(super) fn decide_bash(
+        &self,
+        tool: &PoolTool,
+        input: &Value,
+        ctx: &PolicyContext<'_>,
+    ) -> Verdict {
         let Some(command) = input.get("command").and_then(Value::as_str) else {
             return Verdict::new(
                 Decision::Ask {
@@ -121,7 +128,6 @@ impl Policy {
         Verdict::new(Decision::Allow, "bash guard", RuleSource::Default)
     }
 
-
     pub(super) fn decide_file(
         &self,
         kind: BuiltinTool,
@@ -186,7 +192,12 @@ impl Policy {
 
     /// A file tool's call whose path the caller did not resolve: nothing is known about
     /// where it points, so it asks (a deny rule for the whole tool still denies).
-    fn unresolved(&self, tool: &PoolTool, ctx: &PolicyContext<'_>, request: &PathRequest) -> Verdict {
+    fn unresolved(
+        &self,
+        tool: &PoolTool,
+        ctx: &PolicyContext<'_>,
+        request: &PathRequest,
+    ) -> Verdict {
         self.evaluate(
             tool,
             ctx,

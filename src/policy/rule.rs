@@ -482,6 +482,11 @@ mod tests {
     use crate::policy::tests::mcp;
     use serde_json::json;
 
+    /// Whether the rule `rule` names the built-in tool `tool`.
+    fn names(rule: &str, tool: &str) -> bool {
+        Rule::parse(rule).unwrap().matches_tool(&builtin(tool))
+    }
+
     fn builtin(name: &str) -> PoolTool {
         let kind = BuiltinTool::from_name(name).unwrap();
         PoolTool::builtin(kind, "", json!({"type": "object"}))
@@ -540,11 +545,7 @@ mod tests {
         assert!(p("Bash(npm test)").matches(&words("npm test")));
         assert!(!p("Bash(npm test)").matches(&words("npm test --watch")));
         assert!(p("bash").matches(&words("anything at all")));
-        assert!(
-            Rule::parse("Bash(ls)")
-                .unwrap()
-                .matches_tool(&builtin("bash"))
-        );
+        assert!(names("Bash(ls)", "bash"));
     }
 
     #[test]
@@ -564,22 +565,14 @@ mod tests {
         };
         assert!(glob.matches("README.md"));
         assert!(!glob.matches("docs/x.md"), "* does not cross directories");
-        assert!(
-            Rule::parse("Write(out.txt)")
-                .unwrap()
-                .matches_tool(&builtin("write_file"))
-        );
+        assert!(names("Write(out.txt)", "write_file"));
         let c = Rule::parse("connect_mcp(docs)").unwrap();
         assert!(c.matches_tool(&builtin("connect_mcp")));
         let RuleKind::Connector { name, .. } = c.kind else {
             panic!()
         };
         assert!(name.matches("docs") && !name.matches("deploy"));
-        assert!(
-            Rule::parse("disconnect_mcp")
-                .unwrap()
-                .matches_tool(&builtin("disconnect_mcp"))
-        );
+        assert!(names("disconnect_mcp", "disconnect_mcp"));
     }
 
     #[test]
