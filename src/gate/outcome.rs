@@ -49,11 +49,6 @@ impl GateOutcome {
     pub fn with_notices(self, notices: Vec<String>) -> GateOutcome {
         GateOutcome { notices, ..self }
     }
-
-    /// Whether the call may run (confined or not).
-    pub fn runs(&self) -> bool {
-        matches!(self.decision, Gated::Run | Gated::RunUnconfined)
-    }
 }
 
 /// A person's deny answer as a refusal (`plain`: the tool_result of a plain deny).

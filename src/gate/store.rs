@@ -1,14 +1,15 @@
-//! The policy's write-back to disk: "always" rules into a config file and the trust
-//! store's file. Kept apart from the decision so it can run where blocking I/O belongs
-//! (the gate runs it through `spawn_blocking`).
+//! The gate's write-back to disk: "always" rules into a config file, and the atomic write
+//! the trust store and the pins files use. Kept apart from the decision so it can run
+//! where blocking I/O belongs (the gate runs it through `spawn_blocking`).
 
 use std::path::{Path, PathBuf};
 
 use crate::policy::PolicyError;
 
 /// Adds `rule` to `[permissions] allow` of the TOML file at `path` (for "always": the
-/// file and text of an [`super::AlwaysRule`]), creating file and table as needed. Returns false when the rule was already there. A file that is not valid TOML,
-/// or whose `permissions`/`allow` have another shape, is left untouched and reported.
+/// file and text of a [`crate::policy::AlwaysRule`]), creating file and table as needed.
+/// Returns false when the rule was already there. A file that is not valid TOML, or whose
+/// `permissions`/`allow` have another shape, is left untouched and reported.
 pub fn append_allow_rule(path: &Path, rule: &str) -> Result<bool, PolicyError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,

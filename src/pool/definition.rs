@@ -85,24 +85,28 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
+/// The pool tool of an MCP server `srv` that lists one tool `name` (tests).
+#[cfg(test)]
+pub(crate) fn listed_tool(name: &str, description: &str, schema: Value) -> PoolTool {
+    let listing = super::ServerTools::new(
+        "srv",
+        vec![super::McpToolInfo {
+            name: name.into(),
+            description: description.into(),
+            input_schema: std::sync::Arc::new(schema),
+            claims: Default::default(),
+        }],
+    );
+    let pool = crate::pool::assemble(&[], &[std::sync::Arc::new(listing)]).unwrap();
+    PoolTool::clone(&pool.tools[0])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::{McpToolInfo, ServerTools};
-    use std::sync::Arc;
 
     fn tool(description: &str, schema: Value) -> PoolTool {
-        let listing = ServerTools::new(
-            "srv",
-            vec![McpToolInfo {
-                name: "t".into(),
-                description: description.into(),
-                input_schema: Arc::new(schema),
-                claims: Default::default(),
-            }],
-        );
-        let pool = crate::pool::assemble(&[], &[Arc::new(listing)]).unwrap();
-        PoolTool::clone(&pool.tools[0])
+        listed_tool("t", description, schema)
     }
 
     #[test]

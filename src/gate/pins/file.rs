@@ -228,27 +228,17 @@ pub fn save(path: &Path, key: &str, pin: &Pin) -> Result<(), PolicyError> {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
-    crate::gate::store::write_atomically(path, &format!("{text}\n"))
+    super::super::store::write_atomically(path, &format!("{text}\n"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::{McpToolInfo, ServerTools, assemble};
+    use crate::pool::listed_tool;
     use serde_json::json;
-    use std::sync::Arc;
 
     fn tool(description: &str, schema: Value) -> PoolTool {
-        let listing = ServerTools::new(
-            "srv",
-            vec![McpToolInfo {
-                name: "get.item".into(),
-                description: description.into(),
-                input_schema: Arc::new(schema),
-                claims: Default::default(),
-            }],
-        );
-        PoolTool::clone(&assemble(&[], &[Arc::new(listing)]).unwrap().tools[0])
+        listed_tool("get.item", description, schema)
     }
 
     #[test]
