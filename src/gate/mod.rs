@@ -135,7 +135,7 @@ impl Gate {
     }
 
     /// The policy's verdict for one call (session grants included).
-    pub fn verdict(&self, tool: &PoolTool, input: &Value) -> Verdict {
+    fn verdict(&self, tool: &PoolTool, input: &Value) -> Verdict {
         let ctx = self.context(tool, input);
         self.grants
             .with(|grants| self.policy.decide(tool, input, &ctx.with_grants(grants)))
