@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::ask::ask;
 use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused, refused_unanswered};
-use super::{Gate, UNSANDBOXED_GRANT};
+use super::Gate;
+use super::grants::UNSANDBOXED_GRANT;
 use crate::agent::events::AgentEvent;
 use crate::inbox::{Escalation, EscalationReason, Origin, Reply, Request};
 use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Verdict};

@@ -33,11 +33,10 @@ mod trust;
 #[cfg(test)]
 mod tests;
 
-pub use ask::{ask, ask_until};
-pub use grants::{Grants, UNSANDBOXED_GRANT, is_sampling_grant, sampling_grant};
-pub use outcome::{GateOutcome, Gated, suggested_rule};
-pub use pins::file::{Pin, PinCheck, Pins, definition_diff, pin_key};
-pub use resolve::{canonical_workspace, resolve as resolve_path, resolve_target};
+pub use ask::ask;
+pub use grants::{Grants, is_sampling_grant};
+pub use outcome::{GateOutcome, Gated};
+pub use resolve::resolve_target;
 pub use sampling::SamplingGate;
 pub use store::append_allow_rule;
 pub use trust::TrustStore;
@@ -51,7 +50,7 @@ use crate::policy::{
 };
 use crate::pool::{Pool, PoolTool, ServerTools};
 use crate::sandbox::Sandbox;
-use outcome::{answered, person_refusal};
+use outcome::{answered, person_refusal, suggested_rule};
 use pins::state::Pinning;
 
 pub struct Gate {

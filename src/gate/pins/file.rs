@@ -86,10 +86,12 @@ impl Pins {
         self.tools.retain(|_, pin| pin.name != name);
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
