@@ -8,10 +8,10 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::ask::ask;
-use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused, refused_unanswered};
 use super::Gate;
+use super::ask::ask;
 use super::grants::UNSANDBOXED_GRANT;
+use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused, refused_unanswered};
 use crate::agent::events::AgentEvent;
 use crate::inbox::{Escalation, EscalationReason, Origin, Reply, Request};
 use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Verdict};
