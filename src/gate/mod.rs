@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 mod ask;
+mod error;
 mod escalation;
 mod grants;
 mod outcome;
@@ -34,6 +35,7 @@ mod trust;
 mod tests;
 
 pub use ask::ask;
+pub use error::GateError;
 pub use grants::{Grants, is_sampling_grant};
 pub use outcome::{GateOutcome, Gated};
 pub use resolve::resolve_target;
@@ -46,7 +48,7 @@ use crate::builtin::BuiltinTool;
 use crate::inbox::{Origin, Request, ToolCall};
 use crate::policy::{
     AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
-    PolicyError, RuleChanges, Verdict, always_rule, grant_key,
+    RuleChanges, Verdict, always_rule, grant_key,
 };
 use crate::pool::{Pool, PoolTool, ServerTools};
 use crate::sandbox::Sandbox;
@@ -141,10 +143,11 @@ impl Gate {
     }
 
     /// The "always" rule for this call (session grants included, as in [`Self::verdict`]).
-    fn always_rule(&self, tool: &PoolTool, input: &Value) -> Result<AlwaysRule, PolicyError> {
+    fn always_rule(&self, tool: &PoolTool, input: &Value) -> Result<AlwaysRule, GateError> {
         let ctx = self.context(tool, input);
         self.grants
             .with(|grants| always_rule(&self.policy, tool, input, &ctx.with_grants(grants)))
+            .map_err(GateError::from)
     }
 
     /// How the pool panel shows a tool before any input is known (a changed or new
@@ -163,12 +166,12 @@ impl Gate {
         &mut self,
         tool: &PoolTool,
         input: &Value,
-    ) -> Result<AlwaysRule, PolicyError> {
+    ) -> Result<AlwaysRule, GateError> {
         let rule = self.always_rule(tool, input)?;
         let (file, text) = (rule.file.clone(), rule.text.clone());
         tokio::task::spawn_blocking(move || store::append_allow_rule(&file, &text))
             .await
-            .map_err(|e| PolicyError::Io {
+            .map_err(|e| GateError::Io {
                 path: rule.file.clone(),
                 source: std::io::Error::other(e),
             })??;

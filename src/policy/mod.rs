@@ -191,26 +191,12 @@ impl RuleChanges {
     }
 }
 
+/// Why no "always" rule can be written for a call (writing one is the gate's, with its
+/// own errors).
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: not valid TOML, left unchanged: {message}")]
-    Toml { path: PathBuf, message: String },
-    #[error("{path}: {what} is not a table/array as expected, left unchanged")]
-    Shape { path: PathBuf, what: String },
-    #[error("{path}: not a valid trust store: {message}")]
-    TrustStore { path: PathBuf, message: String },
     #[error("cannot write an always-allow rule for this call: {0}")]
     NoRule(String),
-    #[error("no state directory to keep trusted folders in (set TOOLGATE_STATE_DIR)")]
-    NoStateDir,
-    #[error("{path}: not a valid pins file, left unchanged: {message}")]
-    PinsFile { path: PathBuf, message: String },
 }
 
 /// The embedded shipped defaults.
