@@ -2,11 +2,11 @@
 //! summary. They print to stdout; they never run while the console owns the terminal.
 
 use crate::cli_prompt::ElicitationChoice;
-use crate::config::{LoadOptions, LoadedServers, load_servers};
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInMode};
 use crate::oauth::Opener;
 use crate::pool::{self, Pool};
 use crate::sandbox::Sandbox;
+use crate::settings::{LoadOptions, LoadedServers, Settings};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
@@ -27,22 +27,12 @@ impl ConfigFlags {
             .unwrap_or_else(|| PathBuf::from("."))
     }
 
-    pub fn load(&self) -> LoadedServers {
-        load_servers(&LoadOptions {
-            workspace: self.workspace(),
-            user_config_dir: crate::paths::user_config_dir(),
+    /// Every setting of the config files (the project's only when trusted), read once.
+    pub fn settings(&self) -> Settings {
+        crate::settings::load(&LoadOptions {
             flag_files: self.mcp_config.clone(),
-            trust_project: self.trust_project,
+            ..LoadOptions::new(&self.workspace(), self.trust_project)
         })
-    }
-
-    /// The `[sandbox]` settings of the same config files (the project's only when
-    /// trusted), with their diagnostics.
-    pub fn sandbox(&self) -> (Sandbox, Vec<crate::config::Diagnostic>) {
-        let (settings, diagnostics) = crate::sandbox::load_settings(
-            &crate::sandbox::SettingsSources::new(&self.workspace(), self.trust_project),
-        );
-        (Sandbox::new(settings), diagnostics)
     }
 }
 
@@ -126,13 +116,12 @@ async fn answer_elicitation(question: crate::mcp::ElicitationQuestion, choice: E
 
 /// Loads servers and sandbox settings, writing every diagnostic of both into `out`.
 fn load_all(flags: &ConfigFlags, out: &mut String) -> (LoadedServers, Sandbox) {
-    let loaded = flags.load();
-    report_diagnostics(&loaded, out);
-    let (sandbox, diagnostics) = flags.sandbox();
-    for d in diagnostics {
+    let settings = flags.settings();
+    report_diagnostics(&settings.servers, out);
+    for d in &settings.sandbox.diagnostics {
         let _ = writeln!(out, "warning: {d}");
     }
-    (loaded, sandbox)
+    (settings.servers, Sandbox::new(settings.sandbox.value))
 }
 
 /// The pool the agent starts with, or after connecting the given servers.
@@ -372,13 +361,13 @@ pub fn status(flags: &ConfigFlags) -> String {
     let _ = writeln!(out, "Configured MCP servers:");
     for s in &loaded.servers {
         let source = match &s.source {
-            crate::config::ConfigSource::Embedded => "embedded".to_string(),
-            crate::config::ConfigSource::User(p)
-            | crate::config::ConfigSource::Project(p)
-            | crate::config::ConfigSource::Flag(p) => p.display().to_string(),
+            crate::settings::ConfigSource::Embedded => "embedded".to_string(),
+            crate::settings::ConfigSource::User(p)
+            | crate::settings::ConfigSource::Project(p)
+            | crate::settings::ConfigSource::Flag(p) => p.display().to_string(),
         };
         let _ = writeln!(out, "  {:<12} {}  [{source}]", s.name, s.command_line());
-        if !matches!(s.transport, crate::config::ServerTransport::Http { .. }) {
+        if !matches!(s.transport, crate::settings::ServerTransport::Http { .. }) {
             let profile = sandbox.server_profile(s, &workspace);
             let _ = writeln!(out, "  {:<12} sandbox: {}", "", profile.describe());
         }

@@ -299,7 +299,7 @@ fn manage(command: McpCommand, flags: &ConfigFlags) -> Result<String, Failure> {
             manage::set_enabled(&places, &name, scope_of(scope), false)
         }
         McpCommand::Import { from, scope } => {
-            use toolgate::config::import::{Homes, ImportSource};
+            use toolgate::settings::import::{Homes, ImportSource};
             let homes = Homes::from_env(&flags.workspace())
                 .ok_or_else(|| Failure::Usage("no home folder: set $HOME".into()))?;
             let source = match from {

@@ -1,11 +1,11 @@
 //! `toolgate mcp add|add-json|remove|get|enable|disable|import`: server management from
 //! the command line, as `claude mcp` / `codex mcp` / `gemini mcp` do it. Every write goes
-//! through [`crate::config::edit::ServerFile`], which keeps the file's own formatting.
+//! through [`crate::settings::edit::ServerFile`], which keeps the file's own formatting.
 
-use crate::config::EMBEDDED_MCP_JSON;
-use crate::config::edit::{EditError, ServerFile, check_entry, parse_argument};
-use crate::config::import::{Homes, ImportSource, scan};
 use crate::error::Failure;
+use crate::settings::EMBEDDED_MCP_JSON;
+use crate::settings::edit::{EditError, ServerFile, check_entry, parse_argument};
+use crate::settings::import::{Homes, ImportSource, scan};
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

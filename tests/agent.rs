@@ -739,7 +739,7 @@ fn start_with_servers(replies: Vec<Reply>, adjust: impl FnOnce(&mut AgentConfig)
     let workspace = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let (mut cfg, requests) = config(replies, workspace.path(), state.path());
-    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+    let loaded = toolgate::settings::load_servers(&toolgate::settings::LoadOptions {
         workspace: workspace.path().to_path_buf(),
         ..Default::default()
     });
@@ -1158,7 +1158,7 @@ async fn a_project_server_asks_once_showing_its_command_line() {
         workspace.path(),
         state.path(),
     );
-    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+    let loaded = toolgate::settings::load_servers(&toolgate::settings::LoadOptions {
         workspace: workspace.path().to_path_buf(),
         trust_project: true,
         ..Default::default()
@@ -1273,8 +1273,8 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
             );
             assert!(problems.is_empty(), "{problems:?}");
             c.policy.add_rules(rules);
-            c.sandbox = toolgate::sandbox::Sandbox::new(toolgate::sandbox::SandboxSettings {
-                mode: toolgate::sandbox::SandboxMode::ReadOnly,
+            c.sandbox = toolgate::sandbox::Sandbox::new(toolgate::settings::SandboxSettings {
+                mode: toolgate::settings::SandboxMode::ReadOnly,
                 ..Default::default()
             });
         },
@@ -1347,7 +1347,7 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
 
 fn without_sandbox(c: &mut AgentConfig) {
     c.sandbox = toolgate::sandbox::Sandbox::with_status(
-        toolgate::sandbox::SandboxSettings::default(),
+        toolgate::settings::SandboxSettings::default(),
         toolgate::sandbox::SandboxStatus::unavailable("forced for the test"),
     );
 }

@@ -14,13 +14,13 @@ use serde_json::{Value, json};
 
 use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::config::ServerConfig;
 use toolgate::inbox::HostRequest;
 use toolgate::model::{
     ContentBlock, ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent,
 };
 use toolgate::policy::{PersonAnswer, Policy};
-use toolgate::pool::deferral::{SearchMode, SearchSettings};
+use toolgate::settings::ServerConfig;
+use toolgate::settings::{SearchMode, SearchSettings};
 
 type Requests = Arc<Mutex<Vec<ModelRequest>>>;
 

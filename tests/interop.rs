@@ -19,9 +19,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::mcp::{HubEvent, HubOptions, McpError, McpHub, ProgressUpdate, ServerStatus};
 use toolgate::pool::ToolOrigin;
+use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
 const LIMIT: Duration = Duration::from_secs(30);
 

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::mcp::{McpHub, ServerStatus};
+use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
 const LIMIT: Duration = Duration::from_secs(30);
 

@@ -5,10 +5,11 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use toolgate::builtin::BuiltinTool;
 use toolgate::policy::{
-    Decision, LoadOptions, OutsideWorkspace, Policy, PolicyContext, RuleSource, TrustStore,
-    always_rule, load, resolve_target, store,
+    Decision, OutsideWorkspace, Policy, PolicyContext, RuleSource, TrustStore, always_rule,
+    resolve_target, store,
 };
 use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
+use toolgate::settings::{Diagnostic, LoadOptions};
 
 fn mcp(server: &str, tool: &str) -> PoolTool {
     PoolTool {
@@ -70,10 +71,14 @@ fn options(s: &Setup, trusted: bool) -> LoadOptions {
     LoadOptions {
         workspace: s.ws.clone(),
         user_config_dir: Some(s.user_dir.clone()),
-        trusted,
-        allow_flags: Vec::new(),
-        deny_flags: Vec::new(),
+        trust_project: trusted,
+        ..LoadOptions::default()
     }
+}
+
+/// The policy of the settings' files and flags, as a start builds it.
+fn load(opts: &LoadOptions) -> (Policy, Vec<Diagnostic>) {
+    toolgate::policy::from_settings(&toolgate::settings::load(opts).permissions)
 }
 
 #[test]

@@ -23,7 +23,8 @@ use crate::policy::{
     PolicyError, Verdict, always_rule, resolve_target, store,
 };
 use crate::pool::{PoolTool, ToolOrigin};
-use crate::sandbox::{Sandbox, SandboxMode};
+use crate::sandbox::Sandbox;
+use crate::settings::SandboxMode;
 
 /// What the gate lets happen to one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,7 +78,7 @@ impl Gate {
     /// user's consent given up front. Returns `Err(why)` when it was not approved.
     pub async fn approve_project_server(
         &mut self,
-        config: &crate::config::ServerConfig,
+        config: &crate::settings::ServerConfig,
         events: &mpsc::Sender<AgentEvent>,
         cancel: Option<&CancellationToken>,
     ) -> Result<(), String> {
@@ -122,7 +123,7 @@ impl Gate {
     /// when approved; the new command line then counts as approved for the session.
     pub async fn approve_changed_project_server(
         &mut self,
-        config: &crate::config::ServerConfig,
+        config: &crate::settings::ServerConfig,
         events: &mpsc::Sender<AgentEvent>,
     ) -> bool {
         if self.headless {

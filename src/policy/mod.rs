@@ -32,7 +32,7 @@ mod workspace;
 
 pub use always::{AlwaysRule, always_rule};
 pub use audit::{AuditRecord, Decider, Permit, PersonAnswer, input_digest};
-pub use load::{LoadOptions, load, parse_permissions, rule_files};
+pub use load::{from_settings, parse_permissions};
 pub use rule::{Rule, RuleError};
 pub use sampling::SAMPLING_DEFAULT_RULE;
 pub use target::{Resolved, ResolvedTarget, path_to_resolve};
@@ -102,8 +102,8 @@ impl Verdict {
 }
 
 use crate::builtin::BuiltinTool;
-use crate::config::ServerConfig;
 use crate::pool::{PoolTool, ToolOrigin};
+use crate::settings::ServerConfig;
 use serde_json::Value;
 use std::path::Path;
 

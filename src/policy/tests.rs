@@ -1,7 +1,7 @@
 use super::*;
 use crate::builtin::BuiltinTool;
-use crate::config::{ConfigSource, ServerTransport};
 use crate::pool::ToolClaims;
+use crate::settings::{ConfigSource, ServerTransport};
 use serde_json::json;
 
 fn mcp(server: &str, tool: &str) -> PoolTool {

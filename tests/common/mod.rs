@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::mcp::{HubEvent, HubOptions, McpHub};
+use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
 /// The misbehaving fixture server, configured by `FIXTURE_*` environment variables.
 pub fn fixture(name: &str, env: &[(&str, &str)]) -> ServerConfig {

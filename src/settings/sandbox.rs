@@ -6,10 +6,50 @@
 //! Layering: a later file's `mode` and `network` replace the earlier ones; `writable`,
 //! `deny_read` and `env_passthrough` add up.
 
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-use super::profile::SandboxMode;
-use crate::config::Diagnostic;
+use super::Diagnostic;
+
+/// How much of the file system a process may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes only under the workspace, the temp dir and configured paths.
+    #[default]
+    WorkspaceWrite,
+    /// No writes at all (except to devices such as /dev/null).
+    ReadOnly,
+    /// No sandbox.
+    Off,
+}
+
+impl SandboxMode {
+    pub const NAMES: &'static str = "\"workspace-write\", \"read-only\" or \"off\"";
+
+    pub fn parse(text: &str) -> Option<SandboxMode> {
+        match text {
+            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
+            "read-only" => Some(SandboxMode::ReadOnly),
+            "off" => Some(SandboxMode::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// The sandbox settings of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,58 +101,6 @@ impl Default for ServerDefaults {
             network: false,
         }
     }
-}
-
-/// Where the settings come from.
-#[derive(Debug, Clone)]
-pub struct SettingsSources {
-    pub workspace: PathBuf,
-    /// `~/.config/toolgate`; None skips the user file.
-    pub user_config_dir: Option<PathBuf>,
-    /// Whether the workspace is trusted (its `.toolgate/config.toml` is read only then).
-    pub trusted: bool,
-}
-
-impl SettingsSources {
-    pub fn new(workspace: &Path, trusted: bool) -> SettingsSources {
-        SettingsSources {
-            workspace: workspace.to_path_buf(),
-            user_config_dir: crate::paths::user_config_dir(),
-            trusted,
-        }
-    }
-}
-
-/// Reads and layers the `[sandbox]` tables.
-pub fn load_settings(sources: &SettingsSources) -> (SandboxSettings, Vec<Diagnostic>) {
-    let mut settings = SandboxSettings::default();
-    let mut diagnostics = Vec::new();
-    let mut files = Vec::new();
-    if let Some(dir) = &sources.user_config_dir {
-        files.push((dir.join("config.toml"), None));
-    }
-    if sources.trusted {
-        let project = crate::paths::workspace_dir(&sources.workspace).join("config.toml");
-        files.push((project, Some(sources.workspace.as_path())));
-    }
-    for (path, relative_base) in files {
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                diagnostics.push(Diagnostic {
-                    file: path.display().to_string(),
-                    line: 0,
-                    column: 0,
-                    message: format!("cannot read: {e}; its [sandbox] settings do not apply"),
-                });
-                continue;
-            }
-        };
-        let file = path.display().to_string();
-        diagnostics.extend(apply_layer(&mut settings, &text, &file, relative_base));
-    }
-    (settings, diagnostics)
 }
 
 /// Applies one file's `[sandbox]` table over `settings`. `relative_base` is where
@@ -392,41 +380,5 @@ mod tests {
         assert_eq!(settings, SandboxSettings::default());
         assert_eq!(diags.len(), 1);
         assert!(diags[0].message.contains("no [sandbox] settings loaded"));
-    }
-
-    #[test]
-    fn project_file_overrides_the_mode_and_adds_paths_only_when_trusted() {
-        let user = tempfile::tempdir().unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(
-            user.path().join("config.toml"),
-            "[sandbox]\nnetwork = true\nwritable = [\"/opt/a\"]\n",
-        )
-        .unwrap();
-        std::fs::create_dir(ws.path().join(".toolgate")).unwrap();
-        std::fs::write(
-            ws.path().join(".toolgate/config.toml"),
-            "[sandbox]\nnetwork = false\nmode = \"read-only\"\nwritable = [\"out\"]\n",
-        )
-        .unwrap();
-        let mut sources = SettingsSources {
-            workspace: ws.path().to_path_buf(),
-            user_config_dir: Some(user.path().to_path_buf()),
-            trusted: false,
-        };
-        let (untrusted, diags) = load_settings(&sources);
-        assert!(diags.is_empty(), "{diags:?}");
-        assert!(untrusted.network);
-        assert_eq!(untrusted.mode, SandboxMode::WorkspaceWrite);
-        assert_eq!(untrusted.writable, [PathBuf::from("/opt/a")]);
-
-        sources.trusted = true;
-        let (trusted, _) = load_settings(&sources);
-        assert!(!trusted.network);
-        assert_eq!(trusted.mode, SandboxMode::ReadOnly);
-        assert_eq!(
-            trusted.writable,
-            [PathBuf::from("/opt/a"), ws.path().join("out")]
-        );
     }
 }

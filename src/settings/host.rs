@@ -11,10 +11,69 @@
 //! max_tokens = 4096       # a server asking for more is refused, naming this cap
 //! ```
 
-use std::path::{Path, PathBuf};
+use serde::{Deserialize, Serialize};
 
 use super::Diagnostic;
-use crate::mcp::{DEFAULT_LOG_LEVEL, LogLevel};
+
+/// RFC 5424 severities, as MCP names them, least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    pub const NAMES: &'static str = "\"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\", \"alert\" or \"emergency\"";
+
+    pub fn parse(text: &str) -> Option<LogLevel> {
+        Some(match text {
+            "debug" => LogLevel::Debug,
+            "info" => LogLevel::Info,
+            "notice" => LogLevel::Notice,
+            "warning" => LogLevel::Warning,
+            "error" => LogLevel::Error,
+            "critical" => LogLevel::Critical,
+            "alert" => LogLevel::Alert,
+            "emergency" => LogLevel::Emergency,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// Error and worse: the pool panel marks the server.
+    pub fn is_error(self) -> bool {
+        self >= LogLevel::Error
+    }
+}
+
+impl std::fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The level toolgate asks servers that declare `logging` for, unless config.toml says
+/// otherwise (`[mcp] log_level`).
+pub const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
 
 /// The cap on one sampling request's `maxTokens` unless config.toml sets one.
 pub const DEFAULT_SAMPLING_MAX_TOKENS: u32 = 4096;
@@ -33,35 +92,6 @@ impl Default for HostSettings {
             sampling_max_tokens: DEFAULT_SAMPLING_MAX_TOKENS,
         }
     }
-}
-
-/// Reads and layers the two tables; problems are diagnostics and the value stays.
-pub fn load_host_settings(
-    workspace: &Path,
-    user_config_dir: Option<&Path>,
-    trusted: bool,
-) -> (HostSettings, Vec<Diagnostic>) {
-    let mut files: Vec<PathBuf> = Vec::new();
-    if let Some(dir) = user_config_dir {
-        files.push(dir.join("config.toml"));
-    }
-    if trusted {
-        files.push(crate::paths::workspace_dir(workspace).join("config.toml"));
-    }
-    let mut settings = HostSettings::default();
-    let mut diagnostics = Vec::new();
-    for path in files {
-        // Unreadable files are reported by the sandbox settings, which read the same ones.
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        diagnostics.extend(apply_layer(
-            &mut settings,
-            &text,
-            &path.display().to_string(),
-        ));
-    }
-    (settings, diagnostics)
 }
 
 pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<Diagnostic> {
@@ -135,5 +165,23 @@ mod tests {
         assert!(shown[1].contains("keeping 100"), "{shown:?}");
         assert!(apply_layer(&mut settings, "[mcp]\nlog_level = \"off\"\n", "c").is_empty());
         assert_eq!(settings.log_level, None);
+    }
+
+    #[test]
+    fn names_round_trip_and_order_by_severity() {
+        for name in [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ] {
+            assert_eq!(LogLevel::parse(name).map(LogLevel::as_str), Some(name));
+        }
+        assert!(LogLevel::Error.is_error() && !LogLevel::Warning.is_error());
+        assert_eq!(LogLevel::parse("loud"), None);
     }
 }

@@ -10,48 +10,61 @@
 //! A later file's values replace the earlier ones; a malformed value is a diagnostic and the
 //! value keeps what it had.
 
-use std::path::{Path, PathBuf};
-
 use super::Diagnostic;
-use crate::pool::deferral::{SearchMode, SearchSettings};
 
-/// Reads the `[tools]` tables of the user's file (`user_config_dir/config.toml`) and, when
-/// `trusted`, the workspace's `.toolgate/config.toml`.
-pub fn load_tool_settings(
-    workspace: &Path,
-    user_config_dir: Option<&Path>,
-    trusted: bool,
-) -> (SearchSettings, Vec<Diagnostic>) {
-    let mut files: Vec<PathBuf> = Vec::new();
-    if let Some(dir) = user_config_dir {
-        files.push(dir.join("config.toml"));
+/// `[tools] search` in `config.toml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchMode {
+    /// Defer when the MCP tool definitions exceed the threshold.
+    #[default]
+    Auto,
+    /// Always defer MCP tools (those of `alwaysLoad` servers excepted).
+    On,
+    /// Never defer: every connected tool is in every request.
+    Off,
+}
+
+impl SearchMode {
+    pub const NAMES: &'static str = "\"auto\", \"on\" or \"off\"";
+
+    pub fn parse(text: &str) -> Option<SearchMode> {
+        match text {
+            "auto" => Some(SearchMode::Auto),
+            "on" => Some(SearchMode::On),
+            "off" => Some(SearchMode::Off),
+            _ => None,
+        }
     }
-    if trusted {
-        files.push(crate::paths::workspace_dir(workspace).join("config.toml"));
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Auto => "auto",
+            SearchMode::On => "on",
+            SearchMode::Off => "off",
+        }
     }
-    let mut settings = SearchSettings::default();
-    let mut diagnostics = Vec::new();
-    for path in files {
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                diagnostics.push(Diagnostic {
-                    file: path.display().to_string(),
-                    line: 0,
-                    column: 0,
-                    message: format!("cannot read: {e}; its [tools] settings do not apply"),
-                });
-                continue;
-            }
-        };
-        diagnostics.extend(apply_tools_layer(
-            &mut settings,
-            &text,
-            &path.display().to_string(),
-        ));
+}
+
+/// Estimated tokens of MCP tool definitions above which `auto` defers them: 10,000, i.e. 5 %
+/// of a 200k-token context window, about 25 typical tools (the default docs, deploy and fs
+/// servers together stay well below it).
+pub const DEFAULT_AUTO_THRESHOLD_TOKENS: usize = 10_000;
+
+/// The `[tools]` settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchSettings {
+    pub mode: SearchMode,
+    /// `[tools] search_threshold`: the `auto` budget in estimated tokens.
+    pub auto_threshold_tokens: usize,
+}
+
+impl Default for SearchSettings {
+    fn default() -> Self {
+        SearchSettings {
+            mode: SearchMode::Auto,
+            auto_threshold_tokens: DEFAULT_AUTO_THRESHOLD_TOKENS,
+        }
     }
-    (settings, diagnostics)
 }
 
 /// Applies one file's `[tools]` table over `settings`. A file that is not TOML at all is
