@@ -7,16 +7,12 @@
 //! `headless` are the two front ends.
 
 pub mod agent;
-pub mod bootstrap;
 pub mod builtin;
 pub mod checkpoint;
-pub mod cli_prompt;
-pub mod commands;
-pub mod console;
+pub mod cli;
 pub mod error;
 pub mod headless;
 pub mod inbox;
-pub mod manage;
 pub mod mcp;
 pub mod model;
 pub mod oauth;

@@ -143,7 +143,7 @@ async fn docs_over_streamable_http_searches_survives_a_restart_and_stops_on_sigt
         }
         other => panic!("{other:?}"),
     }
-    let pool = toolgate::commands::pool_of(&hub).unwrap();
+    let pool = toolgate::cli::commands::pool_of(&hub).unwrap();
     assert!(
         pool.get("mcp__remote-docs__search").is_some(),
         "{:?}",

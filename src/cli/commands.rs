@@ -1,7 +1,7 @@
 //! The non-console subcommands: `toolgate mcp list|tools|call`, and the configuration
 //! summary. They print to stdout; they never run while the console owns the terminal.
 
-use crate::cli_prompt::ElicitationChoice;
+use crate::cli::prompt::ElicitationChoice;
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInMode};
 use crate::oauth::Opener;
 use crate::pool::{self, Pool};
@@ -95,7 +95,7 @@ async fn answer_elicitation(question: crate::mcp::ElicitationQuestion, choice: E
     if choice == ElicitationChoice::Ask && on_terminal {
         let asked = question.clone();
         let reply = tokio::task::spawn_blocking(move || {
-            crate::cli_prompt::ask(
+            crate::cli::prompt::ask(
                 &asked.server,
                 &asked.ask,
                 &mut std::io::stdin().lock(),
@@ -109,7 +109,7 @@ async fn answer_elicitation(question: crate::mcp::ElicitationQuestion, choice: E
         }
         return;
     }
-    let (reply, line) = crate::cli_prompt::unattended(&question.server, &question.ask, choice);
+    let (reply, line) = crate::cli::prompt::unattended(&question.server, &question.ask, choice);
     eprintln!("{line}");
     question.answer(reply);
 }

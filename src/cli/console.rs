@@ -7,7 +7,7 @@
 
 use crate::agent::events::Containment;
 use crate::agent::{AgentEvent, AgentHandle, UiCommand};
-use crate::bootstrap::{FrontEnd, StartOptions};
+use crate::cli::bootstrap::{FrontEnd, StartOptions};
 use crate::error::Failure;
 use crate::inbox::{Origin, Reply, Request, TrustAnswer, WorkspaceTrust};
 use crate::policy::TrustStore;
@@ -90,9 +90,9 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
             agent_options.trust_project = true;
         }
         let prepared = if agent_options.trust_project == preview_trust {
-            crate::bootstrap::prepare_with(&agent_options, FrontEnd::Console, settings)
+            crate::cli::bootstrap::prepare_with(&agent_options, FrontEnd::Console, settings)
         } else {
-            crate::bootstrap::prepare(&agent_options, FrontEnd::Console)
+            crate::cli::bootstrap::prepare(&agent_options, FrontEnd::Console)
         };
         let config = match prepared {
             Ok(config) => config,
