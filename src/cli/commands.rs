@@ -114,6 +114,20 @@ async fn answer_elicitation(question: crate::mcp::ElicitationQuestion, choice: E
     question.answer(reply);
 }
 
+/// Loads the settings (writing every diagnostic into `out`) and builds a hub for one
+/// command over them.
+fn open_hub(
+    flags: &ConfigFlags,
+    out: &mut String,
+    sign_in: SignInMode,
+    opener: Opener,
+    elicitation: ElicitationChoice,
+) -> (LoadedServers, McpHub) {
+    let (loaded, sandbox) = load_all(flags, out);
+    let hub = hub_for(&loaded, flags, sandbox, sign_in, opener, elicitation);
+    (loaded, hub)
+}
+
 /// Loads servers and sandbox settings, writing every diagnostic of both into `out`.
 fn load_all(flags: &ConfigFlags, out: &mut String) -> (LoadedServers, Sandbox) {
     let settings = flags.settings();
@@ -137,12 +151,10 @@ pub fn pool_of(hub: &McpHub) -> Result<Pool, pool::PoolError> {
 /// `toolgate mcp list`: every server, whether it starts, and how many tools it has.
 pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
     // Listing never opens a browser: a server that wants a sign-in says so.
-    let hub = hub_for(
-        &loaded,
+    let (loaded, hub) = open_hub(
         flags,
-        sandbox,
+        &mut out,
         SignInMode::Never,
         Opener::System,
         ElicitationChoice::Decline,
@@ -192,12 +204,10 @@ where
     F: AsyncFnOnce(&McpHub, &mut String) -> Result<i32, String>,
 {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
     // The person asked for this server: sign in if it wants that.
-    let hub = hub_for(
-        &loaded,
+    let (_, hub) = open_hub(
         flags,
-        sandbox,
+        &mut out,
         SignInMode::Now,
         Opener::System,
         elicitation,
@@ -276,16 +286,14 @@ pub async fn mcp_call(
 /// was signed in), then connects to show that the token works.
 pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) -> (String, i32) {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
     let opener = if open_browser {
         Opener::System
     } else {
         Opener::ShowOnly
     };
-    let hub = hub_for(
-        &loaded,
+    let (_, hub) = open_hub(
         flags,
-        sandbox,
+        &mut out,
         SignInMode::Now,
         opener,
         ElicitationChoice::Decline,
@@ -316,11 +324,9 @@ pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) ->
 /// `toolgate mcp logout NAME`: forgets the server's tokens and registration.
 pub async fn mcp_logout(flags: &ConfigFlags, server: &str) -> (String, i32) {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
-    let hub = hub_for(
-        &loaded,
+    let (_, hub) = open_hub(
         flags,
-        sandbox,
+        &mut out,
         SignInMode::Never,
         Opener::System,
         ElicitationChoice::Decline,

@@ -100,7 +100,9 @@ pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<D
     let Ok(doc) = toml_edit::Document::parse(text) else {
         return diagnostics;
     };
-    let at = |item: &toml_edit::Item| item.span().map(|s| s.start).unwrap_or(0);
+    let diag = |item: &toml_edit::Item, message: String| {
+        Diagnostic::at(text, file, super::toml::offset(item), message)
+    };
     if let Some(item) = doc.get("mcp").and_then(|t| t.get("log_level")) {
         let parsed = item.as_str().and_then(|s| match s {
             "off" => Some(None),
@@ -108,10 +110,8 @@ pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<D
         });
         match parsed {
             Some(level) => settings.log_level = level,
-            None => diagnostics.push(Diagnostic::at(
-                text,
-                file,
-                at(item),
+            None => diagnostics.push(diag(
+                item,
                 format!(
                     "expected mcp.log_level = {} or \"off\"; keeping {}",
                     LogLevel::NAMES,
@@ -127,10 +127,8 @@ pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<D
             .filter(|n| *n > 0)
         {
             Some(cap) => settings.sampling_max_tokens = cap,
-            None => diagnostics.push(Diagnostic::at(
-                text,
-                file,
-                at(item),
+            None => diagnostics.push(diag(
+                item,
                 format!(
                     "expected sampling.max_tokens to be a positive whole number; keeping {}",
                     settings.sampling_max_tokens

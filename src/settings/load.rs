@@ -162,26 +162,27 @@ mod tests {
     use super::*;
     use crate::settings::{SandboxMode, SearchMode};
 
-    #[test]
-    fn project_file_overrides_the_mode_and_adds_paths_only_when_trusted() {
-        let user = tempfile::tempdir().unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(
-            user.path().join("config.toml"),
-            "[sandbox]\nnetwork = true\nwritable = [\"/opt/a\"]\n",
-        )
-        .unwrap();
+    /// A user config dir and a workspace with these `config.toml` files (untrusted).
+    fn files(user: &str, project: &str) -> ([tempfile::TempDir; 2], LoadOptions) {
+        let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+        let [user_dir, ws] = &dirs;
+        std::fs::write(user_dir.path().join("config.toml"), user).unwrap();
         std::fs::create_dir(ws.path().join(".toolgate")).unwrap();
-        std::fs::write(
-            ws.path().join(".toolgate/config.toml"),
-            "[sandbox]\nnetwork = false\nmode = \"read-only\"\nwritable = [\"out\"]\n",
-        )
-        .unwrap();
-        let mut sources = LoadOptions {
+        std::fs::write(ws.path().join(".toolgate/config.toml"), project).unwrap();
+        let opts = LoadOptions {
             workspace: ws.path().to_path_buf(),
-            user_config_dir: Some(user.path().to_path_buf()),
+            user_config_dir: Some(user_dir.path().to_path_buf()),
             ..LoadOptions::default()
         };
+        (dirs, opts)
+    }
+
+    #[test]
+    fn project_file_overrides_the_mode_and_adds_paths_only_when_trusted() {
+        let (_dirs, mut sources) = files(
+            "[sandbox]\nnetwork = true\nwritable = [\"/opt/a\"]\n",
+            "[sandbox]\nnetwork = false\nmode = \"read-only\"\nwritable = [\"out\"]\n",
+        );
         let Section {
             value: untrusted,
             diagnostics: diags,
@@ -197,36 +198,22 @@ mod tests {
         assert_eq!(trusted.mode, SandboxMode::ReadOnly);
         assert_eq!(
             trusted.writable,
-            [PathBuf::from("/opt/a"), ws.path().join("out")]
+            [PathBuf::from("/opt/a"), sources.workspace.join("out")]
         );
     }
 
     #[test]
     fn every_table_comes_from_the_one_reading_of_each_file() {
-        let user = tempfile::tempdir().unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(
-            user.path().join("config.toml"),
+        let (_dirs, mut opts) = files(
             "[permissions]\nallow = [\"mcp__docs__search\"]\n[tools]\nsearch = \"on\"\n",
-        )
-        .unwrap();
-        std::fs::create_dir(ws.path().join(".toolgate")).unwrap();
-        std::fs::write(
-            ws.path().join(".toolgate/config.toml"),
             "[sampling]\nmax_tokens = 7\n[permissions]\ndeny = [\"Bash(rm)\"]\n",
-        )
-        .unwrap();
-        let mut opts = LoadOptions {
-            workspace: ws.path().to_path_buf(),
-            user_config_dir: Some(user.path().to_path_buf()),
-            ..LoadOptions::default()
-        };
+        );
         let untrusted = load(&opts);
         assert_eq!(untrusted.tools.value.mode, SearchMode::On);
         assert_eq!(untrusted.permissions.files.len(), 1);
         assert_eq!(
             untrusted.permissions.ignored_project_file,
-            Some(ws.path().join(".toolgate/config.toml"))
+            Some(opts.workspace.join(".toolgate/config.toml"))
         );
         assert_eq!(untrusted.host.value, HostSettings::default());
 

@@ -153,11 +153,6 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
-/// Where a value of a `config.toml` table starts (its byte offset), for diagnostics.
-pub(crate) fn toml_offset(item: &toml_edit::Item) -> usize {
-    item.span().map(|s| s.start).unwrap_or(0)
-}
-
 pub mod diff;
 pub mod edit;
 mod expand;
@@ -170,6 +165,7 @@ mod permissions;
 mod pool_settings;
 pub mod reload;
 mod sandbox;
+mod toml;
 mod tools;
 pub mod watch;
 

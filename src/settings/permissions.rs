@@ -80,32 +80,17 @@ pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
     let problem = |offset: usize, message: String| {
         PermissionEntry::Problem(Diagnostic::at(text, file, offset, message))
     };
-    let doc = match toml_edit::Document::parse(text) {
-        Ok(d) => d,
-        Err(e) => {
-            let offset = e.span().map(|s| s.start).unwrap_or(0);
-            entries.push(problem(
-                offset,
-                format!(
-                    "not valid TOML ({}); no permission rules loaded from this file",
-                    e.message().trim()
-                ),
-            ));
-            return entries;
-        }
+    let doc = match super::toml::parse(text, file, "permission rules") {
+        Ok(doc) => doc,
+        Err(problem) => return vec![PermissionEntry::Problem(problem)],
     };
-    let Some(item) = doc.get("permissions") else {
-        return entries;
-    };
-    let Some(table) = item.as_table_like() else {
-        entries.push(problem(
-            super::toml_offset(item),
-            "expected [permissions] to be a table".into(),
-        ));
-        return entries;
+    let table = match super::toml::table(&doc, "permissions", text, file) {
+        Ok(Some(table)) => table,
+        Ok(None) => return entries,
+        Err(problem) => return vec![PermissionEntry::Problem(problem)],
     };
     for (key, value) in table.iter() {
-        let at = super::toml_offset(value);
+        let at = super::toml::offset(value);
         let list = match key {
             "allow" => PermissionList::Allow,
             "ask" => PermissionList::Ask,

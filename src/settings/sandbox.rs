@@ -51,8 +51,9 @@ impl std::fmt::Display for SandboxMode {
     }
 }
 
-/// The sandbox settings of a session.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The sandbox settings of a session. The default is the strict one: bash writes only in
+/// the workspace (`SandboxMode`'s default) and has no network.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SandboxSettings {
     /// bash's profile.
     pub mode: SandboxMode,
@@ -69,20 +70,6 @@ pub struct SandboxSettings {
     /// The home directory whose credential folders are denied; `None` is the user's home.
     /// Tests point it at a fake home.
     pub home: Option<PathBuf>,
-}
-
-impl Default for SandboxSettings {
-    fn default() -> Self {
-        SandboxSettings {
-            mode: SandboxMode::WorkspaceWrite,
-            network: false,
-            writable: Vec::new(),
-            deny_read: Vec::new(),
-            env_passthrough: Vec::new(),
-            servers: ServerDefaults::default(),
-            home: None,
-        }
-    }
 }
 
 /// `[sandbox.servers]`: the profile of stdio MCP servers that do not choose one.
@@ -113,28 +100,16 @@ pub fn apply_layer(
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let diag = |offset: usize, message: String| Diagnostic::at(text, file, offset, message);
-    let doc = match toml_edit::Document::parse(text) {
+    let doc = match super::toml::parse(text, file, "[sandbox] settings") {
         Ok(doc) => doc,
-        Err(e) => {
-            let offset = e.span().map(|s| s.start).unwrap_or(0);
-            diagnostics.push(diag(
-                offset,
-                format!(
-                    "not valid TOML ({}); no [sandbox] settings loaded from this file",
-                    e.message().trim()
-                ),
-            ));
-            return diagnostics;
-        }
+        Err(problem) => return vec![problem],
     };
-    let Some(item) = doc.get("sandbox") else {
-        return diagnostics;
+    let table = match super::toml::table(&doc, "sandbox", text, file) {
+        Ok(Some(table)) => table,
+        Ok(None) => return diagnostics,
+        Err(problem) => return vec![problem],
     };
-    let at = |item: &toml_edit::Item| item.span().map(|s| s.start).unwrap_or(0);
-    let Some(table) = item.as_table_like() else {
-        diagnostics.push(diag(at(item), "expected [sandbox] to be a table".into()));
-        return diagnostics;
-    };
+    let at = super::toml::offset;
     for (key, value) in table.iter() {
         let here = at(value);
         match key {
@@ -247,7 +222,7 @@ fn strings(
     diag: &dyn Fn(usize, String) -> Diagnostic,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<(usize, String)> {
-    let here = value.span().map(|s| s.start).unwrap_or(0);
+    let here = super::toml::offset(value);
     let Some(array) = value.as_array() else {
         diagnostics.push(diag(
             here,
@@ -332,46 +307,33 @@ mod tests {
         assert_eq!(settings, SandboxSettings::default());
         let shown: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
         assert_eq!(shown.len(), 8, "{shown:#?}");
-        assert!(
-            shown[0].starts_with("config.toml:2:8: expected sandbox.mode = \"workspace-write\""),
-            "{}",
-            shown[0]
-        );
-        assert!(
-            shown[1].starts_with("config.toml:3:11: expected sandbox.network"),
-            "{}",
-            shown[1]
-        );
-        assert!(
-            shown[2].starts_with("config.toml:4:12: expected sandbox.writable to be an array"),
-            "{}",
-            shown[2]
-        );
-        assert!(
-            shown[3].starts_with("config.toml:5:14: expected a string in sandbox.deny_read"),
-            "{}",
-            shown[3]
-        );
-        assert!(
-            shown[4].contains("sandbox.deny_read: \"rel\" is relative"),
-            "{}",
-            shown[4]
-        );
-        assert!(
-            shown[5].contains("\"A=B\" is not a variable name"),
-            "{}",
-            shown[5]
-        );
-        assert!(
-            shown[6].contains("unknown key sandbox.colour"),
-            "{}",
-            shown[6]
-        );
-        assert!(
-            shown[7].starts_with("config.toml:9:8: expected sandbox.servers.mode"),
-            "{}",
-            shown[7]
-        );
+        // (true: the line starts with the text; false: it contains it)
+        let expected = [
+            (
+                true,
+                "config.toml:2:8: expected sandbox.mode = \"workspace-write\"",
+            ),
+            (true, "config.toml:3:11: expected sandbox.network"),
+            (
+                true,
+                "config.toml:4:12: expected sandbox.writable to be an array",
+            ),
+            (
+                true,
+                "config.toml:5:14: expected a string in sandbox.deny_read",
+            ),
+            (false, "sandbox.deny_read: \"rel\" is relative"),
+            (false, "\"A=B\" is not a variable name"),
+            (false, "unknown key sandbox.colour"),
+            (true, "config.toml:9:8: expected sandbox.servers.mode"),
+        ];
+        for (line, (starts, text)) in shown.iter().zip(expected) {
+            if starts {
+                assert!(line.starts_with(text), "{line}");
+            } else {
+                assert!(line.contains(text), "{line}");
+            }
+        }
     }
 
     #[test]

@@ -75,15 +75,13 @@ pub fn apply_tools_layer(settings: &mut SearchSettings, text: &str, file: &str) 
     let Ok(doc) = toml_edit::Document::parse(text) else {
         return diagnostics;
     };
-    let Some(item) = doc.get("tools") else {
-        return diagnostics;
+    let table = match super::toml::table(&doc, "tools", text, file) {
+        Ok(Some(table)) => table,
+        Ok(None) => return diagnostics,
+        Err(problem) => return vec![problem],
     };
-    let at = |item: &toml_edit::Item| item.span().map(|s| s.start).unwrap_or(0);
+    let at = super::toml::offset;
     let diag = |offset: usize, message: String| Diagnostic::at(text, file, offset, message);
-    let Some(table) = item.as_table_like() else {
-        diagnostics.push(diag(at(item), "expected [tools] to be a table".into()));
-        return diagnostics;
-    };
     for (key, value) in table.iter() {
         let here = at(value);
         match key {
