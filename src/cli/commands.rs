@@ -115,17 +115,21 @@ async fn answer_elicitation(question: crate::mcp::ElicitationQuestion, choice: E
 }
 
 /// Loads the settings (writing every diagnostic into `out`) and builds a hub for one
-/// command over them.
+/// command over them. `sign_in`: sign in when a server asks, through this opener; None
+/// never signs in.
 fn open_hub(
     flags: &ConfigFlags,
     out: &mut String,
-    sign_in: SignInMode,
-    opener: Opener,
+    sign_in: Option<Opener>,
     elicitation: ElicitationChoice,
-) -> (LoadedServers, McpHub) {
+) -> (LoadedServers, Sandbox, McpHub) {
     let (loaded, sandbox) = load_all(flags, out);
-    let hub = hub_for(&loaded, flags, sandbox, sign_in, opener, elicitation);
-    (loaded, hub)
+    let (mode, opener) = match sign_in {
+        Some(opener) => (SignInMode::Now, opener),
+        None => (SignInMode::Never, Opener::System),
+    };
+    let hub = hub_for(&loaded, flags, sandbox.clone(), mode, opener, elicitation);
+    (loaded, sandbox, hub)
 }
 
 /// Loads servers and sandbox settings, writing every diagnostic of both into `out`.
@@ -152,13 +156,7 @@ pub fn pool_of(hub: &McpHub) -> Result<Pool, pool::PoolError> {
 pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
     let mut out = String::new();
     // Listing never opens a browser: a server that wants a sign-in says so.
-    let (loaded, hub) = open_hub(
-        flags,
-        &mut out,
-        SignInMode::Never,
-        Opener::System,
-        ElicitationChoice::Decline,
-    );
+    let (loaded, _, hub) = open_hub(flags, &mut out, None, ElicitationChoice::Decline);
     let checks = loaded.servers.iter().map(|s| {
         let hub = hub.clone();
         async move { (s.name.clone(), hub.connect(&s.name).await) }
@@ -205,13 +203,7 @@ where
 {
     let mut out = String::new();
     // The person asked for this server: sign in if it wants that.
-    let (_, hub) = open_hub(
-        flags,
-        &mut out,
-        SignInMode::Now,
-        Opener::System,
-        elicitation,
-    );
+    let (_, _, hub) = open_hub(flags, &mut out, Some(Opener::System), elicitation);
     let result = match hub.connect(server).await {
         Ok(_) => body(&hub, &mut out).await,
         Err(e) => Err(e.to_string()),
@@ -291,13 +283,7 @@ pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) ->
     } else {
         Opener::ShowOnly
     };
-    let (_, hub) = open_hub(
-        flags,
-        &mut out,
-        SignInMode::Now,
-        opener,
-        ElicitationChoice::Decline,
-    );
+    let (_, _, hub) = open_hub(flags, &mut out, Some(opener), ElicitationChoice::Decline);
     let code = match hub.sign_in_now(server).await {
         Ok(status) => {
             let _ = writeln!(out, "{server}: {status}");
@@ -324,13 +310,7 @@ pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) ->
 /// `toolgate mcp logout NAME`: forgets the server's tokens and registration.
 pub async fn mcp_logout(flags: &ConfigFlags, server: &str) -> (String, i32) {
     let mut out = String::new();
-    let (_, hub) = open_hub(
-        flags,
-        &mut out,
-        SignInMode::Never,
-        Opener::System,
-        ElicitationChoice::Decline,
-    );
+    let (_, _, hub) = open_hub(flags, &mut out, None, ElicitationChoice::Decline);
     let code = match hub.sign_out(server).await {
         Ok(true) => {
             let _ = writeln!(out, "{server}: signed out (its tokens are forgotten)");
@@ -351,7 +331,7 @@ pub async fn mcp_logout(flags: &ConfigFlags, server: &str) -> (String, i32) {
 /// What `toolgate` printed before the console existed, kept as `toolgate status`.
 pub fn status(flags: &ConfigFlags) -> String {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
+    let (loaded, sandbox, hub) = open_hub(flags, &mut out, None, ElicitationChoice::Decline);
     let workspace = flags.workspace();
     let _ = writeln!(out, "Sandbox: {}", sandbox.status().describe());
     let bash = sandbox.bash_profile(&workspace);
@@ -378,14 +358,6 @@ pub fn status(flags: &ConfigFlags) -> String {
             let _ = writeln!(out, "  {:<12} sandbox: {}", "", profile.describe());
         }
     }
-    let hub = hub_for(
-        &loaded,
-        flags,
-        sandbox,
-        SignInMode::Never,
-        Opener::System,
-        ElicitationChoice::Decline,
-    );
     match pool_of(&hub) {
         Ok(pool) => {
             let _ = writeln!(out, "Tool pool ({} tools):", pool.tools.len());

@@ -108,33 +108,34 @@ pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<D
             "off" => Some(None),
             other => LogLevel::parse(other).map(Some),
         });
-        match parsed {
-            Some(level) => settings.log_level = level,
-            None => diagnostics.push(diag(
+        diagnostics.extend(super::toml::set(&mut settings.log_level, parsed, |kept| {
+            diag(
                 item,
                 format!(
                     "expected mcp.log_level = {} or \"off\"; keeping {}",
                     LogLevel::NAMES,
-                    settings.log_level.map_or("off", LogLevel::as_str)
+                    kept.map_or("off", LogLevel::as_str)
                 ),
-            )),
-        }
+            )
+        }));
     }
     if let Some(item) = doc.get("sampling").and_then(|t| t.get("max_tokens")) {
-        match item
+        let read = item
             .as_integer()
             .and_then(|n| u32::try_from(n).ok())
-            .filter(|n| *n > 0)
-        {
-            Some(cap) => settings.sampling_max_tokens = cap,
-            None => diagnostics.push(diag(
-                item,
-                format!(
-                    "expected sampling.max_tokens to be a positive whole number; keeping {}",
-                    settings.sampling_max_tokens
-                ),
-            )),
-        }
+            .filter(|n| *n > 0);
+        diagnostics.extend(super::toml::set(
+            &mut settings.sampling_max_tokens,
+            read,
+            |kept| {
+                diag(
+                    item,
+                    format!(
+                        "expected sampling.max_tokens to be a positive whole number; keeping {kept}"
+                    ),
+                )
+            },
+        ));
     }
     diagnostics
 }

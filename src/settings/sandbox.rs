@@ -113,27 +113,15 @@ pub fn apply_layer(
     for (key, value) in table.iter() {
         let here = at(value);
         match key {
-            "mode" => match value.as_str().and_then(SandboxMode::parse) {
-                Some(mode) => settings.mode = mode,
-                None => diagnostics.push(diag(
-                    here,
-                    format!(
-                        "expected sandbox.mode = {}; keeping {}",
-                        SandboxMode::NAMES,
-                        settings.mode
-                    ),
-                )),
-            },
-            "network" => match value.as_bool() {
-                Some(on) => settings.network = on,
-                None => diagnostics.push(diag(
-                    here,
-                    format!(
-                        "expected sandbox.network = true or false; keeping {}",
-                        settings.network
-                    ),
-                )),
-            },
+            "mode" => diagnostics.extend(set_mode(&mut settings.mode, value, "sandbox", |m| {
+                diag(here, m)
+            })),
+            "network" => diagnostics.extend(set_network(
+                &mut settings.network,
+                value,
+                "sandbox",
+                |m| diag(here, m),
+            )),
             "writable" | "deny_read" => {
                 let paths = strings(value, key, &diag, &mut diagnostics)
                     .into_iter()
@@ -174,27 +162,18 @@ pub fn apply_layer(
                 for (key, value) in servers.iter() {
                     let here = at(value);
                     match key {
-                        "mode" => match value.as_str().and_then(SandboxMode::parse) {
-                            Some(mode) => settings.servers.mode = mode,
-                            None => diagnostics.push(diag(
-                                here,
-                                format!(
-                                    "expected sandbox.servers.mode = {}; keeping {}",
-                                    SandboxMode::NAMES,
-                                    settings.servers.mode
-                                ),
-                            )),
-                        },
-                        "network" => match value.as_bool() {
-                            Some(on) => settings.servers.network = on,
-                            None => diagnostics.push(diag(
-                                here,
-                                format!(
-                                    "expected sandbox.servers.network = true or false; keeping {}",
-                                    settings.servers.network
-                                ),
-                            )),
-                        },
+                        "mode" => diagnostics.extend(set_mode(
+                            &mut settings.servers.mode,
+                            value,
+                            "sandbox.servers",
+                            |m| diag(here, m),
+                        )),
+                        "network" => diagnostics.extend(set_network(
+                            &mut settings.servers.network,
+                            value,
+                            "sandbox.servers",
+                            |m| diag(here, m),
+                        )),
                         other => diagnostics.push(diag(
                             here,
                             format!(
@@ -213,6 +192,36 @@ pub fn apply_layer(
         }
     }
     diagnostics
+}
+
+/// `TABLE.mode` (`[sandbox]`'s or `[sandbox.servers]`'s): a profile name, else the problem.
+fn set_mode(
+    slot: &mut SandboxMode,
+    value: &toml_edit::Item,
+    table: &str,
+    problem: impl FnOnce(String) -> Diagnostic,
+) -> Option<Diagnostic> {
+    let read = value.as_str().and_then(SandboxMode::parse);
+    super::toml::set(slot, read, |kept| {
+        problem(format!(
+            "expected {table}.mode = {}; keeping {kept}",
+            SandboxMode::NAMES
+        ))
+    })
+}
+
+/// `TABLE.network`: true or false, else the problem.
+fn set_network(
+    slot: &mut bool,
+    value: &toml_edit::Item,
+    table: &str,
+    problem: impl FnOnce(String) -> Diagnostic,
+) -> Option<Diagnostic> {
+    super::toml::set(slot, value.as_bool(), |kept| {
+        problem(format!(
+            "expected {table}.network = true or false; keeping {kept}"
+        ))
+    })
 }
 
 /// The strings of an array value, each with its offset; other shapes are diagnostics.

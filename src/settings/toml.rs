@@ -45,3 +45,19 @@ pub(super) fn table<'d>(
         )
     })
 }
+
+/// Puts a value read from the file in `slot`. None (a value of the wrong shape) keeps what
+/// `slot` holds and returns the `problem` made of it.
+pub(super) fn set<T>(
+    slot: &mut T,
+    read: Option<T>,
+    problem: impl FnOnce(&T) -> Diagnostic,
+) -> Option<Diagnostic> {
+    match read {
+        Some(value) => {
+            *slot = value;
+            None
+        }
+        None => Some(problem(slot)),
+    }
+}

@@ -11,6 +11,7 @@
 //! value keeps what it had.
 
 use super::Diagnostic;
+use super::toml::set;
 
 /// `[tools] search` in `config.toml`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,27 +86,30 @@ pub fn apply_tools_layer(settings: &mut SearchSettings, text: &str, file: &str) 
     for (key, value) in table.iter() {
         let here = at(value);
         match key {
-            "search" => match value.as_str().and_then(SearchMode::parse) {
-                Some(mode) => settings.mode = mode,
-                None => diagnostics.push(diag(
-                    here,
-                    format!(
-                        "expected tools.search = {}; keeping \"{}\"",
-                        SearchMode::NAMES,
-                        settings.mode.as_str()
-                    ),
-                )),
-            },
-            "search_threshold" => match value.as_integer().and_then(|n| usize::try_from(n).ok()) {
-                Some(tokens) => settings.auto_threshold_tokens = tokens,
-                None => diagnostics.push(diag(
-                    here,
-                    format!(
-                        "expected tools.search_threshold = a number of tokens; keeping {}",
-                        settings.auto_threshold_tokens
-                    ),
-                )),
-            },
+            "search" => {
+                let read = value.as_str().and_then(SearchMode::parse);
+                diagnostics.extend(set(&mut settings.mode, read, |kept| {
+                    diag(
+                        here,
+                        format!(
+                            "expected tools.search = {}; keeping \"{}\"",
+                            SearchMode::NAMES,
+                            kept.as_str()
+                        ),
+                    )
+                }));
+            }
+            "search_threshold" => {
+                let read = value.as_integer().and_then(|n| usize::try_from(n).ok());
+                diagnostics.extend(set(&mut settings.auto_threshold_tokens, read, |kept| {
+                    diag(
+                        here,
+                        format!(
+                            "expected tools.search_threshold = a number of tokens; keeping {kept}"
+                        ),
+                    )
+                }));
+            }
             other => diagnostics.push(diag(
                 here,
                 format!("unknown key tools.{other} (expected search or search_threshold); ignored"),
