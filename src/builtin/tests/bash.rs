@@ -131,10 +131,7 @@ async fn bash_timeout_kills_the_whole_process_group() {
         out.text
     );
     let background = pid_after(&out.text, "bg=");
-    assert!(
-        wait_gone(background).await,
-        "background sleep {background} survived"
-    );
+    assert_gone(background).await;
 }
 
 #[tokio::test]
@@ -145,10 +142,7 @@ async fn bash_stops_background_leftovers_when_the_command_finishes() {
     assert!(!out.is_error, "{}", out.text);
     assert!(out.text.ends_with("exit status: 0"), "{}", out.text);
     let background = pid_after(&out.text, "bg=");
-    assert!(
-        wait_gone(background).await,
-        "background sleep {background} survived"
-    );
+    assert_gone(background).await;
 }
 
 #[tokio::test]
@@ -189,10 +183,7 @@ async fn bash_cancel_kills_the_process_group() {
         "{}",
         out.text
     );
-    assert!(
-        wait_gone(background).await,
-        "background sleep {background} survived"
-    );
+    assert_gone(background).await;
 }
 
 #[tokio::test]

@@ -168,10 +168,7 @@ async fn write_file_creates_parents_and_reports_bytes() {
         out,
         BuiltinOutput::ok("Wrote 7 bytes to deep/er/new.txt (created the file)")
     );
-    assert_eq!(
-        std::fs::read_to_string(ws.path().join("deep/er/new.txt")).unwrap(),
-        "héllo\n"
-    );
+    assert_eq!(read(&ws, "deep/er/new.txt"), "héllo\n");
     let out = call(
         BuiltinTool::WriteFile,
         json!({"path": "deep/er/new.txt", "content": ""}),
@@ -182,10 +179,7 @@ async fn write_file_creates_parents_and_reports_bytes() {
         out,
         BuiltinOutput::ok("Wrote 0 bytes to deep/er/new.txt (replaced the file)")
     );
-    assert_eq!(
-        std::fs::read_to_string(ws.path().join("deep/er/new.txt")).unwrap(),
-        ""
-    );
+    assert_eq!(read(&ws, "deep/er/new.txt"), "");
 }
 
 #[tokio::test]
@@ -222,10 +216,7 @@ async fn write_file_errors() {
         "{}",
         out.text
     );
-    assert_eq!(
-        std::fs::read_to_string(ws.path().join("plain")).unwrap(),
-        "x"
-    );
+    assert_eq!(read(&ws, "plain"), "x");
 }
 
 // edit_file
@@ -353,8 +344,5 @@ async fn edit_file_errors() {
         out,
         BuiltinOutput::error("Invalid input for edit_file: missing required field 'new_text'")
     );
-    assert_eq!(
-        std::fs::read_to_string(ws.path().join("f.txt")).unwrap(),
-        "abc"
-    );
+    assert_eq!(read(&ws, "f.txt"), "abc");
 }

@@ -3,16 +3,13 @@
 use super::*;
 #[tokio::test]
 async fn glob_matches_relative_paths_sorted() {
-    let ws = workspace();
-    for rel in [
+    let ws = workspace_with(&[
         "src/main.rs",
         "src/lib/mod.rs",
         "build.rs",
         "README.md",
         "src/notes.txt",
-    ] {
-        touch(ws.path(), rel);
-    }
+    ]);
     let out = call(BuiltinTool::Glob, json!({"pattern": "**/*.rs"}), ws.path()).await;
     assert_eq!(
         out,
@@ -62,16 +59,13 @@ async fn glob_caps_at_200_and_says_so() {
 
 #[tokio::test]
 async fn glob_skips_git_and_target() {
-    let ws = workspace();
-    for rel in [
+    let ws = workspace_with(&[
         ".git/config",
         "target/debug/out.rs",
         "crate/target/x.rs",
         "src/a.rs",
         ".hidden.rs",
-    ] {
-        touch(ws.path(), rel);
-    }
+    ]);
     let out = call(BuiltinTool::Glob, json!({"pattern": "**/*"}), ws.path()).await;
     assert_eq!(out.text, ".hidden.rs\nsrc/a.rs");
 }

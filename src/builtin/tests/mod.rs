@@ -81,3 +81,22 @@ async fn expect<const N: usize>(tool: BuiltinTool, ws: &Path, cases: [(Value, Bu
         assert_eq!(out, expected, "{tool:?} {input}");
     }
 }
+
+/// Waits for the background process `pid` to be gone, and fails the test if it is not.
+async fn assert_gone(pid: i32) {
+    assert!(wait_gone(pid).await, "background sleep {pid} survived");
+}
+
+/// A workspace holding these (empty) files.
+fn workspace_with(files: &[&str]) -> tempfile::TempDir {
+    let ws = workspace();
+    for rel in files {
+        touch(ws.path(), rel);
+    }
+    ws
+}
+
+/// The text of a workspace file.
+fn read(ws: &tempfile::TempDir, rel: &str) -> String {
+    std::fs::read_to_string(ws.path().join(rel)).unwrap()
+}
