@@ -262,8 +262,10 @@ impl McpCommand {
 /// The file-editing `mcp` subcommands: no servers are started.
 fn manage(command: McpCommand, flags: &ConfigFlags) -> Result<String, Failure> {
     use toolgate::cli::manage;
-    let mut places = manage::Places::from_env(flags.workspace());
-    places.flag_files = flags.mcp_config.clone();
+    let places = toolgate::settings::LoadOptions {
+        flag_files: flags.mcp_config.clone(),
+        ..toolgate::settings::LoadOptions::new(&flags.workspace(), false)
+    };
     let scope_of = |s: Option<ScopeArg>| s.map(ScopeArg::scope);
     match command {
         McpCommand::Add {
