@@ -17,18 +17,15 @@ pub struct Section<T> {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Everything the configuration files and flags say.
+/// Everything the configuration files and flags say: `servers` (the `.mcp.json` layers),
+/// `permissions` (`[permissions]` of each `config.toml`, and the rule flags), and the other
+/// `config.toml` tables: `[sandbox]`, `[tools]`, and `host` (`[mcp]` and `[sampling]`).
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
-    /// The `.mcp.json` layers.
     pub servers: LoadedServers,
-    /// `[permissions]` of each `config.toml`, and the rule flags.
     pub permissions: Permissions,
-    /// `[sandbox]`.
     pub sandbox: Section<SandboxSettings>,
-    /// `[tools]`.
     pub tools: Section<SearchSettings>,
-    /// `[mcp]` and `[sampling]`.
     pub host: Section<HostSettings>,
 }
 

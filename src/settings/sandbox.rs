@@ -113,13 +113,18 @@ pub fn apply_layer(
     for (key, value) in table.iter() {
         let here = at(value);
         match key {
-            "mode" => diagnostics.extend(set_mode(&mut settings.mode, value, "sandbox", |m| {
-                diag(here, m)
-            })),
-            "network" => diagnostics.extend(set_network(
+            "mode" => diagnostics.extend(set_key(
+                &mut settings.mode,
+                value.as_str().and_then(SandboxMode::parse),
+                "sandbox.mode",
+                SandboxMode::NAMES,
+                |m| diag(here, m),
+            )),
+            "network" => diagnostics.extend(set_key(
                 &mut settings.network,
-                value,
-                "sandbox",
+                value.as_bool(),
+                "sandbox.network",
+                "true or false",
                 |m| diag(here, m),
             )),
             "writable" | "deny_read" => {
@@ -162,16 +167,18 @@ pub fn apply_layer(
                 for (key, value) in servers.iter() {
                     let here = at(value);
                     match key {
-                        "mode" => diagnostics.extend(set_mode(
+                        "mode" => diagnostics.extend(set_key(
                             &mut settings.servers.mode,
-                            value,
-                            "sandbox.servers",
+                            value.as_str().and_then(SandboxMode::parse),
+                            "sandbox.servers.mode",
+                            SandboxMode::NAMES,
                             |m| diag(here, m),
                         )),
-                        "network" => diagnostics.extend(set_network(
+                        "network" => diagnostics.extend(set_key(
                             &mut settings.servers.network,
-                            value,
-                            "sandbox.servers",
+                            value.as_bool(),
+                            "sandbox.servers.network",
+                            "true or false",
                             |m| diag(here, m),
                         )),
                         other => diagnostics.push(diag(
@@ -194,33 +201,17 @@ pub fn apply_layer(
     diagnostics
 }
 
-/// `TABLE.mode` (`[sandbox]`'s or `[sandbox.servers]`'s): a profile name, else the problem.
-fn set_mode(
-    slot: &mut SandboxMode,
-    value: &toml_edit::Item,
-    table: &str,
+/// `name` (e.g. `sandbox.mode`) read as `read`; a value of the wrong shape keeps the one in
+/// `slot` and is the problem, saying what was `expected`.
+fn set_key<T: std::fmt::Display>(
+    slot: &mut T,
+    read: Option<T>,
+    name: &str,
+    expected: &str,
     problem: impl FnOnce(String) -> Diagnostic,
 ) -> Option<Diagnostic> {
-    let read = value.as_str().and_then(SandboxMode::parse);
     super::toml::set(slot, read, |kept| {
-        problem(format!(
-            "expected {table}.mode = {}; keeping {kept}",
-            SandboxMode::NAMES
-        ))
-    })
-}
-
-/// `TABLE.network`: true or false, else the problem.
-fn set_network(
-    slot: &mut bool,
-    value: &toml_edit::Item,
-    table: &str,
-    problem: impl FnOnce(String) -> Diagnostic,
-) -> Option<Diagnostic> {
-    super::toml::set(slot, value.as_bool(), |kept| {
-        problem(format!(
-            "expected {table}.network = true or false; keeping {kept}"
-        ))
+        problem(format!("expected {name} = {expected}; keeping {kept}"))
     })
 }
 
