@@ -8,18 +8,13 @@
 //! `headless` are the two front ends.
 
 pub mod agent;
-pub mod bootstrap;
 pub mod builtin;
 pub mod checkpoint;
-pub mod cli_prompt;
-pub mod commands;
-pub mod config;
-pub mod console;
+pub mod cli;
 pub mod error;
 pub mod gate;
 pub mod headless;
 pub mod inbox;
-pub mod manage;
 pub mod mcp;
 pub mod model;
 pub mod oauth;
@@ -29,5 +24,6 @@ pub mod pool;
 pub mod sandbox;
 pub mod sanitize;
 pub mod servers;
+pub mod settings;
 pub mod tokens;
 pub mod tui;

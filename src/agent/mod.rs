@@ -35,7 +35,6 @@ use crate::policy::Policy;
 
 pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use reload::{ConfigReload, RulesReload};
-pub use reload_settings::SettingsSeen;
 pub use sampling::report::{SamplingOutcome, SamplingReport};
 pub use session::ResumeFrom;
 
@@ -96,7 +95,7 @@ pub struct AgentConfig {
     /// `[sampling] max_tokens`: a server's sampling request asking for more is refused.
     pub sampling_max_tokens: u32,
     /// `[tools]`: when MCP tools are deferred behind `search_tools`.
-    pub tool_search: crate::pool::deferral::SearchSettings,
+    pub tool_search: crate::settings::SearchSettings,
     /// Estimated tokens (see [`crate::tokens`]) of one MCP tool result the model gets;
     /// the whole result is kept in a file. `MAX_MCP_OUTPUT_TOKENS` sets it.
     pub mcp_output_tokens: usize,
@@ -131,7 +130,7 @@ impl AgentConfig {
             replay_history: true,
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
-            sampling_max_tokens: crate::config::DEFAULT_SAMPLING_MAX_TOKENS,
+            sampling_max_tokens: crate::settings::DEFAULT_SAMPLING_MAX_TOKENS,
             tool_search: Default::default(),
             mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,

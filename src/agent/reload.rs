@@ -9,12 +9,13 @@ use std::path::PathBuf;
 
 use super::events::{AgentEvent, Containment, ServerInfo};
 use super::runner::Agent;
-use crate::config::diff::ConfigDiff;
-use crate::config::{Diagnostic, LoadOptions, load_servers};
+use crate::settings::diff::ConfigDiff;
+use crate::settings::{Diagnostic, LoadOptions, LoadedServers, Settings};
 
 /// What the agent needs to load the configuration again.
 #[derive(Debug, Clone)]
 pub struct ConfigReload {
+    /// The files and flags of every setting (servers, rules and the rest of `config.toml`).
     pub options: LoadOptions,
     /// Problems the configuration had when it was last applied: they were reported then,
     /// and do not block a reload again.
@@ -26,34 +27,28 @@ pub struct ConfigReload {
     pub rules: Option<RulesReload>,
 }
 
-/// What the agent needs to load the permission rules again (`[permissions]` of the user's
-/// and the project's `config.toml`, and the rule flags).
+/// What the agent needs to reload the permission rules (`[permissions]` of the user's and
+/// the project's `config.toml`, and the rule flags of [`ConfigReload::options`]).
 #[derive(Debug, Clone)]
 pub struct RulesReload {
-    pub options: crate::policy::LoadOptions,
     /// Problems the rule files had when they were last applied.
     pub known_problems: Vec<Diagnostic>,
     /// The same files' settings that need a restart, as last seen; `None` leaves them
     /// unwatched (only the rules and `[tools]` reload).
-    pub settings_seen: Option<super::reload_settings::SettingsSeen>,
-}
-
-impl RulesReload {
-    /// The files the rules are read from (whether they exist yet or not).
-    pub fn files(&self) -> Vec<PathBuf> {
-        crate::policy::rule_files(&self.options)
-            .into_iter()
-            .map(|(path, _)| path)
-            .collect()
-    }
+    pub settings_seen: Option<crate::settings::reload::SettingsSeen>,
 }
 
 impl ConfigReload {
+    /// The files the rules are read from (whether they exist yet or not).
+    pub fn rule_files(&self) -> Vec<PathBuf> {
+        crate::settings::rule_files(&self.options)
+    }
+
     /// Every file a change of which reloads something: the server files, then the rule files.
     pub fn watched_files(&self) -> Vec<PathBuf> {
-        let mut files = crate::config::watch::watched_files(&self.options);
-        if let Some(rules) = &self.rules {
-            files.extend(rules.files());
+        let mut files = crate::settings::watch::watched_files(&self.options);
+        if self.rules.is_some() {
+            files.extend(self.rule_files());
         }
         files
     }
@@ -98,38 +93,49 @@ impl Agent {
             .await;
             return;
         };
-        let server_files = crate::config::watch::watched_files(&reload.options);
+        let server_files = crate::settings::watch::watched_files(&reload.options);
         let touched = |wanted: &[PathBuf]| match &cause {
             ReloadCause::Asked => true,
-            ReloadCause::Files(files) => files
-                .iter()
-                .any(|f| wanted.iter().any(|w| crate::config::watch::same_file(w, f))),
+            ReloadCause::Files(files) => files.iter().any(|f| {
+                wanted
+                    .iter()
+                    .any(|w| crate::settings::watch::same_file(w, f))
+            }),
         };
-        if let Some(rules) = reload.rules.as_ref().filter(|r| touched(&r.files())) {
-            self.reload_rules(rules, &cause).await;
+        let rule_files = reload.rule_files();
+        let rules = reload.rules.as_ref().filter(|_| touched(&rule_files));
+        if rules.is_none() && !touched(&server_files) {
+            return;
+        }
+        // One reading of every file, whichever part changed.
+        let options = reload.options.clone();
+        let fresh: Settings =
+            match tokio::task::spawn_blocking(move || crate::settings::load(&options)).await {
+                Ok(fresh) => fresh,
+                Err(e) => {
+                    self.emit(AgentEvent::Error(format!(
+                        "reloading the configuration failed: {e}"
+                    )))
+                    .await;
+                    return;
+                }
+            };
+        if let Some(rules) = rules {
+            self.reload_rules(rules, &rule_files, &fresh, &cause).await;
         }
         if touched(&server_files) {
-            self.reload_servers(&reload, server_files, cause).await;
+            self.reload_servers(&reload, fresh.servers, server_files, cause)
+                .await;
         }
     }
 
     async fn reload_servers(
         &mut self,
         reload: &ConfigReload,
+        loaded: LoadedServers,
         server_files: Vec<PathBuf>,
         cause: ReloadCause,
     ) {
-        let options = reload.options.clone();
-        let loaded = match tokio::task::spawn_blocking(move || load_servers(&options)).await {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                self.emit(AgentEvent::Error(format!(
-                    "reloading the configuration failed: {e}"
-                )))
-                .await;
-                return;
-            }
-        };
         let new_problems: Vec<String> = loaded
             .diagnostics
             .iter()

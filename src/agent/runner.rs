@@ -226,13 +226,13 @@ async fn read_commands(
 fn watch_config(
     config: &AgentConfig,
     work: mpsc::UnboundedSender<Work>,
-) -> Option<crate::config::watch::ConfigWatcher> {
+) -> Option<crate::settings::watch::ConfigWatcher> {
     let reload = config.reload.as_ref().filter(|r| r.watch)?;
     let files = reload.watched_files();
     let on_change = move |changed: Vec<PathBuf>| {
         let _ = work.send(Work::Reload(super::reload::ReloadCause::Files(changed)));
     };
-    match crate::config::watch::watch(files, on_change) {
+    match crate::settings::watch::watch(files, on_change) {
         Ok(watcher) => Some(watcher),
         Err(e) => {
             tracing::warn!("cannot watch the configuration files: {e}");

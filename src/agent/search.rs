@@ -12,9 +12,10 @@ use super::events::{AgentEvent, PoolEntry};
 use super::runner::{Agent, assemble_for};
 use super::tools::ToolRun;
 use crate::builtin::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, search_tools_tool};
-use crate::pool::deferral::{self, Deferral, SearchSettings};
+use crate::pool::deferral::{self, Deferral};
 use crate::pool::search::ToolIndex;
 use crate::pool::{Pool, PoolError, PoolTool, ServerTools};
+use crate::settings::SearchSettings;
 
 /// What deferral keeps between model calls.
 #[derive(Default)]

@@ -4,8 +4,8 @@
 
 use super::events::AgentEvent;
 use super::runner::Agent;
-use crate::config::ConfigSource;
-use crate::config::edit::{EditError, ServerFile};
+use crate::settings::ConfigSource;
+use crate::settings::edit::{EditError, ServerFile};
 
 impl Agent {
     /// The session's `/mcp enable|disable` if given, else the entry's `"enabled"`.

@@ -16,7 +16,7 @@ use crate::agent::events::AgentEvent;
 use crate::inbox::{Escalation, EscalationReason, Origin, Reply, Request};
 use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Verdict};
 use crate::pool::PoolTool;
-use crate::sandbox::SandboxMode;
+use crate::settings::SandboxMode;
 
 impl Gate {
     /// Why this bash call would run outside the sandbox, if it would: the model asked for

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::Gate;
 use super::ask::ask;
 use crate::agent::events::AgentEvent;
-use crate::config::ServerConfig;
+use crate::settings::ServerConfig;
 use crate::inbox::{Origin, ProjectServer, ProjectServerAnswer, Reply, Request};
 
 /// Project servers approved this session, by name and command line.

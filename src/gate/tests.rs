@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::project_server::Approved;
 use super::{resolve_target, store};
-use crate::config::{ConfigSource, ServerConfig, ServerTransport};
+use crate::settings::{ConfigSource, ServerConfig, ServerTransport};
 use crate::policy::tests::{bash, builtin, ctx, kind, mcp, user, with_rules};
 use crate::policy::{
     Decision, OutsideWorkspace, Policy, PolicyContext, RuleList, RuleSource, always_rule,

@@ -39,7 +39,7 @@ pub fn always_rule(
     match Rule::parse(&text) {
         Ok(r) if !r.allows_everything() => Ok(AlwaysRule {
             text,
-            file: super::load::project_config_path(ctx.workspace),
+            file: crate::settings::project_config_path(ctx.workspace),
         }),
         Ok(_) => Err(PolicyError::NoRule(format!(
             "{text} would allow everything"

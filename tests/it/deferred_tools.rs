@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 
 use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::config::ServerConfig;
 use toolgate::inbox::HostRequest;
 use toolgate::model::{ContentBlock, ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{PersonAnswer, Policy};
-use toolgate::pool::deferral::{SearchMode, SearchSettings};
+use toolgate::settings::ServerConfig;
+use toolgate::settings::{SearchMode, SearchSettings};
 
 fn calls(calls: &[(&str, &str, Value)]) -> Vec<StreamEvent> {
     let mut events: Vec<StreamEvent> = calls

@@ -605,11 +605,11 @@ mod console_path {
     use tokio::sync::mpsc;
     use toolgate::agent::events::{AgentEvent, UiCommand};
     use toolgate::agent::{self, AgentConfig};
-    use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
     use toolgate::inbox::HostRequest;
     use toolgate::mcp::{HubOptions, McpHub, ServerStatus, SignInMode};
     use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
     use toolgate::oauth::{AuthStatus, Opener, TokenFile};
+    use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
     /// Replays fixed replies, one per model call.
     struct Replay(Mutex<VecDeque<Vec<StreamEvent>>>);

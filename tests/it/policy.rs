@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use toolgate::builtin::BuiltinTool;
 use toolgate::gate::{TrustStore, append_allow_rule, resolve_target};
 use toolgate::policy::{
-    Decision, LoadOptions, OutsideWorkspace, Policy, PolicyContext, RuleSource, always_rule, load,
+    Decision, OutsideWorkspace, Policy, PolicyContext, RuleSource, always_rule,
 };
 use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
+use toolgate::settings::{Diagnostic, LoadOptions};
 
 fn mcp(server: &str, tool: &str) -> PoolTool {
     PoolTool {
@@ -69,10 +70,14 @@ fn options(s: &Setup, trusted: bool) -> LoadOptions {
     LoadOptions {
         workspace: s.ws.clone(),
         user_config_dir: Some(s.user_dir.clone()),
-        trusted,
-        allow_flags: Vec::new(),
-        deny_flags: Vec::new(),
+        trust_project: trusted,
+        ..LoadOptions::default()
     }
+}
+
+/// The policy of the settings' files and flags, as a start builds it.
+fn load(opts: &LoadOptions) -> (Policy, Vec<Diagnostic>) {
+    toolgate::policy::from_settings(&toolgate::settings::load(opts).permissions)
 }
 
 #[test]

@@ -58,7 +58,7 @@ impl ConfigDiff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ConfigSource, LoadOptions, load_servers_with_env};
+    use crate::settings::{ConfigSource, LoadOptions, load_servers_with_env};
 
     #[test]
     fn added_removed_and_changed_by_name() {
@@ -72,6 +72,7 @@ mod tests {
                     user_config_dir: None,
                     flag_files: Vec::new(),
                     trust_project: true,
+                    ..Default::default()
                 },
                 &|_| None,
             )

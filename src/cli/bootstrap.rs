@@ -12,6 +12,8 @@ use crate::agent::{AgentConfig, DEFAULT_OUTPUT_BUDGET, DEFAULT_TURN_CAP};
 use crate::error::Failure;
 use crate::mcp::McpHub;
 use crate::policy::Policy;
+use crate::settings::reload::SettingsSeen;
+use crate::settings::{Permissions, Settings};
 
 /// Which front end the agent reports to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,25 +69,41 @@ impl StartOptions {
     }
 }
 
+impl StartOptions {
+    /// Where the settings are read from, with the rule flags.
+    pub fn settings_options(&self) -> crate::settings::LoadOptions {
+        crate::settings::LoadOptions {
+            flag_files: self.mcp_config.clone(),
+            allow_flags: self.allow.clone(),
+            deny_flags: self.deny.clone(),
+            ..crate::settings::LoadOptions::new(&self.workspace, self.trust_project)
+        }
+    }
+}
+
 /// Builds the agent's configuration. Errors are usage errors: each is about something the
 /// person asked for (a bad rule flag, an unknown provider or session).
 pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, Failure> {
-    let load_options = crate::config::LoadOptions {
-        workspace: opts.workspace.clone(),
-        user_config_dir: crate::paths::user_config_dir(),
-        flag_files: opts.mcp_config.clone(),
-        trust_project: opts.trust_project,
-    };
-    let loaded = crate::config::load_servers(&load_options);
+    let settings = crate::settings::load(&opts.settings_options());
+    prepare_with(opts, front_end, settings)
+}
+
+/// [`prepare`] with the settings read already (from `opts.settings_options()`).
+pub fn prepare_with(
+    opts: &StartOptions,
+    front_end: FrontEnd,
+    settings: Settings,
+) -> Result<AgentConfig, Failure> {
+    let Settings {
+        servers: loaded,
+        permissions,
+        sandbox: sandbox_section,
+        tools,
+        host,
+    } = settings;
     // The console reloads on file changes and `/mcp reload`; a headless run keeps the
     // configuration it started with.
-    let (policy, policy_notices, rules) = build_policy(opts)?;
-    let reload = (front_end == FrontEnd::Console).then(|| crate::agent::ConfigReload {
-        options: load_options,
-        known_problems: loaded.diagnostics.clone(),
-        watch: true,
-        rules: Some(rules),
-    });
+    let (policy, policy_notices, rules) = build_policy(&permissions)?;
     let mut notices: Vec<String> = loaded
         .diagnostics
         .iter()
@@ -98,33 +116,30 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
         )
     }));
     notices.extend(policy_notices);
-    let (settings, sandbox_diagnostics) = crate::sandbox::load_settings(
-        &crate::sandbox::SettingsSources::new(&opts.workspace, opts.trust_project),
+    notices.extend(
+        sandbox_section
+            .diagnostics
+            .iter()
+            .map(|d| format!("sandbox: {d}")),
     );
-    notices.extend(sandbox_diagnostics.iter().map(|d| format!("sandbox: {d}")));
-    let sandbox_at_start = settings.clone();
-    let sandbox = crate::sandbox::Sandbox::new(settings);
-    let (tool_search, tools_diagnostics) = crate::config::load_tool_settings(
-        &opts.workspace,
-        crate::paths::user_config_dir().as_deref(),
-        opts.trust_project,
-    );
-    notices.extend(tools_diagnostics.iter().map(|d| format!("config: {d}")));
+    let sandbox = crate::sandbox::Sandbox::new(sandbox_section.value.clone());
+    notices.extend(tools.diagnostics.iter().map(|d| format!("config: {d}")));
     let (mcp_output_tokens, output_notice) =
         mcp_output_tokens(std::env::var("MAX_MCP_OUTPUT_TOKENS").ok().as_deref());
     notices.extend(output_notice);
     // Unavailable or switched off: said at every start, never a silent downgrade.
     notices.extend(sandbox.startup_notice(&opts.workspace));
-    let (host, host_diagnostics) = crate::config::load_host_settings(
-        &opts.workspace,
-        crate::paths::user_config_dir().as_deref(),
-        opts.trust_project,
-    );
-    notices.extend(host_diagnostics.iter().map(|d| format!("config: {d}")));
-    let mut reload = reload;
-    if let Some(rules) = reload.as_mut().and_then(|r| r.rules.as_mut()) {
-        rules.settings_seen = Some(crate::agent::SettingsSeen::at_start(host, sandbox_at_start));
-    }
+    let host_settings = host.value;
+    notices.extend(host.diagnostics.iter().map(|d| format!("config: {d}")));
+    let reload = (front_end == FrontEnd::Console).then(|| crate::agent::ConfigReload {
+        options: opts.settings_options(),
+        known_problems: loaded.diagnostics.clone(),
+        watch: true,
+        rules: Some(crate::agent::RulesReload {
+            settings_seen: Some(SettingsSeen::at_start(host_settings, sandbox_section.value)),
+            ..rules
+        }),
+    });
     let model = select_model(opts)?;
     let (hub_tx, hub_rx) = mpsc::unbounded_channel();
     let hub = McpHub::with_options(
@@ -133,7 +148,7 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
         crate::mcp::HubOptions {
             workspace: opts.workspace.clone(),
             sandbox: sandbox.clone(),
-            log_level: host.log_level,
+            log_level: host_settings.log_level,
             ..Default::default()
         },
     );
@@ -145,8 +160,8 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
     config.output_budget = opts.output_budget;
     config.ask_timeout = opts.ask_timeout;
     config.sandbox = sandbox;
-    config.sampling_max_tokens = host.sampling_max_tokens;
-    config.tool_search = tool_search;
+    config.sampling_max_tokens = host_settings.sampling_max_tokens;
+    config.tool_search = tools.value;
     config.mcp_output_tokens = mcp_output_tokens;
     config.reload = reload;
     if let Some(from) = &opts.resume {
@@ -163,17 +178,13 @@ pub fn prepare(opts: &StartOptions, front_end: FrontEnd) -> Result<AgentConfig, 
 
 /// The host policy: shipped defaults < user config < project config (when trusted) <
 /// `--allow` / `--deny`. Problems in the rule files are warnings; bad flag rules are usage
-/// errors, since the person typed them just now. Also what the console needs to load the
-/// rules again when their files change.
+/// errors, since the person typed them just now. Also what the console needs to reload the
+/// rules when their files change.
 fn build_policy(
-    opts: &StartOptions,
+    permissions: &Permissions,
 ) -> Result<(Policy, Vec<String>, crate::agent::RulesReload), Failure> {
-    let mut load = crate::policy::LoadOptions::new(&opts.workspace, opts.trust_project);
-    load.allow_flags = opts.allow.clone();
-    load.deny_flags = opts.deny.clone();
-    let (policy, diagnostics) = crate::policy::load(&load);
+    let (policy, diagnostics) = crate::policy::from_settings(permissions);
     let rules = crate::agent::RulesReload {
-        options: load,
         known_problems: diagnostics.clone(),
         // Set once the other settings are read (prepare).
         settings_seen: None,

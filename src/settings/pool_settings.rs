@@ -6,8 +6,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::pool::ToolFilter;
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PoolSettings {
     /// `"enabled": false` keeps the server from being connected (by the agent or the
@@ -31,13 +29,10 @@ impl Default for PoolSettings {
     }
 }
 
-impl PoolSettings {
-    /// The compiled filter. Patterns are checked when the entry is read; one that does not
-    /// compile anyway (a hand-built config) keeps every tool out rather than letting all in.
-    pub fn tool_filter(&self) -> ToolFilter {
-        ToolFilter::new(self.include_tools.as_deref(), &self.exclude_tools)
-            .unwrap_or_else(|_| ToolFilter::nothing())
-    }
+/// One `includeTools` / `excludeTools` pattern as a glob; an error names the pattern. The
+/// pool compiles its filters with this, so an entry that was read compiles the same way.
+pub fn tool_glob(text: &str) -> Result<globset::Glob, String> {
+    globset::Glob::new(text).map_err(|e| format!("invalid tool pattern '{text}': {}", e.kind()))
 }
 
 /// Reads the entry's pool settings; an error names the field and what was expected.
@@ -67,6 +62,11 @@ pub(super) fn parse(obj: &Map<String, Value>) -> Result<PoolSettings, String> {
         exclude_tools: patterns("excludeTools")?.unwrap_or_default(),
         trust_new_tools: flag("trustNewTools", false)?,
     };
-    ToolFilter::new(settings.include_tools.as_deref(), &settings.exclude_tools)?;
+    for pattern in settings.include_tools.iter().flatten() {
+        tool_glob(pattern)?;
+    }
+    for pattern in &settings.exclude_tools {
+        tool_glob(pattern)?;
+    }
     Ok(settings)
 }

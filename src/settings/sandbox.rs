@@ -6,13 +6,54 @@
 //! Layering: a later file's `mode` and `network` replace the earlier ones; `writable`,
 //! `deny_read` and `env_passthrough` add up.
 
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-use super::profile::SandboxMode;
-use crate::config::Diagnostic;
+use super::Diagnostic;
 
-/// The sandbox settings of a session.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How much of the file system a process may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes only under the workspace, the temp dir and configured paths.
+    #[default]
+    WorkspaceWrite,
+    /// No writes at all (except to devices such as /dev/null).
+    ReadOnly,
+    /// No sandbox.
+    Off,
+}
+
+impl SandboxMode {
+    pub const NAMES: &'static str = "\"workspace-write\", \"read-only\" or \"off\"";
+
+    pub fn parse(text: &str) -> Option<SandboxMode> {
+        match text {
+            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
+            "read-only" => Some(SandboxMode::ReadOnly),
+            "off" => Some(SandboxMode::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The sandbox settings of a session. The default is the strict one: bash writes only in
+/// the workspace (`SandboxMode`'s default) and has no network.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SandboxSettings {
     /// bash's profile.
     pub mode: SandboxMode,
@@ -29,20 +70,6 @@ pub struct SandboxSettings {
     /// The home directory whose credential folders are denied; `None` is the user's home.
     /// Tests point it at a fake home.
     pub home: Option<PathBuf>,
-}
-
-impl Default for SandboxSettings {
-    fn default() -> Self {
-        SandboxSettings {
-            mode: SandboxMode::WorkspaceWrite,
-            network: false,
-            writable: Vec::new(),
-            deny_read: Vec::new(),
-            env_passthrough: Vec::new(),
-            servers: ServerDefaults::default(),
-            home: None,
-        }
-    }
 }
 
 /// `[sandbox.servers]`: the profile of stdio MCP servers that do not choose one.
@@ -63,58 +90,6 @@ impl Default for ServerDefaults {
     }
 }
 
-/// Where the settings come from.
-#[derive(Debug, Clone)]
-pub struct SettingsSources {
-    pub workspace: PathBuf,
-    /// `~/.config/toolgate`; None skips the user file.
-    pub user_config_dir: Option<PathBuf>,
-    /// Whether the workspace is trusted (its `.toolgate/config.toml` is read only then).
-    pub trusted: bool,
-}
-
-impl SettingsSources {
-    pub fn new(workspace: &Path, trusted: bool) -> SettingsSources {
-        SettingsSources {
-            workspace: workspace.to_path_buf(),
-            user_config_dir: crate::paths::user_config_dir(),
-            trusted,
-        }
-    }
-}
-
-/// Reads and layers the `[sandbox]` tables.
-pub fn load_settings(sources: &SettingsSources) -> (SandboxSettings, Vec<Diagnostic>) {
-    let mut settings = SandboxSettings::default();
-    let mut diagnostics = Vec::new();
-    let mut files = Vec::new();
-    if let Some(dir) = &sources.user_config_dir {
-        files.push((dir.join("config.toml"), None));
-    }
-    if sources.trusted {
-        let project = crate::paths::workspace_dir(&sources.workspace).join("config.toml");
-        files.push((project, Some(sources.workspace.as_path())));
-    }
-    for (path, relative_base) in files {
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                diagnostics.push(Diagnostic {
-                    file: path.display().to_string(),
-                    line: 0,
-                    column: 0,
-                    message: format!("cannot read: {e}; its [sandbox] settings do not apply"),
-                });
-                continue;
-            }
-        };
-        let file = path.display().to_string();
-        diagnostics.extend(apply_layer(&mut settings, &text, &file, relative_base));
-    }
-    (settings, diagnostics)
-}
-
 /// Applies one file's `[sandbox]` table over `settings`. `relative_base` is where
 /// relative paths point (the workspace, for the project file); None refuses them.
 pub fn apply_layer(
@@ -125,52 +100,33 @@ pub fn apply_layer(
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let diag = |offset: usize, message: String| Diagnostic::at(text, file, offset, message);
-    let doc = match toml_edit::Document::parse(text) {
+    let doc = match super::toml::parse(text, file, "[sandbox] settings") {
         Ok(doc) => doc,
-        Err(e) => {
-            let offset = e.span().map(|s| s.start).unwrap_or(0);
-            diagnostics.push(diag(
-                offset,
-                format!(
-                    "not valid TOML ({}); no [sandbox] settings loaded from this file",
-                    e.message().trim()
-                ),
-            ));
-            return diagnostics;
-        }
+        Err(problem) => return vec![problem],
     };
-    let Some(item) = doc.get("sandbox") else {
-        return diagnostics;
+    let table = match super::toml::table(&doc, "sandbox", text, file) {
+        Ok(Some(table)) => table,
+        Ok(None) => return diagnostics,
+        Err(problem) => return vec![problem],
     };
-    let at = |item: &toml_edit::Item| item.span().map(|s| s.start).unwrap_or(0);
-    let Some(table) = item.as_table_like() else {
-        diagnostics.push(diag(at(item), "expected [sandbox] to be a table".into()));
-        return diagnostics;
-    };
+    let at = super::toml::offset;
     for (key, value) in table.iter() {
         let here = at(value);
         match key {
-            "mode" => match value.as_str().and_then(SandboxMode::parse) {
-                Some(mode) => settings.mode = mode,
-                None => diagnostics.push(diag(
-                    here,
-                    format!(
-                        "expected sandbox.mode = {}; keeping {}",
-                        SandboxMode::NAMES,
-                        settings.mode
-                    ),
-                )),
-            },
-            "network" => match value.as_bool() {
-                Some(on) => settings.network = on,
-                None => diagnostics.push(diag(
-                    here,
-                    format!(
-                        "expected sandbox.network = true or false; keeping {}",
-                        settings.network
-                    ),
-                )),
-            },
+            "mode" => diagnostics.extend(set_key(
+                &mut settings.mode,
+                value.as_str().and_then(SandboxMode::parse),
+                "sandbox.mode",
+                SandboxMode::NAMES,
+                |m| diag(here, m),
+            )),
+            "network" => diagnostics.extend(set_key(
+                &mut settings.network,
+                value.as_bool(),
+                "sandbox.network",
+                "true or false",
+                |m| diag(here, m),
+            )),
             "writable" | "deny_read" => {
                 let paths = strings(value, key, &diag, &mut diagnostics)
                     .into_iter()
@@ -211,27 +167,20 @@ pub fn apply_layer(
                 for (key, value) in servers.iter() {
                     let here = at(value);
                     match key {
-                        "mode" => match value.as_str().and_then(SandboxMode::parse) {
-                            Some(mode) => settings.servers.mode = mode,
-                            None => diagnostics.push(diag(
-                                here,
-                                format!(
-                                    "expected sandbox.servers.mode = {}; keeping {}",
-                                    SandboxMode::NAMES,
-                                    settings.servers.mode
-                                ),
-                            )),
-                        },
-                        "network" => match value.as_bool() {
-                            Some(on) => settings.servers.network = on,
-                            None => diagnostics.push(diag(
-                                here,
-                                format!(
-                                    "expected sandbox.servers.network = true or false; keeping {}",
-                                    settings.servers.network
-                                ),
-                            )),
-                        },
+                        "mode" => diagnostics.extend(set_key(
+                            &mut settings.servers.mode,
+                            value.as_str().and_then(SandboxMode::parse),
+                            "sandbox.servers.mode",
+                            SandboxMode::NAMES,
+                            |m| diag(here, m),
+                        )),
+                        "network" => diagnostics.extend(set_key(
+                            &mut settings.servers.network,
+                            value.as_bool(),
+                            "sandbox.servers.network",
+                            "true or false",
+                            |m| diag(here, m),
+                        )),
                         other => diagnostics.push(diag(
                             here,
                             format!(
@@ -252,6 +201,20 @@ pub fn apply_layer(
     diagnostics
 }
 
+/// `name` (e.g. `sandbox.mode`) read as `read`; a value of the wrong shape keeps the one in
+/// `slot` and is the problem, saying what was `expected`.
+fn set_key<T: std::fmt::Display>(
+    slot: &mut T,
+    read: Option<T>,
+    name: &str,
+    expected: &str,
+    problem: impl FnOnce(String) -> Diagnostic,
+) -> Option<Diagnostic> {
+    super::toml::set(slot, read, |kept| {
+        problem(format!("expected {name} = {expected}; keeping {kept}"))
+    })
+}
+
 /// The strings of an array value, each with its offset; other shapes are diagnostics.
 fn strings(
     value: &toml_edit::Item,
@@ -259,7 +222,7 @@ fn strings(
     diag: &dyn Fn(usize, String) -> Diagnostic,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<(usize, String)> {
-    let here = value.span().map(|s| s.start).unwrap_or(0);
+    let here = super::toml::offset(value);
     let Some(array) = value.as_array() else {
         diagnostics.push(diag(
             here,
@@ -344,46 +307,33 @@ mod tests {
         assert_eq!(settings, SandboxSettings::default());
         let shown: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
         assert_eq!(shown.len(), 8, "{shown:#?}");
-        assert!(
-            shown[0].starts_with("config.toml:2:8: expected sandbox.mode = \"workspace-write\""),
-            "{}",
-            shown[0]
-        );
-        assert!(
-            shown[1].starts_with("config.toml:3:11: expected sandbox.network"),
-            "{}",
-            shown[1]
-        );
-        assert!(
-            shown[2].starts_with("config.toml:4:12: expected sandbox.writable to be an array"),
-            "{}",
-            shown[2]
-        );
-        assert!(
-            shown[3].starts_with("config.toml:5:14: expected a string in sandbox.deny_read"),
-            "{}",
-            shown[3]
-        );
-        assert!(
-            shown[4].contains("sandbox.deny_read: \"rel\" is relative"),
-            "{}",
-            shown[4]
-        );
-        assert!(
-            shown[5].contains("\"A=B\" is not a variable name"),
-            "{}",
-            shown[5]
-        );
-        assert!(
-            shown[6].contains("unknown key sandbox.colour"),
-            "{}",
-            shown[6]
-        );
-        assert!(
-            shown[7].starts_with("config.toml:9:8: expected sandbox.servers.mode"),
-            "{}",
-            shown[7]
-        );
+        // (true: the line starts with the text; false: it contains it)
+        let expected = [
+            (
+                true,
+                "config.toml:2:8: expected sandbox.mode = \"workspace-write\"",
+            ),
+            (true, "config.toml:3:11: expected sandbox.network"),
+            (
+                true,
+                "config.toml:4:12: expected sandbox.writable to be an array",
+            ),
+            (
+                true,
+                "config.toml:5:14: expected a string in sandbox.deny_read",
+            ),
+            (false, "sandbox.deny_read: \"rel\" is relative"),
+            (false, "\"A=B\" is not a variable name"),
+            (false, "unknown key sandbox.colour"),
+            (true, "config.toml:9:8: expected sandbox.servers.mode"),
+        ];
+        for (line, (starts, text)) in shown.iter().zip(expected) {
+            if starts {
+                assert!(line.starts_with(text), "{line}");
+            } else {
+                assert!(line.contains(text), "{line}");
+            }
+        }
     }
 
     #[test]
@@ -392,41 +342,5 @@ mod tests {
         assert_eq!(settings, SandboxSettings::default());
         assert_eq!(diags.len(), 1);
         assert!(diags[0].message.contains("no [sandbox] settings loaded"));
-    }
-
-    #[test]
-    fn project_file_overrides_the_mode_and_adds_paths_only_when_trusted() {
-        let user = tempfile::tempdir().unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(
-            user.path().join("config.toml"),
-            "[sandbox]\nnetwork = true\nwritable = [\"/opt/a\"]\n",
-        )
-        .unwrap();
-        std::fs::create_dir(ws.path().join(".toolgate")).unwrap();
-        std::fs::write(
-            ws.path().join(".toolgate/config.toml"),
-            "[sandbox]\nnetwork = false\nmode = \"read-only\"\nwritable = [\"out\"]\n",
-        )
-        .unwrap();
-        let mut sources = SettingsSources {
-            workspace: ws.path().to_path_buf(),
-            user_config_dir: Some(user.path().to_path_buf()),
-            trusted: false,
-        };
-        let (untrusted, diags) = load_settings(&sources);
-        assert!(diags.is_empty(), "{diags:?}");
-        assert!(untrusted.network);
-        assert_eq!(untrusted.mode, SandboxMode::WorkspaceWrite);
-        assert_eq!(untrusted.writable, [PathBuf::from("/opt/a")]);
-
-        sources.trusted = true;
-        let (trusted, _) = load_settings(&sources);
-        assert!(!trusted.network);
-        assert_eq!(trusted.mode, SandboxMode::ReadOnly);
-        assert_eq!(
-            trusted.writable,
-            [PathBuf::from("/opt/a"), ws.path().join("out")]
-        );
     }
 }

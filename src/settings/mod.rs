@@ -1,9 +1,15 @@
-//! Configuration: `.mcp.json` in Claude Code's format (plus `"type": "builtin"`), layered
-//! embedded defaults < user config dir < workspace < command-line flags.
+//! Settings: the one reader of configuration files. `.mcp.json` in Claude Code's format
+//! (plus `"type": "builtin"`) and `config.toml` (`[permissions]`, `[tools]`, `[sandbox]`,
+//! `[mcp]`, `[sampling]`), layered embedded defaults < user config dir < workspace <
+//! command-line flags. [`load`] reads each file once and yields typed [`Settings`]; a
+//! reload is a new load and [`reload::changes`] names what applies at once and what waits
+//! for a restart. The types the files define for other modules (sandbox modes, tool
+//! search, log level, pool settings) live here, so those modules import settings, never
+//! the other way round.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Which layer a server definition came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,7 +70,7 @@ pub struct ServerConfig {
 /// A server entry's own sandbox choice; `None` takes the `[sandbox.servers]` default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ServerSandbox {
-    pub mode: Option<crate::sandbox::SandboxMode>,
+    pub mode: Option<SandboxMode>,
     pub network: Option<bool>,
 }
 
@@ -97,6 +103,17 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A problem with a whole file (it is missing, cannot be read, or does not count): no
+    /// line or column.
+    pub fn whole_file(path: &Path, message: String) -> Diagnostic {
+        Diagnostic {
+            file: path.display().to_string(),
+            line: 0,
+            column: 0,
+            message,
+        }
+    }
+
     /// A problem at byte `offset` of `text`, the contents of `file`.
     pub fn at(text: &str, file: &str, offset: usize, message: String) -> Diagnostic {
         let (line, column) = line_column(text, offset);
@@ -141,25 +158,34 @@ pub mod edit;
 mod expand;
 mod host;
 pub mod import;
+mod load;
 mod mcp_json;
 mod oauth;
+mod permissions;
 mod pool_settings;
+pub mod reload;
+mod sandbox;
+mod toml;
 mod tools;
 pub mod watch;
 
 pub use expand::expand;
-pub use host::{DEFAULT_SAMPLING_MAX_TOKENS, HostSettings, load_host_settings};
+pub use host::{DEFAULT_LOG_LEVEL, DEFAULT_SAMPLING_MAX_TOKENS, HostSettings, LogLevel};
+pub use load::{Section, Settings, load, load_with_env, project_config_path, rule_files};
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
 pub use oauth::OAuthSettings;
-pub use pool_settings::PoolSettings;
-pub use tools::{apply_tools_layer, load_tool_settings};
-
-use std::path::Path;
+pub use permissions::{
+    FileLayer, OutsideSetting, PermissionEntry, PermissionList, Permissions, PermissionsFile,
+    parse_table as parse_permissions_table,
+};
+pub use pool_settings::{PoolSettings, tool_glob};
+pub use sandbox::{SandboxMode, SandboxSettings, ServerDefaults};
+pub use tools::{DEFAULT_AUTO_THRESHOLD_TOKENS, SearchMode, SearchSettings, apply_tools_layer};
 
 /// The embedded defaults: docs, deploy and fs, run by this same binary.
 pub const EMBEDDED_MCP_JSON: &str = include_str!("../../assets/mcp.json");
 
-/// Where to look for server definitions.
+/// Where to look for settings: the files, and the flags that layer over them.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub workspace: PathBuf,
@@ -167,8 +193,24 @@ pub struct LoadOptions {
     pub user_config_dir: Option<PathBuf>,
     /// `--mcp-config FILE` flags, in order (later wins).
     pub flag_files: Vec<PathBuf>,
-    /// Whether the workspace's `.mcp.json` may be read (workspace trust).
+    /// Whether the workspace's `.mcp.json` and `.toolgate/config.toml` may be read
+    /// (workspace trust).
     pub trust_project: bool,
+    /// `--allow RULE` and `--deny RULE`.
+    pub allow_flags: Vec<String>,
+    pub deny_flags: Vec<String>,
+}
+
+impl LoadOptions {
+    /// The user's config dir, the workspace (its files only when `trust_project`), no flags.
+    pub fn new(workspace: &Path, trust_project: bool) -> LoadOptions {
+        LoadOptions {
+            workspace: workspace.to_path_buf(),
+            user_config_dir: crate::paths::user_config_dir(),
+            trust_project,
+            ..LoadOptions::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -242,12 +284,10 @@ pub fn load_servers_with_env(
 
     for path in &opts.flag_files {
         if !path.is_file() {
-            loaded.diagnostics.push(Diagnostic {
-                file: path.display().to_string(),
-                line: 0,
-                column: 0,
-                message: "file given with --mcp-config does not exist".into(),
-            });
+            loaded.diagnostics.push(Diagnostic::whole_file(
+                path,
+                "file given with --mcp-config does not exist".into(),
+            ));
             continue;
         }
         if let Some(servers) = read_layer(path, ConfigSource::Flag(path.clone()), env, &mut loaded)
@@ -268,12 +308,9 @@ fn read_layer(
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
-            loaded.diagnostics.push(Diagnostic {
-                file: path.display().to_string(),
-                line: 0,
-                column: 0,
-                message: format!("cannot read: {e}"),
-            });
+            loaded
+                .diagnostics
+                .push(Diagnostic::whole_file(path, format!("cannot read: {e}")));
             return None;
         }
     };
@@ -323,6 +360,7 @@ mod tests {
             user_config_dir: Some(user.path().to_path_buf()),
             flag_files: vec![flag.clone()],
             trust_project: false,
+            ..Default::default()
         };
         let untrusted = load_servers_with_env(&opts, &no_env);
         assert_eq!(untrusted.names(), ["docs", "deploy", "fs", "extra"]);
@@ -341,5 +379,12 @@ mod tests {
         assert!(trusted.servers[3].source.is_project());
         assert_eq!(trusted.diagnostics.len(), 1);
         assert!(trusted.diagnostics[0].message.contains("server 'broken'"));
+    }
+
+    #[test]
+    fn line_column_counts_characters() {
+        assert_eq!(line_column("ab\ncd", 4), (2, 2));
+        assert_eq!(line_column("é\nx", 3), (2, 1));
+        assert_eq!(line_column("x", 99), (1, 2));
     }
 }

@@ -396,6 +396,15 @@ fn gemini_entry(server: &Value) -> Result<(Value, Vec<String>), String> {
 mod tests {
     use super::*;
 
+    /// Scans a home whose `~/.codex/config.toml` is `text`.
+    fn scan_codex(text: &str) -> (tempfile::TempDir, Scan) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".codex")).unwrap();
+        std::fs::write(dir.path().join(".codex/config.toml"), text).unwrap();
+        let scan = scan(ImportSource::Codex, &homes(dir.path()));
+        (dir, scan)
+    }
+
     fn homes(dir: &Path) -> Homes {
         Homes {
             home: dir.to_path_buf(),
@@ -406,14 +415,9 @@ mod tests {
 
     #[test]
     fn codex_toml_with_comments_maps_every_field() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".codex")).unwrap();
-        std::fs::write(
-            dir.path().join(".codex/config.toml"),
+        let (_dir, scan) = scan_codex(
             "# my codex\nmodel = \"o3\"\n\n[mcp_servers.fetch]  # the fetcher\ncommand = \"uvx\"\nargs = [\"mcp-server-fetch\"]\nenv = { LOG = \"1\" }\nenabled = false\ntool_timeout_sec = 2.5\n\n[mcp_servers.remote]\nurl = \"https://example.test/mcp\"\nbearer_token_env_var = \"TOKEN\"\n\n[mcp_servers.\"bad.name\"]\ncommand = \"x\"\n",
-        )
-        .unwrap();
-        let scan = scan(ImportSource::Codex, &homes(dir.path()));
+        );
         assert!(scan.problems.is_empty(), "{:?}", scan.problems);
         assert_eq!(scan.found.len(), 2);
         assert_eq!(
@@ -433,14 +437,7 @@ mod tests {
 
     #[test]
     fn toml_error_names_file_and_line() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".codex")).unwrap();
-        std::fs::write(
-            dir.path().join(".codex/config.toml"),
-            "[mcp_servers.a]\ncommand = \n",
-        )
-        .unwrap();
-        let scan = scan(ImportSource::Codex, &homes(dir.path()));
+        let (_dir, scan) = scan_codex("[mcp_servers.a]\ncommand = \n");
         assert_eq!(scan.problems.len(), 1);
         assert_eq!(scan.problems[0].line, 2);
         assert!(scan.problems[0].file.ends_with(".codex/config.toml"));

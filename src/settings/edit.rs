@@ -165,19 +165,11 @@ impl ServerFile {
     /// Writes the file through a temporary file and a rename, so a reader (a running
     /// console's watcher) never sees half of it. Creates the folder when needed.
     pub fn save(&self) -> Result<(), EditError> {
-        let label = self.path.display().to_string();
-        let write_error = |error| EditError::Write {
-            file: label.clone(),
-            error,
-        };
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(write_error)?;
-        }
-        let tmp = self.path.with_extension("json.toolgate-tmp");
-        std::fs::write(&tmp, self.text()).map_err(write_error)?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            write_error(e)
+        crate::paths::write_atomically(&self.path, self.text().as_bytes()).map_err(|error| {
+            EditError::Write {
+                file: self.path.display().to_string(),
+                error,
+            }
         })
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::agent::events::Containment;
 use crate::agent::{AgentEvent, AgentHandle, UiCommand};
-use crate::bootstrap::{FrontEnd, StartOptions};
+use crate::cli::bootstrap::{FrontEnd, StartOptions};
 use crate::error::Failure;
 use crate::gate::TrustStore;
 use crate::inbox::{Origin, Reply, Request, TrustAnswer, WorkspaceTrust};
@@ -52,17 +52,22 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
 
     let mut agent_options = options.agent.clone();
     let untrusted = untrusted_project_files(&workspace, agent_options.trust_project);
-    let preview = crate::config::load_servers(&crate::config::LoadOptions {
-        workspace: workspace.clone(),
-        user_config_dir: crate::paths::user_config_dir(),
-        flag_files: agent_options.mcp_config.clone(),
-        trust_project: untrusted.is_empty(),
-    });
+    // Read once: the agent starts with these settings unless the answer to the trust
+    // question lets the project's files in (then they are read again, with them).
+    let preview_trust = untrusted.is_empty();
+    let settings = crate::settings::load(
+        &StartOptions {
+            trust_project: preview_trust,
+            ..agent_options.clone()
+        }
+        .settings_options(),
+    );
     // A preview until the agent reports the servers with the session's own settings.
     let sandbox = crate::sandbox::Sandbox::default();
     let info = ConsoleInfo {
         workspace: workspace.clone(),
-        servers: preview
+        servers: settings
+            .servers
             .servers
             .iter()
             .map(|config| {
@@ -84,7 +89,12 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
         } else {
             agent_options.trust_project = true;
         }
-        let config = match crate::bootstrap::prepare(&agent_options, FrontEnd::Console) {
+        let prepared = if agent_options.trust_project == preview_trust {
+            crate::cli::bootstrap::prepare_with(&agent_options, FrontEnd::Console, settings)
+        } else {
+            crate::cli::bootstrap::prepare(&agent_options, FrontEnd::Console)
+        };
+        let config = match prepared {
             Ok(config) => config,
             Err(failure) => {
                 let _ = ui_event_tx

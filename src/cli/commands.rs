@@ -1,12 +1,12 @@
 //! The non-console subcommands: `toolgate mcp list|tools|call`, and the configuration
 //! summary. They print to stdout; they never run while the console owns the terminal.
 
-use crate::cli_prompt::ElicitationChoice;
-use crate::config::{LoadOptions, LoadedServers, load_servers};
+use crate::cli::prompt::ElicitationChoice;
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInMode};
 use crate::oauth::Opener;
 use crate::pool::{self, Pool};
 use crate::sandbox::Sandbox;
+use crate::settings::{LoadOptions, LoadedServers, Settings};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
@@ -27,22 +27,12 @@ impl ConfigFlags {
             .unwrap_or_else(|| PathBuf::from("."))
     }
 
-    pub fn load(&self) -> LoadedServers {
-        load_servers(&LoadOptions {
-            workspace: self.workspace(),
-            user_config_dir: crate::paths::user_config_dir(),
+    /// Every setting of the config files (the project's only when trusted), read once.
+    pub fn settings(&self) -> Settings {
+        crate::settings::load(&LoadOptions {
             flag_files: self.mcp_config.clone(),
-            trust_project: self.trust_project,
+            ..LoadOptions::new(&self.workspace(), self.trust_project)
         })
-    }
-
-    /// The `[sandbox]` settings of the same config files (the project's only when
-    /// trusted), with their diagnostics.
-    pub fn sandbox(&self) -> (Sandbox, Vec<crate::config::Diagnostic>) {
-        let (settings, diagnostics) = crate::sandbox::load_settings(
-            &crate::sandbox::SettingsSources::new(&self.workspace(), self.trust_project),
-        );
-        (Sandbox::new(settings), diagnostics)
     }
 }
 
@@ -105,7 +95,7 @@ async fn answer_elicitation(question: crate::mcp::ElicitationQuestion, choice: E
     if choice == ElicitationChoice::Ask && on_terminal {
         let asked = question.clone();
         let reply = tokio::task::spawn_blocking(move || {
-            crate::cli_prompt::ask(
+            crate::cli::prompt::ask(
                 &asked.server,
                 &asked.ask,
                 &mut std::io::stdin().lock(),
@@ -119,20 +109,37 @@ async fn answer_elicitation(question: crate::mcp::ElicitationQuestion, choice: E
         }
         return;
     }
-    let (reply, line) = crate::cli_prompt::unattended(&question.server, &question.ask, choice);
+    let (reply, line) = crate::cli::prompt::unattended(&question.server, &question.ask, choice);
     eprintln!("{line}");
     question.answer(reply);
 }
 
+/// Loads the settings (writing every diagnostic into `out`) and builds a hub for one
+/// command over them. `sign_in`: sign in when a server asks, through this opener; None
+/// never signs in.
+fn open_hub(
+    flags: &ConfigFlags,
+    out: &mut String,
+    sign_in: Option<Opener>,
+    elicitation: ElicitationChoice,
+) -> (LoadedServers, Sandbox, McpHub) {
+    let (loaded, sandbox) = load_all(flags, out);
+    let (mode, opener) = match sign_in {
+        Some(opener) => (SignInMode::Now, opener),
+        None => (SignInMode::Never, Opener::System),
+    };
+    let hub = hub_for(&loaded, flags, sandbox.clone(), mode, opener, elicitation);
+    (loaded, sandbox, hub)
+}
+
 /// Loads servers and sandbox settings, writing every diagnostic of both into `out`.
 fn load_all(flags: &ConfigFlags, out: &mut String) -> (LoadedServers, Sandbox) {
-    let loaded = flags.load();
-    report_diagnostics(&loaded, out);
-    let (sandbox, diagnostics) = flags.sandbox();
-    for d in diagnostics {
+    let settings = flags.settings();
+    report_diagnostics(&settings.servers, out);
+    for d in &settings.sandbox.diagnostics {
         let _ = writeln!(out, "warning: {d}");
     }
-    (loaded, sandbox)
+    (settings.servers, Sandbox::new(settings.sandbox.value))
 }
 
 /// The pool the agent starts with, or after connecting the given servers.
@@ -148,16 +155,8 @@ pub fn pool_of(hub: &McpHub) -> Result<Pool, pool::PoolError> {
 /// `toolgate mcp list`: every server, whether it starts, and how many tools it has.
 pub async fn mcp_list(flags: &ConfigFlags) -> (String, i32) {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
     // Listing never opens a browser: a server that wants a sign-in says so.
-    let hub = hub_for(
-        &loaded,
-        flags,
-        sandbox,
-        SignInMode::Never,
-        Opener::System,
-        ElicitationChoice::Decline,
-    );
+    let (loaded, _, hub) = open_hub(flags, &mut out, None, ElicitationChoice::Decline);
     let checks = loaded.servers.iter().map(|s| {
         let hub = hub.clone();
         async move { (s.name.clone(), hub.connect(&s.name).await) }
@@ -203,16 +202,8 @@ where
     F: AsyncFnOnce(&McpHub, &mut String) -> Result<i32, String>,
 {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
     // The person asked for this server: sign in if it wants that.
-    let hub = hub_for(
-        &loaded,
-        flags,
-        sandbox,
-        SignInMode::Now,
-        Opener::System,
-        elicitation,
-    );
+    let (_, _, hub) = open_hub(flags, &mut out, Some(Opener::System), elicitation);
     let result = match hub.connect(server).await {
         Ok(_) => body(&hub, &mut out).await,
         Err(e) => Err(e.to_string()),
@@ -287,20 +278,12 @@ pub async fn mcp_call(
 /// was signed in), then connects to show that the token works.
 pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) -> (String, i32) {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
     let opener = if open_browser {
         Opener::System
     } else {
         Opener::ShowOnly
     };
-    let hub = hub_for(
-        &loaded,
-        flags,
-        sandbox,
-        SignInMode::Now,
-        opener,
-        ElicitationChoice::Decline,
-    );
+    let (_, _, hub) = open_hub(flags, &mut out, Some(opener), ElicitationChoice::Decline);
     let code = match hub.sign_in_now(server).await {
         Ok(status) => {
             let _ = writeln!(out, "{server}: {status}");
@@ -327,15 +310,7 @@ pub async fn mcp_login(flags: &ConfigFlags, server: &str, open_browser: bool) ->
 /// `toolgate mcp logout NAME`: forgets the server's tokens and registration.
 pub async fn mcp_logout(flags: &ConfigFlags, server: &str) -> (String, i32) {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
-    let hub = hub_for(
-        &loaded,
-        flags,
-        sandbox,
-        SignInMode::Never,
-        Opener::System,
-        ElicitationChoice::Decline,
-    );
+    let (_, _, hub) = open_hub(flags, &mut out, None, ElicitationChoice::Decline);
     let code = match hub.sign_out(server).await {
         Ok(true) => {
             let _ = writeln!(out, "{server}: signed out (its tokens are forgotten)");
@@ -356,7 +331,7 @@ pub async fn mcp_logout(flags: &ConfigFlags, server: &str) -> (String, i32) {
 /// What `toolgate` printed before the console existed, kept as `toolgate status`.
 pub fn status(flags: &ConfigFlags) -> String {
     let mut out = String::new();
-    let (loaded, sandbox) = load_all(flags, &mut out);
+    let (loaded, sandbox, hub) = open_hub(flags, &mut out, None, ElicitationChoice::Decline);
     let workspace = flags.workspace();
     let _ = writeln!(out, "Sandbox: {}", sandbox.status().describe());
     let bash = sandbox.bash_profile(&workspace);
@@ -372,25 +347,17 @@ pub fn status(flags: &ConfigFlags) -> String {
     let _ = writeln!(out, "Configured MCP servers:");
     for s in &loaded.servers {
         let source = match &s.source {
-            crate::config::ConfigSource::Embedded => "embedded".to_string(),
-            crate::config::ConfigSource::User(p)
-            | crate::config::ConfigSource::Project(p)
-            | crate::config::ConfigSource::Flag(p) => p.display().to_string(),
+            crate::settings::ConfigSource::Embedded => "embedded".to_string(),
+            crate::settings::ConfigSource::User(p)
+            | crate::settings::ConfigSource::Project(p)
+            | crate::settings::ConfigSource::Flag(p) => p.display().to_string(),
         };
         let _ = writeln!(out, "  {:<12} {}  [{source}]", s.name, s.command_line());
-        if !matches!(s.transport, crate::config::ServerTransport::Http { .. }) {
+        if !matches!(s.transport, crate::settings::ServerTransport::Http { .. }) {
             let profile = sandbox.server_profile(s, &workspace);
             let _ = writeln!(out, "  {:<12} sandbox: {}", "", profile.describe());
         }
     }
-    let hub = hub_for(
-        &loaded,
-        flags,
-        sandbox,
-        SignInMode::Never,
-        Opener::System,
-        ElicitationChoice::Decline,
-    );
     match pool_of(&hub) {
         Ok(pool) => {
             let _ = writeln!(out, "Tool pool ({} tools):", pool.tools.len());

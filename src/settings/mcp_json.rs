@@ -1,9 +1,9 @@
 //! Parsing one `.mcp.json` file into server definitions, with diagnostics that say where
 //! and what was expected. A bad entry is skipped; the others still load.
 
+use super::SandboxMode;
 use super::expand::expand;
 use super::{ConfigSource, Diagnostic, ServerConfig, ServerSandbox, ServerTransport};
-use crate::sandbox::SandboxMode;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -376,11 +376,11 @@ mod tests {
             "bad3": {"command": "x", "enabled": "no"}
         }}"#);
         assert_eq!(servers.len(), 2);
-        assert_eq!(servers[0].pool, crate::config::PoolSettings::default());
+        assert_eq!(servers[0].pool, crate::settings::PoolSettings::default());
         assert!(servers[0].pool.enabled);
         let gh = &servers[1].pool;
         assert!(!gh.enabled && gh.trust_new_tools);
-        let filter = gh.tool_filter();
+        let filter = crate::pool::ToolFilter::of(gh);
         assert_eq!(filter.check("get_issue"), None);
         assert!(filter.check("get_secret_key").is_some());
         assert!(filter.check("delete_repo").is_some());

@@ -32,15 +32,17 @@ pub struct OAuthSettings {
     pub scopes: Option<Vec<String>>,
 }
 
+/// What `{:?}` shows of a secret: whether there is one, never what it is.
+pub(crate) fn redacted<T>(secret: &Option<T>) -> Option<&'static str> {
+    secret.as_ref().map(|_| "[redacted]")
+}
+
 // The secret never reaches a log or an error message through `{:?}`.
 impl std::fmt::Debug for OAuthSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthSettings")
             .field("client_id", &self.client_id)
-            .field(
-                "client_secret",
-                &self.client_secret.as_ref().map(|_| "[redacted]"),
-            )
+            .field("client_secret", &redacted(&self.client_secret))
             .field("callback_port", &self.callback_port)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("scopes", &self.scopes)

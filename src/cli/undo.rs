@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{CheckpointInfo, Shadow, count_files, describe, restored_report};
 use crate::agent::session::{self, Record, SessionLog};
+use crate::checkpoint::{CheckpointInfo, Shadow, count_files, describe, restored_report};
 use crate::error::Failure;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub fn run(
     let root = root.ok_or_else(|| {
         Failure::Run("no state directory for checkpoints (set TOOLGATE_STATE_DIR)".into())
     })?;
-    let run_failure = |e: super::CheckpointError| Failure::Run(e.to_string());
+    let run_failure = |e: crate::checkpoint::CheckpointError| Failure::Run(e.to_string());
     let shadow = Shadow::existing(root, workspace).map_err(run_failure)?;
     let Some(shadow) = shadow else {
         return match action {
@@ -69,7 +69,7 @@ fn nothing_to_undo(workspace: &Path) -> Failure {
     ))
 }
 
-fn would_restore(info: &CheckpointInfo, files: &[super::FileChange]) -> String {
+fn would_restore(info: &CheckpointInfo, files: &[crate::checkpoint::FileChange]) -> String {
     let mut out = format!(
         "Would undo {}: {}\n",
         describe(info),
@@ -130,7 +130,11 @@ fn list(all: &[CheckpointInfo], workspace: &Path) -> String {
 }
 
 /// The session the undone turn belongs to gets an `undo` record, as `/undo` writes one.
-fn record_in_session(sessions: &Path, info: &CheckpointInfo, restored: Vec<super::FileChange>) {
+fn record_in_session(
+    sessions: &Path,
+    info: &CheckpointInfo,
+    restored: Vec<crate::checkpoint::FileChange>,
+) {
     let path: PathBuf = session::log_path(sessions, &info.session);
     if !path.is_file() {
         return;

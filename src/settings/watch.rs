@@ -167,24 +167,35 @@ async fn debounce(
 mod tests {
     use super::*;
 
+    /// Watches `file`; its batches arrive on the receiver.
+    fn watched(file: &Path) -> (ConfigWatcher, mpsc::UnboundedReceiver<Vec<PathBuf>>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let watch = watch(vec![file.to_path_buf()], move |batch| {
+            let _ = tx.send(batch);
+        })
+        .unwrap();
+        (watch, rx)
+    }
+
+    /// The next batch, within 10 s.
+    async fn next_batch(rx: &mut mpsc::UnboundedReceiver<Vec<PathBuf>>) -> Vec<PathBuf> {
+        tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
     #[tokio::test]
     async fn a_save_by_rename_is_one_batch_and_other_files_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(".mcp.json");
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let _watch = watch(vec![file.clone()], move |batch| {
-            let _ = tx.send(batch);
-        })
-        .unwrap();
+        let (_watch, mut rx) = watched(&file);
         std::fs::write(dir.path().join("unrelated.txt"), "x").unwrap();
         let tmp = dir.path().join(".mcp.json.tmp");
         std::fs::write(&tmp, "{}").unwrap();
         std::fs::rename(&tmp, &file).unwrap();
         std::fs::write(&file, "{\"mcpServers\": {}}").unwrap();
-        let batch = tokio::time::timeout(Duration::from_secs(10), rx.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let batch = next_batch(&mut rx).await;
         assert_eq!(batch, std::slice::from_ref(&file));
         // Reading it is no change.
         let _ = std::fs::read_to_string(&file).unwrap();
@@ -198,11 +209,7 @@ mod tests {
     async fn a_file_in_a_folder_created_later_is_seen() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("config/toolgate/mcp.json");
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let _watch = watch(vec![file.clone()], move |batch| {
-            let _ = tx.send(batch);
-        })
-        .unwrap();
+        let (_watch, mut rx) = watched(&file);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, "{}").unwrap();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -218,10 +225,7 @@ mod tests {
         // Later edits are seen through the new folder's own watch.
         while tokio::time::timeout(DEBOUNCE * 2, rx.recv()).await.is_ok() {}
         std::fs::write(&file, "{\"mcpServers\": {}}").unwrap();
-        let batch = tokio::time::timeout(Duration::from_secs(10), rx.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let batch = next_batch(&mut rx).await;
         assert_eq!(batch, std::slice::from_ref(&file));
     }
 }

@@ -1,11 +1,11 @@
 //! `toolgate mcp add|add-json|remove|get|enable|disable|import`: server management from
 //! the command line, as `claude mcp` / `codex mcp` / `gemini mcp` do it. Every write goes
-//! through [`crate::config::edit::ServerFile`], which keeps the file's own formatting.
+//! through [`crate::settings::edit::ServerFile`], which keeps the file's own formatting.
 
-use crate::config::EMBEDDED_MCP_JSON;
-use crate::config::edit::{EditError, ServerFile, check_entry, parse_argument};
-use crate::config::import::{Homes, ImportSource, scan};
 use crate::error::Failure;
+use crate::settings::edit::{EditError, ServerFile, check_entry, parse_argument};
+use crate::settings::import::{Homes, ImportSource, scan};
+use crate::settings::{EMBEDDED_MCP_JSON, LoadOptions};
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,38 +34,19 @@ pub enum Transport {
     Http,
 }
 
-/// The files `mcp` management reads and writes.
-#[derive(Debug, Clone)]
-pub struct Places {
-    pub workspace: PathBuf,
-    /// None: no user config folder could be found.
-    pub user_config_dir: Option<PathBuf>,
-    /// `--mcp-config FILE`s: read by `get` (they win over both scopes), never written.
-    pub flag_files: Vec<PathBuf>,
-}
-
-impl Places {
-    pub fn from_env(workspace: PathBuf) -> Places {
-        Places {
-            workspace,
-            user_config_dir: crate::paths::user_config_dir(),
-            flag_files: Vec::new(),
-        }
-    }
-
-    pub fn file(&self, scope: Scope) -> Result<PathBuf, Failure> {
-        match scope {
-            Scope::Project => Ok(self.workspace.join(".mcp.json")),
-            Scope::User => self
-                .user_config_dir
-                .as_ref()
-                .map(|d| d.join("mcp.json"))
-                .ok_or_else(|| {
-                    Failure::Usage(
-                        "no user config folder (set $HOME or $TOOLGATE_CONFIG_DIR)".into(),
-                    )
-                }),
-        }
+/// The file of `scope`: the workspace's `.mcp.json` or the user's `mcp.json`. The files
+/// `mcp` management reads and writes are those of `places` (its `--mcp-config` files are read
+/// by `get`, where they win over both scopes, and never written).
+pub fn scope_file(places: &LoadOptions, scope: Scope) -> Result<PathBuf, Failure> {
+    match scope {
+        Scope::Project => Ok(places.workspace.join(".mcp.json")),
+        Scope::User => places
+            .user_config_dir
+            .as_ref()
+            .map(|d| d.join("mcp.json"))
+            .ok_or_else(|| {
+                Failure::Usage("no user config folder (set $HOME or $TOOLGATE_CONFIG_DIR)".into())
+            }),
     }
 }
 
@@ -160,28 +141,33 @@ pub fn entry_of(args: &AddArgs) -> Result<Value, Failure> {
 }
 
 /// `mcp add`: a new entry; an existing name is refused (remove it, or `add-json` replaces).
-pub fn add(places: &Places, args: &AddArgs) -> Result<String, Failure> {
+pub fn add(places: &LoadOptions, args: &AddArgs) -> Result<String, Failure> {
     let entry = entry_of(args)?;
     write_new(places, args.scope, &args.name, &entry, false)
 }
 
 /// `mcp add-json NAME JSON`: the entry as given, checked as the loader will read it;
 /// replaces an entry of the same name in that file.
-pub fn add_json(places: &Places, scope: Scope, name: &str, json: &str) -> Result<String, Failure> {
+pub fn add_json(
+    places: &LoadOptions,
+    scope: Scope,
+    name: &str,
+    json: &str,
+) -> Result<String, Failure> {
     let entry =
         parse_argument(json, "the JSON argument").map_err(|d| Failure::Usage(d.to_string()))?;
     write_new(places, scope, name, &entry, true)
 }
 
 fn write_new(
-    places: &Places,
+    places: &LoadOptions,
     scope: Scope,
     name: &str,
     entry: &Value,
     replace: bool,
 ) -> Result<String, Failure> {
     check_entry(name, entry).map_err(Failure::Usage)?;
-    let path = places.file(scope)?;
+    let path = scope_file(places, scope)?;
     let mut file = open(&path)?;
     let existed = file.get(name).is_some();
     if existed && !replace {
@@ -202,16 +188,16 @@ fn write_new(
 }
 
 /// The files that define servers, most significant first, with their scope name.
-fn defining_files(places: &Places) -> Vec<(Scope, PathBuf)> {
+fn defining_files(places: &LoadOptions) -> Vec<(Scope, PathBuf)> {
     let mut files = vec![(Scope::Project, places.workspace.join(".mcp.json"))];
-    if let Ok(user) = places.file(Scope::User) {
+    if let Ok(user) = scope_file(places, Scope::User) {
         files.push((Scope::User, user));
     }
     files
 }
 
 /// `mcp remove NAME [--scope S]`: without a scope, the one file that defines it.
-pub fn remove(places: &Places, name: &str, scope: Option<Scope>) -> Result<String, Failure> {
+pub fn remove(places: &LoadOptions, name: &str, scope: Option<Scope>) -> Result<String, Failure> {
     let (scope, path, mut file) = find_one(places, name, scope, "remove")?;
     file.remove(name);
     file.save().map_err(edit_failure)?;
@@ -224,7 +210,7 @@ pub fn remove(places: &Places, name: &str, scope: Option<Scope>) -> Result<Strin
 
 /// The file (of `scope`, or the only one) that defines `name`.
 fn find_one(
-    places: &Places,
+    places: &LoadOptions,
     name: &str,
     scope: Option<Scope>,
     verb: &str,
@@ -250,7 +236,7 @@ fn find_one(
                 (Some(scope), _) => format!(
                     "no MCP server '{name}' in the {} scope ({})",
                     scope.name(),
-                    places.file(scope)?.display()
+                    scope_file(places, scope)?.display()
                 ),
                 (None, _) => format!("no MCP server '{name}' is configured"),
             }))
@@ -274,7 +260,7 @@ fn embedded_entry(name: &str) -> Option<Value> {
 /// it. A built-in server defined nowhere else gets a copy of its entry in the user file
 /// (a later layer replaces a server whole, so the copy must be complete).
 pub fn set_enabled(
-    places: &Places,
+    places: &LoadOptions,
     name: &str,
     scope: Option<Scope>,
     on: bool,
@@ -286,7 +272,7 @@ pub fn set_enabled(
                 return Err(not_found);
             };
             let scope = scope.unwrap_or(Scope::User);
-            let path = places.file(scope)?;
+            let path = scope_file(places, scope)?;
             let mut file = open(&path)?;
             if file.get(name).is_some() {
                 return Err(not_found);
@@ -311,7 +297,7 @@ pub fn set_enabled(
 }
 
 /// `mcp get NAME`: the definition in force, where it comes from, and any it overrides.
-pub fn get(places: &Places, name: &str) -> Result<String, Failure> {
+pub fn get(places: &LoadOptions, name: &str) -> Result<String, Failure> {
     let mut definitions: Vec<(String, Value)> = Vec::new();
     // Later flag files win, as in the loader.
     for path in places.flag_files.iter().rev() {
@@ -403,13 +389,13 @@ fn describe(entry: &Value, out: &mut String) {
 /// `mcp import claude|codex|gemini [--scope S]`: copies the other tool's servers into
 /// toolgate's file. Names that file already has are left alone (and said so).
 pub fn import(
-    places: &Places,
+    places: &LoadOptions,
     source: ImportSource,
     homes: &Homes,
     scope: Scope,
 ) -> Result<String, Failure> {
     let found = scan(source, homes);
-    let path = places.file(scope)?;
+    let path = scope_file(places, scope)?;
     let mut file = open(&path)?;
     let mut out = String::new();
     let mut added = 0;
