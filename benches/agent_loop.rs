@@ -79,7 +79,7 @@ impl ModelProvider for LoopModel {
 }
 
 fn hub(workspace: &std::path::Path) -> (McpHub, mpsc::UnboundedReceiver<toolgate::mcp::HubEvent>) {
-    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+    let loaded = toolgate::settings::load_servers(&toolgate::settings::LoadOptions {
         workspace: workspace.to_path_buf(),
         ..Default::default()
     });

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::mcp::{HubOptions, McpHub};
+use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
 const SERVER: &str = "docs";
 const TIMED_CALLS: usize = 2_000;

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::mcp::{HubOptions, McpHub};
+use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
 /// Sequential calls per client and server: enough for a stable p99, short enough for CI.
 const CALLS: usize = 2_000;

@@ -3,20 +3,17 @@
 //!
 //! Module boundaries follow the design (see docs/ARCHITECTURE.md):
 //! `mcp` speaks to servers, `servers` are our own MCP servers, `pool` and `policy` are pure,
+//! `gate` decides every call that needs permission (with the person, grants and pins),
 //! `agent` runs the loop on a background task, `model` holds the providers, `tui` and
 //! `headless` are the two front ends.
 
 pub mod agent;
-pub mod bootstrap;
 pub mod builtin;
 pub mod checkpoint;
-pub mod cli_prompt;
-pub mod commands;
-pub mod config;
-pub mod console;
+pub mod cli;
 pub mod error;
+pub mod gate;
 pub mod headless;
-pub mod manage;
 pub mod mcp;
 pub mod model;
 pub mod oauth;
@@ -27,5 +24,6 @@ pub mod protocol;
 pub mod sandbox;
 pub mod sanitize;
 pub mod servers;
+pub mod settings;
 pub mod tokens;
 pub mod tui;

@@ -4,8 +4,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgate::agent::session::ResumeFrom;
-use toolgate::bootstrap::StartOptions;
-use toolgate::commands::{self, ConfigFlags};
+use toolgate::cli::bootstrap::StartOptions;
+use toolgate::cli::commands::{self, ConfigFlags};
 use toolgate::error::Failure;
 
 #[derive(Parser, Debug)]
@@ -138,7 +138,7 @@ enum McpCommand {
         /// terminal, send the form's defaults, or decline. Without a terminal, `ask`
         /// declines.
         #[arg(long, value_enum, default_value = "ask")]
-        elicitation: toolgate::cli_prompt::ElicitationChoice,
+        elicitation: toolgate::cli::prompt::ElicitationChoice,
     },
     /// Sign in to an HTTP server with OAuth (opens the browser; the URL is also printed).
     Login {
@@ -212,10 +212,10 @@ enum ScopeArg {
 }
 
 impl ScopeArg {
-    fn scope(self) -> toolgate::manage::Scope {
+    fn scope(self) -> toolgate::cli::manage::Scope {
         match self {
-            ScopeArg::User => toolgate::manage::Scope::User,
-            ScopeArg::Project => toolgate::manage::Scope::Project,
+            ScopeArg::User => toolgate::cli::manage::Scope::User,
+            ScopeArg::Project => toolgate::cli::manage::Scope::Project,
         }
     }
 }
@@ -261,9 +261,11 @@ impl McpCommand {
 
 /// The file-editing `mcp` subcommands: no servers are started.
 fn manage(command: McpCommand, flags: &ConfigFlags) -> Result<String, Failure> {
-    use toolgate::manage;
-    let mut places = manage::Places::from_env(flags.workspace());
-    places.flag_files = flags.mcp_config.clone();
+    use toolgate::cli::manage;
+    let places = toolgate::settings::LoadOptions {
+        flag_files: flags.mcp_config.clone(),
+        ..toolgate::settings::LoadOptions::new(&flags.workspace(), false)
+    };
     let scope_of = |s: Option<ScopeArg>| s.map(ScopeArg::scope);
     match command {
         McpCommand::Add {
@@ -299,7 +301,7 @@ fn manage(command: McpCommand, flags: &ConfigFlags) -> Result<String, Failure> {
             manage::set_enabled(&places, &name, scope_of(scope), false)
         }
         McpCommand::Import { from, scope } => {
-            use toolgate::config::import::{Homes, ImportSource};
+            use toolgate::settings::import::{Homes, ImportSource};
             let homes = Homes::from_env(&flags.workspace())
                 .ok_or_else(|| Failure::Usage("no home folder: set $HOME".into()))?;
             let source = match from {
@@ -363,13 +365,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Some(Command::Undo { list, dry_run }) => {
-            use toolgate::checkpoint::command::UndoAction;
+            use toolgate::cli::undo::UndoAction;
             let action = match (list, dry_run) {
                 (true, _) => UndoAction::List,
                 (false, true) => UndoAction::DryRun,
                 (false, false) => UndoAction::Restore,
             };
-            let output = toolgate::checkpoint::command::run(
+            let output = toolgate::cli::undo::run(
                 toolgate::checkpoint::default_root().as_deref(),
                 toolgate::agent::session::default_sessions_dir().as_deref(),
                 &flags.workspace(),
@@ -403,9 +405,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     };
                     rt.block_on(toolgate::headless::run(options))
                 }
-                None => rt.block_on(toolgate::console::run(toolgate::console::ConsoleOptions {
-                    agent: start,
-                })),
+                None => rt.block_on(toolgate::cli::console::run(
+                    toolgate::cli::console::ConsoleOptions { agent: start },
+                )),
             };
             // Servers are stopped by the agent; do not wait for stray blocking tasks.
             rt.shutdown_timeout(std::time::Duration::from_secs(2));

@@ -25,3 +25,20 @@ pub fn state_dir() -> Option<PathBuf> {
 pub fn workspace_dir(workspace: &std::path::Path) -> PathBuf {
     workspace.join(".toolgate")
 }
+
+/// Writes `contents` to `path` through a temporary file in the same folder and a rename, so
+/// a reader (a running console's watcher, another toolgate) sees the old or the new file,
+/// never half of one. Creates the folder when needed; the temporary file does not outlive
+/// a failed rename.
+pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, contents)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

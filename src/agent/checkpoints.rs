@@ -316,7 +316,7 @@ impl Checkpoints {
             Instant::now(),
             None,
         );
-        match super::ask(conv.events(), request, answer, Some(cancel)).await {
+        match crate::gate::ask(conv.events(), request, answer, Some(cancel)).await {
             Some(Reply::Person(RestoreAnswer::Restore)) => {}
             _ => return "Undo cancelled; no file was changed.".to_string(),
         }

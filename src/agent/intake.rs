@@ -92,19 +92,13 @@ pub(super) async fn read_commands(
             UiCommand::Submit(text) => Work::Submit(text, control.new_turn()),
             UiCommand::Connect(name) => Work::Connect(name),
             UiCommand::Disconnect(name) => Work::Disconnect(name),
-            // Sampling grants are the sampling host's; they may be in use during a turn.
-            UiCommand::RevokeGrant(name) => match sampling.revoke(&name) {
-                Some(had) => {
-                    let text = if had {
-                        format!("Session grant for {name} revoked.")
-                    } else {
-                        format!("{name} had no session grant.")
-                    };
-                    let _ = events.send(AgentEvent::Notice(text)).await;
-                    continue;
-                }
-                None => Work::Revoke(name),
-            },
+            // Sampling grants may be in use during a turn: revoked at once, not after it.
+            UiCommand::RevokeGrant(name) if crate::gate::is_sampling_grant(&name) => {
+                let text = sampling.gate.grants().revoke(&name);
+                let _ = events.send(AgentEvent::Notice(text)).await;
+                continue;
+            }
+            UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
             UiCommand::Undo => Work::Undo(control.new_turn()),
             // Roots change beside a running turn: a server may be waiting for them.
@@ -174,13 +168,13 @@ pub(super) async fn read_commands(
 pub(super) fn watch_config(
     reload: Option<&ConfigReload>,
     work: mpsc::UnboundedSender<Work>,
-) -> Option<crate::config::watch::ConfigWatcher> {
+) -> Option<crate::settings::watch::ConfigWatcher> {
     let reload = reload.filter(|r| r.watch)?;
     let files = reload.watched_files();
     let on_change = move |changed: Vec<PathBuf>| {
         let _ = work.send(Work::Reload(ReloadCause::Files(changed)));
     };
-    match crate::config::watch::watch(files, on_change) {
+    match crate::settings::watch::watch(files, on_change) {
         Ok(watcher) => Some(watcher),
         Err(e) => {
             tracing::warn!("cannot watch the configuration files: {e}");

@@ -6,15 +6,12 @@
 //! tool calls in order (policy first, the user asked when needed) → append the results →
 //! repeat until the model stops, the user cancels, or the turn cap is reached.
 
-mod ask;
 pub mod attachments;
 mod checkpoints;
 mod conversation;
 pub mod elicitation;
-mod gate;
 mod host_files;
 mod intake;
-mod pinning;
 mod pool_keeper;
 mod prompt;
 mod prompts;
@@ -44,9 +41,7 @@ use crate::model::ModelProvider;
 use crate::policy::Policy;
 use crate::protocol::{AgentEvent, UiCommand};
 
-pub use ask::ask;
-pub use gate::suggested_rule;
-pub use reload::{ConfigReload, RulesReload, SettingsSeen};
+pub use reload::{ConfigReload, RulesReload};
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.
@@ -106,7 +101,7 @@ pub struct AgentConfig {
     /// `[sampling] max_tokens`: a server's sampling request asking for more is refused.
     pub sampling_max_tokens: u32,
     /// `[tools]`: when MCP tools are deferred behind `search_tools`.
-    pub tool_search: crate::pool::deferral::SearchSettings,
+    pub tool_search: crate::settings::SearchSettings,
     /// Estimated tokens (see [`crate::tokens`]) of one MCP tool result the model gets;
     /// the whole result is kept in a file. `MAX_MCP_OUTPUT_TOKENS` sets it.
     pub mcp_output_tokens: usize,
@@ -141,7 +136,7 @@ impl AgentConfig {
             replay_history: true,
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
-            sampling_max_tokens: crate::config::DEFAULT_SAMPLING_MAX_TOKENS,
+            sampling_max_tokens: crate::settings::DEFAULT_SAMPLING_MAX_TOKENS,
             tool_search: Default::default(),
             mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,

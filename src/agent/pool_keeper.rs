@@ -5,13 +5,13 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::gate::Gate;
 use super::search::ToolSearch;
 use crate::builtin::pool_builtins_with_resources;
+use crate::gate::Gate;
 use crate::mcp::McpHub;
-use crate::pool::deferral::SearchSettings;
 use crate::pool::{self, Pool, PoolError, PoolTool, ServerTools};
 use crate::protocol::{ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
+use crate::settings::SearchSettings;
 
 pub(super) struct PoolKeeper {
     /// The pool last sent to the front end.
@@ -69,13 +69,10 @@ impl PoolKeeper {
     ) -> Option<PoolUpdate> {
         // Lets the gate see the listings (new tools, changed definitions).
         let listings = hub.server_tools();
-        gate.pinning.observe(&listings, |server| {
+        gate.observe_listings(&listings, |server| {
             hub.config(server).is_some_and(|c| c.pool.trust_new_tools)
         });
-        let marks = match gate
-            .pinning
-            .marks_if_changed(pool, self.search.deferred(), &listings)
-        {
+        let marks = match gate.pool_marks(pool, self.search.deferred(), &listings) {
             Some(marks) => {
                 self.marks = marks;
                 true

@@ -7,21 +7,17 @@ use super::reload::{ReloadCause, RulesReload, same_problem};
 use super::runner::Agent;
 use crate::policy::{OutsideWorkspace, RuleChanges};
 use crate::protocol::AgentEvent;
+use crate::settings::Settings;
 
 impl Agent {
-    pub(super) async fn reload_rules(&mut self, rules: &RulesReload, cause: &ReloadCause) {
-        let options = rules.options.clone();
-        let loaded = tokio::task::spawn_blocking(move || crate::policy::load(&options)).await;
-        let (fresh, diagnostics) = match loaded {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                self.emit(AgentEvent::Error(format!(
-                    "reloading the permission rules failed: {e}; the rules in force stay"
-                )))
-                .await;
-                return;
-            }
-        };
+    pub(super) async fn reload_rules(
+        &mut self,
+        rules: &RulesReload,
+        files: &[std::path::PathBuf],
+        settings: &Settings,
+        cause: &ReloadCause,
+    ) {
+        let (fresh, diagnostics) = crate::policy::from_settings(&settings.permissions);
         let new_problems: Vec<String> = diagnostics
             .iter()
             .filter(|d| !rules.known_problems.iter().any(|k| same_problem(k, d)))
@@ -38,12 +34,9 @@ impl Agent {
         if let Some(current) = self.reload.as_mut().and_then(|r| r.rules.as_mut()) {
             current.known_problems = diagnostics;
         }
-        let changes = self.gate.reload_rules(fresh, &rules.files());
-        // `sampling(SERVER)` rules live in the same files.
-        if let Some(sampling) = &self.sampling_config {
-            sampling.set_policy(self.gate.policy().clone());
-        }
-        let settings = self.reload_settings(rules).await;
+        // `sampling(SERVER)` rules live in the same files: the gate puts them in force too.
+        let changes = self.gate.reload_rules(fresh, files);
+        let settings = self.reload_settings(rules, settings);
         if changes.is_empty() && settings.is_empty() {
             if *cause == ReloadCause::Asked {
                 self.emit(AgentEvent::Notice(

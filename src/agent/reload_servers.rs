@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use super::reload::{ConfigReload, ReloadCause, same_problem};
 use super::runner::Agent;
-use crate::config::diff::ConfigDiff;
-use crate::config::load_servers;
 use crate::protocol::{AgentEvent, Containment, ServerInfo};
+use crate::settings::diff::ConfigDiff;
+use crate::settings::{LoadedServers, Settings};
 
 impl Agent {
     /// Reloads what the changed files (or `/mcp reload`: everything) configure: the
@@ -24,38 +24,49 @@ impl Agent {
             .await;
             return;
         };
-        let server_files = crate::config::watch::watched_files(&reload.options);
+        let server_files = crate::settings::watch::watched_files(&reload.options);
         let touched = |wanted: &[PathBuf]| match &cause {
             ReloadCause::Asked => true,
-            ReloadCause::Files(files) => files
-                .iter()
-                .any(|f| wanted.iter().any(|w| crate::config::watch::same_file(w, f))),
+            ReloadCause::Files(files) => files.iter().any(|f| {
+                wanted
+                    .iter()
+                    .any(|w| crate::settings::watch::same_file(w, f))
+            }),
         };
-        if let Some(rules) = reload.rules.as_ref().filter(|r| touched(&r.files())) {
-            self.reload_rules(rules, &cause).await;
+        let rule_files = reload.rule_files();
+        let rules = reload.rules.as_ref().filter(|_| touched(&rule_files));
+        if rules.is_none() && !touched(&server_files) {
+            return;
+        }
+        // One reading of every file, whichever part changed.
+        let options = reload.options.clone();
+        let fresh: Settings =
+            match tokio::task::spawn_blocking(move || crate::settings::load(&options)).await {
+                Ok(fresh) => fresh,
+                Err(e) => {
+                    self.emit(AgentEvent::Error(format!(
+                        "reloading the configuration failed: {e}"
+                    )))
+                    .await;
+                    return;
+                }
+            };
+        if let Some(rules) = rules {
+            self.reload_rules(rules, &rule_files, &fresh, &cause).await;
         }
         if touched(&server_files) {
-            self.reload_servers(&reload, server_files, cause).await;
+            self.reload_servers(&reload, fresh.servers, server_files, cause)
+                .await;
         }
     }
 
     async fn reload_servers(
         &mut self,
         reload: &ConfigReload,
+        loaded: LoadedServers,
         server_files: Vec<PathBuf>,
         cause: ReloadCause,
     ) {
-        let options = reload.options.clone();
-        let loaded = match tokio::task::spawn_blocking(move || load_servers(&options)).await {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                self.emit(AgentEvent::Error(format!(
-                    "reloading the configuration failed: {e}"
-                )))
-                .await;
-                return;
-            }
-        };
         let new_problems: Vec<String> = loaded
             .diagnostics
             .iter()

@@ -3,8 +3,8 @@
 //! `intake.rs`, streaming in `stream.rs`, tool execution in `tools.rs`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 use super::AgentConfig;
 use super::checkpoints::Checkpoints;
 use super::conversation::Conversation;
-use super::gate::Gate;
 use super::intake::{Control, Work};
 use super::pool_keeper::PoolKeeper;
 use super::sampling::SamplingHost;
@@ -21,6 +20,7 @@ use super::server_switch::ServerSwitch;
 use super::session::{self, Record, SharedLog};
 use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
+use crate::gate::Gate;
 use crate::mcp::McpHub;
 use crate::model::{
     ContentBlock, Message, ModelProvider, ModelRequest, Role, StopReason, ToolDef, Usage,
@@ -42,22 +42,15 @@ pub(super) fn start(
     let shared_log = SharedLog::default();
     let hub_events = config.hub_events.take();
     let hub = config.hub.clone();
-    let policy = config.policy.clone();
-    let (headless, cap, ask_timeout) = (
-        config.headless,
-        config.sampling_max_tokens,
-        config.ask_timeout,
-    );
+    let cap = config.sampling_max_tokens;
     let watcher = super::intake::watch_config(config.reload.as_ref(), work_tx.clone());
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
-    let sampling_config = Arc::new(super::sampling::SamplingConfig::new(policy, cap));
+    let sampling_config = Arc::new(super::sampling::SamplingConfig::new(cap));
     agent.sampling_config = Some(sampling_config.clone());
     let sampling = Arc::new(SamplingHost {
         model: agent.model.clone(),
         config: sampling_config,
-        headless,
-        ask_timeout,
-        granted: Mutex::default(),
+        gate: agent.gate.sampling(),
         log: shared_log,
         events: events.clone(),
     });
@@ -258,7 +251,7 @@ impl Agent {
                 .collect(),
         })
         .await;
-        if let Some(problem) = self.gate.pinning.load_problem.take() {
+        if let Some(problem) = self.gate.take_pins_problem() {
             self.startup_notices.push(problem);
         }
         for notice in std::mem::take(&mut self.startup_notices) {
@@ -300,11 +293,7 @@ impl Agent {
                     self.report_command(result).await;
                 }
                 Work::Revoke(name) => {
-                    let text = if self.gate.revoke(&name) {
-                        format!("Session grant for {name} revoked.")
-                    } else {
-                        format!("{name} had no session grant.")
-                    };
+                    let text = self.gate.revoke(&name);
                     self.emit(AgentEvent::Notice(text)).await;
                     let _ = self.refresh_pool_forced().await;
                 }

@@ -10,9 +10,10 @@ use serde_json::Value;
 
 use super::tool_run::ToolRun;
 use crate::builtin::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, search_tools_tool};
-use crate::pool::deferral::{self, Deferral, SearchSettings};
+use crate::pool::deferral::{self, Deferral};
 use crate::pool::search::ToolIndex;
 use crate::pool::{Pool, PoolTool, ServerTools};
+use crate::settings::SearchSettings;
 
 /// What deferral keeps between model calls.
 #[derive(Default)]

@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 
 use super::conversation::Conversation;
-use crate::config::ConfigSource;
-use crate::config::edit::{EditError, ServerFile};
 use crate::mcp::McpHub;
 use crate::protocol::AgentEvent;
+use crate::settings::ConfigSource;
+use crate::settings::edit::{EditError, ServerFile};
 
 /// The session's `/mcp enable|disable` choices, by server name.
 #[derive(Default)]

@@ -9,13 +9,13 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::gate::Gated;
 use super::host_files::HostFiles;
 use super::pool_keeper::assemble_for;
 use super::runner::Agent;
 use super::session::Record;
 use super::tool_run::ToolRun;
 use crate::builtin::BuiltinTool;
+use crate::gate::{GateOutcome, Gated};
 use crate::mcp::McpError;
 use crate::model::ContentBlock;
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
@@ -105,7 +105,11 @@ impl Agent {
         if let Err(problem) = self.limits.check(tool, &input) {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
         }
-        let (gated, decided, notices) = self
+        let GateOutcome {
+            decision: gated,
+            audit: decided,
+            notices,
+        } = self
             .gate
             .check(tool, &input, call_id, self.conversation.events(), cancel)
             .await;

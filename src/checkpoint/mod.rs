@@ -13,7 +13,6 @@
 //! snapshot when the turn ends; `checkpoints.jsonl` beside the repository records both
 //! (see [`log`]). Undo puts back the files that differ between the two.
 
-pub mod command;
 mod git;
 mod lock;
 mod log;

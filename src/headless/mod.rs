@@ -18,7 +18,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use crate::agent::AgentConfig;
-use crate::bootstrap::{FrontEnd, StartOptions};
+use crate::cli::bootstrap::{FrontEnd, StartOptions};
 use crate::error::{Failure, FailureKind};
 use crate::mcp::ServerStatus;
 use crate::protocol::{
@@ -73,7 +73,7 @@ pub async fn run(opts: HeadlessOptions) -> Result<(), Failure> {
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
     let prompt = read_prompt(&opts.prompt, &mut std::io::stdin()).map_err(Failure::Usage)?;
-    let config = crate::bootstrap::prepare(&opts.start, FrontEnd::Headless)?;
+    let config = crate::cli::bootstrap::prepare(&opts.start, FrontEnd::Headless)?;
     run_with(config, prompt, opts.output_format, &mut stdout, &mut stderr).await
 }
 

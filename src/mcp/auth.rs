@@ -8,8 +8,8 @@
 //! repeats the operation — at most [`MAX_SIGN_INS`] times per operation, and never for a
 //! step-up the token already satisfies, so no server can make toolgate loop.
 
-use crate::config::OAuthSettings;
 use crate::oauth::{AuthStatus, ServerCredentials, TokenFile};
+use crate::settings::OAuthSettings;
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;

@@ -13,16 +13,16 @@ use super::auth::{self, Challenge, MAX_SIGN_INS, ServerAuth, SignInMode};
 use super::convert::{call_output, tool_info, unlistable_tools};
 use super::errors;
 use super::handler::{HubClient, ListChangedHook, ProgressRoutes};
-use super::logging::{DEFAULT_LOG_LEVEL, LogLevel};
 use super::roots::Roots;
 use super::spawn::{MAX_STDIO_LINE, spawn_stdio, stop_child};
 use super::stderr::StderrTail;
 use super::transport::GuardedTransport;
 use super::{CallOutput, HubEvent, McpError, ProgressUpdate, ServerStatus};
-use crate::config::{ServerConfig, ServerTransport};
 use crate::oauth::{Opener, TokenFile};
 use crate::pool::{McpToolInfo, ServerTools};
 use crate::sandbox::{Profile, Sandbox};
+use crate::settings::{DEFAULT_LOG_LEVEL, LogLevel};
+use crate::settings::{ServerConfig, ServerTransport};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
     ClientRequest, CustomRequest, CustomResult, ProtocolVersion, ServerResult,
@@ -569,7 +569,7 @@ impl McpHub {
             Ok(Ok(tools)) => ServerTools::filtered(
                 &config.name,
                 with_tasks(&tools, &task_tools),
-                &config.pool.tool_filter(),
+                &crate::pool::ToolFilter::of(&config.pool),
             ),
             Ok(Err(e)) => {
                 // A server may let anyone initialize and ask for a token only from here on.
@@ -763,7 +763,9 @@ impl McpHub {
             };
         let filter = self
             .config(server)
-            .map_or_else(crate::pool::ToolFilter::all, |c| c.pool.tool_filter());
+            .map_or_else(crate::pool::ToolFilter::all, |c| {
+                crate::pool::ToolFilter::of(&c.pool)
+            });
         let (added, removed, count) = {
             let mut current = lock(&connection.tools);
             let (added, removed) = name_changes(current.listed(), &listed);

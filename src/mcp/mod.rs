@@ -25,7 +25,8 @@ pub use elicitation::{
     ElicitationAsk, ElicitationQuestion, ElicitationReply, MAX_WAITING_PER_SERVER, form_from_schema,
 };
 pub use hub::{CompletionTarget, HubOptions, McpHub};
-pub use logging::{DEFAULT_LOG_LEVEL, LogLevel};
+// Servers send their log messages at these levels; the type is config's (`[mcp] log_level`).
+pub use crate::settings::{DEFAULT_LOG_LEVEL, LogLevel};
 pub use roots::{Roots, file_uri};
 pub use sampling::{
     MAX_WAITING_PER_SERVER as MAX_SAMPLING_WAITING, Sampled, SamplingQuestion, SamplingRefusal,

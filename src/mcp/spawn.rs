@@ -1,7 +1,7 @@
 //! Starting a server process (stdio and builtin entries) and stopping it without orphans.
 
-use crate::config::{ServerConfig, ServerTransport};
 use crate::sandbox::Sandbox;
+use crate::settings::{ServerConfig, ServerTransport};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;

@@ -15,7 +15,7 @@ use super::browser::Opener;
 use super::credentials::{ServerCredentials, Staged};
 use super::loopback::{CallbackError, Loopback};
 use super::store::{ClientRecord, Registration, StoreError};
-use crate::config::OAuthSettings;
+use crate::settings::OAuthSettings;
 use oauth2::TokenResponse;
 use reqwest::Url;
 use rmcp::transport::auth::{

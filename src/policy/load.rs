@@ -1,90 +1,33 @@
-//! Loading `[permissions]` from the user's and the workspace's `config.toml` and from flags.
-//! Every problem becomes a `Diagnostic` with file, line and column; what could be read loads.
-
-use std::path::{Path, PathBuf};
+//! The rules of `[permissions]` (as [`crate::settings`] read them from the user's and the
+//! workspace's `config.toml`) and of the rule flags, made into a [`Policy`]. Every problem
+//! becomes a `Diagnostic` with file, line and column; the rules that could be read load.
 
 use super::rule::RuleKind;
 use super::{OutsideWorkspace, Policy, PolicyRule, Rule, RuleList, RuleSource};
-use crate::config::Diagnostic;
-
-/// Everything the loader reads. `user_config_dir` is normally `paths::user_config_dir()`.
-#[derive(Debug, Clone)]
-pub struct LoadOptions {
-    pub workspace: PathBuf,
-    pub user_config_dir: Option<PathBuf>,
-    /// Whether the user trusts this workspace; project files are ignored otherwise.
-    pub trusted: bool,
-    /// `--allow RULE` and `--deny RULE`.
-    pub allow_flags: Vec<String>,
-    pub deny_flags: Vec<String>,
-}
-
-impl LoadOptions {
-    pub fn new(workspace: &Path, trusted: bool) -> LoadOptions {
-        LoadOptions {
-            workspace: workspace.to_path_buf(),
-            user_config_dir: crate::paths::user_config_dir(),
-            trusted,
-            allow_flags: Vec::new(),
-            deny_flags: Vec::new(),
-        }
-    }
-}
-
-/// The workspace's `.toolgate/config.toml`.
-pub fn project_config_path(workspace: &Path) -> PathBuf {
-    crate::paths::workspace_dir(workspace).join("config.toml")
-}
-
-/// The files whose `[permissions]` [`load`] reads, each with the source its rules get:
-/// the user's `config.toml`, and the project's when the workspace is trusted.
-pub fn rule_files(opts: &LoadOptions) -> Vec<(PathBuf, RuleSource)> {
-    let mut files = Vec::new();
-    if let Some(dir) = &opts.user_config_dir {
-        let path = dir.join("config.toml");
-        files.push((path.clone(), RuleSource::UserConfig(path)));
-    }
-    if opts.trusted {
-        let project = project_config_path(&opts.workspace);
-        files.push((project.clone(), RuleSource::ProjectConfig(project)));
-    }
-    files
-}
+use crate::settings::{
+    Diagnostic, FileLayer, OutsideSetting, PermissionEntry, PermissionList, Permissions,
+};
 
 /// Shipped defaults < user config < project config (when trusted) < flags.
-pub fn load(opts: &LoadOptions) -> (Policy, Vec<Diagnostic>) {
+pub fn from_settings(permissions: &Permissions) -> (Policy, Vec<Diagnostic>) {
     let mut policy = Policy::default();
     let mut diagnostics = Vec::new();
     let mut outside = OutsideWorkspace::Ask;
 
-    let files = rule_files(opts);
-    let project = project_config_path(&opts.workspace);
-    if !opts.trusted && project.exists() {
-        diagnostics.push(Diagnostic {
-            file: project.display().to_string(),
-            line: 0,
-            column: 0,
-            message: "ignored: this workspace is not trusted, so its permission rules do not apply"
-                .into(),
-        });
+    if let Some(project) = &permissions.ignored_project_file {
+        diagnostics.push(Diagnostic::whole_file(
+            project,
+            "ignored: this workspace is not trusted, so its permission rules do not apply".into(),
+        ));
     }
 
-    for (path, source) in files {
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                diagnostics.push(Diagnostic {
-                    file: path.display().to_string(),
-                    line: 0,
-                    column: 0,
-                    message: format!("cannot read: {e}"),
-                });
-                continue;
-            }
+    for file in &permissions.files {
+        let source = match file.layer {
+            FileLayer::User => RuleSource::UserConfig(file.path.clone()),
+            FileLayer::Project => RuleSource::ProjectConfig(file.path.clone()),
         };
-        let (rules, mode, mut diags) =
-            parse_permissions(&text, &path.display().to_string(), source);
+        let name = file.path.display().to_string();
+        let (rules, mode, mut diags) = rules_of(&file.entries, &file.text, &name, source);
         diagnostics.append(&mut diags);
         policy.add_rules(rules);
         // The strictest setting wins: a project cannot loosen the user's "deny".
@@ -94,8 +37,8 @@ pub fn load(opts: &LoadOptions) -> (Policy, Vec<Diagnostic>) {
     }
 
     for (flags, list, label) in [
-        (&opts.deny_flags, RuleList::Deny, "--deny"),
-        (&opts.allow_flags, RuleList::Allow, "--allow"),
+        (&permissions.deny_flags, RuleList::Deny, "--deny"),
+        (&permissions.allow_flags, RuleList::Allow, "--allow"),
     ] {
         for text in flags {
             let file = format!("{label} {text}");
@@ -147,84 +90,56 @@ pub fn parse_permissions(
     file: &str,
     source: RuleSource,
 ) -> (Vec<PolicyRule>, Option<OutsideWorkspace>, Vec<Diagnostic>) {
+    rules_of(
+        &crate::settings::parse_permissions_table(text, file),
+        text,
+        file,
+        source,
+    )
+}
+
+/// The rules of a table's entries, in order; a rule that does not parse (or allows
+/// everything) is a diagnostic at its position in `text`.
+fn rules_of(
+    entries: &[PermissionEntry],
+    text: &str,
+    file: &str,
+    source: RuleSource,
+) -> (Vec<PolicyRule>, Option<OutsideWorkspace>, Vec<Diagnostic>) {
     let mut rules = Vec::new();
     let mut diagnostics = Vec::new();
     let mut outside = None;
-    let diag = |offset: usize, message: String| Diagnostic::at(text, file, offset, message);
-    let doc = match toml_edit::Document::parse(text) {
-        Ok(d) => d,
-        Err(e) => {
-            let offset = e.span().map(|s| s.start).unwrap_or(0);
-            diagnostics.push(diag(
-                offset,
-                format!(
-                    "not valid TOML ({}); no permission rules loaded from this file",
-                    e.message().trim()
-                ),
-            ));
-            return (rules, outside, diagnostics);
-        }
-    };
-    let Some(item) = doc.get("permissions") else {
-        return (rules, outside, diagnostics);
-    };
-    let Some(table) = item.as_table_like() else {
-        diagnostics.push(diag(
-            item.span().map(|s| s.start).unwrap_or(0),
-            "expected [permissions] to be a table".into(),
-        ));
-        return (rules, outside, diagnostics);
-    };
-    for (key, value) in table.iter() {
-        let at = value.span().map(|s| s.start).unwrap_or(0);
-        let list = match key {
-            "allow" => RuleList::Allow,
-            "ask" => RuleList::Ask,
-            "deny" => RuleList::Deny,
-            "outside_workspace" => {
-                match value.as_str() {
-                    Some("ask") => outside = Some(OutsideWorkspace::Ask),
-                    Some("deny") => outside = Some(OutsideWorkspace::Deny),
-                    _ => diagnostics.push(diag(
-                        at,
-                        "expected outside_workspace = \"ask\" or \"deny\"".into(),
-                    )),
+    for entry in entries {
+        match entry {
+            PermissionEntry::Rule {
+                list,
+                text: rule_text,
+                offset: at,
+            } => {
+                let list = match list {
+                    PermissionList::Allow => RuleList::Allow,
+                    PermissionList::Ask => RuleList::Ask,
+                    PermissionList::Deny => RuleList::Deny,
+                };
+                match check_rule(rule_text, list) {
+                    Ok(rule) => rules.push(PolicyRule {
+                        rule,
+                        list,
+                        source: source.clone(),
+                    }),
+                    // +1 for the opening quote; exact for strings without escapes.
+                    Err((offset, message)) => {
+                        diagnostics.push(Diagnostic::at(text, file, at + 1 + offset, message))
+                    }
                 }
-                continue;
             }
-            other => {
-                diagnostics.push(diag(
-                    at,
-                    format!("unknown key permissions.{other} (expected allow, ask, deny or outside_workspace); ignored"),
-                ));
-                continue;
+            PermissionEntry::OutsideWorkspace(setting) => {
+                outside = Some(match setting {
+                    OutsideSetting::Ask => OutsideWorkspace::Ask,
+                    OutsideSetting::Deny => OutsideWorkspace::Deny,
+                })
             }
-        };
-        let Some(array) = value.as_array() else {
-            diagnostics.push(diag(
-                at,
-                format!("expected permissions.{key} to be an array of rule strings"),
-            ));
-            continue;
-        };
-        for element in array.iter() {
-            let at = element.span().map(|s| s.start).unwrap_or(0);
-            let Some(rule_text) = element.as_str() else {
-                diagnostics.push(diag(
-                    at,
-                    format!("expected a rule string in permissions.{key}"),
-                ));
-                continue;
-            };
-            match check_rule(rule_text, list) {
-                Ok(rule) => rules.push(PolicyRule {
-                    rule,
-                    list,
-                    source: source.clone(),
-                }),
-                // +1 for the opening quote; exact for strings without escapes.
-                Err((offset, message)) => diagnostics.push(diag(at + 1 + offset, message)),
-            }
+            PermissionEntry::Problem(diagnostic) => diagnostics.push(diagnostic.clone()),
         }
     }
     (rules, outside, diagnostics)
@@ -287,12 +202,5 @@ mod tests {
         assert_eq!(diags[0].line, 2);
         assert_eq!(diags[1].line, 3);
         assert_eq!(diags[2].line, 5);
-    }
-
-    #[test]
-    fn line_column_counts_characters() {
-        assert_eq!(crate::config::line_column("ab\ncd", 4), (2, 2));
-        assert_eq!(crate::config::line_column("é\nx", 3), (2, 1));
-        assert_eq!(crate::config::line_column("x", 99), (1, 2));
     }
 }

@@ -10,61 +10,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{Pool, PoolTool, ToolOrigin};
-
-/// `[tools] search` in `config.toml`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SearchMode {
-    /// Defer when the MCP tool definitions exceed the threshold.
-    #[default]
-    Auto,
-    /// Always defer MCP tools (those of `alwaysLoad` servers excepted).
-    On,
-    /// Never defer: every connected tool is in every request.
-    Off,
-}
-
-impl SearchMode {
-    pub const NAMES: &'static str = "\"auto\", \"on\" or \"off\"";
-
-    pub fn parse(text: &str) -> Option<SearchMode> {
-        match text {
-            "auto" => Some(SearchMode::Auto),
-            "on" => Some(SearchMode::On),
-            "off" => Some(SearchMode::Off),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SearchMode::Auto => "auto",
-            SearchMode::On => "on",
-            SearchMode::Off => "off",
-        }
-    }
-}
-
-/// Estimated tokens of MCP tool definitions above which `auto` defers them: 10,000, i.e. 5 %
-/// of a 200k-token context window, about 25 typical tools (the default docs, deploy and fs
-/// servers together stay well below it).
-pub const DEFAULT_AUTO_THRESHOLD_TOKENS: usize = 10_000;
-
-/// The `[tools]` settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SearchSettings {
-    pub mode: SearchMode,
-    /// `[tools] search_threshold`: the `auto` budget in estimated tokens.
-    pub auto_threshold_tokens: usize,
-}
-
-impl Default for SearchSettings {
-    fn default() -> Self {
-        SearchSettings {
-            mode: SearchMode::Auto,
-            auto_threshold_tokens: DEFAULT_AUTO_THRESHOLD_TOKENS,
-        }
-    }
-}
+use crate::settings::{SearchMode, SearchSettings};
 
 /// Estimated tokens of one tool definition as a model request carries it (name,
 /// description and input schema), by [`crate::tokens::estimate`].

@@ -3,8 +3,10 @@
 //! enters a pool, so no model request carries it; the panel still lists it, greyed, with
 //! the reason.
 
-use globset::{Glob, GlobMatcher};
+use globset::GlobMatcher;
 use serde::{Deserialize, Serialize};
+
+use crate::settings::{PoolSettings, tool_glob};
 
 /// Compiled include and exclude patterns of one server. Exclude wins over include.
 #[derive(Debug, Clone, Default)]
@@ -22,11 +24,9 @@ struct Pattern {
 
 impl Pattern {
     fn new(text: &str) -> Result<Pattern, String> {
-        let glob =
-            Glob::new(text).map_err(|e| format!("invalid tool pattern '{text}': {}", e.kind()))?;
         Ok(Pattern {
             text: text.to_string(),
-            matcher: glob.compile_matcher(),
+            matcher: tool_glob(text)?.compile_matcher(),
         })
     }
 }
@@ -63,6 +63,14 @@ impl ToolFilter {
             include: include.map(compile).transpose()?,
             exclude: compile(exclude)?,
         })
+    }
+
+    /// The filter of a server's `.mcp.json` entry. Patterns are checked when the entry is
+    /// read; one that does not compile anyway (a hand-built config) keeps every tool out
+    /// rather than letting all in.
+    pub fn of(settings: &PoolSettings) -> ToolFilter {
+        ToolFilter::new(settings.include_tools.as_deref(), &settings.exclude_tools)
+            .unwrap_or_else(|_| ToolFilter::nothing())
     }
 
     /// Lets every tool through.

@@ -18,11 +18,11 @@ pub enum Containment {
 
 impl Containment {
     pub fn of(
-        config: &crate::config::ServerConfig,
+        config: &crate::settings::ServerConfig,
         profile: Option<&crate::sandbox::Profile>,
     ) -> Self {
         match (&config.transport, profile) {
-            (crate::config::ServerTransport::Http { .. }, _) => Containment::Remote,
+            (crate::settings::ServerTransport::Http { .. }, _) => Containment::Remote,
             (_, Some(p)) if p.is_confined() => Containment::Confined {
                 profile: p.describe(),
             },
@@ -51,7 +51,7 @@ pub struct ServerInfo {
 }
 
 impl ServerInfo {
-    pub fn from_config(config: &crate::config::ServerConfig, containment: Containment) -> Self {
+    pub fn from_config(config: &crate::settings::ServerConfig, containment: Containment) -> Self {
         ServerInfo {
             name: config.name.clone(),
             command_line: config.command_line(),

@@ -7,7 +7,8 @@
 use std::sync::OnceLock;
 
 use super::SandboxError;
-use super::profile::{Profile, SandboxMode};
+use super::profile::Profile;
+use crate::settings::SandboxMode;
 
 /// Set to `1` to make toolgate behave as on a kernel without the sandbox (tests, and people
 /// who want to see the fail-closed path).

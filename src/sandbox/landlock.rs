@@ -27,7 +27,8 @@ use landlock::{
 
 use super::SandboxError;
 use super::detect::{Capabilities, LANDLOCK_NET_ABI, LANDLOCK_SCOPE_ABI};
-use super::profile::{Profile, SandboxMode};
+use super::profile::Profile;
+use crate::settings::SandboxMode;
 
 /// The file-system rights toolgate handles are those of ABI 3; later rights (device
 /// ioctls, UNIX socket connects) stay unrestricted rather than break terminals and daemons.

@@ -12,7 +12,6 @@
 //! [`Sandbox`] is what a session holds: its settings (from `[sandbox]` in config.toml) and
 //! what the kernel offers. It turns a workspace and a server entry into [`Profile`]s.
 
-mod config;
 mod confine;
 mod detect;
 pub mod env;
@@ -22,16 +21,15 @@ mod profile;
 #[cfg(target_os = "linux")]
 mod seccomp;
 
-pub use config::{SandboxSettings, ServerDefaults, SettingsSources, apply_layer, load_settings};
 pub use confine::Confinement;
 pub use detect::{Capabilities, FORCE_UNAVAILABLE_ENV, MIN_LANDLOCK_ABI, SandboxStatus};
-pub use profile::{CREDENTIAL_PATHS, Profile, SandboxMode, credential_paths};
+pub use profile::{CREDENTIAL_PATHS, Profile, credential_paths};
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::{ServerConfig, ServerTransport};
+use crate::settings::{SandboxMode, SandboxSettings, ServerConfig, ServerTransport};
 
 /// Why a process was not started.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -258,7 +256,7 @@ fn option_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ConfigSource, ServerSandbox};
+    use crate::settings::{ConfigSource, ServerSandbox};
 
     fn builtin(server: &str, args: &[&str]) -> ServerConfig {
         ServerConfig {
@@ -289,7 +287,7 @@ mod tests {
         // Settings cannot loosen them.
         let off = Sandbox::new(SandboxSettings {
             mode: SandboxMode::Off,
-            servers: ServerDefaults {
+            servers: crate::settings::ServerDefaults {
                 mode: SandboxMode::Off,
                 network: true,
             },
@@ -318,7 +316,7 @@ mod tests {
         assert_eq!(profile.writable[0], PathBuf::from("/w"));
         assert!(!profile.network);
         let online = Sandbox::new(SandboxSettings {
-            servers: ServerDefaults {
+            servers: crate::settings::ServerDefaults {
                 mode: SandboxMode::ReadOnly,
                 network: true,
             },

@@ -1,48 +1,9 @@
 //! Profiles: what one confined process may touch, as absolute paths and a network switch.
 //! Pure data; building the kernel rules from it is `landlock.rs` and `seccomp.rs`.
 
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// How much of the file system a process may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    /// Writes only under the workspace, the temp dir and configured paths.
-    #[default]
-    WorkspaceWrite,
-    /// No writes at all (except to devices such as /dev/null).
-    ReadOnly,
-    /// No sandbox.
-    Off,
-}
-
-impl SandboxMode {
-    pub const NAMES: &'static str = "\"workspace-write\", \"read-only\" or \"off\"";
-
-    pub fn parse(text: &str) -> Option<SandboxMode> {
-        match text {
-            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
-            "read-only" => Some(SandboxMode::ReadOnly),
-            "off" => Some(SandboxMode::Off),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxMode::WorkspaceWrite => "workspace-write",
-            SandboxMode::ReadOnly => "read-only",
-            SandboxMode::Off => "off",
-        }
-    }
-}
-
-impl std::fmt::Display for SandboxMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::settings::SandboxMode;
 
 /// Credential locations under the home directory that no confined process may read: the
 /// issue's list plus two stores that hold nothing but tokens (git's and GitHub CLI's).

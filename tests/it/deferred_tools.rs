@@ -11,12 +11,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::config::ServerConfig;
 use toolgate::model::{ContentBlock, ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{PersonAnswer, Policy};
-use toolgate::pool::deferral::{SearchMode, SearchSettings};
 use toolgate::protocol::questions::HostRequest;
 use toolgate::protocol::{AgentEvent, PoolUpdate, UiCommand};
+use toolgate::settings::ServerConfig;
+use toolgate::settings::{SearchMode, SearchSettings};
 
 fn calls(calls: &[(&str, &str, Value)]) -> Vec<StreamEvent> {
     let mut events: Vec<StreamEvent> = calls

@@ -277,8 +277,8 @@ fn headless_declines_and_reports_it_in_the_jsonl_stream() {
 #[tokio::test]
 async fn a_call_does_not_time_out_while_its_server_waits_for_the_person() {
     use std::collections::BTreeMap;
-    use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
     use toolgate::mcp::{ElicitationAsk, ElicitationReply, HubEvent, HubOptions, McpHub};
+    use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("received.jsonl");

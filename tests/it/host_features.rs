@@ -279,26 +279,19 @@ async fn a_request_over_the_token_cap_is_refused_naming_the_cap() {
 async fn a_sampling_cap_saved_while_the_session_runs_decides_the_next_request() {
     let (mut config, setup) = setup(SAMPLE, &[], &[]);
     let workspace = setup.workspace.path().to_path_buf();
-    let rules = toolgate::policy::LoadOptions {
-        workspace: workspace.clone(),
-        user_config_dir: None,
-        trusted: true,
-        allow_flags: Vec::new(),
-        deny_flags: Vec::new(),
-    };
     config.reload = Some(agent::ConfigReload {
-        options: toolgate::config::LoadOptions {
+        options: toolgate::settings::LoadOptions {
             workspace: workspace.clone(),
             user_config_dir: None,
             flag_files: Vec::new(),
             trust_project: true,
+            ..Default::default()
         },
         known_problems: Vec::new(),
         watch: true,
         rules: Some(agent::RulesReload {
-            options: rules,
             known_problems: Vec::new(),
-            settings_seen: Some(agent::SettingsSeen::at_start(
+            settings_seen: Some(toolgate::settings::reload::SettingsSeen::at_start(
                 Default::default(),
                 Default::default(),
             )),

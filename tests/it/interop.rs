@@ -18,9 +18,9 @@ use std::process::Command;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::ServerConfig;
 use toolgate::mcp::{HubEvent, HubOptions, McpError, McpHub, ProgressUpdate, ServerStatus};
 use toolgate::pool::ToolOrigin;
+use toolgate::settings::ServerConfig;
 
 const LIMIT: Duration = Duration::from_secs(30);
 

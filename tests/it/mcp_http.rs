@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::mcp::{McpHub, ServerStatus};
+use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -141,7 +141,7 @@ async fn docs_over_streamable_http_searches_survives_a_restart_and_stops_on_sigt
         }
         other => panic!("{other:?}"),
     }
-    let pool = toolgate::commands::pool_of(&hub).unwrap();
+    let pool = toolgate::cli::commands::pool_of(&hub).unwrap();
     assert!(
         pool.get("mcp__remote-docs__search").is_some(),
         "{:?}",

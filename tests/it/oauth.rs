@@ -604,12 +604,12 @@ mod console_path {
     use std::sync::Mutex;
     use tokio::sync::mpsc;
     use toolgate::agent::{self, AgentConfig};
-    use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
     use toolgate::mcp::{HubOptions, McpHub, ServerStatus, SignInMode};
     use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
     use toolgate::oauth::{AuthStatus, Opener, TokenFile};
     use toolgate::protocol::questions::HostRequest;
     use toolgate::protocol::{AgentEvent, UiCommand};
+    use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
     /// Replays fixed replies, one per model call.
     struct Replay(Mutex<VecDeque<Vec<StreamEvent>>>);

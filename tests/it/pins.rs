@@ -57,7 +57,7 @@ fn start(
     let workspace = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let mcp_json = write_mcp_json(state.path(), env, extra);
-    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+    let loaded = toolgate::settings::load_servers(&toolgate::settings::LoadOptions {
         workspace: workspace.path().to_path_buf(),
         flag_files: vec![mcp_json.clone()],
         ..Default::default()

@@ -3,11 +3,12 @@
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use toolgate::builtin::BuiltinTool;
+use toolgate::gate::{TrustStore, append_allow_rule, resolve_target};
 use toolgate::policy::{
-    Decision, LoadOptions, OutsideWorkspace, Policy, PolicyContext, RuleSource, TrustStore,
-    always_rule, load, resolve_target, store,
+    Decision, OutsideWorkspace, Policy, PolicyContext, RuleSource, always_rule,
 };
 use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
+use toolgate::settings::{Diagnostic, LoadOptions};
 
 fn mcp(server: &str, tool: &str) -> PoolTool {
     PoolTool {
@@ -69,10 +70,14 @@ fn options(s: &Setup, trusted: bool) -> LoadOptions {
     LoadOptions {
         workspace: s.ws.clone(),
         user_config_dir: Some(s.user_dir.clone()),
-        trusted,
-        allow_flags: Vec::new(),
-        deny_flags: Vec::new(),
+        trust_project: trusted,
+        ..LoadOptions::default()
     }
+}
+
+/// The policy of the settings' files and flags, as a start builds it.
+fn load(opts: &LoadOptions) -> (Policy, Vec<Diagnostic>) {
+    toolgate::policy::from_settings(&toolgate::settings::load(opts).permissions)
 }
 
 #[test]
@@ -204,11 +209,11 @@ fn always_writes_a_rule_that_loads_next_session_and_keeps_the_file() {
     assert_eq!(kind(&policy, &trigger, json!({}), &s.ws), "ask");
     let always = always_rule(&policy, &trigger, &json!({"env": "prod"}), &ctx).unwrap();
     assert_eq!(always.text, "mcp__deploy__trigger");
-    assert!(store::append_allow_rule(&always.file, &always.text).unwrap());
+    assert!(append_allow_rule(&always.file, &always.text).unwrap());
     policy.apply_always(&always).unwrap();
     assert_eq!(kind(&policy, &trigger, json!({}), &s.ws), "allow");
     let again = always_rule(&policy, &trigger, &json!({}), &ctx).unwrap();
-    assert!(!store::append_allow_rule(&again.file, &again.text).unwrap());
+    assert!(!append_allow_rule(&again.file, &again.text).unwrap());
     let path = always.file;
 
     let text = std::fs::read_to_string(&path).unwrap();

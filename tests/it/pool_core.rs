@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolgate::builtin::pool_builtins;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::mcp::{HubOptions, McpError, McpHub};
 use toolgate::pool::{self, Pool};
+use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
 const LIMIT: Duration = Duration::from_secs(30);
 

@@ -23,9 +23,9 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 use toolgate::agent::{self, AgentConfig};
 use toolgate::model::{ProviderOptions, RetryPolicy, Usage, select};
 use toolgate::policy::{PersonAnswer, Policy};
-use toolgate::pool::deferral::{SearchMode, SearchSettings};
 use toolgate::protocol::questions::HostRequest;
 use toolgate::protocol::{AgentEvent, UiCommand};
+use toolgate::settings::{SearchMode, SearchSettings};
 
 const SERVERS: usize = 10;
 const TURNS: usize = 30;
@@ -251,7 +251,7 @@ impl Respond for MockApi {
     }
 }
 
-fn servers() -> Vec<toolgate::config::ServerConfig> {
+fn servers() -> Vec<toolgate::settings::ServerConfig> {
     // Each server: 7 task tools it answers, and 8 more with a typical schema (~120 tokens).
     let schema = json!({"type": "object", "properties": {
         "repository": {"type": "string", "description": "owner/name of the repository"},

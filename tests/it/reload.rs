@@ -7,13 +7,14 @@ use std::time::Duration;
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
-use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload, RulesReload, SettingsSeen};
-use toolgate::config::LoadOptions;
+use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload, RulesReload};
 use toolgate::mcp::{McpHub, ServerStatus};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
 use toolgate::policy::{Decision, Policy};
 use toolgate::protocol::questions::{HostRequest, ProjectServerAnswer};
 use toolgate::protocol::{AgentEvent, PoolUpdate, UiCommand};
+use toolgate::settings::LoadOptions;
+use toolgate::settings::reload::SettingsSeen;
 
 /// No turn is run here; the model is never asked.
 struct NoModel;
@@ -54,8 +55,9 @@ impl Session {
             user_config_dir: None,
             flag_files: Vec::new(),
             trust_project: true,
+            ..Default::default()
         };
-        let loaded = toolgate::config::load_servers(&options);
+        let loaded = toolgate::settings::load_servers(&options);
         let (hub_tx, hub_rx) = mpsc::unbounded_channel();
         let hub = McpHub::with_options(
             loaded.servers,
@@ -306,19 +308,19 @@ fn shown_decision(events: &[AgentEvent], tool: &str) -> Option<Decision> {
 #[tokio::test]
 async fn permission_rules_reload_when_config_toml_changes_and_a_broken_file_keeps_them() {
     let mut s = Session::start_with(r#"{"mcpServers": {}}"#, |workspace, config| {
-        let options = toolgate::policy::LoadOptions {
+        let options = LoadOptions {
             workspace: workspace.to_path_buf(),
             user_config_dir: None,
-            trusted: true,
-            allow_flags: Vec::new(),
-            deny_flags: Vec::new(),
+            trust_project: true,
+            ..LoadOptions::default()
         };
-        let (policy, known_problems) = toolgate::policy::load(&options);
+        let (policy, known_problems) =
+            toolgate::policy::from_settings(&toolgate::settings::load(&options).permissions);
         config.policy = policy;
         let reload = config.reload.as_mut().unwrap();
         reload.watch = true;
+        reload.options = options;
         reload.rules = Some(RulesReload {
-            options,
             known_problems,
             settings_seen: Some(SettingsSeen::at_start(
                 Default::default(),

@@ -14,12 +14,12 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::config::ServerConfig;
 use toolgate::mcp::{Catalog, CompletionTarget, HubEvent, HubOptions, McpHub};
 use toolgate::model::{ContentBlock, ImageData, ModelRequest, Role, StopReason, StreamEvent};
 use toolgate::policy::{PersonAnswer, Policy};
 use toolgate::protocol::questions::HostRequest;
 use toolgate::protocol::{AgentEvent, ToolOutcome, UiCommand};
+use toolgate::settings::ServerConfig;
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 const WAIT: Duration = Duration::from_secs(30);

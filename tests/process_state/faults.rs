@@ -11,9 +11,9 @@ use std::collections::HashSet;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{ServerConfig, ServerTransport};
 use toolgate::mcp::{CallOutput, HubEvent, McpError, McpHub, ProgressUpdate, ServerStatus};
 use toolgate::pool::{self, MAX_NAME_LEN, PoolTool, ToolOrigin};
+use toolgate::settings::{ServerConfig, ServerTransport};
 
 const LIMIT: Duration = Duration::from_secs(60);
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use toolgate::agent::ResumeFrom;
-use toolgate::bootstrap::{self, FrontEnd};
+use toolgate::cli::bootstrap::{self, FrontEnd};
 use toolgate::headless::{self, HeadlessOptions, JsonlEvent, OutputFormat};
 
 /// Process-wide environment for these tests: the servers are this package's binary, state

@@ -22,9 +22,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::builtin::{self, BuiltinOutput};
 use toolgate::mcp::HubOptions;
-use toolgate::sandbox::{
-    FORCE_UNAVAILABLE_ENV, Sandbox, SandboxMode, SandboxSettings, SandboxStatus,
-};
+use toolgate::sandbox::{FORCE_UNAVAILABLE_ENV, Sandbox, SandboxStatus};
+use toolgate::settings::{SandboxMode, SandboxSettings};
 
 const PROVIDER_KEY: &str = "sk-ant-test-do-not-leak";
 
@@ -425,7 +424,7 @@ async fn toolgates_own_servers_run_confined() {
         "[services.site]\ndescription = \"test\"\nsteps = [\"echo ok > .toolgate/marker\", \"echo x > escaped.txt\"]\n",
     )
     .unwrap();
-    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+    let loaded = toolgate::settings::load_servers(&toolgate::settings::LoadOptions {
         workspace: ws.path().to_path_buf(),
         ..Default::default()
     });

@@ -1,8 +1,8 @@
 //! Replacing the configured servers while the hub runs (a reloaded configuration).
 
 use super::{McpHub, lock};
-use crate::config::ServerConfig;
 use crate::mcp::ServerStatus;
+use crate::settings::ServerConfig;
 
 impl McpHub {
     /// Replaces the configured servers with `configs`. Live connections are not touched:

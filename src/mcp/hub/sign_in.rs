@@ -3,8 +3,8 @@
 
 use super::super::auth::{self, Challenge, ServerAuth, SignInMode};
 use super::{HubEvent, McpError, McpHub};
-use crate::config::{ServerConfig, ServerTransport};
 use crate::oauth::{self, AuthStatus, SignInRequest, TokenFile};
+use crate::settings::{ServerConfig, ServerTransport};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -784,8 +784,8 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
             );
             assert!(problems.is_empty(), "{problems:?}");
             c.policy.add_rules(rules);
-            c.sandbox = toolgate::sandbox::Sandbox::new(toolgate::sandbox::SandboxSettings {
-                mode: toolgate::sandbox::SandboxMode::ReadOnly,
+            c.sandbox = toolgate::sandbox::Sandbox::new(toolgate::settings::SandboxSettings {
+                mode: toolgate::settings::SandboxMode::ReadOnly,
                 ..Default::default()
             });
         },
@@ -858,7 +858,7 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
 
 fn without_sandbox(c: &mut AgentConfig) {
     c.sandbox = toolgate::sandbox::Sandbox::with_status(
-        toolgate::sandbox::SandboxSettings::default(),
+        toolgate::settings::SandboxSettings::default(),
         toolgate::sandbox::SandboxStatus::unavailable("forced for the test"),
     );
 }

@@ -7,7 +7,7 @@ fn start_with_servers(replies: Vec<Reply>, adjust: impl FnOnce(&mut AgentConfig)
     let workspace = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let (mut cfg, requests) = config(replies, workspace.path(), state.path());
-    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+    let loaded = toolgate::settings::load_servers(&toolgate::settings::LoadOptions {
         workspace: workspace.path().to_path_buf(),
         ..Default::default()
     });
@@ -428,7 +428,7 @@ async fn a_project_server_asks_once_showing_its_command_line() {
         workspace.path(),
         state.path(),
     );
-    let loaded = toolgate::config::load_servers(&toolgate::config::LoadOptions {
+    let loaded = toolgate::settings::load_servers(&toolgate::settings::LoadOptions {
         workspace: workspace.path().to_path_buf(),
         trust_project: true,
         ..Default::default()

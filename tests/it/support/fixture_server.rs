@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use toolgate::config::{ConfigSource, ServerConfig, ServerTransport};
 use toolgate::mcp::{HubEvent, HubOptions, McpHub};
+use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
 /// A file in tests/fixtures.
 pub fn fixture_file(name: &str) -> PathBuf {

@@ -1,0 +1,186 @@
+//! `config.toml` settings of the MCP host: `[mcp] log_level` (what toolgate asks servers
+//! that declare `logging` for) and `[sampling] max_tokens` (the cap on one sampling
+//! request). Same files and layering as `[sandbox]`: the user's file, then a trusted
+//! project's `.toolgate/config.toml`; a later file's value wins.
+//!
+//! ```toml
+//! [mcp]
+//! log_level = "warning"   # debug|info|notice|warning|error|critical|alert|emergency|off
+//!
+//! [sampling]
+//! max_tokens = 4096       # a server asking for more is refused, naming this cap
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use super::Diagnostic;
+
+/// RFC 5424 severities, as MCP names them, least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    pub const NAMES: &'static str = "\"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\", \"alert\" or \"emergency\"";
+
+    pub fn parse(text: &str) -> Option<LogLevel> {
+        Some(match text {
+            "debug" => LogLevel::Debug,
+            "info" => LogLevel::Info,
+            "notice" => LogLevel::Notice,
+            "warning" => LogLevel::Warning,
+            "error" => LogLevel::Error,
+            "critical" => LogLevel::Critical,
+            "alert" => LogLevel::Alert,
+            "emergency" => LogLevel::Emergency,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// Error and worse: the pool panel marks the server.
+    pub fn is_error(self) -> bool {
+        self >= LogLevel::Error
+    }
+}
+
+impl std::fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The level toolgate asks servers that declare `logging` for, unless config.toml says
+/// otherwise (`[mcp] log_level`).
+pub const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
+
+/// The cap on one sampling request's `maxTokens` unless config.toml sets one.
+pub const DEFAULT_SAMPLING_MAX_TOKENS: u32 = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostSettings {
+    /// None: `off`, no `logging/setLevel` is sent.
+    pub log_level: Option<LogLevel>,
+    pub sampling_max_tokens: u32,
+}
+
+impl Default for HostSettings {
+    fn default() -> Self {
+        HostSettings {
+            log_level: Some(DEFAULT_LOG_LEVEL),
+            sampling_max_tokens: DEFAULT_SAMPLING_MAX_TOKENS,
+        }
+    }
+}
+
+pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    // Not valid TOML is reported by the sandbox settings already.
+    let Ok(doc) = toml_edit::Document::parse(text) else {
+        return diagnostics;
+    };
+    let diag = |item: &toml_edit::Item, message: String| {
+        Diagnostic::at(text, file, super::toml::offset(item), message)
+    };
+    if let Some(item) = doc.get("mcp").and_then(|t| t.get("log_level")) {
+        let parsed = item.as_str().and_then(|s| match s {
+            "off" => Some(None),
+            other => LogLevel::parse(other).map(Some),
+        });
+        diagnostics.extend(super::toml::set(&mut settings.log_level, parsed, |kept| {
+            diag(
+                item,
+                format!(
+                    "expected mcp.log_level = {} or \"off\"; keeping {}",
+                    LogLevel::NAMES,
+                    kept.map_or("off", LogLevel::as_str)
+                ),
+            )
+        }));
+    }
+    if let Some(item) = doc.get("sampling").and_then(|t| t.get("max_tokens")) {
+        let read = item
+            .as_integer()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0);
+        diagnostics.extend(super::toml::set(
+            &mut settings.sampling_max_tokens,
+            read,
+            |kept| {
+                diag(
+                    item,
+                    format!(
+                        "expected sampling.max_tokens to be a positive whole number; keeping {kept}"
+                    ),
+                )
+            },
+        ));
+    }
+    diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_and_caps_layer_and_bad_values_are_named() {
+        let mut settings = HostSettings::default();
+        let text = "[mcp]\nlog_level = \"warning\"\n[sampling]\nmax_tokens = 100\n";
+        assert!(apply_layer(&mut settings, text, "config.toml").is_empty());
+        assert_eq!(settings.log_level, Some(LogLevel::Warning));
+        assert_eq!(settings.sampling_max_tokens, 100);
+        let bad = "[mcp]\nlog_level = \"loud\"\n[sampling]\nmax_tokens = -3\n";
+        let shown: Vec<String> = apply_layer(&mut settings, bad, "config.toml")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(shown.len(), 2, "{shown:?}");
+        assert!(
+            shown[0].starts_with("config.toml:2:13: expected mcp.log_level"),
+            "{shown:?}"
+        );
+        assert!(shown[1].contains("keeping 100"), "{shown:?}");
+        assert!(apply_layer(&mut settings, "[mcp]\nlog_level = \"off\"\n", "c").is_empty());
+        assert_eq!(settings.log_level, None);
+    }
+
+    #[test]
+    fn names_round_trip_and_order_by_severity() {
+        for name in [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ] {
+            assert_eq!(LogLevel::parse(name).map(LogLevel::as_str), Some(name));
+        }
+        assert!(LogLevel::Error.is_error() && !LogLevel::Warning.is_error());
+        assert_eq!(LogLevel::parse("loud"), None);
+    }
+}

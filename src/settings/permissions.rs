@@ -1,0 +1,137 @@
+//! `[permissions]` in `config.toml` as it is written: the rule strings of `allow`, `ask` and
+//! `deny` with their positions, and `outside_workspace`. What a rule means (and whether it
+//! parses) is the policy's business; this module only reads the table, so that the policy
+//! does no I/O and the files are read once with the rest of the settings.
+//!
+//! ```toml
+//! [permissions]
+//! allow = ["mcp__docs__search", "Bash(git status)"]
+//! ask = ["mcp__deploy__trigger"]
+//! deny = ["Bash(rm -rf *)"]
+//! outside_workspace = "ask"   # or "deny"
+//! ```
+
+use std::path::PathBuf;
+
+use super::Diagnostic;
+
+/// Which list of `[permissions]` a rule string is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionList {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// `permissions.outside_workspace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutsideSetting {
+    Ask,
+    Deny,
+}
+
+/// One thing the table says, in the order of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionEntry {
+    /// A rule string; `offset` is the byte offset of its value (the opening quote).
+    Rule {
+        list: PermissionList,
+        text: String,
+        offset: usize,
+    },
+    OutsideWorkspace(OutsideSetting),
+    /// A table that is not shaped as expected; the rest of it still counts.
+    Problem(Diagnostic),
+}
+
+/// Which config file a table came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileLayer {
+    User,
+    Project,
+}
+
+/// The `[permissions]` of one config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionsFile {
+    pub path: PathBuf,
+    pub layer: FileLayer,
+    /// The file's text: positions of problems found later (a rule that does not parse) are
+    /// counted in it.
+    pub text: String,
+    pub entries: Vec<PermissionEntry>,
+}
+
+/// The permission rules of every layer: files (user, then a trusted project) and flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Permissions {
+    /// The project's `config.toml`, present but not read because the folder is not trusted.
+    pub ignored_project_file: Option<PathBuf>,
+    pub files: Vec<PermissionsFile>,
+    /// `--allow RULE` and `--deny RULE`.
+    pub allow_flags: Vec<String>,
+    pub deny_flags: Vec<String>,
+}
+
+/// Reads the `[permissions]` table of `text` (the contents of `file`). Other tables are left
+/// alone (they belong to other parts of the settings).
+pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
+    let mut entries = Vec::new();
+    let problem = |offset: usize, message: String| {
+        PermissionEntry::Problem(Diagnostic::at(text, file, offset, message))
+    };
+    let doc = match super::toml::parse(text, file, "permission rules") {
+        Ok(doc) => doc,
+        Err(problem) => return vec![PermissionEntry::Problem(problem)],
+    };
+    let table = match super::toml::table(&doc, "permissions", text, file) {
+        Ok(Some(table)) => table,
+        Ok(None) => return entries,
+        Err(problem) => return vec![PermissionEntry::Problem(problem)],
+    };
+    for (key, value) in table.iter() {
+        let at = super::toml::offset(value);
+        let list = match key {
+            "allow" => PermissionList::Allow,
+            "ask" => PermissionList::Ask,
+            "deny" => PermissionList::Deny,
+            "outside_workspace" => {
+                entries.push(match value.as_str() {
+                    Some("ask") => PermissionEntry::OutsideWorkspace(OutsideSetting::Ask),
+                    Some("deny") => PermissionEntry::OutsideWorkspace(OutsideSetting::Deny),
+                    _ => problem(
+                        at,
+                        "expected outside_workspace = \"ask\" or \"deny\"".into(),
+                    ),
+                });
+                continue;
+            }
+            other => {
+                entries.push(problem(
+                    at,
+                    format!("unknown key permissions.{other} (expected allow, ask, deny or outside_workspace); ignored"),
+                ));
+                continue;
+            }
+        };
+        let Some(array) = value.as_array() else {
+            entries.push(problem(
+                at,
+                format!("expected permissions.{key} to be an array of rule strings"),
+            ));
+            continue;
+        };
+        for element in array.iter() {
+            let at = element.span().map(|s| s.start).unwrap_or(0);
+            entries.push(match element.as_str() {
+                Some(rule_text) => PermissionEntry::Rule {
+                    list,
+                    text: rule_text.to_string(),
+                    offset: at,
+                },
+                None => problem(at, format!("expected a rule string in permissions.{key}")),
+            });
+        }
+    }
+    entries
+}

@@ -1,0 +1,346 @@
+//! `[sandbox]` in `config.toml`: the user's file (`~/.config/toolgate/config.toml`) and,
+//! in a trusted workspace, the project's `.toolgate/config.toml` — the same files as
+//! `[permissions]`. Every malformed value is a diagnostic with file, line and column; the
+//! value then keeps its default (the strict one) rather than being guessed.
+//!
+//! Layering: a later file's `mode` and `network` replace the earlier ones; `writable`,
+//! `deny_read` and `env_passthrough` add up.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+use super::Diagnostic;
+
+/// How much of the file system a process may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes only under the workspace, the temp dir and configured paths.
+    #[default]
+    WorkspaceWrite,
+    /// No writes at all (except to devices such as /dev/null).
+    ReadOnly,
+    /// No sandbox.
+    Off,
+}
+
+impl SandboxMode {
+    pub const NAMES: &'static str = "\"workspace-write\", \"read-only\" or \"off\"";
+
+    pub fn parse(text: &str) -> Option<SandboxMode> {
+        match text {
+            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
+            "read-only" => Some(SandboxMode::ReadOnly),
+            "off" => Some(SandboxMode::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The sandbox settings of a session. The default is the strict one: bash writes only in
+/// the workspace (`SandboxMode`'s default) and has no network.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SandboxSettings {
+    /// bash's profile.
+    pub mode: SandboxMode,
+    /// Whether bash may use the network.
+    pub network: bool,
+    /// Extra writable paths (absolute) for workspace-write profiles.
+    pub writable: Vec<PathBuf>,
+    /// Extra unreadable paths (absolute), added to the credential locations.
+    pub deny_read: Vec<PathBuf>,
+    /// Variables that pass to tools although their names look secret.
+    pub env_passthrough: Vec<String>,
+    /// Default for stdio MCP servers whose `.mcp.json` entry names no `"sandbox"`.
+    pub servers: ServerDefaults,
+    /// The home directory whose credential folders are denied; `None` is the user's home.
+    /// Tests point it at a fake home.
+    pub home: Option<PathBuf>,
+}
+
+/// `[sandbox.servers]`: the profile of stdio MCP servers that do not choose one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerDefaults {
+    /// `off` by default: third-party servers commonly write caches under the home
+    /// directory and call web APIs; a person opts them in, per server or for all.
+    pub mode: SandboxMode,
+    pub network: bool,
+}
+
+impl Default for ServerDefaults {
+    fn default() -> Self {
+        ServerDefaults {
+            mode: SandboxMode::Off,
+            network: false,
+        }
+    }
+}
+
+/// Applies one file's `[sandbox]` table over `settings`. `relative_base` is where
+/// relative paths point (the workspace, for the project file); None refuses them.
+pub fn apply_layer(
+    settings: &mut SandboxSettings,
+    text: &str,
+    file: &str,
+    relative_base: Option<&Path>,
+) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let diag = |offset: usize, message: String| Diagnostic::at(text, file, offset, message);
+    let doc = match super::toml::parse(text, file, "[sandbox] settings") {
+        Ok(doc) => doc,
+        Err(problem) => return vec![problem],
+    };
+    let table = match super::toml::table(&doc, "sandbox", text, file) {
+        Ok(Some(table)) => table,
+        Ok(None) => return diagnostics,
+        Err(problem) => return vec![problem],
+    };
+    let at = super::toml::offset;
+    for (key, value) in table.iter() {
+        let here = at(value);
+        match key {
+            "mode" => diagnostics.extend(set_key(
+                &mut settings.mode,
+                value.as_str().and_then(SandboxMode::parse),
+                "sandbox.mode",
+                SandboxMode::NAMES,
+                |m| diag(here, m),
+            )),
+            "network" => diagnostics.extend(set_key(
+                &mut settings.network,
+                value.as_bool(),
+                "sandbox.network",
+                "true or false",
+                |m| diag(here, m),
+            )),
+            "writable" | "deny_read" => {
+                let paths = strings(value, key, &diag, &mut diagnostics)
+                    .into_iter()
+                    .filter_map(|(offset, text)| match config_path(&text, relative_base) {
+                        Ok(path) => Some(path),
+                        Err(message) => {
+                            diagnostics.push(diag(offset, format!("sandbox.{key}: {message}")));
+                            None
+                        }
+                    });
+                let list = if key == "writable" {
+                    &mut settings.writable
+                } else {
+                    &mut settings.deny_read
+                };
+                list.extend(paths);
+            }
+            "env_passthrough" => {
+                for (offset, name) in strings(value, key, &diag, &mut diagnostics) {
+                    if name.is_empty() || name.contains('=') || name.contains('\0') {
+                        diagnostics.push(diag(
+                            offset,
+                            format!("sandbox.env_passthrough: {name:?} is not a variable name"),
+                        ));
+                    } else {
+                        settings.env_passthrough.push(name);
+                    }
+                }
+            }
+            "servers" => {
+                let Some(servers) = value.as_table_like() else {
+                    diagnostics.push(diag(
+                        here,
+                        "expected [sandbox.servers] to be a table with mode and network".into(),
+                    ));
+                    continue;
+                };
+                for (key, value) in servers.iter() {
+                    let here = at(value);
+                    match key {
+                        "mode" => diagnostics.extend(set_key(
+                            &mut settings.servers.mode,
+                            value.as_str().and_then(SandboxMode::parse),
+                            "sandbox.servers.mode",
+                            SandboxMode::NAMES,
+                            |m| diag(here, m),
+                        )),
+                        "network" => diagnostics.extend(set_key(
+                            &mut settings.servers.network,
+                            value.as_bool(),
+                            "sandbox.servers.network",
+                            "true or false",
+                            |m| diag(here, m),
+                        )),
+                        other => diagnostics.push(diag(
+                            here,
+                            format!(
+                                "unknown key sandbox.servers.{other} (expected mode or network); ignored"
+                            ),
+                        )),
+                    }
+                }
+            }
+            other => diagnostics.push(diag(
+                here,
+                format!(
+                    "unknown key sandbox.{other} (expected mode, network, writable, deny_read, env_passthrough or servers); ignored"
+                ),
+            )),
+        }
+    }
+    diagnostics
+}
+
+/// `name` (e.g. `sandbox.mode`) read as `read`; a value of the wrong shape keeps the one in
+/// `slot` and is the problem, saying what was `expected`.
+fn set_key<T: std::fmt::Display>(
+    slot: &mut T,
+    read: Option<T>,
+    name: &str,
+    expected: &str,
+    problem: impl FnOnce(String) -> Diagnostic,
+) -> Option<Diagnostic> {
+    super::toml::set(slot, read, |kept| {
+        problem(format!("expected {name} = {expected}; keeping {kept}"))
+    })
+}
+
+/// The strings of an array value, each with its offset; other shapes are diagnostics.
+fn strings(
+    value: &toml_edit::Item,
+    key: &str,
+    diag: &dyn Fn(usize, String) -> Diagnostic,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<(usize, String)> {
+    let here = super::toml::offset(value);
+    let Some(array) = value.as_array() else {
+        diagnostics.push(diag(
+            here,
+            format!("expected sandbox.{key} to be an array of strings"),
+        ));
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for element in array.iter() {
+        let offset = element.span().map(|s| s.start).unwrap_or(here);
+        match element.as_str() {
+            Some(text) => out.push((offset, text.to_string())),
+            None => diagnostics.push(diag(offset, format!("expected a string in sandbox.{key}"))),
+        }
+    }
+    out
+}
+
+/// `~`, `~/…`, absolute paths, and (in the project file) paths relative to the workspace.
+fn config_path(text: &str, relative_base: Option<&Path>) -> Result<PathBuf, String> {
+    if text.is_empty() {
+        return Err("an empty path".into());
+    }
+    if text == "~" || text.starts_with("~/") {
+        let home = dirs::home_dir().ok_or("~ is used but the home directory is unknown")?;
+        return Ok(match text.strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None => home,
+        });
+    }
+    let path = PathBuf::from(text);
+    if path.is_absolute() {
+        return Ok(path);
+    }
+    match relative_base {
+        Some(base) => Ok(base.join(path)),
+        None => Err(format!(
+            "{text:?} is relative; in the user config write an absolute path or one starting with ~/"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(text: &str, base: Option<&Path>) -> (SandboxSettings, Vec<Diagnostic>) {
+        let mut settings = SandboxSettings::default();
+        let diags = apply_layer(&mut settings, text, "config.toml", base);
+        (settings, diags)
+    }
+
+    #[test]
+    fn a_full_table_is_read() {
+        let (settings, diags) = layer(
+            "[permissions]\nallow = []\n\n[sandbox]\nmode = \"read-only\"\nnetwork = true\nwritable = [\"/opt/cache\", \"build\"]\ndeny_read = [\"~/private\"]\nenv_passthrough = [\"NPM_TOKEN\"]\n\n[sandbox.servers]\nmode = \"workspace-write\"\nnetwork = true\n",
+            Some(Path::new("/w")),
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(settings.mode, SandboxMode::ReadOnly);
+        assert!(settings.network);
+        assert_eq!(
+            settings.writable,
+            [PathBuf::from("/opt/cache"), PathBuf::from("/w/build")]
+        );
+        let home = dirs::home_dir().unwrap();
+        assert_eq!(settings.deny_read, [home.join("private")]);
+        assert_eq!(settings.env_passthrough, ["NPM_TOKEN"]);
+        assert_eq!(
+            settings.servers,
+            ServerDefaults {
+                mode: SandboxMode::WorkspaceWrite,
+                network: true
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_values_are_reported_with_file_line_and_key_and_keep_the_default() {
+        let text = "[sandbox]\nmode = \"strict\"\nnetwork = \"yes\"\nwritable = \"/x\"\ndeny_read = [1, \"rel\"]\nenv_passthrough = [\"A=B\"]\ncolour = 1\n[sandbox.servers]\nmode = 3\n";
+        let (settings, diags) = layer(text, None);
+        assert_eq!(settings, SandboxSettings::default());
+        let shown: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
+        assert_eq!(shown.len(), 8, "{shown:#?}");
+        // (true: the line starts with the text; false: it contains it)
+        let expected = [
+            (
+                true,
+                "config.toml:2:8: expected sandbox.mode = \"workspace-write\"",
+            ),
+            (true, "config.toml:3:11: expected sandbox.network"),
+            (
+                true,
+                "config.toml:4:12: expected sandbox.writable to be an array",
+            ),
+            (
+                true,
+                "config.toml:5:14: expected a string in sandbox.deny_read",
+            ),
+            (false, "sandbox.deny_read: \"rel\" is relative"),
+            (false, "\"A=B\" is not a variable name"),
+            (false, "unknown key sandbox.colour"),
+            (true, "config.toml:9:8: expected sandbox.servers.mode"),
+        ];
+        for (line, (starts, text)) in shown.iter().zip(expected) {
+            if starts {
+                assert!(line.starts_with(text), "{line}");
+            } else {
+                assert!(line.contains(text), "{line}");
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_toml_is_one_diagnostic() {
+        let (settings, diags) = layer("[sandbox\nmode = 1", None);
+        assert_eq!(settings, SandboxSettings::default());
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].message.contains("no [sandbox] settings loaded"));
+    }
+}
