@@ -5,7 +5,8 @@
 use super::elicitation::Elicitor;
 use super::roots::Roots;
 use super::sampling::{self, Slot};
-use super::{HubEvent, LogLevel, ProgressUpdate};
+use super::logging::LogLevel;
+use super::types::{HubEvent, ProgressUpdate};
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
@@ -114,11 +115,11 @@ impl ClientHandler for HubClient {
         notification: CustomNotification,
         _context: NotificationContext<RoleClient>,
     ) {
-        if notification.method != super::url_elicitation::COMPLETE_METHOD {
+        if notification.method != super::elicitation::url::COMPLETE_METHOD {
             tracing::debug!(server = %self.server, method = %notification.method, "unknown notification");
             return;
         }
-        match super::url_elicitation::completed_id(notification.params.as_ref()) {
+        match super::elicitation::url::completed_id(notification.params.as_ref()) {
             Some(id) => self.elicitor.completions().complete(id),
             None => tracing::warn!(
                 server = %self.server,

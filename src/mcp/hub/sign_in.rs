@@ -1,19 +1,58 @@
 //! The hub's side of OAuth: which servers sign in, asking before a sign-in, running it,
 //! and `mcp login` / `mcp logout`.
 
-use super::super::auth::{self, Challenge, ServerAuth, SignInMode};
-use super::{HubEvent, McpError, McpHub};
+use super::McpHub;
 use crate::config::{ServerConfig, ServerTransport};
-use crate::oauth::{self, AuthStatus, SignInRequest, TokenFile};
+use crate::mcp::auth::{self, Challenge, ServerAuth, SignInMode};
+use crate::mcp::types::{HubEvent, McpError, ServerStatus};
+use crate::oauth::{self, AuthStatus, Opener, SignInRequest, TokenFile};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 
 /// How long `mcp login` waits for the server's first answer when probing for its challenge.
 const PROBE_LIMIT: Duration = Duration::from_secs(10);
 
-impl McpHub {
-    fn token_file(&self) -> Result<TokenFile, String> {
-        match &self.inner.token_file {
+/// The OAuth state of the hub's HTTP servers and how it signs in.
+pub(super) struct SignIns {
+    /// Per server, made on its first connect and kept across reconnects.
+    auth: tokio::sync::Mutex<HashMap<String, Arc<ServerAuth>>>,
+    /// Whom to ask before signing in.
+    pub(super) mode: SignInMode,
+    opener: Opener,
+    /// How long a sign-in may wait for the person (their answer, then the browser).
+    timeout: Duration,
+    /// Where tokens are kept; None: `state_dir/oauth/tokens.json`.
+    token_file: Option<TokenFile>,
+    events: mpsc::UnboundedSender<HubEvent>,
+}
+
+impl SignIns {
+    pub(super) fn new(
+        mode: SignInMode,
+        opener: Opener,
+        timeout: Duration,
+        token_file: Option<TokenFile>,
+        events: mpsc::UnboundedSender<HubEvent>,
+    ) -> SignIns {
+        SignIns {
+            auth: tokio::sync::Mutex::new(HashMap::new()),
+            mode,
+            opener,
+            timeout,
+            token_file,
+            events,
+        }
+    }
+
+    /// The OAuth state of `server` if it has one already (never made here).
+    pub(super) async fn known(&self, server: &str) -> Option<Arc<ServerAuth>> {
+        self.auth.lock().await.get(server).cloned()
+    }
+
+    fn file(&self) -> Result<TokenFile, String> {
+        match &self.token_file {
             Some(file) => Ok(file.clone()),
             None => TokenFile::in_state_dir().map_err(|e| e.to_string()),
         }
@@ -35,11 +74,11 @@ impl McpHub {
         if auth::has_static_authorization(headers) {
             return None;
         }
-        let mut all = self.inner.auth.lock().await;
+        let mut all = self.auth.lock().await;
         if let Some(existing) = all.get(&config.name) {
             return Some(existing.clone());
         }
-        let opened = match self.token_file() {
+        let opened = match self.file() {
             Ok(file) => ServerAuth::open(&config.name, url, oauth, file).await,
             Err(e) => Err(e),
         };
@@ -56,18 +95,11 @@ impl McpHub {
         }
     }
 
-    pub(super) fn emit_auth(&self, server: &str, status: AuthStatus) {
-        let _ = self.inner.events.send(HubEvent::Auth {
+    pub(super) fn emit(&self, server: &str, status: AuthStatus) {
+        let _ = self.events.send(HubEvent::Auth {
             server: server.to_string(),
             status,
         });
-    }
-
-    /// Where a server stands with its sign-in: None when it never asked for one (or is
-    /// not an HTTP server).
-    pub async fn auth_status(&self, server: &str) -> Option<AuthStatus> {
-        let config = self.config(server)?;
-        self.server_auth(&config).await?.status()
     }
 
     /// Signs in because `challenge` said so (or, from `mcp login`, because the person
@@ -89,7 +121,7 @@ impl McpHub {
         let required = match challenge {
             Challenge::RefreshFailed(reason) => {
                 let _ = auth.credentials.mark_refresh_failed(reason).await;
-                self.emit_auth(
+                self.emit(
                     name,
                     AuthStatus::RefreshFailed {
                         reason: reason.clone(),
@@ -119,13 +151,13 @@ impl McpHub {
             challenge: challenge.header().filter(|h| !h.is_empty()),
             required_scopes: required.as_deref(),
         };
-        if self.inner.sign_in == SignInMode::Never {
+        if self.mode == SignInMode::Never {
             return Err(self.sign_in_needed(auth, name, None).await);
         }
         let discovered = oauth::discover(&request, &auth.credentials)
             .await
             .map_err(|e| format!("sign-in failed: {e}"))?;
-        match &self.inner.sign_in {
+        match &self.mode {
             SignInMode::Never | SignInMode::Now => {}
             SignInMode::Ask => {
                 let (question, answer, _withdraw_if_we_stop) = auth::ask(
@@ -135,10 +167,10 @@ impl McpHub {
                     discovered.scopes.clone(),
                     required.is_some(),
                 );
-                let asked = self.inner.events.send(HubEvent::SignIn(question)).is_ok();
+                let asked = self.events.send(HubEvent::SignIn(question)).is_ok();
                 let approved = asked
                     && matches!(
-                        tokio::time::timeout(self.inner.sign_in_timeout, answer).await,
+                        tokio::time::timeout(self.timeout, answer).await,
                         Ok(Ok(true))
                     );
                 if !approved {
@@ -152,7 +184,7 @@ impl McpHub {
                 }
             }
         }
-        let events = self.inner.events.clone();
+        let events = self.events.clone();
         let server = name.to_string();
         let show_url = move |url: &str| {
             let _ = events.send(HubEvent::SignInStarted {
@@ -164,27 +196,58 @@ impl McpHub {
             discovered,
             &request,
             &auth.credentials,
-            &self.inner.opener,
+            &self.opener,
             &show_url,
-            self.inner.sign_in_timeout,
+            self.timeout,
         )
         .await;
         match manager {
             Ok(manager) => {
                 auth.install(manager).await;
                 if let Some(status) = auth.status() {
-                    self.emit_auth(name, status);
+                    self.emit(name, status);
                 }
                 Ok(())
             }
             Err(e) => {
                 let _ = auth.credentials.mark_sign_in_needed().await;
                 if let Some(status) = auth.status() {
-                    self.emit_auth(name, status);
+                    self.emit(name, status);
                 }
                 Err(format!("sign-in failed: {e}"))
             }
         }
+    }
+
+    /// Records and reports that `name` waits for a sign-in; `why` leads the advice.
+    async fn sign_in_needed(&self, auth: &ServerAuth, name: &str, why: Option<&str>) -> String {
+        let _ = auth.credentials.mark_sign_in_needed().await;
+        self.emit(name, auth.status().unwrap_or(AuthStatus::SignInNeeded));
+        match why {
+            Some(why) => format!("sign in needed: {why} run `toolgate mcp login {name}`"),
+            None => format!("sign in needed: run `toolgate mcp login {name}`"),
+        }
+    }
+
+    /// Forgets the server's tokens and client registration; true if there was something
+    /// to forget.
+    async fn forget(&self, server: &str) -> Result<bool, String> {
+        self.auth.lock().await.remove(server);
+        let file = self.file()?;
+        let name = server.to_string();
+        tokio::task::spawn_blocking(move || file.remove_server(&name))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+    }
+}
+
+impl McpHub {
+    /// Where a server stands with its sign-in: None when it never asked for one (or is
+    /// not an HTTP server).
+    pub async fn auth_status(&self, server: &str) -> Option<AuthStatus> {
+        let config = self.config(server)?;
+        self.inner.sign_ins.server_auth(&config).await?.status()
     }
 
     /// A connect's sign-in, asked and run in the background (at most one per server).
@@ -206,7 +269,7 @@ impl McpHub {
             challenge.clone(),
         );
         tokio::spawn(async move {
-            let result = hub.sign_in(&config, &auth, &challenge, None).await;
+            let result = hub.inner.sign_ins.sign_in(&config, &auth, &challenge, None).await;
             auth.pending.store(false, Ordering::SeqCst);
             match result {
                 Ok(()) => {
@@ -214,9 +277,9 @@ impl McpHub {
                         server: config.name.clone(),
                     });
                 }
-                Err(reason) => hub.set_status(
+                Err(reason) => hub.inner.servers.set_status(
                     &config.name,
-                    crate::mcp::ServerStatus::Failed {
+                    ServerStatus::Failed {
                         reason,
                         stderr_tail: Vec::new(),
                     },
@@ -225,21 +288,11 @@ impl McpHub {
         });
     }
 
-    /// Records and reports that `name` waits for a sign-in; `why` leads the advice.
-    async fn sign_in_needed(&self, auth: &ServerAuth, name: &str, why: Option<&str>) -> String {
-        let _ = auth.credentials.mark_sign_in_needed().await;
-        self.emit_auth(name, auth.status().unwrap_or(AuthStatus::SignInNeeded));
-        match why {
-            Some(why) => format!("sign in needed: {why} run `toolgate mcp login {name}`"),
-            None => format!("sign in needed: run `toolgate mcp login {name}`"),
-        }
-    }
-
     /// `toolgate mcp login NAME`: signs in now, whatever the server's current tokens, and
     /// returns the new status. The server is asked first (unauthenticated) so its
     /// challenge — the metadata location and the scopes it wants — guides the sign-in.
     pub async fn sign_in_now(&self, server: &str) -> Result<AuthStatus, McpError> {
-        let config = self.config(server).ok_or_else(|| self.unknown(server))?;
+        let config = self.config(server).ok_or_else(|| self.inner.servers.unknown(server))?;
         let not_oauth = || McpError::Protocol {
             server: server.to_string(),
             message: "signing in applies to HTTP servers without a configured Authorization header"
@@ -248,10 +301,10 @@ impl McpHub {
         let ServerTransport::Http { url, headers, .. } = &config.transport else {
             return Err(not_oauth());
         };
-        let auth = self.server_auth(&config).await.ok_or_else(not_oauth)?;
+        let auth = self.inner.sign_ins.server_auth(&config).await.ok_or_else(not_oauth)?;
         let header = probe_challenge(url, headers).await.unwrap_or_default();
         let challenge = Challenge::Unauthorized { header };
-        self.sign_in(&config, &auth, &challenge, None)
+        self.inner.sign_ins.sign_in(&config, &auth, &challenge, None)
             .await
             .map_err(|message| McpError::Protocol {
                 server: server.to_string(),
@@ -264,24 +317,19 @@ impl McpHub {
     /// True if there was something to forget.
     pub async fn sign_out(&self, server: &str) -> Result<bool, McpError> {
         if self.config(server).is_none() {
-            return Err(self.unknown(server));
+            return Err(self.inner.servers.unknown(server));
         }
-        self.inner.auth.lock().await.remove(server);
-        let file = self.token_file().map_err(|message| McpError::Protocol {
-            server: server.to_string(),
-            message,
-        })?;
-        let name = server.to_string();
-        tokio::task::spawn_blocking(move || file.remove_server(&name))
+        self.inner
+            .sign_ins
+            .forget(server)
             .await
-            .map_err(|e| e.to_string())
-            .and_then(|r| r.map_err(|e| e.to_string()))
             .map_err(|message| McpError::Protocol {
                 server: server.to_string(),
                 message,
             })
     }
 }
+
 
 /// The `WWW-Authenticate` header an unauthenticated `initialize` gets, if the server
 /// answers it with a 401.

@@ -20,12 +20,14 @@ use rmcp::model::{CallToolResult, ClientRequest, CustomRequest, CustomResult, Se
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, ReadBuf};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Connection, McpHub, lock, wait_closed};
-use crate::mcp::convert::call_output;
-use crate::mcp::{CallOutput, McpError, ProgressUpdate};
+use super::call::Call;
+use super::connection::{Connection, wait_closed};
+use super::{McpHub, lock};
+use crate::mcp::convert::{call_output, tool_info};
+use crate::mcp::types::{CallOutput, McpError, ProgressUpdate};
+use crate::pool::McpToolInfo;
 
 /// Raw names of a connection's tools that require task augmentation.
 pub(super) type TaskTools = Arc<Mutex<HashSet<String>>>;
@@ -159,6 +161,20 @@ impl<R: AsyncRead + Unpin> AsyncRead for ListingSniffer<R> {
     }
 }
 
+/// The listing for the pool, task-required tools marked (the raw listing passed the
+/// sniffer before rmcp decoded it, so the set is up to date).
+pub(super) fn with_tasks(tools: &[rmcp::model::Tool], task_tools: &TaskTools) -> Vec<McpToolInfo> {
+    let required = lock(task_tools);
+    tools
+        .iter()
+        .map(|tool| {
+            let mut info = tool_info(tool);
+            info.claims.task_required = required.contains(&info.name);
+            info
+        })
+        .collect()
+}
+
 /// A task as `tools/call` and `tasks/get` describe it (2025-11-25: `{task: {...}}` and the
 /// task's fields; 2026-07-28: the fields flattened).
 #[derive(Debug, Clone, PartialEq)]
@@ -199,14 +215,14 @@ fn raw_result(result: ServerResult) -> Value {
 impl McpHub {
     /// One task-augmented call, from creation to result. `cancel` and the server's call
     /// timeout end it with `tasks/cancel`.
-    pub(super) async fn call_as_task(
-        &self,
-        connection: &Arc<Connection>,
-        tool: &str,
-        arguments: Option<serde_json::Map<String, Value>>,
-        progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
-        cancel: &CancellationToken,
-    ) -> Result<CallOutput, McpError> {
+    pub(super) async fn call_as_task(&self, call: &Call<'_>) -> Result<CallOutput, McpError> {
+        let Call {
+            connection,
+            tool,
+            cancel,
+            ..
+        } = *call;
+        let (arguments, progress) = (call.arguments.clone(), call.progress.clone());
         let deadline = tokio::time::sleep(connection.call_timeout);
         tokio::pin!(deadline);
         let mut closed = connection.closed.clone();
@@ -245,7 +261,7 @@ impl McpHub {
                 "completed" | "input_required" => {
                     break tokio::select! {
                         result = self.task_result(connection, &state.id, cancel, &mut closed) => result,
-                        () = &mut deadline => Err(self.task_timeout(connection, tool)),
+                        () = &mut deadline => Err(connection.timeout(tool)),
                     };
                 }
                 "failed" => {
@@ -269,7 +285,7 @@ impl McpHub {
             }
             tokio::select! {
                 () = tokio::time::sleep(poll) => {}
-                () = &mut deadline => break Err(self.task_timeout(connection, tool)),
+                () = &mut deadline => break Err(connection.timeout(tool)),
                 () = cancel.cancelled() => break Err(McpError::Cancelled),
             }
             let raw = self
@@ -308,14 +324,6 @@ impl McpHub {
             .await;
         }
         outcome
-    }
-
-    fn task_timeout(&self, connection: &Connection, tool: &str) -> McpError {
-        McpError::Timeout {
-            server: connection.name.clone(),
-            tool: tool.to_string(),
-            seconds: connection.call_timeout.as_secs().max(1),
-        }
     }
 
     /// `tasks/result`: waits until the task is over and returns the tool's result.
@@ -358,7 +366,7 @@ impl McpHub {
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| self.transport_error(connection, e))?;
+            .map_err(|e| connection.error(e))?;
         let id = handle.id.clone();
         tokio::select! {
             response = handle.rx => match response {
@@ -367,12 +375,12 @@ impl McpHub {
                     server: connection.name.clone(),
                     message: format!("{method}: MCP error {}: {}", error.code.0, error.message),
                 }),
-                Ok(Err(e)) => Err(self.transport_error(connection, e)),
-                Err(_) => Err(self.disconnected(connection).await),
+                Ok(Err(e)) => Err(connection.error(e)),
+                Err(_) => Err(connection.disconnected(&self.inner.servers).await),
             },
-            () = wait_closed(closed) => Err(self.disconnected(connection).await),
+            () = wait_closed(closed) => Err(connection.disconnected(&self.inner.servers).await),
             () = cancel.cancelled() => {
-                super::send_cancel(&connection.peer, id, "cancelled by the user").await;
+                connection.send_cancel(id, "cancelled by the user").await;
                 Err(McpError::Cancelled)
             }
         }
