@@ -2,7 +2,7 @@
 //! re-lists tools on `list_changed`, forwards server log messages, answers `roots/list`
 //! and passes `sampling/createMessage` on to the agent. One per connection.
 
-use super::elicitation::Elicitor;
+use super::elicitor::Elicitor;
 use super::roots::Roots;
 use super::sampling::{self, Slot};
 use super::logging::LogLevel;

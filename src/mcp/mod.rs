@@ -6,6 +6,7 @@ mod auth;
 pub mod catalog;
 mod convert;
 mod elicitation;
+mod elicitor;
 mod errors;
 mod handler;
 mod hub;
@@ -22,9 +23,8 @@ pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
 };
 pub use catalog::Catalog;
-pub use elicitation::{
-    ElicitationAsk, ElicitationQuestion, ElicitationReply, MAX_WAITING_PER_SERVER, form_from_schema,
-};
+pub use elicitation::{ElicitationAsk, ElicitationQuestion, ElicitationReply, form_from_schema};
+pub use elicitor::MAX_WAITING_PER_SERVER;
 pub use hub::{CompletionTarget, HubOptions, McpHub};
 pub use logging::{DEFAULT_LOG_LEVEL, LogLevel};
 pub use roots::{Roots, file_uri};

@@ -6,15 +6,12 @@
 //! What the server sent is checked here, before anyone is asked: a schema toolgate cannot
 //! turn into a form, or a URL that is not http(s), is refused with a JSON-RPC error that
 //! says why (elicitation's own "decline" has no room for a reason). At most
-//! [`MAX_WAITING_PER_SERVER`] questions of one server wait at a time; more are refused the
+//! [`MAX_WAITING_PER_SERVER`](super::elicitor::MAX_WAITING_PER_SERVER) questions of one server wait at a time; more are refused the
 //! same way, so a server cannot bury the person in questions or make toolgate hang.
 
-mod elicitor;
 pub(super) mod question;
-mod request;
+pub(super) mod request;
 pub(super) mod url;
 
-pub(super) use elicitor::Elicitor;
-pub use elicitor::MAX_WAITING_PER_SERVER;
 pub use question::{ElicitationAsk, ElicitationQuestion, ElicitationReply};
 pub use request::form_from_schema;

@@ -51,7 +51,7 @@ impl PartialEq for ElicitationQuestion {
 impl ElicitationQuestion {
     /// A question, its answer's receiver, and the guard that withdraws it when the hub
     /// stops waiting.
-    pub(super) fn open(
+    pub(in crate::mcp) fn open(
         server: &str,
         ask: ElicitationAsk,
     ) -> (

@@ -3,8 +3,8 @@
 //! and dropped once the call is over, sign-ins on a refused token, `input_required`
 //! rounds, pages a `-32042` asks to be visited, and tools that must run as tasks.
 
-use super::connection::{Connection, wait_closed};
-use super::{McpHub, input_required, lock, tasks, url_required};
+use super::connection::{Call, wait_closed};
+use super::{McpHub, input_required, lock, task_tools, url_required};
 use crate::mcp::auth::{Challenge, MAX_SIGN_INS};
 use crate::mcp::convert::call_output;
 use crate::mcp::elicitation::url::URL_ELICITATION_REQUIRED;
@@ -13,19 +13,9 @@ use crate::mcp::types::{CallOutput, McpError, ProgressUpdate};
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
-use serde_json::{Map, Value};
-use std::sync::Arc;
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// One tool call on one connection: what each attempt of it sends and listens to.
-pub(super) struct Call<'a> {
-    pub(super) connection: &'a Arc<Connection>,
-    pub(super) tool: &'a str,
-    pub(super) arguments: Option<Map<String, Value>>,
-    pub(super) progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
-    pub(super) cancel: &'a CancellationToken,
-}
 
 impl McpHub {
     /// Calls `tool` (raw name) on `server`. Honors the per-server timeout; on `cancel` (or
@@ -71,7 +61,7 @@ impl McpHub {
             let (error, challenge) = match self.call_once(&call, None).await {
                 // A tool whose listing toolgate could not read raw (HTTP) and that must
                 // run as a task: from now on it does.
-                Ok(output) if output.is_error && tasks::refuses_plain_call(&output.text) => {
+                Ok(output) if output.is_error && task_tools::refuses_plain_call(&output.text) => {
                     lock(&connection.task_tools).insert(tool.to_string());
                     return self.call_as_task(&call).await;
                 }
@@ -188,9 +178,9 @@ impl McpHub {
                     images: Vec::new(),
                 }),
                 Ok(Err(e)) => Err(connection.failure(e)),
-                Err(_) => Err((connection.disconnected(servers).await, None)),
+                Err(_) => Err((servers.disconnected(connection).await, None)),
             },
-            _ = wait_closed(&mut closed) => Err((connection.disconnected(servers).await, None)),
+            _ = wait_closed(&mut closed) => Err((servers.disconnected(connection).await, None)),
             // A server waiting for the person's answer is not a server that hangs.
             () = elicitor.timeout_unless_asking(connection.call_timeout) => {
                 connection.send_cancel(handle.id.clone(), "timeout").await;

@@ -1,23 +1,24 @@
 //! One live connection to a server: its peer, the process behind it (stdio), what it
 //! listed, and how it is closed. Its failures are worded here, the same for every request.
 
-use super::registry::Registry;
-use super::tasks::TaskTools;
+use super::task_tools::TaskTools;
 use crate::mcp::auth::{self, Challenge};
 use crate::mcp::catalog::Catalog;
 use crate::mcp::errors;
 use crate::mcp::handler::{HubClient, ProgressRoutes};
 use crate::mcp::spawn::stop_child;
 use crate::mcp::stderr::StderrTail;
-use crate::mcp::types::{McpError, ServerStatus};
+use crate::mcp::types::{McpError, ProgressUpdate};
 use crate::pool::ServerTools;
 use rmcp::model::{CancelledNotification, CancelledNotificationParam, RequestId};
 use rmcp::service::RunningService;
 use rmcp::{Peer, RoleClient, ServiceError};
+use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
 
 pub(super) type Service = RunningService<RoleClient, HubClient>;
 
@@ -49,6 +50,15 @@ pub(super) struct Connection {
     pub(super) task_tools: TaskTools,
 }
 
+/// One tool call on one connection: what each attempt of it sends and listens to.
+pub(super) struct Call<'a> {
+    pub(super) connection: &'a Arc<Connection>,
+    pub(super) tool: &'a str,
+    pub(super) arguments: Option<Map<String, Value>>,
+    pub(super) progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
+    pub(super) cancel: &'a CancellationToken,
+}
+
 impl Connection {
     /// Closes it on purpose (the crash watch stays quiet): stdin closed, wait, terminate.
     pub(super) async fn close(&self) {
@@ -77,24 +87,6 @@ impl Connection {
                 server: self.name.clone(),
                 reason,
             }
-        }
-    }
-
-    /// The connection ended during a request: why, as far as the crash watch found out.
-    pub(super) async fn disconnected(&self, servers: &Registry) -> McpError {
-        // The watcher reports the exit status; give it a moment so the reason is complete.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let reason = match servers.status(&self.name) {
-            ServerStatus::Failed { reason, .. } => reason,
-            _ => "the connection closed during the call".to_string(),
-        };
-        let tail = self.stderr.lines();
-        McpError::Disconnected {
-            server: self.name.clone(),
-            reason: match tail.last() {
-                Some(last) => format!("{reason}; last stderr line: {last}"),
-                None => reason,
-            },
         }
     }
 

@@ -3,7 +3,7 @@
 //! last page. What comes out is a [`Connection`], not yet registered anywhere.
 
 use super::connection::{Connection, Service, shut};
-use super::tasks::{self, TaskTools};
+use super::task_tools::{self, ListingSniffer, TaskTools};
 use crate::config::{ServerConfig, ServerTransport};
 use crate::mcp::auth::{self, Challenge, ServerAuth};
 use crate::mcp::convert::unlistable_tools;
@@ -163,7 +163,7 @@ impl Launcher {
         let tools = match listed {
             Ok(Ok(tools)) => ServerTools::filtered(
                 &config.name,
-                tasks::with_tasks(&tools, &task_tools),
+                task_tools::with_tasks(&tools, &task_tools),
                 &config.pool.tool_filter(),
             ),
             Ok(Err(e)) => {
@@ -256,7 +256,7 @@ impl Launcher {
             .map_err(StartFailure::plain)?;
         stderr.spawn_reader(config.name.clone(), spawned.stderr);
         let mut child = spawned.child;
-        let stdout = tasks::ListingSniffer::new(spawned.stdout, task_tools.clone());
+        let stdout = ListingSniffer::new(spawned.stdout, task_tools.clone());
         let transport =
             AsyncRwTransport::new_client(stdout, spawned.stdin).with_max_line_length(MAX_STDIO_LINE);
         match serve(handler, transport, probe_timeout, close_tx, lifecycle).await {

@@ -18,6 +18,7 @@ mod relist;
 mod resources;
 mod session;
 mod sign_in;
+mod task_tools;
 mod tasks;
 mod url_required;
 

@@ -6,10 +6,11 @@
 use super::connection::Connection;
 use super::lock;
 use crate::config::ServerConfig;
-use crate::mcp::elicitation::Elicitor;
+use crate::mcp::elicitor::Elicitor;
 use crate::mcp::types::{HubEvent, McpError, ServerStatus};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 pub(super) struct Registry {
@@ -176,5 +177,23 @@ impl Registry {
             .entry(server.to_string())
             .or_insert_with(|| Elicitor::new(server, self.events.clone()))
             .clone()
+    }
+
+    /// `connection` ended during a request: why, as far as the crash watch found out.
+    pub(super) async fn disconnected(&self, connection: &Connection) -> McpError {
+        // The watcher reports the exit status; give it a moment so the reason is complete.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let reason = match self.status(&connection.name) {
+            ServerStatus::Failed { reason, .. } => reason,
+            _ => "the connection closed during the call".to_string(),
+        };
+        let tail = connection.stderr.lines();
+        McpError::Disconnected {
+            server: connection.name.clone(),
+            reason: match tail.last() {
+                Some(last) => format!("{reason}; last stderr line: {last}"),
+                None => reason,
+            },
+        }
     }
 }

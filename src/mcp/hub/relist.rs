@@ -2,7 +2,7 @@
 //! is reported by raw name. A notice that arrives while the server is still connecting is
 //! kept until the connection is registered.
 
-use super::tasks::with_tasks;
+use super::task_tools::with_tasks;
 use super::{Inner, McpHub, lock};
 use crate::mcp::handler::ListChangedHook;
 use crate::mcp::types::{HubEvent, ServerStatus};

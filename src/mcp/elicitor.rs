@@ -1,10 +1,11 @@
-//! Asking the person on a server's behalf: the request is read and checked first, at
+//! Asking the person on a server's behalf (see [`super::elicitation`]): the request is read and checked first, at
 //! most [`MAX_WAITING_PER_SERVER`] questions of one server wait at a time, and the
 //! answer goes back as the `elicitation/create` result.
 
-use super::question::{ElicitationQuestion, ElicitationReply};
-use super::request::read_request;
-use crate::mcp::types::HubEvent;
+use super::elicitation::question::{ElicitationQuestion, ElicitationReply};
+use super::elicitation::request::read_request;
+use super::elicitation::url::Completions;
+use super::types::HubEvent;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, ErrorData};
 use serde_json::Value;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ pub struct Elicitor {
     events: mpsc::UnboundedSender<HubEvent>,
     waiting: Arc<AtomicUsize>,
     /// Pages this server said were completed (`notifications/elicitation/complete`).
-    completions: Arc<super::url::Completions>,
+    completions: Arc<Completions>,
 }
 
 /// Gives the slot back however the question ends.
@@ -54,7 +55,7 @@ impl Elicitor {
     }
 
     /// What this server said was completed in the browser.
-    pub fn completions(&self) -> &super::url::Completions {
+    pub fn completions(&self) -> &Completions {
         &self.completions
     }
 
