@@ -3,9 +3,9 @@
 //! and passes `sampling/createMessage` on to the agent. One per connection.
 
 use super::elicitor::Elicitor;
+use super::logging::LogLevel;
 use super::roots::Roots;
 use super::sampling::{self, Slot};
-use super::logging::LogLevel;
 use super::types::{HubEvent, ProgressUpdate};
 use rmcp::ClientHandler;
 #[allow(deprecated)]

@@ -22,10 +22,10 @@ mod types;
 pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
 };
-pub use catalog::Catalog;
+pub use catalog::{Catalog, CompletionTarget};
 pub use elicitation::{ElicitationAsk, ElicitationQuestion, ElicitationReply, form_from_schema};
 pub use elicitor::MAX_WAITING_PER_SERVER;
-pub use hub::{CompletionTarget, HubOptions, McpHub};
+pub use hub::{HubOptions, McpHub};
 pub use logging::{DEFAULT_LOG_LEVEL, LogLevel};
 pub use roots::{Roots, file_uri};
 pub use sampling::{

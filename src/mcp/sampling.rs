@@ -5,8 +5,8 @@
 
 #![allow(deprecated)] // sampling is deprecated by the newest spec but still in 2025-11-25
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::model::{
     ContextInclusion, CreateMessageRequestParams, CreateMessageResult, ErrorCode, ErrorData,

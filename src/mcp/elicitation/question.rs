@@ -42,9 +42,7 @@ pub struct ElicitationQuestion {
 
 impl PartialEq for ElicitationQuestion {
     fn eq(&self, other: &Self) -> bool {
-        self.server == other.server
-            && self.ask == other.ask
-            && self.pending.same(&other.pending)
+        self.server == other.server && self.ask == other.ask && self.pending.same(&other.pending)
     }
 }
 

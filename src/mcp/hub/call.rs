@@ -4,7 +4,8 @@
 //! rounds, pages a `-32042` asks to be visited, and tools that must run as tasks.
 
 use super::connection::{Call, wait_closed};
-use super::{McpHub, input_required, lock, task_tools, url_required};
+use super::locks::lock;
+use super::{McpHub, input_required, task_tools, url_required};
 use crate::mcp::auth::{Challenge, MAX_SIGN_INS};
 use crate::mcp::convert::call_output;
 use crate::mcp::elicitation::url::URL_ELICITATION_REQUIRED;
@@ -78,7 +79,9 @@ impl McpHub {
             }
             sign_ins += 1;
             let servers = &self.inner.servers;
-            let config = servers.config(server).ok_or_else(|| servers.unknown(server))?;
+            let config = servers
+                .config(server)
+                .ok_or_else(|| servers.unknown(server))?;
             let signed_in = tokio::select! {
                 result = self.inner.sign_ins.sign_in(&config, &auth, &challenge, seen) => result,
                 () = cancel.cancelled() => return Err(McpError::Cancelled),

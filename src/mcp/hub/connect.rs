@@ -3,6 +3,7 @@
 //! connection sets off (catalog listing, a pending re-list, the crash watch, the log level).
 
 use super::McpHub;
+use super::locks::lock;
 use super::session::set_log_level;
 use crate::mcp::auth::{Challenge, MAX_SIGN_INS, SignInMode};
 use crate::mcp::handler::HubClient;
@@ -32,7 +33,7 @@ impl McpHub {
         let config = servers.config(name).ok_or_else(|| servers.unknown(name))?;
         let _one_at_a_time = servers.lifecycle_lock(name).await;
         if let Some(existing) = servers.connection(name) {
-            return Ok(super::lock(&existing.tools).tools().to_vec());
+            return Ok(lock(&existing.tools).tools().to_vec());
         }
         servers.set_status(name, ServerStatus::Connecting);
         let stderr = StderrTail::default();
@@ -73,12 +74,17 @@ impl McpHub {
                 let reason = "sign in needed: answer the sign-in request; the server connects once you have signed in";
                 return Err(self.fail_start(name, reason.into(), &stderr).await);
             }
-            if let Err(reason) = self.inner.sign_ins.sign_in(&config, auth, challenge, seen).await {
+            if let Err(reason) = self
+                .inner
+                .sign_ins
+                .sign_in(&config, auth, challenge, seen)
+                .await
+            {
                 return Err(self.fail_start(name, reason, &stderr).await);
             }
             servers.set_status(name, ServerStatus::Connecting);
         };
-        let listing = super::lock(&connection.tools).clone();
+        let listing = lock(&connection.tools).clone();
         let tools = listing.tools().to_vec();
         let mut would_be = self.server_tools();
         would_be.push(listing);
@@ -98,7 +104,7 @@ impl McpHub {
         }
         let protocol = connection.protocol.clone();
         servers.add(connection.clone());
-        let catalog = super::lock(&connection.catalog).clone();
+        let catalog = lock(&connection.catalog).clone();
         if catalog.has_resources || catalog.has_prompts {
             // Listed in the background: a slow or broken resources/list must not hold up
             // the tools, which the connect is for.

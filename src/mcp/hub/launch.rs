@@ -6,6 +6,7 @@ use super::connection::{Connection, Service, shut};
 use super::task_tools::{self, ListingSniffer, TaskTools};
 use crate::config::{ServerConfig, ServerTransport};
 use crate::mcp::auth::{self, Challenge, ServerAuth};
+use crate::mcp::catalog::declared;
 use crate::mcp::convert::unlistable_tools;
 use crate::mcp::errors;
 use crate::mcp::handler::{HubClient, ProgressRoutes};
@@ -187,7 +188,7 @@ impl Launcher {
                 return Err(StartFailure::plain("tools/list timed out"));
             }
         };
-        let catalog = super::resources::declared(&config.name, &peer);
+        let catalog = declared(&config.name, &peer);
         Ok(Arc::new(Connection {
             name: config.name.clone(),
             peer,
@@ -225,8 +226,8 @@ impl Launcher {
         });
         let handler = client();
         let progress = handler.progress.clone();
-        let probe_timeout = matches!(lifecycle, ClientLifecycleMode::Auto { .. })
-            .then_some(self.probe_timeout);
+        let probe_timeout =
+            matches!(lifecycle, ClientLifecycleMode::Auto { .. }).then_some(self.probe_timeout);
         let handshake_failed = |e: &ClientInitializeError, timed_out: bool| StartFailure {
             reason: format!("handshake failed: {}", errors::init_error(e)),
             challenge: auth.and_then(|_| auth::in_init_error(e)),
@@ -257,8 +258,8 @@ impl Launcher {
         stderr.spawn_reader(config.name.clone(), spawned.stderr);
         let mut child = spawned.child;
         let stdout = ListingSniffer::new(spawned.stdout, task_tools.clone());
-        let transport =
-            AsyncRwTransport::new_client(stdout, spawned.stdin).with_max_line_length(MAX_STDIO_LINE);
+        let transport = AsyncRwTransport::new_client(stdout, spawned.stdin)
+            .with_max_line_length(MAX_STDIO_LINE);
         match serve(handler, transport, probe_timeout, close_tx, lifecycle).await {
             Ok(service) => Ok(Handshake {
                 service,

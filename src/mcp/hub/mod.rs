@@ -13,6 +13,8 @@ mod connection;
 mod disconnect;
 mod input_required;
 mod launch;
+mod locks;
+mod login;
 mod registry;
 mod relist;
 mod resources;
@@ -21,8 +23,6 @@ mod sign_in;
 mod task_tools;
 mod tasks;
 mod url_required;
-
-pub use resources::CompletionTarget;
 
 use crate::config::ServerConfig;
 use crate::mcp::auth::{self, SignInMode};
@@ -33,16 +33,13 @@ use crate::oauth::{Opener, TokenFile};
 use crate::pool::ServerTools;
 use crate::sandbox::{Profile, Sandbox};
 use launch::{DEFAULT_PROBE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launcher};
+use locks::lock;
 use registry::Registry;
 use sign_in::SignIns;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 struct Inner {
     servers: Registry,

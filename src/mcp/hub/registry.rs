@@ -4,7 +4,7 @@
 //! it was still connecting).
 
 use super::connection::Connection;
-use super::lock;
+use super::locks::lock;
 use crate::config::ServerConfig;
 use crate::mcp::elicitor::Elicitor;
 use crate::mcp::types::{HubEvent, McpError, ServerStatus};

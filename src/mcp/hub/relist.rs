@@ -2,8 +2,9 @@
 //! is reported by raw name. A notice that arrives while the server is still connecting is
 //! kept until the connection is registered.
 
+use super::locks::lock;
 use super::task_tools::with_tasks;
-use super::{Inner, McpHub, lock};
+use super::{Inner, McpHub};
 use crate::mcp::handler::ListChangedHook;
 use crate::mcp::types::{HubEvent, ServerStatus};
 use crate::pool::{McpToolInfo, ServerTools, ToolFilter};

@@ -2,11 +2,12 @@
 //! catalog the hub keeps per connection (listed after connect and on `list_changed`), and
 //! the requests `resources/read`, `prompts/get` and `completion/complete`.
 
+use super::McpHub;
 use super::connection::Connection;
-use super::{McpHub, lock};
+use super::locks::lock;
 use crate::mcp::catalog::{
-    Catalog, PromptResult, ResourcePart, prompt_entry, prompt_message, resource_entry,
-    resource_part, template_entry,
+    Catalog, CompletionTarget, PromptResult, ResourcePart, declared, prompt_entry, prompt_message,
+    resource_entry, resource_part, template_entry,
 };
 use crate::mcp::errors;
 use crate::mcp::handler::ListChangedHook;
@@ -20,26 +21,6 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-/// What a completion is for: a prompt's argument or a resource template's variable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CompletionTarget {
-    Prompt(String),
-    Template(String),
-}
-
-/// The catalog a connection starts with: what the server declared, nothing listed yet.
-pub(super) fn declared(server: &str, peer: &Peer<RoleClient>) -> Catalog {
-    let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
-    let capabilities = capabilities.as_ref();
-    Catalog {
-        server: server.to_string(),
-        has_resources: capabilities.is_some_and(|c| c.resources.is_some()),
-        has_prompts: capabilities.is_some_and(|c| c.prompts.is_some()),
-        completions: capabilities.is_some_and(|c| c.completions.is_some()),
-        ..Catalog::default()
-    }
-}
 
 fn worded(e: &ServiceError) -> String {
     match e {
@@ -62,7 +43,10 @@ impl McpHub {
     }
 
     pub fn catalog(&self, server: &str) -> Option<Arc<Catalog>> {
-        self.inner.servers.connection(server).map(|c| lock(&c.catalog).clone())
+        self.inner
+            .servers
+            .connection(server)
+            .map(|c| lock(&c.catalog).clone())
     }
 
     /// Lists resources, templates and prompts (as far as the server declared them) and

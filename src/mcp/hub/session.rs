@@ -2,7 +2,8 @@
 //! (`notifications/roots/list_changed` when one is added) and its log level
 //! (`logging/setLevel`).
 
-use super::{McpHub, lock};
+use super::McpHub;
+use super::locks::lock;
 use crate::mcp::logging::LogLevel;
 use rmcp::{Peer, RoleClient};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! task augmentation"), after which the call is made again as a task. Tools that merely
 //! allow tasks (`optional`) stay plain calls.
 
-use super::lock;
+use super::locks::lock;
 use crate::mcp::convert::tool_info;
 use crate::pool::McpToolInfo;
 use serde_json::Value;
