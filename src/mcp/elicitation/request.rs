@@ -111,6 +111,22 @@ fn bound_of(property: &Map<String, Value>, key: &str) -> Result<Option<f64>, Str
     }
 }
 
+/// A property's lower and upper limit, each read with `read`; when both are given, the
+/// lower must not be above the upper.
+fn range_of<T: PartialOrd + std::fmt::Display>(
+    property: &Map<String, Value>,
+    (low, high): (&str, &str),
+    read: fn(&Map<String, Value>, &str) -> Result<Option<T>, String>,
+) -> Result<(Option<T>, Option<T>), String> {
+    let (min, max) = (read(property, low)?, read(property, high)?);
+    if let (Some(min), Some(max)) = (&min, &max)
+        && min > max
+    {
+        return Err(format!("{low} {min} is above {high} {max}"));
+    }
+    Ok((min, max))
+}
+
 fn strings(list: &Value, what: &str) -> Result<Vec<String>, String> {
     list.as_array()
         .ok_or_else(|| format!("its {what} is not an array"))?
@@ -191,13 +207,8 @@ fn field_from(name: &str, property: &Value) -> Result<Field, String> {
                 Some("date-time") => Some(TextFormat::DateTime),
                 Some(other) => return Err(format!("unknown string format '{other}'")),
             };
-            let min_length = count_of(property, "minLength")?;
-            let max_length = count_of(property, "maxLength")?;
-            if let (Some(min), Some(max)) = (min_length, max_length)
-                && min > max
-            {
-                return Err(format!("minLength {min} is above maxLength {max}"));
-            }
+            let (min_length, max_length) =
+                range_of(property, ("minLength", "maxLength"), count_of)?;
             let limit = |n: Option<u64>| n.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
             FieldKind::Text {
                 format,
@@ -206,13 +217,7 @@ fn field_from(name: &str, property: &Value) -> Result<Field, String> {
             }
         }
         "number" | "integer" => {
-            let minimum = bound_of(property, "minimum")?;
-            let maximum = bound_of(property, "maximum")?;
-            if let (Some(min), Some(max)) = (minimum, maximum)
-                && min > max
-            {
-                return Err(format!("minimum {min} is above maximum {max}"));
-            }
+            let (minimum, maximum) = range_of(property, ("minimum", "maximum"), bound_of)?;
             FieldKind::Number {
                 integer: kind_name == "integer",
                 minimum,
@@ -229,13 +234,7 @@ fn field_from(name: &str, property: &Value) -> Result<Field, String> {
                     return Err("an array whose items are not a list of options".into());
                 }
             };
-            let min_items = count_of(property, "minItems")?;
-            let max_items = count_of(property, "maxItems")?;
-            if let (Some(min), Some(max)) = (min_items, max_items)
-                && min > max
-            {
-                return Err(format!("minItems {min} is above maxItems {max}"));
-            }
+            let (min_items, max_items) = range_of(property, ("minItems", "maxItems"), count_of)?;
             FieldKind::ManyOf {
                 items: options,
                 min_items,

@@ -3,6 +3,7 @@
 //! connection sets off (catalog listing, a pending re-list, the crash watch, the log level).
 
 use super::McpHub;
+use super::launch::StartFailure;
 use super::locks::lock;
 use super::session::set_log_level;
 use crate::mcp::auth::{Challenge, MAX_SIGN_INS, SignInMode};
@@ -42,14 +43,19 @@ impl McpHub {
         let mut sign_ins = 0;
         let connection = loop {
             let seen = auth.as_ref().map(|a| a.credentials.generation());
-            let started = self
-                .inner
-                .launcher
-                .start(&config, &stderr, auth.as_deref(), &client)
-                .await;
+            let launcher = &self.inner.launcher;
+            let started = tokio::time::timeout(
+                launcher.startup_timeout,
+                launcher.start(&config, &stderr, auth.as_deref(), &client),
+            )
+            .await;
             let failure = match started {
-                Ok(connection) => break connection,
-                Err(failure) => failure,
+                Ok(Ok(connection)) => break connection,
+                Ok(Err(failure)) => failure,
+                Err(_) => StartFailure::plain(format!(
+                    "no answer to the handshake within {} s",
+                    launcher.startup_timeout.as_secs()
+                )),
             };
             let (Some(challenge), Some(auth)) = (&failure.challenge, &auth) else {
                 return Err(self.fail_start(name, failure.reason, &stderr).await);

@@ -52,7 +52,7 @@ pub(super) struct StartFailure {
 }
 
 impl StartFailure {
-    fn plain(reason: impl Into<String>) -> StartFailure {
+    pub(super) fn plain(reason: impl Into<String>) -> StartFailure {
         StartFailure {
             reason: reason.into(),
             challenge: None,
@@ -83,29 +83,9 @@ impl Launcher {
         self.sandbox.server_profile(config, &self.workspace)
     }
 
-    /// Starts the server and lists its tools, all within the startup timeout. `client`
-    /// makes what answers the server's requests (a fresh one per attempt).
+    /// Starts the server and lists its tools. `client` makes what answers the server's
+    /// requests (a fresh one per attempt).
     pub(super) async fn start(
-        &self,
-        config: &ServerConfig,
-        stderr: &StderrTail,
-        auth: Option<&ServerAuth>,
-        client: &MakeClient<'_>,
-    ) -> Result<Arc<Connection>, StartFailure> {
-        let started = tokio::time::timeout(
-            self.startup_timeout,
-            self.start_untimed(config, stderr, auth, client),
-        )
-        .await;
-        started.unwrap_or_else(|_| {
-            Err(StartFailure::plain(format!(
-                "no answer to the handshake within {} s",
-                self.startup_timeout.as_secs()
-            )))
-        })
-    }
-
-    async fn start_untimed(
         &self,
         config: &ServerConfig,
         stderr: &StderrTail,
