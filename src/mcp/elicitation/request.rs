@@ -91,24 +91,28 @@ fn text_of(property: &Map<String, Value>, key: &str) -> Result<Option<String>, S
     }
 }
 
-fn count_of(property: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+/// A number the property may give under `key`, read with `read` ("its {key} is not
+/// {kind}" when `read` finds none).
+fn number_of<T>(
+    property: &Map<String, Value>,
+    key: &str,
+    read: fn(&Value) -> Option<T>,
+    kind: &str,
+) -> Result<Option<T>, String> {
     match property.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
+        Some(v) => read(v)
             .map(Some)
-            .ok_or_else(|| format!("its {key} is not a whole number ≥ 0")),
+            .ok_or_else(|| format!("its {key} is not {kind}")),
     }
 }
 
+fn count_of(property: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+    number_of(property, key, Value::as_u64, "a whole number ≥ 0")
+}
+
 fn bound_of(property: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
-    match property.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_f64()
-            .map(Some)
-            .ok_or_else(|| format!("its {key} is not a number")),
-    }
+    number_of(property, key, Value::as_f64, "a number")
 }
 
 /// A property's lower and upper limit, each read with `read`; when both are given, the
