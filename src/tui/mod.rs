@@ -3,32 +3,34 @@
 //! [`run`] owns the terminal and the [`App`]; one `select!` waits on terminal input, agent
 //! events, signals and — only when something is due — a deadline (next frame, spinner
 //! frame, a highlight running out). `update` is pure and says whether the screen may have
-//! changed; `view` only draws, composing the widgets in [`widgets`].
+//! changed; `view` only draws, composing the widgets of the [`components`].
+//!
+//! Layers, bottom up: `theme`, `wrap`, `layout`, `effect`, `limiter`, `terminal`; the
+//! `components` (each its state, its update and its widget); `app` (the state that holds
+//! them); `update` and `view`; this runtime.
 
 mod app;
-pub mod assist;
-pub mod completion;
-mod inbox;
+mod components;
+mod effect;
 mod layout;
 mod limiter;
-mod markdown;
-mod pool;
 mod terminal;
 mod theme;
-mod transcript;
+mod update;
 mod view;
-mod widgets;
 mod wrap;
 
-pub use app::{
-    App, ConsoleInfo, Effect, Focus, Msg, Overlay, QUIT_WINDOW, RuleLine, ServerInfo, Turn, Update,
-    update,
-};
-pub use inbox::{Entry as InboxEntry, GUARD_WINDOW, Inbox, LIST_KEY};
+pub use app::{App, ConsoleInfo, Msg, QUIT_WINDOW, ServerInfo, Update};
+pub use components::inbox::state::{Entry as InboxEntry, GUARD_WINDOW, Inbox, LIST_KEY};
+pub use components::overlays::{Overlay, RuleLine};
+pub use components::pool::state::CHANGE_HIGHLIGHT;
+pub use components::status::Turn;
+pub use components::transcript::state::{EntryKind, Scroll, ToolState};
+pub use effect::Effect;
+pub use layout::Focus;
 pub use limiter::{FRAME_INTERVAL, FrameLimiter};
-pub use pool::CHANGE_HIGHLIGHT;
 pub use theme::Theme;
-pub use transcript::{EntryKind, Scroll, ToolState};
+pub use update::update;
 pub use view::view;
 
 use std::time::Instant;

@@ -78,6 +78,16 @@ impl Theme {
     pub fn border(&self) -> Style {
         self.dim()
     }
+
+    /// The border of a part that may have the keyboard.
+    pub fn border_for(&self, focused: bool) -> Style {
+        if focused {
+            self.focused_border()
+        } else {
+            self.border()
+        }
+    }
+
     pub fn focused_border(&self) -> Style {
         self.fg(Color::Cyan)
     }

@@ -4,21 +4,27 @@
 
 use ratatui::Frame;
 
-use super::app::{App, Focus, Overlay};
-use super::layout::areas;
-use super::widgets::{
-    CompletionPopup, Composer, Conversation, FormQuestion, HelpOverlay, McpOverlay,
-    PermissionsOverlay, PoolPanel, StatusLine, ToolDetail, inbox,
+use super::app::App;
+use super::components::completion::popup::{CompletionPopup, FormQuestion};
+use super::components::composer::Composer;
+use super::components::inbox::modal::InboxModal;
+use super::components::overlays::{
+    HelpOverlay, McpOverlay, Overlay, PermissionsOverlay, rule_lines,
 };
+use super::components::pool::detail::ToolDetail;
+use super::components::pool::panel::PoolPanel;
+use super::components::status::StatusLine;
+use super::components::transcript::conversation::Conversation;
+use super::layout::Focus;
 
 pub fn view(app: &App, frame: &mut Frame) {
     let t = &app.theme;
-    let a = areas(app, frame.area());
+    let a = app.areas_at(frame.area());
     frame.render_widget(
         Conversation {
             transcript: &app.transcript,
-            scroll: app.scroll,
-            unseen_below: app.unseen_below,
+            scroll: app.viewport.scroll,
+            unseen_below: app.viewport.unseen_below,
             theme: t,
             model_label: &app.model_label,
             workspace: &app.info.workspace,
@@ -41,7 +47,7 @@ pub fn view(app: &App, frame: &mut Frame) {
         frame.render_widget(
             ToolDetail {
                 state: &app.detail,
-                scroll: app.detail_scroll,
+                scroll: app.detail.scroll,
                 theme: t,
             },
             a.conversation,
@@ -49,7 +55,7 @@ pub fn view(app: &App, frame: &mut Frame) {
     }
     frame.render_widget(
         Composer {
-            textarea: &app.composer,
+            textarea: &app.composer.textarea,
             focused: app.focus == Focus::Composer && app.inbox.is_empty(),
             theme: t,
         },
@@ -94,7 +100,7 @@ pub fn view(app: &App, frame: &mut Frame) {
             McpOverlay {
                 pool: &app.pool,
                 servers: &app.info.servers,
-                catalogs: &app.catalogs,
+                catalogs: &app.assist.catalogs,
                 selected,
                 theme: t,
             },
@@ -102,7 +108,7 @@ pub fn view(app: &App, frame: &mut Frame) {
         ),
         Overlay::Permissions { selected } => frame.render_widget(
             PermissionsOverlay {
-                rules: &app.rule_lines(),
+                rules: &rule_lines(&app.pool),
                 session_grants: &app.session_grants,
                 selected,
                 theme: t,
@@ -110,7 +116,7 @@ pub fn view(app: &App, frame: &mut Frame) {
             screen,
         ),
     }
-    inbox::InboxModal {
+    InboxModal {
         inbox: &app.inbox,
         theme: t,
         now: app.now,

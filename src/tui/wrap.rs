@@ -111,21 +111,20 @@ fn break_point(
         if let Some(space) = (start..i).rev().find(|&j| cells[j].ch == ' ')
             && space > min_break
         {
-            let mut next = space + 1;
-            while next < cells.len() && cells[next].ch == ' ' {
-                next += 1;
-            }
-            return (space, next);
+            return (space, after_spaces(cells, space + 1));
         }
         if cells[i].ch == ' ' {
-            let mut next = i;
-            while next < cells.len() && cells[next].ch == ' ' {
-                next += 1;
-            }
-            return (i, next);
+            return (i, after_spaces(cells, i));
         }
     }
     (i, i)
+}
+
+/// The first cell at or after `from` that is not a space.
+fn after_spaces(cells: &[Cell], from: usize) -> usize {
+    (from..cells.len())
+        .find(|&j| cells[j].ch != ' ')
+        .unwrap_or(cells.len())
 }
 
 fn push_cells(cells: &[Cell], spans: &[Span<'static>], out: &mut Vec<Span<'static>>) {
@@ -163,23 +162,23 @@ mod tests {
         );
     }
 
+    fn line(text: &'static str, continuation_indent: usize, preformatted: bool) -> LogicalLine {
+        LogicalLine {
+            spans: vec![Span::raw(text)],
+            continuation_indent,
+            preformatted,
+        }
+    }
+
     #[test]
     fn breaks_long_words_and_keeps_indent() {
-        let l = LogicalLine {
-            spans: vec![Span::raw("- abcdefghijkl")],
-            continuation_indent: 2,
-            preformatted: false,
-        };
+        let l = line("- abcdefghijkl", 2, false);
         assert_eq!(texts(&wrap_lines(&[l], 8)), ["- abcdef", "  ghijkl"]);
     }
 
     #[test]
     fn preformatted_keeps_spaces() {
-        let l = LogicalLine {
-            spans: vec![Span::raw("a  b  c  d")],
-            continuation_indent: 0,
-            preformatted: true,
-        };
+        let l = line("a  b  c  d", 0, true);
         assert_eq!(texts(&wrap_lines(&[l], 4)), ["a  b", "  c ", " d"]);
     }
 

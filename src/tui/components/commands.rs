@@ -1,0 +1,211 @@
+//! The slash commands: one table of what can be typed after `/`, its arguments and its help
+//! text. The dispatcher ([`parse`]) finds commands in it, the help overlay lists it, and
+//! the completion and the dispatcher share the form of a prompt command
+//! ([`PROMPT_PREFIX`]). Parsing is pure: it says what a command asks for and `update`
+//! carries it out.
+
+use std::path::PathBuf;
+
+use crate::agent::events::UiCommand;
+use crate::sanitize::for_terminal;
+
+/// What a command word does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Connect,
+    Disconnect,
+    Mcp,
+    Permissions,
+    Undo,
+    Roots,
+    Clear,
+    Help,
+    Quit,
+}
+
+/// One line of the table: how the help shows it, what it says, and the words (after the
+/// slash) that run it. A line may cover several words (`/clear /help /quit`), or none
+/// (`/mcp reload` is a form of `/mcp`; prompts are found in the servers' catalogs).
+#[derive(Debug)]
+pub struct Command {
+    /// The command with its arguments, as the help lists it.
+    pub usage: &'static str,
+    pub help: &'static str,
+    pub words: &'static [(&'static str, Action)],
+}
+
+/// Every slash command, in the order the help lists them. The help is as tall as 80×24
+/// allows, so related commands share a line.
+pub const COMMANDS: &[Command] = &[
+    Command {
+        usage: "/[dis]connect NAME",
+        help: "start / stop an MCP server (its tools come and go)",
+        words: &[
+            ("connect", Action::Connect),
+            ("disconnect", Action::Disconnect),
+        ],
+    },
+    Command {
+        usage: "/mcp",
+        help: "servers: status, command, tools, errors, reconnect",
+        words: &[("mcp", Action::Mcp)],
+    },
+    Command {
+        usage: "/permissions",
+        help: "rules in force, session grants, revoke",
+        words: &[("permissions", Action::Permissions)],
+    },
+    Command {
+        usage: "/undo",
+        help: "restore what the last turn changed (asks)",
+        words: &[("undo", Action::Undo)],
+    },
+    Command {
+        usage: "/roots [add DIR]",
+        help: "folders servers may work in; add one",
+        words: &[("roots", Action::Roots)],
+    },
+    Command {
+        usage: "@server:uri /mcp__s__p",
+        help: "attach an MCP resource · run an MCP prompt",
+        words: &[],
+    },
+    Command {
+        usage: "/mcp reload",
+        help: "reload servers and rules (also on save)",
+        words: &[],
+    },
+    Command {
+        usage: "/clear /help /quit",
+        help: "forget the conversation · this help · leave",
+        words: &[
+            ("clear", Action::Clear),
+            ("help", Action::Help),
+            ("quit", Action::Quit),
+            ("exit", Action::Quit),
+        ],
+    },
+];
+
+/// How a server's prompt is run as a command: `/mcp__{server}__{prompt}`.
+pub const PROMPT_PREFIX: &str = "mcp__";
+
+/// The action of a command word, from the table.
+pub fn action(word: &str) -> Option<Action> {
+    COMMANDS
+        .iter()
+        .flat_map(|c| c.words.iter())
+        .find(|(w, _)| *w == word)
+        .map(|(_, a)| *a)
+}
+
+/// What a typed command asks `update` to do.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Hand this to the agent.
+    Send(UiCommand),
+    /// `/mcp reload`: tell the person, and ask the agent.
+    Reload,
+    /// `/mcp`, `/permissions`, `/help`.
+    OpenMcp,
+    OpenPermissions,
+    OpenHelp,
+    Clear,
+    /// `/undo` (refused while a turn runs).
+    Undo,
+    Quit,
+    /// Wrong arguments or an unknown command: the line to show.
+    Problem(String),
+}
+
+/// If `command` (the text after the slash) names a prompt: its name and the rest of the
+/// line, for the completion to look up in the catalogs.
+pub fn prompt_call(command: &str) -> Option<(&str, &str)> {
+    let (first, rest) = command
+        .split_once(char::is_whitespace)
+        .unwrap_or((command, ""));
+    first.starts_with(PROMPT_PREFIX).then_some((first, rest))
+}
+
+/// Reads a built-in command (the text after the slash). `servers` are the configured
+/// servers' names, for the usage line of `/connect` and `/disconnect`.
+pub fn parse(command: &str, servers: &[&str]) -> Parsed {
+    let mut words = command.split_whitespace();
+    let name = words.next().unwrap_or_default();
+    let arg = words.next();
+    let Some(action) = action(name) else {
+        return Parsed::Problem(format!(
+            "unknown command /{} — /help lists the commands",
+            for_terminal(name)
+        ));
+    };
+    match (action, arg) {
+        (Action::Connect, Some(server)) => Parsed::Send(UiCommand::Connect(server.to_string())),
+        (Action::Disconnect, Some(server)) => {
+            Parsed::Send(UiCommand::Disconnect(server.to_string()))
+        }
+        (Action::Connect | Action::Disconnect, None) => Parsed::Problem(format!(
+            "usage: /{name} NAME — configured servers: {}",
+            if servers.is_empty() {
+                "none".to_string()
+            } else {
+                servers.join(", ")
+            }
+        )),
+        (Action::Mcp, Some(action @ ("enable" | "disable"))) => {
+            let rest: Vec<&str> = words.collect();
+            let save = rest.contains(&"--save");
+            match rest.iter().find(|w| !w.starts_with("--")) {
+                Some(server) => Parsed::Send(UiCommand::SetServerEnabled {
+                    server: server.to_string(),
+                    enabled: action == "enable",
+                    save,
+                }),
+                None => Parsed::Problem(format!(
+                    "usage: /mcp {action} NAME [--save] — --save writes \"enabled\" into the server's .mcp.json"
+                )),
+            }
+        }
+        (Action::Mcp, Some("reload")) => Parsed::Reload,
+        (Action::Mcp, _) => Parsed::OpenMcp,
+        (Action::Roots, None) => Parsed::Send(UiCommand::ListRoots),
+        (Action::Roots, Some("add")) => {
+            match command.split_once(" add ").map(|(_, dir)| dir.trim()) {
+                Some(dir) if !dir.is_empty() => {
+                    Parsed::Send(UiCommand::AddRoot(PathBuf::from(dir)))
+                }
+                _ => Parsed::Problem("usage: /roots add DIR".into()),
+            }
+        }
+        (Action::Roots, Some(_)) => {
+            Parsed::Problem("usage: /roots (list) or /roots add DIR".into())
+        }
+        (Action::Permissions, _) => Parsed::OpenPermissions,
+        (Action::Clear, _) => Parsed::Clear,
+        // The agent finds the files and asks before restoring them (an inbox request).
+        (Action::Undo, _) => Parsed::Undo,
+        (Action::Help, _) => Parsed::OpenHelp,
+        (Action::Quit, _) => Parsed::Quit,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_word_of_the_table_is_dispatched_and_others_are_unknown() {
+        for (word, _) in COMMANDS.iter().flat_map(|c| c.words.iter()) {
+            assert!(
+                !matches!(parse(word, &[]), Parsed::Problem(p) if p.starts_with("unknown")),
+                "{word}"
+            );
+        }
+        assert!(matches!(parse("frobnicate", &[]), Parsed::Problem(_)));
+        assert_eq!(
+            prompt_call("mcp__fx__review a b"),
+            Some(("mcp__fx__review", "a b"))
+        );
+        assert_eq!(prompt_call("mcp reload"), None);
+    }
+}

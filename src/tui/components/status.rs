@@ -1,0 +1,249 @@
+//! The status line under the composer: model, session, what the turn is doing, tokens,
+//! and a hint or a short message on the right. It owns the turn's state ([`Turn`]) and
+//! the spinner's pace.
+
+use std::time::{Duration, Instant};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::model::Usage;
+use crate::tui::layout::Focus;
+use crate::tui::theme::Theme;
+
+/// Spinner frame length while a turn runs.
+pub const SPINNER_FRAME: Duration = Duration::from_millis(100);
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    Idle,
+    Running { since: Instant, cancel_sent: bool },
+}
+
+impl Turn {
+    /// A turn that starts now.
+    pub fn start(now: Instant) -> Turn {
+        Turn::Running {
+            since: now,
+            cancel_sent: false,
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        matches!(self, Turn::Running { .. })
+    }
+
+    /// When the spinner shows its next frame; None while idle.
+    pub fn next_frame(&self, now: Instant) -> Option<Instant> {
+        match *self {
+            Turn::Running { since, .. } => {
+                let elapsed = now.saturating_duration_since(since);
+                let frames = elapsed.as_millis() / SPINNER_FRAME.as_millis() + 1;
+                Some(since + SPINNER_FRAME * frames as u32)
+            }
+            Turn::Idle => None,
+        }
+    }
+}
+
+pub struct StatusLine<'a> {
+    pub model_label: &'a str,
+    pub session_id: &'a str,
+    pub turn: Turn,
+    /// Questions waiting for an answer.
+    pub waiting: usize,
+    /// Why bash runs without the sandbox this session, if it does: always on screen.
+    pub sandbox_problem: Option<&'a str>,
+    pub usage: &'a Usage,
+    pub flash: Option<&'a (String, Instant)>,
+    pub focus: Focus,
+    pub now: Instant,
+    pub theme: &'a Theme,
+}
+
+fn tokens(n: u64) -> String {
+    if n >= 10_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+impl Widget for StatusLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let mut left = vec![Span::styled(
+            format!(
+                " {} ",
+                if self.model_label.is_empty() {
+                    "connecting…"
+                } else {
+                    self.model_label
+                }
+            ),
+            t.bold(),
+        )];
+        if !self.session_id.is_empty() {
+            let short: String = self.session_id.chars().take(8).collect();
+            left.push(Span::styled(format!("· {short} "), t.dim()));
+        }
+        let turn = match self.turn {
+            _ if self.waiting > 0 => Span::styled(
+                format!("· waiting for your answer ({}) ", self.waiting),
+                t.warn(),
+            ),
+            Turn::Idle => Span::styled("· idle ", t.dim()),
+            Turn::Running { since, cancel_sent } => {
+                let elapsed = self.now.saturating_duration_since(since);
+                let frame_no =
+                    (elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len();
+                let what = if cancel_sent { "cancelling" } else { "working" };
+                Span::styled(
+                    format!(
+                        "· {} {what} {:.1}s ",
+                        SPINNER[frame_no],
+                        elapsed.as_secs_f64()
+                    ),
+                    t.accent(),
+                )
+            }
+        };
+        left.push(turn);
+        if self.sandbox_problem.is_some() {
+            left.push(Span::styled("· ⚠ NO SANDBOX ", t.error()));
+        }
+        left.push(Span::styled(
+            format!(
+                "· ↑{} ↓{} tok ",
+                tokens(self.usage.input_tokens),
+                tokens(self.usage.output_tokens)
+            ),
+            t.dim(),
+        ));
+        let cache = (
+            self.usage.cache_read_input_tokens,
+            self.usage.cache_creation_input_tokens,
+        );
+        if cache != (0, 0) {
+            left.push(Span::styled(
+                format!(
+                    "· cache {} read {} written ",
+                    tokens(cache.0),
+                    tokens(cache.1)
+                ),
+                t.dim(),
+            ));
+        }
+        let mut right = match self.flash {
+            Some((text, until)) if *until > self.now => Span::styled(format!("{text} "), t.warn()),
+            _ => Span::styled(
+                match self.focus {
+                    Focus::Pool => "↑↓ tool · Tab back · Ctrl+P hide ",
+                    Focus::Composer => "Enter send · Tab pool · ? help · Ctrl+C cancel ",
+                },
+                t.dim(),
+            ),
+        };
+        let left_width: usize = left.iter().map(|s| s.width()).sum();
+        if left_width + right.width() >= area.width as usize && self.flash.is_none() {
+            // Narrow screens keep the one hint that leads to the others.
+            right = Span::styled("? help ", t.dim());
+        }
+        let gap = (area.width as usize).saturating_sub(left_width + right.width());
+        if gap > 0 {
+            left.push(Span::raw(" ".repeat(gap)));
+            left.push(right);
+        }
+        Paragraph::new(Line::from(left)).render(area, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::tui::components::draw::testing::{assert_shows, render, text};
+
+    fn status<'a>(theme: &'a Theme, usage: &'a Usage, now: Instant) -> StatusLine<'a> {
+        StatusLine {
+            model_label: "claude-sonnet-4-5 (Anthropic)",
+            session_id: "5f3a9c1e-0000-4000-8000-000000000000",
+            turn: Turn::Idle,
+            waiting: 0,
+            sandbox_problem: None,
+            usage,
+            flash: None,
+            focus: Focus::Composer,
+            now,
+            theme,
+        }
+    }
+
+    #[test]
+    fn status_line_states() {
+        let theme = Theme::new(true);
+        let usage = Usage {
+            input_tokens: 12_345,
+            output_tokens: 678,
+            ..Default::default()
+        };
+        let now = Instant::now();
+        let idle = text(&render(status(&theme, &usage, now), 120, 1));
+        assert_shows(
+            &idle,
+            &[
+                "· 5f3a9c1e · idle · ↑12.3k ↓678 tok",
+                "Enter send · Tab pool",
+            ],
+        );
+        assert!(
+            !idle.contains("cache"),
+            "no cache figures before any: {idle}"
+        );
+
+        let cached = Usage {
+            cache_read_input_tokens: 45_200,
+            cache_creation_input_tokens: 3_100,
+            ..usage
+        };
+        let cached = text(&render(status(&theme, &cached, now), 120, 1));
+        assert!(
+            cached.contains("↑12.3k ↓678 tok · cache 45.2k read 3100 written"),
+            "{cached}"
+        );
+
+        let mut running = status(&theme, &usage, now);
+        running.turn = Turn::Running {
+            since: now - Duration::from_millis(1530),
+            cancel_sent: false,
+        };
+        let running = text(&render(running, 120, 1));
+        assert!(running.contains("⠴ working 1.5s"), "{running}");
+
+        let flash = (
+            "press Ctrl+C again to quit".to_string(),
+            now + Duration::from_secs(1),
+        );
+        let mut waiting = status(&theme, &usage, now);
+        waiting.waiting = 2;
+        waiting.flash = Some(&flash);
+        let waiting = text(&render(waiting, 120, 1));
+        assert_shows(
+            &waiting,
+            &["waiting for your answer (2)", "press Ctrl+C again to quit"],
+        );
+
+        let mut unsandboxed = status(&theme, &usage, now);
+        unsandboxed.sandbox_problem = Some("sandbox: unavailable (forced)");
+        let unsandboxed = text(&render(unsandboxed, 120, 1));
+        assert!(unsandboxed.contains("idle · ⚠ NO SANDBOX"), "{unsandboxed}");
+
+        let narrow = text(&render(status(&theme, &usage, now), 80, 1));
+        assert!(narrow.ends_with("? help\n"), "{narrow}");
+        insta::assert_snapshot!(format!("{idle}{running}{waiting}{narrow}"));
+    }
+}

@@ -1,0 +1,360 @@
+//! `update`: every input (key, mouse, paste, resize, agent event, timer) arrives as a
+//! [`Msg`]; `update` changes the [`App`] and returns an [`Update`]: the [`Effect`]s for the
+//! runtime to carry out and whether the screen may have changed.
+//!
+//! It routes to the components: agent events by what they concern, keys by who has them
+//! (inbox, overlay, pool, completion, composer). What a component cannot decide alone
+//! (focus, the turn, the status line's message) it reports back, and this applies it.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::layout::Rect;
+
+use super::app::{App, Msg, QUIT_WINDOW, Update};
+use super::components::commands::{self, Parsed};
+use super::components::composer::ComposerKey;
+use super::components::inbox::state::KeyResult;
+use super::components::overlays::{Overlay, note_grant};
+use super::components::pool::events as pool_events;
+use super::components::pool::panel::{self, PoolKey};
+use super::components::status::Turn;
+use super::components::transcript::events as transcript_events;
+use super::components::transcript::state::EntryKind;
+use super::effect::Effect;
+use super::layout::Focus;
+use crate::agent::events::{AgentEvent, UiCommand};
+use crate::sanitize::for_terminal;
+
+pub fn update(app: &mut App, msg: Msg) -> Update {
+    let mut effects = Vec::new();
+    let mut redraw = false;
+    if let Some((_, until)) = &app.flash
+        && *until <= app.now
+    {
+        app.flash = None;
+        redraw = true;
+    }
+    if app.quit_armed_until.is_some_and(|t| t <= app.now) {
+        app.quit_armed_until = None;
+    }
+    redraw |= match msg {
+        Msg::Terminal(event) => on_terminal(app, event, &mut effects),
+        Msg::Agent(event) => {
+            on_agent(app, event, &mut effects);
+            true
+        }
+        Msg::AgentGone => {
+            if !app.agent_gone {
+                app.agent_gone = true;
+                app.turn = Turn::Idle;
+                app.note(EntryKind::Error(
+                    "the agent stopped; press Ctrl+D to quit".into(),
+                ));
+            }
+            true
+        }
+        // Ticks come only when something due changes the screen (spinner frame, a highlight,
+        // the inbox's guard ending, a countdown second, a deadline).
+        Msg::Tick => true,
+    };
+    redraw |= app.pool.expire(app.now);
+    redraw |= app.inbox.prune(app.now);
+    for expired in app.inbox.expire_due(app.now) {
+        app.note(EntryKind::Notice(for_terminal(&expired.message())));
+        redraw = true;
+    }
+    app.relayout();
+    Update { effects, redraw }
+}
+
+/// Routes an agent event to the components whose state it concerns.
+fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
+    if let AgentEvent::ServerStatus { server, status } = &event
+        && !matches!(status, crate::mcp::ServerStatus::Ready { .. })
+    {
+        app.assist.forget_server(server);
+    }
+    let Some(event) = pool_events::on_event(&mut app.pool, event, app.now) else {
+        return;
+    };
+    match event {
+        AgentEvent::Completions { id, values } => {
+            return app
+                .assist
+                .on_completions(id, values, &app.composer, effects);
+        }
+        AgentEvent::Catalog { server, catalog } => {
+            return app
+                .assist
+                .on_catalog(server, catalog, &app.composer, effects);
+        }
+        AgentEvent::Request(request) => return app.inbox.push(request, app.now),
+        AgentEvent::SessionStarted {
+            session_id,
+            model_label,
+            workspace,
+            servers,
+            sandbox_problem,
+        } => {
+            app.sandbox_problem = sandbox_problem.map(|p| for_terminal(&p));
+            app.session_id = for_terminal(&session_id);
+            app.model_label = for_terminal(&model_label);
+            app.info.workspace = workspace;
+            for server in &servers {
+                app.pool.add_configured(&server.name);
+            }
+            app.info.servers = servers;
+            return;
+        }
+        AgentEvent::ServerEnabled { server, enabled } => {
+            if let Some(info) = app.info.servers.iter_mut().find(|s| s.name == server) {
+                info.enabled = enabled;
+            }
+            return;
+        }
+        AgentEvent::ServersChanged { servers } => {
+            let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+            app.pool.set_configured(&names);
+            app.info.servers = servers;
+        }
+        AgentEvent::PermissionDecided { call_id, record } => {
+            note_grant(&mut app.session_grants, &record);
+            transcript_events::decided(&mut app.transcript, &call_id, &record);
+        }
+        AgentEvent::TurnFinished { usage, cancelled } => {
+            app.usage.add(&usage);
+            app.turn = Turn::Idle;
+            transcript_events::turn_finished(&mut app.transcript, cancelled);
+        }
+        AgentEvent::Sampling(report) => {
+            if let Some(record) = &report.decision {
+                note_grant(&mut app.session_grants, record);
+            }
+            // Spent on the person's model like a turn's tokens.
+            let used = report.usage();
+            app.usage.input_tokens += used.input_tokens;
+            app.usage.output_tokens += used.output_tokens;
+            transcript_events::sampling(&mut app.transcript, &report);
+        }
+        event => {
+            let turn_running = app.turn.is_running();
+            if let Some(other) =
+                transcript_events::on_event(&mut app.transcript, event, turn_running)
+            {
+                tracing::debug!(event = ?other, "an agent event the console does not show");
+                return;
+            }
+        }
+    }
+    app.viewport.content_changed();
+}
+
+/// Handles terminal input; true when the screen may have changed.
+fn on_terminal(app: &mut App, event: Event, effects: &mut Vec<Effect>) -> bool {
+    match event {
+        Event::Key(key) if key.kind != KeyEventKind::Release => on_key(app, key, effects),
+        Event::Mouse(mouse) => {
+            app.viewport
+                .on_mouse(mouse.kind, &app.transcript, app.areas.conversation)
+        }
+        Event::Paste(text) => {
+            if !app.inbox.is_empty() {
+                app.inbox.paste(&text);
+            } else {
+                // Pasted text keeps its newlines but loses anything that could drive the terminal.
+                app.composer.textarea.insert_str(for_terminal(&text));
+                app.focus = Focus::Composer;
+            }
+            true
+        }
+        // The layout follows in `relayout`; cached wraps re-key on width.
+        Event::Resize(width, height) => {
+            app.screen = Rect::new(0, 0, width, height);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn ctrl(key: &KeyEvent, c: char) -> bool {
+    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
+}
+
+/// Handles a key; true when the screen may have changed.
+fn on_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
+    if ctrl(&key, 'c') {
+        on_ctrl_c(app, effects);
+        return true;
+    }
+    if ctrl(&key, 'd') {
+        effects.push(Effect::Quit);
+        return true;
+    }
+    // The inbox owns the keyboard while a request waits.
+    if !app.inbox.is_empty() {
+        match app.inbox.handle_key(key, app.now) {
+            // The asker was told through the request's own channel; a tool call's card
+            // shows the outcome when the agent reports the decision.
+            KeyResult::Answered(closed) => {
+                tracing::debug!(request = %closed.id, kind = closed.kind, outcome = %closed.outcome, delivered = closed.delivered, "answered");
+                return true;
+            }
+            KeyResult::Consumed => return true,
+            KeyResult::NotHandled => {}
+        }
+    }
+    if ctrl(&key, 'o') {
+        app.transcript.expand_tools = !app.transcript.expand_tools;
+        return true;
+    }
+    if ctrl(&key, 'p') {
+        app.pool_collapsed = !app.pool_collapsed;
+        if app.pool_collapsed && app.focus == Focus::Pool {
+            app.focus = Focus::Composer;
+        }
+        return true;
+    }
+    // With the pool focused its details cover the conversation, so paging moves them.
+    if app.focus == Focus::Pool
+        && app.overlay == Overlay::None
+        && let Some(moved) = app.detail.on_key(key)
+    {
+        return moved;
+    }
+    if let Some(moved) = app
+        .viewport
+        .on_key(key, &app.transcript, app.areas.conversation)
+    {
+        return moved;
+    }
+    if app.overlay != Overlay::None {
+        let (redraw, flash) =
+            app.overlay
+                .on_key(key, app.pool.servers(), &mut app.session_grants, effects);
+        if let Some(text) = flash {
+            app.set_flash(text);
+        }
+        return redraw;
+    }
+    match app.focus {
+        Focus::Pool => match panel::on_key(&mut app.pool, &mut app.detail, key) {
+            PoolKey::Moved(moved) => moved,
+            PoolKey::Leave => {
+                app.focus = Focus::Composer;
+                true
+            }
+            PoolKey::Type(c) => {
+                app.focus = Focus::Composer;
+                app.composer.textarea.insert_char(c);
+                true
+            }
+        },
+        Focus::Composer => on_composer_key(app, key, effects),
+    }
+}
+
+fn on_ctrl_c(app: &mut App, effects: &mut Vec<Effect>) {
+    let armed = app.quit_armed_until.is_some_and(|t| t > app.now);
+    match app.turn {
+        Turn::Running {
+            since,
+            cancel_sent: false,
+        } => {
+            effects.push(Effect::SendCommand(UiCommand::Cancel));
+            app.turn = Turn::Running {
+                since,
+                cancel_sent: true,
+            };
+            app.quit_armed_until = Some(app.now + QUIT_WINDOW);
+            app.set_flash("cancelling… (Ctrl+C again to quit)");
+        }
+        _ if armed => effects.push(Effect::Quit),
+        _ if !app.composer.is_empty() => app.composer.reset(),
+        _ => {
+            app.quit_armed_until = Some(app.now + QUIT_WINDOW);
+            app.set_flash("press Ctrl+C again to quit");
+        }
+    }
+}
+
+/// The completion's keys first, then the composer's.
+fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
+    if let Some(outcome) = app.assist.on_key(key, &mut app.composer, effects) {
+        app.completion_outcome(outcome);
+        return true;
+    }
+    match app.composer.on_key(key, !app.pool_collapsed) {
+        ComposerKey::Submit => submit(app, effects),
+        ComposerKey::FocusPool => app.focus = Focus::Pool,
+        ComposerKey::Help => app.overlay = Overlay::Help,
+        ComposerKey::Newline => {}
+        ComposerKey::Edited(changed) => {
+            if changed {
+                app.assist.refresh(&app.composer, effects);
+            }
+            return changed;
+        }
+    }
+    true
+}
+
+fn submit(app: &mut App, effects: &mut Vec<Effect>) {
+    let text = app.composer_text();
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return;
+    }
+    if let Some(command) = trimmed.strip_prefix('/') {
+        let command = command.to_string();
+        app.composer.reset();
+        return run_command(app, &command, effects);
+    }
+    if app.agent_gone {
+        app.set_flash("the agent has stopped; Ctrl+D quits");
+        return;
+    }
+    if app.turn.is_running() {
+        app.set_flash("a turn is running — wait for it or press Ctrl+C to cancel");
+        return;
+    }
+    let message = trimmed.to_string();
+    app.composer.reset();
+    app.transcript.push(EntryKind::User(for_terminal(&message)));
+    app.viewport.follow();
+    app.turn = Turn::start(app.now);
+    effects.push(Effect::SendCommand(UiCommand::Submit(message)));
+}
+
+/// Carries out a slash command (the text after the slash).
+fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
+    if let Some((name, rest)) = commands::prompt_call(command) {
+        let busy = app.agent_gone || app.turn.is_running();
+        if let Some(outcome) =
+            app.assist
+                .run_prompt_command(name, rest, busy, &app.composer, effects)
+        {
+            return app.completion_outcome(outcome);
+        }
+    }
+    let servers: Vec<&str> = app.pool.servers().iter().map(|s| s.name.as_str()).collect();
+    match commands::parse(command, &servers) {
+        Parsed::Send(cmd) => effects.push(Effect::SendCommand(cmd)),
+        Parsed::Reload => {
+            app.set_flash("reloading the MCP configuration…");
+            effects.push(Effect::SendCommand(UiCommand::ReloadConfig));
+        }
+        Parsed::OpenMcp => app.overlay = Overlay::Mcp { selected: 0 },
+        Parsed::OpenPermissions => app.overlay = Overlay::Permissions { selected: 0 },
+        Parsed::OpenHelp => app.overlay = Overlay::Help,
+        Parsed::Clear => {
+            app.transcript.clear();
+            app.viewport.follow();
+            effects.push(Effect::SendCommand(UiCommand::Clear));
+        }
+        Parsed::Undo if app.turn.is_running() => {
+            app.set_flash("a turn is running — /undo can restore its files once it ends");
+        }
+        Parsed::Undo => effects.push(Effect::SendCommand(UiCommand::Undo)),
+        Parsed::Quit => effects.push(Effect::Quit),
+        Parsed::Problem(line) => app.note(EntryKind::Error(line)),
+    }
+}

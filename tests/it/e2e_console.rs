@@ -1,0 +1,223 @@
+//! End to end: the real `toolgate` binary in a real pseudo-terminal, on the scripted demo
+//! model. A user asks to deploy, watches the pool grow, denies the permission and quits;
+//! the process exits cleanly and leaves no server child behind.
+
+use crate::support::fixture_server::fixture_file;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use portable_pty::CommandBuilder;
+
+use crate::support::process::{alive, children_of};
+use crate::support::pty;
+
+const ROWS: u16 = 36;
+const COLS: u16 = 120;
+
+fn command(home: &Path, workspace: &Path) -> CommandBuilder {
+    let mut cmd = pty::toolgate(&home.join("state"), &home.join("config"));
+    cmd.cwd(workspace);
+    cmd.env("TERM", "xterm-256color");
+    cmd.env_remove("NO_COLOR");
+    cmd
+}
+
+#[test]
+fn deploy_is_asked_denied_and_quit_leaves_nothing_running() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let workspace = tempfile::tempdir().expect("workspace tempdir");
+
+    let (mut child, screen, mut keys) =
+        pty::spawn(command(home.path(), workspace.path()), ROWS, COLS);
+    let pid = child.process_id().expect("toolgate pid");
+
+    screen.wait_text("scripted demo");
+    keys.press(b"deploy web");
+    screen.wait_text("deploy web");
+    keys.press(b"\r");
+
+    screen.wait_text("mcp__docs__search");
+    screen.wait_for("the permission modal for mcp__deploy__trigger", |t| {
+        t.contains("Permission required") && t.contains("mcp__deploy__trigger")
+    });
+    let servers = children_of(pid);
+    assert!(
+        !servers.is_empty(),
+        "no server child while the deploy is pending"
+    );
+    // Keys in the first moments of a modal are swallowed (the guard window).
+    thread::sleep(Duration::from_millis(400));
+    keys.press(b"n");
+    screen.wait_for("the denial in the conversation", |t| {
+        t.contains("Permission denied") && !t.contains("Permission required")
+    });
+
+    keys.press(b"\x04");
+    let status = screen.wait_exit(&mut child);
+    assert!(status.success(), "toolgate exited with {status:?}");
+
+    // The servers it started are gone with it (give a stray a moment to be reaped).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while servers.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+    }
+    let survivors: Vec<u32> = servers.into_iter().filter(|&p| alive(p)).collect();
+    assert!(
+        survivors.is_empty(),
+        "server processes outlived toolgate: {survivors:?}"
+    );
+}
+
+/// A .mcp.json with the recording elicitation fixture server as `elicit`, and the file
+/// the server records what it receives in.
+fn elicit_config(home: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let record = home.join("received.jsonl");
+    let server = fixture_file("elicit_server.py");
+    let config = home.join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"elicit": {"command": "python3", "args": [server],
+            "env": {"FIXTURE_RECORD": record}}}})
+        .to_string(),
+    )
+    .unwrap();
+    (config, record)
+}
+
+/// `toolgate mcp call` on a terminal asks field by field on stderr and sends the answers.
+#[test]
+fn mcp_call_on_a_terminal_asks_for_the_form_and_sends_it() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let (config, record) = elicit_config(home.path());
+    let mut cmd = command(home.path(), home.path());
+    cmd.args(["mcp", "call", "elicit", "ask", "{}", "--mcp-config"]);
+    cmd.arg(&config);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+    let mut answer = |prompt: &str, typed: &str| {
+        screen.wait_text(prompt);
+        keys.press(typed.as_bytes());
+    };
+    screen.wait_text("MCP server 'elicit' asks you for input (the server asks, not the model):");
+    answer(
+        "Release name (at least 3 characters, required) []: ",
+        "web\r",
+    );
+    answer("replicas (whole number, 1–5) [2]: ", "\r");
+    answer("region (pick one, required) [Europe]: ", "2\r");
+    answer("notify (pick any) []: ", "chat\r");
+    answer("confirm (yes or no) [no]: ", "y\r");
+    answer("Send this to 'elicit'?", "s\r");
+    screen.wait_text("received: {\"result\"");
+    screen.wait_exit(&mut child);
+    let received = std::fs::read_to_string(&record).unwrap();
+    let answer: serde_json::Value = received
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["tool"] == "ask")
+        .unwrap_or_else(|| panic!("no answer recorded: {received}"));
+    assert_eq!(
+        answer["result"],
+        serde_json::json!({"action": "accept", "content": {"name": "web", "replicas": 2,
+            "region": "us", "notify": ["chat"], "confirm": true}})
+    );
+}
+
+/// A form from a real MCP server (tests/fixtures/elicit_server.py, a child process),
+/// filled in on the console's inbox: typed text, a number corrected after its problem
+/// showed, a single choice, a multiple choice, a yes/no, Enter. The server records what
+/// it received.
+#[test]
+fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let workspace = tempfile::tempdir().expect("workspace tempdir");
+    let (config, record) = elicit_config(home.path());
+    let scenario = home.path().join("scenario.json");
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "elicit", "description": "connects elicit and calls ask",
+            "chunk_chars": 64, "chunk_delay_ms": 0, "steps": [
+            {"id": "connect", "say": "Connecting.", "tools": [
+                {"name": "connect_mcp", "input": {"name": "elicit"}}]},
+            {"id": "ask", "after": "connect", "say": "Asking.", "tools": [
+                {"name": "mcp__elicit__ask", "input": {}}]},
+            {"id": "many", "after": "ask", "say": "Asking many.", "tools": [
+                {"name": "mcp__elicit__ask_many", "input": {"count": 10}}]},
+            {"id": "done", "after": "many", "say": "Result: {{result_line}}"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let mut cmd = command(home.path(), workspace.path());
+    cmd.env("TOOLGATE_SCENARIO", &scenario);
+    cmd.args([
+        "--allow",
+        "mcp__elicit__ask",
+        "--allow",
+        "mcp__elicit__ask_many",
+        "--mcp-config",
+    ]);
+    cmd.arg(&config);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+
+    screen.wait_text("scripted demo");
+    keys.press(b"go\r");
+    screen.wait_for("the form", |t| {
+        t.contains("An MCP server asks you to fill in a form")
+            && t.contains("the server asks, not the model")
+            && t.contains("Release name *:")
+    });
+    // Keys in the first moments of a modal are swallowed (the guard window).
+    thread::sleep(Duration::from_millis(400));
+    keys.press(b"v2.1");
+    screen.wait_text("Release name *: v2.1");
+    keys.press(b"\t\x7f9");
+    screen.wait_text("✗ at most 5");
+    keys.press(b"\x7f3\t\x1b[C\t\x1b[C \t ");
+    screen.wait_text("[x] yes");
+    keys.press(b"\r");
+    // The transcript says so (the rest of the line may be under the next question).
+    screen.wait_text("· You sent 'elicit'");
+    screen.wait_text("Asking many.");
+    let received = std::fs::read_to_string(&record).unwrap();
+    let answer: serde_json::Value = received
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["tool"] == "ask")
+        .unwrap_or_else(|| panic!("no answer recorded: {received}"));
+    assert_eq!(
+        answer["result"],
+        serde_json::json!({"action": "accept", "content": {"name": "v2.1", "replicas": 3,
+            "region": "us", "notify": ["chat"], "confirm": true}})
+    );
+
+    // Ten questions at once: eight wait in the inbox, two are refused with the reason at
+    // once; Esc declines the eight one by one, and the call finishes.
+    screen.wait_text("· 1 of 8");
+    for _ in 0..8 {
+        thread::sleep(Duration::from_millis(300));
+        keys.press(b"\x1b");
+    }
+    screen.wait_text("Result: received:");
+    let received = std::fs::read_to_string(&record).unwrap();
+    let many: Vec<serde_json::Value> = received
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["tool"] == "ask_many")
+        .collect();
+    let declined = many
+        .iter()
+        .filter(|v| v["result"] == serde_json::json!({"action": "decline"}))
+        .count();
+    let refused: Vec<&serde_json::Value> = many
+        .iter()
+        .filter(|v| {
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("8 requests of this server already wait"))
+        })
+        .collect();
+    assert_eq!((declined, refused.len()), (8, 2), "{received}");
+
+    keys.press(b"\x04");
+    screen.wait_exit(&mut child);
+}

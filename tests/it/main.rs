@@ -1,0 +1,52 @@
+//! toolgate's integration tests, one test binary: a module per area, the helpers they share
+//! in `support`. One binary links the crate once instead of once per file; its tests run as
+//! threads of one process, so a test that changes process-wide state (environment
+//! variables, or one that measures this process's memory) lives in tests/isolated instead.
+//!
+//! `cargo test --test it MODULE::` runs one area, e.g. `cargo test --test it tui::`.
+// Test code: a failure is the report (clippy.toml allows these only inside #[test] fns;
+// the helpers beside them panic too).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+// The console: views and keys in-process, then the real binary in a pseudo-terminal.
+mod e2e_console;
+mod e2e_reload;
+mod e2e_resources;
+mod e2e_sampling;
+mod tui;
+mod tui_resources;
+
+// The agent, its model providers and its tool pool.
+mod agent;
+mod deferred_tools;
+mod model_providers;
+mod pins;
+mod pool_core;
+mod prompt_cache;
+mod reload;
+mod tool_search;
+
+// The MCP client and host side, against real servers.
+mod elicitation;
+mod host_features;
+mod mcp_client;
+mod mcp_http;
+mod mcp_tasks;
+mod oauth;
+mod resources;
+mod rich_content;
+
+// toolgate's own MCP servers, and software nobody on this team wrote.
+mod conformance_auth;
+mod conformance_client;
+mod conformance_server;
+mod interop;
+mod servers;
+
+// The command line, the policy files and undo.
+mod cli;
+mod mcp_manage;
+mod policy;
+mod undo;

@@ -1,0 +1,10 @@
+//! Helpers shared by more than one test module (each lives here once).
+
+pub mod conformance;
+pub mod console_view;
+pub mod fixture_server;
+pub mod npm_packages;
+pub mod oauth_servers;
+pub mod process;
+pub mod pty;
+pub mod replay_model;

@@ -1,0 +1,135 @@
+//! The real binary in a real pty: the screen a user sees, the keys they press, and the
+//! process itself. Shared by the end-to-end tests.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, ExitStatus, PtySize, native_pty_system};
+
+/// How long a test waits for the screen to show something.
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// The screen as a user sees it, fed by a thread that drains the pty the whole time
+/// (a full pty would block the child's writes).
+pub struct Screen {
+    pub parser: Arc<Mutex<vt100::Parser>>,
+    /// Text is every row of the screen on a line of its own, even a row the terminal
+    /// wrapped into the next (else as vt100 reads it: a wrapped row runs on).
+    pub row_per_line: bool,
+}
+
+impl Screen {
+    pub fn text(&self) -> String {
+        let parser = self.parser.lock().expect("parser lock");
+        if self.row_per_line {
+            let cols = parser.screen().size().1;
+            let rows: Vec<String> = parser.screen().rows(0, cols).collect();
+            rows.join("\n")
+        } else {
+            parser.screen().contents()
+        }
+    }
+
+    pub fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let text = self.text();
+            if pred(&text) {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out after {WAIT:?} waiting for {what}; screen:\n{text}");
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn wait_text(&self, needle: &str) {
+        self.wait_for(&format!("{needle:?}"), |t| t.contains(needle));
+    }
+
+    /// Waits (at most [`WAIT`], then kills it) for `child` to exit: its exit status.
+    pub fn wait_exit(&self, child: &mut Box<dyn Child + Send + Sync>) -> ExitStatus {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(status) = child.try_wait().expect("wait for toolgate") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!(
+                    "toolgate did not exit within {WAIT:?}; screen:\n{}",
+                    self.text()
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// What the person types into the pty.
+pub struct Keys(Box<dyn Write + Send>);
+
+impl Keys {
+    pub fn press(&mut self, bytes: &[u8]) {
+        self.0.write_all(bytes).expect("write to pty");
+        self.0.flush().expect("flush pty");
+    }
+
+    /// Types a line, waits until `screen` shows it, and submits it.
+    pub fn enter_line(&mut self, screen: &Screen, line: &str) {
+        self.press(line.as_bytes());
+        screen.wait_text(line);
+        self.press(b"\r");
+    }
+}
+
+/// The binary under test with its state and user config in folders of the test's own, and
+/// no provider key from the test's environment.
+pub fn toolgate(state: &Path, config: &Path) -> CommandBuilder {
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.env("TOOLGATE_STATE_DIR", state);
+    cmd.env("TOOLGATE_CONFIG_DIR", config);
+    cmd.env_remove("ANTHROPIC_API_KEY");
+    cmd.env_remove("OPENAI_API_KEY");
+    cmd
+}
+
+/// Starts `cmd` in a pty of `rows` × `cols`: the child, its screen and its keyboard.
+pub fn spawn(
+    cmd: CommandBuilder,
+    rows: u16,
+    cols: u16,
+) -> (Box<dyn Child + Send + Sync>, Screen, Keys) {
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open pty");
+    let child = pair.slave.spawn_command(cmd).expect("spawn toolgate");
+    drop(pair.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+    let mut reader = pair.master.try_clone_reader().expect("pty reader");
+    let sink = Arc::clone(&parser);
+    thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().expect("parser lock").process(&buf[..n]);
+        }
+    });
+    let keys = Keys(pair.master.take_writer().expect("pty writer"));
+    let screen = Screen {
+        parser,
+        row_per_line: false,
+    };
+    (child, screen, keys)
+}
