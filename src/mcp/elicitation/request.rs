@@ -115,12 +115,15 @@ fn bound_of(property: &Map<String, Value>, key: &str) -> Result<Option<f64>, Str
     number_of(property, key, Value::as_f64, "a number")
 }
 
+/// Reads one limit of a property ([`count_of`], [`bound_of`]).
+type ReadLimit<T> = fn(&Map<String, Value>, &str) -> Result<Option<T>, String>;
+
 /// A property's lower and upper limit, each read with `read`; when both are given, the
 /// lower must not be above the upper.
 fn range_of<T: PartialOrd + std::fmt::Display>(
     property: &Map<String, Value>,
     (low, high): (&str, &str),
-    read: fn(&Map<String, Value>, &str) -> Result<Option<T>, String>,
+    read: ReadLimit<T>,
 ) -> Result<(Option<T>, Option<T>), String> {
     let (min, max) = (read(property, low)?, read(property, high)?);
     if let (Some(min), Some(max)) = (&min, &max)
