@@ -13,5 +13,5 @@ pub(super) mod question;
 pub(super) mod request;
 pub(super) mod url;
 
-pub use question::{ElicitationAsk, ElicitationQuestion, ElicitationReply};
-pub use request::form_from_schema;
+pub use question::{ElicitationQuestion, ElicitationReply};
+pub use request::{ElicitationAsk, form_from_schema};

@@ -1,25 +1,10 @@
 //! The hub's question to the person on a server's behalf, and the person's answer.
 
-use crate::inbox::form::Form;
+use super::request::ElicitationAsk;
 use crate::mcp::pending::Pending;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use tokio_util::sync::DropGuard;
-
-/// What the server asks for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ElicitationAsk {
-    Form {
-        message: String,
-        form: Form,
-    },
-    Url {
-        message: String,
-        url: String,
-        /// The URL's host, shown apart from it.
-        domain: String,
-    },
-}
 
 /// The person's answer.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,9 +2,23 @@
 //! `requestedSchema`, or a web page to open. Anything toolgate cannot show is an error
 //! that says why.
 
-use super::question::ElicitationAsk;
 use crate::inbox::form::{Field, FieldKind, Form, Input, Item, TextFormat};
 use serde_json::{Map, Value};
+
+/// What the server asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitationAsk {
+    Form {
+        message: String,
+        form: Form,
+    },
+    Url {
+        message: String,
+        url: String,
+        /// The URL's host, shown apart from it.
+        domain: String,
+    },
+}
 
 /// The question an `elicitation/create`'s params ask, or why it cannot be asked.
 pub fn read_request(params: &Value) -> Result<ElicitationAsk, String> {
