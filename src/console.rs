@@ -9,8 +9,8 @@ use crate::agent::events::Containment;
 use crate::agent::{AgentEvent, AgentHandle, UiCommand};
 use crate::bootstrap::{FrontEnd, StartOptions};
 use crate::error::Failure;
+use crate::gate::TrustStore;
 use crate::inbox::{Origin, Reply, Request, TrustAnswer, WorkspaceTrust};
-use crate::policy::TrustStore;
 use crate::tui::{ConsoleInfo, ServerInfo};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -146,7 +146,7 @@ async fn ask_trust(
         Instant::now(),
         None,
     );
-    let asking = crate::agent::ask(events, request, answer, None);
+    let asking = crate::gate::ask(events, request, answer, None);
     tokio::pin!(asking);
     let reply = loop {
         tokio::select! {

@@ -3,6 +3,7 @@
 //!
 //! Module boundaries follow the design (see docs/ARCHITECTURE.md):
 //! `mcp` speaks to servers, `servers` are our own MCP servers, `pool` and `policy` are pure,
+//! `gate` decides every call that needs permission (with the person, grants and pins),
 //! `agent` runs the loop on a background task, `model` holds the providers, `tui` and
 //! `headless` are the two front ends.
 
@@ -15,6 +16,7 @@ pub mod commands;
 pub mod config;
 pub mod console;
 pub mod error;
+pub mod gate;
 pub mod headless;
 pub mod inbox;
 pub mod manage;

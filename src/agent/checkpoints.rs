@@ -308,7 +308,7 @@ impl Agent {
             Instant::now(),
             None,
         );
-        match super::ask(&self.events, request, answer, Some(cancel)).await {
+        match crate::gate::ask(&self.events, request, answer, Some(cancel)).await {
             Some(Reply::Person(RestoreAnswer::Restore)) => {}
             _ => return "Undo cancelled; no file was changed.".to_string(),
         }

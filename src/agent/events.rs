@@ -251,7 +251,7 @@ pub enum AgentEvent {
         cancelled: bool,
     },
     /// A server's sampling request ended (answered, refused, failed, withdrawn).
-    Sampling(super::sampling::SamplingReport),
+    Sampling(super::sampling::report::SamplingReport),
     /// A server's log message (`notifications/message`), at or above the level asked.
     ServerLog {
         server: String,

@@ -6,13 +6,10 @@
 //! tool calls in order (policy first, the user asked when needed) → append the results →
 //! repeat until the model stops, the user cancels, or the turn cap is reached.
 
-mod ask;
 mod checkpoints;
 pub mod elicitation;
 pub mod events;
-mod gate;
 mod host_files;
-mod pinning;
 mod prompt;
 mod prompts;
 mod reload;
@@ -36,12 +33,10 @@ use crate::mcp::{HubEvent, McpHub};
 use crate::model::ModelProvider;
 use crate::policy::Policy;
 
-pub use ask::ask;
 pub use events::{AgentEvent, ServerInfo, UiCommand};
-pub use gate::suggested_rule;
 pub use reload::{ConfigReload, RulesReload};
 pub use reload_settings::SettingsSeen;
-pub use sampling::{SamplingOutcome, SamplingReport};
+pub use sampling::report::{SamplingOutcome, SamplingReport};
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.

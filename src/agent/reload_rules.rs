@@ -38,11 +38,8 @@ impl Agent {
         if let Some(current) = self.reload.as_mut().and_then(|r| r.rules.as_mut()) {
             current.known_problems = diagnostics;
         }
+        // `sampling(SERVER)` rules live in the same files: the gate puts them in force too.
         let changes = self.gate.reload_rules(fresh, &rules.files());
-        // `sampling(SERVER)` rules live in the same files.
-        if let Some(sampling) = &self.sampling_config {
-            sampling.set_policy(self.gate.policy().clone());
-        }
         let settings = self.reload_settings(rules).await;
         if changes.is_empty() && settings.is_empty() {
             if *cause == ReloadCause::Asked {

@@ -13,10 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::AgentConfig;
 use super::events::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
-use super::gate::Gate;
 use super::sampling::SamplingHost;
 use super::session::{self, Record, SessionLog, SharedLog};
 use crate::builtin::pool_builtins_with_resources;
+use crate::gate::Gate;
 use crate::inbox::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
 use crate::model::{
@@ -97,22 +97,15 @@ pub(super) fn start(
     let shared_log = SharedLog::default();
     let hub_events = config.hub_events.take();
     let hub = config.hub.clone();
-    let policy = config.policy.clone();
-    let (headless, cap, ask_timeout) = (
-        config.headless,
-        config.sampling_max_tokens,
-        config.ask_timeout,
-    );
+    let cap = config.sampling_max_tokens;
     let watcher = watch_config(&config, work_tx.clone());
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
-    let sampling_config = Arc::new(super::sampling::SamplingConfig::new(policy, cap));
+    let sampling_config = Arc::new(super::sampling::SamplingConfig::new(cap));
     agent.sampling_config = Some(sampling_config.clone());
     let sampling = Arc::new(SamplingHost {
         model: agent.model.clone(),
         config: sampling_config,
-        headless,
-        ask_timeout,
-        granted: Mutex::default(),
+        gate: agent.gate.sampling(),
         log: shared_log,
         events: events.clone(),
     });
@@ -157,19 +150,13 @@ async fn read_commands(
             UiCommand::Submit(text) => Work::Submit(text, control.new_turn()),
             UiCommand::Connect(name) => Work::Connect(name),
             UiCommand::Disconnect(name) => Work::Disconnect(name),
-            // Sampling grants are the sampling host's; they may be in use during a turn.
-            UiCommand::RevokeGrant(name) => match sampling.revoke(&name) {
-                Some(had) => {
-                    let text = if had {
-                        format!("Session grant for {name} revoked.")
-                    } else {
-                        format!("{name} had no session grant.")
-                    };
-                    let _ = events.send(AgentEvent::Notice(text)).await;
-                    continue;
-                }
-                None => Work::Revoke(name),
-            },
+            // Sampling grants may be in use during a turn: revoked at once, not after it.
+            UiCommand::RevokeGrant(name) if crate::gate::is_sampling_grant(&name) => {
+                let text = sampling.gate.grants().revoke(&name);
+                let _ = events.send(AgentEvent::Notice(text)).await;
+                continue;
+            }
+            UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
             UiCommand::Undo => Work::Undo(control.new_turn()),
             // Roots change beside a running turn: a server may be waiting for them.
@@ -670,7 +657,7 @@ impl Agent {
                 .collect(),
         })
         .await;
-        if let Some(problem) = self.gate.pinning.load_problem.take() {
+        if let Some(problem) = self.gate.take_pins_problem() {
             self.startup_notices.push(problem);
         }
         for notice in std::mem::take(&mut self.startup_notices) {
@@ -701,11 +688,7 @@ impl Agent {
                     self.report_command(result).await;
                 }
                 Work::Revoke(name) => {
-                    let text = if self.gate.revoke(&name) {
-                        format!("Session grant for {name} revoked.")
-                    } else {
-                        format!("{name} had no session grant.")
-                    };
+                    let text = self.gate.revoke(&name);
                     self.emit(AgentEvent::Notice(text)).await;
                     let _ = self.refresh_pool_forced().await;
                 }
@@ -780,7 +763,7 @@ impl Agent {
     /// Lets the gate see the listings (new tools, changed definitions).
     fn observe_listings(&mut self) {
         let hub = self.hub.clone();
-        self.gate.pinning.observe(&hub.server_tools(), |server| {
+        self.gate.observe_listings(&hub.server_tools(), |server| {
             hub.config(server).is_some_and(|c| c.pool.trust_new_tools)
         });
     }
@@ -789,10 +772,7 @@ impl Agent {
     fn pool_marks(&mut self, pool: &Pool) -> Option<AgentEvent> {
         let listings = self.hub.server_tools();
         let deferred = self.tool_search.deferred().to_vec();
-        let (marks, excluded) = self
-            .gate
-            .pinning
-            .marks_if_changed(pool, &deferred, &listings)?;
+        let (marks, excluded) = self.gate.pool_marks(pool, &deferred, &listings)?;
         Some(AgentEvent::PoolMarks { marks, excluded })
     }
 

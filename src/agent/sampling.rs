@@ -1,162 +1,41 @@
 //! Sampling, gated by the host: a server's `sampling/createMessage` passes the token cap,
-//! the policy (`sampling(SERVER)` rules; default ask), a session grant or the person (an
-//! inbox request), and only then reaches the session's model. Every request ends in one
-//! [`SamplingReport`]: on the front end, in the session log and in headless JSONL.
+//! then the gate (`crate::gate::SamplingGate`: `sampling(SERVER)` rules, default ask, a
+//! session grant or the person), and only then reaches the session's model. Every request
+//! ends in one [`SamplingReport`]: on the front end, in the session log and in headless
+//! JSONL.
 //!
 //! Runs beside the agent loop, not in it: a server samples *during* a tool call, while the
 //! loop waits for that call, so each request is handled on its own task.
 
-use std::collections::BTreeSet;
+pub mod report;
+
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
+use self::report::{SamplingOutcome, SamplingReport};
 use super::events::AgentEvent;
 use super::session::{Record, SharedLog};
-use crate::inbox::{Origin, Reply, Request, Sampling};
-use crate::mcp::{Sampled, SamplingQuestion, SamplingRefusal, SamplingRequest, SamplingTurn};
+use crate::gate::{Gated, SamplingGate};
+use crate::mcp::{Sampled, SamplingQuestion, SamplingRefusal, SamplingRequest};
 use crate::model::{
     ContentBlock, Message, ModelProvider, ModelRequest, SamplingOptions, StopReason, StreamEvent,
     Usage,
 };
-use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy};
 
-/// How long a sampling question waits for the person unless `--ask-timeout` says
-/// otherwise; then it is denied (the server is waiting on the other end).
-const QUESTION_LIMIT: Duration = Duration::from_secs(300);
-
-/// How one sampling request ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SamplingOutcome {
-    /// The model answered; the server got `text`.
-    Answered {
-        model: String,
-        stop_reason: StopReason,
-        usage: Usage,
-        text: String,
-    },
-    /// Not sent to the model (denied, over the cap, unsupported, too many waiting).
-    Refused { reason: String },
-    /// Sent to the model, which failed.
-    Failed { error: String, usage: Usage },
-    /// The server stopped waiting (cancelled or disconnected) before it was answered.
-    Withdrawn,
-}
-
-/// One sampling request as the transcript, the session log and JSONL record it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SamplingReport {
-    pub server: String,
-    /// `maxTokens` as the server asked.
-    pub max_tokens: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_prompt: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<SamplingTurn>,
-    /// Who allowed or refused it; absent when it was refused before the policy (over the
-    /// cap, unreadable, too many waiting).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decision: Option<AuditRecord>,
-    pub outcome: SamplingOutcome,
-}
-
-impl SamplingReport {
-    /// One line for the transcript and headless text mode.
-    pub fn summary(&self) -> String {
-        let server = &self.server;
-        let by = self
-            .decision
-            .as_ref()
-            .map(|d| format!(" ({})", decided_by(&d.decider)))
-            .unwrap_or_default();
-        match &self.outcome {
-            SamplingOutcome::Answered {
-                model,
-                stop_reason,
-                usage,
-                ..
-            } => format!(
-                "sampling for '{server}' answered by {model}: {} in / {} out tokens, stop {}{by}",
-                usage.input_tokens,
-                usage.output_tokens,
-                stop_word(*stop_reason)
-            ),
-            SamplingOutcome::Refused { reason } => {
-                format!("sampling for '{server}' refused: {reason}{by}")
-            }
-            SamplingOutcome::Failed { error, .. } => {
-                format!("sampling for '{server}' failed: {error}{by}")
-            }
-            SamplingOutcome::Withdrawn => {
-                format!("sampling for '{server}' withdrawn by the server{by}")
-            }
-        }
-    }
-
-    /// Tokens the request used on the model (zero when it never reached it).
-    pub fn usage(&self) -> Usage {
-        match &self.outcome {
-            SamplingOutcome::Answered { usage, .. } | SamplingOutcome::Failed { usage, .. } => {
-                *usage
-            }
-            SamplingOutcome::Refused { .. } | SamplingOutcome::Withdrawn => Usage::default(),
-        }
-    }
-}
-
-fn stop_word(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::EndTurn => "end_turn",
-        StopReason::ToolUse => "tool_use",
-        StopReason::MaxTokens => "max_tokens",
-        StopReason::StopSequence => "stop_sequence",
-        StopReason::Refusal => "refusal",
-        StopReason::Other => "other",
-    }
-}
-
-fn decided_by(decider: &Decider) -> String {
-    match decider {
-        Decider::Rule { rule, source } => format!("rule {rule}, {source}"),
-        Decider::Default { rule } => rule.clone(),
-        Decider::SessionGrant { .. } => "allowed for this session".into(),
-        Decider::Person { answer, .. } => match answer {
-            PersonAnswer::AllowOnce => "you allowed it once".into(),
-            PersonAnswer::AllowSession | PersonAnswer::AllowAlways => {
-                "you allowed it for this session".into()
-            }
-            PersonAnswer::Deny | PersonAnswer::DenyWithNote(_) => "you denied it".into(),
-        },
-        Decider::Expired { .. } => "nobody answered in time".into(),
-        Decider::Dismissed { .. } => "the question could not be shown".into(),
-        Decider::Headless { .. } => "non-interactive mode".into(),
-    }
-}
-
-/// What sampling reads of the configuration. Shared with the agent, so that a reload of
-/// `config.toml` reaches requests that come after it.
+/// `[sampling] max_tokens`. Shared with the agent, so that a reload of `config.toml`
+/// reaches requests that come after it (the rules reach them through the gate).
 pub(super) struct SamplingConfig {
-    /// The `sampling(...)` rules decide (tool rules never do).
-    policy: Mutex<Policy>,
-    /// `[sampling] max_tokens`.
     cap: AtomicU32,
 }
 
 impl SamplingConfig {
-    pub fn new(policy: Policy, cap: u32) -> SamplingConfig {
+    pub fn new(cap: u32) -> SamplingConfig {
         SamplingConfig {
-            policy: Mutex::new(policy),
             cap: AtomicU32::new(cap),
         }
-    }
-
-    pub fn set_policy(&self, policy: Policy) {
-        *self.policy.lock().unwrap_or_else(PoisonError::into_inner) = policy;
     }
 
     pub fn cap(&self) -> u32 {
@@ -166,31 +45,16 @@ impl SamplingConfig {
     pub fn set_cap(&self, cap: u32) {
         self.cap.store(cap, Ordering::SeqCst);
     }
-
-    fn decide(&self, server: &str) -> crate::policy::Verdict {
-        self.policy
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .decide_sampling(server)
-    }
 }
 
 /// Everything a sampling request needs from the session.
 pub(super) struct SamplingHost {
     pub model: Arc<dyn ModelProvider>,
     pub config: Arc<SamplingConfig>,
-    pub headless: bool,
-    pub ask_timeout: Option<Duration>,
-    /// Servers the person allowed to sample for the rest of the session.
-    pub granted: Mutex<BTreeSet<String>>,
+    /// Decides each request (rules, the session's grants, the person).
+    pub gate: SamplingGate,
     pub log: SharedLog,
     pub events: mpsc::Sender<AgentEvent>,
-}
-
-/// Who decided and what they said, before the model is called.
-struct Decided {
-    record: AuditRecord,
-    allowed: bool,
 }
 
 impl SamplingHost {
@@ -199,18 +63,6 @@ impl SamplingHost {
         let report = self.decide_and_run(&question).await;
         // Answered inside decide_and_run; what remains is telling everyone.
         self.report(report).await;
-    }
-
-    /// Revokes "allow for this session" for a grant named `sampling(SERVER)` (as the
-    /// decision record names it). None when `grant` is not a sampling grant.
-    pub fn revoke(&self, grant: &str) -> Option<bool> {
-        let server = grant.strip_prefix("sampling(")?.strip_suffix(')')?;
-        Some(
-            self.granted
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(server),
-        )
     }
 
     /// A request the hub refused before anyone was asked.
@@ -251,16 +103,16 @@ impl SamplingHost {
             report.outcome = SamplingOutcome::Refused { reason };
             return report;
         }
-        let Some(decided) = self.decide(question).await else {
+        let decided = self
+            .gate
+            .check(question, self.model.label(), cap, &self.events)
+            .await;
+        // No record: the server withdrew the request while the person was being asked.
+        if decided.audit.is_none() {
             return report;
-        };
-        report.decision = Some(decided.record.clone());
-        if !decided.allowed {
-            let reason = decided
-                .record
-                .why
-                .clone()
-                .unwrap_or_else(|| "denied".to_string());
+        }
+        report.decision = decided.audit;
+        if let Gated::Refused(reason) = decided.decision {
             question.answer(Err(SamplingRefusal::Denied(format!(
                 "sampling denied by the host: {reason}"
             ))));
@@ -291,148 +143,6 @@ impl SamplingHost {
             }
         };
         report
-    }
-
-    /// The policy, a session grant, headless mode or the person. None: the server
-    /// withdrew the request while the person was being asked.
-    async fn decide(&self, question: &SamplingQuestion) -> Option<Decided> {
-        let server = &question.server;
-        let tool = format!("sampling({server})");
-        let input = serde_json::json!({
-            "system_prompt": question.request.system_prompt,
-            "messages": question.request.messages,
-            "max_tokens": question.request.max_tokens,
-        });
-        let record = |permit: Permit, why: Option<String>, decider: Decider| {
-            AuditRecord::new(&tool, &input, permit, why, decider)
-        };
-        let verdict = self.config.decide(server);
-        let why = match &verdict.decision {
-            Decision::Allow => {
-                return Some(Decided {
-                    record: record(Permit::Allow, None, Decider::from_verdict(&verdict)),
-                    allowed: true,
-                });
-            }
-            Decision::Deny { why } => {
-                return Some(Decided {
-                    record: record(
-                        Permit::Deny,
-                        Some(why.clone()),
-                        Decider::from_verdict(&verdict),
-                    ),
-                    allowed: false,
-                });
-            }
-            Decision::Ask { why } => why.clone(),
-        };
-        let granted = self
-            .granted
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(server);
-        if granted {
-            return Some(Decided {
-                record: record(
-                    Permit::Allow,
-                    None,
-                    Decider::SessionGrant { tool: tool.clone() },
-                ),
-                allowed: true,
-            });
-        }
-        let asked_by = verdict.rule.clone();
-        if self.headless {
-            return Some(Decided {
-                record: record(
-                    Permit::Deny,
-                    Some(format!(
-                        "{why}; approval is unavailable in non-interactive mode; allow it with --allow 'sampling({server})'"
-                    )),
-                    Decider::Headless { asked_by },
-                ),
-                allowed: false,
-            });
-        }
-        let now = Instant::now();
-        let deadline = now + self.ask_timeout.unwrap_or(QUESTION_LIMIT);
-        let (request, answer) = Request::new(
-            Origin::Server {
-                server: server.clone(),
-            },
-            Sampling {
-                server: server.clone(),
-                request: question.request.clone(),
-                model: self.model.label(),
-                cap: self.config.cap(),
-                verdict: verdict.clone(),
-            },
-            now,
-            Some(deadline),
-        );
-        if self
-            .events
-            .send(AgentEvent::Request(request.into()))
-            .await
-            .is_err()
-        {
-            return Some(Decided {
-                record: record(
-                    Permit::Deny,
-                    Some("the question could not be shown".into()),
-                    Decider::Dismissed { asked_by },
-                ),
-                allowed: false,
-            });
-        }
-        let reply = tokio::select! {
-            reply = answer => reply.unwrap_or(Reply::Dismissed(PersonAnswer::Deny)),
-            // Dropping `answer` withdraws the request from the inbox.
-            () = question.withdrawn() => return None,
-            // The console expires it first and says so; this covers a front end that
-            // cannot, so the server never waits past the deadline.
-            () = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
-                Reply::Expired(PersonAnswer::Deny)
-            }
-        };
-        Some(match reply {
-            Reply::Person(answer) => {
-                let allowed = answer.permit() == Permit::Allow;
-                if matches!(
-                    answer,
-                    PersonAnswer::AllowSession | PersonAnswer::AllowAlways
-                ) {
-                    self.granted
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(server.clone());
-                }
-                let why = (!allowed).then(|| match &answer {
-                    PersonAnswer::DenyWithNote(note) => format!("the user denied it: {note}"),
-                    _ => "the user denied it".to_string(),
-                });
-                Decided {
-                    record: record(answer.permit(), why, Decider::Person { answer, asked_by }),
-                    allowed,
-                }
-            }
-            Reply::Expired(_) => Decided {
-                record: record(
-                    Permit::Deny,
-                    Some("nobody answered the sampling request in time".into()),
-                    Decider::Expired { asked_by },
-                ),
-                allowed: false,
-            },
-            Reply::Dismissed(_) => Decided {
-                record: record(
-                    Permit::Deny,
-                    Some("the question could not be shown".into()),
-                    Decider::Dismissed { asked_by },
-                ),
-                allowed: false,
-            },
-        })
     }
 
     /// The session's model, on exactly the server's messages and system prompt, without

@@ -133,7 +133,7 @@ pub enum Record {
         dir: PathBuf,
     },
     /// A server's sampling request and how it ended.
-    Sampling(crate::agent::sampling::SamplingReport),
+    Sampling(crate::agent::sampling::report::SamplingReport),
     /// A server's log message.
     ServerLog {
         server: String,

@@ -10,11 +10,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ImageSummary, ToolOutcome};
-use super::gate::Gated;
 use super::host_files::HostFiles;
 use super::runner::{Agent, assemble_for};
 use super::session::Record;
 use crate::builtin::BuiltinTool;
+use crate::gate::{GateOutcome, Gated};
 use crate::mcp::McpError;
 use crate::model::{ContentBlock, ImageData};
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
@@ -150,7 +150,11 @@ impl Agent {
         if let Err(problem) = checked {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
         }
-        let (gated, decided, notices) = self
+        let GateOutcome {
+            decision: gated,
+            audit: decided,
+            notices,
+        } = self
             .gate
             .check(tool, &input, call_id, &self.events, cancel)
             .await;

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::tool_call::{deny, deny_with_note, pretty};
-use super::{Card, Choice, Fact, Kind, Then, Tone};
+use super::tool_call::{claims_fact, pretty, run_choices};
+use super::{Card, Choice, Fact, Kind, Tone};
 use crate::policy::{PersonAnswer, Verdict};
 use crate::pool::{PoolTool, ToolOrigin};
 
@@ -61,11 +61,6 @@ impl Kind for ChangedDefinition {
             }
             ToolOrigin::Builtin(_) => format!("{} runs with the arguments below.", self.tool.name),
         };
-        let claims = if self.tool.claims.is_empty() {
-            "none".to_string()
-        } else {
-            self.tool.claims.describe()
-        };
         let facts = vec![
             Fact::new("why", self.why(), Tone::Warn),
             Fact::new(
@@ -73,7 +68,7 @@ impl Kind for ChangedDefinition {
                 format!("{} ({})", self.verdict.rule, self.verdict.source),
                 Tone::Dim,
             ),
-            Fact::new("server claims (not verified)", claims, Tone::Claim),
+            claims_fact(&self.tool),
         ];
         let (title, details_title, shown) = match &self.news {
             DefinitionNews::Changed { diff, .. } => (
@@ -102,21 +97,12 @@ impl Kind for ChangedDefinition {
     }
 
     fn choices(&self) -> Vec<Choice<PersonAnswer>> {
-        vec![
-            Choice::new('y', "Allow once", Then::Answer(PersonAnswer::AllowOnce)),
-            Choice::new(
-                'a',
-                "Accept for this session",
-                Then::Answer(PersonAnswer::AllowSession),
-            ),
-            Choice::new(
-                's',
-                "Accept always (pin it)",
-                Then::Answer(PersonAnswer::AllowAlways),
-            ),
-            deny(),
-            deny_with_note(),
-        ]
+        run_choices(
+            "Allow once",
+            "Accept for this session",
+            Some("Accept always (pin it)"),
+            true,
+        )
     }
 
     fn safe_default(&self) -> PersonAnswer {

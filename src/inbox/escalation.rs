@@ -2,8 +2,8 @@
 //! a one-line justification), or because the sandbox is unavailable on this machine. Never
 //! covered by an allow rule: only the person, or their grant for this session, lets it run.
 
-use super::tool_call::{deny, deny_with_note};
-use super::{Card, Choice, Fact, Kind, Then, Tone};
+use super::tool_call::run_choices;
+use super::{Card, Choice, Fact, Kind, Tone};
 use crate::policy::PersonAnswer;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,16 +72,7 @@ impl Kind for Escalation {
     }
 
     fn choices(&self) -> Vec<Choice<PersonAnswer>> {
-        vec![
-            Choice::new('y', "Run it once", Then::Answer(PersonAnswer::AllowOnce)),
-            Choice::new(
-                'a',
-                "Allow unsandboxed this session",
-                Then::Answer(PersonAnswer::AllowSession),
-            ),
-            deny(),
-            deny_with_note(),
-        ]
+        run_choices("Run it once", "Allow unsandboxed this session", None, true)
     }
 
     fn safe_default(&self) -> PersonAnswer {

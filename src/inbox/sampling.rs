@@ -3,8 +3,8 @@
 //! preferences. Approving sends exactly that to the session's model; the reply goes back
 //! to the server only.
 
-use super::tool_call::deny;
-use super::{Card, Choice, Fact, Kind, Then, Tone};
+use super::tool_call::run_choices;
+use super::{Card, Choice, Fact, Kind, Tone};
 use crate::mcp::{SamplingRequest, SamplingTurn};
 use crate::model::Role;
 use crate::policy::{PersonAnswer, Verdict};
@@ -116,15 +116,7 @@ impl Kind for Sampling {
     }
 
     fn choices(&self) -> Vec<Choice<PersonAnswer>> {
-        vec![
-            Choice::new('y', "Allow once", Then::Answer(PersonAnswer::AllowOnce)),
-            Choice::new(
-                'a',
-                "Allow for this session",
-                Then::Answer(PersonAnswer::AllowSession),
-            ),
-            deny(),
-        ]
+        run_choices("Allow once", "Allow for this session", None, false)
     }
 
     fn safe_default(&self) -> PersonAnswer {

@@ -198,14 +198,14 @@ async fn ask_waits_for_the_answer_the_cancel_or_the_deadline() {
         }
         rx
     });
-    let reply = crate::agent::ask(&events, request, answer, None).await;
+    let reply = crate::gate::ask(&events, request, answer, None).await;
     assert_eq!(reply, Some(Reply::Person(PersonAnswer::AllowOnce)));
     let mut rx = front_end.await.unwrap();
 
     // Cancelled: withdrawn, the front end's copy sees the channel closed.
     let cancel = tokio_util::sync::CancellationToken::new();
     let (request, answer) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
-    let asking = crate::agent::ask(&events, request, answer, Some(&cancel));
+    let asking = crate::gate::ask(&events, request, answer, Some(&cancel));
     tokio::pin!(asking);
     let shown = tokio::select! {
         _ = &mut asking => panic!("answered without anyone answering"),
@@ -226,13 +226,13 @@ async fn ask_waits_for_the_answer_the_cancel_or_the_deadline() {
         now,
         Some(now + Duration::from_millis(50)),
     );
-    let reply = crate::agent::ask(&events, request, answer, None).await;
+    let reply = crate::gate::ask(&events, request, answer, None).await;
     assert_eq!(reply, Some(Reply::Expired(PersonAnswer::Deny)));
     drop(rx);
 
     // The front end is gone: dismissed with the safe default, no hang.
     let (request, answer) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
-    let reply = crate::agent::ask(&events, request, answer, None).await;
+    let reply = crate::gate::ask(&events, request, answer, None).await;
     assert_eq!(reply, Some(Reply::Dismissed(PersonAnswer::Deny)));
 }
 

@@ -40,16 +40,7 @@ impl Kind for ToolCall {
             ),
         ];
         if let ToolOrigin::Mcp { .. } = self.tool.origin {
-            let claims = if self.tool.claims.is_empty() {
-                "none".to_string()
-            } else {
-                self.tool.claims.describe()
-            };
-            facts.push(Fact::new(
-                "server claims (not verified)",
-                claims,
-                Tone::Claim,
-            ));
+            facts.push(claims_fact(&self.tool));
         }
         Card {
             title: "Permission required".into(),
@@ -62,21 +53,12 @@ impl Kind for ToolCall {
     }
 
     fn choices(&self) -> Vec<Choice<PersonAnswer>> {
-        vec![
-            Choice::new('y', "Allow once", Then::Answer(PersonAnswer::AllowOnce)),
-            Choice::new(
-                'a',
-                "Allow this session",
-                Then::Answer(PersonAnswer::AllowSession),
-            ),
-            Choice::new(
-                's',
-                "Always (save rule)",
-                Then::Answer(PersonAnswer::AllowAlways),
-            ),
-            deny(),
-            deny_with_note(),
-        ]
+        run_choices(
+            "Allow once",
+            "Allow this session",
+            Some("Always (save rule)"),
+            true,
+        )
     }
 
     fn safe_default(&self) -> PersonAnswer {
@@ -95,13 +77,50 @@ impl Kind for ToolCall {
     }
 }
 
+/// The choices of a question about running something: once (`y`), for the session (`a`),
+/// always (`s`, where offered), deny (`n`, the safe one) and, where the agent hears it,
+/// deny with a note (`d`).
+pub(super) fn run_choices(
+    once: &str,
+    session: &str,
+    always: Option<&str>,
+    with_note: bool,
+) -> Vec<Choice<PersonAnswer>> {
+    let mut choices = vec![
+        Choice::new('y', once, Then::Answer(PersonAnswer::AllowOnce)),
+        Choice::new('a', session, Then::Answer(PersonAnswer::AllowSession)),
+    ];
+    if let Some(always) = always {
+        choices.push(Choice::new(
+            's',
+            always,
+            Then::Answer(PersonAnswer::AllowAlways),
+        ));
+    }
+    choices.push(deny());
+    if with_note {
+        choices.push(deny_with_note());
+    }
+    choices
+}
+
+/// The server's claims about a tool, as a card shows them (never verified).
+pub(super) fn claims_fact(tool: &PoolTool) -> Fact {
+    let claims = if tool.claims.is_empty() {
+        "none".to_string()
+    } else {
+        tool.claims.describe()
+    };
+    Fact::new("server claims (not verified)", claims, Tone::Claim)
+}
+
 /// "Deny", the safe choice of every question about running something.
-pub(super) fn deny() -> Choice<PersonAnswer> {
+fn deny() -> Choice<PersonAnswer> {
     Choice::new('n', "Deny", Then::Answer(PersonAnswer::Deny)).safe()
 }
 
 /// "Deny with a note" for the agent; an empty note is a plain deny.
-pub(super) fn deny_with_note() -> Choice<PersonAnswer> {
+fn deny_with_note() -> Choice<PersonAnswer> {
     Choice::new(
         'd',
         "Deny with note",

@@ -173,42 +173,8 @@ impl AuditRecord {
 
 /// SHA-256 of canonical JSON (object keys sorted at every level, no whitespace), 16 hex chars.
 pub fn input_digest(input: &Value) -> String {
-    let mut canonical = String::new();
-    write_canonical(input, &mut canonical);
-    let digest = Sha256::digest(canonical.as_bytes());
+    let digest = Sha256::digest(crate::pool::canonical_json(input).as_bytes());
     hex::encode(digest)[..16].to_string()
-}
-
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String((*k).clone()).to_string());
-                out.push(':');
-                if let Some(v) = map.get(*k) {
-                    write_canonical(v, out);
-                }
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(v, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 #[cfg(test)]

@@ -479,22 +479,12 @@ pub fn escape_glob(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::ToolClaims;
+    use crate::policy::tests::mcp;
     use serde_json::json;
 
-    fn mcp(server: &str, tool: &str) -> PoolTool {
-        let (name, shortened) = crate::pool::model_facing_name(server, tool);
-        PoolTool {
-            name,
-            origin: ToolOrigin::Mcp {
-                server: server.into(),
-                tool: tool.into(),
-            },
-            description: String::new(),
-            input_schema: json!({"type": "object"}).into(),
-            claims: ToolClaims::default(),
-            shortened,
-        }
+    /// Whether the rule `rule` names the built-in tool `tool`.
+    fn names(rule: &str, tool: &str) -> bool {
+        Rule::parse(rule).unwrap().matches_tool(&builtin(tool))
     }
 
     fn builtin(name: &str) -> PoolTool {
@@ -555,11 +545,7 @@ mod tests {
         assert!(p("Bash(npm test)").matches(&words("npm test")));
         assert!(!p("Bash(npm test)").matches(&words("npm test --watch")));
         assert!(p("bash").matches(&words("anything at all")));
-        assert!(
-            Rule::parse("Bash(ls)")
-                .unwrap()
-                .matches_tool(&builtin("bash"))
-        );
+        assert!(names("Bash(ls)", "bash"));
     }
 
     #[test]
@@ -579,22 +565,14 @@ mod tests {
         };
         assert!(glob.matches("README.md"));
         assert!(!glob.matches("docs/x.md"), "* does not cross directories");
-        assert!(
-            Rule::parse("Write(out.txt)")
-                .unwrap()
-                .matches_tool(&builtin("write_file"))
-        );
+        assert!(names("Write(out.txt)", "write_file"));
         let c = Rule::parse("connect_mcp(docs)").unwrap();
         assert!(c.matches_tool(&builtin("connect_mcp")));
         let RuleKind::Connector { name, .. } = c.kind else {
             panic!()
         };
         assert!(name.matches("docs") && !name.matches("deploy"));
-        assert!(
-            Rule::parse("disconnect_mcp")
-                .unwrap()
-                .matches_tool(&builtin("disconnect_mcp"))
-        );
+        assert!(names("disconnect_mcp", "disconnect_mcp"));
     }
 
     #[test]

@@ -451,10 +451,13 @@ impl Parser {
             return Ok(());
         }
         // At '$'.
-        if self.starts_with("$((") {
-            self.pos += 1;
-            text.push('$');
-            return self.read_balanced_literal(text, '(', ')');
+        // `$((…))` and `${…}` are kept as literal text, balanced.
+        for (start, open, close) in [("$((", '(', ')'), ("${", '{', '}')] {
+            if self.starts_with(start) {
+                self.pos += 1;
+                text.push('$');
+                return self.read_balanced_literal(text, open, close);
+            }
         }
         if self.starts_with("$(") {
             self.pos += 2;
@@ -463,11 +466,6 @@ impl Parser {
             self.leave();
             text.push_str("$(…)");
             return Ok(());
-        }
-        if self.starts_with("${") {
-            self.pos += 1;
-            text.push('$');
-            return self.read_balanced_literal(text, '{', '}');
         }
         if self.starts_with("$'") {
             self.pos += 2;

@@ -61,27 +61,20 @@ pub fn path_to_resolve(tool: &PoolTool, input: &Value) -> Option<String> {
 }
 
 pub(crate) fn path_request(tool: BuiltinTool, input: &Value) -> Option<PathRequest> {
+    // Only the file tools have a path field: read_file, write_file, edit_file and glob.
     let shown = input.get(tool.path_field()?).and_then(Value::as_str)?;
-    match tool {
-        BuiltinTool::ReadFile | BuiltinTool::WriteFile | BuiltinTool::EditFile => {
-            Some(PathRequest {
-                shown: shown.to_string(),
-                to_resolve: shown.to_string(),
-                glob_rest: None,
-                escapes: false,
-            })
-        }
-        BuiltinTool::Glob => Some(glob_request(
+    if tool == BuiltinTool::Glob {
+        return Some(glob_request(
             shown,
             input.get("path").and_then(Value::as_str),
-        )),
-        BuiltinTool::Bash
-        | BuiltinTool::ConnectMcp
-        | BuiltinTool::DisconnectMcp
-        | BuiltinTool::SearchTools
-        | BuiltinTool::ListMcpResources
-        | BuiltinTool::ReadMcpResource => None,
+        ));
     }
+    Some(PathRequest {
+        shown: shown.to_string(),
+        to_resolve: shown.to_string(),
+        glob_rest: None,
+        escapes: false,
+    })
 }
 
 /// Splits glob's pattern at the first component with a metacharacter; the part before it

@@ -41,11 +41,17 @@ pub fn definition_hash(tool: &PoolTool) -> Option<DefinitionHash> {
         "inputSchema": &*tool.input_schema,
         "annotations": serde_json::to_value(&tool.claims).unwrap_or(Value::Null),
     });
-    let mut canonical = String::new();
-    write_canonical(&definition, &mut canonical);
     Some(DefinitionHash(hex::encode(Sha256::digest(
-        canonical.as_bytes(),
+        canonical_json(&definition).as_bytes(),
     ))))
+}
+
+/// JSON with object keys sorted at every level and no whitespace, so that key order does
+/// not change a hash over it (definitions here, call inputs in the audit record).
+pub fn canonical_json(value: &Value) -> String {
+    let mut canonical = String::new();
+    write_canonical(value, &mut canonical);
+    canonical
 }
 
 /// JSON with object keys sorted at every level (serde_json keeps insertion order here).
@@ -79,24 +85,28 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
+/// The pool tool of an MCP server `srv` that lists one tool `name` (tests).
+#[cfg(test)]
+pub(crate) fn listed_tool(name: &str, description: &str, schema: Value) -> PoolTool {
+    let listing = super::ServerTools::new(
+        "srv",
+        vec![super::McpToolInfo {
+            name: name.into(),
+            description: description.into(),
+            input_schema: std::sync::Arc::new(schema),
+            claims: Default::default(),
+        }],
+    );
+    let pool = crate::pool::assemble(&[], &[std::sync::Arc::new(listing)]).unwrap();
+    PoolTool::clone(&pool.tools[0])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::{McpToolInfo, ServerTools};
-    use std::sync::Arc;
 
     fn tool(description: &str, schema: Value) -> PoolTool {
-        let listing = ServerTools::new(
-            "srv",
-            vec![McpToolInfo {
-                name: "t".into(),
-                description: description.into(),
-                input_schema: Arc::new(schema),
-                claims: Default::default(),
-            }],
-        );
-        let pool = crate::pool::assemble(&[], &[Arc::new(listing)]).unwrap();
-        PoolTool::clone(&pool.tools[0])
+        listed_tool("t", description, schema)
     }
 
     #[test]

@@ -8,7 +8,9 @@ mod filter;
 mod naming;
 pub mod search;
 
-pub use definition::{DefinitionHash, definition_hash};
+#[cfg(test)]
+pub(crate) use definition::listed_tool;
+pub use definition::{DefinitionHash, canonical_json, definition_hash};
 pub use filter::{Exclusion, ToolFilter};
 pub use naming::{MAX_NAME_LEN, model_facing_name, normalize};
 

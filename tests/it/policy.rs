@@ -3,9 +3,9 @@
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use toolgate::builtin::BuiltinTool;
+use toolgate::gate::{TrustStore, append_allow_rule, resolve_target};
 use toolgate::policy::{
-    Decision, LoadOptions, OutsideWorkspace, Policy, PolicyContext, RuleSource, TrustStore,
-    always_rule, load, resolve_target, store,
+    Decision, LoadOptions, OutsideWorkspace, Policy, PolicyContext, RuleSource, always_rule, load,
 };
 use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
 
@@ -204,11 +204,11 @@ fn always_writes_a_rule_that_loads_next_session_and_keeps_the_file() {
     assert_eq!(kind(&policy, &trigger, json!({}), &s.ws), "ask");
     let always = always_rule(&policy, &trigger, &json!({"env": "prod"}), &ctx).unwrap();
     assert_eq!(always.text, "mcp__deploy__trigger");
-    assert!(store::append_allow_rule(&always.file, &always.text).unwrap());
+    assert!(append_allow_rule(&always.file, &always.text).unwrap());
     policy.apply_always(&always).unwrap();
     assert_eq!(kind(&policy, &trigger, json!({}), &s.ws), "allow");
     let again = always_rule(&policy, &trigger, &json!({}), &ctx).unwrap();
-    assert!(!store::append_allow_rule(&again.file, &again.text).unwrap());
+    assert!(!append_allow_rule(&again.file, &again.text).unwrap());
     let path = always.file;
 
     let text = std::fs::read_to_string(&path).unwrap();

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::PolicyError;
+use super::GateError;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct TrustFile {
@@ -29,24 +29,24 @@ impl TrustStore {
         crate::paths::state_dir().map(|d| d.join("trusted.json"))
     }
 
-    pub fn open_default() -> Result<TrustStore, PolicyError> {
-        Self::open(Self::default_path().ok_or(PolicyError::NoStateDir)?)
+    pub fn open_default() -> Result<TrustStore, GateError> {
+        Self::open(Self::default_path().ok_or(GateError::NoStateDir)?)
     }
 
     /// A missing file is an empty store; a malformed one is an error (and is never
     /// overwritten by this store, since opening it failed).
-    pub fn open(path: PathBuf) -> Result<TrustStore, PolicyError> {
+    pub fn open(path: PathBuf) -> Result<TrustStore, GateError> {
         let trusted = match std::fs::read_to_string(&path) {
             Ok(text) => {
                 serde_json::from_str::<TrustFile>(&text)
-                    .map_err(|e| PolicyError::TrustStore {
+                    .map_err(|e| GateError::TrustStore {
                         path: path.clone(),
                         message: e.to_string(),
                     })?
                     .trusted
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeSet::new(),
-            Err(source) => return Err(PolicyError::Io { path, source }),
+            Err(source) => return Err(GateError::Io { path, source }),
         };
         Ok(TrustStore { path, trusted })
     }
@@ -65,13 +65,13 @@ impl TrustStore {
     }
 
     /// Remembers `folder` and saves the store.
-    pub fn trust(&mut self, folder: &Path) -> Result<(), PolicyError> {
+    pub fn trust(&mut self, folder: &Path) -> Result<(), GateError> {
         self.trusted.insert(canonical(folder));
         self.save()
     }
 
     /// Forgets `folder`; returns whether it was trusted.
-    pub fn untrust(&mut self, folder: &Path) -> Result<bool, PolicyError> {
+    pub fn untrust(&mut self, folder: &Path) -> Result<bool, GateError> {
         let removed = self.trusted.remove(&canonical(folder));
         if removed {
             self.save()?;
@@ -79,12 +79,12 @@ impl TrustStore {
         Ok(removed)
     }
 
-    fn save(&self) -> Result<(), PolicyError> {
+    fn save(&self) -> Result<(), GateError> {
         let file = TrustFile {
             trusted: self.trusted.clone(),
         };
         // Serializing a set of paths cannot fail unless a path is not UTF-8; report that.
-        let text = serde_json::to_string_pretty(&file).map_err(|e| PolicyError::TrustStore {
+        let text = serde_json::to_string_pretty(&file).map_err(|e| GateError::TrustStore {
             path: self.path.clone(),
             message: e.to_string(),
         })?;

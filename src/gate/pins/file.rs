@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::PolicyError;
+use super::super::GateError;
 use crate::pool::{DefinitionHash, PoolTool, ToolClaims, ToolOrigin, definition_hash};
 
 /// The definition a grant or rule was given for, kept whole so a change can be shown.
@@ -86,10 +86,12 @@ impl Pins {
         self.tools.retain(|_, pin| pin.name != name);
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
@@ -199,12 +201,12 @@ struct PinsFile {
 
 /// Reads a pins file; a missing file is no pins. A malformed one is an error (and is never
 /// overwritten: [`save`] reads it first).
-pub fn load(path: &Path) -> Result<Pins, PolicyError> {
+pub fn load(path: &Path) -> Result<Pins, GateError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Pins::default()),
         Err(source) => {
-            return Err(PolicyError::Io {
+            return Err(GateError::Io {
                 path: path.to_path_buf(),
                 source,
             });
@@ -212,7 +214,7 @@ pub fn load(path: &Path) -> Result<Pins, PolicyError> {
     };
     serde_json::from_str::<PinsFile>(&text)
         .map(|file| file.pins)
-        .map_err(|e| PolicyError::PinsFile {
+        .map_err(|e| GateError::PinsFile {
             path: path.to_path_buf(),
             message: e.to_string(),
         })
@@ -220,35 +222,25 @@ pub fn load(path: &Path) -> Result<Pins, PolicyError> {
 
 /// Records `pin` under `key` in the file (read, change, atomic write), keeping the pins
 /// other sessions wrote meanwhile.
-pub fn save(path: &Path, key: &str, pin: &Pin) -> Result<(), PolicyError> {
+pub fn save(path: &Path, key: &str, pin: &Pin) -> Result<(), GateError> {
     let mut pins = load(path)?;
     pins.insert(key.to_string(), pin.clone());
     let file = PinsFile { version: 1, pins };
-    let text = serde_json::to_string_pretty(&file).map_err(|e| PolicyError::PinsFile {
+    let text = serde_json::to_string_pretty(&file).map_err(|e| GateError::PinsFile {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
-    super::store::write_atomically(path, &format!("{text}\n"))
+    super::super::store::write_atomically(path, &format!("{text}\n"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::{McpToolInfo, ServerTools, assemble};
+    use crate::pool::listed_tool;
     use serde_json::json;
-    use std::sync::Arc;
 
     fn tool(description: &str, schema: Value) -> PoolTool {
-        let listing = ServerTools::new(
-            "srv",
-            vec![McpToolInfo {
-                name: "get.item".into(),
-                description: description.into(),
-                input_schema: Arc::new(schema),
-                claims: Default::default(),
-            }],
-        );
-        PoolTool::clone(&assemble(&[], &[Arc::new(listing)]).unwrap().tools[0])
+        listed_tool("get.item", description, schema)
     }
 
     #[test]
@@ -298,7 +290,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("\"version\": 1"), "{text}");
         std::fs::write(&path, "{not json").unwrap();
-        assert!(matches!(load(&path), Err(PolicyError::PinsFile { .. })));
+        assert!(matches!(load(&path), Err(GateError::PinsFile { .. })));
         assert!(save(&path, "k", &pin).is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{not json");
     }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
 
-use super::target::{Resolved, ResolvedTarget, path_to_resolve};
+use crate::policy::{Resolved, ResolvedTarget, path_to_resolve};
 use crate::pool::PoolTool;
 
 /// Resolves the location this call of a file tool would touch (see

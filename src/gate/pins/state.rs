@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::events::{DefinitionMark, ExcludedTool, ToolMark};
-use crate::policy::pins::{self, Pin, PinCheck, Pins, pin_key};
+use super::file::{self as pins, Pin, PinCheck, Pins, pin_key};
+use crate::agent::events::{DefinitionMark, ExcludedTool, ToolMark};
 use crate::pool::{Pool, PoolTool, ServerTools};
 
 #[derive(Debug, Default)]

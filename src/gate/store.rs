@@ -1,20 +1,21 @@
-//! The policy's write-back to disk: "always" rules into a config file and the trust
-//! store's file. Kept apart from the decision so it can run where blocking I/O belongs
-//! (the gate runs it through `spawn_blocking`).
+//! The gate's write-back to disk: "always" rules into a config file, and the atomic write
+//! the trust store and the pins files use. Kept apart from the decision so it can run
+//! where blocking I/O belongs (the gate runs it through `spawn_blocking`).
 
 use std::path::{Path, PathBuf};
 
-use super::PolicyError;
+use super::GateError;
 
 /// Adds `rule` to `[permissions] allow` of the TOML file at `path` (for "always": the
-/// file and text of an [`super::AlwaysRule`]), creating file and table as needed. Returns false when the rule was already there. A file that is not valid TOML,
-/// or whose `permissions`/`allow` have another shape, is left untouched and reported.
-pub fn append_allow_rule(path: &Path, rule: &str) -> Result<bool, PolicyError> {
+/// file and text of a [`crate::policy::AlwaysRule`]), creating file and table as needed.
+/// Returns false when the rule was already there. A file that is not valid TOML, or whose
+/// `permissions`/`allow` have another shape, is left untouched and reported.
+pub fn append_allow_rule(path: &Path, rule: &str) -> Result<bool, GateError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(source) => {
-            return Err(PolicyError::Io {
+            return Err(GateError::Io {
                 path: path.to_path_buf(),
                 source,
             });
@@ -22,11 +23,11 @@ pub fn append_allow_rule(path: &Path, rule: &str) -> Result<bool, PolicyError> {
     };
     let mut doc: toml_edit::DocumentMut =
         text.parse()
-            .map_err(|e: toml_edit::TomlError| PolicyError::Toml {
+            .map_err(|e: toml_edit::TomlError| GateError::Toml {
                 path: path.to_path_buf(),
                 message: e.message().trim().to_string(),
             })?;
-    let shape = |what: &str| PolicyError::Shape {
+    let shape = |what: &str| GateError::Shape {
         path: path.to_path_buf(),
         what: what.to_string(),
     };
@@ -51,8 +52,8 @@ pub fn append_allow_rule(path: &Path, rule: &str) -> Result<bool, PolicyError> {
 }
 
 /// Writes through a temporary file in the same folder, so a crash never leaves half a file.
-pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), PolicyError> {
-    let io = |source| PolicyError::Io {
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), GateError> {
+    let io = |source| GateError::Io {
         path: path.to_path_buf(),
         source,
     };
@@ -103,13 +104,13 @@ mod tests {
         std::fs::write(&path, "[permissions\n").unwrap();
         assert!(matches!(
             append_allow_rule(&path, "mcp__x").unwrap_err(),
-            PolicyError::Toml { .. }
+            GateError::Toml { .. }
         ));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "[permissions\n");
         std::fs::write(&path, "permissions = 3\n").unwrap();
         assert!(matches!(
             append_allow_rule(&path, "mcp__x").unwrap_err(),
-            PolicyError::Shape { .. }
+            GateError::Shape { .. }
         ));
     }
 

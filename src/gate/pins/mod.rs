@@ -1,6 +1,7 @@
 //! The gate's side of pinned definitions: a tool whose definition changed since a grant or
 //! rule covered it, or that appeared mid-session, asks with what changed (headless: is
-//! refused, saying why); grants and rule uses pin what they covered.
+//! refused, saying why); grants and rule uses pin what they covered. `state.rs` keeps the
+//! session's pins and which tools are new, `file.rs` the pins files.
 
 use std::time::Instant;
 
@@ -8,13 +9,16 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Gate, Gated, person_record};
+pub mod file;
+pub(super) mod state;
+
+use self::file::{Pin, PinCheck, definition_diff};
+use super::Gate;
+use super::ask::person_answer;
+use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused};
 use crate::agent::events::AgentEvent;
 use crate::inbox::{ChangedDefinition, DefinitionNews, Origin, Request};
-use crate::policy::pins::{self, Pin, PinCheck, definition_diff};
-use crate::policy::{
-    AuditRecord, Decider, Decision, Permit, PersonAnswer, Rule, RuleSource, Verdict,
-};
+use crate::policy::{Decider, Decision, Permit, PersonAnswer, Rule, RuleSource, Verdict};
 use crate::pool::PoolTool;
 
 /// Why a call cannot go by its grant or rule alone.
@@ -45,7 +49,7 @@ async fn write_pin(
     tool: &PoolTool,
     (path, key, pin): (std::path::PathBuf, String, Pin),
 ) -> Vec<String> {
-    let written = tokio::task::spawn_blocking(move || pins::save(&path, &key, &pin)).await;
+    let written = tokio::task::spawn_blocking(move || file::save(&path, &key, &pin)).await;
     match written {
         Ok(Ok(())) => Vec::new(),
         Ok(Err(e)) => vec![format!(
@@ -142,7 +146,7 @@ impl Gate {
         verdict: Verdict,
         events: &mpsc::Sender<AgentEvent>,
         cancel: &CancellationToken,
-    ) -> (Gated, Option<AuditRecord>, Vec<String>) {
+    ) -> GateOutcome {
         let asked_by = match &news {
             DefinitionNews::Changed { .. } => "pinned definition: changed",
             DefinitionNews::New => "pinned definition: new tool",
@@ -163,18 +167,7 @@ impl Gate {
             let why = format!(
                 "{why}; approval is unavailable in non-interactive mode (review it in the console)"
             );
-            let record = AuditRecord::new(
-                &tool.name,
-                input,
-                Permit::Deny,
-                Some(why.clone()),
-                Decider::Headless { asked_by },
-            );
-            return (
-                Gated::Refused(format!("Permission denied: {why}")),
-                Some(record),
-                Vec::new(),
-            );
+            return refused(tool, input, why, Decider::Headless { asked_by });
         }
         let now = Instant::now();
         let (request, answer) = Request::new(
@@ -187,11 +180,9 @@ impl Gate {
             self.ask_timeout.map(|t| now + t),
         );
         let answer =
-            match super::person_answer(tool, input, request, answer, &asked_by, events, cancel)
-                .await
-            {
+            match person_answer(tool, input, request, answer, &asked_by, events, cancel).await {
                 Ok(answer) => answer,
-                Err(gated) => return gated,
+                Err(outcome) => return outcome,
             };
         if answer.permit() == Permit::Allow {
             self.pinning.acknowledge(tool);
@@ -200,8 +191,7 @@ impl Gate {
         let gated = match &answer {
             PersonAnswer::AllowOnce => Gated::Run,
             PersonAnswer::AllowSession => {
-                self.policy.grant(&tool.name);
-                self.pinning.pin_session(tool);
+                self.grant_session(&tool.name, tool);
                 notices.push(format!(
                     "{} is allowed for the rest of this session, as it is defined now.",
                     tool.name
@@ -217,7 +207,7 @@ impl Gate {
                             always.file.display()
                         )),
                         Err(e) => {
-                            self.policy.grant(&tool.name);
+                            self.grants.grant(&tool.name);
                             notices.push(format!(
                                 "{e}; {} is allowed for this session only.",
                                 tool.name
@@ -233,17 +223,10 @@ impl Gate {
                 "Permission denied: the user did not accept the changed definition of {}",
                 tool.name
             )),
-            PersonAnswer::Deny => {
-                Gated::Refused("Permission denied: the user denied this call".into())
-            }
-            PersonAnswer::DenyWithNote(note) => {
-                Gated::Refused(format!("Permission denied by the user: {note}"))
+            PersonAnswer::Deny | PersonAnswer::DenyWithNote(_) => {
+                person_refusal(&answer, "Permission denied: the user denied this call")
             }
         };
-        (
-            gated,
-            Some(person_record(tool, input, answer, asked_by)),
-            notices,
-        )
+        answered(tool, input, answer, asked_by, gated, notices)
     }
 }

@@ -1,0 +1,108 @@
+//! Asking the person: sends a host request to the front end and waits for its reply, the
+//! turn's cancellation (or the server's withdrawal), or the request's deadline — whichever
+//! comes first. The one relay of questions: the gate's (tool calls, escalations, changed
+//! definitions, project servers, sampling) and the console launcher's (workspace trust).
+
+use std::future::Future;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::outcome::{GateOutcome, refused_unanswered};
+use crate::agent::events::AgentEvent;
+use crate::inbox::{HostRequest, Kind, Reply, Request};
+use crate::pool::PoolTool;
+
+/// Sends `request` and waits. None when `cancel` fired first: the request is withdrawn
+/// (its reply channel closes, and the front end drops it from the queue). A front end that
+/// is gone, or drops the request unanswered, yields the safe default as `Dismissed`; a
+/// deadline that passes without an answer yields it as `Expired`.
+pub async fn ask<K>(
+    events: &mpsc::Sender<AgentEvent>,
+    request: Request<K>,
+    answer: oneshot::Receiver<Reply<K::Answer>>,
+    cancel: Option<&CancellationToken>,
+) -> Option<Reply<K::Answer>>
+where
+    K: Kind,
+    Request<K>: Into<HostRequest>,
+{
+    let never = CancellationToken::new();
+    let cancel = cancel.unwrap_or(&never);
+    ask_until(events, request, answer, cancel.cancelled()).await
+}
+
+/// [`ask`] until `stop` completes (a server withdrawing its request): None then.
+pub async fn ask_until<K>(
+    events: &mpsc::Sender<AgentEvent>,
+    request: Request<K>,
+    answer: oneshot::Receiver<Reply<K::Answer>>,
+    stop: impl Future<Output = ()>,
+) -> Option<Reply<K::Answer>>
+where
+    K: Kind,
+    Request<K>: Into<HostRequest>,
+{
+    let safe = request.payload.safe_default();
+    let deadline = request.meta.deadline;
+    if events
+        .send(AgentEvent::Request(request.into()))
+        .await
+        .is_err()
+    {
+        return Some(Reply::Dismissed(safe));
+    }
+    let expiry = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+            None => std::future::pending().await,
+        }
+    };
+    // The front end expires requests itself and says so; this deadline only covers a
+    // front end that cannot (it is slow, or never shows the request).
+    tokio::select! {
+        biased;
+        reply = answer => Some(reply.unwrap_or(Reply::Dismissed(safe))),
+        () = stop => None,
+        () = expiry => Some(Reply::Expired(safe)),
+    }
+}
+
+/// Waits for the person's answer to a question about a call of `tool`. Err: what the
+/// gate returns when there is none (the turn was cancelled, the request expired or was
+/// dismissed), with its audit record.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn person_answer<K>(
+    tool: &PoolTool,
+    input: &Value,
+    request: Request<K>,
+    answer: oneshot::Receiver<Reply<K::Answer>>,
+    asked_by: &str,
+    events: &mpsc::Sender<AgentEvent>,
+    cancel: &CancellationToken,
+) -> Result<K::Answer, GateOutcome>
+where
+    K: Kind,
+    Request<K>: Into<HostRequest>,
+{
+    let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
+        return Err(GateOutcome::cancelled());
+    };
+    match reply {
+        Reply::Person(answer) => Ok(answer),
+        unanswered => {
+            let why = match unanswered {
+                Reply::Expired(_) => "nobody answered before the request's deadline",
+                _ => "the permission request was dismissed",
+            };
+            Err(refused_unanswered(
+                tool,
+                input,
+                &unanswered,
+                why.into(),
+                asked_by.to_string(),
+            ))
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Running bash outside the OS sandbox: because the model asked (with a justification) or
+//! because the sandbox cannot confine bash here. Never by a rule: only the person, or
+//! their grant for this session ([`UNSANDBOXED_GRANT`]), lets it run; headless refuses.
+
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Gate;
+use super::ask::ask;
+use super::grants::UNSANDBOXED_GRANT;
+use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused, refused_unanswered};
+use crate::agent::events::AgentEvent;
+use crate::inbox::{Escalation, EscalationReason, Origin, Reply, Request};
+use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Verdict};
+use crate::pool::PoolTool;
+use crate::sandbox::SandboxMode;
+
+impl Gate {
+    /// Why this bash call would run outside the sandbox, if it would: the model asked for
+    /// it, or the sandbox cannot confine bash on this machine. A sandbox the person turned
+    /// off in their configuration is their decision, not a question.
+    pub(super) fn escalation_reason(
+        &self,
+        input: &Value,
+    ) -> Result<Option<EscalationReason>, String> {
+        let requested = input.get("unsandboxed").and_then(Value::as_bool) == Some(true);
+        if requested {
+            let justification = input
+                .get("justification")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|j| !j.is_empty());
+            return match justification {
+                Some(j) => Ok(Some(EscalationReason::Requested {
+                    justification: j.to_string(),
+                })),
+                None => Err("Invalid arguments for bash: `unsandboxed: true` needs a one-line `justification` saying why the command cannot run in the sandbox"
+                    .into()),
+            };
+        }
+        if self.sandbox.settings().mode == SandboxMode::Off {
+            return Ok(None);
+        }
+        Ok(self.sandbox.check_bash(&self.workspace).err().map(|e| {
+            EscalationReason::SandboxUnavailable {
+                why: e.reason().to_string(),
+            }
+        }))
+    }
+
+    /// Running bash outside the sandbox: never by a rule, only by the person (or their
+    /// grant for this session); headless mode cannot ask, so it refuses, saying why.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn escalate(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+        call_id: &str,
+        reason: EscalationReason,
+        verdict: &Verdict,
+        events: &mpsc::Sender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> GateOutcome {
+        let asked_by = match &reason {
+            EscalationReason::Requested { .. } => "sandbox: the model asked to leave it",
+            EscalationReason::SandboxUnavailable { .. } => "sandbox: unavailable",
+        }
+        .to_string();
+        let why_unconfined = match &reason {
+            EscalationReason::Requested { justification } => {
+                format!("the model asked to run it outside the sandbox ({justification})")
+            }
+            EscalationReason::SandboxUnavailable { why } => {
+                format!("the sandbox is unavailable ({why})")
+            }
+        };
+        if self.headless {
+            let why = format!(
+                "{why_unconfined}; running a command outside the sandbox needs a person's approval, which non-interactive mode cannot give"
+            );
+            return refused(tool, input, why, Decider::Headless { asked_by });
+        }
+        if self.grants.contains(UNSANDBOXED_GRANT) {
+            // The grant covers leaving the sandbox, not what the policy asks about besides
+            // (a destructive command): that question is still asked, as a tool call.
+            if let Decision::Ask { why } = &verdict.decision {
+                let mut outcome = self
+                    .ask_person(
+                        tool,
+                        input,
+                        call_id,
+                        why.clone(),
+                        verdict.clone(),
+                        events,
+                        cancel,
+                    )
+                    .await;
+                if outcome.decision == Gated::Run {
+                    outcome.decision = Gated::RunUnconfined;
+                }
+                return outcome;
+            }
+            return GateOutcome::new(
+                Gated::RunUnconfined,
+                Some(AuditRecord::new(
+                    &tool.name,
+                    input,
+                    Permit::Allow,
+                    None,
+                    Decider::SessionGrant {
+                        tool: UNSANDBOXED_GRANT.into(),
+                    },
+                )),
+            );
+        }
+        let command = input
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let policy_note = match &verdict.decision {
+            Decision::Ask { why } => Some(why.clone()),
+            _ => None,
+        };
+        let now = Instant::now();
+        let (request, answer) = Request::new(
+            Origin::Tool {
+                tool: tool.name.clone(),
+                server: None,
+            },
+            Escalation {
+                call_id: call_id.to_string(),
+                command,
+                workspace: self.workspace.clone(),
+                reason,
+                policy_note,
+            },
+            now,
+            self.ask_timeout.map(|t| now + t),
+        );
+        let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
+            return GateOutcome::cancelled();
+        };
+        let answer = match reply {
+            Reply::Person(answer) => answer,
+            unanswered => {
+                let why = format!("{why_unconfined}; nobody approved running it unsandboxed");
+                return refused_unanswered(tool, input, &unanswered, why, asked_by);
+            }
+        };
+        let mut notices = Vec::new();
+        let gated = match &answer {
+            PersonAnswer::AllowOnce | PersonAnswer::AllowAlways => Gated::RunUnconfined,
+            PersonAnswer::AllowSession => {
+                self.grants.grant(UNSANDBOXED_GRANT);
+                notices
+                    .push("bash may run outside the sandbox for the rest of this session.".into());
+                Gated::RunUnconfined
+            }
+            PersonAnswer::Deny | PersonAnswer::DenyWithNote(_) => person_refusal(
+                &answer,
+                "Permission denied: the user did not allow running this command outside the sandbox",
+            ),
+        };
+        answered(tool, input, answer, asked_by, gated, notices)
+    }
+}

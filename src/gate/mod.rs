@@ -1,0 +1,358 @@
+//! The one gate: every call that needs the person's permission is decided here — tool
+//! calls (the host policy's verdict, session grants, and for Ask the person's answer, or
+//! headless a denial that says how to allow the call), bash escalations out of the
+//! sandbox (`escalation.rs`), changed or new definitions (`pins/`), project servers
+//! (`project_server.rs`) and sampling requests (`sampling.rs`). Every decision returns a
+//! [`GateOutcome`]; every "allow for this session" lands in one store ([`Grants`]).
+//!
+//! The agent uses it through: [`Gate::check`], [`Gate::badge`], [`Gate::revoke`],
+//! [`Gate::approve_project_server`] / [`Gate::approve_changed_project_server`],
+//! [`Gate::reload_rules`], the pinning calls ([`Gate::observe_listings`],
+//! [`Gate::pool_marks`], [`Gate::take_pins_problem`]) and [`Gate::sampling`] (a handle
+//! for sampling requests, decided beside the agent loop).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+mod ask;
+mod error;
+mod escalation;
+mod grants;
+mod outcome;
+mod pins;
+mod project_server;
+mod resolve;
+mod sampling;
+mod store;
+mod trust;
+
+#[cfg(test)]
+mod tests;
+
+pub use ask::ask;
+pub use error::GateError;
+pub use grants::{Grants, is_sampling_grant};
+pub use outcome::{GateOutcome, Gated};
+pub use resolve::resolve_target;
+pub use sampling::SamplingGate;
+pub use store::append_allow_rule;
+pub use trust::TrustStore;
+
+use crate::agent::events::{AgentEvent, ExcludedTool, ToolMark};
+use crate::builtin::BuiltinTool;
+use crate::inbox::{Origin, Request, ToolCall};
+use crate::policy::{
+    AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
+    RuleChanges, Verdict, always_rule, grant_key,
+};
+use crate::pool::{Pool, PoolTool, ServerTools};
+use crate::sandbox::Sandbox;
+use outcome::{answered, person_refusal, suggested_rule};
+use pins::state::Pinning;
+
+pub struct Gate {
+    policy: Policy,
+    workspace: PathBuf,
+    headless: bool,
+    /// How long a tool-call question waits before its safe default (deny) applies.
+    ask_timeout: Option<Duration>,
+    /// The session's sandbox: whether bash can run confined here.
+    sandbox: Sandbox,
+    /// Every session grant (tools, unsandboxed bash, sampling); shared with sampling.
+    grants: Grants,
+    /// The rules sampling requests are decided by (a copy of `policy`, kept in step with it
+    /// on reload; read by requests beside the agent loop).
+    sampling_rules: Arc<Mutex<Policy>>,
+    /// Project servers approved this session, by name and command line.
+    approved_projects: project_server::Approved,
+    /// Pinned definitions and new tools (see `pins/`).
+    pinning: Pinning,
+}
+
+impl Gate {
+    pub fn new(policy: Policy, workspace: PathBuf, headless: bool) -> Self {
+        Gate {
+            sampling_rules: Arc::new(Mutex::new(policy.clone())),
+            policy,
+            headless,
+            ask_timeout: None,
+            sandbox: Sandbox::default(),
+            grants: Grants::default(),
+            approved_projects: Default::default(),
+            pinning: Pinning::default(),
+            workspace,
+        }
+    }
+
+    pub fn set_sandbox(&mut self, sandbox: Sandbox) {
+        self.sandbox = sandbox;
+    }
+
+    /// Reads the pinned definitions of this workspace (`pins_dir`: where rules' first uses
+    /// are pinned; None keeps those in memory).
+    pub fn load_pins(&mut self, pins_dir: Option<&std::path::Path>) {
+        self.pinning = Pinning::load(&self.workspace, pins_dir);
+    }
+
+    pub fn set_ask_timeout(&mut self, timeout: Option<Duration>) {
+        self.ask_timeout = timeout;
+    }
+
+    /// The handle sampling requests are decided through: the same rules (kept in step on
+    /// reload) and the same grants as tool calls.
+    pub fn sampling(&self) -> SamplingGate {
+        SamplingGate::new(
+            self.sampling_rules.clone(),
+            self.grants.clone(),
+            self.headless,
+            self.ask_timeout,
+        )
+    }
+
+    /// Puts the rules of `fresh` (the rule files loaded again) in force, for tool calls and
+    /// sampling alike; see [`Policy::reload_rules`].
+    pub fn reload_rules(&mut self, fresh: Policy, read: &[PathBuf]) -> RuleChanges {
+        let changes = self.policy.reload_rules(fresh, read);
+        *self
+            .sampling_rules
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = self.policy.clone();
+        changes
+    }
+
+    /// The policy's context for one call. A file tool's path is resolved here (file-system
+    /// metadata: symlinks, `..`), so the policy's decision itself does no I/O.
+    fn context(&self, tool: &PoolTool, input: &Value) -> PolicyContext<'_> {
+        PolicyContext::new(&self.workspace).with_target(resolve_target(
+            &self.workspace,
+            tool,
+            input,
+        ))
+    }
+
+    /// The policy's verdict for one call (session grants included).
+    fn verdict(&self, tool: &PoolTool, input: &Value) -> Verdict {
+        let ctx = self.context(tool, input);
+        self.grants
+            .with(|grants| self.policy.decide(tool, input, &ctx.with_grants(grants)))
+    }
+
+    /// The "always" rule for this call (session grants included, as in [`Self::verdict`]).
+    fn always_rule(&self, tool: &PoolTool, input: &Value) -> Result<AlwaysRule, GateError> {
+        let ctx = self.context(tool, input);
+        self.grants
+            .with(|grants| always_rule(&self.policy, tool, input, &ctx.with_grants(grants)))
+            .map_err(GateError::from)
+    }
+
+    /// How the pool panel shows a tool before any input is known (a changed or new
+    /// definition asks whatever the rules say).
+    pub fn badge(&self, tool: &PoolTool) -> Verdict {
+        let ctx = PolicyContext::new(&self.workspace);
+        let verdict = self
+            .grants
+            .with(|grants| self.policy.badge(tool, &ctx.with_grants(grants)));
+        self.pinned_badge(tool, verdict)
+    }
+
+    /// "Always allow": works out the rule, writes it into the workspace's config file on a
+    /// blocking thread (never on the async executor), then applies it to this session.
+    async fn save_always(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+    ) -> Result<AlwaysRule, GateError> {
+        let rule = self.always_rule(tool, input)?;
+        let (file, text) = (rule.file.clone(), rule.text.clone());
+        tokio::task::spawn_blocking(move || store::append_allow_rule(&file, &text))
+            .await
+            .map_err(|e| GateError::Io {
+                path: rule.file.clone(),
+                source: std::io::Error::other(e),
+            })??;
+        self.policy.apply_always(&rule)?;
+        Ok(rule)
+    }
+
+    /// "Allow for this session": the grant, and the definition it was given for.
+    fn grant_session(&mut self, key: &str, tool: &PoolTool) {
+        self.grants.grant(key);
+        self.pinning.pin_session(tool);
+    }
+
+    /// Revokes the session grant named `name` (with the definition it pinned); returns
+    /// the notice for the person.
+    pub fn revoke(&mut self, name: &str) -> String {
+        self.pinning.forget_session(name);
+        self.grants.revoke(name)
+    }
+
+    /// Lets the gate see the servers' listings (new tools, changed definitions);
+    /// `trusts_new`: whether a server's entry says `"trustNewTools": true`.
+    pub fn observe_listings(
+        &mut self,
+        listings: &[Arc<ServerTools>],
+        trusts_new: impl Fn(&str) -> bool,
+    ) {
+        self.pinning.observe(listings, trusts_new);
+    }
+
+    /// The panel's marks (changed, new) and excluded tools, when they changed.
+    pub fn pool_marks(
+        &mut self,
+        pool: &Pool,
+        deferred: &[Arc<PoolTool>],
+        listings: &[Arc<ServerTools>],
+    ) -> Option<(Vec<ToolMark>, Vec<ExcludedTool>)> {
+        self.pinning.marks_if_changed(pool, deferred, listings)
+    }
+
+    /// Why the project's pins could not be read, once.
+    pub fn take_pins_problem(&mut self) -> Option<String> {
+        self.pinning.load_problem.take()
+    }
+
+    /// Decides one call, asking the person when the policy says Ask.
+    pub async fn check(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+        call_id: &str,
+        events: &mpsc::Sender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> GateOutcome {
+        let verdict = self.verdict(tool, input);
+        if !matches!(verdict.decision, Decision::Deny { .. })
+            && tool.builtin_kind() == Some(BuiltinTool::Bash)
+        {
+            match self.escalation_reason(input) {
+                Ok(None) => {}
+                Ok(Some(reason)) => {
+                    return self
+                        .escalate(tool, input, call_id, reason, &verdict, events, cancel)
+                        .await;
+                }
+                Err(problem) => return GateOutcome::new(Gated::Refused(problem), None),
+            }
+        }
+        if let Some(news) = self.definition_news(tool, &verdict) {
+            return self
+                .ask_definition(tool, input, call_id, news, verdict, events, cancel)
+                .await;
+        }
+        match verdict.decision.clone() {
+            Decision::Allow => GateOutcome::new(
+                Gated::Run,
+                AuditRecord::from_verdict(&tool.name, input, &verdict),
+            )
+            .with_notices(self.pin_on_rule_use(tool, &verdict).await),
+            Decision::Deny { why } => GateOutcome::new(
+                Gated::Refused(format!("Permission denied: {why}")),
+                AuditRecord::from_verdict(&tool.name, input, &verdict),
+            ),
+            Decision::Ask { why } if self.headless => {
+                let rule = self
+                    .always_rule(tool, input)
+                    .map_or_else(|_| suggested_rule(tool, input), |always| always.text);
+                let record = AuditRecord::new(
+                    &tool.name,
+                    input,
+                    Permit::Deny,
+                    Some(format!(
+                        "{why}; approval is unavailable in non-interactive mode"
+                    )),
+                    Decider::Headless {
+                        asked_by: verdict.rule.clone(),
+                    },
+                );
+                GateOutcome::new(
+                    Gated::Refused(format!(
+                        "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow {rule}"
+                    )),
+                    Some(record),
+                )
+            }
+            Decision::Ask { why } => {
+                self.ask_person(tool, input, call_id, why, verdict, events, cancel)
+                    .await
+            }
+        }
+    }
+
+    /// Asks the person about a call the policy asks about.
+    #[allow(clippy::too_many_arguments)]
+    async fn ask_person(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+        call_id: &str,
+        why: String,
+        verdict: Verdict,
+        events: &mpsc::Sender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> GateOutcome {
+        let now = Instant::now();
+        let asked_by = verdict.rule.clone();
+        let (request, answer) = Request::new(
+            Origin::Tool {
+                tool: tool.name.clone(),
+                server: tool.server().map(str::to_string),
+            },
+            ToolCall {
+                call_id: call_id.to_string(),
+                tool: tool.clone(),
+                input: input.clone(),
+                why,
+                verdict,
+            },
+            now,
+            self.ask_timeout.map(|t| now + t),
+        );
+        let answer =
+            match ask::person_answer(tool, input, request, answer, &asked_by, events, cancel).await
+            {
+                Ok(answer) => answer,
+                Err(outcome) => return outcome,
+            };
+        let mut notices = Vec::new();
+        if answer.permit() == Permit::Allow {
+            self.pinning.acknowledge(tool);
+        }
+        let gated = match &answer {
+            PersonAnswer::AllowOnce => Gated::Run,
+            PersonAnswer::AllowSession => {
+                let key = grant_key(tool, input);
+                self.grant_session(&key, tool);
+                notices.push(format!("{key} is allowed for the rest of this session."));
+                Gated::Run
+            }
+            PersonAnswer::AllowAlways => {
+                match self.save_always(tool, input).await {
+                    Ok(always) => {
+                        notices.push(format!(
+                            "Always allowed: wrote the allow rule {} to {}.",
+                            always.text,
+                            always.file.display()
+                        ));
+                        notices.extend(self.save_project_pin(tool, "always grant").await);
+                    }
+                    Err(e) => {
+                        let key = grant_key(tool, input);
+                        self.grant_session(&key, tool);
+                        notices.push(format!("{e}; {key} is allowed for this session only."));
+                    }
+                }
+                Gated::Run
+            }
+            PersonAnswer::Deny | PersonAnswer::DenyWithNote(_) => {
+                person_refusal(&answer, "Permission denied: the user denied this call")
+            }
+        };
+        answered(tool, input, answer, asked_by, gated, notices)
+    }
+}

@@ -1,0 +1,151 @@
+//! What the gate returns for every decision: what may happen, the decision record for the
+//! session log and the front end, and notices for the person.
+
+use serde_json::Value;
+
+use crate::builtin::BuiltinTool;
+use crate::inbox::Reply;
+use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer};
+use crate::pool::{PoolTool, ToolOrigin};
+
+/// What the gate lets happen to one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Gated {
+    Run,
+    /// bash, outside the OS sandbox: the person approved it (the environment is still
+    /// scrubbed of secrets).
+    RunUnconfined,
+    /// Refused; the text is the tool_result the model gets (for sampling: the reason).
+    Refused(String),
+    /// The turn was cancelled (or the server withdrew its request) while the question was
+    /// open.
+    Cancelled,
+}
+
+/// One decision of the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateOutcome {
+    pub decision: Gated,
+    /// The decision record; None when cancelled before anyone decided (and for a call
+    /// refused before the policy, such as invalid escalation arguments).
+    pub audit: Option<AuditRecord>,
+    /// Notices for the person (a grant given, a rule written, a pin that was not saved).
+    pub notices: Vec<String>,
+}
+
+impl GateOutcome {
+    pub fn new(decision: Gated, audit: Option<AuditRecord>) -> GateOutcome {
+        GateOutcome {
+            decision,
+            audit,
+            notices: Vec::new(),
+        }
+    }
+
+    pub fn cancelled() -> GateOutcome {
+        GateOutcome::new(Gated::Cancelled, None)
+    }
+
+    pub fn with_notices(self, notices: Vec<String>) -> GateOutcome {
+        GateOutcome { notices, ..self }
+    }
+}
+
+/// A person's deny answer as a refusal (`plain`: the tool_result of a plain deny).
+pub(super) fn person_refusal(answer: &PersonAnswer, plain: &str) -> Gated {
+    match answer {
+        PersonAnswer::DenyWithNote(note) => {
+            Gated::Refused(format!("Permission denied by the user: {note}"))
+        }
+        _ => Gated::Refused(plain.to_string()),
+    }
+}
+
+/// The outcome of the person's answer to a question about `tool`.
+pub(super) fn answered(
+    tool: &PoolTool,
+    input: &Value,
+    answer: PersonAnswer,
+    asked_by: String,
+    decision: Gated,
+    notices: Vec<String>,
+) -> GateOutcome {
+    GateOutcome::new(decision, Some(person_record(tool, input, answer, asked_by)))
+        .with_notices(notices)
+}
+
+/// The record of the person's answer to a question about `tool`.
+fn person_record(
+    tool: &PoolTool,
+    input: &Value,
+    answer: PersonAnswer,
+    asked_by: String,
+) -> AuditRecord {
+    let why = match &answer {
+        PersonAnswer::Deny => Some("denied by the user".to_string()),
+        PersonAnswer::DenyWithNote(note) => Some(format!("denied by the user: {note}")),
+        _ => None,
+    };
+    AuditRecord::new(
+        &tool.name,
+        input,
+        answer.permit(),
+        why,
+        Decider::Person { answer, asked_by },
+    )
+}
+
+/// A question nobody answered (its deadline passed, or the front end could not show it):
+/// refused, and recorded as such.
+pub(super) fn refused_unanswered<A>(
+    tool: &PoolTool,
+    input: &Value,
+    reply: &Reply<A>,
+    why: String,
+    asked_by: String,
+) -> GateOutcome {
+    let decider = match reply {
+        Reply::Expired(_) => Decider::Expired { asked_by },
+        _ => Decider::Dismissed { asked_by },
+    };
+    refused(tool, input, why, decider)
+}
+
+/// Refused without a person's answer (`why` also goes to the model, after "Permission
+/// denied: ").
+pub(super) fn refused(
+    tool: &PoolTool,
+    input: &Value,
+    why: String,
+    decider: Decider,
+) -> GateOutcome {
+    GateOutcome::new(
+        Gated::Refused(format!("Permission denied: {why}")),
+        Some(AuditRecord::new(
+            &tool.name,
+            input,
+            Permit::Deny,
+            Some(why),
+            decider,
+        )),
+    )
+}
+
+/// The `--allow` rule that would let this call through without asking.
+pub fn suggested_rule(tool: &PoolTool, input: &Value) -> String {
+    match tool.origin {
+        ToolOrigin::Builtin(BuiltinTool::Bash) => {
+            let first_word = input
+                .get("command")
+                .and_then(Value::as_str)
+                .and_then(|c| c.split_whitespace().next())
+                .unwrap_or("");
+            if first_word.is_empty() {
+                "Bash".to_string()
+            } else {
+                format!("Bash({first_word}:*)")
+            }
+        }
+        ToolOrigin::Builtin(_) | ToolOrigin::Mcp { .. } => tool.name.clone(),
+    }
+}

@@ -1,0 +1,222 @@
+//! The guards' side of a decision: every command a bash line would run (deny list,
+//! destructive commands, unparsable lines) and the path a file tool would touch (outside
+//! the workspace, toolgate's own configuration, not resolved).
+
+use serde_json::Value;
+
+use super::bash_guard::{self, Class};
+use super::decide::{Guard, names_whole_tool};
+use super::rule::RuleKind;
+use super::target::{self, PathRequest};
+use super::{
+    Decision, OutsideWorkspace, Policy, PolicyContext, Rule, RuleList, RuleSource, Verdict,
+};
+use crate::builtin::BuiltinTool;
+use crate::pool::PoolTool;
+
+impl Policy {
+    pub(super) fn decide_bash(
+        &self,
+        tool: &PoolTool,
+        input: &Value,
+        ctx: &PolicyContext<'_>,
+    ) -> Verdict {
+        let Some(command) = input.get("command").and_then(Value::as_str) else {
+            return Verdict::new(
+                Decision::Ask {
+                    why: "bash call without a `command` string".into(),
+                },
+                "bash guard: no command",
+                RuleSource::Default,
+            );
+        };
+        let units = match bash_guard::analyze(command) {
+            Ok(units) => units,
+            Err(e) => {
+                let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+                let matches = |r: &Rule, list: RuleList| match &r.kind {
+                    RuleKind::Bash(p) => list != RuleList::Allow && p.matches(&words),
+                    _ => r.matches_tool(tool),
+                };
+                return self.evaluate(
+                    tool,
+                    ctx,
+                    &matches,
+                    Guard::Firm(Verdict::new(
+                        Decision::Ask {
+                            why: format!(
+                                "cannot check this command ({e}), so it is not run without asking"
+                            ),
+                        },
+                        "bash guard: unparsable",
+                        RuleSource::Default,
+                    )),
+                );
+            }
+        };
+        let mut first_ask = None;
+        let mut allowed_by_rule = None;
+        for unit in &units {
+            let raw_words: Vec<String> = unit.raw.split(' ').map(str::to_string).collect();
+            // Deny and ask rules match the command as written or as run; allow rules only as
+            // run, so `env rm x` is not allowed by `Bash(env:*)`.
+            let matches = |r: &Rule, list: RuleList| match &r.kind {
+                RuleKind::Bash(p) => {
+                    p.matches(&unit.words) || (list != RuleList::Allow && p.matches(&raw_words))
+                }
+                _ => r.matches_tool(tool),
+            };
+            let shown = if unit.raw.is_empty() {
+                "(redirection)".to_string()
+            } else {
+                unit.raw.clone()
+            };
+            let guard = match unit.class {
+                Class::Denied(pattern) => Guard::Hard(Verdict::new(
+                    Decision::Deny {
+                        why: format!("`{shown}` matches the bash deny list ({pattern})"),
+                    },
+                    format!("bash deny list: {pattern}"),
+                    RuleSource::Default,
+                )),
+                Class::Destructive(what) => Guard::Soft(Verdict::new(
+                    Decision::Ask {
+                        why: format!("`{shown}` is destructive ({what})"),
+                    },
+                    format!("bash guard: destructive ({what})"),
+                    RuleSource::Default,
+                )),
+                Class::Ordinary => Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "bash guard",
+                    RuleSource::Default,
+                )),
+            };
+            let v = self.evaluate(tool, ctx, &matches, guard);
+            match v.decision {
+                Decision::Deny { .. } => return v,
+                Decision::Ask { .. } => {
+                    first_ask.get_or_insert(v);
+                }
+                Decision::Allow => {
+                    if v.source != RuleSource::Default {
+                        allowed_by_rule.get_or_insert(v);
+                    }
+                }
+            }
+        }
+        if let Some(v) = first_ask {
+            return v;
+        }
+        if let Some(v) = allowed_by_rule {
+            return v;
+        }
+        // No command at all (an empty line) or only ordinary ones; a whole-tool rule may
+        // still apply to an empty line.
+        if units.is_empty() {
+            return self.evaluate(
+                tool,
+                ctx,
+                &|r, _| r.matches_tool(tool) && names_whole_tool(r),
+                Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "bash guard",
+                    RuleSource::Default,
+                )),
+            );
+        }
+        Verdict::new(Decision::Allow, "bash guard", RuleSource::Default)
+    }
+
+    pub(super) fn decide_file(
+        &self,
+        kind: BuiltinTool,
+        tool: &PoolTool,
+        input: &Value,
+        ctx: &PolicyContext<'_>,
+    ) -> Verdict {
+        let Some(request) = target::path_request(kind, input) else {
+            let field = kind.path_field().unwrap_or("path");
+            return Verdict::new(
+                Decision::Ask {
+                    why: format!("{} call without a `{field}` string", tool.name),
+                },
+                "workspace guard: no path",
+                RuleSource::Default,
+            );
+        };
+        let Some(resolved) = ctx.resolved(&request.to_resolve) else {
+            return self.unresolved(tool, ctx, &request);
+        };
+        let path = &request.shown;
+        let candidates = request.rule_candidates(resolved);
+        let matches = |r: &Rule, _: RuleList| match &r.kind {
+            RuleKind::Files { glob, .. } => {
+                r.matches_tool(tool) && candidates.iter().any(|c| glob.matches(c))
+            }
+            _ => r.matches_tool(tool),
+        };
+        let guard = if !resolved.inside() || request.escapes {
+            let why = format!(
+                "`{path}` resolves outside the workspace ({})",
+                resolved.absolute.display()
+            );
+            let decision = match self.outside_workspace {
+                OutsideWorkspace::Ask => Decision::Ask { why },
+                OutsideWorkspace::Deny => Decision::Deny { why },
+            };
+            Guard::Soft(Verdict::new(
+                decision,
+                "workspace guard: outside the workspace",
+                RuleSource::Default,
+            ))
+        } else if kind.writes_files()
+            && is_toolgate_config(resolved.relative.as_deref().unwrap_or(""))
+        {
+            Guard::Soft(Verdict::new(
+                Decision::Ask {
+                    why: format!("`{path}` is toolgate's own configuration"),
+                },
+                "workspace guard: toolgate configuration",
+                RuleSource::Default,
+            ))
+        } else {
+            Guard::Fallback(Verdict::new(
+                Decision::Allow,
+                "workspace guard",
+                RuleSource::Default,
+            ))
+        };
+        self.evaluate(tool, ctx, &matches, guard)
+    }
+
+    /// A file tool's call whose path the caller did not resolve: nothing is known about
+    /// where it points, so it asks (a deny rule for the whole tool still denies).
+    fn unresolved(
+        &self,
+        tool: &PoolTool,
+        ctx: &PolicyContext<'_>,
+        request: &PathRequest,
+    ) -> Verdict {
+        self.evaluate(
+            tool,
+            ctx,
+            &|r, _| r.matches_tool(tool) && names_whole_tool(r),
+            Guard::Firm(Verdict::new(
+                Decision::Ask {
+                    why: format!(
+                        "`{}` was not resolved in the workspace before the decision",
+                        request.shown
+                    ),
+                },
+                "workspace guard: unresolved path",
+                RuleSource::Default,
+            )),
+        )
+    }
+}
+
+/// Writing these would let the model change its own permissions or servers.
+fn is_toolgate_config(relative: &str) -> bool {
+    relative == ".mcp.json" || relative == ".toolgate" || relative.starts_with(".toolgate/")
+}
