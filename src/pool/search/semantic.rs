@@ -5,7 +5,7 @@
 //! embedding is a table look-up per token and a comparison is one dot product.
 //!
 //! The model is WordLlama's `l2_supercat` (MIT), cut to 128 of its 256 dimensions and
-//! quantised to bytes by `scripts/build_search_model.py`; see docs/ARCHITECTURE.md for why
+//! quantised to bytes by `scripts/build_search_model.py`; see docs/decisions/0040-tool-search-meaning.md for why
 //! this model and not a transformer. It is compiled into the binary, so search works with no
 //! download and no network.
 //!
