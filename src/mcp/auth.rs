@@ -9,8 +9,8 @@
 //! step-up the token already satisfies, so no server can make toolgate loop.
 
 use super::pending::Pending;
-use crate::settings::OAuthSettings;
 use crate::oauth::{AuthStatus, ServerCredentials, TokenFile};
+use crate::settings::OAuthSettings;
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;

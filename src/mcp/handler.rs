@@ -3,10 +3,10 @@
 //! and passes `sampling/createMessage` on to the agent. One per connection.
 
 use super::elicitor::Elicitor;
-use crate::settings::LogLevel;
 use super::roots::Roots;
 use super::sampling::{self, Slot};
 use super::types::{HubEvent, ProgressUpdate};
+use crate::settings::LogLevel;
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{

@@ -5,8 +5,8 @@
 use super::auth::SignInQuestion;
 use super::catalog::Catalog;
 use super::elicitation::question::ElicitationQuestion;
-use crate::settings::LogLevel;
 use super::sampling::SamplingQuestion;
+use crate::settings::LogLevel;
 use serde::{Deserialize, Serialize};
 
 /// Connection state of one configured server, as the UI shows it.

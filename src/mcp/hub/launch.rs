@@ -4,7 +4,6 @@
 
 use super::connection::{Connection, Service, shut};
 use super::task_tools::{self, ListingSniffer, TaskTools};
-use crate::settings::{ServerConfig, ServerTransport};
 use crate::mcp::auth::{self, Challenge, ServerAuth};
 use crate::mcp::catalog::declared;
 use crate::mcp::convert::unlistable_tools;
@@ -15,6 +14,7 @@ use crate::mcp::stderr::StderrTail;
 use crate::mcp::transport::GuardedTransport;
 use crate::pool::ServerTools;
 use crate::sandbox::{Profile, Sandbox};
+use crate::settings::{ServerConfig, ServerTransport};
 use rmcp::model::{ClientRequest, CustomRequest, CustomResult, ProtocolVersion, ServerResult};
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::async_rw::AsyncRwTransport;

@@ -2,10 +2,10 @@
 //! sign-in status, and the sign-in a connect asks for in the background.
 
 use super::McpHub;
-use crate::settings::{ServerConfig, ServerTransport};
 use crate::mcp::auth::{self, Challenge, ServerAuth};
 use crate::mcp::types::{HubEvent, McpError, ServerStatus};
 use crate::oauth::{self, AuthStatus};
+use crate::settings::{ServerConfig, ServerTransport};
 use std::sync::Arc;
 use std::time::Duration;
 

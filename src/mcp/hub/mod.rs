@@ -24,14 +24,14 @@ mod task_tools;
 mod tasks;
 mod url_required;
 
-use crate::settings::ServerConfig;
 use crate::mcp::auth::{self, SignInMode};
-use crate::settings::{DEFAULT_LOG_LEVEL, LogLevel};
 use crate::mcp::roots::Roots;
 use crate::mcp::types::{HubEvent, ServerStatus};
 use crate::oauth::{Opener, TokenFile};
 use crate::pool::ServerTools;
 use crate::sandbox::{Profile, Sandbox};
+use crate::settings::ServerConfig;
+use crate::settings::{DEFAULT_LOG_LEVEL, LogLevel};
 use launch::{DEFAULT_PROBE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launcher};
 use locks::lock;
 use registry::Registry;

@@ -5,9 +5,9 @@
 
 use super::connection::Connection;
 use super::locks::lock;
-use crate::settings::ServerConfig;
 use crate::mcp::elicitor::Elicitor;
 use crate::mcp::types::{HubEvent, McpError, ServerStatus};
+use crate::settings::ServerConfig;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

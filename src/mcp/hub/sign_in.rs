@@ -2,10 +2,10 @@
 //! and forgetting a server's tokens. [`SignIns`] owns that state; `login.rs` puts it to
 //! use for the hub's callers.
 
-use crate::settings::{ServerConfig, ServerTransport};
 use crate::mcp::auth::{self, Challenge, ServerAuth, SignInMode};
 use crate::mcp::types::HubEvent;
 use crate::oauth::{self, AuthStatus, Opener, SignInRequest, TokenFile};
+use crate::settings::{ServerConfig, ServerTransport};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
