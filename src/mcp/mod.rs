@@ -23,7 +23,9 @@ pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
 };
 pub use catalog::{Catalog, CompletionTarget};
-pub use elicitation::{ElicitationAsk, ElicitationQuestion, ElicitationReply, form_from_schema};
+pub use elicitation::{
+    ElicitationAsk, ElicitationQuestion, ElicitationReply, form, form_from_schema,
+};
 pub use elicitor::MAX_WAITING_PER_SERVER;
 pub use hub::{HubOptions, McpHub};
 // Servers send their log messages at these levels; the type is the settings' (`[mcp] log_level`).

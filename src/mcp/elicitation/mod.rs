@@ -9,6 +9,7 @@
 //! [`MAX_WAITING_PER_SERVER`](super::elicitor::MAX_WAITING_PER_SERVER) questions of one server wait at a time; more are refused the
 //! same way, so a server cannot bury the person in questions or make toolgate hang.
 
+pub mod form;
 pub(super) mod question;
 pub(super) mod request;
 pub(super) mod url;

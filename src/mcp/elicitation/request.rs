@@ -2,7 +2,7 @@
 //! `requestedSchema`, or a web page to open. Anything toolgate cannot show is an error
 //! that says why.
 
-use crate::protocol::questions::form::{Field, FieldKind, Form, Input, Item, TextFormat};
+use crate::mcp::form::{Field, FieldKind, Form, Input, Item, TextFormat};
 use serde_json::{Map, Value};
 
 /// What the server asks for.

@@ -12,7 +12,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::state::{Entry, Inbox, LIST_KEY};
-use crate::protocol::questions::form::{FieldKind, Input};
+use crate::mcp::form::{FieldKind, Input};
 use crate::protocol::questions::{Tone, short_duration};
 use crate::tui::components::draw::{centered, selectable, text};
 use crate::tui::theme::Theme;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::protocol::questions::form::{Field, FieldKind, Form, Item};
+use crate::mcp::form::{Field, FieldKind, Form, Item};
 use crate::protocol::questions::{
     Card, ChoiceView, Closed, Fact, HostRequest, Open, Origin, short_duration,
 };
