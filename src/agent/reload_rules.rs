@@ -36,7 +36,14 @@ impl Agent {
         }
         // `sampling(SERVER)` rules live in the same files: the gate puts them in force too.
         let changes = self.gate.reload_rules(fresh, files);
-        let settings = self.reload_settings(rules, settings);
+        let settings = super::reload_settings::apply(
+            rules,
+            self.reload.as_mut().and_then(|r| r.rules.as_mut()),
+            &mut self.pool.search.settings,
+            self.sampling_config.as_deref(),
+            &self.hub,
+            settings,
+        );
         if changes.is_empty() && settings.is_empty() {
             if *cause == ReloadCause::Asked {
                 self.emit(AgentEvent::Notice(

@@ -208,7 +208,7 @@ impl Agent {
             ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.search_tools(&input).await,
             ToolOrigin::Builtin(
                 kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
-            ) => self.run_resource_tool(*kind, &input, cancel).await,
+            ) => super::resources::run_resource_tool(&self.hub, *kind, &input, cancel).await,
             ToolOrigin::Builtin(
                 kind @ (BuiltinTool::Bash
                 | BuiltinTool::ReadFile
