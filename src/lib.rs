@@ -27,3 +27,5 @@ pub mod servers;
 pub mod settings;
 pub mod tokens;
 pub mod tui;
+#[cfg(test)]
+pub(crate) mod test_support;

@@ -14,6 +14,7 @@ use crate::policy::{
     Decision, OutsideWorkspace, Policy, PolicyContext, RuleList, RuleSource, always_rule,
 };
 use crate::pool::PoolTool;
+use crate::test_support::temp_workspace;
 
 /// The context the gate builds for one call: the call's path resolved on the file system.
 fn resolved<'a>(ws: &'a Path, tool: &PoolTool, input: &Value) -> PolicyContext<'a> {
@@ -22,9 +23,7 @@ fn resolved<'a>(ws: &'a Path, tool: &PoolTool, input: &Value) -> PolicyContext<'
 
 #[test]
 fn workspace_guard_for_file_tools() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(ws.join("src")).unwrap();
+    let (_dir, ws) = temp_workspace(&["src"]);
     let p = Policy::default();
     let read = builtin("read_file");
     let write = builtin("write_file");
@@ -108,9 +107,7 @@ fn workspace_guard_for_file_tools() {
 
 #[test]
 fn file_rules_match_relative_or_absolute_paths() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    let (dir, ws) = temp_workspace(&[]);
     let outside = std::fs::canonicalize(dir.path()).unwrap().join("shared");
     let decide =
         |p: &Policy, t: &PoolTool, input: Value| p.decide(t, &input, &resolved(&ws, t, &input));
@@ -163,9 +160,7 @@ fn file_rules_match_relative_or_absolute_paths() {
 
 #[test]
 fn symlink_escape_asks() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    let (dir, ws) = temp_workspace(&[]);
     std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
     std::os::unix::fs::symlink(dir.path().join("secret.txt"), ws.join("innocent.txt")).unwrap();
     std::os::unix::fs::symlink(dir.path(), ws.join("up")).unwrap();
@@ -291,9 +286,7 @@ fn always_rule_is_written_by_the_store_and_applied_at_once() {
 #[test]
 fn the_gate_resolves_what_the_policy_expects() {
     // resolve_target reads the same field the decision does: for glob the literal base.
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(ws.join("src")).unwrap();
+    let (_dir, ws) = temp_workspace(&["src"]);
     let glob = builtin("glob");
     let target = resolve_target(&ws, &glob, &json!({"pattern": "src/**/*.rs"})).unwrap();
     assert_eq!(target.requested, "src");
