@@ -25,7 +25,7 @@ pub mod sandbox;
 pub mod sanitize;
 pub mod servers;
 pub mod settings;
-pub mod tokens;
-pub mod tui;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod tokens;
+pub mod tui;

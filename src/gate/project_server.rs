@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 use super::Gate;
 use super::ask::ask;
 use crate::agent::events::AgentEvent;
-use crate::settings::ServerConfig;
 use crate::inbox::{Origin, ProjectServer, ProjectServerAnswer, Reply, Request};
+use crate::settings::ServerConfig;
 
 /// Project servers approved this session, by name and command line.
 #[derive(Debug, Default)]

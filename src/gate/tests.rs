@@ -8,12 +8,12 @@ use serde_json::{Value, json};
 
 use super::project_server::Approved;
 use super::{resolve_target, store};
-use crate::settings::{ConfigSource, ServerConfig, ServerTransport};
 use crate::policy::tests::{bash, builtin, ctx, kind, mcp, user, with_rules};
 use crate::policy::{
     Decision, OutsideWorkspace, Policy, PolicyContext, RuleList, RuleSource, always_rule,
 };
 use crate::pool::PoolTool;
+use crate::settings::{ConfigSource, ServerConfig, ServerTransport};
 use crate::test_support::temp_workspace;
 
 /// The context the gate builds for one call: the call's path resolved on the file system.

@@ -236,8 +236,8 @@ pub fn save(path: &Path, key: &str, pin: &Pin) -> Result<(), GateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::temp_path;
     use crate::pool::listed_tool;
+    use crate::test_support::temp_path;
     use serde_json::json;
 
     fn tool(description: &str, schema: Value) -> PoolTool {
