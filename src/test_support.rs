@@ -22,3 +22,10 @@ pub(crate) fn temp_workspace(subdirs: &[&str]) -> (TempDir, PathBuf) {
     }
     (dir, ws)
 }
+
+/// A fresh temporary folder holding the file `relative` with `contents`.
+pub(crate) fn temp_file(relative: &str, contents: &str) -> (TempDir, PathBuf) {
+    let (dir, path) = temp_path(relative);
+    std::fs::write(&path, contents).unwrap();
+    (dir, path)
+}

@@ -95,7 +95,7 @@ impl TrustStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{temp_path, temp_workspace};
+    use crate::test_support::{temp_file, temp_workspace};
 
     #[test]
     fn trust_is_remembered_by_canonical_path() {
@@ -114,8 +114,7 @@ mod tests {
 
     #[test]
     fn malformed_store_is_an_error() {
-        let (_dir, path) = temp_path("trusted.json");
-        std::fs::write(&path, "{not json").unwrap();
+        let (_dir, path) = temp_file("trusted.json", "{not json");
         let err = TrustStore::open(path.clone()).unwrap_err();
         assert!(err.to_string().contains("trusted.json"), "{err}");
         assert_eq!(std::fs::read_to_string(path).unwrap(), "{not json");

@@ -256,14 +256,13 @@ fn input(value: &Value) -> CstInputValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::temp_path;
+    use crate::test_support::{temp_file, temp_path};
     use serde_json::json;
 
     #[test]
     fn edits_keep_layout_order_and_other_keys() {
-        let (_dir, path) = temp_path(".mcp.json");
         let original = "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"b\": { \"command\": \"bee\" },\n\n        \"a\": {\n            \"command\": \"ay\"\n        }\n    }\n}\n";
-        std::fs::write(&path, original).unwrap();
+        let (_dir, path) = temp_file(".mcp.json", original);
         let mut file = ServerFile::open(&path).unwrap();
         file.set("c", &json!({"command": "see", "args": ["-x"]}));
         assert!(file.set_enabled("b", false));
