@@ -249,33 +249,21 @@ async fn edit_file_refuses_zero_or_many_occurrences() {
     let original = "alpha\nbeta\nalpha\n";
     std::fs::write(&file, original).unwrap();
 
-    let out = call(
+    expect_errors(
         BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "gamma", "new_text": "delta"}),
         ws.path(),
+        [
+            (
+                json!({"path": "f.txt", "old_text": "gamma", "new_text": "delta"}),
+                StartsWith("edit_file: old_text was not found in f.txt (0 occurrences)"),
+            ),
+            (
+                json!({"path": "f.txt", "old_text": "alpha", "new_text": "omega"}),
+                StartsWith("edit_file: old_text occurs 2 times in f.txt"),
+            ),
+        ],
     )
     .await;
-    assert!(out.is_error);
-    assert!(
-        out.text
-            .starts_with("edit_file: old_text was not found in f.txt (0 occurrences)"),
-        "{}",
-        out.text
-    );
-
-    let out = call(
-        BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "alpha", "new_text": "omega"}),
-        ws.path(),
-    )
-    .await;
-    assert!(out.is_error);
-    assert!(
-        out.text
-            .starts_with("edit_file: old_text occurs 2 times in f.txt"),
-        "{}",
-        out.text
-    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
 
@@ -300,49 +288,40 @@ async fn edit_file_matches_crlf_files_with_plain_newlines() {
 #[tokio::test]
 async fn edit_file_errors() {
     let ws = workspace();
-    let out = call(
+    expect(
         BuiltinTool::EditFile,
-        json!({"path": "missing.txt", "old_text": "a", "new_text": "b"}),
         ws.path(),
+        [(
+            json!({"path": "missing.txt", "old_text": "a", "new_text": "b"}),
+            BuiltinOutput::error("edit_file: missing.txt does not exist"),
+        )],
     )
     .await;
-    assert_eq!(
-        out,
-        BuiltinOutput::error("edit_file: missing.txt does not exist")
-    );
 
     std::fs::write(ws.path().join("f.txt"), "abc").unwrap();
-    let out = call(
+    expect_errors(
         BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "", "new_text": "b"}),
         ws.path(),
+        [
+            (
+                json!({"path": "f.txt", "old_text": "", "new_text": "b"}),
+                Contains("'old_text' must not be empty"),
+            ),
+            (
+                json!({"path": "f.txt", "old_text": "abc", "new_text": "abc"}),
+                Contains("identical"),
+            ),
+        ],
     )
     .await;
-    assert!(out.is_error);
-    assert!(
-        out.text.contains("'old_text' must not be empty"),
-        "{}",
-        out.text
-    );
-
-    let out = call(
+    expect(
         BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "abc", "new_text": "abc"}),
         ws.path(),
+        [(
+            json!({"path": "f.txt", "old_text": "abc"}),
+            BuiltinOutput::error("Invalid input for edit_file: missing required field 'new_text'"),
+        )],
     )
     .await;
-    assert!(out.is_error);
-    assert!(out.text.contains("identical"), "{}", out.text);
-
-    let out = call(
-        BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "abc"}),
-        ws.path(),
-    )
-    .await;
-    assert_eq!(
-        out,
-        BuiltinOutput::error("Invalid input for edit_file: missing required field 'new_text'")
-    );
     assert_eq!(read(&ws, "f.txt"), "abc");
 }
