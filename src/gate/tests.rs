@@ -30,63 +30,32 @@ fn workspace_guard_for_file_tools() {
     let glob = builtin("glob");
     let decide =
         |p: &Policy, t: &PoolTool, input: Value| p.decide(t, &input, &resolved(&ws, t, &input));
-    assert_eq!(
-        kind(&decide(&p, &read, json!({"path": "src/main.rs"}))),
-        "allow"
-    );
-    assert_eq!(
-        kind(&decide(&p, &write, json!({"path": "new/file.txt"}))),
-        "allow"
-    );
     let v = decide(&p, &read, json!({"path": "../secret"}));
     assert_eq!(
         (kind(&v), v.rule.as_str()),
         ("ask", "workspace guard: outside the workspace")
     );
-    assert_eq!(
-        kind(&decide(&p, &read, json!({"path": "/etc/passwd"}))),
-        "ask"
-    );
-    assert_eq!(kind(&decide(&p, &read, json!({}))), "ask");
-    // glob: the base directory decides; `..` after a wildcard could escape.
-    assert_eq!(
-        kind(&decide(&p, &glob, json!({"pattern": "src/**/*.rs"}))),
-        "allow"
-    );
-    assert_eq!(
-        kind(&decide(&p, &glob, json!({"pattern": "**/*.rs"}))),
-        "allow"
-    );
-    assert_eq!(kind(&decide(&p, &glob, json!({"pattern": "../*"}))), "ask");
-    assert_eq!(
-        kind(&decide(&p, &glob, json!({"pattern": "/etc/*"}))),
-        "ask"
-    );
-    assert_eq!(
-        kind(&decide(&p, &glob, json!({"pattern": "*/../../x"}))),
-        "ask"
-    );
-    // Writing toolgate's own configuration asks.
-    assert_eq!(
-        kind(&decide(
-            &p,
-            &write,
-            json!({"path": ".toolgate/config.toml"})
-        )),
-        "ask"
-    );
-    assert_eq!(
-        kind(&decide(
-            &p,
-            &builtin("edit_file"),
-            json!({"path": ".mcp.json"})
-        )),
-        "ask"
-    );
-    assert_eq!(
-        kind(&decide(&p, &read, json!({"path": ".mcp.json"}))),
-        "allow"
-    );
+    let edit = builtin("edit_file");
+    let cases = [
+        (&read, json!({"path": "src/main.rs"}), "allow"),
+        (&write, json!({"path": "new/file.txt"}), "allow"),
+        (&read, json!({"path": "/etc/passwd"}), "ask"),
+        (&read, json!({}), "ask"),
+        // glob: the base directory decides; `..` after a wildcard could escape.
+        (&glob, json!({"pattern": "src/**/*.rs"}), "allow"),
+        (&glob, json!({"pattern": "**/*.rs"}), "allow"),
+        (&glob, json!({"pattern": "../*"}), "ask"),
+        (&glob, json!({"pattern": "/etc/*"}), "ask"),
+        (&glob, json!({"pattern": "*/../../x"}), "ask"),
+        // Writing toolgate's own configuration asks.
+        (&write, json!({"path": ".toolgate/config.toml"}), "ask"),
+        (&edit, json!({"path": ".mcp.json"}), "ask"),
+        (&read, json!({"path": ".mcp.json"}), "allow"),
+    ];
+    for (tool, input, expected) in cases {
+        let v = decide(&p, tool, input.clone());
+        assert_eq!(kind(&v), expected, "{} {input}", tool.name);
+    }
 
     // Deny mode.
     let mut strict = Policy::default();
