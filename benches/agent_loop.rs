@@ -17,15 +17,15 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::HostRequest;
 use toolgate::mcp::{HubOptions, McpHub};
 use toolgate::model::{
     ContentBlock, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
 };
 use toolgate::policy::PersonAnswer;
 use toolgate::policy::Policy;
+use toolgate::protocol::questions::HostRequest;
+use toolgate::protocol::{AgentEvent, UiCommand};
 
 /// Tool calls per turn; the per-call time divides a turn by this.
 const CALLS_PER_TURN: usize = 10;

@@ -19,10 +19,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use toolgate::agent::events::{AgentEvent, PoolEntry, ToolOutcome};
 use toolgate::builtin::BuiltinTool;
 use toolgate::policy::{Decision, RuleSource, Verdict};
 use toolgate::pool::{PoolTool, ToolOrigin};
+use toolgate::protocol::{AgentEvent, PoolEntry, PoolUpdate, ToolOutcome};
 use toolgate::tui::{App, ConsoleInfo, Msg, update, view};
 
 const WIDTH: u16 = 120;
@@ -53,13 +53,13 @@ fn app_with(messages: usize) -> App {
                 "## Answer {i}\n\nIt **reads** the `config` and then:\n\n- checks it\n- reports {i}\n"
             )),
             2 => AgentEvent::ToolCallStarted {
-                call_id: format!("c{i}"),
+                call_id: format!("c{i}").into(),
                 name: "mcp__docs__search".into(),
                 server: Some("docs".into()),
                 input: json!({"query": format!("topic {i}")}),
             },
             _ => AgentEvent::ToolCallFinished {
-                call_id: format!("c{}", i - 1),
+                call_id: format!("c{}", i - 1).into(),
                 outcome: ToolOutcome::Ok,
                 output: "result line one\nresult line two".into(),
             },
@@ -140,11 +140,12 @@ fn app_with_pool(tools: usize, focused: bool) -> App {
     let mut app = app_with(100);
     send(
         &mut app,
-        Msg::Agent(AgentEvent::PoolChanged {
+        Msg::Agent(AgentEvent::PoolChanged(PoolUpdate {
             snapshot: pool(tools - 6),
             added: vec![],
             removed: vec![],
-        }),
+            ..Default::default()
+        })),
     );
     if focused {
         let key = |code| Msg::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));

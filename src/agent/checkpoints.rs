@@ -9,13 +9,13 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::events::AgentEvent;
-use super::runner::Agent;
+use super::conversation::Conversation;
 use super::session::Record;
 use crate::builtin::BuiltinTool;
 use crate::checkpoint::{CheckpointError, Shadow, Taken, UndoPlan, count_files};
-use crate::inbox::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
 use crate::pool::ToolOrigin;
+use crate::protocol::AgentEvent;
+use crate::protocol::questions::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
 
 /// Names listed in one notice before "and N more".
 const LISTED: usize = 5;
@@ -38,12 +38,15 @@ pub(super) struct Checkpoints {
     attempted: bool,
     /// Skipped files and nested repositories already reported this session.
     announced: HashSet<PathBuf>,
+    /// The workspace the checkpoints are of.
+    workspace: PathBuf,
 }
 
 impl Checkpoints {
-    pub(super) fn new(root: Option<PathBuf>) -> Self {
+    pub(super) fn new(root: Option<PathBuf>, workspace: PathBuf) -> Self {
         Checkpoints {
             root,
+            workspace,
             ..Default::default()
         }
     }
@@ -104,16 +107,16 @@ fn human_size(bytes: u64) -> String {
     }
 }
 
-impl Agent {
+impl Checkpoints {
     /// At session start: opens the shadow repository and records the workspace in the
     /// background, so the turn that first changes something does not wait for every file
     /// of a big workspace to be hashed (a few seconds for 10,000 files).
-    pub(super) fn prime_checkpoints(&mut self) {
-        let Some(root) = self.checkpoints.root.clone() else {
+    pub(super) fn prime(&mut self) {
+        let Some(root) = self.root.clone() else {
             return;
         };
         let workspace = self.workspace.clone();
-        self.checkpoints.prime = Some(tokio::task::spawn_blocking(move || {
+        self.prime = Some(tokio::task::spawn_blocking(move || {
             let shadow = Shadow::open(&root, &workspace)?;
             shadow.prime()?;
             Ok(shadow)
@@ -122,39 +125,39 @@ impl Agent {
 
     /// The shadow repository, opened on first use (or by the session-start snapshot).
     async fn shadow(&mut self) -> Result<Option<Shadow>, CheckpointError> {
-        if let Some(shadow) = &self.checkpoints.shadow {
+        if let Some(shadow) = &self.shadow {
             return Ok(Some(shadow.clone()));
         }
-        if let Some(prime) = self.checkpoints.prime.take() {
+        if let Some(prime) = self.prime.take() {
             // A failed start (too many files, no git) is reported by the checkpoint that
             // tries again below.
             match prime.await {
                 Ok(Ok(shadow)) => {
-                    self.checkpoints.shadow = Some(shadow.clone());
+                    self.shadow = Some(shadow.clone());
                     return Ok(Some(shadow));
                 }
                 Ok(Err(e)) => tracing::warn!("session-start snapshot: {e}"),
                 Err(e) => tracing::warn!("session-start snapshot: {e}"),
             }
         }
-        let Some(root) = self.checkpoints.root.clone() else {
+        let Some(root) = self.root.clone() else {
             return Ok(None);
         };
         let workspace = self.workspace.clone();
         let shadow = tokio::task::spawn_blocking(move || Shadow::open(&root, &workspace))
             .await
             .map_err(blocking_failed)??;
-        self.checkpoints.shadow = Some(shadow.clone());
+        self.shadow = Some(shadow.clone());
         Ok(Some(shadow))
     }
 
     /// Before a call that may change the workspace: the turn's checkpoint, once.
-    pub(super) async fn checkpoint_before_change(&mut self) {
-        if self.checkpoints.current.is_some() || self.checkpoints.attempted {
+    pub(super) async fn before_change(&mut self, conv: &mut Conversation) {
+        if self.current.is_some() || self.attempted {
             return;
         }
-        self.checkpoints.attempted = true;
-        let (session, turn) = (self.session_id.clone(), self.checkpoints.turn);
+        self.attempted = true;
+        let (session, turn) = (conv.session_id.clone(), self.turn);
         let taken = match self.shadow().await {
             Ok(None) => return,
             Ok(Some(shadow)) => tokio::task::spawn_blocking(move || shadow.take(&session, turn))
@@ -164,9 +167,9 @@ impl Agent {
             Err(e) => Err(e),
         };
         match taken {
-            Ok(taken) => self.checkpoint_taken(taken).await,
+            Ok(taken) => self.taken(taken, conv).await,
             Err(e) => {
-                self.emit(AgentEvent::Notice(format!(
+                conv.emit(AgentEvent::Notice(format!(
                     "No checkpoint for this turn ({e}); its changes cannot be undone."
                 )))
                 .await;
@@ -174,11 +177,11 @@ impl Agent {
         }
     }
 
-    async fn checkpoint_taken(&mut self, taken: Taken) {
-        self.checkpoints.current = Some(taken.id);
-        self.record(Record::Checkpoint {
+    async fn taken(&mut self, taken: Taken, conv: &mut Conversation) {
+        self.current = Some(taken.id);
+        conv.record(Record::Checkpoint {
             checkpoint: taken.id,
-            turn: self.checkpoints.turn,
+            turn: self.turn,
             commit: taken.commit,
             skipped: taken
                 .skipped
@@ -187,18 +190,13 @@ impl Agent {
                 .collect(),
         })
         .await;
-        let new_skipped: Vec<PathBuf> = taken
-            .skipped
-            .into_iter()
-            .filter(|p| self.checkpoints.announced.insert(p.clone()))
-            .collect();
+        let new_skipped = self.not_yet_announced(taken.skipped);
         if !new_skipped.is_empty() {
             let limit = self
-                .checkpoints
                 .shadow
                 .as_ref()
                 .map_or(0, |s| s.limits().max_file_bytes);
-            self.emit(AgentEvent::Notice(format!(
+            conv.emit(AgentEvent::Notice(format!(
                 "Checkpoint {}: skipped {} over {}, which undo cannot restore: {}",
                 taken.id,
                 count_files(new_skipped.len()),
@@ -207,13 +205,9 @@ impl Agent {
             )))
             .await;
         }
-        let new_nested: Vec<PathBuf> = taken
-            .nested
-            .into_iter()
-            .filter(|p| self.checkpoints.announced.insert(p.clone()))
-            .collect();
+        let new_nested = self.not_yet_announced(taken.nested);
         if !new_nested.is_empty() {
-            self.emit(AgentEvent::Notice(format!(
+            conv.emit(AgentEvent::Notice(format!(
                 "Checkpoint {}: left out nested git repositories, which undo cannot restore: {}",
                 taken.id,
                 listed(new_nested)
@@ -222,12 +216,17 @@ impl Agent {
         }
     }
 
+    /// The paths not reported yet this session (taken as reported now).
+    fn not_yet_announced(&mut self, paths: Vec<PathBuf>) -> Vec<PathBuf> {
+        paths
+            .into_iter()
+            .filter(|p| self.announced.insert(p.clone()))
+            .collect()
+    }
+
     /// At the end of a turn that took a checkpoint: what it changed, recorded and said.
-    pub(super) async fn finish_checkpoint(&mut self) {
-        let (Some(id), Some(shadow)) = (
-            self.checkpoints.current.take(),
-            self.checkpoints.shadow.clone(),
-        ) else {
+    pub(super) async fn finish(&mut self, conv: &mut Conversation) {
+        let (Some(id), Some(shadow)) = (self.current.take(), self.shadow.clone()) else {
             return;
         };
         let finished = tokio::task::spawn_blocking(move || shadow.finish(id))
@@ -243,15 +242,15 @@ impl Agent {
                     listed(files.iter().map(|f| f.path.clone())),
                     if files.len() == 1 { "it" } else { "them" }
                 );
-                self.record(Record::TurnChanges {
+                conv.record(Record::TurnChanges {
                     checkpoint: id,
                     files,
                 })
                 .await;
-                self.emit(AgentEvent::Notice(notice)).await;
+                conv.emit(AgentEvent::Notice(notice)).await;
             }
             Err(e) => {
-                self.emit(AgentEvent::Notice(format!(
+                conv.emit(AgentEvent::Notice(format!(
                     "Could not record what this turn changed ({e}); undo compares with the workspace as it will be then."
                 )))
                 .await;
@@ -261,25 +260,29 @@ impl Agent {
 
     /// `/undo`: finds the last turn that changed files, asks the person with the list,
     /// and restores them when they agree.
-    pub(super) async fn undo_last_turn(&mut self, cancel: CancellationToken) {
-        if self.checkpoints.root.is_none() {
+    pub(super) async fn undo_last_turn(
+        &mut self,
+        cancel: CancellationToken,
+        conv: &mut Conversation,
+    ) {
+        if self.root.is_none() {
             let off = "Undo is unavailable: checkpoints are off (no state directory; set TOOLGATE_STATE_DIR).";
-            self.emit(AgentEvent::Notice(off.to_string())).await;
+            conv.emit(AgentEvent::Notice(off.to_string())).await;
             return;
         }
         let notice = match self.plan_undo().await {
-            Ok(Some(plan)) => self.confirm_and_undo(plan, &cancel).await,
+            Ok(Some(plan)) => self.confirm_and_undo(plan, &cancel, conv).await,
             Ok(None) => {
                 "Nothing to undo: no turn has changed files in this workspace since its last undo."
                     .to_string()
             }
             Err(e) => format!("Undo failed: {e}"),
         };
-        self.emit(AgentEvent::Notice(notice)).await;
+        conv.emit(AgentEvent::Notice(notice)).await;
     }
 
     async fn plan_undo(&mut self) -> Result<Option<UndoPlan>, CheckpointError> {
-        let Some(root) = self.checkpoints.root.clone() else {
+        let Some(root) = self.root.clone() else {
             return Ok(None);
         };
         let workspace = self.workspace.clone();
@@ -291,7 +294,12 @@ impl Agent {
         .map_err(blocking_failed)?
     }
 
-    async fn confirm_and_undo(&mut self, plan: UndoPlan, cancel: &CancellationToken) -> String {
+    async fn confirm_and_undo(
+        &mut self,
+        plan: UndoPlan,
+        cancel: &CancellationToken,
+        conv: &mut Conversation,
+    ) -> String {
         let info = &plan.checkpoint;
         let (request, answer) = Request::new(
             Origin::Console {
@@ -308,7 +316,7 @@ impl Agent {
             Instant::now(),
             None,
         );
-        match crate::gate::ask(&self.events, request, answer, Some(cancel)).await {
+        match crate::gate::ask(conv.events(), request, answer, Some(cancel)).await {
             Some(Reply::Person(RestoreAnswer::Restore)) => {}
             _ => return "Undo cancelled; no file was changed.".to_string(),
         }
@@ -325,7 +333,7 @@ impl Agent {
         match restored {
             Ok(restored) => {
                 let text = crate::checkpoint::restored_report(&info, &restored);
-                self.record(Record::Undo {
+                conv.record(Record::Undo {
                     checkpoint: id,
                     restored,
                 })

@@ -7,10 +7,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::events::AgentEvent;
-use crate::inbox::{Elicitation, ElicitationAnswer, ElicitationMode, Origin, Reply, Request};
 use crate::mcp::{ElicitationAsk, ElicitationQuestion, ElicitationReply};
 use crate::oauth::Opener;
+use crate::protocol::AgentEvent;
+use crate::protocol::questions::{
+    Elicitation, ElicitationAnswer, ElicitationMode, Origin, Reply, Request,
+};
 
 /// How long an elicitation waits in the inbox before it counts as declined.
 pub const ELICITATION_LIMIT: Duration = Duration::from_secs(600);

@@ -1,21 +1,25 @@
 //! The agent loop on a background task. It talks to a front end (console or headless)
-//! only through the channels in [`events`]: [`UiCommand`] in, [`AgentEvent`] out, and a
+//! only through the channels of [`crate::protocol`]: [`UiCommand`] in, [`AgentEvent`] out, and a
 //! oneshot inside each permission request.
 //!
 //! One turn: assemble the pool and system prompt afresh → stream the model → run the
 //! tool calls in order (policy first, the user asked when needed) → append the results →
 //! repeat until the model stops, the user cancels, or the turn cap is reached.
 
+pub mod attachments;
 mod checkpoints;
+mod conversation;
 pub mod elicitation;
-pub mod events;
 mod host_files;
+mod intake;
+mod pool_keeper;
 mod prompt;
 mod prompts;
 mod reload;
 mod reload_rules;
+mod reload_servers;
 mod reload_settings;
-pub mod resources;
+mod resources;
 mod roots;
 mod runner;
 mod sampling;
@@ -23,6 +27,9 @@ mod search;
 mod server_switch;
 pub mod session;
 mod session_images;
+mod stream;
+mod tool_limits;
+mod tool_run;
 mod tools;
 
 use std::path::PathBuf;
@@ -32,10 +39,9 @@ use tokio::sync::mpsc;
 use crate::mcp::{HubEvent, McpHub};
 use crate::model::ModelProvider;
 use crate::policy::Policy;
+use crate::protocol::{AgentEvent, UiCommand};
 
-pub use events::{AgentEvent, ServerInfo, UiCommand};
 pub use reload::{ConfigReload, RulesReload};
-pub use sampling::report::{SamplingOutcome, SamplingReport};
 pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.
@@ -142,7 +148,15 @@ impl AgentConfig {
 /// [`UiCommand::Shutdown`] or when the front end drops its command sender; it shuts the
 /// hub down (no orphaned servers) and then closes the event channel.
 pub fn spawn(config: AgentConfig) -> AgentHandle {
+    // Commands: bounded; the reader takes each at once (a Cancel never waits behind a turn:
+    // see `intake::read_commands`), so a full channel only slows a front end that floods it.
     let (command_tx, command_rx) = mpsc::channel(CHANNEL_CAPACITY);
+    // Events: bounded, so a model streaming faster than the front end draws waits for it
+    // rather than piling up text. One sender per task, and a task's events arrive in the
+    // order it sent them: a turn's `UserMessage` … `ToolCallStarted` → `PermissionDecided` →
+    // `ToolCallFinished` … `TurnFinished`, and every `PoolChanged` after the change it
+    // reports. Events from beside the turn (server status, logs, sampling, catalogs) come
+    // from the hub forwarder and may interleave with a turn's, never reorder within it.
     let (event_tx, event_rx) = mpsc::channel(CHANNEL_CAPACITY);
     runner::start(config, command_rx, event_tx);
     AgentHandle {

@@ -5,10 +5,11 @@ use std::collections::HashMap;
 
 use tokio_util::sync::CancellationToken;
 
-use super::events::AgentEvent;
-use super::runner::Agent;
+use super::conversation::Conversation;
+use crate::mcp::McpHub;
 use crate::mcp::catalog::{PromptContent, PromptMessage, PromptRole, ResourcePart};
 use crate::model::{ContentBlock, ImageData, Message, Role};
+use crate::protocol::AgentEvent;
 
 /// A prompt's messages as model messages: roles kept, consecutive messages of one role
 /// merged (model APIs want roles to alternate). Text stays text; images are image blocks
@@ -51,7 +52,7 @@ fn content_block(server: &str, role: Role, content: &PromptContent) -> ContentBl
             uri,
             mime_type,
             text: body,
-        }) => text(super::resources::tagged(
+        }) => text(super::attachments::tagged(
             server,
             uri,
             mime_type.as_deref(),
@@ -63,7 +64,7 @@ fn content_block(server: &str, role: Role, content: &PromptContent) -> ContentBl
             ..
         }) if role == Role::User
             && mime.starts_with("image/")
-            && blob.len() <= super::resources::MAX_IMAGE_BASE64 =>
+            && blob.len() <= super::attachments::MAX_IMAGE_BASE64 =>
         {
             ContentBlock::Image(ImageData {
                 media_type: mime.clone(),
@@ -98,52 +99,49 @@ fn shown(message: &Message) -> String {
         .join("\n")
 }
 
-impl Agent {
-    /// `/mcp__server__prompt`: fetch, show, add to the conversation, let the model answer.
-    pub(super) async fn run_prompt(
-        &mut self,
-        server: &str,
-        prompt: &str,
-        arguments: &HashMap<String, String>,
-        cancel: CancellationToken,
-    ) {
-        let fetched = self
-            .hub
-            .get_prompt(server, prompt, arguments, &cancel)
-            .await;
-        let messages = match fetched {
-            Ok(result) => prompt_messages(server, &result.messages),
-            Err(e) => {
-                self.emit(AgentEvent::Error(format!("/mcp__{server}__{prompt}: {e}")))
-                    .await;
-                Vec::new()
-            }
-        };
-        if messages.is_empty() {
-            self.emit(AgentEvent::TurnFinished {
-                usage: Default::default(),
-                cancelled: cancel.is_cancelled(),
-            })
-            .await;
-            return;
+/// `/mcp__server__prompt`: fetches the prompt and shows its messages; they open the turn
+/// that lets the model answer. None when there is nothing to run (the failure or the empty
+/// prompt was reported and the turn is finished).
+pub(super) async fn opening(
+    hub: &McpHub,
+    conv: &Conversation,
+    (server, prompt): (&str, &str),
+    arguments: &HashMap<String, String>,
+    cancel: &CancellationToken,
+) -> Option<Vec<Message>> {
+    let fetched = hub.get_prompt(server, prompt, arguments, cancel).await;
+    let messages = match fetched {
+        Ok(result) => prompt_messages(server, &result.messages),
+        Err(e) => {
+            conv.emit(AgentEvent::Error(format!("/mcp__{server}__{prompt}: {e}")))
+                .await;
+            Vec::new()
         }
-        for message in &messages {
-            match message.role {
-                Role::User => self.emit(AgentEvent::UserMessage(shown(message))).await,
-                Role::Assistant => {
-                    self.emit(AgentEvent::TextDelta(shown(message))).await;
-                    self.emit(AgentEvent::AssistantMessageDone).await;
-                }
-            }
-        }
-        if messages.last().is_some_and(|m| m.role == Role::Assistant) {
-            self.emit(AgentEvent::Notice(format!(
-                "The prompt {prompt} ends with an assistant message; send a message to continue."
-            )))
-            .await;
-        }
-        self.run_turn_with(messages, cancel).await;
+    };
+    if messages.is_empty() {
+        conv.emit(AgentEvent::TurnFinished {
+            usage: Default::default(),
+            cancelled: cancel.is_cancelled(),
+        })
+        .await;
+        return None;
     }
+    for message in &messages {
+        match message.role {
+            Role::User => conv.emit(AgentEvent::UserMessage(shown(message))).await,
+            Role::Assistant => {
+                conv.emit(AgentEvent::TextDelta(shown(message))).await;
+                conv.emit(AgentEvent::AssistantMessageDone).await;
+            }
+        }
+    }
+    if messages.last().is_some_and(|m| m.role == Role::Assistant) {
+        conv.emit(AgentEvent::Notice(format!(
+            "The prompt {prompt} ends with an assistant message; send a message to continue."
+        )))
+        .await;
+    }
+    Some(messages)
 }
 
 #[cfg(test)]

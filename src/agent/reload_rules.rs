@@ -3,10 +3,10 @@
 //! not applied at all: a half-read file could drop a deny rule, so the rules in force stay
 //! and the error names each problem's file and position (the same as for server files).
 
-use super::events::AgentEvent;
 use super::reload::{ReloadCause, RulesReload, same_problem};
 use super::runner::Agent;
 use crate::policy::{OutsideWorkspace, RuleChanges};
+use crate::protocol::AgentEvent;
 use crate::settings::Settings;
 
 impl Agent {

@@ -11,14 +11,14 @@ impl Agent {
     /// `[sandbox]`; the lines for the notice.
     pub(super) fn reload_settings(&mut self, rules: &RulesReload, fresh: &Settings) -> Vec<String> {
         let (changes, seen) = crate::settings::reload::changes(
-            &self.tool_search.settings,
+            &self.pool.search.settings,
             rules.settings_seen.as_ref(),
             fresh,
         );
         let mut lines = Vec::new();
         for change in changes {
             match &change {
-                SettingChange::Tools(tools) => self.tool_search.settings = *tools,
+                SettingChange::Tools(tools) => self.pool.search.settings = *tools,
                 SettingChange::SamplingMaxTokens(cap) => {
                     if let Some(sampling) = &self.sampling_config {
                         sampling.set_cap(*cap);

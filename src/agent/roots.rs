@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
-use super::events::AgentEvent;
 use crate::mcp::{McpHub, file_uri};
+use crate::protocol::AgentEvent;
 
 /// Adds `dir` as a root and says how it went; the new root when it was not one yet.
 pub(super) async fn add(

@@ -1,104 +1,49 @@
-//! The agent task: command intake, the turn loop and model streaming. Tool execution is in
-//! `tools.rs`.
+//! The agent task: its parts (conversation, pool keeper, checkpoints, gate), the session's
+//! start and restore, the work loop and the turn loop. The tasks beside it are in
+//! `intake.rs`, streaming in `stream.rs`, tool execution in `tools.rs`.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::AgentConfig;
-use super::events::{AgentEvent, Containment, PoolEntry, ServerInfo, UiCommand};
+use super::checkpoints::Checkpoints;
+use super::conversation::Conversation;
+use super::intake::{Control, Work};
+use super::pool_keeper::PoolKeeper;
 use super::sampling::SamplingHost;
-use super::session::{self, Record, SessionLog, SharedLog};
-use crate::builtin::pool_builtins_with_resources;
+use super::server_switch::ServerSwitch;
+use super::session::{self, Record, SharedLog};
+use super::tool_limits::ToolLimits;
+use super::tool_run::ToolRun;
 use crate::gate::Gate;
-use crate::inbox::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
-use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
+use crate::mcp::McpHub;
 use crate::model::{
-    ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
-    ToolDef, Usage,
+    ContentBlock, Message, ModelProvider, ModelRequest, Role, StopReason, ToolDef, Usage,
 };
-use crate::pool::{self, Pool, PoolError, PoolTool, ServerTools};
-
-/// Work for the agent task, in the order the front end sent it.
-enum Work {
-    /// The token is created when the command arrives, so a Cancel sent right after a
-    /// Submit always reaches the turn it was meant for.
-    Submit(String, CancellationToken),
-    Connect(String),
-    Disconnect(String),
-    Revoke(String),
-    Clear,
-    /// `/undo`; the token lets a cancel withdraw its question.
-    Undo(CancellationToken),
-    /// `/mcp enable|disable NAME [--save]`.
-    SetEnabled {
-        server: String,
-        enabled: bool,
-        save: bool,
-    },
-    /// `/mcp__server__prompt`: server, prompt, arguments; a turn like Submit.
-    Prompt(
-        String,
-        String,
-        std::collections::HashMap<String, String>,
-        CancellationToken,
-    ),
-    /// A server's tool list or state changed on its own.
-    RefreshPool,
-    /// Load the server configuration again (`/mcp reload`, or the watcher saw a change).
-    Reload(super::reload::ReloadCause),
-    /// `/roots add` added this root (already in force): the session log keeps it, so a
-    /// resumed session has it again.
-    RootAdded(PathBuf),
-    Shutdown,
-}
-
-/// Shared between the command reader and the agent task.
-struct Control {
-    current_turn: Mutex<CancellationToken>,
-    shutting_down: AtomicBool,
-}
-
-impl Control {
-    fn cancel_current(&self) {
-        self.current_turn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .cancel();
-    }
-
-    fn new_turn(&self) -> CancellationToken {
-        let token = CancellationToken::new();
-        *self
-            .current_turn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = token.clone();
-        token
-    }
-}
+use crate::pool::{Pool, PoolError};
+use crate::protocol::{AgentEvent, Containment, ServerInfo, UiCommand};
 
 pub(super) fn start(
     mut config: AgentConfig,
     commands: mpsc::Receiver<UiCommand>,
     events: mpsc::Sender<AgentEvent>,
 ) {
-    let control = Arc::new(Control {
-        current_turn: Mutex::new(CancellationToken::new()),
-        shutting_down: AtomicBool::new(false),
-    });
+    let control = Arc::new(Control::default());
+    // Unbounded: the command reader must never wait behind a running turn (a Cancel has to
+    // reach it), and its producers are a person typing and the hub's list changes. The
+    // queue keeps their order: work runs in the order it was sent.
     let (work_tx, work_rx) = mpsc::unbounded_channel();
     let stopped = CancellationToken::new();
     let shared_log = SharedLog::default();
     let hub_events = config.hub_events.take();
     let hub = config.hub.clone();
     let cap = config.sampling_max_tokens;
-    let watcher = watch_config(&config, work_tx.clone());
+    let watcher = super::intake::watch_config(config.reload.as_ref(), work_tx.clone());
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
     let sampling_config = Arc::new(super::sampling::SamplingConfig::new(cap));
     agent.sampling_config = Some(sampling_config.clone());
@@ -109,7 +54,7 @@ pub(super) fn start(
         log: shared_log,
         events: events.clone(),
     });
-    tokio::spawn(read_commands(
+    tokio::spawn(super::intake::read_commands(
         commands,
         work_tx.clone(),
         control,
@@ -117,7 +62,7 @@ pub(super) fn start(
         sampling.clone(),
     ));
     if let Some(hub_events) = hub_events {
-        tokio::spawn(forward_hub_events(
+        tokio::spawn(super::intake::forward_hub_events(
             hub_events,
             events,
             work_tx,
@@ -133,306 +78,18 @@ pub(super) fn start(
     });
 }
 
-async fn read_commands(
-    mut commands: mpsc::Receiver<UiCommand>,
-    work: mpsc::UnboundedSender<Work>,
-    control: Arc<Control>,
-    // Completions and roots are answered here, beside a running turn, not queued behind it.
-    (hub, events): (McpHub, mpsc::Sender<AgentEvent>),
-    sampling: Arc<SamplingHost>,
-) {
-    while let Some(command) = commands.recv().await {
-        let item = match command {
-            UiCommand::Cancel => {
-                control.cancel_current();
-                continue;
-            }
-            UiCommand::Submit(text) => Work::Submit(text, control.new_turn()),
-            UiCommand::Connect(name) => Work::Connect(name),
-            UiCommand::Disconnect(name) => Work::Disconnect(name),
-            // Sampling grants may be in use during a turn: revoked at once, not after it.
-            UiCommand::RevokeGrant(name) if crate::gate::is_sampling_grant(&name) => {
-                let text = sampling.gate.grants().revoke(&name);
-                let _ = events.send(AgentEvent::Notice(text)).await;
-                continue;
-            }
-            UiCommand::RevokeGrant(name) => Work::Revoke(name),
-            UiCommand::Clear => Work::Clear,
-            UiCommand::Undo => Work::Undo(control.new_turn()),
-            // Roots change beside a running turn: a server may be waiting for them.
-            UiCommand::AddRoot(dir) => {
-                let (hub, events, work) = (hub.clone(), events.clone(), work.clone());
-                tokio::spawn(async move {
-                    if let Some(root) = super::roots::add(hub, dir, events).await {
-                        let _ = work.send(Work::RootAdded(root));
-                    }
-                });
-                continue;
-            }
-            UiCommand::ListRoots => {
-                let _ = events.send(super::roots::list(&hub)).await;
-                continue;
-            }
-            UiCommand::SetServerEnabled {
-                server,
-                enabled,
-                save,
-            } => Work::SetEnabled {
-                server,
-                enabled,
-                save,
-            },
-            UiCommand::ReloadConfig => Work::Reload(super::reload::ReloadCause::Asked),
-            UiCommand::RunPrompt {
-                server,
-                prompt,
-                arguments,
-            } => Work::Prompt(server, prompt, arguments, control.new_turn()),
-            UiCommand::Complete {
-                id,
-                server,
-                target,
-                argument,
-                value,
-                context,
-            } => {
-                let (hub, events) = (hub.clone(), events.clone());
-                tokio::spawn(async move {
-                    let values = hub
-                        .complete(&server, &target, &argument, &value, &context)
-                        .await
-                        .unwrap_or_else(|e| {
-                            tracing::info!("completion on {server} failed: {e}");
-                            Vec::new()
-                        });
-                    let _ = events.send(AgentEvent::Completions { id, values }).await;
-                });
-                continue;
-            }
-            UiCommand::Shutdown => break,
-        };
-        if work.send(item).is_err() {
-            return;
-        }
-    }
-    // Shutdown, or the front end went away: stop what runs and let the agent clean up.
-    control.shutting_down.store(true, Ordering::SeqCst);
-    control.cancel_current();
-    let _ = work.send(Work::Shutdown);
-}
-
-/// Starts the config watcher when the front end wants one; its batches become reloads.
-/// A watcher that cannot start is logged: `/mcp reload` still works.
-fn watch_config(
-    config: &AgentConfig,
-    work: mpsc::UnboundedSender<Work>,
-) -> Option<crate::settings::watch::ConfigWatcher> {
-    let reload = config.reload.as_ref().filter(|r| r.watch)?;
-    let files = reload.watched_files();
-    let on_change = move |changed: Vec<PathBuf>| {
-        let _ = work.send(Work::Reload(super::reload::ReloadCause::Files(changed)));
-    };
-    match crate::settings::watch::watch(files, on_change) {
-        Ok(watcher) => Some(watcher),
-        Err(e) => {
-            tracing::warn!("cannot watch the configuration files: {e}");
-            None
-        }
-    }
-}
-
-async fn forward_hub_events(
-    mut hub_events: mpsc::UnboundedReceiver<HubEvent>,
-    events: mpsc::Sender<AgentEvent>,
-    work: mpsc::UnboundedSender<Work>,
-    stopped: CancellationToken,
-    sampling: Arc<SamplingHost>,
-) {
-    loop {
-        let event = tokio::select! {
-            () = stopped.cancelled() => return,
-            event = hub_events.recv() => match event {
-                Some(event) => event,
-                None => return,
-            },
-        };
-        match event {
-            HubEvent::Status { server, status } => {
-                let pool_may_change = matches!(
-                    status,
-                    ServerStatus::Failed { .. } | ServerStatus::Disconnected { .. }
-                );
-                if events
-                    .send(AgentEvent::ServerStatus { server, status })
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-                if pool_may_change {
-                    let _ = work.send(Work::RefreshPool);
-                }
-            }
-            HubEvent::ToolsChanged { .. } => {
-                let _ = work.send(Work::RefreshPool);
-            }
-            HubEvent::CatalogChanged { server, catalog } => {
-                for problem in &catalog.problems {
-                    let notice = format!(
-                        "MCP server '{server}': {problem}; what it lists is left out of @ and / completion (its tools still work)"
-                    );
-                    if events.send(AgentEvent::Notice(notice)).await.is_err() {
-                        return;
-                    }
-                }
-                if events
-                    .send(AgentEvent::Catalog { server, catalog })
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-                let _ = work.send(Work::RefreshPool);
-            }
-            HubEvent::Log {
-                server,
-                level,
-                message,
-            } => {
-                tracing::info!(target: "toolgate::mcp", server = %server, %level, "{message}");
-                session::append_shared(
-                    &sampling.log,
-                    Record::ServerLog {
-                        server: server.clone(),
-                        level,
-                        message: message.clone(),
-                    },
-                );
-                let event = AgentEvent::ServerLog {
-                    server,
-                    level,
-                    message,
-                };
-                if events.send(event).await.is_err() {
-                    return;
-                }
-            }
-            // Each on its own task: the person may take a while, and other servers (and
-            // this server's other requests, up to its bound) must not wait behind it.
-            HubEvent::Sampling(question) => {
-                tokio::spawn(sampling.clone().handle(question));
-            }
-            HubEvent::SamplingRefused {
-                server,
-                max_tokens,
-                reason,
-            } => {
-                sampling.refused_early(server, max_tokens, reason).await;
-            }
-            HubEvent::Instructions { server, text } => {
-                let event = AgentEvent::ServerInstructions { server, text };
-                if events.send(event).await.is_err() {
-                    return;
-                }
-            }
-            HubEvent::SignIn(question) => {
-                if !ask_sign_in(question, &events).await {
-                    return;
-                }
-            }
-            HubEvent::Elicitation(question) => {
-                if !super::elicitation::ask_elicitation(question, &events).await {
-                    return;
-                }
-            }
-            HubEvent::SignedIn { server } => {
-                let _ = work.send(Work::Connect(server));
-            }
-            HubEvent::SignInStarted { server, url } => {
-                let notice = format!(
-                    "Sign in to '{server}' in your browser (opening it now); if it does not open, visit:\n{url}"
-                );
-                if events.send(AgentEvent::Notice(notice)).await.is_err() {
-                    return;
-                }
-            }
-            HubEvent::Auth { server, status } => {
-                if events
-                    .send(AgentEvent::ServerAuth { server, status })
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// How long a sign-in question stays in the inbox before it counts as "not now".
-const SIGN_IN_QUESTION_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// Puts the hub's sign-in question into the inbox and relays the answer, without holding up
-/// the other hub events (and so the other servers). False when the front end is gone.
-async fn ask_sign_in(question: SignInQuestion, events: &mpsc::Sender<AgentEvent>) -> bool {
-    let now = std::time::Instant::now();
-    let (request, answer) = Request::new(
-        Origin::Server {
-            server: question.server.clone(),
-        },
-        SignIn {
-            server: question.server.clone(),
-            url: question.url.clone(),
-            authorization_server: question.authorization_server.clone(),
-            scopes: question.scopes.clone(),
-            step_up: question.step_up,
-        },
-        now,
-        Some(now + SIGN_IN_QUESTION_LIMIT),
-    );
-    if events
-        .send(AgentEvent::Request(request.into()))
-        .await
-        .is_err()
-    {
-        question.answer(false);
-        return false;
-    }
-    tokio::spawn(async move {
-        tokio::select! {
-            reply = answer => question.answer(matches!(reply, Ok(InboxReply::Person(SignInAnswer::SignIn)))),
-            // The hub stopped waiting: dropping `answer` withdraws the request.
-            () = question.withdrawn() => {}
-        }
-    });
-    true
-}
-
-/// A finished model reply.
-#[derive(Default)]
-struct Reply {
-    content: Vec<ContentBlock>,
-    stop: Option<StopReason>,
-    usage: Usage,
-    cancelled: bool,
-}
-
 pub(super) struct Agent {
     pub(super) model: Arc<dyn ModelProvider>,
     pub(super) hub: McpHub,
     pub(super) gate: Gate,
     pub(super) workspace: PathBuf,
-    pub(super) events: mpsc::Sender<AgentEvent>,
-    pub(super) log: Option<SessionLog>,
-    pub(super) session_id: String,
-    pub(super) messages: Vec<Message>,
-    pub(super) last_pool: Option<Pool>,
-    pub(super) output_budget: usize,
-    /// Compiled input schemas by tool name (with the schema they were compiled from), so a
-    /// call does not recompile its tool's schema.
-    pub(super) validators:
-        std::collections::HashMap<String, (crate::pool::Schema, Arc<jsonschema::Validator>)>,
-    pub(super) checkpoints: super::checkpoints::Checkpoints,
+    /// Messages, the session log and its replay.
+    pub(super) conversation: Conversation,
+    /// The pool last sent, deferred tools and `search_tools`.
+    pub(super) pool: PoolKeeper,
+    /// Argument checks and output budgets of tool calls.
+    pub(super) limits: ToolLimits,
+    pub(super) checkpoints: Checkpoints,
     turn_cap: usize,
     max_tokens: u32,
     control: Arc<Control>,
@@ -441,14 +98,8 @@ pub(super) struct Agent {
     replay_history: bool,
     startup_notices: Vec<String>,
     pub(super) sandbox: crate::sandbox::Sandbox,
-    /// The log's second handle, for sampling and server logs (see [`SharedLog`]).
-    shared_log: SharedLog,
-    /// `/mcp enable|disable` for this session, by server name (`server_switch.rs`).
-    pub(super) server_overrides: std::collections::HashMap<String, bool>,
-    /// Deferred tools and `search_tools` (see `search.rs`).
-    pub(super) tool_search: super::search::ToolSearch,
-    /// Estimated tokens of one MCP tool result the model gets; the rest is kept in a file.
-    pub(super) mcp_output_tokens: usize,
+    /// `/mcp enable|disable` for this session.
+    pub(super) switch: ServerSwitch,
     pub(super) reload: Option<super::reload::ConfigReload>,
     /// What sampling reads of the configuration (a reload updates it); `None` until the
     /// agent task starts.
@@ -462,6 +113,7 @@ impl Agent {
         control: Arc<Control>,
         shared_log: SharedLog,
     ) -> Self {
+        let session_id = super::conversation::session_id(config.resume.as_deref());
         Agent {
             gate: {
                 let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
@@ -472,18 +124,11 @@ impl Agent {
             },
             model: Arc::from(config.model),
             hub: config.hub,
+            conversation: Conversation::new(session_id, shared_log, events),
+            pool: PoolKeeper::new(config.tool_search),
+            limits: ToolLimits::new(config.output_budget, config.mcp_output_tokens),
+            checkpoints: Checkpoints::new(config.checkpoints_dir, config.workspace.clone()),
             workspace: config.workspace,
-            events,
-            log: None,
-            session_id: config
-                .resume
-                .clone()
-                .unwrap_or_else(session::new_session_id),
-            messages: Vec::new(),
-            last_pool: None,
-            output_budget: config.output_budget.max(1),
-            validators: Default::default(),
-            checkpoints: super::checkpoints::Checkpoints::new(config.checkpoints_dir),
             turn_cap: config.turn_cap.max(1),
             max_tokens: config.max_tokens,
             control,
@@ -492,69 +137,28 @@ impl Agent {
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
             sandbox: config.sandbox,
-            shared_log,
-            server_overrides: Default::default(),
-            tool_search: super::search::ToolSearch::new(config.tool_search),
-            mcp_output_tokens: config.mcp_output_tokens.max(1),
+            switch: ServerSwitch::default(),
             reload: config.reload,
             sampling_config: None,
         }
     }
 
+    /// The channel to the front end (questions carry their own reply channel on it).
+    pub(super) fn events(&self) -> &mpsc::Sender<AgentEvent> {
+        self.conversation.events()
+    }
+
     pub(super) async fn emit(&self, event: AgentEvent) {
-        // A front end that went away gets its Shutdown from the command reader.
-        let _ = self.events.send(event).await;
+        self.conversation.emit(event).await;
     }
 
-    /// Appends to the session log; a failing log is reported once and then left alone,
-    /// so a full disk never stops the conversation.
     pub(super) async fn record(&mut self, record: Record) {
-        let Some(log) = self.log.as_mut() else {
-            return;
-        };
-        if let Err(e) = log.append(record) {
-            tracing::warn!("session log: {e}");
-            self.log = None;
-            self.emit(AgentEvent::Notice(format!(
-                "{e}; the rest of this session is not saved"
-            )))
-            .await;
-        }
+        self.conversation.record(record).await;
     }
 
-    async fn open_session(&mut self) {
-        let Some(dir) = self.sessions_dir.clone() else {
-            return;
-        };
-        match SessionLog::open(&dir, &self.session_id) {
-            Ok(log) => {
-                self.log = Some(log);
-                if let Ok(second) = SessionLog::open(&dir, &self.session_id) {
-                    *self
-                        .shared_log
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(second);
-                }
-            }
-            Err(e) => {
-                self.emit(AgentEvent::Notice(format!(
-                    "{e}; this session is not saved"
-                )))
-                .await;
-                return;
-            }
-        }
-        let model = self.model.label();
-        let record = if self.resume.is_some() {
-            Record::Resumed { model }
-        } else {
-            Record::SessionStart {
-                session_id: self.session_id.clone(),
-                workspace: self.workspace.clone(),
-                model,
-            }
-        };
-        self.record(record).await;
+    /// Configured servers that may be connected now (what the model is offered).
+    pub(super) fn connectable(&self) -> Vec<String> {
+        self.switch.connectable(&self.hub)
     }
 
     /// Restores the conversation and reconnects the servers of a resumed session.
@@ -572,16 +176,16 @@ impl Agent {
         };
         if self.replay_history {
             for message in &restored.messages {
-                self.replay(message).await;
+                self.conversation.replay(message).await;
             }
         }
-        self.messages = restored.messages;
-        self.tool_search.restore_loaded(restored.loaded_tools);
+        self.conversation.messages = restored.messages;
+        self.pool.search.restore_loaded(restored.loaded_tools);
         let roots = super::roots::restore(&self.hub, &restored.roots).await;
         self.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",
-            self.messages.len()
+            self.conversation.messages.len()
         );
         if restored.skipped_lines > 0 {
             notice.push_str(&format!(
@@ -612,27 +216,17 @@ impl Agent {
         }
     }
 
-    async fn replay(&self, message: &Message) {
-        for block in &message.content {
-            match (message.role, block) {
-                // What `@server:uri` attached was never a line the person typed.
-                (Role::User, ContentBlock::Text { text })
-                    if super::resources::is_attachment_text(text) => {}
-                (Role::User, ContentBlock::Text { text }) => {
-                    self.emit(AgentEvent::UserMessage(text.clone())).await;
-                }
-                (Role::Assistant, ContentBlock::Text { text }) => {
-                    self.emit(AgentEvent::TextDelta(text.clone())).await;
-                    self.emit(AgentEvent::AssistantMessageDone).await;
-                }
-                _ => {}
-            }
-        }
-    }
-
     async fn run(&mut self, mut work: mpsc::UnboundedReceiver<Work>) {
-        self.open_session().await;
-        self.prime_checkpoints();
+        let (resumed, model) = (self.resume.is_some(), self.model.label());
+        self.conversation
+            .open(
+                self.sessions_dir.as_deref(),
+                resumed,
+                self.workspace.clone(),
+                model,
+            )
+            .await;
+        self.checkpoints.prime();
         let sandbox_problem = self.sandbox.startup_notice(&self.workspace);
         self.record(Record::Sandbox {
             problem: sandbox_problem.clone(),
@@ -642,7 +236,7 @@ impl Agent {
         .await;
         self.emit(AgentEvent::SessionStarted {
             sandbox_problem,
-            session_id: self.session_id.clone(),
+            session_id: self.conversation.session_id.clone(),
             model_label: self.model.label(),
             workspace: self.workspace.clone(),
             servers: self
@@ -677,7 +271,18 @@ impl Agent {
             match item {
                 Work::Submit(text, cancel) => self.run_turn(text, cancel).await,
                 Work::Prompt(server, prompt, arguments, cancel) => {
-                    self.run_prompt(&server, &prompt, &arguments, cancel).await
+                    let names = (server.as_str(), prompt.as_str());
+                    let opening = super::prompts::opening(
+                        &self.hub,
+                        &self.conversation,
+                        names,
+                        &arguments,
+                        &cancel,
+                    )
+                    .await;
+                    if let Some(opening) = opening {
+                        self.run_turn_with(opening, cancel).await;
+                    }
                 }
                 Work::Connect(name) => {
                     let result = self.connect_server(&name, true, None).await;
@@ -692,18 +297,28 @@ impl Agent {
                     self.emit(AgentEvent::Notice(text)).await;
                     let _ = self.refresh_pool_forced().await;
                 }
-                Work::Undo(cancel) => self.undo_last_turn(cancel).await,
+                Work::Undo(cancel) => {
+                    self.checkpoints
+                        .undo_last_turn(cancel, &mut self.conversation)
+                        .await
+                }
                 Work::SetEnabled {
                     server,
                     enabled,
                     save,
-                } => self.set_server_enabled(&server, enabled, save).await,
-                Work::Clear => {
-                    self.messages.clear();
-                    self.record(Record::Cleared).await;
-                    self.emit(AgentEvent::Notice("Conversation cleared.".into()))
-                        .await;
+                } => {
+                    let choice = (server.as_str(), enabled, save);
+                    if self.switch.set(&self.hub, &self.conversation, choice).await {
+                        if !enabled && self.hub.is_connected(&server) {
+                            let result = self.disconnect_server(&server).await;
+                            self.emit(AgentEvent::Notice(result.text)).await;
+                        } else {
+                            // connect_mcp's list of servers changed.
+                            let _ = self.refresh_pool().await;
+                        }
+                    }
                 }
+                Work::Clear => self.conversation.clear().await,
                 Work::RootAdded(dir) => self.record(Record::RootAdded { dir }).await,
                 Work::RefreshPool => {
                     if let Err(e) = self.refresh_pool().await {
@@ -720,7 +335,7 @@ impl Agent {
         self.hub.shutdown().await;
     }
 
-    async fn report_command(&self, result: super::tools::ToolRun) {
+    async fn report_command(&self, result: ToolRun) {
         let event = if result.is_error() {
             AgentEvent::Error(result.text)
         } else {
@@ -729,90 +344,24 @@ impl Agent {
         self.emit(event).await;
     }
 
-    /// Assembles the pool from the built-ins and the servers connected now; emits
-    /// PoolChanged when it differs from the last one sent.
+    /// Assembles the pool from the built-ins and the servers connected now; sends it (one
+    /// `PoolChanged`) when a part of it differs from what was last sent.
     pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
-        let pool = self.assemble_visible()?;
-        self.observe_listings();
-        let marks = self.pool_marks(&pool);
-        // Deferred before loaded: a tool moving from one to the other never shows in both.
-        self.announce_deferred().await;
-        // New marks change badges too (a changed definition asks), so the pool goes along.
-        if self.last_pool.as_ref() != Some(&pool) || marks.is_some() {
-            self.send_pool(&pool).await;
-        }
-        if let Some(marks) = marks {
-            self.emit(marks).await;
-        }
-        Ok(pool)
+        self.update_pool(false).await
     }
 
     /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
     pub(super) async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
-        let pool = self.assemble_visible()?;
-        self.observe_listings();
-        let marks = self.pool_marks(&pool);
-        self.announce_deferred().await;
-        self.send_pool(&pool).await;
-        if let Some(marks) = marks {
-            self.emit(marks).await;
+        self.update_pool(true).await
+    }
+
+    async fn update_pool(&mut self, force: bool) -> Result<Pool, PoolError> {
+        let connectable = self.connectable();
+        let pool = self.pool.assemble_visible(&self.hub, &connectable)?;
+        if let Some(update) = self.pool.update(&pool, force, &mut self.gate, &self.hub) {
+            self.emit(AgentEvent::PoolChanged(update)).await;
         }
         Ok(pool)
-    }
-
-    /// Lets the gate see the listings (new tools, changed definitions).
-    fn observe_listings(&mut self) {
-        let hub = self.hub.clone();
-        self.gate.observe_listings(&hub.server_tools(), |server| {
-            hub.config(server).is_some_and(|c| c.pool.trust_new_tools)
-        });
-    }
-
-    /// The panel's marks (changed and new definitions, filtered tools) when they changed.
-    fn pool_marks(&mut self, pool: &Pool) -> Option<AgentEvent> {
-        let listings = self.hub.server_tools();
-        let deferred = self.tool_search.deferred().to_vec();
-        let (marks, excluded) = self.gate.pool_marks(pool, &deferred, &listings)?;
-        Some(AgentEvent::PoolMarks { marks, excluded })
-    }
-
-    async fn send_pool(&mut self, pool: &Pool) {
-        let old: Vec<&str> = self
-            .last_pool
-            .as_ref()
-            .map(|p| p.names())
-            .unwrap_or_default();
-        let new = pool.names();
-        // Sets for membership: a pool can hold thousands of tools.
-        let (old_set, new_set): (HashSet<&str>, HashSet<&str>) =
-            (old.iter().copied().collect(), new.iter().copied().collect());
-        let added = new
-            .iter()
-            .filter(|n| !old_set.contains(*n))
-            .map(|n| n.to_string())
-            .collect();
-        let removed = old
-            .iter()
-            .filter(|n| !new_set.contains(*n))
-            .map(|n| n.to_string())
-            .collect();
-        let snapshot = pool
-            .tools
-            .iter()
-            .map(|tool| PoolEntry {
-                // The front end owns (and sanitizes) its copy; this runs only when the
-                // pool changed, not before every call.
-                tool: PoolTool::clone(tool),
-                verdict: self.gate.badge(tool),
-            })
-            .collect();
-        self.last_pool = Some(pool.clone());
-        self.emit(AgentEvent::PoolChanged {
-            snapshot,
-            added,
-            removed,
-        })
-        .await;
     }
 
     /// The pool for the next model call: freshly assembled, or — when a server's changed
@@ -825,7 +374,7 @@ impl Agent {
                     "{e}; the pool keeps its previous tools"
                 )))
                 .await;
-                self.last_pool.clone().unwrap_or_default()
+                self.pool.last().cloned().unwrap_or_default()
             }
         }
     }
@@ -836,37 +385,6 @@ impl Agent {
             .into_iter()
             .map(|s| s.server().to_string())
             .collect()
-    }
-
-    /// Appends a user message, merging into a trailing user message (left by a failed or
-    /// cancelled turn) because model APIs want roles to alternate.
-    async fn push_user(&mut self, content: Vec<ContentBlock>) {
-        self.record(Record::Message {
-            message: Message {
-                role: Role::User,
-                content: content.clone(),
-            },
-        })
-        .await;
-        match self.messages.last_mut() {
-            Some(last) if last.role == Role::User => last.content.extend(content),
-            _ => self.messages.push(Message {
-                role: Role::User,
-                content,
-            }),
-        }
-    }
-
-    async fn push_assistant(&mut self, content: Vec<ContentBlock>) {
-        let message = Message {
-            role: Role::Assistant,
-            content,
-        };
-        self.record(Record::Message {
-            message: message.clone(),
-        })
-        .await;
-        self.messages.push(message);
     }
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
@@ -885,13 +403,13 @@ impl Agent {
 
     /// A turn that starts with these messages (a typed message, or a prompt's messages).
     /// The model is called only when the last of them is the user's.
-    pub(super) async fn run_turn_with(&mut self, opening: Vec<Message>, cancel: CancellationToken) {
+    async fn run_turn_with(&mut self, opening: Vec<Message>, cancel: CancellationToken) {
         self.checkpoints.begin_turn();
         let ends_with_user = opening.last().is_some_and(|m| m.role == Role::User);
         for message in opening {
             match message.role {
-                Role::User => self.push_user(message.content).await,
-                Role::Assistant => self.push_assistant(message.content).await,
+                Role::User => self.conversation.push_user(message.content).await,
+                Role::Assistant => self.conversation.push_assistant(message.content).await,
             }
         }
         let mut usage = Usage::default();
@@ -917,9 +435,9 @@ impl Agent {
                     &self.workspace,
                     &self.connectable(),
                     &self.connected_servers(),
-                    self.tool_search.deferred_count(),
+                    self.pool.search.deferred_count(),
                 ) + &super::prompt::server_instructions(&self.hub.instructions()),
-                messages: self.messages.clone(),
+                messages: self.conversation.messages.clone(),
                 tools: pool
                     .tools
                     .iter()
@@ -933,18 +451,20 @@ impl Agent {
                 sampling: Default::default(),
             };
             model_calls += 1;
-            let reply = match self.stream_reply(request, &cancel).await {
-                Ok(reply) => reply,
-                Err(e) => {
-                    let message = e.to_string();
-                    self.record(Record::Error {
-                        message: message.clone(),
-                    })
-                    .await;
-                    self.emit(AgentEvent::Error(message)).await;
-                    break false;
-                }
-            };
+            let events = self.events().clone();
+            let reply =
+                match super::stream::stream_reply(&*self.model, request, &cancel, &events).await {
+                    Ok(reply) => reply,
+                    Err(e) => {
+                        let message = e.to_string();
+                        self.record(Record::Error {
+                            message: message.clone(),
+                        })
+                        .await;
+                        self.emit(AgentEvent::Error(message)).await;
+                        break false;
+                    }
+                };
             usage.add(&reply.usage);
             let tool_uses: Vec<(String, String, Value)> = reply
                 .content
@@ -957,7 +477,7 @@ impl Agent {
                 })
                 .collect();
             if !reply.content.is_empty() {
-                self.push_assistant(reply.content).await;
+                self.conversation.push_assistant(reply.content).await;
             }
             if tool_uses.is_empty() {
                 if reply.stop == Some(StopReason::MaxTokens) && !reply.cancelled {
@@ -974,12 +494,12 @@ impl Agent {
             for (id, name, input) in tool_uses {
                 results.push(self.run_tool_call(&id, &name, input, &pool, &cancel).await);
             }
-            self.push_user(results).await;
+            self.conversation.push_user(results).await;
             if cancel.is_cancelled() {
                 break true;
             }
         };
-        self.finish_checkpoint().await;
+        self.checkpoints.finish(&mut self.conversation).await;
         self.record(Record::TurnFinished {
             usage,
             cancelled,
@@ -989,86 +509,4 @@ impl Agent {
         self.emit(AgentEvent::TurnFinished { usage, cancelled })
             .await;
     }
-
-    async fn stream_reply(
-        &mut self,
-        request: ModelRequest,
-        cancel: &CancellationToken,
-    ) -> Result<Reply, ModelError> {
-        let mut stream = self.model.stream(request);
-        let mut reply = Reply::default();
-        let mut text = String::new();
-        let mut streamed_text = false;
-        let result = loop {
-            let next = tokio::select! {
-                biased;
-                () = cancel.cancelled() => {
-                    reply.cancelled = true;
-                    break Ok(());
-                }
-                next = stream.next() => next,
-            };
-            match next {
-                None => break Ok(()),
-                Some(Err(e)) => break Err(e),
-                Some(Ok(StreamEvent::TextDelta(delta))) => {
-                    streamed_text = true;
-                    text.push_str(&delta);
-                    self.emit(AgentEvent::TextDelta(delta)).await;
-                }
-                Some(Ok(StreamEvent::ToolUseStarted { .. })) => {}
-                Some(Ok(StreamEvent::ToolUse { id, name, input })) => {
-                    flush_text(&mut text, &mut reply.content);
-                    reply
-                        .content
-                        .push(ContentBlock::ToolUse { id, name, input });
-                }
-                // Providers report usage cumulatively within one message (input at the
-                // start, output growing), so the largest value of each is the total.
-                Some(Ok(StreamEvent::Usage(u))) => {
-                    reply.usage.input_tokens = reply.usage.input_tokens.max(u.input_tokens);
-                    reply.usage.output_tokens = reply.usage.output_tokens.max(u.output_tokens);
-                    reply.usage.cache_read_input_tokens = reply
-                        .usage
-                        .cache_read_input_tokens
-                        .max(u.cache_read_input_tokens);
-                    reply.usage.cache_creation_input_tokens = reply
-                        .usage
-                        .cache_creation_input_tokens
-                        .max(u.cache_creation_input_tokens);
-                }
-                Some(Ok(StreamEvent::Stop(reason))) => reply.stop = Some(reason),
-            }
-        };
-        // Dropping the stream closes the HTTP response (that is how a cancel stops it).
-        drop(stream);
-        flush_text(&mut text, &mut reply.content);
-        if streamed_text {
-            self.emit(AgentEvent::AssistantMessageDone).await;
-        }
-        result.map(|()| reply)
-    }
-}
-
-fn flush_text(text: &mut String, content: &mut Vec<ContentBlock>) {
-    if !text.is_empty() {
-        content.push(ContentBlock::Text {
-            text: std::mem::take(text),
-        });
-    }
-}
-
-/// The pool for these connections: built-ins (with disconnect_mcp while something is
-/// connected, the resource tools while a connected server has resources), then every
-/// connected server's tools.
-pub(super) fn assemble_for(
-    configured: &[String],
-    servers: &[Arc<ServerTools>],
-    with_resources: &[String],
-) -> Result<Pool, PoolError> {
-    let connected: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
-    pool::assemble(
-        &pool_builtins_with_resources(configured, &connected, with_resources),
-        servers,
-    )
 }

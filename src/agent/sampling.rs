@@ -7,16 +7,12 @@
 //! Runs beside the agent loop, not in it: a server samples *during* a tool call, while the
 //! loop waits for that call, so each request is handled on its own task.
 
-pub mod report;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
 
-use self::report::{SamplingOutcome, SamplingReport};
-use super::events::AgentEvent;
 use super::session::{Record, SharedLog};
 use crate::gate::{Gated, SamplingGate};
 use crate::mcp::{Sampled, SamplingQuestion, SamplingRefusal, SamplingRequest};
@@ -24,6 +20,7 @@ use crate::model::{
     ContentBlock, Message, ModelProvider, ModelRequest, SamplingOptions, StopReason, StreamEvent,
     Usage,
 };
+use crate::protocol::{AgentEvent, SamplingOutcome, SamplingReport};
 
 /// `[sampling] max_tokens`. Shared with the agent, so that a reload of `config.toml`
 /// reaches requests that come after it (the rules reach them through the gate).

@@ -1,20 +1,18 @@
 //! Deferred tools on the agent's side: which tools the next model call carries (the pure
 //! split is `pool::deferral`), the search index over the connected servers' tools, and the
 //! `search_tools` built-in, which loads what it finds from the next model call on. Loaded
-//! tools stay for the session (also across a server's reconnect).
+//! tools stay for the session (also across a server's reconnect). Part of the pool keeper.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::events::{AgentEvent, PoolEntry};
-use super::runner::{Agent, assemble_for};
-use super::tools::ToolRun;
+use super::tool_run::ToolRun;
 use crate::builtin::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, search_tools_tool};
 use crate::pool::deferral::{self, Deferral};
 use crate::pool::search::ToolIndex;
-use crate::pool::{Pool, PoolError, PoolTool, ServerTools};
+use crate::pool::{Pool, PoolTool, ServerTools};
 use crate::settings::SearchSettings;
 
 /// What deferral keeps between model calls.
@@ -98,65 +96,45 @@ impl ToolSearch {
     }
 }
 
-impl Agent {
-    /// The pool the next model call carries: the full pool of the connected servers with
-    /// the deferred tools left out (and `search_tools` in) when deferral applies.
-    pub(super) fn assemble_visible(&mut self) -> Result<Pool, PoolError> {
-        let listings = self.hub.server_tools();
-        let full = assemble_for(
-            &self.connectable(),
-            &listings,
-            &super::resources::servers_with_resources(&self.hub),
-        )?;
-        let always_load: Vec<String> = listings
-            .iter()
-            .map(|s| s.server().to_string())
-            .filter(|name| self.hub.config(name).is_some_and(|c| c.always_load))
-            .collect();
-        let always_load: HashSet<&str> = always_load.iter().map(String::as_str).collect();
-        let search = &mut self.tool_search;
-        let mcp_tokens = search.cache_for(&listings, &full).mcp_tokens;
+impl ToolSearch {
+    /// Splits the full pool of these listings into the tools the next model call carries
+    /// and the deferred ones (kept here), when deferral applies.
+    pub(super) fn split(
+        &mut self,
+        full: &Pool,
+        listings: &[Arc<ServerTools>],
+        always_load: &HashSet<&str>,
+    ) -> Pool {
+        let search = self;
+        let mcp_tokens = search.cache_for(listings, full).mcp_tokens;
         let Deferral { visible, deferred } = deferral::defer(
-            &full,
+            full,
             &search.settings,
             mcp_tokens,
-            &always_load,
+            always_load,
             &search.loaded,
             &search_tools_tool(),
         );
         search.deferred = deferred;
-        Ok(visible)
+        visible
     }
 
-    /// Tells the front end which tools are deferred, when that changed since last time.
-    pub(super) async fn announce_deferred(&mut self) {
-        let names: Vec<String> = self
-            .tool_search
-            .deferred
-            .iter()
-            .map(|t| t.name.clone())
-            .collect();
+    /// Whether the deferred tools differ from the ones the front end was last told about
+    /// (and takes them as told).
+    pub(super) fn deferred_changed(&mut self) -> bool {
+        let names: Vec<String> = self.deferred.iter().map(|t| t.name.clone()).collect();
         // Nothing announced yet counts as none deferred: a session that never defers sends
         // no `tools_deferred` at all.
-        if self.tool_search.announced.as_deref().unwrap_or_default() == names.as_slice() {
-            return;
+        if self.announced.as_deref().unwrap_or_default() == names.as_slice() {
+            return false;
         }
-        self.tool_search.announced = Some(names);
-        let deferred = self
-            .tool_search
-            .deferred
-            .iter()
-            .map(|tool| PoolEntry {
-                tool: PoolTool::clone(tool),
-                verdict: self.gate.badge(tool),
-            })
-            .collect();
-        self.emit(AgentEvent::ToolsDeferred { deferred }).await;
+        self.announced = Some(names);
+        true
     }
 
     /// A call of a tool that is not in the request: for a deferred tool, say how to load it.
     pub(super) fn unknown_tool(&self, name: &str) -> ToolRun {
-        if self.tool_search.deferred.iter().any(|t| t.name == name) {
+        if self.deferred.iter().any(|t| t.name == name) {
             ToolRun::error(format!(
                 "{name} is deferred and not loaded yet: call search_tools with {{\"query\": \"{name}\"}} first; it can be called from the step after that."
             ))
@@ -166,8 +144,16 @@ impl Agent {
     }
 
     /// `search_tools`: ranks the connected servers' tools for the query, loads the deferred
-    /// ones among the best, and lists them for the model.
-    pub(super) async fn search_tools(&mut self, input: &Value) -> ToolRun {
+    /// ones among the best, and lists them for the model; with the tools it newly loaded
+    /// (the caller records them and shows the pool with them).
+    /// The tools are `None` when the search found nothing to list.
+    pub(super) fn search_tools(&mut self, input: &Value) -> (ToolRun, Option<Vec<String>>) {
+        let mut found = None;
+        let run = self.search(input, &mut found);
+        (run, found)
+    }
+
+    fn search(&mut self, input: &Value, found: &mut Option<Vec<String>>) -> ToolRun {
         let Some(query) = input
             .get("query")
             .and_then(Value::as_str)
@@ -190,15 +176,10 @@ impl Agent {
             },
         } as usize;
         // The index of the listings the last pool was built from.
-        let Some(index) = self.tool_search.cache.as_ref().map(ListingCache::index) else {
+        let Some(index) = self.cache.as_ref().map(ListingCache::index) else {
             return ToolRun::ok("No MCP server is connected, so there are no tools to search.");
         };
-        let deferred: HashSet<&str> = self
-            .tool_search
-            .deferred
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect();
+        let deferred: HashSet<&str> = self.deferred.iter().map(|t| t.name.as_str()).collect();
         let mut hits = index.search(query, limit);
         // Named tools are what was asked for: the ranked rest would only load clutter.
         if hits.iter().any(|h| h.exact) {
@@ -238,15 +219,9 @@ impl Agent {
         }
         drop(deferred);
         for name in &newly_loaded {
-            if !self.tool_search.loaded.contains(name) {
-                self.tool_search.loaded.push(name.clone());
+            if !self.loaded.contains(name) {
+                self.loaded.push(name.clone());
             }
-        }
-        if !newly_loaded.is_empty() {
-            self.record(super::session::Record::ToolsLoaded {
-                tools: newly_loaded.clone(),
-            })
-            .await;
         }
         let head = if newly_loaded.is_empty() {
             format!(
@@ -265,10 +240,7 @@ impl Agent {
                 },
             )
         };
-        // The panel shows the loaded tools now, not only at the next model call.
-        if let Err(e) = self.refresh_pool().await {
-            tracing::warn!("pool after search_tools: {e}");
-        }
+        *found = Some(newly_loaded);
         ToolRun::ok(format!("{head}\n{}", lines.join("\n")))
     }
 }

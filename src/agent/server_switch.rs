@@ -2,45 +2,52 @@
 //! cannot be connected (connect_mcp says why and how to enable it) and is left out of what
 //! the model is told it can connect.
 
-use super::events::AgentEvent;
-use super::runner::Agent;
+use std::collections::HashMap;
+
+use super::conversation::Conversation;
+use crate::mcp::McpHub;
+use crate::protocol::AgentEvent;
 use crate::settings::ConfigSource;
 use crate::settings::edit::{EditError, ServerFile};
 
-impl Agent {
+/// The session's `/mcp enable|disable` choices, by server name.
+#[derive(Default)]
+pub(super) struct ServerSwitch {
+    overrides: HashMap<String, bool>,
+}
+
+impl ServerSwitch {
     /// The session's `/mcp enable|disable` if given, else the entry's `"enabled"`.
-    pub(super) fn server_enabled(&self, name: &str) -> bool {
-        self.server_overrides
+    pub(super) fn enabled(&self, hub: &McpHub, name: &str) -> bool {
+        self.overrides
             .get(name)
             .copied()
-            .or_else(|| self.hub.config(name).map(|c| c.pool.enabled))
+            .or_else(|| hub.config(name).map(|c| c.pool.enabled))
             .unwrap_or(false)
     }
 
     /// Configured servers that may be connected now (what the model is offered).
-    pub(super) fn connectable(&self) -> Vec<String> {
-        self.hub
-            .configured()
+    pub(super) fn connectable(&self, hub: &McpHub) -> Vec<String> {
+        hub.configured()
             .into_iter()
-            .filter(|name| self.server_enabled(name))
+            .filter(|name| self.enabled(hub, name))
             .collect()
     }
 
     /// Why `name` cannot be connected, if it is disabled, and how to enable it.
-    pub(super) fn disabled_refusal(&self, name: &str) -> Option<String> {
-        if self.server_enabled(name) {
+    pub(super) fn disabled_refusal(&self, hub: &McpHub, name: &str) -> Option<String> {
+        if self.enabled(hub, name) {
             return None;
         }
         let how = format!(
             "the user can enable it with /mcp enable {name} in the console (this session) or /mcp enable {name} --save"
         );
-        Some(match self.server_overrides.get(name) {
+        Some(match self.overrides.get(name) {
             Some(false) => format!(
                 "MCP server '{name}' is disabled for this session (/mcp disable {name}); {how}."
             ),
             _ => {
-                let file = self
-                    .hub
+                let file = hub
                     .config(name)
                     .and_then(|c| source_file(&c.source))
                     .map_or_else(|| "its entry".to_string(), |p| p.display().to_string());
@@ -51,23 +58,30 @@ impl Agent {
         })
     }
 
-    /// `/mcp enable|disable NAME [--save]`.
-    pub(super) async fn set_server_enabled(&mut self, name: &str, enabled: bool, save: bool) {
-        let Some(config) = self.hub.config(name) else {
-            let configured = self.hub.configured().join(", ");
-            self.emit(AgentEvent::Error(format!(
+    /// `/mcp enable|disable NAME [--save]`: takes the choice (and writes it when `save`)
+    /// and says so; false for an unknown server. The caller then disconnects a disabled
+    /// server or shows the pool with the changed `connect_mcp`.
+    pub(super) async fn set(
+        &mut self,
+        hub: &McpHub,
+        conv: &Conversation,
+        (name, enabled, save): (&str, bool, bool),
+    ) -> bool {
+        let Some(config) = hub.config(name) else {
+            let configured = hub.configured().join(", ");
+            conv.emit(AgentEvent::Error(format!(
                 "Unknown MCP server '{name}'. Available servers: {configured}"
             )))
             .await;
-            return;
+            return false;
         };
-        self.server_overrides.insert(name.to_string(), enabled);
+        self.overrides.insert(name.to_string(), enabled);
         let word = if enabled { "enabled" } else { "disabled" };
         let mut notice = format!("MCP server '{name}' {word} for this session.");
         if save {
             match source_file(&config.source) {
                 None => {
-                    self.emit(AgentEvent::Error(format!(
+                    conv.emit(AgentEvent::Error(format!(
                         "'{name}' comes from toolgate's embedded defaults, which cannot be edited; add an entry for it to .mcp.json to change it for good. {notice}"
                     )))
                     .await;
@@ -87,7 +101,7 @@ impl Agent {
                             );
                         }
                         Ok(Err(e)) => {
-                            self.emit(AgentEvent::Error(format!(
+                            conv.emit(AgentEvent::Error(format!(
                                 "{}: {e}; '{name}' is {word} for this session only.",
                                 path.display()
                             )))
@@ -95,7 +109,7 @@ impl Agent {
                             notice.clear();
                         }
                         Err(e) => {
-                            self.emit(AgentEvent::Error(format!(
+                            conv.emit(AgentEvent::Error(format!(
                                 "writing {} failed ({e}); '{name}' is {word} for this session only.",
                                 path.display()
                             )))
@@ -106,21 +120,15 @@ impl Agent {
                 }
             }
         }
-        self.emit(AgentEvent::ServerEnabled {
+        conv.emit(AgentEvent::ServerEnabled {
             server: name.to_string(),
             enabled,
         })
         .await;
         if !notice.is_empty() {
-            self.emit(AgentEvent::Notice(notice)).await;
+            conv.emit(AgentEvent::Notice(notice)).await;
         }
-        if !enabled && self.hub.is_connected(name) {
-            let result = self.disconnect_server(name).await;
-            self.emit(AgentEvent::Notice(result.text)).await;
-        } else {
-            // connect_mcp's list of servers changed.
-            let _ = self.refresh_pool().await;
-        }
+        true
     }
 }
 

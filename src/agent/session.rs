@@ -41,9 +41,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::events::ToolOutcome;
 use crate::checkpoint::FileChange;
 use crate::model::{ContentBlock, Message, Role, Usage};
+use crate::protocol::{CallId, PermissionLine, ServerLogLine, ToolCallStart, ToolOutcome};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -69,25 +69,16 @@ pub enum Record {
     Message {
         message: Message,
     },
-    ToolCall {
-        call_id: String,
-        name: String,
-        server: Option<String>,
-        input: Value,
-    },
+    ToolCall(ToolCallStart),
     ToolResult {
-        call_id: String,
+        call_id: CallId,
         outcome: ToolOutcome,
         output: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         full_output_path: Option<PathBuf>,
     },
     /// A tool call's permission decision, as the policy types it.
-    Permission {
-        call_id: String,
-        #[serde(flatten)]
-        record: crate::policy::AuditRecord,
-    },
+    Permission(PermissionLine),
     Connect {
         server: String,
         tools: Vec<String>,
@@ -133,13 +124,9 @@ pub enum Record {
         dir: PathBuf,
     },
     /// A server's sampling request and how it ended.
-    Sampling(crate::agent::sampling::report::SamplingReport),
+    Sampling(crate::protocol::SamplingReport),
     /// A server's log message.
-    ServerLog {
-        server: String,
-        level: crate::mcp::LogLevel,
-        message: String,
-    },
+    ServerLog(ServerLogLine),
 }
 
 /// A second handle on the session's log for what happens beside the agent loop (sampling,

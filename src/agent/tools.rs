@@ -9,57 +9,22 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, ImageSummary, ToolOutcome};
 use super::host_files::HostFiles;
-use super::runner::{Agent, assemble_for};
+use super::pool_keeper::assemble_for;
+use super::runner::Agent;
 use super::session::Record;
+use super::tool_run::ToolRun;
 use crate::builtin::BuiltinTool;
 use crate::gate::{GateOutcome, Gated};
 use crate::mcp::McpError;
-use crate::model::{ContentBlock, ImageData};
+use crate::model::ContentBlock;
 use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
+use crate::protocol::{
+    AgentEvent, CallId, ImageSummary, PermissionLine, ServerName, ToolCallStart, ToolOutcome,
+};
 
 /// After a cancel, how long a tool may take to wind down before the agent stops waiting.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
-
-pub(super) const CANCELLED_TEXT: &str = "Cancelled by the user";
-
-/// A finished call as the model will see it.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct ToolRun {
-    pub outcome: ToolOutcome,
-    pub text: String,
-    /// Images for the model besides the text (an MCP tool's image content,
-    /// read_mcp_resource of an image).
-    pub images: Vec<ImageData>,
-}
-
-impl ToolRun {
-    pub(super) fn ok(text: impl Into<String>) -> Self {
-        ToolRun {
-            outcome: ToolOutcome::Ok,
-            text: text.into(),
-            images: Vec::new(),
-        }
-    }
-    pub(super) fn error(text: impl Into<String>) -> Self {
-        ToolRun {
-            outcome: ToolOutcome::Error,
-            text: text.into(),
-            images: Vec::new(),
-        }
-    }
-    pub(super) fn cancelled() -> Self {
-        ToolRun {
-            outcome: ToolOutcome::Cancelled,
-            text: CANCELLED_TEXT.into(),
-            images: Vec::new(),
-        }
-    }
-    pub fn is_error(&self) -> bool {
-        self.outcome != ToolOutcome::Ok
-    }
-}
 
 impl Agent {
     /// Runs one tool_use and returns its tool_result block. Never fails: every problem
@@ -73,27 +38,26 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> ContentBlock {
         let tool = pool.get(name).cloned();
-        let server = tool.as_ref().and_then(|t| t.server().map(str::to_string));
-        self.record(Record::ToolCall {
-            call_id: call_id.to_string(),
+        let start = ToolCallStart {
+            call_id: CallId::from(call_id),
             name: name.to_string(),
-            server: server.clone(),
+            server: tool.as_ref().and_then(|t| t.server().map(ServerName::from)),
             input: input.clone(),
-        })
-        .await;
+        };
+        self.record(Record::ToolCall(start.clone())).await;
         let run = if cancel.is_cancelled() {
             // Not started: the turn was cancelled before this call's turn came.
             ToolRun::cancelled()
         } else {
             self.emit(AgentEvent::ToolCallStarted {
-                call_id: call_id.to_string(),
-                name: name.to_string(),
-                server,
-                input: input.clone(),
+                call_id: start.call_id,
+                name: start.name,
+                server: start.server,
+                input: start.input,
             })
             .await;
             match tool {
-                None => self.unknown_tool(name),
+                None => self.pool.search.unknown_tool(name),
                 Some(tool) => self.gated_run(call_id, &tool, input, cancel).await,
             }
         };
@@ -105,20 +69,20 @@ impl Agent {
         let (output, full_output_path) = self.fit_budget(call_id, run.text.clone(), is_mcp).await;
         if !run.images.is_empty() {
             self.emit(AgentEvent::ToolImages {
-                call_id: call_id.to_string(),
+                call_id: call_id.into(),
                 images: run.images.iter().map(ImageSummary::of).collect(),
             })
             .await;
         }
         self.record(Record::ToolResult {
-            call_id: call_id.to_string(),
+            call_id: call_id.into(),
             outcome: run.outcome,
             output: output.clone(),
             full_output_path,
         })
         .await;
         self.emit(AgentEvent::ToolCallFinished {
-            call_id: call_id.to_string(),
+            call_id: call_id.into(),
             outcome: run.outcome,
             output: output.clone(),
         })
@@ -138,16 +102,7 @@ impl Agent {
         input: Value,
         cancel: &CancellationToken,
     ) -> ToolRun {
-        // A malformed call is refused before anyone is asked about it. Connector
-        // arguments are checked by the connector itself, whose answer to an unknown
-        // server lists the available ones (the schema's enum would only say "not one of").
-        let checked = match tool.origin {
-            ToolOrigin::Builtin(kind) if kind.is_connector() => require_object(&input),
-            ToolOrigin::Builtin(_) | ToolOrigin::Mcp { .. } => self
-                .validator(tool)
-                .map_or_else(|| require_object(&input), |v| check_arguments(&v, &input)),
-        };
-        if let Err(problem) = checked {
+        if let Err(problem) = self.limits.check(tool, &input) {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
         }
         let GateOutcome {
@@ -156,16 +111,16 @@ impl Agent {
             notices,
         } = self
             .gate
-            .check(tool, &input, call_id, &self.events, cancel)
+            .check(tool, &input, call_id, self.conversation.events(), cancel)
             .await;
         if let Some(record) = decided {
-            self.record(Record::Permission {
-                call_id: call_id.to_string(),
+            self.record(Record::Permission(PermissionLine {
+                call_id: call_id.into(),
                 record: record.clone(),
-            })
+            }))
             .await;
             self.emit(AgentEvent::PermissionDecided {
-                call_id: call_id.to_string(),
+                call_id: call_id.into(),
                 record,
             })
             .await;
@@ -176,7 +131,7 @@ impl Agent {
         if matches!(gated, Gated::Run | Gated::RunUnconfined)
             && super::checkpoints::may_change_workspace(&tool.origin)
         {
-            self.checkpoint_before_change().await;
+            self.checkpoints.before_change(&mut self.conversation).await;
         }
         match gated {
             Gated::Cancelled => ToolRun::cancelled(),
@@ -314,7 +269,7 @@ impl Agent {
                 result = &mut call => break Some(result),
                 Some(update) = progress_rx.recv() => {
                     self.emit(AgentEvent::ToolProgress {
-                        call_id: call_id.to_string(),
+                        call_id: call_id.into(),
                         progress: update.progress,
                         total: update.total,
                         message: update.message,
@@ -355,7 +310,7 @@ impl Agent {
         if !configured.iter().any(|c| c == name) {
             return ToolRun::error(unknown_server(name, &configured));
         }
-        if let Some(refusal) = self.disabled_refusal(name) {
+        if let Some(refusal) = self.switch.disabled_refusal(&self.hub, name) {
             return ToolRun::error(refusal);
         }
         if self.hub.is_connected(name) {
@@ -369,7 +324,7 @@ impl Agent {
         if let Some(config) = self.hub.config(name)
             && let Err(why) = self
                 .gate
-                .approve_project_server(&config, &self.events, cancel)
+                .approve_project_server(&config, self.conversation.events(), cancel)
                 .await
         {
             return ToolRun::error(why);
@@ -419,8 +374,8 @@ impl Agent {
             return ToolRun::error(format!("MCP server '{name}' is not connected."));
         }
         let before: Vec<String> = self
-            .last_pool
-            .as_ref()
+            .pool
+            .last()
             .map(|p| {
                 p.tools
                     .iter()
@@ -456,65 +411,44 @@ impl Agent {
             .unwrap_or_default()
     }
 
-    /// Cuts an output to the budget, keeping the whole text in a file of the session: every
-    /// output to `output_budget` characters, an MCP tool's also to `mcp_output_tokens`
-    /// estimated tokens (whichever cuts first; the marker says which).
+    /// `search_tools` (the pool keeper's search): what it loaded is recorded (a resumed
+    /// session has it again), and the panel shows the pool with it now, not only at the
+    /// next model call.
+    async fn search_tools(&mut self, input: &Value) -> ToolRun {
+        let (run, found) = self.pool.search.search_tools(input);
+        let Some(loaded) = found else {
+            return run;
+        };
+        if !loaded.is_empty() {
+            self.record(Record::ToolsLoaded { tools: loaded }).await;
+        }
+        if let Err(e) = self.refresh_pool().await {
+            tracing::warn!("pool after search_tools: {e}");
+        }
+        run
+    }
+
+    /// Cuts an output to the budget (see [`ToolLimits::fit`]), keeping the whole text beside
+    /// the session log.
     pub(super) async fn fit_budget(
         &mut self,
         call_id: &str,
         text: String,
         is_mcp: bool,
     ) -> (String, Option<PathBuf>) {
-        let char_cut = text
-            .char_indices()
-            .nth(self.output_budget)
-            .map(|(at, _)| at);
-        let token_cut = if is_mcp {
-            Some(crate::tokens::prefix_within(&text, self.mcp_output_tokens))
-                .filter(|&at| at < text.len())
-        } else {
-            None
-        };
-        let (cut, by_tokens) = match (char_cut, token_cut) {
-            (None, None) => return (text, None),
-            (Some(chars), Some(tokens)) if tokens < chars => (tokens, true),
-            (Some(chars), _) => (chars, false),
-            (None, Some(tokens)) => (tokens, true),
-        };
-        let saved = match &self.log {
-            Some(log) => {
-                let dir = log.files_dir.join("tool-outputs");
-                let path = dir.join(format!("{}.txt", crate::pool::normalize(call_id)));
-                match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text)) {
-                    Ok(()) => Some(path),
-                    Err(e) => {
-                        tracing::warn!("saving full tool output: {e}");
-                        None
-                    }
-                }
-            }
-            None => None,
-        };
-        let whereabouts = match &saved {
-            Some(path) => format!("the full output is saved in {}", path.display()),
-            None => "the full output was not saved".to_string(),
-        };
-        let mut shown = text[..cut].to_string();
-        let marker = if by_tokens {
-            format!(
-                "\n\n[output truncated: showing about the first {} of about {} tokens (MAX_MCP_OUTPUT_TOKENS); {whereabouts}]",
-                self.mcp_output_tokens,
-                crate::tokens::estimate(&text)
-            )
-        } else {
-            format!(
-                "\n\n[output truncated: showing the first {} of {} characters; {whereabouts}]",
-                self.output_budget,
-                text.chars().count()
-            )
-        };
-        shown.push_str(&marker);
-        (shown, saved)
+        let files_dir = self.conversation.log().map(|log| log.files_dir.as_path());
+        self.limits.fit(call_id, text, is_mcp, files_dir)
+    }
+
+    /// The server a connector call names, or the error result listing the configured ones.
+    fn connector_server(&self, tool: &PoolTool, input: &Value) -> Result<String, ToolRun> {
+        server_argument(input).ok_or_else(|| {
+            ToolRun::error(format!(
+                "Invalid arguments for {}: expected {{\"name\": \"<server>\"}}; available servers: {}",
+                tool.name,
+                self.hub.configured().join(", ")
+            ))
+        })
     }
 }
 
@@ -542,65 +476,4 @@ fn server_argument(input: &Value) -> Option<String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
-}
-
-impl Agent {
-    /// The server a connector call names, or the error result listing the configured ones.
-    fn connector_server(&self, tool: &PoolTool, input: &Value) -> Result<String, ToolRun> {
-        server_argument(input).ok_or_else(|| {
-            ToolRun::error(format!(
-                "Invalid arguments for {}: expected {{\"name\": \"<server>\"}}; available servers: {}",
-                tool.name,
-                self.hub.configured().join(", ")
-            ))
-        })
-    }
-
-    /// The compiled input schema of a tool; None when the schema does not compile (that
-    /// is the server's problem: the call goes through unchecked).
-    fn validator(&mut self, tool: &PoolTool) -> Option<Arc<jsonschema::Validator>> {
-        if let Some((schema, validator)) = self.validators.get(&tool.name)
-            // Same Arc when the pool was re-assembled from the same listing.
-            && (Arc::ptr_eq(schema, &tool.input_schema) || **schema == *tool.input_schema)
-        {
-            return Some(validator.clone());
-        }
-        let validator = Arc::new(jsonschema::validator_for(&tool.input_schema).ok()?);
-        self.validators.insert(
-            tool.name.clone(),
-            (tool.input_schema.clone(), validator.clone()),
-        );
-        Some(validator)
-    }
-}
-
-/// Checks the model's arguments against the tool's input schema, so a malformed call gets
-/// a precise message instead of whatever the tool would make of it.
-fn check_arguments(validator: &jsonschema::Validator, input: &Value) -> Result<(), String> {
-    require_object(input)?;
-    let problems: Vec<String> = validator
-        .iter_errors(input)
-        .take(5)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("{at}: {e}")
-            }
-        })
-        .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
-}
-
-fn require_object(input: &Value) -> Result<(), String> {
-    if input.is_object() {
-        Ok(())
-    } else {
-        Err(format!("expected a JSON object, got {input}"))
-    }
 }

@@ -5,12 +5,13 @@
 //! dialog. The answer is remembered in the state dir; until trusted, project files are
 //! reported and ignored.
 
-use crate::agent::events::Containment;
-use crate::agent::{AgentEvent, AgentHandle, UiCommand};
+use crate::agent::AgentHandle;
 use crate::cli::bootstrap::{FrontEnd, StartOptions};
 use crate::error::Failure;
 use crate::gate::TrustStore;
-use crate::inbox::{Origin, Reply, Request, TrustAnswer, WorkspaceTrust};
+use crate::protocol::Containment;
+use crate::protocol::questions::{Origin, Reply, Request, TrustAnswer, WorkspaceTrust};
+use crate::protocol::{AgentEvent, UiCommand};
 use crate::tui::{ConsoleInfo, ServerInfo};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, Write};
 
-use crate::inbox::form::{Field, FieldKind, Form, Input};
+use crate::mcp::form::{Field, FieldKind, Form, Input};
 use crate::mcp::{ElicitationAsk, ElicitationReply};
 use crate::sanitize::for_terminal;
 
@@ -206,7 +206,7 @@ fn fill(
 
 /// What a typed line means for a field: text as typed, y/n, option numbers or values.
 fn enter(field: &mut Field, line: &str) {
-    let option_index = |items: &[crate::inbox::form::Item], word: &str| {
+    let option_index = |items: &[crate::mcp::form::Item], word: &str| {
         word.parse::<usize>()
             .ok()
             .and_then(|n| n.checked_sub(1))

@@ -10,9 +10,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::{GateOutcome, refused_unanswered};
-use crate::agent::events::AgentEvent;
-use crate::inbox::{HostRequest, Kind, Reply, Request};
 use crate::pool::PoolTool;
+use crate::protocol::AgentEvent;
+use crate::protocol::questions::{HostRequest, Kind, Reply, Request};
 
 /// Sends `request` and waits. None when `cancel` fired first: the request is withdrawn
 /// (its reply channel closes, and the front end drops it from the queue). A front end that

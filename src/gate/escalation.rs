@@ -12,10 +12,10 @@ use super::Gate;
 use super::ask::ask;
 use super::grants::UNSANDBOXED_GRANT;
 use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused, refused_unanswered};
-use crate::agent::events::AgentEvent;
-use crate::inbox::{Escalation, EscalationReason, Origin, Reply, Request};
 use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Verdict};
 use crate::pool::PoolTool;
+use crate::protocol::AgentEvent;
+use crate::protocol::questions::{Escalation, EscalationReason, Origin, Reply, Request};
 use crate::settings::SandboxMode;
 
 impl Gate {

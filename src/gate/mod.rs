@@ -43,14 +43,14 @@ pub use sampling::SamplingGate;
 pub use store::append_allow_rule;
 pub use trust::TrustStore;
 
-use crate::agent::events::{AgentEvent, ExcludedTool, ToolMark};
 use crate::builtin::BuiltinTool;
-use crate::inbox::{Origin, Request, ToolCall};
 use crate::policy::{
     AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
     RuleChanges, Verdict, always_rule, grant_key,
 };
 use crate::pool::{Pool, PoolTool, ServerTools};
+use crate::protocol::questions::{Origin, Request, ToolCall};
+use crate::protocol::{AgentEvent, ExcludedTool, ToolMark};
 use crate::sandbox::Sandbox;
 use outcome::{answered, person_refusal, suggested_rule};
 use pins::state::Pinning;

@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use crate::builtin::BuiltinTool;
-use crate::inbox::Reply;
 use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer};
 use crate::pool::{PoolTool, ToolOrigin};
+use crate::protocol::questions::Reply;
 
 /// What the gate lets happen to one call.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Gate;
 use super::ask::ask;
-use crate::agent::events::AgentEvent;
-use crate::inbox::{Origin, ProjectServer, ProjectServerAnswer, Reply, Request};
+use crate::protocol::AgentEvent;
+use crate::protocol::questions::{Origin, ProjectServer, ProjectServerAnswer, Reply, Request};
 use crate::settings::ServerConfig;
 
 /// Project servers approved this session, by name and command line.

@@ -11,10 +11,10 @@ use tokio::sync::mpsc;
 use super::ask::ask_until;
 use super::grants::{Grants, sampling_grant};
 use super::outcome::{GateOutcome, Gated};
-use crate::agent::events::AgentEvent;
-use crate::inbox::{Origin, Reply, Request, Sampling};
 use crate::mcp::SamplingQuestion;
 use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy};
+use crate::protocol::AgentEvent;
+use crate::protocol::questions::{Origin, Reply, Request, Sampling};
 
 /// How long a sampling question waits for the person unless `--ask-timeout` says
 /// otherwise; then it is denied (the server is waiting on the other end).

@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::agent::events::{PoolEntry, ToolOutcome};
 use crate::mcp::ServerStatus;
 use crate::model::Usage;
-use crate::policy::{AuditRecord, Decision};
+use crate::policy::Decision;
 use crate::pool::ToolOrigin;
+use crate::protocol::{
+    CallId, PermissionLine, PoolEntry, PoolUpdate, ServerLogLine, ToolCallStart, ToolOutcome,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -32,25 +33,15 @@ pub enum JsonlEvent {
     Text {
         text: String,
     },
-    ToolStarted {
-        call_id: String,
-        name: String,
-        /// None for built-ins.
-        server: Option<String>,
-        input: Value,
-    },
+    ToolStarted(ToolCallStart),
     ToolProgress {
-        call_id: String,
+        call_id: CallId,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
     },
     /// Who allowed or refused a tool call, as the policy records it.
-    PermissionDecided {
-        call_id: String,
-        #[serde(flatten)]
-        record: AuditRecord,
-    },
+    PermissionDecided(PermissionLine),
     /// A question for the person that headless mode answered with its safe default.
     RequestDismissed {
         /// The request kind (`tool call`, `project server`, …).
@@ -61,7 +52,7 @@ pub enum JsonlEvent {
         outcome: String,
     },
     ToolFinished {
-        call_id: String,
+        call_id: CallId,
         name: String,
         outcome: ToolOutcome,
         /// What the model got.
@@ -75,8 +66,8 @@ pub enum JsonlEvent {
     },
     /// Images a call returned, which the model got as images (type and size only).
     ToolImages {
-        call_id: String,
-        images: Vec<crate::agent::events::ImageSummary>,
+        call_id: CallId,
+        images: Vec<crate::protocol::ImageSummary>,
     },
     /// The MCP tools left out of the model's requests, findable with `search_tools`.
     ToolsDeferred {
@@ -93,13 +84,9 @@ pub enum JsonlEvent {
     },
     /// A server's sampling request and how it ended (same fields as the session log's
     /// `sampling` record).
-    Sampling(crate::agent::SamplingReport),
+    Sampling(crate::protocol::SamplingReport),
     /// A server's log message.
-    ServerLog {
-        server: String,
-        level: crate::mcp::LogLevel,
-        message: String,
-    },
+    ServerLog(ServerLogLine),
     /// The instructions a server gave when it connected.
     ServerInstructions {
         server: String,
@@ -117,6 +104,28 @@ pub enum JsonlEvent {
         cancelled: bool,
         exit_code: i32,
     },
+}
+
+impl JsonlEvent {
+    /// The `pool_changed` line of a pool update: its names, and what came and went.
+    pub fn pool_changed(update: PoolUpdate) -> JsonlEvent {
+        JsonlEvent::PoolChanged {
+            added: update.added,
+            removed: update.removed,
+            pool: update.snapshot.into_iter().map(|e| e.tool.name).collect(),
+        }
+    }
+
+    /// The `tools_deferred` line of a pool update.
+    pub fn deferred(update: &PoolUpdate) -> JsonlEvent {
+        JsonlEvent::ToolsDeferred {
+            deferred: update
+                .deferred
+                .iter()
+                .map(|e| e.tool.name.clone())
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

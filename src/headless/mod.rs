@@ -18,10 +18,13 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use crate::agent::AgentConfig;
-use crate::agent::events::{AgentEvent, PoolEntry, ToolOutcome, UiCommand};
 use crate::cli::bootstrap::{FrontEnd, StartOptions};
 use crate::error::{Failure, FailureKind};
 use crate::mcp::ServerStatus;
+use crate::protocol::{
+    AgentEvent, CallId, PermissionLine, PoolEntry, ServerLogLine, ToolCallStart, ToolOutcome,
+    UiCommand,
+};
 use crate::sanitize::for_terminal;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -128,7 +131,7 @@ pub async fn run_with(
                 workspace,
                 ..
             } => started = Some((session_id, model_label, workspace)),
-            AgentEvent::PoolChanged { snapshot, .. } if !submitted => {
+            AgentEvent::PoolChanged(update) if !submitted => {
                 let (session_id, model, workspace) = started.clone().unwrap_or_default();
                 let servers = configured
                     .iter()
@@ -137,10 +140,14 @@ pub async fn run_with(
                         status: hub.status(name),
                     })
                     .collect();
-                printer.session_start(session_id, model, workspace, servers, &snapshot);
-                // What happened while starting (resume notices, reconnects) follows it.
+                printer.session_start(session_id, model, workspace, servers, &update.snapshot);
+                // What happened while starting (resume notices, reconnects) follows it, and
+                // then the starting pool's deferred tools.
                 for event in early.drain(..) {
                     printer.event(event);
+                }
+                if update.changed.deferred {
+                    printer.line(&JsonlEvent::deferred(&update));
                 }
                 submitted = true;
                 if agent
@@ -192,7 +199,7 @@ struct Printer<'a> {
     format: OutputFormat,
     out: &'a mut dyn Write,
     err: &'a mut dyn Write,
-    tool_names: HashMap<String, String>,
+    tool_names: HashMap<CallId, String>,
     /// Text of the assistant block being streamed (jsonl prints it whole).
     text: String,
     failed: bool,
@@ -280,12 +287,12 @@ impl Printer<'_> {
                 self.finish_text();
                 self.tool_names.insert(call_id.clone(), name.clone());
                 self.note(&format!("[tool] {name} {input}"));
-                self.line(&JsonlEvent::ToolStarted {
+                self.line(&JsonlEvent::ToolStarted(ToolCallStart {
                     call_id,
                     name,
                     server,
                     input,
-                });
+                }));
             }
             AgentEvent::ToolProgress {
                 call_id,
@@ -324,7 +331,10 @@ impl Printer<'_> {
                 });
             }
             AgentEvent::PermissionDecided { call_id, record } => {
-                self.line(&JsonlEvent::PermissionDecided { call_id, record })
+                self.line(&JsonlEvent::PermissionDecided(PermissionLine {
+                    call_id,
+                    record,
+                }))
             }
             AgentEvent::Request(request) => {
                 // The agent denies Asks itself in headless mode; anything that still
@@ -341,21 +351,14 @@ impl Printer<'_> {
                     outcome: closed.outcome,
                 });
             }
-            AgentEvent::PoolChanged {
-                snapshot,
-                added,
-                removed,
-            } => {
-                let pool = snapshot.iter().map(|e| e.tool.name.clone()).collect();
-                self.line(&JsonlEvent::PoolChanged {
-                    added,
-                    removed,
-                    pool,
-                });
-            }
-            AgentEvent::ToolsDeferred { deferred } => {
-                let deferred = deferred.into_iter().map(|e| e.tool.name).collect();
-                self.line(&JsonlEvent::ToolsDeferred { deferred });
+            AgentEvent::PoolChanged(update) => {
+                // As the two separate events printed them: the deferred tools first.
+                if update.changed.deferred {
+                    self.line(&JsonlEvent::deferred(&update));
+                }
+                if update.changed.tools {
+                    self.line(&JsonlEvent::pool_changed(update));
+                }
             }
             AgentEvent::ServerStatus { server, status } => {
                 if let ServerStatus::Failed { reason, .. } = &status {
@@ -383,11 +386,11 @@ impl Printer<'_> {
                 message,
             } => {
                 self.note(&format!("[server] {server} {level}: {message}"));
-                self.line(&JsonlEvent::ServerLog {
-                    server,
+                self.line(&JsonlEvent::ServerLog(ServerLogLine {
+                    server: server.into(),
                     level,
                     message,
-                });
+                }));
             }
             AgentEvent::ServerInstructions { server, text } => {
                 self.line(&JsonlEvent::ServerInstructions { server, text })
@@ -402,7 +405,6 @@ impl Printer<'_> {
             // result and the permission record say why); the marks are the panel's.
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
-            | AgentEvent::PoolMarks { .. }
             | AgentEvent::ServerEnabled { .. }
             | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }

@@ -8,6 +8,7 @@
 //! repeats the operation — at most [`MAX_SIGN_INS`] times per operation, and never for a
 //! step-up the token already satisfies, so no server can make toolgate loop.
 
+use super::pending::Pending;
 use crate::oauth::{AuthStatus, ServerCredentials, TokenFile};
 use crate::settings::OAuthSettings;
 use rmcp::ServiceError;
@@ -19,10 +20,9 @@ use rmcp::transport::streamable_http_client::{
 };
 use std::collections::{BTreeMap, HashMap};
 use std::error::Error;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::DropGuard;
 
 /// Sign-ins one connect or one call may go through: the first for a 401, a second for a
 /// step-up the first token turns out to need.
@@ -67,55 +67,20 @@ pub struct SignInQuestion {
     pub scopes: Vec<String>,
     /// True when the server wants more scopes than the current token has.
     pub step_up: bool,
-    reply: Arc<Mutex<Option<oneshot::Sender<bool>>>>,
-    /// Cancelled when the hub stops waiting (the operation was cancelled or timed out),
-    /// so a front end can take the question off the screen.
-    withdrawn: CancellationToken,
+    /// The answer (yes: sign in); withdrawn when the hub stops waiting (the operation
+    /// was cancelled or timed out).
+    pending: Pending<bool>,
 }
 
 impl SignInQuestion {
-    fn new(
-        server: &str,
-        url: &str,
-        authorization_server: String,
-        scopes: Vec<String>,
-        step_up: bool,
-    ) -> (SignInQuestion, oneshot::Receiver<bool>) {
-        let (tx, rx) = oneshot::channel();
-        (
-            SignInQuestion {
-                server: server.to_string(),
-                url: url.to_string(),
-                authorization_server,
-                scopes,
-                step_up,
-                reply: Arc::new(Mutex::new(Some(tx))),
-                withdrawn: CancellationToken::new(),
-            },
-            rx,
-        )
-    }
-
     /// Resolves when the hub no longer waits for the answer.
     pub async fn withdrawn(&self) {
-        self.withdrawn.cancelled().await;
-    }
-
-    /// Withdraws the question when dropped (held by the hub while it waits).
-    fn withdraw_on_drop(&self) -> tokio_util::sync::DropGuard {
-        self.withdrawn.clone().drop_guard()
+        self.pending.withdrawn().await;
     }
 
     /// The answer (only the first counts). Dropping every copy unanswered means no.
     pub fn answer(&self, sign_in: bool) {
-        let sender = self
-            .reply
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(sender) = sender {
-            let _ = sender.send(sign_in);
-        }
+        self.pending.answer(sign_in);
     }
 }
 
@@ -125,7 +90,7 @@ impl PartialEq for SignInQuestion {
             && self.authorization_server == other.authorization_server
             && self.scopes == other.scopes
             && self.step_up == other.step_up
-            && Arc::ptr_eq(&self.reply, &other.reply)
+            && self.pending.same(&other.pending)
     }
 }
 
@@ -136,14 +101,16 @@ pub(super) fn ask(
     authorization_server: String,
     scopes: Vec<String>,
     step_up: bool,
-) -> (
-    SignInQuestion,
-    oneshot::Receiver<bool>,
-    tokio_util::sync::DropGuard,
-) {
-    let (question, answer) =
-        SignInQuestion::new(server, url, authorization_server, scopes, step_up);
-    let guard = question.withdraw_on_drop();
+) -> (SignInQuestion, oneshot::Receiver<bool>, DropGuard) {
+    let (pending, answer, guard) = Pending::open();
+    let question = SignInQuestion {
+        server: server.to_string(),
+        url: url.to_string(),
+        authorization_server,
+        scopes,
+        step_up,
+        pending,
+    };
     (question, answer, guard)
 }
 
@@ -349,7 +316,7 @@ mod tests {
         );
         assert_ne!(q, other);
         drop(guard);
-        assert!(q.withdrawn.is_cancelled(), "the hub stopped waiting");
+        assert!(q.pending.is_withdrawn(), "the hub stopped waiting");
     }
 
     #[test]

@@ -121,6 +121,26 @@ pub struct PromptResult {
     pub messages: Vec<PromptMessage>,
 }
 
+/// What a completion is for: a prompt's argument or a resource template's variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompletionTarget {
+    Prompt(String),
+    Template(String),
+}
+
+/// The catalog a connection starts with: what the server declared, nothing listed yet.
+pub(super) fn declared(server: &str, peer: &rmcp::Peer<rmcp::RoleClient>) -> Catalog {
+    let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+    let capabilities = capabilities.as_ref();
+    Catalog {
+        server: server.to_string(),
+        has_resources: capabilities.is_some_and(|c| c.resources.is_some()),
+        has_prompts: capabilities.is_some_and(|c| c.prompts.is_some()),
+        completions: capabilities.is_some_and(|c| c.completions.is_some()),
+        ..Catalog::default()
+    }
+}
+
 pub(super) fn resource_entry(r: &rmcp::model::Resource) -> ResourceEntry {
     ResourceEntry {
         uri: r.uri.clone(),

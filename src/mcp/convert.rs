@@ -1,6 +1,6 @@
 //! rmcp's types to toolgate's: tool listings and call results.
 
-use super::CallOutput;
+use super::types::CallOutput;
 use crate::model::ImageData;
 use crate::pool::{McpToolInfo, ToolClaims};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};

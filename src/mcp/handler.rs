@@ -2,10 +2,11 @@
 //! re-lists tools on `list_changed`, forwards server log messages, answers `roots/list`
 //! and passes `sampling/createMessage` on to the agent. One per connection.
 
-use super::elicitation::Elicitor;
+use super::elicitor::Elicitor;
 use super::roots::Roots;
 use super::sampling::{self, Slot};
-use super::{HubEvent, LogLevel, ProgressUpdate};
+use super::types::{HubEvent, ProgressUpdate};
+use crate::settings::LogLevel;
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
@@ -114,11 +115,11 @@ impl ClientHandler for HubClient {
         notification: CustomNotification,
         _context: NotificationContext<RoleClient>,
     ) {
-        if notification.method != super::url_elicitation::COMPLETE_METHOD {
+        if notification.method != super::elicitation::url::COMPLETE_METHOD {
             tracing::debug!(server = %self.server, method = %notification.method, "unknown notification");
             return;
         }
-        match super::url_elicitation::completed_id(notification.params.as_ref()) {
+        match super::elicitation::url::completed_id(notification.params.as_ref()) {
             Some(id) => self.elicitor.completions().complete(id),
             None => tracing::warn!(
                 server = %self.server,

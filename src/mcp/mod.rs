@@ -6,156 +6,35 @@ mod auth;
 pub mod catalog;
 mod convert;
 mod elicitation;
+mod elicitor;
 mod errors;
 mod handler;
 mod hub;
 mod logging;
+mod pending;
 mod roots;
 mod sampling;
 mod spawn;
 mod stderr;
 mod transport;
-mod url_elicitation;
+mod types;
 
 pub use auth::{
     DEFAULT_SIGN_IN_TIMEOUT, MAX_SIGN_INS, SignInMode, SignInQuestion, sign_in_timeout_from_env,
 };
-pub use catalog::Catalog;
+pub use catalog::{Catalog, CompletionTarget};
 pub use elicitation::{
-    ElicitationAsk, ElicitationQuestion, ElicitationReply, MAX_WAITING_PER_SERVER, form_from_schema,
+    ElicitationAsk, ElicitationQuestion, ElicitationReply, form, form_from_schema,
 };
-pub use hub::{CompletionTarget, HubOptions, McpHub};
-// Servers send their log messages at these levels; the type is config's (`[mcp] log_level`).
+pub use elicitor::MAX_WAITING_PER_SERVER;
+pub use hub::{HubOptions, McpHub};
+// Servers send their log messages at these levels; the type is the settings' (`[mcp] log_level`).
 pub use crate::settings::{DEFAULT_LOG_LEVEL, LogLevel};
+
 pub use roots::{Roots, file_uri};
 pub use sampling::{
     MAX_WAITING_PER_SERVER as MAX_SAMPLING_WAITING, Sampled, SamplingQuestion, SamplingRefusal,
     SamplingRequest, SamplingTurn,
 };
 pub use stderr::STDERR_TAIL_LINES;
-
-use serde::{Deserialize, Serialize};
-
-/// Connection state of one configured server, as the UI shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum ServerStatus {
-    /// Configured, never connected in this session.
-    Idle,
-    Connecting,
-    Ready {
-        tools: usize,
-        /// Negotiated protocol version, e.g. `2025-11-25`.
-        protocol: String,
-    },
-    Failed {
-        reason: String,
-        /// The last lines the server wrote to stderr (at most 20).
-        stderr_tail: Vec<String>,
-    },
-    Disconnected {
-        reason: Option<String>,
-    },
-}
-
-/// Progress reported by a server for a running call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProgressUpdate {
-    pub progress: f64,
-    pub total: Option<f64>,
-    pub message: Option<String>,
-}
-
-/// A finished tool call as the model will get it: text and images. `is_error` covers
-/// both `isError: true` results and JSON-RPC errors (e.g. unknown tool), which reach the
-/// model alike.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CallOutput {
-    pub text: String,
-    pub is_error: bool,
-    /// Images the result carried (MCP `image` content, image blobs of embedded
-    /// resources), for providers that take images.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub images: Vec<crate::model::ImageData>,
-}
-
-/// Something a server did on its own that the agent (and so the UI) should know.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HubEvent {
-    Status {
-        server: String,
-        status: ServerStatus,
-    },
-    /// The server's tool list changed (after `notifications/tools/list_changed` and a
-    /// re-list); `added`/`removed` are raw tool names.
-    ToolsChanged {
-        server: String,
-        added: Vec<String>,
-        removed: Vec<String>,
-    },
-    /// A server's resources, templates or prompts were listed (after connect or a
-    /// `list_changed`); `problems` in it say what could not be listed.
-    CatalogChanged {
-        server: String,
-        catalog: std::sync::Arc<Catalog>,
-    },
-    /// `notifications/message` from a server.
-    Log {
-        server: String,
-        level: LogLevel,
-        message: String,
-    },
-    /// `sampling/createMessage`: the server asks the host's model. Answer through the
-    /// question (dropping it unanswered refuses).
-    Sampling(SamplingQuestion),
-    /// A sampling request refused before anyone was asked (unreadable, or too many of
-    /// this server's waiting); the server got `reason`.
-    SamplingRefused {
-        server: String,
-        max_tokens: u32,
-        reason: String,
-    },
-    /// The `instructions` of the server's initialize result, on connect.
-    Instructions { server: String, text: String },
-    /// The server asks for a sign-in: may toolgate go ahead? Answer through the question
-    /// (no answer, or dropping it, is no).
-    SignIn(SignInQuestion),
-    /// A sign-in is under way: the page the person has to open (also opened in the
-    /// browser). It carries no secret: the code comes back to the loopback listener.
-    SignInStarted { server: String, url: String },
-    /// A sign-in asked for while connecting succeeded: connect the server now (through
-    /// the same checks as any connect).
-    SignedIn { server: String },
-    /// The server asks the person for input (a form or a page to open). Answer through
-    /// the question; no answer, or dropping it, declines.
-    Elicitation(ElicitationQuestion),
-    /// The server's sign-in changed (signed in, needed, refresh failed).
-    Auth {
-        server: String,
-        status: crate::oauth::AuthStatus,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum McpError {
-    #[error("unknown MCP server '{name}'; available servers: {available}")]
-    UnknownServer { name: String, available: String },
-    #[error("MCP server '{0}' is not connected")]
-    NotConnected(String),
-    #[error("MCP server '{server}' failed to start: {reason}")]
-    Start { server: String, reason: String },
-    #[error("MCP server '{server}': tool call '{tool}' timed out after {seconds} s")]
-    Timeout {
-        server: String,
-        tool: String,
-        seconds: u64,
-    },
-    #[error("connection to MCP server '{server}' refused: {reason}")]
-    Refused { server: String, reason: String },
-    #[error("tool call cancelled")]
-    Cancelled,
-    #[error("MCP server '{server}': {message}")]
-    Protocol { server: String, message: String },
-    #[error("MCP server '{server}' disconnected: {reason}")]
-    Disconnected { server: String, reason: String },
-}
+pub use types::{CallOutput, HubEvent, McpError, ProgressUpdate, ServerStatus};

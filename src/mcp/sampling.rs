@@ -5,8 +5,8 @@
 
 #![allow(deprecated)] // sampling is deprecated by the newest spec but still in 2025-11-25
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     ContextInclusion, CreateMessageRequestParams, CreateMessageResult, ErrorCode, ErrorData,
@@ -14,8 +14,9 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::DropGuard;
 
+use super::pending::Pending;
 use crate::model::{Role, StopReason};
 
 /// Sampling requests of one server that may wait at the same time (asked, or running on
@@ -92,35 +93,28 @@ type Answer = Result<Sampled, SamplingRefusal>;
 pub struct SamplingQuestion {
     pub server: String,
     pub request: SamplingRequest,
-    reply: Arc<Mutex<Option<oneshot::Sender<Answer>>>>,
-    /// Cancelled when the server no longer waits (it cancelled, or disconnected).
-    withdrawn: CancellationToken,
+    /// The answer; withdrawn when the server no longer waits (it cancelled, or
+    /// disconnected).
+    pending: Pending<Answer>,
 }
 
 impl PartialEq for SamplingQuestion {
     fn eq(&self, other: &Self) -> bool {
         self.server == other.server
             && self.request == other.request
-            && Arc::ptr_eq(&self.reply, &other.reply)
+            && self.pending.same(&other.pending)
     }
 }
 
 impl SamplingQuestion {
     /// The answer (only the first counts).
     pub fn answer(&self, answer: Answer) {
-        let sender = self
-            .reply
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(sender) = sender {
-            let _ = sender.send(answer);
-        }
+        self.pending.answer(answer);
     }
 
     /// Resolves when the server stopped waiting.
     pub async fn withdrawn(&self) {
-        self.withdrawn.cancelled().await;
+        self.pending.withdrawn().await;
     }
 }
 
@@ -129,24 +123,14 @@ impl SamplingQuestion {
 pub(super) fn ask(
     server: &str,
     request: SamplingRequest,
-) -> (
-    SamplingQuestion,
-    oneshot::Receiver<Answer>,
-    tokio_util::sync::DropGuard,
-) {
-    let (tx, rx) = oneshot::channel();
-    let withdrawn = CancellationToken::new();
-    let guard = withdrawn.clone().drop_guard();
-    (
-        SamplingQuestion {
-            server: server.to_string(),
-            request,
-            reply: Arc::new(Mutex::new(Some(tx))),
-            withdrawn,
-        },
-        rx,
-        guard,
-    )
+) -> (SamplingQuestion, oneshot::Receiver<Answer>, DropGuard) {
+    let (pending, answer, guard) = Pending::open();
+    let question = SamplingQuestion {
+        server: server.to_string(),
+        request,
+        pending,
+    };
+    (question, answer, guard)
 }
 
 /// A place among the requests one server has waiting; freed when dropped.

@@ -552,23 +552,32 @@ mod tests {
         assert_eq!(body["stop"], json!(["a", "b", "c", "d"]));
     }
 
-    #[test]
-    fn tool_images_follow_the_tool_messages_as_image_parts() {
-        let png = crate::model::ImageData {
+    fn chart_png() -> crate::model::ImageData {
+        crate::model::ImageData {
             media_type: "image/png".into(),
             data: "iVBORw0KGgo=".into(),
-        };
+        }
+    }
+
+    /// The result of tool call `c1`: "a chart" and its image.
+    fn chart_result(png: crate::model::ImageData) -> ContentBlock {
+        ContentBlock::ToolResult {
+            tool_use_id: "c1".into(),
+            content: "a chart".into(),
+            is_error: false,
+            images: vec![png],
+        }
+    }
+
+    #[test]
+    fn tool_images_follow_the_tool_messages_as_image_parts() {
+        let png = chart_png();
         let mut out = Vec::new();
         append_messages(
             &mut out,
             Role::User,
             &[
-                ContentBlock::ToolResult {
-                    tool_use_id: "c1".into(),
-                    content: "a chart".into(),
-                    is_error: false,
-                    images: vec![png],
-                },
+                chart_result(png),
                 ContentBlock::Text {
                     text: "what does it show?".into(),
                 },
@@ -592,23 +601,12 @@ mod tests {
 
     #[test]
     fn without_image_support_images_become_placeholder_text() {
-        let png = crate::model::ImageData {
-            media_type: "image/png".into(),
-            data: "iVBORw0KGgo=".into(),
-        };
+        let png = chart_png();
         let mut out = Vec::new();
         append_messages(
             &mut out,
             Role::User,
-            &[
-                ContentBlock::ToolResult {
-                    tool_use_id: "c1".into(),
-                    content: "a chart".into(),
-                    is_error: false,
-                    images: vec![png.clone()],
-                },
-                ContentBlock::Image(png.clone()),
-            ],
+            &[chart_result(png.clone()), ContentBlock::Image(png.clone())],
             false,
         );
         assert_eq!(

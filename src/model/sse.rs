@@ -120,6 +120,17 @@ mod tests {
         events
     }
 
+    /// Whatever the chunk sizes the body arrives in, it parses to `expected`.
+    fn parses_alike_in_any_chunks(body: &[u8], expected: &[SseEvent]) {
+        for chunk_len in 1..body.len() {
+            assert_eq!(
+                parse_in_chunks(body, chunk_len),
+                expected,
+                "chunk {chunk_len}"
+            );
+        }
+    }
+
     #[test]
     fn named_events_multi_line_data_and_comments() {
         let body = b": keep-alive\nevent: ping\ndata: {}\n\nevent: msg\ndata: line one\ndata: line two\nid: 7\n\n";
@@ -133,13 +144,7 @@ mod tests {
                 data: "line one\nline two".into(),
             },
         ];
-        for chunk_len in 1..body.len() {
-            assert_eq!(
-                parse_in_chunks(body, chunk_len),
-                expected,
-                "chunk {chunk_len}"
-            );
-        }
+        parses_alike_in_any_chunks(body, &expected);
     }
 
     #[test]
@@ -159,13 +164,7 @@ mod tests {
                 data: "x".into(),
             },
         ];
-        for chunk_len in 1..body.len() {
-            assert_eq!(
-                parse_in_chunks(body, chunk_len),
-                expected,
-                "chunk {chunk_len}"
-            );
-        }
+        parses_alike_in_any_chunks(body, &expected);
     }
 
     #[test]

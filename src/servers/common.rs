@@ -223,6 +223,15 @@ impl<B: Backend> Server<B> {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// A resource request `M` to a backend without resources is an unknown method.
+    fn has_resources<M: rmcp::model::ConstString>(&self) -> Result<(), McpError> {
+        if self.backend.has_resources() {
+            Ok(())
+        } else {
+            Err(McpError::method_not_found::<M>())
+        }
+    }
 }
 
 impl<B: Backend> ServerHandler for Server<B> {
@@ -306,11 +315,7 @@ impl<B: Backend> ServerHandler for Server<B> {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        if !self.backend.has_resources() {
-            return Err(McpError::method_not_found::<
-                rmcp::model::ListResourcesRequestMethod,
-            >());
-        }
+        self.has_resources::<rmcp::model::ListResourcesRequestMethod>()?;
         Ok(ListResourcesResult::with_all_items(
             self.backend.resources()?,
         ))
@@ -321,11 +326,7 @@ impl<B: Backend> ServerHandler for Server<B> {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        if !self.backend.has_resources() {
-            return Err(McpError::method_not_found::<
-                rmcp::model::ReadResourceRequestMethod,
-            >());
-        }
+        self.has_resources::<rmcp::model::ReadResourceRequestMethod>()?;
         let contents = self.backend.read_resource(&request.uri)?;
         Ok(ReadResourceResult::new(vec![contents]).into())
     }

@@ -20,9 +20,9 @@ use super::components::transcript::viewport::Viewport;
 use super::effect::Effect;
 use super::layout::{Areas, Focus, areas};
 use super::theme::Theme;
-pub use crate::agent::ServerInfo;
-use crate::agent::events::AgentEvent;
 use crate::model::Usage;
+use crate::protocol::AgentEvent;
+pub use crate::protocol::ServerInfo;
 
 /// A second Ctrl+C within this window quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);

@@ -38,7 +38,8 @@ use std::time::Instant;
 use futures::StreamExt;
 use tokio::sync::mpsc::error::{TryRecvError, TrySendError};
 
-use crate::agent::{AgentEvent, AgentHandle, UiCommand};
+use crate::agent::AgentHandle;
+use crate::protocol::{AgentEvent, UiCommand};
 
 /// How many queued agent events are folded into one frame before drawing, so a flood of
 /// deltas never starves input handling yet never builds a backlog either.

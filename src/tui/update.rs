@@ -21,7 +21,7 @@ use super::components::transcript::events as transcript_events;
 use super::components::transcript::state::EntryKind;
 use super::effect::Effect;
 use super::layout::Focus;
-use crate::agent::events::{AgentEvent, UiCommand};
+use crate::protocol::{AgentEvent, UiCommand};
 use crate::sanitize::for_terminal;
 
 pub fn update(app: &mut App, msg: Msg) -> Update {

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::HostRequest;
 use toolgate::model::{ContentBlock, ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{PersonAnswer, Policy};
+use toolgate::protocol::questions::HostRequest;
+use toolgate::protocol::{AgentEvent, PoolUpdate, UiCommand};
 use toolgate::settings::ServerConfig;
 use toolgate::settings::{SearchMode, SearchSettings};
 
@@ -156,9 +156,9 @@ fn result_of(request: &ModelRequest, call_id: &str) -> (String, bool) {
 
 fn last_deferred(events: &[AgentEvent]) -> Option<Vec<String>> {
     events.iter().rev().find_map(|e| match e {
-        AgentEvent::ToolsDeferred { deferred } => {
-            Some(deferred.iter().map(|d| d.tool.name.clone()).collect())
-        }
+        AgentEvent::PoolChanged(PoolUpdate {
+            deferred, changed, ..
+        }) if changed.deferred => Some(deferred.iter().map(|d| d.tool.name.clone()).collect()),
         _ => None,
     })
 }

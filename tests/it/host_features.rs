@@ -13,14 +13,15 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
-use toolgate::agent::{self, AgentConfig, SamplingOutcome};
+use toolgate::agent::{self, AgentConfig};
 use toolgate::headless::{self, OutputFormat};
-use toolgate::inbox::HostRequest;
 use toolgate::mcp::{HubOptions, LogLevel, McpHub, file_uri};
 use toolgate::model::scripted::{Scenario, ScriptedProvider};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
 use toolgate::policy::{Decider, PersonAnswer, Policy, PolicyRule, Rule, RuleList, RuleSource};
+use toolgate::protocol::SamplingOutcome;
+use toolgate::protocol::questions::HostRequest;
+use toolgate::protocol::{AgentEvent, UiCommand};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -373,7 +374,7 @@ async fn a_burst_of_sampling_requests_is_bounded_and_never_hangs() {
             .expect("agent running");
         match event {
             AgentEvent::Request(HostRequest::Sampling(request)) => {
-                let card = toolgate::inbox::Kind::card(&request.payload);
+                let card = toolgate::protocol::questions::Kind::card(&request.payload);
                 assert_eq!(card.title, "Sampling request");
                 assert!(card.asker.contains("MCP server 'fix'"), "{card:?}");
                 assert!(card.details.contains("burst"), "{card:?}");

@@ -603,12 +603,12 @@ mod console_path {
     use std::collections::VecDeque;
     use std::sync::Mutex;
     use tokio::sync::mpsc;
-    use toolgate::agent::events::{AgentEvent, UiCommand};
     use toolgate::agent::{self, AgentConfig};
-    use toolgate::inbox::HostRequest;
     use toolgate::mcp::{HubOptions, McpHub, ServerStatus, SignInMode};
     use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
     use toolgate::oauth::{AuthStatus, Opener, TokenFile};
+    use toolgate::protocol::questions::HostRequest;
+    use toolgate::protocol::{AgentEvent, UiCommand};
     use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
     /// Replays fixed replies, one per model call.
@@ -795,7 +795,7 @@ mod console_path {
                 AgentEvent::ToolCallFinished {
                     call_id, outcome, ..
                 } if call_id == "c3" => {
-                    assert_eq!(outcome, toolgate::agent::events::ToolOutcome::Ok);
+                    assert_eq!(outcome, toolgate::protocol::ToolOutcome::Ok);
                 }
                 AgentEvent::TurnFinished { .. } => break,
                 _ => {}
@@ -830,10 +830,10 @@ mod console_view {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
     use std::time::{Duration, Instant};
-    use toolgate::agent::events::AgentEvent;
-    use toolgate::inbox::{Origin, Request, SignIn, SignInAnswer};
     use toolgate::mcp::ServerStatus;
     use toolgate::oauth::AuthStatus;
+    use toolgate::protocol::AgentEvent;
+    use toolgate::protocol::questions::{Origin, Request, SignIn, SignInAnswer};
     use toolgate::tui::{App, ConsoleInfo, Msg, ServerInfo, update, view};
 
     fn screen(app: &App) -> String {
@@ -862,7 +862,7 @@ mod console_view {
         let servers = vec![ServerInfo {
             name: "linear".into(),
             command_line: "https://mcp.linear.app/mcp".into(),
-            containment: toolgate::agent::events::Containment::Remote,
+            containment: toolgate::protocol::Containment::Remote,
             enabled: true,
         }];
         let info = ConsoleInfo {

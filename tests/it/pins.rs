@@ -11,12 +11,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, DefinitionMark, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::{Card, DefinitionNews, HostRequest, Kind};
 use toolgate::mcp::{HubOptions, McpHub};
 use toolgate::model::{ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{Decider, Decision, PersonAnswer, Policy, RuleSource, parse_permissions};
+use toolgate::protocol::questions::{Card, DefinitionNews, HostRequest, Kind};
+use toolgate::protocol::{AgentEvent, DefinitionMark, PoolUpdate, ToolOutcome, UiCommand};
 
 fn done() -> Vec<StreamEvent> {
     vec![
@@ -202,9 +202,12 @@ fn tool_names(request: &ModelRequest) -> Vec<String> {
 }
 
 fn is_marked(event: &AgentEvent, tool: &str, want_changed: bool) -> bool {
-    let AgentEvent::PoolMarks { marks, .. } = event else {
+    let AgentEvent::PoolChanged(PoolUpdate { marks, changed, .. }) = event else {
         return false;
     };
+    if !changed.marks {
+        return false;
+    }
     marks.iter().any(|m| {
         m.tool == tool
             && match &m.mark {
@@ -261,7 +264,9 @@ async fn filtered_tools_never_reach_the_model_and_show_why() {
         .iter()
         .rev()
         .find_map(|e| match e {
-            AgentEvent::PoolMarks { excluded, .. } if !excluded.is_empty() => Some(excluded),
+            AgentEvent::PoolChanged(PoolUpdate {
+                excluded, changed, ..
+            }) if changed.marks && !excluded.is_empty() => Some(excluded),
             _ => None,
         })
         .expect("excluded tools reported to the panel");
@@ -401,7 +406,7 @@ async fn pin_then_redefine(h: &mut Harness) {
         .iter()
         .rev()
         .find_map(|e| match e {
-            AgentEvent::PoolChanged { snapshot, .. } => snapshot
+            AgentEvent::PoolChanged(PoolUpdate { snapshot, .. }) => snapshot
                 .iter()
                 .find(|entry| entry.tool.name == "mcp__fx__echo")
                 .map(|entry| entry.verdict.decision.clone()),
@@ -594,7 +599,9 @@ async fn accepting_a_changed_definition_for_good_repins_it() {
     assert!(!h.workspace.path().join(".toolgate/config.toml").exists());
     // The panel no longer marks it, and its badge follows the rule again.
     let marks = events.iter().rev().find_map(|e| match e {
-        AgentEvent::PoolMarks { marks, .. } => Some(marks.clone()),
+        AgentEvent::PoolChanged(PoolUpdate { marks, changed, .. }) if changed.marks => {
+            Some(marks.clone())
+        }
         _ => None,
     });
     assert_eq!(marks, Some(Vec::new()));

@@ -20,11 +20,11 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig};
-use toolgate::inbox::HostRequest;
 use toolgate::model::{ProviderOptions, RetryPolicy, Usage, select};
 use toolgate::policy::{PersonAnswer, Policy};
+use toolgate::protocol::questions::HostRequest;
+use toolgate::protocol::{AgentEvent, UiCommand};
 use toolgate::settings::{SearchMode, SearchSettings};
 
 const SERVERS: usize = 10;

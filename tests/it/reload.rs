@@ -7,12 +7,12 @@ use std::time::Duration;
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle, ConfigReload, RulesReload};
-use toolgate::inbox::{HostRequest, ProjectServerAnswer};
 use toolgate::mcp::{McpHub, ServerStatus};
 use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
 use toolgate::policy::{Decision, Policy};
+use toolgate::protocol::questions::{HostRequest, ProjectServerAnswer};
+use toolgate::protocol::{AgentEvent, PoolUpdate, UiCommand};
 use toolgate::settings::LoadOptions;
 use toolgate::settings::reload::SettingsSeen;
 
@@ -294,7 +294,7 @@ async fn a_server_disabled_in_the_file_disconnects_without_a_question() {
 /// The verdict the pool panel shows for `tool` in the last pool snapshot among `events`.
 fn shown_decision(events: &[AgentEvent], tool: &str) -> Option<Decision> {
     events.iter().rev().find_map(|e| match e {
-        AgentEvent::PoolChanged { snapshot, .. } => snapshot
+        AgentEvent::PoolChanged(PoolUpdate { snapshot, .. }) => snapshot
             .iter()
             .find(|entry| entry.tool.name == tool)
             .map(|entry| entry.verdict.decision.clone()),
@@ -397,10 +397,10 @@ async fn permission_rules_reload_when_config_toml_changes_and_a_broken_file_keep
     let text = text_of(&events);
     assert!(text.contains("config.toml reloaded"), "{text}");
     assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, AgentEvent::ToolsDeferred { deferred }
-            if deferred.iter().any(|t| t.tool.name == "mcp__docs__search"))),
+        events.iter().any(
+            |e| matches!(e, AgentEvent::PoolChanged(PoolUpdate { deferred, changed, .. })
+            if changed.deferred && deferred.iter().any(|t| t.tool.name == "mcp__docs__search"))
+        ),
         "{events:?}"
     );
     assert_eq!(shown_decision(&events, "mcp__docs__search"), None);

@@ -13,12 +13,12 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::HostRequest;
 use toolgate::mcp::{Catalog, CompletionTarget, HubEvent, HubOptions, McpHub};
 use toolgate::model::{ContentBlock, ImageData, ModelRequest, Role, StopReason, StreamEvent};
 use toolgate::policy::{PersonAnswer, Policy};
+use toolgate::protocol::questions::HostRequest;
+use toolgate::protocol::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::settings::ServerConfig;
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";

@@ -9,9 +9,9 @@ use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
-use toolgate::agent::events::{AgentEvent, UiCommand};
 use toolgate::mcp::catalog::{PromptArg, PromptEntry, ResourceEntry, TemplateEntry};
 use toolgate::mcp::{Catalog, CompletionTarget, ServerStatus};
+use toolgate::protocol::{AgentEvent, UiCommand};
 use toolgate::tui::{App, ConsoleInfo, Effect, Msg, update};
 
 fn catalog() -> Catalog {

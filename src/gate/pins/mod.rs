@@ -16,10 +16,10 @@ use self::file::{Pin, PinCheck, definition_diff};
 use super::Gate;
 use super::ask::person_answer;
 use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused};
-use crate::agent::events::AgentEvent;
-use crate::inbox::{ChangedDefinition, DefinitionNews, Origin, Request};
 use crate::policy::{Decider, Decision, Permit, PersonAnswer, Rule, RuleSource, Verdict};
 use crate::pool::PoolTool;
+use crate::protocol::AgentEvent;
+use crate::protocol::questions::{ChangedDefinition, DefinitionNews, Origin, Request};
 
 /// Why a call cannot go by its grant or rule alone.
 enum Pending {

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::file::{self as pins, Pin, PinCheck, Pins, pin_key};
-use crate::agent::events::{DefinitionMark, ExcludedTool, ToolMark};
 use crate::pool::{Pool, PoolTool, ServerTools};
+use crate::protocol::{DefinitionMark, ExcludedTool, ToolMark};
 
 #[derive(Debug, Default)]
 pub struct Pinning {

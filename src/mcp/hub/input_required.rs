@@ -6,8 +6,9 @@
 //! `requestState`, at most [`MAX_INPUT_ROUNDS`] times. The person's time to answer does
 //! not count against the call's timeout.
 
-use super::{Connection, McpHub};
-use crate::mcp::McpError;
+use super::McpHub;
+use super::connection::Connection;
+use crate::mcp::types::McpError;
 use rmcp::Service;
 use rmcp::model::{
     ClientResult, ElicitResult, ElicitationAction, InputRequest, InputRequiredResult,

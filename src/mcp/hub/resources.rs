@@ -2,13 +2,16 @@
 //! catalog the hub keeps per connection (listed after connect and on `list_changed`), and
 //! the requests `resources/read`, `prompts/get` and `completion/complete`.
 
-use super::{Connection, McpHub, lock};
+use super::McpHub;
+use super::connection::Connection;
+use super::locks::lock;
 use crate::mcp::catalog::{
-    Catalog, PromptResult, ResourcePart, prompt_entry, prompt_message, resource_entry,
-    resource_part, template_entry,
+    Catalog, CompletionTarget, PromptResult, ResourcePart, declared, prompt_entry, prompt_message,
+    resource_entry, resource_part, template_entry,
 };
 use crate::mcp::errors;
-use crate::mcp::{HubEvent, McpError};
+use crate::mcp::handler::ListChangedHook;
+use crate::mcp::types::{HubEvent, McpError};
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams,
     ReadResourceRequestParams, Reference,
@@ -16,28 +19,8 @@ use rmcp::model::{
 use rmcp::{Peer, RoleClient, ServiceError};
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-/// What a completion is for: a prompt's argument or a resource template's variable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CompletionTarget {
-    Prompt(String),
-    Template(String),
-}
-
-/// The catalog a connection starts with: what the server declared, nothing listed yet.
-pub(super) fn declared(server: &str, peer: &Peer<RoleClient>) -> Catalog {
-    let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
-    let capabilities = capabilities.as_ref();
-    Catalog {
-        server: server.to_string(),
-        has_resources: capabilities.is_some_and(|c| c.resources.is_some()),
-        has_prompts: capabilities.is_some_and(|c| c.prompts.is_some()),
-        completions: capabilities.is_some_and(|c| c.completions.is_some()),
-        ..Catalog::default()
-    }
-}
 
 fn worded(e: &ServiceError) -> String {
     match e {
@@ -56,21 +39,21 @@ fn timed_out(connection: &Connection) -> String {
 impl McpHub {
     /// The catalogs of the connected servers, in connection order.
     pub fn catalogs(&self) -> Vec<Arc<Catalog>> {
-        lock(&self.inner.connections)
-            .iter()
-            .map(|c| lock(&c.catalog).clone())
-            .collect()
+        self.inner.servers.each(|c| Some(lock(&c.catalog).clone()))
     }
 
     pub fn catalog(&self, server: &str) -> Option<Arc<Catalog>> {
-        self.connection(server).map(|c| lock(&c.catalog).clone())
+        self.inner
+            .servers
+            .connection(server)
+            .map(|c| lock(&c.catalog).clone())
     }
 
     /// Lists resources, templates and prompts (as far as the server declared them) and
     /// keeps the result; a list that fails leaves a problem in the catalog instead of its
     /// entries, so one broken list never hides the others. Sends `CatalogChanged`.
     pub async fn refresh_catalog(&self, server: &str) -> Option<Arc<Catalog>> {
-        let connection = self.connection(server)?;
+        let connection = self.inner.servers.connection(server)?;
         let mut catalog = declared(server, &connection.peer);
         let peer = connection.peer.clone();
         if catalog.has_resources {
@@ -105,7 +88,7 @@ impl McpHub {
         }
         let catalog = Arc::new(catalog);
         // The connection may have been replaced meanwhile (a reconnect); keep the newest.
-        if let Some(current) = self.connection(server)
+        if let Some(current) = self.inner.servers.connection(server)
             && Arc::ptr_eq(&current, &connection)
         {
             *lock(&connection.catalog) = catalog.clone();
@@ -130,14 +113,6 @@ impl McpHub {
         }
     }
 
-    fn connected(&self, server: &str) -> Result<Arc<Connection>, McpError> {
-        match self.connection(server) {
-            Some(c) => Ok(c),
-            None if self.config(server).is_none() => Err(self.unknown(server)),
-            None => Err(McpError::NotConnected(server.to_string())),
-        }
-    }
-
     /// A request on `server` bounded by its timeout and by `cancel`; JSON-RPC errors and
     /// everything else become `Protocol` errors naming what was asked.
     async fn request<T>(
@@ -150,7 +125,7 @@ impl McpHub {
         )
             -> std::pin::Pin<Box<dyn Future<Output = Result<T, ServiceError>> + Send>>,
     ) -> Result<T, McpError> {
-        let connection = self.connected(server)?;
+        let connection = self.inner.servers.connected(server)?;
         let request = make(connection.peer.clone());
         let outcome = tokio::select! {
             outcome = self.bounded(&connection, request) => outcome,
@@ -243,20 +218,10 @@ impl McpHub {
     }
 
     /// A weak hook for `resources/list_changed` and `prompts/list_changed`.
-    pub(super) fn catalog_changed_hook(
-        &self,
-        server: &str,
-    ) -> crate::mcp::handler::ListChangedHook {
-        let weak: Weak<super::Inner> = Arc::downgrade(&self.inner);
-        let server = server.to_string();
-        Arc::new(move |_peer: Peer<RoleClient>| {
-            let weak = weak.clone();
-            let server = server.clone();
-            tokio::spawn(async move {
-                let Some(inner) = weak.upgrade() else { return };
-                // Not connected yet: the connect lists the catalog once it is registered.
-                McpHub { inner }.refresh_catalog(&server).await;
-            });
+    pub(super) fn catalog_changed_hook(&self, server: &str) -> ListChangedHook {
+        // Not connected yet: the connect lists the catalog once it is registered.
+        self.weak_hook(server, |hub, server, _peer| async move {
+            hub.refresh_catalog(&server).await;
         })
     }
 }

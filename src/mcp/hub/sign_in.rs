@@ -1,19 +1,55 @@
 //! The hub's side of OAuth: which servers sign in, asking before a sign-in, running it,
-//! and `mcp login` / `mcp logout`.
+//! and forgetting a server's tokens. [`SignIns`] owns that state; `login.rs` puts it to
+//! use for the hub's callers.
 
-use super::super::auth::{self, Challenge, ServerAuth, SignInMode};
-use super::{HubEvent, McpError, McpHub};
-use crate::oauth::{self, AuthStatus, SignInRequest, TokenFile};
+use crate::mcp::auth::{self, Challenge, ServerAuth, SignInMode};
+use crate::mcp::types::HubEvent;
+use crate::oauth::{self, AuthStatus, Opener, SignInRequest, TokenFile};
 use crate::settings::{ServerConfig, ServerTransport};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 
-/// How long `mcp login` waits for the server's first answer when probing for its challenge.
-const PROBE_LIMIT: Duration = Duration::from_secs(10);
+/// The OAuth state of the hub's HTTP servers and how it signs in.
+pub(super) struct SignIns {
+    /// Per server, made on its first connect and kept across reconnects.
+    auth: tokio::sync::Mutex<HashMap<String, Arc<ServerAuth>>>,
+    /// Whom to ask before signing in.
+    pub(super) mode: SignInMode,
+    opener: Opener,
+    /// How long a sign-in may wait for the person (their answer, then the browser).
+    timeout: Duration,
+    /// Where tokens are kept; None: `state_dir/oauth/tokens.json`.
+    token_file: Option<TokenFile>,
+    events: mpsc::UnboundedSender<HubEvent>,
+}
 
-impl McpHub {
-    fn token_file(&self) -> Result<TokenFile, String> {
-        match &self.inner.token_file {
+impl SignIns {
+    pub(super) fn new(
+        mode: SignInMode,
+        opener: Opener,
+        timeout: Duration,
+        token_file: Option<TokenFile>,
+        events: mpsc::UnboundedSender<HubEvent>,
+    ) -> SignIns {
+        SignIns {
+            auth: tokio::sync::Mutex::new(HashMap::new()),
+            mode,
+            opener,
+            timeout,
+            token_file,
+            events,
+        }
+    }
+
+    /// The OAuth state of `server` if it has one already (never made here).
+    pub(super) async fn known(&self, server: &str) -> Option<Arc<ServerAuth>> {
+        self.auth.lock().await.get(server).cloned()
+    }
+
+    fn file(&self) -> Result<TokenFile, String> {
+        match &self.token_file {
             Some(file) => Ok(file.clone()),
             None => TokenFile::in_state_dir().map_err(|e| e.to_string()),
         }
@@ -35,11 +71,11 @@ impl McpHub {
         if auth::has_static_authorization(headers) {
             return None;
         }
-        let mut all = self.inner.auth.lock().await;
+        let mut all = self.auth.lock().await;
         if let Some(existing) = all.get(&config.name) {
             return Some(existing.clone());
         }
-        let opened = match self.token_file() {
+        let opened = match self.file() {
             Ok(file) => ServerAuth::open(&config.name, url, oauth, file).await,
             Err(e) => Err(e),
         };
@@ -56,18 +92,11 @@ impl McpHub {
         }
     }
 
-    pub(super) fn emit_auth(&self, server: &str, status: AuthStatus) {
-        let _ = self.inner.events.send(HubEvent::Auth {
+    pub(super) fn emit(&self, server: &str, status: AuthStatus) {
+        let _ = self.events.send(HubEvent::Auth {
             server: server.to_string(),
             status,
         });
-    }
-
-    /// Where a server stands with its sign-in: None when it never asked for one (or is
-    /// not an HTTP server).
-    pub async fn auth_status(&self, server: &str) -> Option<AuthStatus> {
-        let config = self.config(server)?;
-        self.server_auth(&config).await?.status()
     }
 
     /// Signs in because `challenge` said so (or, from `mcp login`, because the person
@@ -89,7 +118,7 @@ impl McpHub {
         let required = match challenge {
             Challenge::RefreshFailed(reason) => {
                 let _ = auth.credentials.mark_refresh_failed(reason).await;
-                self.emit_auth(
+                self.emit(
                     name,
                     AuthStatus::RefreshFailed {
                         reason: reason.clone(),
@@ -119,13 +148,13 @@ impl McpHub {
             challenge: challenge.header().filter(|h| !h.is_empty()),
             required_scopes: required.as_deref(),
         };
-        if self.inner.sign_in == SignInMode::Never {
+        if self.mode == SignInMode::Never {
             return Err(self.sign_in_needed(auth, name, None).await);
         }
         let discovered = oauth::discover(&request, &auth.credentials)
             .await
             .map_err(|e| format!("sign-in failed: {e}"))?;
-        match &self.inner.sign_in {
+        match &self.mode {
             SignInMode::Never | SignInMode::Now => {}
             SignInMode::Ask => {
                 let (question, answer, _withdraw_if_we_stop) = auth::ask(
@@ -135,10 +164,10 @@ impl McpHub {
                     discovered.scopes.clone(),
                     required.is_some(),
                 );
-                let asked = self.inner.events.send(HubEvent::SignIn(question)).is_ok();
+                let asked = self.events.send(HubEvent::SignIn(question)).is_ok();
                 let approved = asked
                     && matches!(
-                        tokio::time::timeout(self.inner.sign_in_timeout, answer).await,
+                        tokio::time::timeout(self.timeout, answer).await,
                         Ok(Ok(true))
                     );
                 if !approved {
@@ -152,7 +181,7 @@ impl McpHub {
                 }
             }
         }
-        let events = self.inner.events.clone();
+        let events = self.events.clone();
         let server = name.to_string();
         let show_url = move |url: &str| {
             let _ = events.send(HubEvent::SignInStarted {
@@ -164,164 +193,48 @@ impl McpHub {
             discovered,
             &request,
             &auth.credentials,
-            &self.inner.opener,
+            &self.opener,
             &show_url,
-            self.inner.sign_in_timeout,
+            self.timeout,
         )
         .await;
         match manager {
             Ok(manager) => {
                 auth.install(manager).await;
                 if let Some(status) = auth.status() {
-                    self.emit_auth(name, status);
+                    self.emit(name, status);
                 }
                 Ok(())
             }
             Err(e) => {
                 let _ = auth.credentials.mark_sign_in_needed().await;
                 if let Some(status) = auth.status() {
-                    self.emit_auth(name, status);
+                    self.emit(name, status);
                 }
                 Err(format!("sign-in failed: {e}"))
             }
         }
     }
 
-    /// A connect's sign-in, asked and run in the background (at most one per server).
-    /// Success is announced with [`HubEvent::SignedIn`]; the agent then connects.
-    pub(super) fn sign_in_in_background(
-        &self,
-        config: &ServerConfig,
-        auth: &Arc<ServerAuth>,
-        challenge: &Challenge,
-    ) {
-        use std::sync::atomic::Ordering;
-        if auth.pending.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let (hub, config, auth, challenge) = (
-            self.clone(),
-            config.clone(),
-            auth.clone(),
-            challenge.clone(),
-        );
-        tokio::spawn(async move {
-            let result = hub.sign_in(&config, &auth, &challenge, None).await;
-            auth.pending.store(false, Ordering::SeqCst);
-            match result {
-                Ok(()) => {
-                    let _ = hub.inner.events.send(HubEvent::SignedIn {
-                        server: config.name.clone(),
-                    });
-                }
-                Err(reason) => hub.set_status(
-                    &config.name,
-                    crate::mcp::ServerStatus::Failed {
-                        reason,
-                        stderr_tail: Vec::new(),
-                    },
-                ),
-            }
-        });
-    }
-
     /// Records and reports that `name` waits for a sign-in; `why` leads the advice.
     async fn sign_in_needed(&self, auth: &ServerAuth, name: &str, why: Option<&str>) -> String {
         let _ = auth.credentials.mark_sign_in_needed().await;
-        self.emit_auth(name, auth.status().unwrap_or(AuthStatus::SignInNeeded));
+        self.emit(name, auth.status().unwrap_or(AuthStatus::SignInNeeded));
         match why {
             Some(why) => format!("sign in needed: {why} run `toolgate mcp login {name}`"),
             None => format!("sign in needed: run `toolgate mcp login {name}`"),
         }
     }
 
-    /// `toolgate mcp login NAME`: signs in now, whatever the server's current tokens, and
-    /// returns the new status. The server is asked first (unauthenticated) so its
-    /// challenge — the metadata location and the scopes it wants — guides the sign-in.
-    pub async fn sign_in_now(&self, server: &str) -> Result<AuthStatus, McpError> {
-        let config = self.config(server).ok_or_else(|| self.unknown(server))?;
-        let not_oauth = || McpError::Protocol {
-            server: server.to_string(),
-            message: "signing in applies to HTTP servers without a configured Authorization header"
-                .into(),
-        };
-        let ServerTransport::Http { url, headers, .. } = &config.transport else {
-            return Err(not_oauth());
-        };
-        let auth = self.server_auth(&config).await.ok_or_else(not_oauth)?;
-        let header = probe_challenge(url, headers).await.unwrap_or_default();
-        let challenge = Challenge::Unauthorized { header };
-        self.sign_in(&config, &auth, &challenge, None)
-            .await
-            .map_err(|message| McpError::Protocol {
-                server: server.to_string(),
-                message,
-            })?;
-        Ok(auth.status().unwrap_or(AuthStatus::SignInNeeded))
-    }
-
-    /// `toolgate mcp logout NAME`: forgets the server's tokens and client registration.
-    /// True if there was something to forget.
-    pub async fn sign_out(&self, server: &str) -> Result<bool, McpError> {
-        if self.config(server).is_none() {
-            return Err(self.unknown(server));
-        }
-        self.inner.auth.lock().await.remove(server);
-        let file = self.token_file().map_err(|message| McpError::Protocol {
-            server: server.to_string(),
-            message,
-        })?;
+    /// Forgets the server's tokens and client registration; true if there was something
+    /// to forget.
+    pub(super) async fn forget(&self, server: &str) -> Result<bool, String> {
+        self.auth.lock().await.remove(server);
+        let file = self.file()?;
         let name = server.to_string();
         tokio::task::spawn_blocking(move || file.remove_server(&name))
             .await
             .map_err(|e| e.to_string())
             .and_then(|r| r.map_err(|e| e.to_string()))
-            .map_err(|message| McpError::Protocol {
-                server: server.to_string(),
-                message,
-            })
     }
-}
-
-/// The `WWW-Authenticate` header an unauthenticated `initialize` gets, if the server
-/// answers it with a 401.
-async fn probe_challenge(
-    url: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-) -> Option<String> {
-    let client = reqwest::Client::builder()
-        .timeout(PROBE_LIMIT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .ok()?;
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE.to_string(),
-            "capabilities": {},
-            "clientInfo": {"name": oauth::CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")}
-        }
-    });
-    let mut request = client
-        .post(url)
-        .header(
-            reqwest::header::ACCEPT,
-            "application/json, text/event-stream",
-        )
-        .json(&body);
-    for (name, value) in auth::custom_headers(headers).ok()? {
-        request = request.header(name, value);
-    }
-    let response = request.send().await.ok()?;
-    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
-        return None;
-    }
-    response
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)?
-        .to_str()
-        .ok()
-        .map(str::to_string)
 }

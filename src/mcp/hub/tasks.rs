@@ -1,34 +1,23 @@
-//! Tools that must run as tasks (MCP 2025-11-25, `execution.taskSupport: "required"`):
-//! `tools/call` with a `task` parameter creates the task, `tasks/get` is polled at the
-//! server's `pollInterval`, `tasks/result` fetches the result, `tasks/cancel` ends it on
-//! cancel or timeout. Status messages are reported as the call's progress.
+//! Calls of tools that must run as tasks (MCP 2025-11-25): `tools/call` with a `task`
+//! parameter creates the task, `tasks/get` is polled at the server's `pollInterval`,
+//! `tasks/result` fetches the result, `tasks/cancel` ends it on cancel or timeout. Status
+//! messages are reported as the call's progress.
 //!
-//! rmcp 3.11 models tasks as the 2026-07-28 extension (SEP-2663) and its `Tool` has no
-//! `execution` field, so the 2025-11-25 shapes are read from raw JSON here: which tools
-//! require tasks comes from the stdio listing itself ([`ListingSniffer`]), or, for a
-//! server whose listing toolgate cannot see raw (Streamable HTTP), from the server's
-//! refusal of a plain call ("requires task augmentation"), after which the call is made
-//! again as a task. Tools that merely allow tasks (`optional`) stay plain calls.
+//! rmcp 3.11 models tasks as the 2026-07-28 extension (SEP-2663), so the 2025-11-25
+//! shapes are read from raw JSON here. Which tools need this: [`super::task_tools`].
 
-use std::collections::HashSet;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rmcp::model::{CallToolResult, ClientRequest, CustomRequest, CustomResult, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, ReadBuf};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Connection, McpHub, lock, wait_closed};
+use super::McpHub;
+use super::connection::{Call, Connection, wait_closed};
 use crate::mcp::convert::call_output;
-use crate::mcp::{CallOutput, McpError, ProgressUpdate};
-
-/// Raw names of a connection's tools that require task augmentation.
-pub(super) type TaskTools = Arc<Mutex<HashSet<String>>>;
+use crate::mcp::types::{CallOutput, McpError, ProgressUpdate};
+use std::sync::Arc;
 
 /// How long a finished task's result is kept for us (the `ttl` we ask for).
 const TASK_TTL_MS: u64 = 10 * 60 * 1000;
@@ -36,129 +25,6 @@ const TASK_TTL_MS: u64 = 10 * 60 * 1000;
 const MIN_POLL: Duration = Duration::from_millis(100);
 const MAX_POLL: Duration = Duration::from_secs(10);
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
-/// Lines longer than this are not looked at: a tool listing is never that big, results are.
-const SNIFF_LIMIT: usize = 8 * 1024 * 1024;
-
-/// Whether a JSON-RPC error says the tool must be called as a task (the TypeScript SDK:
-/// "Tool X requires task augmentation (taskSupport: 'required')").
-pub(super) fn refuses_plain_call(message: &str) -> bool {
-    let message = message.to_ascii_lowercase();
-    message.contains("task augmentation") || message.contains("tasksupport: 'required'")
-}
-
-/// How far into a line the listing's key must appear (it is near the start of the message
-/// whatever the key order: `{"jsonrpc":"2.0","id":N,"result":{"tools":[` or
-/// `{"result":{"tools":[…`). Lines that do not have it there are not kept.
-const HEAD: usize = 256;
-
-fn may_be_listing(head: &[u8]) -> bool {
-    let head = &head[..head.len().min(HEAD)];
-    head.windows(8).any(|w| w == b"\"tools\":") || head.windows(9).any(|w| w == b"\"tools\" :")
-}
-
-/// Records, from each `tools/list` answer that passes, which tools require tasks.
-fn record_listing(line: &[u8], found: &TaskTools) {
-    if !may_be_listing(line) {
-        return;
-    }
-    let Ok(message) = serde_json::from_slice::<Value>(line) else {
-        return;
-    };
-    let Some(tools) = message
-        .get("result")
-        .and_then(|r| r.get("tools"))
-        .and_then(Value::as_array)
-    else {
-        return;
-    };
-    let mut set = lock(found);
-    for tool in tools {
-        let Some(name) = tool.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        let required = tool
-            .get("execution")
-            .and_then(|e| e.get("taskSupport"))
-            .and_then(Value::as_str)
-            == Some("required");
-        if required {
-            set.insert(name.to_string());
-        } else {
-            set.remove(name);
-        }
-    }
-}
-
-/// Passes a stdio server's stdout through unchanged, noting task-required tools of every
-/// tool listing on the way (rmcp's typed `Tool` drops `execution`).
-pub(super) struct ListingSniffer<R> {
-    inner: R,
-    line: Vec<u8>,
-    /// The current line passed [`SNIFF_LIMIT`]: skip to its end.
-    skipping: bool,
-    found: TaskTools,
-}
-
-impl<R> ListingSniffer<R> {
-    pub(super) fn new(inner: R, found: TaskTools) -> Self {
-        ListingSniffer {
-            inner,
-            line: Vec::new(),
-            skipping: false,
-            found,
-        }
-    }
-
-    fn look_at(&mut self, bytes: &[u8]) {
-        for chunk in bytes.split_inclusive(|b| *b == b'\n') {
-            let ends = chunk.last() == Some(&b'\n');
-            if !self.skipping {
-                let mut rest = chunk;
-                if self.line.len() < HEAD {
-                    // Tool results, however big, are dropped after their first bytes.
-                    let take = (HEAD - self.line.len()).min(rest.len());
-                    self.line.extend_from_slice(&rest[..take]);
-                    rest = &rest[take..];
-                    if self.line.len() >= HEAD && !may_be_listing(&self.line) {
-                        self.skipping = true;
-                        self.line.clear();
-                    }
-                }
-                if !self.skipping && !rest.is_empty() {
-                    if self.line.len() + rest.len() > SNIFF_LIMIT {
-                        self.skipping = true;
-                        self.line = Vec::new();
-                    } else {
-                        self.line.extend_from_slice(rest);
-                    }
-                }
-            }
-            if ends {
-                if !self.skipping {
-                    record_listing(&self.line, &self.found);
-                }
-                self.line.clear();
-                self.skipping = false;
-            }
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for ListingSniffer<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = polled {
-            self.look_at(&buf.filled()[before..]);
-        }
-        polled
-    }
-}
-
 /// A task as `tools/call` and `tasks/get` describe it (2025-11-25: `{task: {...}}` and the
 /// task's fields; 2026-07-28: the fields flattened).
 #[derive(Debug, Clone, PartialEq)]
@@ -199,14 +65,14 @@ fn raw_result(result: ServerResult) -> Value {
 impl McpHub {
     /// One task-augmented call, from creation to result. `cancel` and the server's call
     /// timeout end it with `tasks/cancel`.
-    pub(super) async fn call_as_task(
-        &self,
-        connection: &Arc<Connection>,
-        tool: &str,
-        arguments: Option<serde_json::Map<String, Value>>,
-        progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
-        cancel: &CancellationToken,
-    ) -> Result<CallOutput, McpError> {
+    pub(super) async fn call_as_task(&self, call: &Call<'_>) -> Result<CallOutput, McpError> {
+        let Call {
+            connection,
+            tool,
+            cancel,
+            ..
+        } = *call;
+        let (arguments, progress) = (call.arguments.clone(), call.progress.clone());
         let deadline = tokio::time::sleep(connection.call_timeout);
         tokio::pin!(deadline);
         let mut closed = connection.closed.clone();
@@ -245,7 +111,7 @@ impl McpHub {
                 "completed" | "input_required" => {
                     break tokio::select! {
                         result = self.task_result(connection, &state.id, cancel, &mut closed) => result,
-                        () = &mut deadline => Err(self.task_timeout(connection, tool)),
+                        () = &mut deadline => Err(connection.timeout(tool)),
                     };
                 }
                 "failed" => {
@@ -269,7 +135,7 @@ impl McpHub {
             }
             tokio::select! {
                 () = tokio::time::sleep(poll) => {}
-                () = &mut deadline => break Err(self.task_timeout(connection, tool)),
+                () = &mut deadline => break Err(connection.timeout(tool)),
                 () = cancel.cancelled() => break Err(McpError::Cancelled),
             }
             let raw = self
@@ -308,14 +174,6 @@ impl McpHub {
             .await;
         }
         outcome
-    }
-
-    fn task_timeout(&self, connection: &Connection, tool: &str) -> McpError {
-        McpError::Timeout {
-            server: connection.name.clone(),
-            tool: tool.to_string(),
-            seconds: connection.call_timeout.as_secs().max(1),
-        }
     }
 
     /// `tasks/result`: waits until the task is over and returns the tool's result.
@@ -358,7 +216,7 @@ impl McpHub {
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| self.transport_error(connection, e))?;
+            .map_err(|e| connection.error(e))?;
         let id = handle.id.clone();
         tokio::select! {
             response = handle.rx => match response {
@@ -367,12 +225,12 @@ impl McpHub {
                     server: connection.name.clone(),
                     message: format!("{method}: MCP error {}: {}", error.code.0, error.message),
                 }),
-                Ok(Err(e)) => Err(self.transport_error(connection, e)),
-                Err(_) => Err(self.disconnected(connection).await),
+                Ok(Err(e)) => Err(connection.error(e)),
+                Err(_) => Err(self.inner.servers.disconnected(connection).await),
             },
-            () = wait_closed(closed) => Err(self.disconnected(connection).await),
+            () = wait_closed(closed) => Err(self.inner.servers.disconnected(connection).await),
             () = cancel.cancelled() => {
-                super::send_cancel(&connection.peer, id, "cancelled by the user").await;
+                connection.send_cancel(id, "cancelled by the user").await;
                 Err(McpError::Cancelled)
             }
         }
@@ -389,52 +247,8 @@ fn short(value: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::task_tools::refuses_plain_call;
     use super::*;
-
-    #[test]
-    fn the_sniffer_notes_task_tools_across_reads_and_skips_other_lines() {
-        let found = TaskTools::default();
-        let mut sniffer = ListingSniffer::new(tokio::io::empty(), found.clone());
-        let listing = json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [
-            {"name": "plain", "inputSchema": {"type": "object"}},
-            {"name": "research", "inputSchema": {"type": "object"},
-             "execution": {"taskSupport": "required"}},
-            {"name": "maybe", "inputSchema": {"type": "object"},
-             "execution": {"taskSupport": "optional"}},
-        ]}})
-        .to_string()
-            + "\n";
-        let (a, b) = listing.as_bytes().split_at(40);
-        sniffer.look_at(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n");
-        sniffer.look_at(a);
-        assert!(lock(&found).is_empty(), "nothing before the line ends");
-        sniffer.look_at(b);
-        assert_eq!(
-            lock(&found).iter().cloned().collect::<Vec<_>>(),
-            vec!["research".to_string()]
-        );
-        // A later listing where the tool no longer requires tasks.
-        sniffer.look_at(
-            (json!({"result": {"tools": [{"name": "research", "inputSchema": {}}]}, "id": 3})
-                .to_string()
-                + "\n")
-                .as_bytes(),
-        );
-        assert!(lock(&found).is_empty());
-        // A big result is not kept past its first bytes.
-        let big = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{}",
-            "x".repeat(100_000)
-        );
-        sniffer.look_at(big.as_bytes());
-        assert!(
-            sniffer.line.capacity() < 4 * HEAD,
-            "{}",
-            sniffer.line.capacity()
-        );
-        sniffer.look_at(b"\"}]}}\n");
-        assert!(sniffer.line.is_empty() && !sniffer.skipping);
-    }
 
     #[test]
     fn task_states_of_both_eras() {

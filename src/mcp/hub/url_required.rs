@@ -6,8 +6,8 @@
 //! that names the URL, so the model and the person can see what the server wanted.
 
 use super::McpHub;
-use crate::mcp::url_elicitation::{COMPLETION_WAIT, required_pages};
-use crate::mcp::{McpError, ProgressUpdate};
+use crate::mcp::elicitation::url::{COMPLETION_WAIT, required_pages};
+use crate::mcp::types::{McpError, ProgressUpdate};
 use rmcp::model::{ElicitationAction, ErrorData};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -40,7 +40,7 @@ impl McpHub {
             Ok(pages) => pages,
             Err(why) => return Ok(refused(format!("toolgate cannot act on it: {why}"))),
         };
-        let elicitor = self.elicitor(server);
+        let elicitor = self.inner.servers.elicitor(server);
         for page in pages {
             let request = page.as_request();
             let answer = tokio::select! {

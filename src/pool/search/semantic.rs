@@ -5,9 +5,9 @@
 //! embedding is a table look-up per token and a comparison is one dot product.
 //!
 //! The model is WordLlama's `l2_supercat` (MIT), cut to 128 of its 256 dimensions and
-//! quantised to bytes by `scripts/build_search_model.py`; see docs/ARCHITECTURE.md for why
-//! this model and not a transformer. It is compiled into the binary, so search works with no
-//! download and no network.
+//! quantised to bytes by `scripts/build_search_model.py`; why this model and not a
+//! transformer: docs/decisions/0040-tool-search-meaning.md. It is compiled into the binary,
+//! so search works with no download and no network.
 //!
 //! Tokens are found by greedy longest match against the model's vocabulary, word by word with
 //! SentencePiece's `▁` word-start marker, instead of by Llama 2's byte-pair merges: on the

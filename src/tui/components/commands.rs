@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::agent::events::UiCommand;
+use crate::protocol::UiCommand;
 use crate::sanitize::for_terminal;
 
 /// What a command word does.

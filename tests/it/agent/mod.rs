@@ -10,9 +10,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use toolgate::agent::events::{AgentEvent, ToolOutcome, UiCommand};
 use toolgate::agent::{self, AgentConfig, AgentHandle};
-use toolgate::inbox::{HostRequest, ProjectServerAnswer, RestoreAnswer, SignInAnswer, TrustAnswer};
 use toolgate::mcp::McpHub;
 use toolgate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
@@ -20,6 +18,10 @@ use toolgate::model::{
 };
 use toolgate::policy::Policy;
 use toolgate::policy::{Decider, Permit, PersonAnswer as UserDecision};
+use toolgate::protocol::questions::{
+    HostRequest, ProjectServerAnswer, RestoreAnswer, SignInAnswer, TrustAnswer,
+};
+use toolgate::protocol::{AgentEvent, PoolUpdate, ToolOutcome, UiCommand};
 
 /// One reply: the events to stream, and whether the stream then hangs (to cancel it).
 #[derive(Clone)]
@@ -231,9 +233,9 @@ fn give(request: HostRequest, decision: UserDecision) {
         HostRequest::Sampling(r) => r.answer(decision),
         HostRequest::ChangedDefinition(r) => r.answer(decision),
         HostRequest::Elicitation(r) => r.answer(if allow {
-            toolgate::inbox::ElicitationAnswer::Accept(Default::default())
+            toolgate::protocol::questions::ElicitationAnswer::Accept(Default::default())
         } else {
-            toolgate::inbox::ElicitationAnswer::Decline
+            toolgate::protocol::questions::ElicitationAnswer::Decline
         }),
     };
     assert!(delivered, "the agent was waiting for the answer");
@@ -621,11 +623,12 @@ async fn first_events_are_session_start_and_the_starting_pool() {
     assert!(
         matches!(&events[0], AgentEvent::SessionStarted { model_label, .. } if model_label == "replay test model")
     );
-    let AgentEvent::PoolChanged {
+    let AgentEvent::PoolChanged(PoolUpdate {
         snapshot,
         added,
         removed,
-    } = events.last().unwrap()
+        ..
+    }) = events.last().unwrap()
     else {
         unreachable!()
     };
@@ -833,7 +836,7 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
         .iter()
         .filter_map(|e| match e {
             AgentEvent::PermissionDecided { call_id, record } => {
-                Some((call_id.clone(), record.decider.clone()))
+                Some((call_id.to_string(), record.decider.clone()))
             }
             _ => None,
         })

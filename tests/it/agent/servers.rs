@@ -74,7 +74,9 @@ async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
     );
 
     let pool_change = events.iter().rev().find_map(|e| match e {
-        AgentEvent::PoolChanged { added, removed, .. } => Some((added.clone(), removed.clone())),
+        AgentEvent::PoolChanged(PoolUpdate { added, removed, .. }) => {
+            Some((added.clone(), removed.clone()))
+        }
         _ => None,
     });
     let (added, removed) = pool_change.expect("a PoolChanged after the connect");
@@ -173,7 +175,7 @@ async fn ask_answers_decide_each_call() {
         .iter()
         .filter_map(|e| match e {
             AgentEvent::PermissionDecided { call_id, record } => {
-                Some((call_id.clone(), record.decider.clone()))
+                Some((call_id.to_string(), record.decider.clone()))
             }
             _ => None,
         })
@@ -465,7 +467,7 @@ async fn a_project_server_asks_once_showing_its_command_line() {
     };
     assert_eq!(
         request.meta.origin,
-        toolgate::inbox::Origin::Project {
+        toolgate::protocol::questions::Origin::Project {
             server: "projdocs".into()
         }
     );

@@ -376,21 +376,23 @@ fn no_color_keeps_meaning_without_colours() {
     // The starting pool first: only what arrives after it is marked new.
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot: builtin_entries(),
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let mut snapshot = builtin_entries();
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec!["mcp__docs__search".into()],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
@@ -414,11 +416,12 @@ fn tool_detail_and_help_at_80x24() {
     snapshot.push(trigger_entry());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     key(&mut app, KeyCode::Tab);
     for _ in 0..6 {
@@ -446,11 +449,12 @@ fn the_starting_pool_is_not_marked_new() {
     let added: Vec<String> = snapshot.iter().map(|e| e.tool.name.clone()).collect();
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added,
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
@@ -468,11 +472,12 @@ fn the_starting_pool_is_not_marked_new() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec!["mcp__docs__search".into()],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let text = screen(&mut app, 110, 30);
     assert!(text.contains("mcp__docs__search new"), "{text}");
@@ -599,11 +604,12 @@ fn long_tool_details_scroll_with_page_keys() {
     big.tool.input_schema = object_schema(serde_json::Value::Object(properties)).into();
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot: vec![big],
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     key(&mut app, KeyCode::Tab);
     let text = screen(&mut app, 120, 36);
@@ -647,7 +653,7 @@ fn a_tool_card_names_the_images_the_call_returned() {
         &mut app,
         AgentEvent::ToolImages {
             call_id: "i1".into(),
-            images: vec![toolgate::agent::events::ImageSummary {
+            images: vec![toolgate::protocol::ImageSummary {
                 media_type: "image/png\u{1b}[2J".into(),
                 bytes: 5_380,
             }],

@@ -141,11 +141,12 @@ fn tab_focuses_the_pool_and_selecting_a_tool_shows_its_details() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     key(&mut app, KeyCode::Tab);
     assert_eq!(app.focus, Focus::Pool);

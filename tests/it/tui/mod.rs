@@ -9,18 +9,18 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use crate::support::console_view::{render, resize, screen, screen_of};
-use toolgate::agent::events::{AgentEvent, Containment, PoolEntry, ToolOutcome, UiCommand};
 use toolgate::builtin::BuiltinTool;
-use toolgate::inbox::{
-    HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
-    WorkspaceTrust,
-};
 use toolgate::mcp::ServerStatus;
 use toolgate::model::Usage;
 use toolgate::policy::{
     AuditRecord, Decider, Decision, Permit, PersonAnswer as UserDecision, RuleSource, Verdict,
 };
 use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
+use toolgate::protocol::questions::{
+    HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
+    WorkspaceTrust,
+};
+use toolgate::protocol::{AgentEvent, Containment, PoolEntry, PoolUpdate, ToolOutcome, UiCommand};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
     Msg, Overlay, ServerInfo, update,
@@ -145,11 +145,12 @@ fn started_app() -> App {
     );
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot: builtin_entries(),
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     app
 }
@@ -314,11 +315,12 @@ fn pool_after_connecting_docs_highlights_new_tools_then_settles() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec!["mcp__docs__search".into(), "mcp__docs__get_version".into()],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
@@ -352,21 +354,23 @@ fn removed_tools_are_struck_through_briefly() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     let mut without_version = builtin_entries();
     without_version.push(docs_entries().remove(0));
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot: without_version,
             added: vec![],
             removed: vec!["mcp__docs__get_version".into()],
-        },
+            ..Default::default()
+        }),
     );
     let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
@@ -438,8 +442,8 @@ fn failed_server_shows_reason() {
 
 #[test]
 fn server_logs_instructions_sampling_and_roots_in_the_console() {
-    use toolgate::agent::{SamplingOutcome, SamplingReport};
     use toolgate::mcp::{LogLevel, SamplingRequest, SamplingTurn};
+    use toolgate::protocol::{SamplingOutcome, SamplingReport};
     let mut app = started_app();
     let ready = ServerStatus::Ready {
         tools: 2,
@@ -480,11 +484,12 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged {
+        AgentEvent::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
-        },
+            ..Default::default()
+        }),
     );
     key(&mut app, KeyCode::Tab);
     for _ in 0..6 {
@@ -530,7 +535,7 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
         Origin::Server {
             server: "docs".into(),
         },
-        toolgate::inbox::Sampling {
+        toolgate::protocol::questions::Sampling {
             server: "docs".into(),
             request: SamplingRequest {
                 system_prompt: Some("You are terse.".into()),

@@ -13,9 +13,9 @@ use super::query::{
     Catalogs, Choice, MAX_CHOICES, Query, RemoteQuery, prompt_command, prompt_query,
     remote_choices, resource_query,
 };
-use crate::agent::events::UiCommand;
 use crate::mcp::catalog::PromptEntry;
 use crate::mcp::{Catalog, CompletionTarget};
+use crate::protocol::UiCommand;
 use crate::sanitize::for_terminal;
 use crate::tui::components::composer::ComposerState;
 use crate::tui::effect::Effect;

@@ -12,8 +12,8 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::state::{Entry, Inbox, LIST_KEY};
-use crate::inbox::form::{FieldKind, Input};
-use crate::inbox::{Tone, short_duration};
+use crate::mcp::form::{FieldKind, Input};
+use crate::protocol::questions::{Tone, short_duration};
 use crate::tui::components::draw::{centered, selectable, text};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
@@ -370,7 +370,7 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::inbox::{Origin, ProjectServer, Request, WorkspaceTrust};
+    use crate::protocol::questions::{Origin, ProjectServer, Request, WorkspaceTrust};
     use crate::tui::components::draw::testing::assert_shows;
     use crate::tui::components::inbox::state::KeyResult;
 
@@ -450,15 +450,17 @@ mod tests {
         schema: serde_json::Value,
         start: Instant,
     ) -> (
-        crate::inbox::HostRequest,
-        tokio::sync::oneshot::Receiver<crate::inbox::Reply<crate::inbox::ElicitationAnswer>>,
+        crate::protocol::questions::HostRequest,
+        tokio::sync::oneshot::Receiver<
+            crate::protocol::questions::Reply<crate::protocol::questions::ElicitationAnswer>,
+        >,
     ) {
         let (request, rx) = Request::new(
             server_origin("deploy"),
-            crate::inbox::Elicitation {
+            crate::protocol::questions::Elicitation {
                 server: "deploy".into(),
                 message: "Release settings for the next deploy".into(),
-                mode: crate::inbox::ElicitationMode::Form(
+                mode: crate::protocol::questions::ElicitationMode::Form(
                     crate::mcp::form_from_schema(&schema).unwrap(),
                 ),
             },
@@ -545,13 +547,15 @@ mod tests {
         assert_eq!(closed.outcome, "sent 5 field(s) to 'deploy'");
         assert_eq!(
             rx.try_recv().unwrap(),
-            crate::inbox::Reply::Person(crate::inbox::ElicitationAnswer::Accept(
-                serde_json::json!({"name": "v2.1", "replicas": 3, "region": "us",
+            crate::protocol::questions::Reply::Person(
+                crate::protocol::questions::ElicitationAnswer::Accept(
+                    serde_json::json!({"name": "v2.1", "replicas": 3, "region": "us",
                                    "notify": ["chat"], "confirm": true})
-                .as_object()
-                .unwrap()
-                .clone()
-            ))
+                    .as_object()
+                    .unwrap()
+                    .clone()
+                )
+            )
         );
 
         // Esc declines; Ctrl+X cancels; Ctrl+C goes on to the console.
@@ -566,7 +570,9 @@ mod tests {
         let _ = inbox.handle_key(ctrl('x'), later);
         assert_eq!(
             rx.try_recv().unwrap(),
-            crate::inbox::Reply::Person(crate::inbox::ElicitationAnswer::Cancel)
+            crate::protocol::questions::Reply::Person(
+                crate::protocol::questions::ElicitationAnswer::Cancel
+            )
         );
         let (request, mut rx) = elicitation(schema(), start);
         inbox.push(request, later);
@@ -574,7 +580,9 @@ mod tests {
         let _ = inbox.handle_key(key(KeyCode::Esc), later + Duration::from_secs(1));
         assert_eq!(
             rx.try_recv().unwrap(),
-            crate::inbox::Reply::Person(crate::inbox::ElicitationAnswer::Decline)
+            crate::protocol::questions::Reply::Person(
+                crate::protocol::questions::ElicitationAnswer::Decline
+            )
         );
     }
 
@@ -584,10 +592,10 @@ mod tests {
         let mut inbox = Inbox::default();
         let (request, _rx) = Request::new(
             server_origin("pay"),
-            crate::inbox::Elicitation {
+            crate::protocol::questions::Elicitation {
                 server: "pay".into(),
                 message: "Confirm the payment on the provider's page".into(),
-                mode: crate::inbox::ElicitationMode::Url {
+                mode: crate::protocol::questions::ElicitationMode::Url {
                     url: "https://checkout.example.com/session/8f2c?return=toolgate".into(),
                     domain: "checkout.example.com".into(),
                 },
@@ -610,9 +618,9 @@ mod tests {
 
     #[test]
     fn a_changed_definition_shows_its_diff() {
-        use crate::inbox::{ChangedDefinition, DefinitionNews};
         use crate::policy::{Decision, RuleSource, Verdict};
         use crate::pool::{PoolTool, ToolOrigin};
+        use crate::protocol::questions::{ChangedDefinition, DefinitionNews};
         let start = Instant::now();
         let mut inbox = Inbox::default();
         let tool = PoolTool {

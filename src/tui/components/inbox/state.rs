@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::inbox::form::{Field, FieldKind, Form, Item};
-use crate::inbox::{Card, ChoiceView, Closed, Fact, HostRequest, Open, Origin, short_duration};
+use crate::mcp::form::{Field, FieldKind, Form, Item};
+use crate::protocol::questions::{
+    Card, ChoiceView, Closed, Fact, HostRequest, Open, Origin, short_duration,
+};
 use crate::sanitize::for_terminal;
 
 /// Keys arriving this soon after a request is shown are ignored.

@@ -13,9 +13,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use super::state::PoolView;
-use crate::agent::events::PoolEntry;
 use crate::policy::Decision;
 use crate::pool::ToolOrigin;
+use crate::protocol::PoolEntry;
 use crate::tui::components::draw::{draw_lines, log_tail};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};

@@ -5,20 +5,14 @@
 use std::time::Instant;
 
 use super::state::PoolView;
-use crate::agent::events::AgentEvent;
 use crate::mcp::ServerStatus;
+use crate::protocol::AgentEvent;
 use crate::sanitize::for_terminal;
 
 /// Applies a pool event; any other event is handed back.
 pub fn on_event(pool: &mut PoolView, event: AgentEvent, now: Instant) -> Option<AgentEvent> {
     match event {
-        AgentEvent::PoolChanged {
-            snapshot,
-            added,
-            removed,
-        } => pool.apply_snapshot(snapshot, &added, &removed, now),
-        AgentEvent::ToolsDeferred { deferred } => pool.set_deferred(deferred),
-        AgentEvent::PoolMarks { marks, excluded } => pool.set_marks(marks, excluded),
+        AgentEvent::PoolChanged(update) => pool.apply_update(update, now),
         AgentEvent::ServerStatus { server, status } => {
             // A server a reload removed says "disconnected" after its row went (hub events
             // travel on their own task): that must not bring the row back.

@@ -14,8 +14,8 @@ use ratatui::widgets::{Block, Clear, Widget};
 
 use super::detail::DetailState;
 use super::state::PoolView;
-use crate::agent::events::{Containment, DefinitionMark, ServerInfo};
 use crate::mcp::ServerStatus;
+use crate::protocol::{Containment, DefinitionMark, ServerInfo};
 use crate::tui::components::draw::{badge, draw_lines, status_label, status_style, truncate};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
@@ -294,8 +294,8 @@ mod tests {
     use ratatui::style::{Color, Modifier};
 
     use super::*;
-    use crate::agent::events::{PoolEntry, ToolMark};
     use crate::policy::Decision;
+    use crate::protocol::{PoolEntry, ToolMark};
     use crate::tui::components::draw::testing::{assert_shows, render, row_of, text};
     use crate::tui::components::pool::state::CHANGE_HIGHLIGHT;
     use crate::tui::components::pool::state::fixtures;
@@ -489,7 +489,7 @@ mod tests {
 
     #[test]
     fn changed_new_and_filtered_tools_are_marked() {
-        use crate::agent::events::ExcludedTool;
+        use crate::protocol::ExcludedTool;
         let now = Instant::now();
         let mut pool = pool(now);
         let mut next: Vec<PoolEntry> = pool.entries().to_vec();

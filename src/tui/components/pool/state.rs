@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::agent::events::{DefinitionMark, ExcludedTool, PoolEntry, ToolMark};
 use crate::mcp::{LogLevel, ServerStatus};
 use crate::pool::ToolOrigin;
+use crate::protocol::{DefinitionMark, ExcludedTool, PoolEntry, PoolUpdate, ToolMark};
 use crate::sanitize::for_terminal;
 
 /// How long a tool added to (or removed from) the pool stays marked.
@@ -245,6 +245,14 @@ impl PoolView {
             return;
         }
         self.selected = (self.selected as isize + delta).clamp(0, n as isize - 1) as usize;
+    }
+
+    /// Takes the agent's pool update whole: the tools (highlighting what came and went),
+    /// the deferred tools, and the marks.
+    pub fn apply_update(&mut self, update: PoolUpdate, now: Instant) {
+        self.deferred = update.deferred.into_iter().map(sanitized).collect();
+        self.apply_snapshot(update.snapshot, &update.added, &update.removed, now);
+        self.set_marks(update.marks, update.excluded);
     }
 
     pub fn apply_snapshot(
@@ -495,9 +503,9 @@ impl PoolView {
 pub mod fixtures {
     use serde_json::json;
 
-    use crate::agent::events::PoolEntry;
     use crate::policy::{Decision, RuleSource, Verdict};
     use crate::pool::{PoolTool, ToolOrigin};
+    use crate::protocol::PoolEntry;
 
     /// A tool named `name` (a built-in's kind when it is one's name), from `mcp` (server,
     /// tool) if given, with `decision` by rule "r".

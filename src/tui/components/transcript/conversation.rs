@@ -84,7 +84,7 @@ mod tests {
     use ratatui::style::Modifier;
 
     use super::*;
-    use crate::agent::events::ToolOutcome;
+    use crate::protocol::ToolOutcome;
     use crate::tui::components::draw::testing::{assert_shows, render, row_of, text};
     use crate::tui::components::transcript::state::{EntryKind, ToolCard, ToolState};
 

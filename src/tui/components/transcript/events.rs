@@ -3,9 +3,9 @@
 //! Every string from the agent, a server or the model is cleaned here, once.
 
 use super::state::{EntryKind, ToolCard, ToolState, Transcript, summarize_args};
-use crate::agent::events::AgentEvent;
-use crate::agent::{SamplingOutcome, SamplingReport};
 use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer, RuleSource};
+use crate::protocol::AgentEvent;
+use crate::protocol::{SamplingOutcome, SamplingReport};
 use crate::sanitize::for_terminal;
 
 /// Writes a conversation event into the transcript; any other event is handed back.
@@ -32,7 +32,7 @@ pub fn on_event(
             server,
             input,
         } => transcript.push(EntryKind::Tool(ToolCard {
-            call_id,
+            call_id: call_id.into_string(),
             name: for_terminal(&name),
             server: server.map(|s| for_terminal(&s)),
             args_summary: summarize_args(&input),
@@ -80,7 +80,7 @@ pub fn on_event(
             });
             if !found {
                 transcript.push(EntryKind::Tool(ToolCard {
-                    call_id,
+                    call_id: call_id.into_string(),
                     name: "tool".into(),
                     server: None,
                     args_summary: String::new(),

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::markdown;
-use crate::agent::events::ToolOutcome;
+use crate::protocol::ToolOutcome;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{LogicalLine, wrap_lines};
 
@@ -38,7 +38,7 @@ pub struct ToolCard {
     /// allow once"), so a call that ran without a question still says why.
     pub decided: Option<String>,
     /// Images the call returned (type and size); they went to the model as images.
-    pub images: Vec<crate::agent::events::ImageSummary>,
+    pub images: Vec<crate::protocol::ImageSummary>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,13 +1,31 @@
-//! The channel protocol between the agent task and a front end.
+//! The types that cross between the front ends (console, headless) and the agent task:
+//! [`UiCommand`] in, [`AgentEvent`] out, the payloads they carry, the ids that name servers
+//! and calls, and the typed [`questions`] a front end answers through each request's own
+//! reply channel. Nothing here imports the agent or a front end: both sides import this.
+//!
+//! The two enums keep their names (`UiCommand`, `AgentEvent`) rather than the shorter
+//! `Op` / `Event`: the console imports crossterm's `Event` in the same files that match on
+//! agent events, and a bare `Event` would need renaming at every such import.
 
-use serde::{Deserialize, Serialize};
+mod ids;
+mod pool;
+pub mod questions;
+mod sampling;
+mod servers;
+mod tools;
+
+pub use ids::{CallId, ServerName};
+pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
+pub use sampling::{SamplingOutcome, SamplingReport};
+pub use servers::{Containment, ServerInfo, ServerLogLine};
+pub use tools::{ImageSummary, PermissionLine, ToolCallStart, ToolOutcome};
+
 use serde_json::Value;
 
-use crate::inbox::HostRequest;
 use crate::mcp::ServerStatus;
 use crate::model::Usage;
-use crate::policy::{AuditRecord, Verdict};
-use crate::pool::PoolTool;
+use crate::policy::AuditRecord;
+use questions::HostRequest;
 
 /// Front end → agent.
 #[derive(Debug)]
@@ -60,105 +78,6 @@ pub enum UiCommand {
     Shutdown,
 }
 
-/// How the pool panel marks a tool besides its badge (pinned definitions).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "mark", rename_all = "snake_case")]
-pub enum DefinitionMark {
-    /// Its definition is not the one pinned; grants and rules stop covering it.
-    Changed { pinned_by: String },
-    /// It appeared mid-session; its first call asks.
-    New,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolMark {
-    /// Model-facing name.
-    pub tool: String,
-    pub mark: DefinitionMark,
-}
-
-/// A tool a server listed that its `includeTools` / `excludeTools` keep out of the pool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExcludedTool {
-    pub server: String,
-    /// Raw name.
-    pub tool: String,
-    /// e.g. `excludeTools "delete_*"`.
-    pub why: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolOutcome {
-    Ok,
-    Error,
-    Denied,
-    Cancelled,
-}
-
-/// One entry of a pool snapshot: the tool plus how the host policy treats it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PoolEntry {
-    pub tool: PoolTool,
-    pub verdict: Verdict,
-}
-
-/// How a server's process is contained, as the pool panel and `/mcp` show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Containment {
-    /// Runs under an OS sandbox profile (its description: what it may write, network).
-    Confined { profile: String },
-    /// A local process with the person's full rights.
-    Unsandboxed,
-    /// An HTTP server: not a process of ours.
-    Remote,
-}
-
-impl Containment {
-    pub fn of(
-        config: &crate::settings::ServerConfig,
-        profile: Option<&crate::sandbox::Profile>,
-    ) -> Self {
-        match (&config.transport, profile) {
-            (crate::settings::ServerTransport::Http { .. }, _) => Containment::Remote,
-            (_, Some(p)) if p.is_confined() => Containment::Confined {
-                profile: p.describe(),
-            },
-            _ => Containment::Unsandboxed,
-        }
-    }
-
-    /// One line for the person.
-    pub fn label(&self) -> String {
-        match self {
-            Containment::Confined { profile } => format!("sandboxed: {profile}"),
-            Containment::Unsandboxed => "NOT sandboxed: runs with your full rights".into(),
-            Containment::Remote => "remote (HTTP): not a local process".into(),
-        }
-    }
-}
-
-/// A configured MCP server as `/mcp` lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerInfo {
-    pub name: String,
-    pub command_line: String,
-    pub containment: Containment,
-    /// `"enabled"` of its entry (a disabled server cannot be connected).
-    pub enabled: bool,
-}
-
-impl ServerInfo {
-    pub fn from_config(config: &crate::settings::ServerConfig, containment: Containment) -> Self {
-        ServerInfo {
-            name: config.name.clone(),
-            command_line: config.command_line(),
-            containment,
-            enabled: config.pool.enabled,
-        }
-    }
-}
-
 /// Agent → front end.
 // Events are moved through a channel once each; boxing the larger variants would buy
 // nothing measurable and make every match noisier.
@@ -183,13 +102,13 @@ pub enum AgentEvent {
     /// The assistant finished a text block (lets the UI close a streaming paragraph).
     AssistantMessageDone,
     ToolCallStarted {
-        call_id: String,
+        call_id: CallId,
         name: String,
-        server: Option<String>,
+        server: Option<ServerName>,
         input: Value,
     },
     ToolProgress {
-        call_id: String,
+        call_id: CallId,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
@@ -197,35 +116,21 @@ pub enum AgentEvent {
     /// Images the call returned, sent to the model as images (before its
     /// `ToolCallFinished`); the console names them on the call's card.
     ToolImages {
-        call_id: String,
+        call_id: CallId,
         images: Vec<ImageSummary>,
     },
     ToolCallFinished {
-        call_id: String,
+        call_id: CallId,
         outcome: ToolOutcome,
         output: String,
     },
-    PoolChanged {
-        snapshot: Vec<PoolEntry>,
-        added: Vec<String>,
-        removed: Vec<String>,
-    },
-    /// Marks on pool tools (changed or new definitions) and the tools kept out by a
-    /// server's filter; sent after PoolChanged when they differ from the last ones.
-    PoolMarks {
-        marks: Vec<ToolMark>,
-        excluded: Vec<ExcludedTool>,
-    },
+    /// The pool changed (its tools, their badges, marks, or the deferred tools); sent
+    /// first when the agent starts, then whenever a part changes.
+    PoolChanged(PoolUpdate),
     /// A server was enabled or disabled (`/mcp enable|disable`; `saved`: in its file).
     ServerEnabled {
         server: String,
         enabled: bool,
-    },
-    /// The MCP tools left out of the model's requests (findable with `search_tools`), in
-    /// pool order; sent when that set changes, before the `PoolChanged` of the same change.
-    /// Empty when nothing is deferred.
-    ToolsDeferred {
-        deferred: Vec<PoolEntry>,
     },
     ServerStatus {
         server: String,
@@ -243,7 +148,7 @@ pub enum AgentEvent {
     /// A tool call's permission was decided; the record says by whom (rule and its file,
     /// default, the person, a session grant, headless).
     PermissionDecided {
-        call_id: String,
+        call_id: CallId,
         record: AuditRecord,
     },
     TurnFinished {
@@ -251,7 +156,7 @@ pub enum AgentEvent {
         cancelled: bool,
     },
     /// A server's sampling request ended (answered, refused, failed, withdrawn).
-    Sampling(super::sampling::report::SamplingReport),
+    Sampling(SamplingReport),
     /// A server's log message (`notifications/message`), at or above the level asked.
     ServerLog {
         server: String,
@@ -282,33 +187,4 @@ pub enum AgentEvent {
     ServersChanged {
         servers: Vec<ServerInfo>,
     },
-}
-
-/// What the console shows of an image a tool returned: its type and size, not its pixels.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ImageSummary {
-    pub media_type: String,
-    /// Decoded size in bytes (from the base64 length).
-    pub bytes: usize,
-}
-
-impl ImageSummary {
-    pub fn of(image: &crate::model::ImageData) -> Self {
-        ImageSummary {
-            media_type: image.media_type.clone(),
-            bytes: image.data.trim_end_matches('=').len() * 3 / 4,
-        }
-    }
-
-    /// `image/png, 5.3 kB`.
-    pub fn describe(&self) -> String {
-        let size = if self.bytes >= 1_000_000 {
-            format!("{:.1} MB", self.bytes as f64 / 1_000_000.0)
-        } else if self.bytes >= 1_000 {
-            format!("{:.1} kB", self.bytes as f64 / 1_000.0)
-        } else {
-            format!("{} bytes", self.bytes)
-        };
-        format!("{}, {size}", self.media_type)
-    }
 }

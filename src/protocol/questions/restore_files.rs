@@ -139,7 +139,7 @@ impl Kind for RestoreFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inbox::{HostRequest, Origin, RESERVED_KEYS, Reply, Request};
+    use crate::protocol::questions::{HostRequest, Origin, RESERVED_KEYS, Reply, Request};
     use std::time::Instant;
 
     fn request() -> RestoreFiles {

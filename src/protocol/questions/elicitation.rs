@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use super::form::Form;
 use super::{Card, Choice, Fact, Kind, Then, Tone};
+use crate::mcp::form::Form;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitationMode {

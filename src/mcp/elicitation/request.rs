@@ -1,25 +1,9 @@
-//! Elicitation inside the hub: a server's `elicitation/create` (or an elicitation inside
-//! a 2026-07-28 `input_required` result) becomes an [`ElicitationQuestion`] on the hub's
-//! event channel; whoever speaks for the person answers it (the console's inbox, the
-//! headless front end by declining, `toolgate mcp call` on the terminal).
-//!
-//! What the server sent is checked here, before anyone is asked: a schema toolgate cannot
-//! turn into a form, or a URL that is not http(s), is refused with a JSON-RPC error that
-//! says why (elicitation's own "decline" has no room for a reason). At most
-//! [`MAX_WAITING_PER_SERVER`] questions of one server wait at a time; more are refused the
-//! same way, so a server cannot bury the person in questions or make toolgate hang.
+//! What an `elicitation/create` asks, read from its params: a form from the
+//! `requestedSchema`, or a web page to open. Anything toolgate cannot show is an error
+//! that says why.
 
-use super::HubEvent;
-use crate::inbox::form::{Field, FieldKind, Form, Input, Item, TextFormat};
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, ErrorData};
+use crate::mcp::form::{Field, FieldKind, Form, Input, Item, TextFormat};
 use serde_json::{Map, Value};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
-
-/// Questions of one server that may wait for the person at the same time.
-pub const MAX_WAITING_PER_SERVER: usize = 8;
 
 /// What the server asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,180 +18,6 @@ pub enum ElicitationAsk {
         /// The URL's host, shown apart from it.
         domain: String,
     },
-}
-
-/// The person's answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ElicitationReply {
-    /// Form: the content. URL: agreed to open the page (empty).
-    Accept(Map<String, Value>),
-    Decline,
-    Cancel,
-}
-
-/// The hub's question to whoever speaks for the person. Dropping every copy unanswered
-/// declines.
-#[derive(Debug, Clone)]
-pub struct ElicitationQuestion {
-    pub server: String,
-    pub ask: ElicitationAsk,
-    reply: Arc<Mutex<Option<oneshot::Sender<ElicitationReply>>>>,
-    withdrawn: CancellationToken,
-}
-
-impl PartialEq for ElicitationQuestion {
-    fn eq(&self, other: &Self) -> bool {
-        self.server == other.server
-            && self.ask == other.ask
-            && Arc::ptr_eq(&self.reply, &other.reply)
-    }
-}
-
-impl ElicitationQuestion {
-    pub fn new(
-        server: &str,
-        ask: ElicitationAsk,
-    ) -> (ElicitationQuestion, oneshot::Receiver<ElicitationReply>) {
-        let (tx, rx) = oneshot::channel();
-        let question = ElicitationQuestion {
-            server: server.to_string(),
-            ask,
-            reply: Arc::new(Mutex::new(Some(tx))),
-            withdrawn: CancellationToken::new(),
-        };
-        (question, rx)
-    }
-
-    /// The answer (only the first counts).
-    pub fn answer(&self, reply: ElicitationReply) {
-        let sender = self
-            .reply
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(sender) = sender {
-            let _ = sender.send(reply);
-        }
-    }
-
-    /// Resolves when the server no longer waits (it cancelled the request, or went away).
-    pub async fn withdrawn(&self) {
-        self.withdrawn.cancelled().await;
-    }
-}
-
-/// Asks the person on behalf of one server; shared by that server's handler (plain
-/// requests) and the hub's calls (`input_required`), so both count against one bound.
-#[derive(Clone)]
-pub struct Elicitor {
-    server: String,
-    events: mpsc::UnboundedSender<HubEvent>,
-    waiting: Arc<AtomicUsize>,
-    /// Pages this server said were completed (`notifications/elicitation/complete`).
-    completions: Arc<super::url_elicitation::Completions>,
-}
-
-/// Gives the slot back however the question ends.
-struct Slot(Arc<AtomicUsize>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-fn refused(why: String) -> ErrorData {
-    ErrorData::new(
-        ErrorCode::INVALID_PARAMS,
-        format!("toolgate declined the elicitation: {why}"),
-        None,
-    )
-}
-
-impl Elicitor {
-    pub fn new(server: &str, events: mpsc::UnboundedSender<HubEvent>) -> Elicitor {
-        Elicitor {
-            server: server.to_string(),
-            events,
-            waiting: Arc::default(),
-            completions: Arc::default(),
-        }
-    }
-
-    /// What this server said was completed in the browser.
-    pub fn completions(&self) -> &super::url_elicitation::Completions {
-        &self.completions
-    }
-
-    /// Resolves after `limit` during which no question of this server was left waiting
-    /// for the person when it ran out: a call's timeout re-arms while the person answers.
-    pub async fn timeout_unless_asking(&self, limit: std::time::Duration) {
-        loop {
-            tokio::time::sleep(limit).await;
-            if self.waiting.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-        }
-    }
-
-    /// Answers one `elicitation/create`. `cancel` fires when the server cancels it.
-    pub async fn ask(
-        &self,
-        request: ElicitRequestParams,
-        cancel: CancellationToken,
-    ) -> Result<ElicitResult, ErrorData> {
-        let raw = serde_json::to_value(&request)
-            .map_err(|e| refused(format!("cannot read the request: {e}")))?;
-        self.ask_raw(&raw, cancel).await
-    }
-
-    /// The same from the request's params as JSON (as they arrive inside `input_required`,
-    /// or when rmcp could not read them).
-    pub async fn ask_raw(
-        &self,
-        params: &Value,
-        cancel: CancellationToken,
-    ) -> Result<ElicitResult, ErrorData> {
-        let ask = read_request(params).map_err(refused)?;
-        let prior = self.waiting.fetch_add(1, Ordering::SeqCst);
-        let _slot = Slot(self.waiting.clone());
-        if prior >= MAX_WAITING_PER_SERVER {
-            return Err(refused(format!(
-                "{MAX_WAITING_PER_SERVER} requests of this server already wait for the person; \
-                 ask again once they are answered"
-            )));
-        }
-        let (question, answer) = ElicitationQuestion::new(&self.server, ask);
-        // The front end takes the question off the screen once we stop waiting.
-        let _withdraw = question.withdrawn.clone().drop_guard();
-        if self
-            .events
-            .send(HubEvent::Elicitation(question.clone()))
-            .is_err()
-        {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        }
-        drop(question);
-        let reply = tokio::select! {
-            reply = answer => reply.unwrap_or(ElicitationReply::Decline),
-            // The server cancelled: rmcp sends no response then, so this only frees the slot.
-            () = cancel.cancelled() => ElicitationReply::Decline,
-        };
-        Ok(result_of(reply))
-    }
-}
-
-fn result_of(reply: ElicitationReply) -> ElicitResult {
-    match reply {
-        ElicitationReply::Accept(content) if content.is_empty() => {
-            ElicitResult::new(ElicitationAction::Accept)
-        }
-        ElicitationReply::Accept(content) => {
-            ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
-        }
-        ElicitationReply::Decline => ElicitResult::new(ElicitationAction::Decline),
-        ElicitationReply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-    }
 }
 
 /// The question an `elicitation/create`'s params ask, or why it cannot be asked.
@@ -295,24 +105,47 @@ fn text_of(property: &Map<String, Value>, key: &str) -> Result<Option<String>, S
     }
 }
 
-fn count_of(property: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+/// A number the property may give under `key`, read with `read` ("its {key} is not
+/// {kind}" when `read` finds none).
+fn number_of<T>(
+    property: &Map<String, Value>,
+    key: &str,
+    read: fn(&Value) -> Option<T>,
+    kind: &str,
+) -> Result<Option<T>, String> {
     match property.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
+        Some(v) => read(v)
             .map(Some)
-            .ok_or_else(|| format!("its {key} is not a whole number ≥ 0")),
+            .ok_or_else(|| format!("its {key} is not {kind}")),
     }
 }
 
+fn count_of(property: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+    number_of(property, key, Value::as_u64, "a whole number ≥ 0")
+}
+
 fn bound_of(property: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
-    match property.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_f64()
-            .map(Some)
-            .ok_or_else(|| format!("its {key} is not a number")),
+    number_of(property, key, Value::as_f64, "a number")
+}
+
+/// Reads one limit of a property ([`count_of`], [`bound_of`]).
+type ReadLimit<T> = fn(&Map<String, Value>, &str) -> Result<Option<T>, String>;
+
+/// A property's lower and upper limit, each read with `read`; when both are given, the
+/// lower must not be above the upper.
+fn range_of<T: PartialOrd + std::fmt::Display>(
+    property: &Map<String, Value>,
+    (low, high): (&str, &str),
+    read: ReadLimit<T>,
+) -> Result<(Option<T>, Option<T>), String> {
+    let (min, max) = (read(property, low)?, read(property, high)?);
+    if let (Some(min), Some(max)) = (&min, &max)
+        && min > max
+    {
+        return Err(format!("{low} {min} is above {high} {max}"));
     }
+    Ok((min, max))
 }
 
 fn strings(list: &Value, what: &str) -> Result<Vec<String>, String> {
@@ -395,13 +228,8 @@ fn field_from(name: &str, property: &Value) -> Result<Field, String> {
                 Some("date-time") => Some(TextFormat::DateTime),
                 Some(other) => return Err(format!("unknown string format '{other}'")),
             };
-            let min_length = count_of(property, "minLength")?;
-            let max_length = count_of(property, "maxLength")?;
-            if let (Some(min), Some(max)) = (min_length, max_length)
-                && min > max
-            {
-                return Err(format!("minLength {min} is above maxLength {max}"));
-            }
+            let (min_length, max_length) =
+                range_of(property, ("minLength", "maxLength"), count_of)?;
             let limit = |n: Option<u64>| n.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
             FieldKind::Text {
                 format,
@@ -410,13 +238,7 @@ fn field_from(name: &str, property: &Value) -> Result<Field, String> {
             }
         }
         "number" | "integer" => {
-            let minimum = bound_of(property, "minimum")?;
-            let maximum = bound_of(property, "maximum")?;
-            if let (Some(min), Some(max)) = (minimum, maximum)
-                && min > max
-            {
-                return Err(format!("minimum {min} is above maximum {max}"));
-            }
+            let (minimum, maximum) = range_of(property, ("minimum", "maximum"), bound_of)?;
             FieldKind::Number {
                 integer: kind_name == "integer",
                 minimum,
@@ -433,13 +255,7 @@ fn field_from(name: &str, property: &Value) -> Result<Field, String> {
                     return Err("an array whose items are not a list of options".into());
                 }
             };
-            let min_items = count_of(property, "minItems")?;
-            let max_items = count_of(property, "maxItems")?;
-            if let (Some(min), Some(max)) = (min_items, max_items)
-                && min > max
-            {
-                return Err(format!("minItems {min} is above maxItems {max}"));
-            }
+            let (min_items, max_items) = range_of(property, ("minItems", "maxItems"), count_of)?;
             FieldKind::ManyOf {
                 items: options,
                 min_items,
@@ -619,94 +435,5 @@ mod tests {
             panic!("{ask:?}")
         };
         assert_eq!(domain, "xn--pple-43d.com");
-    }
-
-    #[tokio::test]
-    async fn more_than_eight_waiting_questions_of_one_server_are_refused() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let elicitor = Elicitor::new("s", tx);
-        let params =
-            json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}});
-        let mut waiting = Vec::new();
-        for _ in 0..MAX_WAITING_PER_SERVER {
-            let (e, p) = (elicitor.clone(), params.clone());
-            waiting.push(tokio::spawn(async move {
-                e.ask_raw(&p, CancellationToken::new()).await
-            }));
-        }
-        let mut questions = Vec::new();
-        for _ in 0..MAX_WAITING_PER_SERVER {
-            match rx.recv().await {
-                Some(HubEvent::Elicitation(q)) => questions.push(q),
-                other => panic!("{other:?}"),
-            }
-        }
-        let ninth = elicitor
-            .ask_raw(&params, CancellationToken::new())
-            .await
-            .unwrap_err();
-        assert!(
-            ninth
-                .message
-                .contains("8 requests of this server already wait"),
-            "{}",
-            ninth.message
-        );
-        questions[0].answer(ElicitationReply::Accept(Map::new()));
-        drop(questions);
-        let mut actions = Vec::new();
-        for handle in waiting {
-            actions.push(handle.await.unwrap().unwrap().action);
-        }
-        let accepted = actions
-            .iter()
-            .filter(|a| **a == ElicitationAction::Accept)
-            .count();
-        let declined = actions
-            .iter()
-            .filter(|a| **a == ElicitationAction::Decline)
-            .count();
-        assert_eq!((accepted, declined), (1, 7), "{actions:?}");
-        // Every slot was given back: a new question is asked again.
-        let again = tokio::spawn({
-            let e = elicitor.clone();
-            async move { e.ask_raw(&params, CancellationToken::new()).await }
-        });
-        assert!(matches!(rx.recv().await, Some(HubEvent::Elicitation(_))));
-        assert_eq!(
-            again.await.unwrap().unwrap().action,
-            ElicitationAction::Decline
-        );
-    }
-
-    #[tokio::test]
-    async fn a_request_the_server_cancels_is_withdrawn_and_frees_its_slot() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let elicitor = Elicitor::new("s", tx);
-        let cancel = CancellationToken::new();
-        let asking = tokio::spawn({
-            let (e, c) = (elicitor.clone(), cancel.clone());
-            async move {
-                e.ask_raw(
-                    &json!({"message": "m", "requestedSchema": {"type": "object"}}),
-                    c,
-                )
-                .await
-            }
-        });
-        let Some(HubEvent::Elicitation(question)) = rx.recv().await else {
-            panic!("no question")
-        };
-        cancel.cancel();
-        assert_eq!(
-            asking.await.unwrap().unwrap().action,
-            ElicitationAction::Decline
-        );
-        // The front end learns that nobody waits any more, and a late answer goes nowhere.
-        tokio::time::timeout(std::time::Duration::from_secs(1), question.withdrawn())
-            .await
-            .expect("withdrawn");
-        question.answer(ElicitationReply::Accept(Map::new()));
-        assert_eq!(elicitor.waiting.load(Ordering::SeqCst), 0);
     }
 }

@@ -1,6 +1,4 @@
-//! How a sampling request ended, as the transcript, the session log and JSONL record it.
-//! Apart from the host that produces it, so the event and record types can name it
-//! without reaching the host.
+//! A server's sampling request as the transcript, the session log and JSONL report it.
 
 use serde::{Deserialize, Serialize};
 

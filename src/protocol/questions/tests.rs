@@ -193,7 +193,7 @@ async fn ask_waits_for_the_answer_the_cancel_or_the_deadline() {
     // Answered by the front end.
     let (request, answer) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
     let front_end = tokio::spawn(async move {
-        if let Some(crate::agent::AgentEvent::Request(request)) = rx.recv().await {
+        if let Some(crate::protocol::AgentEvent::Request(request)) = rx.recv().await {
             request.into_open().choose(0, None);
         }
         rx
@@ -213,7 +213,7 @@ async fn ask_waits_for_the_answer_the_cancel_or_the_deadline() {
     };
     cancel.cancel();
     assert_eq!(asking.await, None);
-    let Some(crate::agent::AgentEvent::Request(shown)) = shown else {
+    let Some(crate::protocol::AgentEvent::Request(shown)) = shown else {
         panic!("no request reached the front end");
     };
     assert!(shown.into_open().is_withdrawn());

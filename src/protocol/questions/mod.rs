@@ -15,7 +15,6 @@
 mod changed_definition;
 mod elicitation;
 mod escalation;
-pub mod form;
 mod project_server;
 mod restore_files;
 mod sampling;
@@ -39,6 +38,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
+
+use crate::mcp::form;
 
 /// Unique per process; lets a front end refer to one request among many.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

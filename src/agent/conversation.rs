@@ -1,0 +1,172 @@
+//! The conversation part: the messages the model sees, the session log they are written
+//! to, and the replay of a restored conversation. Everything the agent records goes
+//! through [`Conversation::record`], so a failing log is reported once, in one place.
+
+use std::path::{Path, PathBuf};
+
+use tokio::sync::mpsc;
+
+use super::session::{self, Record, SessionLog, SharedLog};
+use crate::model::{ContentBlock, Message, Role};
+use crate::protocol::AgentEvent;
+
+pub(super) struct Conversation {
+    pub messages: Vec<Message>,
+    pub session_id: String,
+    log: Option<SessionLog>,
+    /// The log's second handle, for sampling and server logs (see [`SharedLog`]).
+    shared_log: SharedLog,
+    events: mpsc::Sender<AgentEvent>,
+}
+
+impl Conversation {
+    pub fn new(
+        session_id: String,
+        shared_log: SharedLog,
+        events: mpsc::Sender<AgentEvent>,
+    ) -> Self {
+        Conversation {
+            messages: Vec::new(),
+            session_id,
+            log: None,
+            shared_log,
+            events,
+        }
+    }
+
+    /// The channel to the front end.
+    pub fn events(&self) -> &mpsc::Sender<AgentEvent> {
+        &self.events
+    }
+
+    pub async fn emit(&self, event: AgentEvent) {
+        // A front end that went away gets its Shutdown from the command reader.
+        let _ = self.events.send(event).await;
+    }
+
+    /// The open session log, if any (tool outputs too long for the model are kept beside it).
+    pub fn log(&self) -> Option<&SessionLog> {
+        self.log.as_ref()
+    }
+
+    /// Appends to the session log; a failing log is reported once and then left alone,
+    /// so a full disk never stops the conversation.
+    pub async fn record(&mut self, record: Record) {
+        let Some(log) = self.log.as_mut() else {
+            return;
+        };
+        if let Err(e) = log.append(record) {
+            tracing::warn!("session log: {e}");
+            self.log = None;
+            self.emit(AgentEvent::Notice(format!(
+                "{e}; the rest of this session is not saved"
+            )))
+            .await;
+        }
+    }
+
+    /// Opens the session's log in `dir` (continued when `resumed`) and writes its first
+    /// record.
+    pub async fn open(
+        &mut self,
+        dir: Option<&Path>,
+        resumed: bool,
+        workspace: PathBuf,
+        model: String,
+    ) {
+        let Some(dir) = dir else {
+            return;
+        };
+        match SessionLog::open(dir, &self.session_id) {
+            Ok(log) => {
+                self.log = Some(log);
+                if let Ok(second) = SessionLog::open(dir, &self.session_id) {
+                    *self
+                        .shared_log
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(second);
+                }
+            }
+            Err(e) => {
+                self.emit(AgentEvent::Notice(format!(
+                    "{e}; this session is not saved"
+                )))
+                .await;
+                return;
+            }
+        }
+        let record = if resumed {
+            Record::Resumed { model }
+        } else {
+            Record::SessionStart {
+                session_id: self.session_id.clone(),
+                workspace,
+                model,
+            }
+        };
+        self.record(record).await;
+    }
+
+    /// Shows a restored message as the events it was first seen as.
+    pub async fn replay(&self, message: &Message) {
+        for block in &message.content {
+            match (message.role, block) {
+                // What `@server:uri` attached was never a line the person typed.
+                (Role::User, ContentBlock::Text { text })
+                    if super::attachments::is_attachment_text(text) => {}
+                (Role::User, ContentBlock::Text { text }) => {
+                    self.emit(AgentEvent::UserMessage(text.clone())).await;
+                }
+                (Role::Assistant, ContentBlock::Text { text }) => {
+                    self.emit(AgentEvent::TextDelta(text.clone())).await;
+                    self.emit(AgentEvent::AssistantMessageDone).await;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Appends a user message, merging into a trailing user message (left by a failed or
+    /// cancelled turn) because model APIs want roles to alternate.
+    pub async fn push_user(&mut self, content: Vec<ContentBlock>) {
+        self.record(Record::Message {
+            message: Message {
+                role: Role::User,
+                content: content.clone(),
+            },
+        })
+        .await;
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.extend(content),
+            _ => self.messages.push(Message {
+                role: Role::User,
+                content,
+            }),
+        }
+    }
+
+    pub async fn push_assistant(&mut self, content: Vec<ContentBlock>) {
+        let message = Message {
+            role: Role::Assistant,
+            content,
+        };
+        self.record(Record::Message {
+            message: message.clone(),
+        })
+        .await;
+        self.messages.push(message);
+    }
+
+    /// `/clear`: forgets the messages (the log keeps them, after a `cleared` record).
+    pub async fn clear(&mut self) {
+        self.messages.clear();
+        self.record(Record::Cleared).await;
+        self.emit(AgentEvent::Notice("Conversation cleared.".into()))
+            .await;
+    }
+}
+
+/// A new session's id, or the resumed one's.
+pub(super) fn session_id(resume: Option<&str>) -> String {
+    resume.map_or_else(session::new_session_id, str::to_string)
+}
