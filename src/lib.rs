@@ -26,5 +26,7 @@ pub mod sandbox;
 pub mod sanitize;
 pub mod servers;
 pub mod settings;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod tokens;
 pub mod tui;
