@@ -194,7 +194,10 @@ mod tests {
             card.fact("max tokens").as_deref(),
             Some("9000 (toolgate's cap: 4096)")
         );
-        assert_eq!(card.fact("model preferences").as_deref(), Some("speed 0.50"));
+        assert_eq!(
+            card.fact("model preferences").as_deref(),
+            Some("speed 0.50")
+        );
         assert_eq!(card.fact("stop sequences").as_deref(), Some("END"));
         let choices = sampling.choices();
         let keys: Vec<char> = choices.iter().map(|c| c.key).collect();

@@ -291,7 +291,10 @@ impl Card {
 }
 
 /// A request from the server 'deploy' asking for [`elicitation_form`].
-fn deploy_form_request() -> (Request<Elicitation>, oneshot::Receiver<Reply<ElicitationAnswer>>) {
+fn deploy_form_request() -> (
+    Request<Elicitation>,
+    oneshot::Receiver<Reply<ElicitationAnswer>>,
+) {
     Request::new(
         Origin::Server {
             server: "deploy".into(),
