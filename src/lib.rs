@@ -1,11 +1,12 @@
 //! toolgate: a terminal console for an LLM agent whose MCP tool pool grows at run time,
 //! with every external tool call passing a host-controlled permission gate.
 //!
-//! Module boundaries follow the design (see docs/ARCHITECTURE.md):
-//! `mcp` speaks to servers, `servers` are our own MCP servers, `pool` and `policy` are pure,
-//! `gate` decides every call that needs permission (with the person, grants and pins),
-//! `agent` runs the loop on a background task, `model` holds the providers, `tui` and
-//! `headless` are the two front ends.
+//! Each module names one concept and imports only the layers below it (the map, with the
+//! three main flows, is docs/ARCHITECTURE.md): `settings` reads every configuration file;
+//! `pool` and `policy` are pure; `mcp` speaks to servers and `servers` are our own;
+//! `protocol` holds the only types that cross between the front ends and the agent; `gate`
+//! decides every call that needs permission; `agent` runs the session on a background
+//! task; `tui` and `headless` are the two front ends and `cli` the entry points.
 
 pub mod agent;
 pub mod builtin;
@@ -25,5 +26,7 @@ pub mod sandbox;
 pub mod sanitize;
 pub mod servers;
 pub mod settings;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod tokens;
 pub mod tui;

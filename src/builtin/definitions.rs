@@ -67,6 +67,18 @@ fn object_schema(properties: Value, required: &[&str]) -> Value {
     })
 }
 
+/// A string property with its description.
+fn string_property(description: &str) -> Value {
+    json!({ "type": "string", "description": description })
+}
+
+/// The `path` property of the file tools: the file to `verb`, relative or absolute.
+fn path_property(verb: &str) -> Value {
+    string_property(&format!(
+        "File to {verb}, relative to the workspace (or absolute)."
+    ))
+}
+
 fn bash_description() -> String {
     format!(
         "Run a shell command with `bash -c` (or `sh -c` where bash is missing) in the \
@@ -92,10 +104,7 @@ fn bash_description() -> String {
 fn bash_schema() -> Value {
     object_schema(
         json!({
-            "command": {
-                "type": "string",
-                "description": "The command line to run, e.g. `cargo test 2>&1 | tail -n 50`."
-            },
+            "command": string_property("The command line to run, e.g. `cargo test 2>&1 | tail -n 50`."),
             "timeout_ms": {
                 "type": "integer",
                 "minimum": 1,
@@ -110,10 +119,7 @@ fn bash_schema() -> Value {
                 "type": "boolean",
                 "description": "Ask to run this command outside the sandbox (the person is asked every time unless they allow it for the session). Only when the sandbox blocked something the task really needs."
             },
-            "justification": {
-                "type": "string",
-                "description": "With unsandboxed: one line saying why the command cannot run in the sandbox; the person reads it."
-            }
+            "justification": string_property("With unsandboxed: one line saying why the command cannot run in the sandbox; the person reads it.")
         }),
         &["command"],
     )
@@ -129,10 +135,7 @@ Paths are relative to the workspace; absolute paths are accepted.";
 fn read_file_schema() -> Value {
     object_schema(
         json!({
-            "path": {
-                "type": "string",
-                "description": "File to read, relative to the workspace (or absolute)."
-            },
+            "path": path_property("read"),
             "limit": {
                 "type": "integer",
                 "minimum": 1,
@@ -151,14 +154,8 @@ to the workspace; absolute paths are accepted.";
 fn write_file_schema() -> Value {
     object_schema(
         json!({
-            "path": {
-                "type": "string",
-                "description": "File to write, relative to the workspace (or absolute)."
-            },
-            "content": {
-                "type": "string",
-                "description": "The complete new content of the file."
-            }
+            "path": path_property("write"),
+            "content": string_property("The complete new content of the file.")
         }),
         &["path", "content"],
     )
@@ -174,18 +171,9 @@ Paths are relative to the workspace; absolute paths are accepted.";
 fn edit_file_schema() -> Value {
     object_schema(
         json!({
-            "path": {
-                "type": "string",
-                "description": "File to edit, relative to the workspace (or absolute)."
-            },
-            "old_text": {
-                "type": "string",
-                "description": "The exact text to replace; must occur exactly once."
-            },
-            "new_text": {
-                "type": "string",
-                "description": "The text to put in its place (may be empty to delete)."
-            }
+            "path": path_property("edit"),
+            "old_text": string_property("The exact text to replace; must occur exactly once."),
+            "new_text": string_property("The text to put in its place (may be empty to delete).")
         }),
         &["path", "old_text", "new_text"],
     )
@@ -202,10 +190,7 @@ and `target` directories.";
 fn glob_schema() -> Value {
     object_schema(
         json!({
-            "pattern": {
-                "type": "string",
-                "description": "Glob pattern relative to the workspace root, e.g. `**/*.toml`."
-            }
+            "pattern": string_property("Glob pattern relative to the workspace root, e.g. `**/*.toml`.")
         }),
         &["pattern"],
     )
@@ -258,10 +243,7 @@ pub fn resource_tools(servers: &[String]) -> Vec<PoolTool> {
     let read_schema = object_schema(
         json!({
             "server": server,
-            "uri": {
-                "type": "string",
-                "description": "The resource's URI as list_mcp_resources shows it, or a URI made from one of its templates."
-            }
+            "uri": string_property("The resource's URI as list_mcp_resources shows it, or a URI made from one of its templates.")
         }),
         &["server", "uri"],
     );
@@ -308,10 +290,7 @@ pub fn search_tools_tool() -> PoolTool {
          again only for something new. Tools already in your list need no search.",
         object_schema(
             json!({
-                "query": {
-                    "type": "string",
-                    "description": "What you want to do, in a few words, or exact tool names separated by commas."
-                },
+                "query": string_property("What you want to do, in a few words, or exact tool names separated by commas."),
                 "limit": {
                     "type": "integer",
                     "minimum": 1,

@@ -81,16 +81,25 @@ pub fn resolve(workspace: &Path, path: &str) -> PathBuf {
     }
 }
 
-fn non_empty_path<'a>(tool: &'static str, args: &Args<'a>) -> Result<&'a str, FileError> {
-    let path = args
-        .string("path")
-        .map_err(|source| FileError::Args { tool, source })?;
+/// Turns an argument error of `tool` into its "Invalid input" error.
+fn invalid_input(tool: &'static str) -> impl FnOnce(ArgError) -> FileError {
+    move |source| FileError::Args { tool, source }
+}
+
+/// Parses the input of a file tool that accepts `fields` and takes its non-empty `path`.
+fn path_args<'a>(
+    tool: &'static str,
+    input: &'a serde_json::Value,
+    fields: &[&str],
+) -> Result<(Args<'a>, &'a str), FileError> {
+    let args = Args::new(input, fields).map_err(invalid_input(tool))?;
+    let path = args.string("path").map_err(invalid_input(tool))?;
     if path.is_empty() {
         return Err(FileError::Refused(format!(
             "Invalid input for {tool}: field 'path' must not be empty"
         )));
     }
-    Ok(path)
+    Ok((args, path))
 }
 
 /// File work is short but blocking; keep it off the async worker threads.
@@ -109,12 +118,10 @@ async fn blocking<T: Send + 'static>(
 pub async fn read_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
     const TOOL: &str = BuiltinTool::ReadFile.name();
     let parsed = (|| {
-        let args = Args::new(input, &["path", "limit"])
-            .map_err(|source| FileError::Args { tool: TOOL, source })?;
-        let path = non_empty_path(TOOL, &args)?;
+        let (args, path) = path_args(TOOL, input, &["path", "limit"])?;
         let limit = args
             .positive_integer("limit")
-            .map_err(|source| FileError::Args { tool: TOOL, source })?
+            .map_err(invalid_input(TOOL))?
             .unwrap_or(DEFAULT_LINE_LIMIT);
         Ok((path.to_string(), limit))
     })();
@@ -223,12 +230,8 @@ fn decode_text(bytes: &[u8], truncated: bool) -> Result<&str, &'static str> {
 pub async fn write_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
     const TOOL: &str = BuiltinTool::WriteFile.name();
     let parsed = (|| {
-        let args = Args::new(input, &["path", "content"])
-            .map_err(|source| FileError::Args { tool: TOOL, source })?;
-        let path = non_empty_path(TOOL, &args)?;
-        let content = args
-            .string("content")
-            .map_err(|source| FileError::Args { tool: TOOL, source })?;
+        let (args, path) = path_args(TOOL, input, &["path", "content"])?;
+        let content = args.string("content").map_err(invalid_input(TOOL))?;
         Ok((path.to_string(), content.to_string()))
     })();
     let (shown, content) = match parsed {
@@ -266,15 +269,9 @@ pub async fn write_file(input: &serde_json::Value, workspace: &Path) -> BuiltinO
 pub async fn edit_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
     const TOOL: &str = BuiltinTool::EditFile.name();
     let parsed = (|| {
-        let args = Args::new(input, &["path", "old_text", "new_text"])
-            .map_err(|source| FileError::Args { tool: TOOL, source })?;
-        let path = non_empty_path(TOOL, &args)?;
-        let old = args
-            .string("old_text")
-            .map_err(|source| FileError::Args { tool: TOOL, source })?;
-        let new = args
-            .string("new_text")
-            .map_err(|source| FileError::Args { tool: TOOL, source })?;
+        let (args, path) = path_args(TOOL, input, &["path", "old_text", "new_text"])?;
+        let old = args.string("old_text").map_err(invalid_input(TOOL))?;
+        let new = args.string("new_text").map_err(invalid_input(TOOL))?;
         if old.is_empty() {
             return Err(FileError::Refused(
                 "Invalid input for edit_file: field 'old_text' must not be empty (use write_file \

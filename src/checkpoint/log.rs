@@ -225,6 +225,7 @@ pub(super) fn next_id(path: &Path) -> std::io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::temp_path;
 
     fn taken(id: u64) -> Event {
         Event::Taken {
@@ -253,8 +254,7 @@ mod tests {
 
     #[test]
     fn next_id_reads_the_tail_and_falls_back_to_the_whole_log() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("checkpoints.jsonl");
+        let (_dir, path) = temp_path("checkpoints.jsonl");
         assert_eq!(next_id(&path).unwrap(), 1);
         for id in 1..=1500 {
             append(&path, &taken(id)).unwrap();

@@ -44,6 +44,13 @@ fn changes(files: &[FileChange]) -> Vec<(String, Change)> {
 }
 
 /// The person's own git, with the person's usual environment (no isolation).
+/// Plans the undo of the last turn that changed something, carries it out and returns the plan.
+fn undo_last(shadow: &Shadow) -> UndoPlan {
+    let plan = shadow.plan_undo().unwrap().unwrap();
+    shadow.undo(&plan).unwrap();
+    plan
+}
+
 fn user_git(ws: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
@@ -176,8 +183,7 @@ fn the_persons_repository_is_never_touched_and_ignored_files_stay_out() {
         ],
         "ignored and excluded files are not in checkpoints"
     );
-    let plan = shadow.plan_undo().unwrap().unwrap();
-    shadow.undo(&plan).unwrap();
+    undo_last(&shadow);
 
     assert_eq!(read(&f.ws, "tracked.txt").as_deref(), Some("v1\n"));
     assert_eq!(read(&f.ws, "untracked.txt").as_deref(), Some("draft\n"));
@@ -243,9 +249,7 @@ fn an_unchanged_workspace_reuses_the_snapshot_and_a_crashed_turn_ends_at_the_nex
     assert_eq!(listed[2].files, None, "the last turn is still open");
 
     // Undo skips the turns that changed nothing and finds the crashed one.
-    let plan = shadow.plan_undo().unwrap().unwrap();
-    assert_eq!(plan.checkpoint.id, 1);
-    shadow.undo(&plan).unwrap();
+    assert_eq!(undo_last(&shadow).checkpoint.id, 1);
     assert_eq!(read(&f.ws, "a.txt").as_deref(), Some("a\n"));
 }
 
@@ -258,8 +262,7 @@ fn a_file_replaced_by_a_folder_comes_back() {
     fs::remove_file(f.ws.join("data")).unwrap();
     write(&f.ws, "data/inside.txt", "now a folder\n");
     shadow.finish(1).unwrap();
-    let plan = shadow.plan_undo().unwrap().unwrap();
-    shadow.undo(&plan).unwrap();
+    undo_last(&shadow);
     assert_eq!(read(&f.ws, "data").as_deref(), Some("a file\n"));
 }
 

@@ -144,12 +144,11 @@ fn resolve_path(path: &Path, hops: usize) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::temp_workspace;
 
     #[test]
     fn inside_outside_and_dotdot() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(ws.join("src")).unwrap();
+        let (_dir, ws) = temp_workspace(&["src"]);
         std::fs::write(ws.join("src/a.rs"), "").unwrap();
         assert_eq!(
             resolve(&ws, "src/a.rs").relative.as_deref(),
@@ -174,10 +173,8 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn symlinks_pointing_outside_are_outside() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
+        let (dir, ws) = temp_workspace(&[]);
         let secret = dir.path().join("secret");
-        std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(&secret).unwrap();
         std::fs::write(secret.join("key"), "k").unwrap();
         std::os::unix::fs::symlink(&secret, ws.join("link")).unwrap();

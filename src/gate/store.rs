@@ -73,13 +73,12 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), GateError>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{temp_file, temp_path};
 
     #[test]
     fn keeps_comments_other_keys_and_does_not_duplicate() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("config.toml");
         let original = "# my settings\n[model]\nname = \"local\" # keep me\n\n[permissions]\n# reviewed rules\nallow = [\"mcp__docs__search\"]\ndeny = [\"Bash(curl:*)\"]\n";
-        std::fs::write(&path, original).unwrap();
+        let (_dir, path) = temp_file("config.toml", original);
         assert!(append_allow_rule(&path, "Bash(rm:*)").unwrap());
         assert!(!append_allow_rule(&path, "Bash(rm:*)").unwrap());
         let text = std::fs::read_to_string(&path).unwrap();
@@ -99,9 +98,7 @@ mod tests {
 
     #[test]
     fn malformed_file_is_left_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("config.toml");
-        std::fs::write(&path, "[permissions\n").unwrap();
+        let (_dir, path) = temp_file("config.toml", "[permissions\n");
         assert!(matches!(
             append_allow_rule(&path, "mcp__x").unwrap_err(),
             GateError::Toml { .. }
@@ -116,8 +113,7 @@ mod tests {
 
     #[test]
     fn creates_missing_file_and_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".toolgate/config.toml");
+        let (_dir, path) = temp_path(".toolgate/config.toml");
         assert!(append_allow_rule(&path, "mcp__deploy__trigger").unwrap());
         let parsed: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(

@@ -14,6 +14,7 @@ use crate::policy::{
 };
 use crate::pool::PoolTool;
 use crate::settings::{ConfigSource, ServerConfig, ServerTransport};
+use crate::test_support::temp_workspace;
 
 /// The context the gate builds for one call: the call's path resolved on the file system.
 fn resolved<'a>(ws: &'a Path, tool: &PoolTool, input: &Value) -> PolicyContext<'a> {
@@ -22,72 +23,39 @@ fn resolved<'a>(ws: &'a Path, tool: &PoolTool, input: &Value) -> PolicyContext<'
 
 #[test]
 fn workspace_guard_for_file_tools() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(ws.join("src")).unwrap();
+    let (_dir, ws) = temp_workspace(&["src"]);
     let p = Policy::default();
     let read = builtin("read_file");
     let write = builtin("write_file");
     let glob = builtin("glob");
     let decide =
         |p: &Policy, t: &PoolTool, input: Value| p.decide(t, &input, &resolved(&ws, t, &input));
-    assert_eq!(
-        kind(&decide(&p, &read, json!({"path": "src/main.rs"}))),
-        "allow"
-    );
-    assert_eq!(
-        kind(&decide(&p, &write, json!({"path": "new/file.txt"}))),
-        "allow"
-    );
     let v = decide(&p, &read, json!({"path": "../secret"}));
     assert_eq!(
         (kind(&v), v.rule.as_str()),
         ("ask", "workspace guard: outside the workspace")
     );
-    assert_eq!(
-        kind(&decide(&p, &read, json!({"path": "/etc/passwd"}))),
-        "ask"
-    );
-    assert_eq!(kind(&decide(&p, &read, json!({}))), "ask");
-    // glob: the base directory decides; `..` after a wildcard could escape.
-    assert_eq!(
-        kind(&decide(&p, &glob, json!({"pattern": "src/**/*.rs"}))),
-        "allow"
-    );
-    assert_eq!(
-        kind(&decide(&p, &glob, json!({"pattern": "**/*.rs"}))),
-        "allow"
-    );
-    assert_eq!(kind(&decide(&p, &glob, json!({"pattern": "../*"}))), "ask");
-    assert_eq!(
-        kind(&decide(&p, &glob, json!({"pattern": "/etc/*"}))),
-        "ask"
-    );
-    assert_eq!(
-        kind(&decide(&p, &glob, json!({"pattern": "*/../../x"}))),
-        "ask"
-    );
-    // Writing toolgate's own configuration asks.
-    assert_eq!(
-        kind(&decide(
-            &p,
-            &write,
-            json!({"path": ".toolgate/config.toml"})
-        )),
-        "ask"
-    );
-    assert_eq!(
-        kind(&decide(
-            &p,
-            &builtin("edit_file"),
-            json!({"path": ".mcp.json"})
-        )),
-        "ask"
-    );
-    assert_eq!(
-        kind(&decide(&p, &read, json!({"path": ".mcp.json"}))),
-        "allow"
-    );
+    let edit = builtin("edit_file");
+    let cases = [
+        (&read, json!({"path": "src/main.rs"}), "allow"),
+        (&write, json!({"path": "new/file.txt"}), "allow"),
+        (&read, json!({"path": "/etc/passwd"}), "ask"),
+        (&read, json!({}), "ask"),
+        // glob: the base directory decides; `..` after a wildcard could escape.
+        (&glob, json!({"pattern": "src/**/*.rs"}), "allow"),
+        (&glob, json!({"pattern": "**/*.rs"}), "allow"),
+        (&glob, json!({"pattern": "../*"}), "ask"),
+        (&glob, json!({"pattern": "/etc/*"}), "ask"),
+        (&glob, json!({"pattern": "*/../../x"}), "ask"),
+        // Writing toolgate's own configuration asks.
+        (&write, json!({"path": ".toolgate/config.toml"}), "ask"),
+        (&edit, json!({"path": ".mcp.json"}), "ask"),
+        (&read, json!({"path": ".mcp.json"}), "allow"),
+    ];
+    for (tool, input, expected) in cases {
+        let v = decide(&p, tool, input.clone());
+        assert_eq!(kind(&v), expected, "{} {input}", tool.name);
+    }
 
     // Deny mode.
     let mut strict = Policy::default();
@@ -108,9 +76,7 @@ fn workspace_guard_for_file_tools() {
 
 #[test]
 fn file_rules_match_relative_or_absolute_paths() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    let (dir, ws) = temp_workspace(&[]);
     let outside = std::fs::canonicalize(dir.path()).unwrap().join("shared");
     let decide =
         |p: &Policy, t: &PoolTool, input: Value| p.decide(t, &input, &resolved(&ws, t, &input));
@@ -163,9 +129,7 @@ fn file_rules_match_relative_or_absolute_paths() {
 
 #[test]
 fn symlink_escape_asks() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    let (dir, ws) = temp_workspace(&[]);
     std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
     std::os::unix::fs::symlink(dir.path().join("secret.txt"), ws.join("innocent.txt")).unwrap();
     std::os::unix::fs::symlink(dir.path(), ws.join("up")).unwrap();
@@ -291,9 +255,7 @@ fn always_rule_is_written_by_the_store_and_applied_at_once() {
 #[test]
 fn the_gate_resolves_what_the_policy_expects() {
     // resolve_target reads the same field the decision does: for glob the literal base.
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(ws.join("src")).unwrap();
+    let (_dir, ws) = temp_workspace(&["src"]);
     let glob = builtin("glob");
     let target = resolve_target(&ws, &glob, &json!({"pattern": "src/**/*.rs"})).unwrap();
     assert_eq!(target.requested, "src");

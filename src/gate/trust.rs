@@ -95,12 +95,11 @@ impl TrustStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{temp_file, temp_workspace};
 
     #[test]
     fn trust_is_remembered_by_canonical_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        let (dir, ws) = temp_workspace(&["sub"]);
         let store_path = dir.path().join("state/trusted.json");
         let mut store = TrustStore::open(store_path.clone()).unwrap();
         assert!(!store.is_trusted(&ws));
@@ -115,9 +114,7 @@ mod tests {
 
     #[test]
     fn malformed_store_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("trusted.json");
-        std::fs::write(&path, "{not json").unwrap();
+        let (_dir, path) = temp_file("trusted.json", "{not json");
         let err = TrustStore::open(path.clone()).unwrap_err();
         assert!(err.to_string().contains("trusted.json"), "{err}");
         assert_eq!(std::fs::read_to_string(path).unwrap(), "{not json");

@@ -569,15 +569,18 @@ mod tests {
         }
     }
 
+    /// The request messages for one user turn made of `blocks`.
+    fn user_messages(blocks: &[ContentBlock], images_ok: bool) -> Vec<Value> {
+        let mut out = Vec::new();
+        append_messages(&mut out, Role::User, blocks, images_ok);
+        out
+    }
+
     #[test]
     fn tool_images_follow_the_tool_messages_as_image_parts() {
-        let png = chart_png();
-        let mut out = Vec::new();
-        append_messages(
-            &mut out,
-            Role::User,
+        let out = user_messages(
             &[
-                chart_result(png),
+                chart_result(chart_png()),
                 ContentBlock::Text {
                     text: "what does it show?".into(),
                 },
@@ -602,10 +605,7 @@ mod tests {
     #[test]
     fn without_image_support_images_become_placeholder_text() {
         let png = chart_png();
-        let mut out = Vec::new();
-        append_messages(
-            &mut out,
-            Role::User,
+        let out = user_messages(
             &[chart_result(png.clone()), ContentBlock::Image(png.clone())],
             false,
         );

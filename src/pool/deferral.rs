@@ -168,6 +168,25 @@ mod tests {
         pool.names()
     }
 
+    /// `defer` with [`search_tool`] as the search definition and `always_load` as a list.
+    fn split_pool(
+        full: &Pool,
+        settings: &SearchSettings,
+        mcp_tokens: usize,
+        always_load: &[&str],
+        loaded: &[String],
+    ) -> Deferral {
+        let always_load: HashSet<&str> = always_load.iter().copied().collect();
+        defer(
+            full,
+            settings,
+            mcp_tokens,
+            &always_load,
+            loaded,
+            &search_tool(),
+        )
+    }
+
     #[test]
     fn off_and_small_pools_under_auto_carry_every_tool() {
         let full = full();
@@ -178,14 +197,7 @@ mod tests {
             },
             SearchSettings::default(),
         ] {
-            let split = defer(
-                &full,
-                &settings,
-                mcp_definition_tokens(&full),
-                &HashSet::new(),
-                &[],
-                &search_tool(),
-            );
+            let split = split_pool(&full, &settings, mcp_definition_tokens(&full), &[], &[]);
             assert_eq!(split.visible, full);
             assert!(split.deferred.is_empty() && !split.searching());
         }
@@ -198,14 +210,7 @@ mod tests {
             mode: SearchMode::Auto,
             auto_threshold_tokens: 10,
         };
-        let split = defer(
-            &full,
-            &settings,
-            mcp_definition_tokens(&full),
-            &HashSet::new(),
-            &[],
-            &search_tool(),
-        );
+        let split = split_pool(&full, &settings, mcp_definition_tokens(&full), &[], &[]);
         assert_eq!(names(&split.visible), ["bash", "search_tools"]);
         assert_eq!(split.deferred.len(), 5);
         let loaded = vec![
@@ -213,14 +218,7 @@ mod tests {
             "mcp__github__create_issue".to_string(),
             "mcp__gone__tool".to_string(),
         ];
-        let split = defer(
-            &full,
-            &settings,
-            mcp_definition_tokens(&full),
-            &HashSet::new(),
-            &loaded,
-            &search_tool(),
-        );
+        let split = split_pool(&full, &settings, mcp_definition_tokens(&full), &[], &loaded);
         assert_eq!(
             names(&split.visible),
             [
@@ -248,14 +246,7 @@ mod tests {
             mode: SearchMode::On,
             ..SearchSettings::default()
         };
-        let split = defer(
-            &full,
-            &on,
-            0,
-            &HashSet::from(["slack"]),
-            &[],
-            &search_tool(),
-        );
+        let split = split_pool(&full, &on, 0, &["slack"], &[]);
         assert_eq!(
             names(&split.visible),
             [
@@ -266,14 +257,7 @@ mod tests {
             ]
         );
         assert_eq!(split.deferred.len(), 3);
-        let split = defer(
-            &full,
-            &on,
-            0,
-            &HashSet::from(["slack", "github"]),
-            &[],
-            &search_tool(),
-        );
+        let split = split_pool(&full, &on, 0, &["slack", "github"], &[]);
         assert_eq!(split.visible, full);
     }
 }

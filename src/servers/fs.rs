@@ -426,15 +426,12 @@ mod tests {
             root.join("new/dir/b.txt")
         );
         assert_eq!(jail.resolve(".").unwrap(), root);
-        assert!(matches!(jail.resolve("../x"), Err(PathError::Outside(..))));
-        assert!(matches!(
-            jail.resolve("sub/../../x"),
-            Err(PathError::Outside(..))
-        ));
-        assert!(matches!(
-            jail.resolve("/etc/passwd"),
-            Err(PathError::Outside(..))
-        ));
+        for escape in ["../x", "sub/../../x", "/etc/passwd"] {
+            assert!(
+                matches!(jail.resolve(escape), Err(PathError::Outside(..))),
+                "{escape}"
+            );
+        }
         let inside_abs = root.join("sub/a.txt").display().to_string();
         assert!(jail.resolve(&inside_abs).is_ok());
     }
@@ -448,14 +445,12 @@ mod tests {
         std::os::unix::fs::symlink("sub", dir.path().join("in")).unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         let jail = Jail::new(dir.path()).unwrap();
-        assert!(matches!(
-            jail.resolve("out"),
-            Err(PathError::LinkOutside(..))
-        ));
-        assert!(matches!(
-            jail.resolve("out/new.txt"),
-            Err(PathError::LinkOutside(..))
-        ));
+        for leaving in ["out", "out/new.txt"] {
+            assert!(
+                matches!(jail.resolve(leaving), Err(PathError::LinkOutside(..))),
+                "{leaving}"
+            );
+        }
         assert!(matches!(
             jail.resolve("dangling"),
             Err(PathError::DanglingLink(..))

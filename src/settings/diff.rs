@@ -59,11 +59,11 @@ impl ConfigDiff {
 mod tests {
     use super::*;
     use crate::settings::{ConfigSource, LoadOptions, load_servers_with_env};
+    use crate::test_support::temp_path;
 
     #[test]
     fn added_removed_and_changed_by_name() {
-        let ws = tempfile::tempdir().unwrap();
-        let file = ws.path().join(".mcp.json");
+        let (ws, file) = temp_path(".mcp.json");
         let load = |text: &str| {
             std::fs::write(&file, text).unwrap();
             load_servers_with_env(

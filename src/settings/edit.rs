@@ -256,14 +256,13 @@ fn input(value: &Value) -> CstInputValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{temp_file, temp_path};
     use serde_json::json;
 
     #[test]
     fn edits_keep_layout_order_and_other_keys() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".mcp.json");
         let original = "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"b\": { \"command\": \"bee\" },\n\n        \"a\": {\n            \"command\": \"ay\"\n        }\n    }\n}\n";
-        std::fs::write(&path, original).unwrap();
+        let (_dir, path) = temp_file(".mcp.json", original);
         let mut file = ServerFile::open(&path).unwrap();
         file.set("c", &json!({"command": "see", "args": ["-x"]}));
         assert!(file.set_enabled("b", false));
@@ -287,8 +286,7 @@ mod tests {
 
     #[test]
     fn missing_file_is_created_and_bad_file_is_reported_with_position() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/mcp.json");
+        let (_dir, path) = temp_path("sub/mcp.json");
         let mut file = ServerFile::open(&path).unwrap();
         assert!(!file.existed());
         file.set("x", &json!({"command": "x"}));

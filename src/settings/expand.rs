@@ -1,9 +1,12 @@
 //! `${VAR}` and `${VAR:-default}` expansion, as in Claude Code's `.mcp.json`.
 
+/// Where [`expand`] finds a variable's value (the process environment, or a test's map).
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
 /// Expands every `${…}` in `input` using `lookup`. A variable that is unset and has no
 /// default is an error naming it (the caller reports it and skips the entry, rather than
 /// starting a server with a silently empty argument).
-pub fn expand(input: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(input: &str, lookup: Env<'_>) -> Result<String, String> {
     let mut out = String::with_capacity(input.len());
     let mut rest = input;
     while let Some(start) = rest.find("${") {

@@ -2,7 +2,7 @@
 //! and what was expected. A bad entry is skipped; the others still load.
 
 use super::SandboxMode;
-use super::expand::expand;
+use super::expand::{Env, expand};
 use super::{ConfigSource, Diagnostic, ServerConfig, ServerSandbox, ServerTransport};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ pub fn parse(
     text: &str,
     file_label: &str,
     source: &ConfigSource,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: Env<'_>,
 ) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let root: Value = match serde_json::from_str(text) {
@@ -84,7 +84,7 @@ fn parse_entry(
     name: &str,
     entry: &Value,
     source: &ConfigSource,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: Env<'_>,
 ) -> Result<ServerConfig, String> {
     let obj = entry
         .as_object()
@@ -187,7 +187,7 @@ fn required_str<'a>(obj: &'a Map<String, Value>, key: &str, what: &str) -> Resul
 fn optional_str(
     obj: &Map<String, Value>,
     key: &str,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: Env<'_>,
 ) -> Result<Option<String>, String> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -196,11 +196,7 @@ fn optional_str(
     }
 }
 
-fn string_list(
-    obj: &Map<String, Value>,
-    key: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<String>, String> {
+fn string_list(obj: &Map<String, Value>, key: &str, env: Env<'_>) -> Result<Vec<String>, String> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
@@ -218,7 +214,7 @@ fn string_list(
 fn string_map(
     obj: &Map<String, Value>,
     key: &str,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: Env<'_>,
 ) -> Result<BTreeMap<String, String>, String> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(BTreeMap::new()),

@@ -166,6 +166,7 @@ async fn debounce(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::temp_path;
 
     /// Watches `file`; its batches arrive on the receiver.
     fn watched(file: &Path) -> (ConfigWatcher, mpsc::UnboundedReceiver<Vec<PathBuf>>) {
@@ -187,8 +188,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_save_by_rename_is_one_batch_and_other_files_are_ignored() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join(".mcp.json");
+        let (dir, file) = temp_path(".mcp.json");
         let (_watch, mut rx) = watched(&file);
         std::fs::write(dir.path().join("unrelated.txt"), "x").unwrap();
         let tmp = dir.path().join(".mcp.json.tmp");
@@ -207,8 +207,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_file_in_a_folder_created_later_is_seen() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("config/toolgate/mcp.json");
+        let (_dir, file) = temp_path("config/toolgate/mcp.json");
         let (_watch, mut rx) = watched(&file);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, "{}").unwrap();

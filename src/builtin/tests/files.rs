@@ -79,63 +79,34 @@ async fn read_file_caps_large_files() {
 #[tokio::test]
 async fn read_file_errors() {
     let ws = workspace();
-    let out = call(
-        BuiltinTool::ReadFile,
-        json!({"path": "nope.txt"}),
-        ws.path(),
-    )
-    .await;
-    assert_eq!(
-        out,
-        BuiltinOutput::error("read_file: nope.txt does not exist")
-    );
-
     std::fs::write(
         ws.path().join("blob.bin"),
         [0x7f, b'E', b'L', b'F', 0, 1, 2],
     )
     .unwrap();
-    let out = call(
-        BuiltinTool::ReadFile,
-        json!({"path": "blob.bin"}),
-        ws.path(),
-    )
-    .await;
-    assert_eq!(
-        out,
-        BuiltinOutput::error("read_file: blob.bin is not a text file (binary content)")
-    );
-
     std::fs::write(ws.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
-    let out = call(
-        BuiltinTool::ReadFile,
-        json!({"path": "latin1.txt"}),
-        ws.path(),
-    )
-    .await;
-    assert_eq!(
-        out,
-        BuiltinOutput::error("read_file: latin1.txt is not a text file (not valid UTF-8)")
-    );
-
     std::fs::create_dir(ws.path().join("sub")).unwrap();
-    let out = call(BuiltinTool::ReadFile, json!({"path": "sub"}), ws.path()).await;
-    assert!(out.is_error);
-    assert!(out.text.contains("sub is a directory"), "{}", out.text);
-
     std::fs::write(ws.path().join("empty.txt"), "").unwrap();
-    let out = call(
-        BuiltinTool::ReadFile,
-        json!({"path": "empty.txt"}),
-        ws.path(),
-    )
-    .await;
-    assert_eq!(out, BuiltinOutput::ok("[empty.txt is empty]"));
-
     expect(
         BuiltinTool::ReadFile,
         ws.path(),
         [
+            (
+                json!({"path": "nope.txt"}),
+                BuiltinOutput::error("read_file: nope.txt does not exist"),
+            ),
+            (
+                json!({"path": "blob.bin"}),
+                BuiltinOutput::error("read_file: blob.bin is not a text file (binary content)"),
+            ),
+            (
+                json!({"path": "latin1.txt"}),
+                BuiltinOutput::error("read_file: latin1.txt is not a text file (not valid UTF-8)"),
+            ),
+            (
+                json!({"path": "empty.txt"}),
+                BuiltinOutput::ok("[empty.txt is empty]"),
+            ),
             (
                 json!({"limit": 3}),
                 BuiltinOutput::error(
@@ -149,6 +120,12 @@ async fn read_file_errors() {
                 ),
             ),
         ],
+    )
+    .await;
+    expect_errors(
+        BuiltinTool::ReadFile,
+        ws.path(),
+        [(json!({"path": "sub"}), Contains("sub is a directory"))],
     )
     .await;
 }
@@ -185,37 +162,35 @@ async fn write_file_creates_parents_and_reports_bytes() {
 #[tokio::test]
 async fn write_file_errors() {
     let ws = workspace();
-    let out = call(BuiltinTool::WriteFile, json!({"path": "x.txt"}), ws.path()).await;
-    assert_eq!(
-        out,
-        BuiltinOutput::error("Invalid input for write_file: missing required field 'content'")
-    );
+    expect(
+        BuiltinTool::WriteFile,
+        ws.path(),
+        [(
+            json!({"path": "x.txt"}),
+            BuiltinOutput::error("Invalid input for write_file: missing required field 'content'"),
+        )],
+    )
+    .await;
     assert!(!ws.path().join("x.txt").exists());
 
     std::fs::create_dir(ws.path().join("dir")).unwrap();
-    let out = call(
-        BuiltinTool::WriteFile,
-        json!({"path": "dir", "content": "x"}),
-        ws.path(),
-    )
-    .await;
-    assert!(out.is_error);
-    assert!(out.text.contains("dir is a directory"), "{}", out.text);
-
     // A parent that is a file cannot become a directory.
     std::fs::write(ws.path().join("plain"), "x").unwrap();
-    let out = call(
+    expect_errors(
         BuiltinTool::WriteFile,
-        json!({"path": "plain/child.txt", "content": "x"}),
         ws.path(),
+        [
+            (
+                json!({"path": "dir", "content": "x"}),
+                Contains("dir is a directory"),
+            ),
+            (
+                json!({"path": "plain/child.txt", "content": "x"}),
+                StartsWith("write_file: plain/child.txt: "),
+            ),
+        ],
     )
     .await;
-    assert!(out.is_error);
-    assert!(
-        out.text.starts_with("write_file: plain/child.txt: "),
-        "{}",
-        out.text
-    );
     assert_eq!(read(&ws, "plain"), "x");
 }
 
@@ -249,33 +224,21 @@ async fn edit_file_refuses_zero_or_many_occurrences() {
     let original = "alpha\nbeta\nalpha\n";
     std::fs::write(&file, original).unwrap();
 
-    let out = call(
+    expect_errors(
         BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "gamma", "new_text": "delta"}),
         ws.path(),
+        [
+            (
+                json!({"path": "f.txt", "old_text": "gamma", "new_text": "delta"}),
+                StartsWith("edit_file: old_text was not found in f.txt (0 occurrences)"),
+            ),
+            (
+                json!({"path": "f.txt", "old_text": "alpha", "new_text": "omega"}),
+                StartsWith("edit_file: old_text occurs 2 times in f.txt"),
+            ),
+        ],
     )
     .await;
-    assert!(out.is_error);
-    assert!(
-        out.text
-            .starts_with("edit_file: old_text was not found in f.txt (0 occurrences)"),
-        "{}",
-        out.text
-    );
-
-    let out = call(
-        BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "alpha", "new_text": "omega"}),
-        ws.path(),
-    )
-    .await;
-    assert!(out.is_error);
-    assert!(
-        out.text
-            .starts_with("edit_file: old_text occurs 2 times in f.txt"),
-        "{}",
-        out.text
-    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
 
@@ -300,49 +263,40 @@ async fn edit_file_matches_crlf_files_with_plain_newlines() {
 #[tokio::test]
 async fn edit_file_errors() {
     let ws = workspace();
-    let out = call(
+    expect(
         BuiltinTool::EditFile,
-        json!({"path": "missing.txt", "old_text": "a", "new_text": "b"}),
         ws.path(),
+        [(
+            json!({"path": "missing.txt", "old_text": "a", "new_text": "b"}),
+            BuiltinOutput::error("edit_file: missing.txt does not exist"),
+        )],
     )
     .await;
-    assert_eq!(
-        out,
-        BuiltinOutput::error("edit_file: missing.txt does not exist")
-    );
 
     std::fs::write(ws.path().join("f.txt"), "abc").unwrap();
-    let out = call(
+    expect_errors(
         BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "", "new_text": "b"}),
         ws.path(),
+        [
+            (
+                json!({"path": "f.txt", "old_text": "", "new_text": "b"}),
+                Contains("'old_text' must not be empty"),
+            ),
+            (
+                json!({"path": "f.txt", "old_text": "abc", "new_text": "abc"}),
+                Contains("identical"),
+            ),
+        ],
     )
     .await;
-    assert!(out.is_error);
-    assert!(
-        out.text.contains("'old_text' must not be empty"),
-        "{}",
-        out.text
-    );
-
-    let out = call(
+    expect(
         BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "abc", "new_text": "abc"}),
         ws.path(),
+        [(
+            json!({"path": "f.txt", "old_text": "abc"}),
+            BuiltinOutput::error("Invalid input for edit_file: missing required field 'new_text'"),
+        )],
     )
     .await;
-    assert!(out.is_error);
-    assert!(out.text.contains("identical"), "{}", out.text);
-
-    let out = call(
-        BuiltinTool::EditFile,
-        json!({"path": "f.txt", "old_text": "abc"}),
-        ws.path(),
-    )
-    .await;
-    assert_eq!(
-        out,
-        BuiltinOutput::error("Invalid input for edit_file: missing required field 'new_text'")
-    );
     assert_eq!(read(&ws, "f.txt"), "abc");
 }

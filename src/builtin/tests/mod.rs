@@ -82,6 +82,30 @@ async fn expect<const N: usize>(tool: BuiltinTool, ws: &Path, cases: [(Value, Bu
     }
 }
 
+/// What an error's text must show: its start, or a part of it.
+enum ErrorText {
+    StartsWith(&'static str),
+    Contains(&'static str),
+}
+use ErrorText::{Contains, StartsWith};
+
+/// Runs each input with `tool` in `ws` and checks that it fails with the expected text.
+async fn expect_errors<const N: usize>(
+    tool: BuiltinTool,
+    ws: &Path,
+    cases: [(Value, ErrorText); N],
+) {
+    for (input, expected) in cases {
+        let out = call(tool, input.clone(), ws).await;
+        assert!(out.is_error, "{tool:?} {input} should fail: {}", out.text);
+        let shown = match expected {
+            StartsWith(start) => out.text.starts_with(start),
+            Contains(part) => out.text.contains(part),
+        };
+        assert!(shown, "{tool:?} {input}: {}", out.text);
+    }
+}
+
 /// Waits for the background process `pid` to be gone, and fails the test if it is not.
 async fn assert_gone(pid: i32) {
     assert!(wait_gone(pid).await, "background sleep {pid} survived");

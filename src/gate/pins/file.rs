@@ -237,6 +237,7 @@ pub fn save(path: &Path, key: &str, pin: &Pin) -> Result<(), GateError> {
 mod tests {
     use super::*;
     use crate::pool::listed_tool;
+    use crate::test_support::temp_path;
     use serde_json::json;
 
     fn tool(description: &str, schema: Value) -> PoolTool {
@@ -277,8 +278,7 @@ mod tests {
 
     #[test]
     fn pins_file_round_trip_keeps_other_entries_and_refuses_garbage() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".toolgate/pins.json");
+        let (_dir, path) = temp_path(".toolgate/pins.json");
         assert!(load(&path).unwrap().is_empty());
         let a = tool("a", json!({"type": "object"}));
         let pin = Pin::of(&a, "always grant").unwrap();

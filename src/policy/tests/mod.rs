@@ -237,6 +237,17 @@ fn badges() {
     assert_eq!(kind(&p.badge(&builtin("bash"), &c)), "allow");
 }
 
+/// What the gate would hand over after resolving `requested`.
+fn resolved_target(requested: &str, relative: Option<&str>, absolute: &str) -> ResolvedTarget {
+    ResolvedTarget {
+        requested: requested.into(),
+        resolved: Resolved {
+            absolute: PathBuf::from(absolute),
+            relative: relative.map(str::to_string),
+        },
+    }
+}
+
 #[test]
 fn file_decisions_use_the_path_the_caller_resolved() {
     // Nothing of this exists on disk: the decision must rest on the context alone. The
@@ -246,13 +257,7 @@ fn file_decisions_use_the_path_the_caller_resolved() {
     let p = Policy::default();
     let read = builtin("read_file");
     let input = json!({"path": "innocent.txt"});
-    let target = |relative: Option<&str>, absolute: &str| ResolvedTarget {
-        requested: "innocent.txt".into(),
-        resolved: Resolved {
-            absolute: PathBuf::from(absolute),
-            relative: relative.map(str::to_string),
-        },
-    };
+    let target = |relative, absolute| resolved_target("innocent.txt", relative, absolute);
     let outside = ctx(ws).with_target(Some(target(None, "/elsewhere/secret.txt")));
     let v = p.decide(&read, &input, &outside);
     assert_eq!(
@@ -288,13 +293,7 @@ fn a_file_call_without_its_resolved_path_asks() {
     let write = builtin("write_file");
     let input = json!({"path": "a.txt"});
     // No target at all, or one resolved for another path: never trusted for this call.
-    let other = ResolvedTarget {
-        requested: "b.txt".into(),
-        resolved: Resolved {
-            absolute: PathBuf::from("/nonexistent/ws/b.txt"),
-            relative: Some("b.txt".into()),
-        },
-    };
+    let other = resolved_target("b.txt", Some("b.txt"), "/nonexistent/ws/b.txt");
     for c in [ctx(ws), ctx(ws).with_target(Some(other))] {
         let v = p.decide(&write, &input, &c);
         assert_eq!(

@@ -198,6 +198,14 @@ impl<A> Choice<A> {
         self.safe = true;
         self
     }
+
+    /// The two choices of a yes/no question: `y` does it, `n` (the safe one) does not.
+    pub fn yes_or_no(yes: impl Into<String>, on_yes: A, no: &str, on_no: A) -> Vec<Choice<A>> {
+        vec![
+            Choice::new('y', yes, Then::Answer(on_yes)),
+            Choice::new('n', no, Then::Answer(on_no)).safe(),
+        ]
+    }
 }
 
 /// Keys the inbox keeps for itself; no kind may use them as a choice key.

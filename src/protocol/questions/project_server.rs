@@ -1,7 +1,7 @@
 //! A server defined by the (trusted) project's `.mcp.json` is about to start a program of
 //! the project's choosing: asked once per session, showing the exact command line.
 
-use super::{Card, Choice, Fact, Kind, Then, Tone};
+use super::{Card, Choice, Fact, Kind, Tone};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectServer {
@@ -34,19 +34,12 @@ impl Kind for ProjectServer {
     }
 
     fn choices(&self) -> Vec<Choice<ProjectServerAnswer>> {
-        vec![
-            Choice::new(
-                'y',
-                "Start it this session",
-                Then::Answer(ProjectServerAnswer::Start),
-            ),
-            Choice::new(
-                'n',
-                "Don't start",
-                Then::Answer(ProjectServerAnswer::DontStart),
-            )
-            .safe(),
-        ]
+        Choice::yes_or_no(
+            "Start it this session",
+            ProjectServerAnswer::Start,
+            "Don't start",
+            ProjectServerAnswer::DontStart,
+        )
     }
 
     fn safe_default(&self) -> ProjectServerAnswer {

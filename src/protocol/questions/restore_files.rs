@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
-use super::{Card, Choice, Fact, Kind, Then, Tone};
+use super::{Card, Choice, Fact, Kind, Tone};
 use crate::checkpoint::{Change, FileChange};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,19 +109,12 @@ impl Kind for RestoreFiles {
     }
 
     fn choices(&self) -> Vec<Choice<RestoreAnswer>> {
-        vec![
-            Choice::new(
-                'y',
-                format!("Restore {}", self.count()),
-                Then::Answer(RestoreAnswer::Restore),
-            ),
-            Choice::new(
-                'n',
-                "Keep them as they are",
-                Then::Answer(RestoreAnswer::Keep),
-            )
-            .safe(),
-        ]
+        Choice::yes_or_no(
+            format!("Restore {}", self.count()),
+            RestoreAnswer::Restore,
+            "Keep them as they are",
+            RestoreAnswer::Keep,
+        )
     }
 
     fn safe_default(&self) -> RestoreAnswer {

@@ -190,18 +190,15 @@ mod tests {
         assert!(card.details.starts_with(
             "[system prompt]\n(none)\n\n[user]\nSummarize this\n\n[assistant]\nWhich part?"
         ));
-        let fact = |label: &str| {
-            card.facts
-                .iter()
-                .find(|f| f.label == label)
-                .map(|f| f.value.clone())
-        };
         assert_eq!(
-            fact("max tokens").as_deref(),
+            card.fact("max tokens").as_deref(),
             Some("9000 (toolgate's cap: 4096)")
         );
-        assert_eq!(fact("model preferences").as_deref(), Some("speed 0.50"));
-        assert_eq!(fact("stop sequences").as_deref(), Some("END"));
+        assert_eq!(
+            card.fact("model preferences").as_deref(),
+            Some("speed 0.50")
+        );
+        assert_eq!(card.fact("stop sequences").as_deref(), Some("END"));
         let choices = sampling.choices();
         let keys: Vec<char> = choices.iter().map(|c| c.key).collect();
         assert_eq!(keys, ['y', 'a', 'n']);

@@ -255,17 +255,11 @@ fn sign_in_card_names_the_authorization_server_and_the_scopes() {
         card.effect
             .contains("opens your browser at https://auth.linear.app")
     );
-    let fact = |label: &str| {
-        card.facts
-            .iter()
-            .find(|f| f.label == label)
-            .map(|f| f.value.clone())
-    };
     assert_eq!(
-        fact("authorization server").as_deref(),
+        card.fact("authorization server").as_deref(),
         Some("https://auth.linear.app")
     );
-    assert_eq!(fact("scopes").as_deref(), Some("read write"));
+    assert_eq!(card.fact("scopes").as_deref(), Some("read write"));
     assert_eq!(sign_in(true).card().title, "Allow more access?");
 
     let (request, mut rx) = Request::new(
@@ -286,6 +280,31 @@ fn sign_in_card_names_the_authorization_server_and_the_scopes() {
     );
 }
 
+impl Card {
+    /// The value of the fact labelled `label`, if the card has one.
+    pub(super) fn fact(&self, label: &str) -> Option<String> {
+        self.facts
+            .iter()
+            .find(|f| f.label == label)
+            .map(|f| f.value.clone())
+    }
+}
+
+/// A request from the server 'deploy' asking for [`elicitation_form`].
+fn deploy_form_request() -> (
+    Request<Elicitation>,
+    oneshot::Receiver<Reply<ElicitationAnswer>>,
+) {
+    Request::new(
+        Origin::Server {
+            server: "deploy".into(),
+        },
+        elicitation_form(),
+        Instant::now(),
+        None,
+    )
+}
+
 fn elicitation_form() -> Elicitation {
     Elicitation {
         server: "deploy".into(),
@@ -300,14 +319,7 @@ fn elicitation_form() -> Elicitation {
 
 #[test]
 fn a_form_choice_answers_only_with_the_forms_content() {
-    let (request, mut rx) = Request::new(
-        Origin::Server {
-            server: "deploy".into(),
-        },
-        elicitation_form(),
-        Instant::now(),
-        None,
-    );
+    let (request, mut rx) = deploy_form_request();
     let open: Box<dyn Open> = Box::new(request);
     let form = open.form().unwrap();
     assert_eq!(form.fields[0].shown(), "staging", "the default is entered");
@@ -320,14 +332,7 @@ fn a_form_choice_answers_only_with_the_forms_content() {
         Reply::Person(ElicitationAnswer::Decline)
     );
 
-    let (request, mut rx) = Request::new(
-        Origin::Server {
-            server: "deploy".into(),
-        },
-        elicitation_form(),
-        Instant::now(),
-        None,
-    );
+    let (request, mut rx) = deploy_form_request();
     let open: Box<dyn Open> = Box::new(request);
     let content = open.form().unwrap().content().unwrap();
     let closed = open.submit(submit, content.clone());
