@@ -71,7 +71,17 @@ impl ReloadCause {
     }
 }
 
-/// Same problem as before, wherever the edit moved it (lines shift as a file is edited).
-pub(super) fn same_problem(a: &Diagnostic, b: &Diagnostic) -> bool {
-    a.file == b.file && a.message == b.message
+/// The problems in `found` that were not already known, one indented line each. A known
+/// problem counts as the same wherever the edit moved it (lines shift as a file is edited),
+/// so only a problem the latest edit introduced stops a reload.
+pub(super) fn new_problems(found: &[Diagnostic], known: &[Diagnostic]) -> Vec<String> {
+    found
+        .iter()
+        .filter(|d| {
+            !known
+                .iter()
+                .any(|k| k.file == d.file && k.message == d.message)
+        })
+        .map(|d| format!("  {d}"))
+        .collect()
 }

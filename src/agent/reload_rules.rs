@@ -3,7 +3,7 @@
 //! not applied at all: a half-read file could drop a deny rule, so the rules in force stay
 //! and the error names each problem's file and position (the same as for server files).
 
-use super::reload::{ReloadCause, RulesReload, same_problem};
+use super::reload::{ReloadCause, RulesReload, new_problems};
 use super::runner::Agent;
 use crate::policy::{OutsideWorkspace, RuleChanges};
 use crate::protocol::AgentEvent;
@@ -18,11 +18,7 @@ impl Agent {
         cause: &ReloadCause,
     ) {
         let (fresh, diagnostics) = crate::policy::from_settings(&settings.permissions);
-        let new_problems: Vec<String> = diagnostics
-            .iter()
-            .filter(|d| !rules.known_problems.iter().any(|k| same_problem(k, d)))
-            .map(|d| format!("  {d}"))
-            .collect();
+        let new_problems = new_problems(&diagnostics, &rules.known_problems);
         if !new_problems.is_empty() {
             self.emit(AgentEvent::Error(format!(
                 "Permission rules not reloaded; the rules in force stay as they were. Fix this and save again (or /mcp reload):\n{}",

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use super::reload::{ConfigReload, ReloadCause, same_problem};
+use super::reload::{ConfigReload, ReloadCause, new_problems};
 use super::runner::Agent;
 use crate::protocol::{AgentEvent, Containment, ServerInfo};
 use crate::settings::diff::ConfigDiff;
@@ -67,12 +67,7 @@ impl Agent {
         server_files: Vec<PathBuf>,
         cause: ReloadCause,
     ) {
-        let new_problems: Vec<String> = loaded
-            .diagnostics
-            .iter()
-            .filter(|d| !reload.known_problems.iter().any(|k| same_problem(k, d)))
-            .map(|d| format!("  {d}"))
-            .collect();
+        let new_problems = new_problems(&loaded.diagnostics, &reload.known_problems);
         if !new_problems.is_empty() {
             self.emit(AgentEvent::Error(format!(
                 "MCP configuration not reloaded; the servers stay as they were. Fix this and save again (or /mcp reload):\n{}",
