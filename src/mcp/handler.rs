@@ -6,7 +6,6 @@ use super::elicitor::Elicitor;
 use super::roots::Roots;
 use super::sampling::{self, Slot};
 use super::types::{HubEvent, ProgressUpdate};
-use crate::settings::LogLevel;
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
@@ -188,7 +187,7 @@ impl ClientHandler for HubClient {
         };
         let _ = self.events.send(HubEvent::Log {
             server: self.server.clone(),
-            level: LogLevel::from_mcp(params.level),
+            level: super::logging::from_mcp(params.level),
             message: crate::sanitize::for_terminal(&text),
         });
     }
