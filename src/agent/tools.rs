@@ -206,12 +206,18 @@ impl ToolHost {
         for notice in notices {
             conv.emit(AgentEvent::Notice(notice)).await;
         }
-        if matches!(gated, Gated::Run | Gated::RunUnconfined)
+        // The workspace as the call starts and ends: only what changed in between is the
+        // turn's (the person's edits between calls are not).
+        let watch = if matches!(gated, Gated::Run | Gated::RunUnconfined)
             && super::checkpoints::may_change_workspace(&tool.origin)
         {
-            self.checkpoints.before_change(conv).await;
-        }
-        match gated {
+            self.checkpoints
+                .before_call(&tool.origin, &input, conv)
+                .await
+        } else {
+            None
+        };
+        let run = match gated {
             Gated::Cancelled => ToolRun::cancelled(),
             Gated::Refused(text) => ToolRun {
                 outcome: ToolOutcome::Denied,
@@ -224,7 +230,9 @@ impl ToolHost {
             }
             // The person saw the command and let it run as it is.
             Gated::RunUnconfined => self.execute(conv, call_id, tool, input, cancel, true).await,
-        }
+        };
+        self.checkpoints.after_call(watch, conv).await;
+        run
     }
 
     /// Runs a call that nobody was asked about file by file (a bash command, an MCP tool)
