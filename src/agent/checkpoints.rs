@@ -484,11 +484,16 @@ mod tests {
     fn a_file_tools_target_is_its_only_possible_change() {
         let ws = Path::new("/w/project");
         let write = ToolOrigin::Builtin(BuiltinTool::WriteFile);
-        let target = |path: &str| {
-            file_tool_target(&write, &serde_json::json!({ "path": path }), ws)
-        };
-        assert_eq!(target("a/./b/../c.txt"), Some(vec![PathBuf::from("a/c.txt")]));
-        assert_eq!(target("/w/project/x.txt"), Some(vec![PathBuf::from("x.txt")]));
+        let target =
+            |path: &str| file_tool_target(&write, &serde_json::json!({ "path": path }), ws);
+        assert_eq!(
+            target("a/./b/../c.txt"),
+            Some(vec![PathBuf::from("a/c.txt")])
+        );
+        assert_eq!(
+            target("/w/project/x.txt"),
+            Some(vec![PathBuf::from("x.txt")])
+        );
         assert_eq!(target("../elsewhere.txt"), Some(vec![]));
         let bash = ToolOrigin::Builtin(BuiltinTool::Bash);
         assert_eq!(file_tool_target(&bash, &serde_json::json!({}), ws), None);

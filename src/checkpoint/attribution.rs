@@ -109,7 +109,10 @@ mod tests {
         let calls = vec![
             (
                 "c1".to_string(),
-                vec![file("a", None, blob("a1")), file("b", blob("b0"), blob("b1"))],
+                vec![
+                    file("a", None, blob("a1")),
+                    file("b", blob("b0"), blob("b1")),
+                ],
             ),
             (
                 "c2".to_string(),

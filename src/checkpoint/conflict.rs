@@ -91,7 +91,10 @@ fn difference(
         (Some(_), None) => "deleted since the turn".to_string(),
         (None, Some(new)) => match String::from_utf8(new) {
             Ok(new) => unified("", &new),
-            Err(e) => format!("created again since the turn ({} bytes)", e.as_bytes().len()),
+            Err(e) => format!(
+                "created again since the turn ({} bytes)",
+                e.as_bytes().len()
+            ),
         },
         (Some(old), Some(new)) => match (String::from_utf8(old), String::from_utf8(new)) {
             (Ok(old), Ok(new)) => unified(&old, &new),

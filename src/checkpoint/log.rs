@@ -87,11 +87,7 @@ pub(super) enum Event {
     },
     /// A tool call of the turn that may change the workspace started; `commit` is the
     /// workspace then.
-    CallStarted {
-        id: u64,
-        call: u32,
-        commit: String,
-    },
+    CallStarted { id: u64, call: u32, commit: String },
     /// That call ended: the workspace then, and the files taken as the call's own
     /// (every change in its window for a shell or a server, the target for a file tool).
     CallEnded {

@@ -44,7 +44,15 @@ pub(super) fn raw_changes(
         return Ok(Vec::new());
     }
     let output = git.run(
-        &["diff-tree", "-r", "-z", "--no-renames", "--raw", before, after],
+        &[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--raw",
+            before,
+            after,
+        ],
         None,
     )?;
     let mut files = parse_raw(&output);
@@ -266,9 +274,7 @@ mod tests {
     fn raw_records_give_both_sides_and_absent_sides_are_none() {
         let a = "a".repeat(40);
         let z = "0".repeat(40);
-        let output = format!(
-            ":000000 100644 {z} {a} A\0new.txt\0:100755 000000 {a} {z} D\0gone\0"
-        );
+        let output = format!(":000000 100644 {z} {a} A\0new.txt\0:100755 000000 {a} {z} D\0gone\0");
         let files = parse_raw(output.as_bytes());
         assert_eq!(files.len(), 2);
         assert_eq!(files[0].path, PathBuf::from("new.txt"));

@@ -382,16 +382,8 @@ fn forcing_restores_a_file_changed_since_and_sessions_keep_their_own_chains() {
     write(&f.ws, "a.txt", "a1 and the person\n");
     let plan = shadow.plan_undo(Some("s1")).unwrap().unwrap();
     assert_eq!(plan.changed.len(), 1);
-    assert!(
-        shadow
-            .undo(&plan, UndoScope::Untouched)
-            .unwrap()
-            .is_empty()
-    );
-    assert_eq!(
-        read(&f.ws, "a.txt").as_deref(),
-        Some("a1 and the person\n")
-    );
+    assert!(shadow.undo(&plan, UndoScope::Untouched).unwrap().is_empty());
+    assert_eq!(read(&f.ws, "a.txt").as_deref(), Some("a1 and the person\n"));
     shadow.undo(&plan, UndoScope::All).unwrap();
     assert_eq!(read(&f.ws, "a.txt").as_deref(), Some("a0\n"));
     assert_eq!(read(&f.ws, "b.txt").as_deref(), Some("b1\n"));

@@ -64,11 +64,7 @@ pub fn run(
                 .map_err(run_failure)?
                 .ok_or_else(|| nothing_to_undo(shadow.workspace()))?;
             if action == UndoAction::DryRun {
-                return Ok(would_restore(
-                    &plan.checkpoint,
-                    &plan.files,
-                    &plan.changed,
-                ));
+                return Ok(would_restore(&plan.checkpoint, &plan.files, &plan.changed));
             }
             if !plan.changed.is_empty() && !options.force {
                 return Err(refused(&plan.checkpoint, &plan.changed));

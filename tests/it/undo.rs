@@ -483,11 +483,17 @@ fn a_file_changed_since_the_turn_is_refused_with_its_name_and_restored_only_with
         Some(format!("{agent}person\n").as_str()),
         "nothing changed"
     );
-    assert_eq!(c.read("new.txt").as_deref(), Some("new\n"), "nothing changed");
+    assert_eq!(
+        c.read("new.txt").as_deref(),
+        Some("new\n"),
+        "nothing changed"
+    );
 
     let dry = text(&c.toolgate(&["undo", "--dry-run"])).0;
     assert!(
-        dry.contains("restore notes.txt  (modified by the turn)  [changed since the turn; only with --force]"),
+        dry.contains(
+            "restore notes.txt  (modified by the turn)  [changed since the turn; only with --force]"
+        ),
         "{dry}"
     );
     assert!(dry.contains("      +person"), "{dry}");
@@ -495,7 +501,10 @@ fn a_file_changed_since_the_turn_is_refused_with_its_name_and_restored_only_with
     let forced = c.toolgate(&["undo", "--force"]);
     let (stdout, stderr) = text(&forced);
     assert!(forced.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("restored notes.txt") && stdout.contains("removed new.txt"), "{stdout}");
+    assert!(
+        stdout.contains("restored notes.txt") && stdout.contains("removed new.txt"),
+        "{stdout}"
+    );
     assert_eq!(c.read("notes.txt").as_deref(), Some(NOTES));
     assert_eq!(c.read("new.txt"), None);
 }

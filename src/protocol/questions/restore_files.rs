@@ -93,7 +93,11 @@ impl Kind for RestoreFiles {
                 format!(
                     "{} changed again after the turn; restoring {} loses that change",
                     crate::checkpoint::count_files(self.changed.len()),
-                    if self.changed.len() == 1 { "it" } else { "them" }
+                    if self.changed.len() == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    }
                 ),
                 Tone::Warn,
             ));
@@ -171,7 +175,12 @@ impl Kind for RestoreFiles {
             Then::Answer(RestoreAnswer::Restore),
         ));
         choices.push(
-            Choice::new('n', "Keep them as they are", Then::Answer(RestoreAnswer::Keep)).safe(),
+            Choice::new(
+                'n',
+                "Keep them as they are",
+                Then::Answer(RestoreAnswer::Keep),
+            )
+            .safe(),
         );
         choices
     }
@@ -244,8 +253,16 @@ mod tests {
         assert_eq!(
             choices,
             [
-                ('u', "Restore the 1 file unchanged since, keep the rest".to_string(), false),
-                ('o', "Restore all 2, overwriting the later changes".to_string(), false),
+                (
+                    'u',
+                    "Restore the 1 file unchanged since, keep the rest".to_string(),
+                    false
+                ),
+                (
+                    'o',
+                    "Restore all 2, overwriting the later changes".to_string(),
+                    false
+                ),
                 ('n', "Keep them as they are".to_string(), true),
             ]
         );
