@@ -591,3 +591,48 @@ fn console_undo_lists_the_files_and_asks_first() {
     let status = screen.wait_exit(&mut child);
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn console_undo_shows_the_difference_of_a_file_changed_since_and_keeps_it_when_asked() {
+    let c = case();
+    let mut cmd = pty::toolgate(&c.state(), &c.dir.path().join("config"));
+    cmd.args(["--provider", "scripted"]);
+    cmd.cwd(&c.ws);
+    cmd.env("TOOLGATE_SCENARIO", scenario());
+    cmd.env("TERM", "xterm-256color");
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "echo agent >> notes.txt; echo x > new.txt");
+    screen.wait_text("This turn changed 2 files");
+    // The person edits the file the agent changed, after the turn.
+    let agent = format!("{NOTES}agent\n");
+    std::fs::write(
+        c.ws.join("notes.txt"),
+        format!("{agent}person wrote this\n"),
+    )
+    .unwrap();
+
+    keys.enter_line(&screen, "/undo");
+    screen.wait_text("Undo the last turn?");
+    screen.wait_text("+person wrote this");
+    let modal = screen.text();
+    assert!(modal.contains("[changed since the turn]"), "{modal}");
+    assert!(
+        modal.contains("Restore the 1 file unchanged since, keep the rest"),
+        "{modal}"
+    );
+    thread::sleep(Duration::from_millis(400));
+    // Only what is unchanged since: new.txt goes, the person's notes stay.
+    keys.press(b"u");
+    screen.wait_text("kept notes.txt (changed since the turn)");
+    assert_eq!(c.read("new.txt"), None);
+    assert_eq!(
+        c.read("notes.txt").as_deref(),
+        Some(format!("{agent}person wrote this\n").as_str())
+    );
+
+    keys.press(b"\x04");
+    let status = screen.wait_exit(&mut child);
+    assert!(status.success(), "{status:?}");
+}
