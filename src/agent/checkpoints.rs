@@ -5,7 +5,7 @@
 //! failing checkpoint is reported and never stops the tool call it precedes.
 
 use std::collections::HashSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -20,6 +20,7 @@ use crate::checkpoint::{
 use crate::pool::ToolOrigin;
 use crate::protocol::AgentEvent;
 use crate::protocol::questions::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
+use crate::sandbox::WriteLog;
 
 /// Names listed in one notice before "and N more".
 const LISTED: usize = 5;
@@ -76,6 +77,14 @@ pub(super) struct CallWatch {
     mark: CallMark,
     /// A file tool's target: only it can be the call's change.
     only: Option<Vec<PathBuf>>,
+    /// What a confined bash command asked to change, recorded while it runs.
+    trace: WriteLog,
+}
+
+impl CallWatch {
+    pub(super) fn trace(&self) -> &WriteLog {
+        &self.trace
+    }
 }
 
 /// The file a write/edit call targets, relative to the workspace (None: the call is not a
@@ -90,29 +99,14 @@ fn file_tool_target(origin: &ToolOrigin, input: &Value, workspace: &Path) -> Opt
     let Some(path) = input.get("path").and_then(Value::as_str) else {
         return Some(Vec::new());
     };
-    let full = lexical(&workspace.join(path));
+    let full = crate::paths::lexically_normal(&workspace.join(path));
     Some(
-        full.strip_prefix(lexical(workspace))
+        full.strip_prefix(crate::paths::lexically_normal(workspace))
             .ok()
             .map(Path::to_path_buf)
             .into_iter()
             .collect(),
     )
-}
-
-/// `a/./b/../c` as `a/c`, without touching the file system (the file may not exist yet).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Whether a call may change the workspace: the shell, the file-writing tools, and any
@@ -242,7 +236,11 @@ impl Checkpoints {
                     self.taken(taken, conv).await;
                 }
                 self.next_call += 1;
-                Some(CallWatch { mark, only })
+                Some(CallWatch {
+                    mark,
+                    only,
+                    trace: WriteLog::new(),
+                })
             }
             Err(e) if self.current.is_none() => {
                 conv.emit(AgentEvent::Notice(format!(
@@ -266,12 +264,22 @@ impl Checkpoints {
         let (Some(watch), Some(shadow)) = (watch, self.shadow.clone()) else {
             return;
         };
-        let ended = tokio::task::spawn_blocking(move || {
-            shadow.end_call(&watch.mark, watch.only.as_deref())
-        })
-        .await
-        .map_err(blocking_failed)
-        .and_then(|files| files);
+        // A traced command owns only what it asked to change (paths relative to the
+        // workspace; a folder it renamed or removed covers the files in it).
+        let only = watch.only.or_else(|| {
+            watch.trace.written().map(|paths| {
+                paths
+                    .iter()
+                    .filter_map(|p| p.strip_prefix(shadow.workspace()).ok())
+                    .map(Path::to_path_buf)
+                    .collect()
+            })
+        });
+        let mark = watch.mark;
+        let ended = tokio::task::spawn_blocking(move || shadow.end_call(&mark, only.as_deref()))
+            .await
+            .map_err(blocking_failed)
+            .and_then(|files| files);
         if let Err(e) = ended {
             conv.emit(AgentEvent::Notice(format!(
                 "Could not record what this call changed ({e}); undo compares with the workspace as it will be then."

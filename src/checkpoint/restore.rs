@@ -57,7 +57,8 @@ pub(super) fn raw_changes(
     )?;
     let mut files = parse_raw(&output);
     if let Some(only) = only {
-        files.retain(|f| only.contains(&f.path));
+        // A path named covers itself and, for a folder, what is in it.
+        files.retain(|f| only.iter().any(|p| f.path.starts_with(p)));
     }
     Ok(files)
 }

@@ -371,16 +371,16 @@ fn slow_scenario(c: &Case) -> PathBuf {
     path
 }
 
-/// A turn running in its own process: its session id, known once its bash call ended
-/// (`[ok] bash` on stderr, written after the call's end was recorded).
+/// A turn running in its own process; its session id is known once its bash call ended.
 struct Running {
     child: std::process::Child,
-    session: String,
+    session: Option<String>,
     stderr: std::sync::mpsc::Receiver<String>,
 }
 
 impl Case {
-    fn start_slow_turn(&self, shell: &str) -> Running {
+    /// Starts a turn whose model runs `shell` with bash, then answers slowly.
+    fn spawn_slow_turn(&self, shell: &str) -> Running {
         use std::io::BufRead;
         let mut child = self
             .command(&["-p", shell, "--provider", "scripted"])
@@ -399,13 +399,31 @@ impl Case {
                 }
             }
         });
-        let mut session = None;
+        Running {
+            child,
+            session: None,
+            stderr: rx,
+        }
+    }
+
+    /// [`Case::spawn_slow_turn`], returning once the bash call ended (`[ok] bash` on
+    /// stderr is written after the call's end was recorded); the reply still streams.
+    fn start_slow_turn(&self, shell: &str) -> Running {
+        let mut turn = self.spawn_slow_turn(shell);
+        turn.wait_for_bash();
+        turn
+    }
+}
+
+impl Running {
+    fn wait_for_bash(&mut self) {
         loop {
-            let line = rx
+            let line = self
+                .stderr
                 .recv_timeout(Duration::from_secs(60))
                 .expect("the turn's bash call never finished");
             if let Some(rest) = line.strip_prefix("toolgate: session ") {
-                session = rest.split(',').next().map(str::to_string);
+                self.session = rest.split(',').next().map(str::to_string);
             }
             if ["[error] bash", "[denied] bash", "[cancelled] bash"]
                 .iter()
@@ -414,18 +432,15 @@ impl Case {
                 panic!("{line}");
             }
             if line.starts_with("[ok] bash") {
-                break;
+                return;
             }
         }
-        Running {
-            child,
-            session: session.expect("no session line"),
-            stderr: rx,
-        }
     }
-}
 
-impl Running {
+    fn session(&self) -> String {
+        self.session.clone().expect("no session line")
+    }
+
     /// Waits for the turn to end; its whole stderr from here on.
     fn finish(mut self) -> String {
         let status = self.child.wait().unwrap();
@@ -437,13 +452,51 @@ impl Running {
 }
 
 #[test]
+fn the_persons_edits_while_the_agents_command_runs_are_not_the_turns() {
+    let c = case();
+    let mut turn = c.spawn_slow_turn("touch started.flag; sleep 3; echo agent > agent.txt");
+    // While the command sleeps (inside the call), the person edits and creates files.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !c.ws.join("started.flag").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::write(c.ws.join("notes.txt"), "my notes, edited by me\n").unwrap();
+    std::fs::write(c.ws.join("user.txt"), "mine\n").unwrap();
+    turn.wait_for_bash();
+    let session = turn.session();
+    let stderr = turn.finish();
+    assert!(
+        stderr.contains(
+            "toolgate: This turn changed 2 files: agent.txt, started.flag (checkpoint 1;"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        c.undo(),
+        format!(
+            "Undid turn 1 of session {session} (checkpoint 1): 2 files\n  removed agent.txt\n  removed started.flag\n"
+        )
+    );
+    assert_eq!(c.read("agent.txt"), None);
+    assert_eq!(
+        c.read("notes.txt").as_deref(),
+        Some("my notes, edited by me\n")
+    );
+    assert_eq!(c.read("user.txt").as_deref(), Some("mine\n"));
+}
+
+#[test]
 fn the_persons_edits_while_a_turn_runs_are_not_the_turns_and_undo_leaves_them() {
     let c = case();
     let turn = c.start_slow_turn("sleep 1; echo agent > agent.txt");
     // The turn is still running (its reply streams); the person edits and creates files.
     std::fs::write(c.ws.join("notes.txt"), "my notes, edited by me\n").unwrap();
     std::fs::write(c.ws.join("user.txt"), "mine\n").unwrap();
-    let session = turn.session.clone();
+    let session = turn.session();
     let stderr = turn.finish();
     assert!(
         stderr.contains("toolgate: This turn changed 1 file: agent.txt (checkpoint 1;"),
@@ -519,7 +572,7 @@ fn two_sessions_in_one_workspace_undo_only_their_own_files() {
         b_stderr.contains("This turn changed 1 file: b.txt"),
         "{b_stderr}"
     );
-    let a_session = a.session.clone();
+    let a_session = a.session();
     let a_stderr = a.finish();
     assert!(
         a_stderr.contains("This turn changed 1 file: a.txt"),
