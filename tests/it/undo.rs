@@ -565,25 +565,34 @@ fn a_file_changed_since_the_turn_is_refused_with_its_name_and_restored_only_with
 #[test]
 fn two_sessions_in_one_workspace_undo_only_their_own_files() {
     let c = case();
-    // Session A's turn runs; while its reply streams, session B runs a whole turn.
-    let a = c.start_slow_turn("echo a > a.txt");
+    // Session A's command runs (it sleeps); meanwhile session B runs a whole turn.
+    let mut a = c.spawn_slow_turn("touch a.flag; sleep 3; echo a > a.txt");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !c.ws.join("a.flag").exists() {
+        assert!(std::time::Instant::now() < deadline, "A's command never started");
+        thread::sleep(Duration::from_millis(10));
+    }
     let (b, b_stderr) = c.turn("echo b > b.txt", &[]);
     assert!(
         b_stderr.contains("This turn changed 1 file: b.txt"),
         "{b_stderr}"
     );
+    a.wait_for_bash();
     let a_session = a.session();
     let a_stderr = a.finish();
     assert!(
-        a_stderr.contains("This turn changed 1 file: a.txt"),
-        "A claims only its own file: {a_stderr}"
+        a_stderr.contains("This turn changed 2 files: a.flag, a.txt"),
+        "A claims only its own files: {a_stderr}"
     );
     assert_ne!(a_session, b);
 
     let out = c.toolgate(&["undo", "--session", &a_session]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.ends_with("1 file\n  removed a.txt\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("2 files\n  removed a.flag\n  removed a.txt\n"),
+        "{stdout}"
+    );
     assert_eq!(c.read("a.txt"), None);
     assert_eq!(c.read("b.txt").as_deref(), Some("b\n"), "B's file stays");
     let again = c.toolgate(&["undo", "--session", &a_session]);
