@@ -569,7 +569,10 @@ fn two_sessions_in_one_workspace_undo_only_their_own_files() {
     let mut a = c.spawn_slow_turn("touch a.flag; sleep 3; echo a > a.txt");
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while !c.ws.join("a.flag").exists() {
-        assert!(std::time::Instant::now() < deadline, "A's command never started");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "A's command never started"
+        );
         thread::sleep(Duration::from_millis(10));
     }
     let (b, b_stderr) = c.turn("echo b > b.txt", &[]);
