@@ -43,10 +43,10 @@ pub fn request_for(
     };
     Request::new(
         Origin::Server {
-            server: question.server.clone(),
+            server: question.server.clone().into(),
         },
         Elicitation {
-            server: question.server.clone(),
+            server: question.server.clone().into(),
             message,
             mode,
         },

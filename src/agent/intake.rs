@@ -120,7 +120,7 @@ pub(super) async fn read_commands(
                 enabled,
                 save,
             } => Work::SetEnabled {
-                server,
+                server: server.into_string(),
                 enabled,
                 save,
             },
@@ -129,7 +129,7 @@ pub(super) async fn read_commands(
                 server,
                 prompt,
                 arguments,
-            } => Work::Prompt(server, prompt, arguments, control.new_turn()),
+            } => Work::Prompt(server.into_string(), prompt, arguments, control.new_turn()),
             UiCommand::Complete {
                 id,
                 server,
@@ -269,7 +269,9 @@ pub(super) async fn forward_hub_events(
                 max_tokens,
                 reason,
             } => {
-                sampling.refused_early(server, max_tokens, reason).await;
+                sampling
+                    .refused_early(server.into_string(), max_tokens, reason)
+                    .await;
             }
             HubEvent::Instructions { server, text } => {
                 let event = AgentEvent::ServerInstructions { server, text };
@@ -288,7 +290,7 @@ pub(super) async fn forward_hub_events(
                 }
             }
             HubEvent::SignedIn { server } => {
-                let _ = work.send(Work::Connect(server));
+                let _ = work.send(Work::Connect(server.into_string()));
             }
             HubEvent::SignInStarted { server, url } => {
                 let notice = format!(
@@ -320,10 +322,10 @@ async fn ask_sign_in(question: SignInQuestion, events: &mpsc::Sender<AgentEvent>
     let now = std::time::Instant::now();
     let (request, answer) = Request::new(
         Origin::Server {
-            server: question.server.clone(),
+            server: question.server.clone().into(),
         },
         SignIn {
-            server: question.server.clone(),
+            server: question.server.clone().into(),
             url: question.url.clone(),
             authorization_server: question.authorization_server.clone(),
             scopes: question.scopes.clone(),

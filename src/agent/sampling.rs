@@ -65,7 +65,7 @@ impl SamplingHost {
     /// A request the hub refused before anyone was asked.
     pub async fn refused_early(&self, server: String, max_tokens: u32, reason: String) {
         self.report(SamplingReport {
-            server,
+            server: server.into(),
             max_tokens,
             system_prompt: None,
             messages: Vec::new(),
@@ -83,7 +83,7 @@ impl SamplingHost {
     async fn decide_and_run(&self, question: &SamplingQuestion) -> SamplingReport {
         let request = &question.request;
         let mut report = SamplingReport {
-            server: question.server.clone(),
+            server: question.server.clone().into(),
             max_tokens: request.max_tokens,
             system_prompt: request.system_prompt.clone(),
             messages: request.messages.clone(),

@@ -199,7 +199,7 @@ impl Pinning {
             .iter()
             .flat_map(|listing| {
                 listing.excluded().iter().map(|(tool, why)| ExcludedTool {
-                    server: listing.server().to_string(),
+                    server: listing.server().to_string().into(),
                     tool: tool.name.clone(),
                     why: why.to_string(),
                 })

@@ -428,7 +428,7 @@ impl PoolView {
         self.excluded = excluded
             .into_iter()
             .map(|e| ExcludedTool {
-                server: for_terminal(&e.server),
+                server: for_terminal(&e.server).into(),
                 tool: for_terminal(&e.tool),
                 why: for_terminal(&e.why),
             })
