@@ -43,10 +43,10 @@ pub fn request_for(
     };
     Request::new(
         Origin::Server {
-            server: question.server.clone().into(),
+            server: question.server.clone(),
         },
         Elicitation {
-            server: question.server.clone().into(),
+            server: question.server.clone(),
             message,
             mode,
         },

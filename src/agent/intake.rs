@@ -29,7 +29,7 @@ pub(super) enum Work {
     Undo(CancellationToken),
     /// `/mcp enable|disable NAME [--save]`.
     SetEnabled {
-        server: String,
+        server: ServerName,
         enabled: bool,
         save: bool,
     },
@@ -120,7 +120,7 @@ pub(super) async fn read_commands(
                 enabled,
                 save,
             } => Work::SetEnabled {
-                server: server.into_string(),
+                server: server.into_string().into(),
                 enabled,
                 save,
             },
@@ -322,10 +322,10 @@ async fn ask_sign_in(question: SignInQuestion, events: &mpsc::Sender<AgentEvent>
     let now = std::time::Instant::now();
     let (request, answer) = Request::new(
         Origin::Server {
-            server: question.server.clone().into(),
+            server: question.server.clone(),
         },
         SignIn {
-            server: question.server.clone().into(),
+            server: question.server.clone(),
             url: question.url.clone(),
             authorization_server: question.authorization_server.clone(),
             scopes: question.scopes.clone(),

@@ -83,7 +83,7 @@ impl SamplingHost {
     async fn decide_and_run(&self, question: &SamplingQuestion) -> SamplingReport {
         let request = &question.request;
         let mut report = SamplingReport {
-            server: question.server.clone().into(),
+            server: question.server.clone(),
             max_tokens: request.max_tokens,
             system_prompt: request.system_prompt.clone(),
             messages: request.messages.clone(),

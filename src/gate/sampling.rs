@@ -117,10 +117,10 @@ impl SamplingGate {
         let deadline = now + self.ask_timeout.unwrap_or(QUESTION_LIMIT);
         let (request, answer) = Request::new(
             Origin::Server {
-                server: server.clone().into(),
+                server: server.clone(),
             },
             Sampling {
-                server: server.clone().into(),
+                server: server.clone(),
                 request: question.request.clone(),
                 model,
                 cap,

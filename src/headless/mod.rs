@@ -365,7 +365,7 @@ impl Printer<'_> {
                     self.note(&format!("[server] {server} failed: {reason}"));
                 }
                 self.line(&JsonlEvent::ServerStatus {
-                    server: server.into_string(),
+                    server: server.into_string().into(),
                     status,
                 });
             }
@@ -374,7 +374,7 @@ impl Printer<'_> {
                     self.note(&format!("[server] {server}: {status}"));
                 }
                 self.line(&JsonlEvent::ServerAuth {
-                    server: server.into_string(),
+                    server: server.into_string().into(),
                     status,
                 });
             }
@@ -393,14 +393,14 @@ impl Printer<'_> {
             } => {
                 self.note(&format!("[server] {server} {level}: {message}"));
                 self.line(&JsonlEvent::ServerLog(ServerLogLine {
-                    server: server.into(),
+                    server,
                     level,
                     message,
                 }));
             }
             AgentEvent::ServerInstructions { server, text } => {
                 self.line(&JsonlEvent::ServerInstructions {
-                    server: server.into_string(),
+                    server: server.into_string().into(),
                     text,
                 })
             }

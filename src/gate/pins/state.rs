@@ -119,7 +119,7 @@ impl Pinning {
     pub fn acknowledge(&mut self, tool: &PoolTool) {
         if let crate::pool::ToolOrigin::Mcp { server, tool: raw } = &tool.origin {
             self.known
-                .entry(server.clone())
+                .entry(server.clone().into_string())
                 .or_default()
                 .insert(raw.clone());
             self.dirty = true;

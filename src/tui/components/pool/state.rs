@@ -82,7 +82,7 @@ fn sanitized(mut entry: PoolEntry) -> PoolEntry {
     t.name = for_terminal(&t.name);
     t.description = for_terminal(&t.description);
     if let ToolOrigin::Mcp { server, tool } = &mut t.origin {
-        *server = for_terminal(server);
+        *server = for_terminal(server).into();
         *tool = for_terminal(tool);
     }
     if let Some(title) = &mut t.claims.title {
