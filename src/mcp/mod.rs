@@ -10,6 +10,7 @@ mod elicitor;
 mod errors;
 mod handler;
 mod hub;
+mod listing;
 mod logging;
 mod pending;
 mod roots;

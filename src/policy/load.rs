@@ -270,7 +270,9 @@ mod tests {
         );
         let (_, _, diags) = parse(text);
         assert!(
-            diags[3].message.starts_with("invalid deny rule \"mcp__good__pad(\""),
+            diags[3]
+                .message
+                .starts_with("invalid deny rule \"mcp__good__pad(\""),
             "{}",
             diags[3].message
         );

@@ -82,12 +82,11 @@ pub struct Permissions {
 /// alone (they belong to other parts of the settings).
 pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
     let mut entries = Vec::new();
-    let problem = |offset: usize, list: Option<PermissionList>, message: String| {
-        PermissionEntry::Problem {
+    let problem =
+        |offset: usize, list: Option<PermissionList>, message: String| PermissionEntry::Problem {
             diagnostic: Diagnostic::at(text, file, offset, message),
             list,
-        }
-    };
+        };
     let whole = |diagnostic: Diagnostic| {
         vec![PermissionEntry::Problem {
             diagnostic,

@@ -140,7 +140,9 @@ fn a_malformed_deny_or_ask_rule_refuses_the_start() {
         let config_toml = config.join("config.toml");
         std::fs::write(
             &config_toml,
-            format!("[permissions]\nallow = [\"mcp__deploy\"]\n{list} = [\"mcp__deploy__trigger(\"]\n"),
+            format!(
+                "[permissions]\nallow = [\"mcp__deploy\"]\n{list} = [\"mcp__deploy__trigger(\"]\n"
+            ),
         )
         .unwrap();
         let run = toolgate(ws.path(), &["-p", "deploy web"]);

@@ -8,6 +8,7 @@
 //! need have their own files.
 
 mod call;
+mod coalesce;
 mod connect;
 mod connection;
 mod disconnect;
