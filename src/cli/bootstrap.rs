@@ -149,6 +149,7 @@ pub fn prepare_with(
             workspace: opts.workspace.clone(),
             sandbox: sandbox.clone(),
             log_level: host_settings.log_level,
+            max_message_bytes: host_settings.max_message_bytes,
             ..Default::default()
         },
     );

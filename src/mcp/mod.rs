@@ -12,6 +12,7 @@ mod handler;
 mod hub;
 mod listing;
 mod logging;
+mod oversize;
 mod pending;
 mod roots;
 mod sampling;

@@ -176,3 +176,30 @@ async fn a_burst_of_list_changed_is_coalesced() {
     }
     hub.shutdown().await;
 }
+
+/// A result over the message limit (`[mcp] max_message_bytes`, here 1 MiB against a 3 MB
+/// answer) fails that call at once with an error naming the size and the limit. Before,
+/// rmcp dropped the line silently and the call ended as a timeout after the full timeout.
+#[test]
+fn a_result_over_the_message_limit_fails_its_call_naming_size_and_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = headless(
+        dir.path(),
+        "big",
+        json!({}),
+        "[mcp]\nmax_message_bytes = 1048576\n",
+    );
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let events = events(&run);
+    let big = finished(&events, "mcp__faults__big");
+    assert_eq!(big["outcome"], "error", "{big}");
+    let output = big["output"].as_str().unwrap();
+    assert!(
+        output.contains("the server's answer is 30000")
+            && output.contains(
+                "bytes, over the limit of 1048576 bytes for one message ([mcp] max_message_bytes"
+            )
+            && !output.contains("timed out"),
+        "{output}"
+    );
+}

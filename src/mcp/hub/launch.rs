@@ -9,7 +9,8 @@ use crate::mcp::catalog::declared;
 use crate::mcp::errors;
 use crate::mcp::handler::{HubClient, ProgressRoutes};
 use crate::mcp::listing::list_all_tools;
-use crate::mcp::spawn::{MAX_STDIO_LINE, spawn_stdio, stop_child};
+use crate::mcp::oversize::OversizeGuard;
+use crate::mcp::spawn::{spawn_stdio, stop_child};
 use crate::mcp::stderr::StderrTail;
 use crate::mcp::transport::GuardedTransport;
 use crate::pool::ServerTools;
@@ -41,6 +42,8 @@ pub(super) struct Launcher {
     pub(super) probe_timeout: Duration,
     pub(super) startup_timeout: Duration,
     pub(super) sandbox: Sandbox,
+    /// The largest stdio message (`[mcp] max_message_bytes`).
+    pub(super) max_message_bytes: usize,
 }
 
 /// Why starting a server failed, and whether a sign-in could change that.
@@ -233,9 +236,13 @@ impl Launcher {
             .map_err(StartFailure::plain)?;
         stderr.spawn_reader(config.name.clone(), spawned.stderr);
         let mut child = spawned.child;
-        let stdout = ListingSniffer::new(spawned.stdout, task_tools.clone());
+        // Lines over the limit never reach rmcp (which would drop them silently): the
+        // guard answers their request with an error naming the size and the limit.
+        let limit = self.max_message_bytes;
+        let stdout = OversizeGuard::new(spawned.stdout, limit, &config.name);
+        let stdout = ListingSniffer::new(stdout, task_tools.clone());
         let transport = AsyncRwTransport::new_client(stdout, spawned.stdin)
-            .with_max_line_length(MAX_STDIO_LINE);
+            .with_max_line_length(limit.saturating_add(1));
         match serve(handler, transport, probe_timeout, close_tx, lifecycle).await {
             Ok(service) => Ok(Handshake {
                 service,
