@@ -104,7 +104,7 @@ impl McpHub {
                 },
             );
             return Err(McpError::Refused {
-                server: name.to_string(),
+                server: name.to_string().into(),
                 reason,
             });
         }
@@ -127,13 +127,13 @@ impl McpHub {
         self.watch_for_exit(connection.clone());
         if !listing.invalid().is_empty() {
             let _ = self.inner.events.send(HubEvent::ToolsLeftOut {
-                server: name.to_string(),
+                server: name.to_string().into(),
                 tools: listing.invalid().to_vec(),
             });
         }
         if let Some(text) = &connection.instructions {
             let _ = self.inner.events.send(HubEvent::Instructions {
-                server: name.to_string(),
+                server: name.to_string().into(),
                 text: text.clone(),
             });
         }
@@ -172,7 +172,7 @@ impl McpHub {
             },
         );
         McpError::Start {
-            server: name.to_string(),
+            server: name.to_string().into(),
             reason: full,
         }
     }

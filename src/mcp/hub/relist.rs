@@ -105,7 +105,7 @@ impl McpHub {
         };
         if let Some(tools) = left_out {
             let _ = self.inner.events.send(HubEvent::ToolsLeftOut {
-                server: server.to_string(),
+                server: server.to_string().into(),
                 tools,
             });
         }
@@ -117,7 +117,7 @@ impl McpHub {
             },
         );
         let _ = self.inner.events.send(HubEvent::ToolsChanged {
-            server: server.to_string(),
+            server: server.to_string().into(),
             added,
             removed,
         });
