@@ -372,7 +372,6 @@ pub fn status(flags: &ConfigFlags) -> String {
     let (_, rule_problems) = crate::policy::from_settings_checked(&settings.permissions);
     let (loaded, sandbox, hub) =
         open_hub_with(settings, flags, &mut out, None, ElicitationChoice::Decline);
-    report_rule_problems(&rule_problems, &mut out);
     let workspace = flags.workspace();
     let _ = writeln!(out, "Sandbox: {}", sandbox.status().describe());
     let bash = sandbox.bash_profile(&workspace);
@@ -385,6 +384,7 @@ pub fn status(flags: &ConfigFlags) -> String {
             e.reason()
         ),
     };
+    report_rule_problems(&rule_problems, &mut out);
     let _ = writeln!(out, "Configured MCP servers:");
     for s in &loaded.servers {
         let source = match &s.source {
