@@ -156,9 +156,7 @@ impl Agent {
             }
         };
         if self.replay_history {
-            for message in &restored.messages {
-                self.conversation.replay(message).await;
-            }
+            self.conversation.replay_all(&restored).await;
         }
         self.conversation.messages = restored.messages;
         self.tools.pool.search.restore_loaded(restored.loaded_tools);
@@ -418,9 +416,14 @@ impl Agent {
                 sampling: Default::default(),
             };
             model_calls += 1;
-            let events = self.conversation.events().clone();
-            let reply =
-                match super::stream::stream_reply(&*self.model, request, &cancel, &events).await {
+            let reply = match super::stream::stream_reply(
+                &*self.model,
+                request,
+                &cancel,
+                &mut self.conversation,
+            )
+            .await
+            {
                     Ok(reply) => reply,
                     Err(e) => {
                         let message = e.to_string();

@@ -24,12 +24,15 @@
 //! | `undo`            | `checkpoint`, `restored` (same shape as `files`) — the turn's files were put back (`/undo`, `toolgate undo`) |
 //! | `sampling`        | `server`, `max_tokens` (asked), `system_prompt`, `messages` `[{role, text}]`, `decision` (an `AuditRecord`, tool `sampling(SERVER)`; absent when refused before the policy), `outcome` `{kind: answered\|refused\|failed\|withdrawn, …}` (`answered`: `model`, `stop_reason`, `usage`, `text`; `refused`: `reason`; `failed`: `error`, `usage`) — a server's `sampling/createMessage` |
 //! | `server_log`      | `server`, `level` (`debug` … `emergency`), `message` — a server's `notifications/message` |
+//! | `model_retry`     | `attempt` (the one that follows), `max_attempts`, `wait_ms`, `reason` (`overloaded`\|`rate_limited`\|`server_error`\|`connection`\|`cut`), `detail` — a model request failed and was sent again |
+//! | `reply_cut`       | `text` (what the person saw of the reply), `retrying` — the reply's stream broke off; the text is not part of the conversation (the retry's reply, in the next `message`, is) |
 //!
 //! Images in messages are kept out of the log: a `message` record's image has `file`
 //! (under `sessions/<id>/images/`) or `dropped: true` instead of `data` (see
 //! `session_images`).
 //!
-//! Resuming replays the `message` records into the conversation and the `connect` /
+//! Resuming replays the `message` records into the conversation (and shows the
+//! `reply_cut` texts where they came, marked) and the `connect` /
 //! `disconnect` records into the set of servers to reconnect. Lines that do not parse (a
 //! half-written last line, a record type from a newer version) are skipped.
 
@@ -43,7 +46,9 @@ use serde_json::Value;
 
 use crate::checkpoint::FileChange;
 use crate::model::{ContentBlock, Message, Role, Usage};
-use crate::protocol::{CallId, PermissionLine, ServerLogLine, ToolCallStart, ToolOutcome};
+use crate::protocol::{
+    CallId, ModelRetry, PermissionLine, ReplyCut, ServerLogLine, ToolCallStart, ToolOutcome,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -127,6 +132,10 @@ pub enum Record {
     Sampling(crate::protocol::SamplingReport),
     /// A server's log message.
     ServerLog(ServerLogLine),
+    /// A model request was sent again.
+    ModelRetry(ModelRetry),
+    /// A reply broke off after this text was shown.
+    ReplyCut(ReplyCut),
 }
 
 /// A second handle on the session's log for what happens beside the agent loop (sampling,
@@ -291,6 +300,9 @@ pub struct RestoredSession {
     pub loaded_tools: Vec<String>,
     /// Roots added with `/roots add`, oldest first (the workspace is always one).
     pub roots: Vec<PathBuf>,
+    /// Replies that broke off, each with the number of `messages` before it (shown, not
+    /// sent to the model).
+    pub cut_replies: Vec<(usize, ReplyCut)>,
 }
 
 pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
@@ -325,7 +337,11 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
                 restored.connected.push(server);
             }
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
-            Record::Cleared => restored.messages.clear(),
+            Record::Cleared => {
+                restored.messages.clear();
+                restored.cut_replies.clear();
+            }
+            Record::ReplyCut(cut) => restored.cut_replies.push((restored.messages.len(), cut)),
             Record::TurnFinished { .. } => restored.turns += 1,
             Record::RootAdded { dir } if !restored.roots.contains(&dir) => {
                 restored.roots.push(dir);
