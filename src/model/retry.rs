@@ -9,11 +9,6 @@ use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Attempts at most, unless config.toml says otherwise (`[model] retry_max_attempts`).
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
-/// The time budget of one request's retries (`[model] retry_max_seconds`).
-pub const DEFAULT_MAX_TOTAL: Duration = Duration::from_secs(60);
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Total attempts including the first (at least 1).
@@ -31,8 +26,10 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_attempts: DEFAULT_MAX_ATTEMPTS,
-            max_total: DEFAULT_MAX_TOTAL,
+            // `[model] retry_max_attempts` and `retry_max_seconds` (settings owns the
+            // defaults: the configuration docs and this policy cannot drift apart).
+            max_attempts: crate::settings::DEFAULT_RETRY_MAX_ATTEMPTS,
+            max_total: Duration::from_secs(crate::settings::DEFAULT_RETRY_MAX_SECONDS),
             base_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(20),
         }
@@ -40,6 +37,15 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// The default policy with the limits of `[model]`.
+    pub fn from_settings(settings: &crate::settings::ModelSettings) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: settings.retry_max_attempts,
+            max_total: settings.retry_max,
+            ..RetryPolicy::default()
+        }
+    }
+
     /// The wait before retry number `retry` (0 for the first retry): exponential backoff
     /// with "full jitter" (uniform between 0 and the exponential ceiling), which spreads
     /// many clients hit by the same overload best.
