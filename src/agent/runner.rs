@@ -424,17 +424,17 @@ impl Agent {
             )
             .await
             {
-                    Ok(reply) => reply,
-                    Err(e) => {
-                        let message = e.to_string();
-                        self.record(Record::Error {
-                            message: message.clone(),
-                        })
-                        .await;
-                        self.emit(AgentEvent::Error(message)).await;
-                        break false;
-                    }
-                };
+                Ok(reply) => reply,
+                Err(e) => {
+                    let message = e.to_string();
+                    self.record(Record::Error {
+                        message: message.clone(),
+                    })
+                    .await;
+                    self.emit(AgentEvent::Error(message)).await;
+                    break false;
+                }
+            };
             usage.add(&reply.usage);
             let tool_uses: Vec<(String, String, Value)> = reply
                 .content

@@ -532,4 +532,60 @@ mod tests {
             Err(SessionError::NotFound(_))
         ));
     }
+
+    #[test]
+    fn cut_replies_come_back_in_place_and_old_logs_without_them_still_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::open(dir.path(), "s2").unwrap();
+        let cut = |text: &str| {
+            Record::ReplyCut(ReplyCut {
+                text: text.into(),
+                retrying: true,
+            })
+        };
+        log.append(cut("before the clear")).unwrap();
+        log.append(Record::Cleared).unwrap();
+        log.append(Record::Message {
+            message: Message::user_text("hello"),
+        })
+        .unwrap();
+        log.append(cut("Half of")).unwrap();
+        log.append(Record::ModelRetry(ModelRetry {
+            attempt: 2,
+            max_attempts: 10,
+            wait_ms: 300,
+            reason: crate::model::RetryReason::Cut,
+            detail: "connection lost mid-response".into(),
+        }))
+        .unwrap();
+        log.append(Record::Message {
+            message: Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::Text {
+                    text: "The whole answer.".into(),
+                }],
+            },
+        })
+        .unwrap();
+        let restored = load(dir.path(), "s2").unwrap();
+        assert_eq!(restored.messages.len(), 2);
+        assert_eq!(restored.skipped_lines, 0);
+        assert_eq!(
+            restored.cut_replies,
+            vec![(
+                1,
+                ReplyCut {
+                    text: "Half of".into(),
+                    retrying: true
+                }
+            )]
+        );
+
+        // A log written before these records existed.
+        let old = "{\"ts\":\"2026-11-01T10:00:00Z\",\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n";
+        std::fs::write(log_path(dir.path(), "old"), old).unwrap();
+        let restored = load(dir.path(), "old").unwrap();
+        assert_eq!((restored.messages.len(), restored.skipped_lines), (1, 0));
+        assert!(restored.cut_replies.is_empty());
+    }
 }

@@ -147,10 +147,7 @@ impl Retrier {
         if self.attempts >= max_attempts {
             return Err(self.gave_up("", &failure.detail));
         }
-        let left = self
-            .policy
-            .max_total
-            .saturating_sub(self.started.elapsed());
+        let left = self.policy.max_total.saturating_sub(self.started.elapsed());
         let wait = match failure.asked_wait {
             Some(asked) if asked > left => {
                 let why = format!(
@@ -162,7 +159,10 @@ impl Retrier {
             }
             Some(asked) => asked,
             None if left.is_zero() => {
-                let why = format!(": the {} retry budget is spent", seconds(self.policy.max_total));
+                let why = format!(
+                    ": the {} retry budget is spent",
+                    seconds(self.policy.max_total)
+                );
                 return Err(self.gave_up(&why, &failure.detail));
             }
             None => self.policy.backoff(self.attempts - 1).min(left),
@@ -312,7 +312,10 @@ mod tests {
         assert!(retrier.after_failure(&overloaded(None)).is_ok());
         retrier.begin_attempt();
         assert_eq!(
-            retrier.after_failure(&overloaded(None)).unwrap_err().to_string(),
+            retrier
+                .after_failure(&overloaded(None))
+                .unwrap_err()
+                .to_string(),
             "anthropic: gave up after 3 attempts (at most 3 attempts within 60s); last error: HTTP 529: Overloaded"
         );
     }

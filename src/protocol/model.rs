@@ -42,7 +42,11 @@ impl ModelRetry {
     pub fn countdown(&self, left: Duration) -> String {
         let secs = left.as_millis().div_ceil(1000);
         if secs == 0 {
-            format!("{}, retrying (attempt {})", self.reason.label(), self.attempt)
+            format!(
+                "{}, retrying (attempt {})",
+                self.reason.label(),
+                self.attempt
+            )
         } else {
             format!(
                 "{}, retrying in {secs}s (attempt {})",

@@ -42,6 +42,18 @@ pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<
         Diagnostic::at(text, file, super::toml::offset(item), message)
     };
     let model = doc.get("model");
+    if let Some(table) = model.and_then(toml_edit::Item::as_table_like) {
+        for (key, item) in table.iter() {
+            if !["retry_max_attempts", "retry_max_seconds"].contains(&key) {
+                diagnostics.push(diag(
+                    item,
+                    format!(
+                        "unknown key model.{key} (expected retry_max_attempts or retry_max_seconds); ignored"
+                    ),
+                ));
+            }
+        }
+    }
     if let Some(item) = model.and_then(|t| t.get("retry_max_attempts")) {
         let read = item
             .as_integer()
@@ -107,5 +119,13 @@ mod tests {
         );
         assert!(shown[1].ends_with("keeping 90"), "{shown:?}");
         assert_eq!(settings.retry_max_attempts, 3);
+        let typo = apply_layer(&mut settings, "[model]\nretry_max_secs = 5\n", "c");
+        assert_eq!(typo.len(), 1);
+        assert!(
+            typo[0]
+                .message
+                .starts_with("unknown key model.retry_max_secs"),
+            "{typo:?}"
+        );
     }
 }

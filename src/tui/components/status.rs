@@ -257,6 +257,28 @@ mod tests {
         let running = text(&render(running, 120, 1));
         assert!(running.contains("⠴ working 1.5s"), "{running}");
 
+        let countdown = RetryCountdown::new(
+            crate::protocol::ModelRetry {
+                attempt: 3,
+                max_attempts: 10,
+                wait_ms: 12_000,
+                reason: crate::model::RetryReason::Overloaded,
+                detail: "HTTP 529: Overloaded".into(),
+            },
+            now - Duration::from_millis(400),
+        );
+        let mut retrying = status(&theme, &usage, now);
+        retrying.turn = Turn::Running {
+            since: now - Duration::from_millis(1530),
+            cancel_sent: false,
+        };
+        retrying.retry = Some(&countdown);
+        let retrying = text(&render(retrying, 120, 1));
+        assert!(
+            retrying.contains("overloaded, retrying in 12s (attempt 3)"),
+            "{retrying}"
+        );
+
         let flash = (
             "press Ctrl+C again to quit".to_string(),
             now + Duration::from_secs(1),

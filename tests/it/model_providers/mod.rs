@@ -489,7 +489,12 @@ async fn anthropic_529_then_success_is_retried_honouring_retry_after() {
         panic!("the retry is announced first: {events:?}");
     };
     assert_eq!(
-        (notice.attempt, notice.max_attempts, notice.wait, notice.reason),
+        (
+            notice.attempt,
+            notice.max_attempts,
+            notice.wait,
+            notice.reason
+        ),
         (2, 4, Duration::ZERO, RetryReason::Overloaded)
     );
     assert_eq!(notice.detail, "HTTP 529: Overloaded");
@@ -580,7 +585,10 @@ async fn anthropic_stream_without_message_stop_is_retried_then_reported() {
     let provider = anthropic_at(&server.uri(), fast_retry(3));
     let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
     // Each attempt shows its text; each cut voids it and sends the request again.
-    assert_eq!(retries(&events), [(2, RetryReason::Cut), (3, RetryReason::Cut)]);
+    assert_eq!(
+        retries(&events),
+        [(2, RetryReason::Cut), (3, RetryReason::Cut)]
+    );
     assert_eq!(
         after_last_retry(&events),
         vec![StreamEvent::TextDelta("Let me look".into())]
@@ -602,7 +610,10 @@ async fn openai_stream_without_finish_is_retried_then_reported() {
         .await;
     let provider = openai_at(&format!("{}/v1", server.uri()), None, fast_retry(3));
     let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
-    assert_eq!(retries(&events), [(2, RetryReason::Cut), (3, RetryReason::Cut)]);
+    assert_eq!(
+        retries(&events),
+        [(2, RetryReason::Cut), (3, RetryReason::Cut)]
+    );
     assert_eq!(
         after_last_retry(&events),
         vec![StreamEvent::TextDelta("Half a".into())]

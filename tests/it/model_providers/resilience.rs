@@ -33,7 +33,14 @@ impl Home {
     /// `toolgate -p PROMPT` against `api`, with `format` output.
     fn prompt(&self, api: &ModelApi, format: &str) -> Output {
         Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["-p", "hello", "--provider", "anthropic", "--output-format", format])
+            .args([
+                "-p",
+                "hello",
+                "--provider",
+                "anthropic",
+                "--output-format",
+                format,
+            ])
             .current_dir(self.path("ws"))
             .env("TOOLGATE_STATE_DIR", self.path("state"))
             .env("TOOLGATE_CONFIG_DIR", self.path("config"))
@@ -82,18 +89,28 @@ fn budget(attempts: u32, seconds: &str) -> String {
 fn overloaded_three_times_then_the_reply_arrives_and_each_retry_was_reported() {
     let home = Home::new(&budget(5, "30"));
     let mut script = vec![Answer::overloaded_retry_after("0"); 3];
-    script.push(Answer::Stream(anthropic_text_stream(&["All ", "good."], true)));
+    script.push(Answer::Stream(anthropic_text_stream(
+        &["All ", "good."],
+        true,
+    )));
     let api = ModelApi::start(script);
     let out = home.prompt(&api, "jsonl");
     let lines = jsonl(&out);
-    assert!(out.status.success(), "{lines:#?}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{lines:#?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let retries: Vec<(u64, u64)> = of_type(&lines, "model_retry")
         .iter()
         .map(|r| {
             assert_eq!(r["reason"], "overloaded", "{r}");
             assert_eq!(r["detail"], "HTTP 529: Overloaded", "{r}");
             assert_eq!(r["max_attempts"], 5, "{r}");
-            (r["attempt"].as_u64().unwrap(), r["wait_ms"].as_u64().unwrap())
+            (
+                r["attempt"].as_u64().unwrap(),
+                r["wait_ms"].as_u64().unwrap(),
+            )
         })
         .collect();
     // `retry-after: 0` is honoured: no backoff of its own on top.
@@ -130,7 +147,10 @@ fn a_spent_time_budget_ends_the_retries_and_says_so() {
     let out = home.prompt(&api, "jsonl");
     let lines = jsonl(&out);
     assert_eq!(out.status.code(), Some(1), "{lines:#?}");
-    let message = of_type(&lines, "error")[0]["message"].as_str().unwrap().to_string();
+    let message = of_type(&lines, "error")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(
         message.contains(
             ": the 0.5s retry budget is spent (at most 1000 attempts within 0.5s); last error: HTTP 529: Overloaded"
@@ -164,7 +184,11 @@ fn a_stream_cut_mid_reply_is_retried_and_the_shown_text_is_kept_marked_and_logge
     let api = ModelApi::start(cut_then_whole());
     let out = home.prompt(&api, "jsonl");
     let lines = jsonl(&out);
-    assert!(out.status.success(), "{lines:#?}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{lines:#?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let kinds: Vec<&str> = lines
         .iter()
         .filter_map(|l| l["type"].as_str())
@@ -176,7 +200,10 @@ fn a_stream_cut_mid_reply_is_retried_and_the_shown_text_is_kept_marked_and_logge
         json!({"type": "reply_cut", "text": "Half of the answer", "retrying": true})
     );
     let retry = of_type(&lines, "model_retry")[0];
-    assert_eq!((retry["reason"].as_str(), retry["attempt"].as_u64()), (Some("cut"), Some(2)));
+    assert_eq!(
+        (retry["reason"].as_str(), retry["attempt"].as_u64()),
+        (Some("cut"), Some(2))
+    );
     assert_eq!(of_type(&lines, "text")[0]["text"], "The whole answer.");
 
     // The retry is the same request: the cut text never reached the model.
@@ -212,7 +239,11 @@ fn text_output_marks_the_cut_where_it_happened() {
     let home = Home::new("");
     let api = ModelApi::start(cut_then_whole());
     let out = home.prompt(&api, "text");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "Half of the answer\n— reply cut, retrying\nThe whole answer.\n"

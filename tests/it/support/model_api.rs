@@ -43,7 +43,9 @@ impl ModelApi {
     pub fn start(script: Vec<Answer>) -> ModelApi {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let url = format!("http://{}", listener.local_addr().expect("address"));
-        listener.set_nonblocking(true).expect("nonblocking listener");
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = requests.clone();
         let thread = thread::spawn(move || {
@@ -131,8 +133,9 @@ fn serve(mut socket: TcpStream, answer: &Answer, seen: &Mutex<Vec<Value>>) {
     seen.lock().expect("requests lock").push(body);
     let bytes = match answer {
         Answer::Overloaded { headers } => {
-            let body = json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})
-                .to_string();
+            let body =
+                json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})
+                    .to_string();
             let extra: String = headers
                 .iter()
                 .map(|(k, v)| format!("{k}: {v}\r\n"))
