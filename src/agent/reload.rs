@@ -1,96 +1,11 @@
-//! The agent's reload part ([`Reloader`]): what it needs to reload its configuration while
-//! the session runs (after the config watcher saw a file change, or on `/mcp reload`), why
-//! a reload runs, and the one reading of every file a reload starts with. Applying what was
-//! read is in `reload_rules.rs` (rules), `reload_settings.rs` (the rest of `config.toml`)
-//! and `reload_servers.rs` (servers).
+//! What the agent needs to reload its configuration while the session runs (after the
+//! config watcher saw a file change, or on `/mcp reload`), and why a reload runs. The
+//! reload itself starts in `reloader.rs`; applying what was read is in `reload_rules.rs`
+//! (rules), `reload_settings.rs` (the rest of `config.toml`) and `reload_servers.rs`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use super::conversation::Conversation;
-use super::sampling::SamplingConfig;
-use super::tools::ToolHost;
-use crate::protocol::AgentEvent;
-use crate::settings::{Diagnostic, LoadOptions, Settings};
-
-/// The agent's reload part: what a reload reads and what the last one put in force.
-pub(super) struct Reloader {
-    /// `None` where reloading is not available.
-    pub(super) state: Option<ConfigReload>,
-    /// What sampling reads of the configuration (a reload updates it); `None` until the
-    /// agent task starts.
-    pub(super) sampling_config: Option<Arc<SamplingConfig>>,
-}
-
-impl Reloader {
-    pub(super) fn new(state: Option<ConfigReload>) -> Self {
-        Reloader {
-            state,
-            sampling_config: None,
-        }
-    }
-
-    /// Reloads what the changed files (or `/mcp reload`: everything) configure: the
-    /// permission rules first, so reconnected servers' tools get the new verdicts.
-    pub(super) async fn reload(
-        &mut self,
-        cause: ReloadCause,
-        tools: &mut ToolHost,
-        conv: &mut Conversation,
-    ) {
-        let Some(reload) = self.state.clone() else {
-            conv.emit(AgentEvent::Notice(
-                "Reloading the configuration is not available here.".into(),
-            ))
-            .await;
-            return;
-        };
-        let server_files = crate::settings::watch::watched_files(&reload.options);
-        let touched = |wanted: &[PathBuf]| match &cause {
-            ReloadCause::Asked => true,
-            ReloadCause::Files(files) => files.iter().any(|f| {
-                wanted
-                    .iter()
-                    .any(|w| crate::settings::watch::same_file(w, f))
-            }),
-        };
-        let rule_files = reload.rule_files();
-        let rules = reload.rules.as_ref().filter(|_| touched(&rule_files));
-        if rules.is_none() && !touched(&server_files) {
-            return;
-        }
-        // One reading of every file, whichever part changed.
-        let options = reload.options.clone();
-        let fresh: Settings =
-            match tokio::task::spawn_blocking(move || crate::settings::load(&options)).await {
-                Ok(fresh) => fresh,
-                Err(e) => {
-                    conv.emit(AgentEvent::Error(format!(
-                        "reloading the configuration failed: {e}"
-                    )))
-                    .await;
-                    return;
-                }
-            };
-        if let Some(rules) = rules {
-            super::reload_rules::apply(self, tools, conv, (rules, &rule_files), &fresh, &cause)
-                .await;
-        }
-        if touched(&server_files) {
-            let loaded = fresh.servers;
-            super::reload_servers::apply(
-                &mut self.state,
-                tools,
-                conv,
-                &reload,
-                loaded,
-                server_files,
-                cause,
-            )
-            .await;
-        }
-    }
-}
+use crate::settings::{Diagnostic, LoadOptions};
 
 /// What the agent needs to load the configuration again.
 #[derive(Debug, Clone)]

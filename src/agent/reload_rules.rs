@@ -4,8 +4,8 @@
 //! and the error names each problem's file and position (the same as for server files).
 
 use super::conversation::Conversation;
-use super::reload::Reloader;
-use super::reload::{ReloadCause, RulesReload, new_problems};
+use super::reload::{ConfigReload, ReloadCause, RulesReload, new_problems};
+use super::sampling::SamplingConfig;
 use super::tools::ToolHost;
 use crate::policy::{OutsideWorkspace, RuleChanges};
 use crate::protocol::AgentEvent;
@@ -14,7 +14,7 @@ use crate::settings::Settings;
 /// Puts reloaded rules (and the rest of `config.toml`) in force, unless the files have new
 /// problems.
 pub(super) async fn apply(
-    reloader: &mut Reloader,
+    (state, sampling): (&mut Option<ConfigReload>, Option<&SamplingConfig>),
     tools: &mut ToolHost,
     conv: &mut Conversation,
     (rules, files): (&RulesReload, &[std::path::PathBuf]),
@@ -31,16 +31,16 @@ pub(super) async fn apply(
         .await;
         return;
     }
-    if let Some(current) = reloader.state.as_mut().and_then(|r| r.rules.as_mut()) {
+    if let Some(current) = state.as_mut().and_then(|r| r.rules.as_mut()) {
         current.known_problems = diagnostics;
     }
     // `sampling(SERVER)` rules live in the same files: the gate puts them in force too.
     let changes = tools.gate.reload_rules(fresh, files);
     let settings = super::reload_settings::apply(
         rules,
-        reloader.state.as_mut().and_then(|r| r.rules.as_mut()),
+        state.as_mut().and_then(|r| r.rules.as_mut()),
         &mut tools.pool.search.settings,
-        reloader.sampling_config.as_deref(),
+        sampling,
         &tools.hub,
         settings,
     );

@@ -15,7 +15,7 @@ use super::checkpoints::Checkpoints;
 use super::conversation::Conversation;
 use super::intake::{Control, Work};
 use super::pool_keeper::PoolKeeper;
-use super::reload::Reloader;
+use super::reloader::Reloader;
 use super::sampling::SamplingHost;
 use super::server_switch::ServerSwitch;
 use super::session::{self, Record, SharedLog};
@@ -354,7 +354,7 @@ impl Agent {
         self.emit(AgentEvent::UserMessage(text.clone())).await;
         // `@server:uri` mentions are read and attached after the text.
         let content =
-            super::resources::user_content(&mut self.tools, &mut self.conversation, text, &cancel)
+            super::mentions::user_content(&mut self.tools, &mut self.conversation, text, &cancel)
                 .await;
         self.run_turn_with(
             vec![Message {

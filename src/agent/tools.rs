@@ -438,7 +438,7 @@ impl ToolHost {
         };
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         conv.record(Record::Connect {
-            server: name.to_string(),
+            server: name.to_string().into(),
             tools: names.clone(),
         })
         .await;
@@ -482,7 +482,7 @@ impl ToolHost {
             return ToolRun::error(e.to_string());
         }
         conv.record(Record::Disconnect {
-            server: name.to_string(),
+            server: name.to_string().into(),
         })
         .await;
         let _ = self.refresh_pool(conv).await;

@@ -186,7 +186,7 @@ impl ClientHandler for HubClient {
             None => text,
         };
         let _ = self.events.send(HubEvent::Log {
-            server: self.server.clone(),
+            server: self.server.clone().into(),
             level: super::logging::from_mcp(params.level),
             message: crate::sanitize::for_terminal(&text),
         });
@@ -210,7 +210,7 @@ impl ClientHandler for HubClient {
     ) -> Result<CreateMessageResult, ErrorData> {
         let refuse = |reason: String| {
             let _ = self.events.send(HubEvent::SamplingRefused {
-                server: self.server.clone(),
+                server: self.server.clone().into(),
                 max_tokens: params.max_tokens,
                 reason: reason.clone(),
             });
