@@ -108,9 +108,29 @@ impl Conversation {
         self.record(record).await;
     }
 
+    /// Shows a restored session as it was first seen: its messages, and the replies that
+    /// broke off where they did.
+    pub async fn replay_all(&self, restored: &session::RestoredSession) {
+        let mut cuts = restored.cut_replies.iter().peekable();
+        for (index, message) in restored.messages.iter().enumerate() {
+            while let Some((_, cut)) = cuts.next_if(|(before, _)| *before <= index) {
+                self.replay_cut(cut).await;
+            }
+            self.replay(message, &restored.tool_calls).await;
+        }
+        for (_, cut) in cuts {
+            self.replay_cut(cut).await;
+        }
+    }
+
+    async fn replay_cut(&self, cut: &crate::protocol::ReplyCut) {
+        self.emit(AgentEvent::TextDelta(cut.text.clone())).await;
+        self.emit(AgentEvent::ReplyCut(cut.clone())).await;
+    }
+
     /// Shows a restored message as the events it was first seen as: prompts, replies, and
     /// each tool call's card with its result (`calls`: what the log adds to the messages).
-    pub async fn replay(&self, message: &Message, calls: &HashMap<String, LoggedCall>) {
+    async fn replay(&self, message: &Message, calls: &HashMap<String, LoggedCall>) {
         for block in &message.content {
             match (message.role, block) {
                 // What `@server:uri` attached was never a line the person typed.

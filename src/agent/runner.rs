@@ -156,11 +156,7 @@ impl Agent {
             }
         };
         if self.replay_history {
-            for message in &restored.messages {
-                self.conversation
-                    .replay(message, &restored.tool_calls)
-                    .await;
-            }
+            self.conversation.replay_all(&restored).await;
         }
         self.conversation.messages = restored.messages;
         self.tools.pool.search.restore_loaded(restored.loaded_tools);
@@ -420,20 +416,25 @@ impl Agent {
                 sampling: Default::default(),
             };
             model_calls += 1;
-            let events = self.conversation.events().clone();
-            let reply =
-                match super::stream::stream_reply(&*self.model, request, &cancel, &events).await {
-                    Ok(reply) => reply,
-                    Err(e) => {
-                        let message = e.to_string();
-                        self.record(Record::Error {
-                            message: message.clone(),
-                        })
-                        .await;
-                        self.emit(AgentEvent::Error(message)).await;
-                        break false;
-                    }
-                };
+            let reply = match super::stream::stream_reply(
+                &*self.model,
+                request,
+                &cancel,
+                &mut self.conversation,
+            )
+            .await
+            {
+                Ok(reply) => reply,
+                Err(e) => {
+                    let message = e.to_string();
+                    self.record(Record::Error {
+                        message: message.clone(),
+                    })
+                    .await;
+                    self.emit(AgentEvent::Error(message)).await;
+                    break false;
+                }
+            };
             usage.add(&reply.usage);
             let tool_uses: Vec<(String, String, Value)> = reply
                 .content

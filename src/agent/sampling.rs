@@ -178,6 +178,9 @@ impl SamplingHost {
                 Ok(StreamEvent::Stop(reason)) => stop = reason,
                 // No tools were offered; a tool call from the model is not passed on.
                 Ok(StreamEvent::ToolUseStarted { .. } | StreamEvent::ToolUse { .. }) => {}
+                // The same request is sent again: the answer starts over (the server only
+                // ever sees the finished text).
+                Ok(StreamEvent::Retrying(_)) => text.clear(),
                 Err(e) => return Err((e.to_string(), usage)),
             }
         }

@@ -24,12 +24,15 @@
 //! | `undo`            | `checkpoint`, `restored` (same shape as `files`) — the turn's files were put back (`/undo`, `toolgate undo`) |
 //! | `sampling`        | `server`, `max_tokens` (asked), `system_prompt`, `messages` `[{role, text}]`, `decision` (an `AuditRecord`, tool `sampling(SERVER)`; absent when refused before the policy), `outcome` `{kind: answered\|refused\|failed\|withdrawn, …}` (`answered`: `model`, `stop_reason`, `usage`, `text`; `refused`: `reason`; `failed`: `error`, `usage`) — a server's `sampling/createMessage` |
 //! | `server_log`      | `server`, `level` (`debug` … `emergency`), `message` — a server's `notifications/message` |
+//! | `model_retry`     | `attempt` (the one that follows), `max_attempts`, `wait_ms`, `reason` (`overloaded`\|`rate_limited`\|`server_error`\|`connection`\|`cut`), `detail` — a model request failed and was sent again |
+//! | `reply_cut`       | `text` (what the person saw of the reply), `retrying` — the reply's stream broke off; the text is not part of the conversation (the retry's reply, in the next `message`, is) |
 //!
 //! Images in messages are kept out of the log: a `message` record's image has `file`
 //! (under `sessions/<id>/images/`) or `dropped: true` instead of `data` (see
 //! `session_images`).
 //!
-//! Resuming replays the `message` records into the conversation and the `connect` /
+//! Resuming replays the `message` records into the conversation (and shows the
+//! `reply_cut` texts where they came, marked) and the `connect` /
 //! `disconnect` records into the set of servers to reconnect. Lines that do not parse (a
 //! half-written last line, a record type from a newer version) are skipped.
 
@@ -45,7 +48,9 @@ use serde_json::Value;
 
 use crate::checkpoint::FileChange;
 use crate::model::{ContentBlock, Message, Role, Usage};
-use crate::protocol::{CallId, PermissionLine, ServerLogLine, ToolCallStart, ToolOutcome};
+use crate::protocol::{
+    CallId, ModelRetry, PermissionLine, ReplyCut, ServerLogLine, ToolCallStart, ToolOutcome,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -129,6 +134,10 @@ pub enum Record {
     Sampling(crate::protocol::SamplingReport),
     /// A server's log message.
     ServerLog(ServerLogLine),
+    /// A model request was sent again.
+    ModelRetry(ModelRetry),
+    /// A reply broke off after this text was shown.
+    ReplyCut(ReplyCut),
 }
 
 /// A second handle on the session's log for what happens beside the agent loop (sampling,
@@ -293,6 +302,9 @@ pub struct RestoredSession {
     pub loaded_tools: Vec<String>,
     /// Roots added with `/roots add`, oldest first (the workspace is always one).
     pub roots: Vec<PathBuf>,
+    /// Replies that broke off, each with the number of `messages` before it (shown, not
+    /// sent to the model).
+    pub cut_replies: Vec<(usize, ReplyCut)>,
     /// What the log says of each tool call beyond the messages (its server, its outcome),
     /// by call id: the replay shows the call's card as it was.
     pub tool_calls: HashMap<String, LoggedCall>,
@@ -353,7 +365,11 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
                 restored.connected.push(server.into_string());
             }
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
-            Record::Cleared => restored.messages.clear(),
+            Record::Cleared => {
+                restored.messages.clear();
+                restored.cut_replies.clear();
+            }
+            Record::ReplyCut(cut) => restored.cut_replies.push((restored.messages.len(), cut)),
             Record::TurnFinished { .. } => restored.turns += 1,
             Record::RootAdded { dir } if !restored.roots.contains(&dir) => {
                 restored.roots.push(dir);
@@ -543,5 +559,61 @@ mod tests {
             resolve(dir.path(), &ws, &ResumeFrom::Id("nope".into())),
             Err(SessionError::NotFound(_))
         ));
+    }
+
+    #[test]
+    fn cut_replies_come_back_in_place_and_old_logs_without_them_still_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::open(dir.path(), "s2").unwrap();
+        let cut = |text: &str| {
+            Record::ReplyCut(ReplyCut {
+                text: text.into(),
+                retrying: true,
+            })
+        };
+        log.append(cut("before the clear")).unwrap();
+        log.append(Record::Cleared).unwrap();
+        log.append(Record::Message {
+            message: Message::user_text("hello"),
+        })
+        .unwrap();
+        log.append(cut("Half of")).unwrap();
+        log.append(Record::ModelRetry(ModelRetry {
+            attempt: 2,
+            max_attempts: 10,
+            wait_ms: 300,
+            reason: crate::model::RetryReason::Cut,
+            detail: "connection lost mid-response".into(),
+        }))
+        .unwrap();
+        log.append(Record::Message {
+            message: Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::Text {
+                    text: "The whole answer.".into(),
+                }],
+            },
+        })
+        .unwrap();
+        let restored = load(dir.path(), "s2").unwrap();
+        assert_eq!(restored.messages.len(), 2);
+        assert_eq!(restored.skipped_lines, 0);
+        assert_eq!(
+            restored.cut_replies,
+            vec![(
+                1,
+                ReplyCut {
+                    text: "Half of".into(),
+                    retrying: true
+                }
+            )]
+        );
+
+        // A log written before these records existed.
+        let old = "{\"ts\":\"2026-11-01T10:00:00Z\",\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n";
+        std::fs::write(log_path(dir.path(), "old"), old).unwrap();
+        let restored = load(dir.path(), "old").unwrap();
+        assert_eq!((restored.messages.len(), restored.skipped_lines), (1, 0));
+        assert!(restored.cut_replies.is_empty());
     }
 }

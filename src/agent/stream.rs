@@ -1,13 +1,17 @@
 //! Streaming one model reply into content blocks, with its text passed on as it comes.
+//! When the provider retries (an overload, a stream cut mid-reply), what the failed
+//! attempt showed stays on screen and in the session log, marked as cut, and the reply
+//! starts over; the conversation the model sees never holds the cut text.
 
 use futures::StreamExt;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::conversation::Conversation;
+use super::session::Record;
 use crate::model::{
     ContentBlock, ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent, Usage,
 };
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, ModelRetry, ReplyCut};
 
 /// A finished model reply.
 #[derive(Default)]
@@ -19,17 +23,19 @@ pub(super) struct Reply {
 }
 
 /// Streams one model reply, passing text on as it comes; a cancel stops it where it is
-/// (what came so far is kept).
+/// (what came so far is kept). Retries are the provider's; each is shown (and a cut
+/// reply recorded) through `conversation`.
 pub(super) async fn stream_reply(
     model: &dyn ModelProvider,
     request: ModelRequest,
     cancel: &CancellationToken,
-    events: &mpsc::Sender<AgentEvent>,
+    conversation: &mut Conversation,
 ) -> Result<Reply, ModelError> {
     let mut stream = model.stream(request);
     let mut reply = Reply::default();
     let mut text = String::new();
-    let mut streamed_text = false;
+    // Every text delta of the current attempt, across its blocks: what the person saw.
+    let mut shown = String::new();
     let result = loop {
         let next = tokio::select! {
             biased;
@@ -43,9 +49,19 @@ pub(super) async fn stream_reply(
             None => break Ok(()),
             Some(Err(e)) => break Err(e),
             Some(Ok(StreamEvent::TextDelta(delta))) => {
-                streamed_text = true;
+                shown.push_str(&delta);
                 text.push_str(&delta);
-                let _ = events.send(AgentEvent::TextDelta(delta)).await;
+                conversation.emit(AgentEvent::TextDelta(delta)).await;
+            }
+            Some(Ok(StreamEvent::Retrying(notice))) => {
+                // The failed attempt's reply is void: its text is marked on screen and
+                // logged, its tool calls (not yet run) are dropped.
+                cut(conversation, std::mem::take(&mut shown), true).await;
+                reply = Reply::default();
+                text.clear();
+                let retry = ModelRetry::from(&notice);
+                conversation.record(Record::ModelRetry(retry.clone())).await;
+                conversation.emit(AgentEvent::ModelRetry(retry)).await;
             }
             Some(Ok(StreamEvent::ToolUseStarted { .. })) => {}
             Some(Ok(StreamEvent::ToolUse { id, name, input })) => {
@@ -73,11 +89,34 @@ pub(super) async fn stream_reply(
     };
     // Dropping the stream closes the HTTP response (that is how a cancel stops it).
     drop(stream);
-    flush_text(&mut text, &mut reply.content);
-    if streamed_text {
-        let _ = events.send(AgentEvent::AssistantMessageDone).await;
+    match result {
+        Ok(()) => {
+            flush_text(&mut text, &mut reply.content);
+            if !shown.is_empty() {
+                conversation.emit(AgentEvent::AssistantMessageDone).await;
+            }
+            Ok(reply)
+        }
+        // The turn ends on this error; the text shown before it is marked and logged
+        // (the conversation does not take it, as before).
+        Err(e) => {
+            cut(conversation, shown, false).await;
+            Err(e)
+        }
     }
-    result.map(|()| reply)
+}
+
+/// Marks text shown by a reply that broke off, and records it; nothing when none was shown.
+async fn cut(conversation: &mut Conversation, shown: String, retrying: bool) {
+    if shown.is_empty() {
+        return;
+    }
+    let cut = ReplyCut {
+        text: shown,
+        retrying,
+    };
+    conversation.record(Record::ReplyCut(cut.clone())).await;
+    conversation.emit(AgentEvent::ReplyCut(cut)).await;
 }
 
 fn flush_text(text: &mut String, content: &mut Vec<ContentBlock>) {

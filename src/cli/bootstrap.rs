@@ -100,6 +100,7 @@ pub fn prepare_with(
         sandbox: sandbox_section,
         tools,
         host,
+        model: model_section,
     } = settings;
     // The console reloads on file changes and `/mcp reload`; a headless run keeps the
     // configuration it started with.
@@ -140,7 +141,13 @@ pub fn prepare_with(
             ..rules
         }),
     });
-    let model = select_model(opts)?;
+    notices.extend(
+        model_section
+            .diagnostics
+            .iter()
+            .map(|d| format!("config: {d}")),
+    );
+    let model = select_model(opts, &model_section.value)?;
     let (hub_tx, hub_rx) = mpsc::unbounded_channel();
     let hub = McpHub::with_options(
         loaded.servers,
@@ -221,8 +228,12 @@ pub fn refused_rules(problems: &[String]) -> String {
     )
 }
 
-fn select_model(opts: &StartOptions) -> Result<Box<dyn crate::model::ModelProvider>, Failure> {
+fn select_model(
+    opts: &StartOptions,
+    settings: &crate::settings::ModelSettings,
+) -> Result<Box<dyn crate::model::ModelProvider>, Failure> {
     let mut provider = crate::model::ProviderOptions::from_env();
+    provider.retry = crate::model::RetryPolicy::from_settings(settings);
     provider.provider_flag = opts.provider.clone();
     if opts.model.is_some() {
         provider.model = opts.model.clone();

@@ -88,6 +88,11 @@ pub enum JsonlEvent {
     Sampling(crate::protocol::SamplingReport),
     /// A server's log message.
     ServerLog(ServerLogLine),
+    /// A model request failed and is sent again after `wait_ms`.
+    ModelRetry(crate::protocol::ModelRetry),
+    /// The reply's stream broke off after `text` was shown (not a `text` line: it is not
+    /// part of the answer); `retrying`: the same request is sent again.
+    ReplyCut(crate::protocol::ReplyCut),
     /// The instructions a server gave when it connected.
     ServerInstructions {
         server: ServerName,

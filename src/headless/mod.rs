@@ -278,6 +278,24 @@ impl Printer<'_> {
                 self.text.push_str(&delta);
             }
             AgentEvent::AssistantMessageDone => self.finish_text(),
+            AgentEvent::ReplyCut(cut) => {
+                // Text mode printed the cut text as it came: the mark ends it there.
+                // JSONL prints it once, as the cut it was, never as a `text` line.
+                self.text.clear();
+                if self.format == OutputFormat::Text {
+                    let _ = writeln!(self.out, "\n{}", cut.mark());
+                    let _ = self.out.flush();
+                }
+                self.line(&JsonlEvent::ReplyCut(cut));
+            }
+            AgentEvent::ModelRetry(retry) => {
+                self.note(&format!(
+                    "toolgate: {} ({})",
+                    retry.countdown(retry.wait()),
+                    retry.detail
+                ));
+                self.line(&JsonlEvent::ModelRetry(retry));
+            }
             AgentEvent::ToolCallStarted {
                 call_id,
                 name,

@@ -4,8 +4,8 @@ use super::http::{SseDecoder, build_client, stream_sse};
 use super::retry::RetryPolicy;
 use super::sse::SseEvent;
 use super::{
-    ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, StreamEvent,
-    Usage,
+    ContentBlock, Message, ModelError, ModelProvider, ModelRequest, RetryReason, Role, StopReason,
+    StreamEvent, Usage,
 };
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
@@ -380,14 +380,19 @@ impl AnthropicDecoder {
             .pointer("/error/message")
             .and_then(Value::as_str)
             .unwrap_or("the API reported an error without a message");
-        match kind {
-            "overloaded_error" | "rate_limit_error" | "api_error" | "timeout_error" => {
-                ModelError::Unavailable {
-                    provider: PROVIDER.to_string(),
-                    message: format!("{kind} during the response: {message}"),
-                }
-            }
-            _ => stream_error(format!("{kind}: {message}")),
+        let reason = match kind {
+            "overloaded_error" => Some(RetryReason::Overloaded),
+            "rate_limit_error" => Some(RetryReason::RateLimited),
+            "api_error" | "timeout_error" => Some(RetryReason::ServerError),
+            _ => None,
+        };
+        match reason {
+            Some(reason) => ModelError::Transient {
+                provider: PROVIDER.to_string(),
+                reason,
+                message: format!("{kind} during the response: {message}"),
+            },
+            None => stream_error(format!("{kind}: {message}")),
         }
     }
 }

@@ -1,9 +1,11 @@
 //! What the two HTTP providers share: the client and the loop that turns a streamed SSE
 //! body into [`StreamEvent`]s through a provider-specific decoder.
 
-use super::retry::{RetryPolicy, describe_send_error, gave_up, send_with_retry};
+use super::retry::{
+    Failure, Retrier, RetryPolicy, describe_send_error, error_message_from_body, retry_after,
+};
 use super::sse::{SseEvent, SseParser};
-use super::{ModelError, StreamEvent};
+use super::{ModelError, RetryReason, StreamEvent};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::RequestBuilder;
@@ -28,118 +30,176 @@ pub(crate) trait SseDecoder: Send + 'static {
     fn on_body_end(&mut self) -> Result<Vec<StreamEvent>, ModelError>;
 }
 
-/// Sends `build` with retries and streams the response through a fresh decoder. Each item
-/// is yielded as soon as its SSE event is complete; after the first error the stream ends.
+/// Sends `build` and streams the response through a fresh decoder, each item yielded as
+/// soon as its SSE event is complete. A failure worth trying again (429, 5xx, 529, a
+/// connection error, an `overloaded_error` event, a body cut before the provider's end
+/// marker) is announced as [`StreamEvent::Retrying`] and the same request is sent again
+/// within the policy's attempts and time budget; any other failure, or a spent budget,
+/// is the stream's last item.
 ///
-/// A response that fails before yielding anything (the connection drops, or Anthropic
-/// sends an `overloaded_error` event right after `message_start`) is retried within the
-/// same attempt budget; once anything was yielded, a failure is final, because the user
-/// has already seen part of the answer.
+/// A retry after part of the reply was yielded starts the reply over: the caller was told
+/// (by `Retrying`) to drop what it had, and the request is the one the model saw, never
+/// extended by the text it had produced.
 pub(crate) fn stream_sse<D: SseDecoder + Default>(
     provider: String,
     retry: RetryPolicy,
     build: impl Fn() -> RequestBuilder + Send + Sync + 'static,
 ) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
     let stream = async_stream::stream! {
-        let mut attempts_used = 0u32;
+        let mut retrier = Retrier::new(&provider, retry);
         loop {
-            let response = match send_with_retry(&provider, &retry, &mut attempts_used, &build).await {
-                Ok(response) => response,
+            retrier.begin_attempt();
+            let failure = match build().send().await {
+                Ok(response) if response.status().is_success() => {
+                    let mut decoder = D::default();
+                    let mut yielded_any = false;
+                    let mut body = response.bytes_stream();
+                    let mut parser = SseParser::new();
+                    // Why the body failed; None when it ended without a word (see below).
+                    let mut failure: Option<Result<Failure, ModelError>> = None;
+                    'body: while let Some(chunk) = body.next().await {
+                        let chunk = match chunk {
+                            Ok(chunk) => chunk,
+                            Err(err) => {
+                                failure = Some(Ok(Failure {
+                                    reason: if yielded_any {
+                                        RetryReason::Cut
+                                    } else {
+                                        RetryReason::Connection
+                                    },
+                                    detail: format!(
+                                        "connection lost mid-response: {}",
+                                        describe_send_error(&err)
+                                    ),
+                                    asked_wait: None,
+                                }));
+                                break 'body;
+                            }
+                        };
+                        for event in parser.feed(&chunk) {
+                            match decoder.on_event(&event) {
+                                Ok(items) => {
+                                    for item in items {
+                                        yielded_any = true;
+                                        yield Ok(item);
+                                    }
+                                }
+                                Err(err) => {
+                                    failure = Some(transient(err));
+                                    break 'body;
+                                }
+                            }
+                            if decoder.is_done() {
+                                return;
+                            }
+                        }
+                    }
+                    let failure = match failure {
+                        Some(failure) => failure,
+                        None => {
+                            let mut outcome = Ok(Vec::new());
+                            if let Some(event) = parser.finish() {
+                                outcome = decoder.on_event(&event);
+                            }
+                            let outcome = outcome.and_then(|mut items| {
+                                if !decoder.is_done() {
+                                    items.extend(decoder.on_body_end()?);
+                                }
+                                Ok(items)
+                            });
+                            match outcome {
+                                Ok(items) => {
+                                    for item in items {
+                                        yield Ok(item);
+                                    }
+                                    return;
+                                }
+                                // The body ended before the end marker: the server or a
+                                // proxy closed it mid-reply, which a new request may not.
+                                Err(ModelError::Stream { message, .. }) => Ok(Failure {
+                                    reason: RetryReason::Cut,
+                                    detail: message,
+                                    asked_wait: None,
+                                }),
+                                Err(err) => transient(err),
+                            }
+                        }
+                    };
+                    match failure {
+                        Ok(failure) => failure,
+                        Err(err) => {
+                            yield Err(err);
+                            return;
+                        }
+                    }
+                }
+                Ok(response) => {
+                    let status = response.status();
+                    let asked_wait = retry_after(response.headers(), std::time::SystemTime::now());
+                    let body = response.text().await.unwrap_or_default();
+                    let message = error_message_from_body(status, &body);
+                    let Some(reason) = RetryReason::of_status(status.as_u16()) else {
+                        yield Err(ModelError::Api {
+                            provider: provider.clone(),
+                            status: status.as_u16(),
+                            message,
+                        });
+                        return;
+                    };
+                    Failure {
+                        reason,
+                        detail: format!("HTTP {}: {message}", status.as_u16()),
+                        asked_wait,
+                    }
+                }
+                Err(err) if err.is_builder() => {
+                    yield Err(ModelError::Config(format!(
+                        "{provider}: cannot build the request: {err}"
+                    )));
+                    return;
+                }
+                Err(err) => Failure {
+                    reason: RetryReason::Connection,
+                    detail: describe_send_error(&err),
+                    asked_wait: None,
+                },
+            };
+            match retrier.after_failure(&failure) {
+                Ok(notice) => {
+                    tracing::warn!(
+                        provider = %provider,
+                        attempt = notice.attempt,
+                        wait_ms = notice.wait.as_millis() as u64,
+                        problem = %failure.detail,
+                        "model request failed; retrying"
+                    );
+                    let wait = notice.wait;
+                    yield Ok(StreamEvent::Retrying(notice));
+                    tokio::time::sleep(wait).await;
+                }
                 Err(err) => {
                     yield Err(err);
                     return;
                 }
-            };
-            let mut decoder = D::default();
-            let mut yielded_any = false;
-            let mut body = response.bytes_stream();
-            let mut parser = SseParser::new();
-            // Set when the body fails; `true` when trying again could help.
-            let mut failure: Option<(ModelError, bool)> = None;
-            'body: while let Some(chunk) = body.next().await {
-                let chunk = match chunk {
-                    Ok(chunk) => chunk,
-                    Err(err) => {
-                        let message = format!(
-                            "connection lost mid-response: {}",
-                            describe_send_error(&err)
-                        );
-                        failure = Some((
-                            ModelError::Stream { provider: provider.clone(), message },
-                            true,
-                        ));
-                        break 'body;
-                    }
-                };
-                for event in parser.feed(&chunk) {
-                    match decoder.on_event(&event) {
-                        Ok(items) => {
-                            for item in items {
-                                yielded_any = true;
-                                yield Ok(item);
-                            }
-                        }
-                        Err(err) => {
-                            let transient = matches!(err, ModelError::Unavailable { .. });
-                            failure = Some((err, transient));
-                            break 'body;
-                        }
-                    }
-                    if decoder.is_done() {
-                        return;
-                    }
-                }
             }
-            if failure.is_none() {
-                let mut outcome = Ok(Vec::new());
-                if let Some(event) = parser.finish() {
-                    outcome = decoder.on_event(&event);
-                }
-                let outcome = outcome.and_then(|mut items| {
-                    if !decoder.is_done() {
-                        items.extend(decoder.on_body_end()?);
-                    }
-                    Ok(items)
-                });
-                match outcome {
-                    Ok(items) => {
-                        for item in items {
-                            yield Ok(item);
-                        }
-                        return;
-                    }
-                    Err(err) => failure = Some((err, false)),
-                }
-            }
-            let Some((err, transient)) = failure else { return };
-            let budget_left = attempts_used < retry.max_attempts.max(1);
-            if !transient || yielded_any || !budget_left {
-                let err = if transient && !yielded_any {
-                    let problem = match &err {
-                        ModelError::Unavailable { message, .. } | ModelError::Stream { message, .. } => {
-                            message.clone()
-                        }
-                        other => other.to_string(),
-                    };
-                    gave_up(&provider, attempts_used, &problem)
-                } else {
-                    err
-                };
-                yield Err(err);
-                return;
-            }
-            let wait = retry.backoff(attempts_used.saturating_sub(1));
-            tracing::warn!(
-                provider = %provider,
-                attempt = attempts_used,
-                wait_ms = wait.as_millis() as u64,
-                problem = %err,
-                "model response failed before its first event; retrying"
-            );
-            tokio::time::sleep(wait).await;
         }
     };
     stream.boxed()
+}
+
+/// A decoder's error: a failure to retry when the decoder says it is transient, else the
+/// final error (a malformed frame would come back the same).
+fn transient(err: ModelError) -> Result<Failure, ModelError> {
+    match err {
+        ModelError::Transient {
+            reason, message, ..
+        } => Ok(Failure {
+            reason,
+            detail: message,
+            asked_wait: None,
+        }),
+        other => Err(other),
+    }
 }
 
 /// True for base URLs that point at this machine (Ollama, llama.cpp server, vLLM on

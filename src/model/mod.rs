@@ -157,6 +157,63 @@ pub enum StreamEvent {
     },
     Usage(Usage),
     Stop(StopReason),
+    /// The attempt failed and the same request will be sent again after `wait`. Everything
+    /// the stream yielded before this (text shown, tool calls not yet run) belongs to the
+    /// failed attempt and is void: the events after it start the reply over.
+    Retrying(RetryNotice),
+}
+
+/// Why a model request is being tried again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryReason {
+    /// 529, or Anthropic's `overloaded_error` event.
+    Overloaded,
+    /// 429, or a `rate_limit_error` event.
+    RateLimited,
+    /// 500, 502, 503, 504, or an `api_error` / `timeout_error` event.
+    ServerError,
+    /// The connection could not be made or broke before the response began.
+    Connection,
+    /// The response broke off before its end marker (Anthropic `message_stop`,
+    /// OpenAI-compatible `[DONE]` or a `finish_reason`).
+    Cut,
+}
+
+impl RetryReason {
+    /// HTTP statuses worth trying again, by what they mean.
+    pub fn of_status(status: u16) -> Option<RetryReason> {
+        match status {
+            529 => Some(RetryReason::Overloaded),
+            429 => Some(RetryReason::RateLimited),
+            500 | 502 | 503 | 504 => Some(RetryReason::ServerError),
+            _ => None,
+        }
+    }
+
+    /// A few words for a status line: "overloaded, retrying in 12s".
+    pub fn label(self) -> &'static str {
+        match self {
+            RetryReason::Overloaded => "overloaded",
+            RetryReason::RateLimited => "rate limited",
+            RetryReason::ServerError => "server error",
+            RetryReason::Connection => "connection failed",
+            RetryReason::Cut => "reply cut",
+        }
+    }
+}
+
+/// One retry of a model request, announced before its wait.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryNotice {
+    /// The attempt that follows the wait (2 for the first retry).
+    pub attempt: u32,
+    /// The most attempts the policy allows.
+    pub max_attempts: u32,
+    pub wait: std::time::Duration,
+    pub reason: RetryReason,
+    /// What went wrong, e.g. `HTTP 529: Overloaded`.
+    pub detail: String,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -168,12 +225,21 @@ pub enum ModelError {
         status: u16,
         message: String,
     },
-    /// Retries exhausted on 429/5xx/529 or connection errors.
+    /// Retries exhausted on 429/5xx/529, connection errors or cut streams.
     #[error("{provider}: {message}")]
     Unavailable { provider: String, message: String },
     /// The stream ended before the message was complete, or a frame could not be parsed.
     #[error("{provider} stream broken: {message}")]
     Stream { provider: String, message: String },
+    /// A failure worth trying again that a stream decoder found (an `overloaded_error`
+    /// event, say). The retry loop turns it into a retry, or into `Unavailable` once the
+    /// budget is spent, so callers of [`ModelProvider::stream`] never see it.
+    #[error("{provider}: {message}")]
+    Transient {
+        provider: String,
+        reason: RetryReason,
+        message: String,
+    },
     #[error("{0}")]
     Config(String),
 }

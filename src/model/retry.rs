@@ -1,58 +1,191 @@
-//! Sending a model request with retries. Only the request itself is retried — once a 2xx
-//! response is returned its body is streamed to the agent, and a failure after that is a
-//! stream error, never a silent replay of text the user has already seen.
+//! When and how long to wait before sending a model request again. The policy bounds the
+//! attempts and the total time; [`Retrier`] applies it to one request: exponential backoff
+//! with full jitter, or the wait the server asks for (`retry-after-ms`, `retry-after` in
+//! seconds or as an HTTP date). The loop that sends and streams is `http::stream_sse`.
 
-use super::ModelError;
+use super::{ModelError, RetryNotice, RetryReason};
 use rand::Rng;
-use reqwest::{RequestBuilder, Response, StatusCode};
-use std::time::Duration;
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use std::time::{Duration, Instant, SystemTime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Total attempts including the first (at least 1).
     pub max_attempts: u32,
-    /// The delay before the first retry; doubled for each further retry, with jitter.
+    /// No retry starts later than this after the first attempt began; a wait that would
+    /// end beyond it is shortened (backoff) or not made (a longer `retry-after`).
+    pub max_total: Duration,
+    /// The ceiling of the first backoff; doubled for each further retry.
     pub base_delay: Duration,
-    /// Upper bound for any single wait, including one asked for by `retry-after`.
+    /// Upper bound for one backoff wait (not for a wait the server asks for: the budget
+    /// bounds that).
     pub max_delay: Duration,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_attempts: 4,
-            base_delay: Duration::from_millis(500),
-            max_delay: Duration::from_secs(60),
+            // `[model] retry_max_attempts` and `retry_max_seconds` (settings owns the
+            // defaults: the configuration docs and this policy cannot drift apart).
+            max_attempts: crate::settings::DEFAULT_RETRY_MAX_ATTEMPTS,
+            max_total: Duration::from_secs(crate::settings::DEFAULT_RETRY_MAX_SECONDS),
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(20),
         }
     }
 }
 
 impl RetryPolicy {
+    /// The default policy with the limits of `[model]`.
+    pub fn from_settings(settings: &crate::settings::ModelSettings) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: settings.retry_max_attempts,
+            max_total: settings.retry_max,
+            ..RetryPolicy::default()
+        }
+    }
+
     /// The wait before retry number `retry` (0 for the first retry): exponential backoff
-    /// with "equal jitter" (half fixed, half random) so that many clients hit by the same
-    /// overload do not come back in lockstep.
+    /// with "full jitter" (uniform between 0 and the exponential ceiling), which spreads
+    /// many clients hit by the same overload best.
     pub fn backoff(&self, retry: u32) -> Duration {
-        let exp = self
+        let ceiling = self
             .base_delay
-            .saturating_mul(2u32.saturating_pow(retry.min(16)));
-        let capped = exp.min(self.max_delay);
-        let half = capped / 2;
-        let jitter = rand::rng().random_range(0.0..=1.0);
-        half + half.mul_f64(jitter)
+            .saturating_mul(2u32.saturating_pow(retry.min(16)))
+            .min(self.max_delay);
+        ceiling.mul_f64(rand::rng().random_range(0.0..=1.0))
+    }
+
+    /// How the limits read in an error: "at most 10 attempts within 60s".
+    fn describe(&self) -> String {
+        format!(
+            "at most {} within {}",
+            attempts(self.max_attempts.max(1)),
+            seconds(self.max_total)
+        )
+    }
+}
+
+/// `1 attempt`, `4 attempts`.
+fn attempts(n: u32) -> String {
+    format!("{n} attempt{}", if n == 1 { "" } else { "s" })
+}
+
+/// `60s`, `0.5s`.
+pub fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
     }
 }
 
 /// Statuses worth trying again: rate limits, transient server errors and Anthropic's
 /// `529 overloaded`.
 pub fn is_retryable_status(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 429 | 500 | 502 | 503 | 504 | 529)
+    RetryReason::of_status(status.as_u16()).is_some()
 }
 
-/// `retry-after` in seconds (the HTTP-date form is not used by model APIs).
-fn retry_after(response: &Response) -> Option<Duration> {
-    let value = response.headers().get(reqwest::header::RETRY_AFTER)?;
-    let seconds: f64 = value.to_str().ok()?.trim().parse().ok()?;
-    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+/// The wait a response asks for: `retry-after-ms` (OpenAI, Anthropic SDKs), else
+/// `retry-after` as seconds or as an HTTP date (RFC 9110; a date in the past is no wait).
+pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let header = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = header("retry-after")?;
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    // IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") is an RFC 2822 date with zone GMT.
+    let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let at = SystemTime::from(date);
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// One failed attempt, as the retry loop sees it.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub reason: RetryReason,
+    /// What went wrong, e.g. `HTTP 529: Overloaded`.
+    pub detail: String,
+    /// The wait the server asked for, if it did.
+    pub asked_wait: Option<Duration>,
+}
+
+/// The retry state of one request: attempts made and when the first began.
+pub struct Retrier {
+    provider: String,
+    policy: RetryPolicy,
+    started: Instant,
+    attempts: u32,
+}
+
+impl Retrier {
+    pub fn new(provider: &str, policy: RetryPolicy) -> Retrier {
+        Retrier {
+            provider: provider.to_string(),
+            policy,
+            started: Instant::now(),
+            attempts: 0,
+        }
+    }
+
+    /// Counts an attempt about to be made.
+    pub fn begin_attempt(&mut self) {
+        self.attempts += 1;
+    }
+
+    /// After a failed attempt: the retry to announce (with its wait), or the final error
+    /// when the attempts or the time budget are spent.
+    pub fn after_failure(&self, failure: &Failure) -> Result<RetryNotice, ModelError> {
+        let max_attempts = self.policy.max_attempts.max(1);
+        if self.attempts >= max_attempts {
+            return Err(self.gave_up("", &failure.detail));
+        }
+        let left = self.policy.max_total.saturating_sub(self.started.elapsed());
+        let wait = match failure.asked_wait {
+            Some(asked) if asked > left => {
+                let why = format!(
+                    ": the server asked to wait {}, more than is left of the {} retry budget",
+                    seconds(asked),
+                    seconds(self.policy.max_total)
+                );
+                return Err(self.gave_up(&why, &failure.detail));
+            }
+            Some(asked) => asked,
+            None if left.is_zero() => {
+                let why = format!(
+                    ": the {} retry budget is spent",
+                    seconds(self.policy.max_total)
+                );
+                return Err(self.gave_up(&why, &failure.detail));
+            }
+            None => self.policy.backoff(self.attempts - 1).min(left),
+        };
+        Ok(RetryNotice {
+            attempt: self.attempts + 1,
+            max_attempts,
+            wait,
+            reason: failure.reason,
+            detail: failure.detail.clone(),
+        })
+    }
+
+    fn gave_up(&self, why: &str, last_problem: &str) -> ModelError {
+        ModelError::Unavailable {
+            provider: self.provider.clone(),
+            message: format!(
+                "gave up after {}{why} ({}); last error: {last_problem}",
+                attempts(self.attempts),
+                self.policy.describe()
+            ),
+        }
+    }
 }
 
 /// The API's own explanation from an error body: `error.message` (Anthropic and OpenAI
@@ -82,73 +215,6 @@ pub fn error_message_from_body(status: StatusCode, body: &str) -> String {
     }
 }
 
-/// Sends the request built by `build` until it succeeds, a non-retryable status comes back,
-/// or the attempts run out. Returns the successful response with its body unread.
-///
-/// `attempts_used` is shared with the caller so that a response whose body fails before
-/// its first event can be retried within the same budget (see `http::stream_sse`).
-pub async fn send_with_retry(
-    provider: &str,
-    policy: &RetryPolicy,
-    attempts_used: &mut u32,
-    build: &impl Fn() -> RequestBuilder,
-) -> Result<Response, ModelError> {
-    let attempts = policy.max_attempts.max(1);
-    let mut last_problem = String::from("no attempt left");
-    while *attempts_used < attempts {
-        let attempt = *attempts_used;
-        *attempts_used += 1;
-        let wait = match build().send().await {
-            Ok(response) if response.status().is_success() => return Ok(response),
-            Ok(response) => {
-                let status = response.status();
-                let asked_wait = retry_after(&response);
-                let body = response.text().await.unwrap_or_default();
-                let message = error_message_from_body(status, &body);
-                if !is_retryable_status(status) {
-                    return Err(ModelError::Api {
-                        provider: provider.to_string(),
-                        status: status.as_u16(),
-                        message,
-                    });
-                }
-                last_problem = format!("HTTP {}: {message}", status.as_u16());
-                asked_wait
-                    .map(|d| d.min(policy.max_delay))
-                    .unwrap_or_else(|| policy.backoff(attempt))
-            }
-            Err(err) if err.is_builder() => {
-                return Err(ModelError::Config(format!(
-                    "{provider}: cannot build the request: {err}"
-                )));
-            }
-            Err(err) => {
-                last_problem = describe_send_error(&err);
-                policy.backoff(attempt)
-            }
-        };
-        if *attempts_used >= attempts {
-            break;
-        }
-        tracing::warn!(
-            provider,
-            attempt = *attempts_used,
-            wait_ms = wait.as_millis() as u64,
-            problem = %last_problem,
-            "model request failed; retrying"
-        );
-        tokio::time::sleep(wait).await;
-    }
-    Err(gave_up(provider, attempts, &last_problem))
-}
-
-pub fn gave_up(provider: &str, attempts: u32, last_problem: &str) -> ModelError {
-    ModelError::Unavailable {
-        provider: provider.to_string(),
-        message: format!("gave up after {attempts} attempts; last error: {last_problem}"),
-    }
-}
-
 /// reqwest's Display omits the cause ("error sending request"); the chain says why.
 pub fn describe_send_error(err: &reqwest::Error) -> String {
     let mut text = if err.is_connect() {
@@ -171,20 +237,109 @@ pub fn describe_send_error(err: &reqwest::Error) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn backoff_grows_and_stays_within_bounds() {
-        let policy = RetryPolicy {
-            max_attempts: 4,
+    fn policy(max_attempts: u32, max_total: Duration) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts,
+            max_total,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_millis(350),
-        };
-        for _ in 0..50 {
-            let first = policy.backoff(0);
-            assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
+        }
+    }
+
+    #[test]
+    fn backoff_is_full_jitter_under_a_growing_ceiling() {
+        let policy = policy(4, Duration::from_secs(60));
+        let mut seen_third_above_first_ceiling = false;
+        for _ in 0..200 {
+            assert!(policy.backoff(0) <= Duration::from_millis(100));
             let third = policy.backoff(2);
-            assert!(third >= Duration::from_millis(175) && third <= Duration::from_millis(350));
+            assert!(third <= Duration::from_millis(350));
+            seen_third_above_first_ceiling |= third > Duration::from_millis(100);
             assert!(policy.backoff(40) <= Duration::from_millis(350));
         }
+        assert!(seen_third_above_first_ceiling);
+    }
+
+    #[test]
+    fn retry_after_reads_milliseconds_seconds_and_http_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777); // 06 Nov 1994 08:49:37
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                map.insert(*name, reqwest::header::HeaderValue::from_static(value));
+            }
+            map
+        };
+        let at = |pairs| retry_after(&headers(pairs), now);
+        assert_eq!(at(&[("retry-after", "7")]), Some(Duration::from_secs(7)));
+        assert_eq!(at(&[("retry-after", "0")]), Some(Duration::ZERO));
+        assert_eq!(
+            at(&[("retry-after", "3"), ("retry-after-ms", "250")]),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            at(&[("retry-after", "Sun, 06 Nov 1994 08:50:07 GMT")]),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            at(&[("retry-after", "Sun, 06 Nov 1994 08:00:00 GMT")]),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(at(&[("retry-after", "soon")]), None);
+        assert_eq!(at(&[]), None);
+    }
+
+    fn overloaded(asked_wait: Option<Duration>) -> Failure {
+        Failure {
+            reason: RetryReason::Overloaded,
+            detail: "HTTP 529: Overloaded".into(),
+            asked_wait,
+        }
+    }
+
+    #[test]
+    fn retrier_announces_retries_then_names_attempts_and_budget() {
+        let mut retrier = Retrier::new("anthropic", policy(3, Duration::from_secs(60)));
+        retrier.begin_attempt();
+        let notice = retrier
+            .after_failure(&overloaded(Some(Duration::from_secs(2))))
+            .unwrap();
+        assert_eq!(
+            (notice.attempt, notice.max_attempts, notice.wait),
+            (2, 3, Duration::from_secs(2))
+        );
+        retrier.begin_attempt();
+        assert!(retrier.after_failure(&overloaded(None)).is_ok());
+        retrier.begin_attempt();
+        assert_eq!(
+            retrier
+                .after_failure(&overloaded(None))
+                .unwrap_err()
+                .to_string(),
+            "anthropic: gave up after 3 attempts (at most 3 attempts within 60s); last error: HTTP 529: Overloaded"
+        );
+    }
+
+    #[test]
+    fn a_wait_beyond_the_budget_is_not_made() {
+        let mut retrier = Retrier::new("openai", policy(10, Duration::from_secs(30)));
+        retrier.begin_attempt();
+        assert_eq!(
+            retrier
+                .after_failure(&overloaded(Some(Duration::from_secs(120))))
+                .unwrap_err()
+                .to_string(),
+            "openai: gave up after 1 attempt: the server asked to wait 120s, more than is left of the 30s retry budget (at most 10 attempts within 30s); last error: HTTP 529: Overloaded"
+        );
+        let mut spent = Retrier::new("openai", policy(10, Duration::ZERO));
+        spent.begin_attempt();
+        assert!(
+            spent
+                .after_failure(&overloaded(None))
+                .unwrap_err()
+                .to_string()
+                .contains(": the 0s retry budget is spent")
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! `Op` / `Event`: the console imports crossterm's `Event` in the same files that match on
 //! agent events, and a bare `Event` would need renaming at every such import.
 
+mod model;
 mod pool;
 pub mod questions;
 mod sampling;
@@ -14,6 +15,7 @@ mod servers;
 mod tools;
 
 pub use crate::ids::{CallId, ServerName, ToolName};
+pub use model::{ModelRetry, ReplyCut};
 pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
 pub use sampling::{SamplingOutcome, SamplingReport};
 pub use servers::{Containment, ServerInfo, ServerLogLine};
@@ -100,6 +102,12 @@ pub enum AgentEvent {
     TextDelta(String),
     /// The assistant finished a text block (lets the UI close a streaming paragraph).
     AssistantMessageDone,
+    /// The reply being streamed broke off; what was shown stays on screen, marked, and
+    /// ends the streaming paragraph (sent instead of `AssistantMessageDone`).
+    ReplyCut(ReplyCut),
+    /// The model request failed and is sent again after a wait (the console counts it
+    /// down on the status line until the next event from the model).
+    ModelRetry(ModelRetry),
     ToolCallStarted {
         call_id: CallId,
         name: String,

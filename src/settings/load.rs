@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::permissions::{FileLayer, Permissions, PermissionsFile, parse_table};
 use super::{
-    Diagnostic, HostSettings, LoadOptions, LoadedServers, SandboxSettings, SearchSettings,
-    load_servers_with_env,
+    Diagnostic, HostSettings, LoadOptions, LoadedServers, ModelSettings, SandboxSettings,
+    SearchSettings, load_servers_with_env,
 };
 
 /// One part of the settings with the problems found reading it.
@@ -27,6 +27,8 @@ pub struct Settings {
     pub sandbox: Section<SandboxSettings>,
     pub tools: Section<SearchSettings>,
     pub host: Section<HostSettings>,
+    /// `[model]`: the retries of a model request (read at start).
+    pub model: Section<ModelSettings>,
 }
 
 /// The workspace's `.toolgate/config.toml`.
@@ -119,12 +121,16 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
     let host = layered(&files, None, |value, text, file| {
         super::host::apply_layer(value, text, &file.name())
     });
+    let model = layered(&files, None, |value, text, file| {
+        super::model::apply_layer(value, text, &file.name())
+    });
     Settings {
         servers: load_servers_with_env(opts, env),
         permissions,
         sandbox,
         tools,
         host,
+        model,
     }
 }
 

@@ -14,7 +14,7 @@ use super::components::inbox::state::Inbox;
 use super::components::overlays::Overlay;
 use super::components::pool::detail::DetailState;
 use super::components::pool::state::PoolView;
-use super::components::status::Turn;
+use super::components::status::{RetryCountdown, Turn};
 use super::components::transcript::state::{EntryKind, Transcript};
 use super::components::transcript::viewport::Viewport;
 use super::effect::Effect;
@@ -74,6 +74,8 @@ pub struct App {
     pub focus: Focus,
     pub overlay: Overlay,
     pub turn: Turn,
+    /// The model retry the running turn waits for (status line countdown).
+    pub model_retry: Option<RetryCountdown>,
     pub usage: Usage,
     /// Tools the user allowed for this session (revocable from /permissions).
     pub session_grants: Vec<String>,
@@ -114,6 +116,7 @@ impl App {
             focus: Focus::Composer,
             overlay: Overlay::None,
             turn: Turn::Idle,
+            model_retry: None,
             usage: Usage::default(),
             session_grants: Vec::new(),
             quit_armed_until: None,

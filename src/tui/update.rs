@@ -16,7 +16,7 @@ use super::components::inbox::state::KeyResult;
 use super::components::overlays::{Overlay, note_grant};
 use super::components::pool::events as pool_events;
 use super::components::pool::panel::{self, PoolKey};
-use super::components::status::Turn;
+use super::components::status::{RetryCountdown, Turn};
 use super::components::transcript::events as transcript_events;
 use super::components::transcript::state::EntryKind;
 use super::effect::Effect;
@@ -76,7 +76,21 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
     let Some(event) = pool_events::on_event(&mut app.pool, event, app.now) else {
         return;
     };
+    // The model answered again (or the turn ended): the retry countdown is over.
+    if matches!(
+        event,
+        AgentEvent::TextDelta(_)
+            | AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::TurnFinished { .. }
+            | AgentEvent::Error(_)
+    ) {
+        app.model_retry = None;
+    }
     match event {
+        AgentEvent::ModelRetry(retry) => {
+            app.model_retry = Some(RetryCountdown::new(retry, app.now));
+            return;
+        }
         AgentEvent::Completions { id, values } => {
             return app
                 .assist

@@ -82,6 +82,7 @@ pub fn view(app: &App, frame: &mut Frame) {
             model_label: &app.model_label,
             session_id: &app.session_id,
             turn: app.turn,
+            retry: app.model_retry.as_ref(),
             waiting: app.inbox.len(),
             sandbox_problem: app.sandbox_problem.as_deref(),
             usage: &app.usage,

@@ -299,6 +299,7 @@ async fn session(deferred: bool, working_set: usize) -> (Vec<Value>, Usage) {
             max_attempts: 1,
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(1),
+            ..RetryPolicy::default()
         },
         ..Default::default()
     })

@@ -49,10 +49,34 @@ impl Turn {
     }
 }
 
+/// A model retry being waited for: the console counts it down on the status line until
+/// the next event from the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryCountdown {
+    pub retry: crate::protocol::ModelRetry,
+    /// When the wait ends.
+    pub until: Instant,
+}
+
+impl RetryCountdown {
+    pub fn new(retry: crate::protocol::ModelRetry, now: Instant) -> Self {
+        let until = now + retry.wait();
+        RetryCountdown { retry, until }
+    }
+
+    /// "overloaded, retrying in 12s (attempt 3)" at `now`.
+    pub fn text(&self, now: Instant) -> String {
+        self.retry
+            .countdown(self.until.saturating_duration_since(now))
+    }
+}
+
 pub struct StatusLine<'a> {
     pub model_label: &'a str,
     pub session_id: &'a str,
     pub turn: Turn,
+    /// The model request the turn waits to send again, if it does.
+    pub retry: Option<&'a RetryCountdown>,
     /// Questions waiting for an answer.
     pub waiting: usize,
     /// Why bash runs without the sandbox this session, if it does: always on screen.
@@ -100,15 +124,23 @@ impl Widget for StatusLine<'_> {
                 let elapsed = self.now.saturating_duration_since(since);
                 let frame_no =
                     (elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len();
-                let what = if cancel_sent { "cancelling" } else { "working" };
-                Span::styled(
-                    format!(
-                        "· {} {what} {:.1}s ",
-                        SPINNER[frame_no],
-                        elapsed.as_secs_f64()
+                match self.retry {
+                    Some(retry) if !cancel_sent => Span::styled(
+                        format!("· {} {} ", SPINNER[frame_no], retry.text(self.now)),
+                        t.warn(),
                     ),
-                    t.accent(),
-                )
+                    _ => {
+                        let what = if cancel_sent { "cancelling" } else { "working" };
+                        Span::styled(
+                            format!(
+                                "· {} {what} {:.1}s ",
+                                SPINNER[frame_no],
+                                elapsed.as_secs_f64()
+                            ),
+                            t.accent(),
+                        )
+                    }
+                }
             }
         };
         left.push(turn);
@@ -173,6 +205,7 @@ mod tests {
             model_label: "claude-sonnet-4-5 (Anthropic)",
             session_id: "5f3a9c1e-0000-4000-8000-000000000000",
             turn: Turn::Idle,
+            retry: None,
             waiting: 0,
             sandbox_problem: None,
             usage,
@@ -223,6 +256,28 @@ mod tests {
         };
         let running = text(&render(running, 120, 1));
         assert!(running.contains("⠴ working 1.5s"), "{running}");
+
+        let countdown = RetryCountdown::new(
+            crate::protocol::ModelRetry {
+                attempt: 3,
+                max_attempts: 10,
+                wait_ms: 12_000,
+                reason: crate::model::RetryReason::Overloaded,
+                detail: "HTTP 529: Overloaded".into(),
+            },
+            now - Duration::from_millis(400),
+        );
+        let mut retrying = status(&theme, &usage, now);
+        retrying.turn = Turn::Running {
+            since: now - Duration::from_millis(1530),
+            cancel_sent: false,
+        };
+        retrying.retry = Some(&countdown);
+        let retrying = text(&render(retrying, 120, 1));
+        assert!(
+            retrying.contains("overloaded, retrying in 12s (attempt 3)"),
+            "{retrying}"
+        );
 
         let flash = (
             "press Ctrl+C again to quit".to_string(),

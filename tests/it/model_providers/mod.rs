@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate::model::scripted::{Scenario, ScriptedProvider};
 use toolgate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, ProviderOptions, RetryPolicy,
-    Role, StopReason, StreamEvent, ToolDef, Usage, select,
+    RetryReason, Role, StopReason, StreamEvent, ToolDef, Usage, select,
 };
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -21,6 +21,7 @@ fn fast_retry(max_attempts: u32) -> RetryPolicy {
         max_attempts,
         base_delay: Duration::from_millis(2),
         max_delay: Duration::from_millis(20),
+        ..RetryPolicy::default()
     }
 }
 
@@ -109,6 +110,26 @@ async fn collect(
     .await
     .expect("the stream ended within the timeout");
     (events, outcome)
+}
+
+/// The retries a stream announced: the attempt each leads to, and why.
+fn retries(events: &[StreamEvent]) -> Vec<(u32, RetryReason)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Retrying(notice) => Some((notice.attempt, notice.reason)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What the stream says after its last retry: the reply the caller keeps.
+fn after_last_retry(events: &[StreamEvent]) -> Vec<StreamEvent> {
+    let start = events
+        .iter()
+        .rposition(|e| matches!(e, StreamEvent::Retrying(_)))
+        .map_or(0, |i| i + 1);
+    events[start..].to_vec()
 }
 
 fn sse(events: &[(&str, Value)]) -> String {
@@ -459,11 +480,25 @@ async fn anthropic_529_then_success_is_retried_honouring_retry_after() {
         max_attempts: 4,
         base_delay: Duration::from_secs(3600),
         max_delay: Duration::from_secs(3600),
+        ..RetryPolicy::default()
     };
     let provider = anthropic_at(&server.uri(), retry);
     let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
     assert_eq!(error, None);
-    assert_eq!(events, expected_anthropic_turn());
+    let StreamEvent::Retrying(notice) = &events[0] else {
+        panic!("the retry is announced first: {events:?}");
+    };
+    assert_eq!(
+        (
+            notice.attempt,
+            notice.max_attempts,
+            notice.wait,
+            notice.reason
+        ),
+        (2, 4, Duration::ZERO, RetryReason::Overloaded)
+    );
+    assert_eq!(notice.detail, "HTTP 529: Overloaded");
+    assert_eq!(events[1..], expected_anthropic_turn());
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
 }
 
@@ -478,12 +513,16 @@ async fn openai_429_storm_gives_up_with_a_clear_error() {
         .await;
     let provider = openai_at(&format!("{}/v1", server.uri()), Some("sk"), fast_retry(3));
     let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
-    assert!(events.is_empty());
+    assert_eq!(
+        retries(&events),
+        [(2, RetryReason::RateLimited), (3, RetryReason::RateLimited)]
+    );
+    assert!(after_last_retry(&events).is_empty());
     let error = error.expect("an error");
     assert!(matches!(error, ModelError::Unavailable { .. }), "{error:?}");
     assert_eq!(
         error.to_string(),
-        "openai: gave up after 3 attempts; last error: HTTP 429: Rate limit reached for gpt-test"
+        "openai: gave up after 3 attempts (at most 3 attempts within 60s); last error: HTTP 429: Rate limit reached for gpt-test"
     );
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
@@ -533,7 +572,7 @@ async fn openai_400_shows_the_apis_message() {
 }
 
 #[tokio::test]
-async fn anthropic_stream_without_message_stop_is_a_stream_error_after_the_text() {
+async fn anthropic_stream_without_message_stop_is_retried_then_reported() {
     let full = anthropic_turn_body();
     // Cut after the first text delta, at an event boundary.
     let cut_at = full.find("event: content_block_delta").unwrap();
@@ -545,17 +584,24 @@ async fn anthropic_stream_without_message_stop_is_a_stream_error_after_the_text(
         .await;
     let provider = anthropic_at(&server.uri(), fast_retry(3));
     let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
-    assert_eq!(events, vec![StreamEvent::TextDelta("Let me look".into())]);
+    // Each attempt shows its text; each cut voids it and sends the request again.
+    assert_eq!(
+        retries(&events),
+        [(2, RetryReason::Cut), (3, RetryReason::Cut)]
+    );
+    assert_eq!(
+        after_last_retry(&events),
+        vec![StreamEvent::TextDelta("Let me look".into())]
+    );
     assert_eq!(
         error.unwrap().to_string(),
-        "anthropic stream broken: stream ended before message_stop"
+        "anthropic: gave up after 3 attempts (at most 3 attempts within 60s); last error: stream ended before message_stop"
     );
-    // Text had been streamed, so nothing was retried.
-    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
 
 #[tokio::test]
-async fn openai_stream_without_finish_is_a_stream_error() {
+async fn openai_stream_without_finish_is_retried_then_reported() {
     let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half a\"},\"finish_reason\":null}]}\n\n";
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -564,10 +610,18 @@ async fn openai_stream_without_finish_is_a_stream_error() {
         .await;
     let provider = openai_at(&format!("{}/v1", server.uri()), None, fast_retry(3));
     let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
-    assert_eq!(events, vec![StreamEvent::TextDelta("Half a".into())]);
+    assert_eq!(
+        retries(&events),
+        [(2, RetryReason::Cut), (3, RetryReason::Cut)]
+    );
+    assert_eq!(
+        after_last_retry(&events),
+        vec![StreamEvent::TextDelta("Half a".into())]
+    );
     let error = error.unwrap();
-    assert!(matches!(error, ModelError::Stream { .. }), "{error:?}");
+    assert!(matches!(error, ModelError::Unavailable { .. }), "{error:?}");
     assert!(error.to_string().contains("stream ended before"), "{error}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
 
 /// Accepts one connection and reads the request (headers and its small JSON body).
@@ -636,7 +690,7 @@ async fn anthropic_text_arrives_before_the_response_is_complete() {
 
 /// A server that promises a long body, sends part of it and closes the socket.
 #[tokio::test]
-async fn connection_cut_mid_body_is_a_stream_error() {
+async fn connection_cut_mid_body_with_no_retry_left_is_reported() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let partial = anthropic_turn_body();
@@ -652,7 +706,8 @@ async fn connection_cut_mid_body_is_a_stream_error() {
         socket.flush().await.unwrap();
         drop(socket);
     });
-    let provider = anthropic_at(&format!("http://{addr}"), fast_retry(3));
+    // One attempt only: the cut is the final error (stream_cuts retries it).
+    let provider = anthropic_at(&format!("http://{addr}"), fast_retry(1));
     let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
     assert_eq!(
         events,
@@ -662,11 +717,11 @@ async fn connection_cut_mid_body_is_a_stream_error() {
         ]
     );
     let error = error.unwrap();
-    assert!(matches!(error, ModelError::Stream { .. }), "{error:?}");
+    assert!(matches!(error, ModelError::Unavailable { .. }), "{error:?}");
     assert!(
-        error
-            .to_string()
-            .starts_with("anthropic stream broken: connection lost mid-response"),
+        error.to_string().starts_with(
+            "anthropic: gave up after 1 attempt (at most 1 attempt within 60s); last error: connection lost mid-response"
+        ),
         "{error}"
     );
     server.await.unwrap();
@@ -737,7 +792,8 @@ async fn anthropic_overloaded_event_before_any_content_is_retried() {
     let provider = anthropic_at(&server.uri(), fast_retry(3));
     let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
     assert_eq!(error, None);
-    assert_eq!(events, expected_anthropic_turn());
+    assert_eq!(retries(&events), [(2, RetryReason::Overloaded)]);
+    assert_eq!(after_last_retry(&events), expected_anthropic_turn());
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
 
     // Always overloaded: the budget runs out with the API's words in the error.
@@ -750,13 +806,13 @@ async fn anthropic_overloaded_event_before_any_content_is_retried() {
     let (_, error) = collect(provider.as_ref(), request_after_tool_round()).await;
     assert_eq!(
         error.unwrap().to_string(),
-        "anthropic: gave up after 3 attempts; last error: overloaded_error during the response: Overloaded"
+        "anthropic: gave up after 3 attempts (at most 3 attempts within 60s); last error: overloaded_error during the response: Overloaded"
     );
     assert_eq!(storm.received_requests().await.unwrap().len(), 3);
 }
 
 #[tokio::test]
-async fn anthropic_error_event_after_text_is_final() {
+async fn anthropic_error_event_after_text_starts_the_reply_over() {
     let body = sse(&[
         (
             "message_start",
@@ -779,12 +835,19 @@ async fn anthropic_error_event_after_text_is_final() {
         .await;
     let provider = anthropic_at(&server.uri(), fast_retry(3));
     let (events, error) = collect(provider.as_ref(), request_after_tool_round()).await;
-    assert_eq!(events, vec![StreamEvent::TextDelta("Starting".into())]);
+    assert_eq!(
+        retries(&events),
+        [(2, RetryReason::Overloaded), (3, RetryReason::Overloaded)]
+    );
+    assert_eq!(
+        after_last_retry(&events),
+        vec![StreamEvent::TextDelta("Starting".into())]
+    );
     assert_eq!(
         error.unwrap().to_string(),
-        "anthropic: overloaded_error during the response: Overloaded"
+        "anthropic: gave up after 3 attempts (at most 3 attempts within 60s); last error: overloaded_error during the response: Overloaded"
     );
-    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
 
 #[tokio::test]
@@ -798,9 +861,12 @@ async fn refused_connections_are_retried_then_reported() {
     let (_, error) = collect(provider.as_ref(), request_after_tool_round()).await;
     let message = error.unwrap().to_string();
     assert!(
-        message.starts_with("anthropic: gave up after 2 attempts; last error: connection failed"),
+        message.starts_with(
+            "anthropic: gave up after 2 attempts (at most 2 attempts within 60s); last error: connection failed"
+        ),
         "{message}"
     );
 }
 
+mod resilience;
 mod scripted;

@@ -3,6 +3,7 @@
 pub mod conformance;
 pub mod console_view;
 pub mod fixture_server;
+pub mod model_api;
 pub mod npm_packages;
 pub mod oauth_servers;
 pub mod process;

@@ -26,6 +26,11 @@ pub fn on_event(
         }
         AgentEvent::TextDelta(delta) => transcript.append_text(&for_terminal(&delta)),
         AgentEvent::AssistantMessageDone => transcript.close_stream(),
+        // The cut text stays where it is, closed, with the mark right under it.
+        AgentEvent::ReplyCut(cut) => {
+            transcript.close_stream();
+            transcript.push(EntryKind::Notice(cut.mark().to_string()));
+        }
         AgentEvent::ToolCallStarted {
             call_id,
             name,

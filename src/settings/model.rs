@@ -1,0 +1,131 @@
+//! `[model]` of `config.toml`: how long a model request is tried again when the API is
+//! overloaded, rate limited, failing, unreachable, or cuts a reply short. Same files and
+//! layering as `[mcp]`; read when a session starts.
+//!
+//! ```toml
+//! [model]
+//! retry_max_attempts = 10   # attempts per request, the first included (1: never retry)
+//! retry_max_seconds = 60    # no retry starts later than this after the first attempt
+//! ```
+
+use std::time::Duration;
+
+use super::Diagnostic;
+
+/// Attempts per model request unless config.toml says otherwise.
+pub const DEFAULT_RETRY_MAX_ATTEMPTS: u32 = 10;
+/// The time budget of one model request's retries unless config.toml says otherwise.
+pub const DEFAULT_RETRY_MAX_SECONDS: u64 = 60;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelSettings {
+    pub retry_max_attempts: u32,
+    pub retry_max: Duration,
+}
+
+impl Default for ModelSettings {
+    fn default() -> Self {
+        ModelSettings {
+            retry_max_attempts: DEFAULT_RETRY_MAX_ATTEMPTS,
+            retry_max: Duration::from_secs(DEFAULT_RETRY_MAX_SECONDS),
+        }
+    }
+}
+
+pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    // Not valid TOML is reported by the sandbox settings already.
+    let Ok(doc) = toml_edit::Document::parse(text) else {
+        return diagnostics;
+    };
+    let diag = |item: &toml_edit::Item, message: String| {
+        Diagnostic::at(text, file, super::toml::offset(item), message)
+    };
+    let model = doc.get("model");
+    if let Some(table) = model.and_then(toml_edit::Item::as_table_like) {
+        for (key, item) in table.iter() {
+            if !["retry_max_attempts", "retry_max_seconds"].contains(&key) {
+                diagnostics.push(diag(
+                    item,
+                    format!(
+                        "unknown key model.{key} (expected retry_max_attempts or retry_max_seconds); ignored"
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(item) = model.and_then(|t| t.get("retry_max_attempts")) {
+        let read = item
+            .as_integer()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0);
+        diagnostics.extend(super::toml::set(
+            &mut settings.retry_max_attempts,
+            read,
+            |kept| {
+                diag(
+                    item,
+                    format!(
+                        "expected model.retry_max_attempts to be a positive whole number; keeping {kept}"
+                    ),
+                )
+            },
+        ));
+    }
+    if let Some(item) = model.and_then(|t| t.get("retry_max_seconds")) {
+        // A fraction is allowed (a test's short budget); an hour is the sane ceiling.
+        let read = item
+            .as_float()
+            .or_else(|| item.as_integer().map(|n| n as f64))
+            .filter(|s| s.is_finite() && (0.0..=3600.0).contains(s))
+            .map(Duration::from_secs_f64);
+        diagnostics.extend(super::toml::set(&mut settings.retry_max, read, |kept| {
+            diag(
+                item,
+                format!(
+                    "expected model.retry_max_seconds to be a number of seconds from 0 to 3600; keeping {}",
+                    kept.as_secs_f64()
+                ),
+            )
+        }));
+    }
+    diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attempts_and_budget_layer_and_bad_values_are_named() {
+        let mut settings = ModelSettings::default();
+        assert_eq!(settings.retry_max_attempts, 10);
+        assert_eq!(settings.retry_max, Duration::from_secs(60));
+        let text = "[model]\nretry_max_attempts = 3\nretry_max_seconds = 0.5\n";
+        assert!(apply_layer(&mut settings, text, "config.toml").is_empty());
+        assert_eq!(settings.retry_max_attempts, 3);
+        assert_eq!(settings.retry_max, Duration::from_millis(500));
+        assert!(apply_layer(&mut settings, "[model]\nretry_max_seconds = 90\n", "c").is_empty());
+        assert_eq!(settings.retry_max, Duration::from_secs(90));
+        let bad = "[model]\nretry_max_attempts = 0\nretry_max_seconds = \"a minute\"\n";
+        let shown: Vec<String> = apply_layer(&mut settings, bad, "config.toml")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(shown.len(), 2, "{shown:?}");
+        assert!(
+            shown[0].starts_with("config.toml:2:22: expected model.retry_max_attempts"),
+            "{shown:?}"
+        );
+        assert!(shown[1].ends_with("keeping 90"), "{shown:?}");
+        assert_eq!(settings.retry_max_attempts, 3);
+        let typo = apply_layer(&mut settings, "[model]\nretry_max_secs = 5\n", "c");
+        assert_eq!(typo.len(), 1);
+        assert!(
+            typo[0]
+                .message
+                .starts_with("unknown key model.retry_max_secs"),
+            "{typo:?}"
+        );
+    }
+}

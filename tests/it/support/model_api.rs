@@ -1,0 +1,181 @@
+//! A Messages API on 127.0.0.1 that answers each request (one connection each) with the
+//! next answer of a script, written byte by byte on a raw socket, so that a test can
+//! overload it (529 + `retry-after`), cut a stream mid-body, or answer whole. It records
+//! every request body and stops by itself once the script is played (or after a minute
+//! without a connection).
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// One response.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// `529 Overloaded` with an Anthropic error body and these extra headers.
+    Overloaded { headers: Vec<(String, String)> },
+    /// `200` and the start of an SSE stream, then the connection closes mid-body
+    /// (a chunked body without its last chunk).
+    Cut(String),
+    /// `200` and a whole SSE stream.
+    Stream(String),
+}
+
+impl Answer {
+    pub fn overloaded_retry_after(value: &str) -> Answer {
+        Answer::Overloaded {
+            headers: vec![("retry-after".into(), value.into())],
+        }
+    }
+}
+
+pub struct ModelApi {
+    pub url: String,
+    /// Each request's JSON body, in order.
+    pub requests: Arc<Mutex<Vec<Value>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ModelApi {
+    pub fn start(script: Vec<Answer>) -> ModelApi {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = requests.clone();
+        let thread = thread::spawn(move || {
+            for answer in script {
+                let Some(socket) = accept(&listener) else {
+                    return;
+                };
+                serve(socket, &answer, &seen);
+            }
+        });
+        ModelApi {
+            url,
+            requests,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().expect("requests lock").clone()
+    }
+
+    /// Waits for the script to be played out (or the server to give up waiting).
+    pub fn finish(mut self) -> Vec<Value> {
+        if let Some(thread) = self.thread.take() {
+            thread.join().expect("model api thread");
+        }
+        self.requests()
+    }
+}
+
+fn accept(listener: &TcpListener) -> Option<TcpStream> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        match listener.accept() {
+            Ok((socket, _)) => {
+                socket.set_nonblocking(false).ok()?;
+                return Some(socket);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// Reads one request (headers, then `content-length` bytes of body).
+fn read_request(socket: &mut TcpStream) -> Option<Value> {
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .ok()?;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    let head_end = loop {
+        let n = socket.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        seen.extend_from_slice(&buf[..n]);
+        if let Some(pos) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+            break pos + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&seen[..head_end]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while seen.len() < head_end + length {
+        let n = socket.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+    }
+    serde_json::from_slice(&seen[head_end..]).ok()
+}
+
+fn serve(mut socket: TcpStream, answer: &Answer, seen: &Mutex<Vec<Value>>) {
+    let Some(body) = read_request(&mut socket) else {
+        return;
+    };
+    seen.lock().expect("requests lock").push(body);
+    let bytes = match answer {
+        Answer::Overloaded { headers } => {
+            let body =
+                json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})
+                    .to_string();
+            let extra: String = headers
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}\r\n"))
+                .collect();
+            format!(
+                "HTTP/1.1 529 Overloaded\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        }
+        Answer::Cut(partial) => format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n{:x}\r\n{partial}\r\n",
+            partial.len()
+        ),
+        Answer::Stream(body) => format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    };
+    let _ = socket.write_all(bytes.as_bytes());
+    let _ = socket.flush();
+    // Dropping the socket closes it: for `Cut`, before the body's last chunk.
+}
+
+/// An Anthropic SSE stream of one text reply, split into these deltas; `whole`: with its
+/// `message_delta` and `message_stop` (else it stops after the deltas, as a cut one does).
+pub fn anthropic_text_stream(deltas: &[&str], whole: bool) -> String {
+    let mut events = vec![
+        json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}),
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+    ];
+    for delta in deltas {
+        events.push(json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":delta}}));
+    }
+    if whole {
+        events.push(json!({"type":"content_block_stop","index":0}));
+        events.push(json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}));
+        events.push(json!({"type":"message_stop"}));
+    }
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+        .collect()
+}
