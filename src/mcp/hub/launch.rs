@@ -67,7 +67,7 @@ pub(super) type MakeClient<'a> = dyn Fn() -> HubClient + Send + Sync + 'a;
 /// A finished handshake: the service and what was made for it.
 struct Handshake {
     service: Service,
-    child: Option<tokio::process::Child>,
+    child: Option<crate::children::GroupChild>,
     closed: watch::Receiver<bool>,
     progress: ProgressRoutes,
     task_tools: TaskTools,
@@ -236,7 +236,7 @@ impl Launcher {
         let spawned = spawn_stdio(config, &self.workspace, &self.builtin_exe, &self.sandbox)
             .map_err(StartFailure::plain)?;
         stderr.spawn_reader(config.name.clone(), spawned.stderr);
-        let mut child = spawned.child;
+        let child = spawned.process;
         let stdout = ListingSniffer::new(spawned.stdout, task_tools.clone());
         let transport = AsyncRwTransport::new_client(stdout, spawned.stdin)
             .with_max_line_length(MAX_STDIO_LINE);
@@ -250,12 +250,11 @@ impl Launcher {
             }),
             Err((e, retry)) => {
                 // Did it die on its own, or are we the ones stopping it?
-                let exited =
-                    match tokio::time::timeout(Duration::from_millis(100), child.wait()).await {
-                        Ok(Ok(status)) if !status.success() => Some(status),
-                        _ => None,
-                    };
-                stop_child(&mut child).await;
+                let exited = child
+                    .wait_exit(Duration::from_millis(100))
+                    .await
+                    .filter(|status| !status.success());
+                stop_child(child).await;
                 Err(match exited {
                     Some(s) => StartFailure {
                         reason: format!("server exited during the handshake ({s})"),
