@@ -1,11 +1,19 @@
 //! The real binary as a user runs it: `toolgate mcp …`, `toolgate -p …`, usage errors.
 
+use crate::support::fixture_server::fixture_file;
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn toolgate(workspace: &std::path::Path, args: &[&str]) -> Output {
+fn toolgate(workspace: &Path, args: &[&str]) -> Output {
+    toolgate_with(workspace, args, &[])
+}
+
+/// [`toolgate`] with more environment (a scenario for the scripted model, say).
+fn toolgate_with(workspace: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let state = workspace.join(".state");
     Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(workspace)
         .env("TOOLGATE_STATE_DIR", &state)
         .env("TOOLGATE_CONFIG_DIR", workspace.join(".config"))
@@ -125,4 +133,80 @@ fn config_errors_are_reported_and_the_rest_still_runs() {
     );
     // The embedded servers still load and work.
     assert!(stdout(&run).contains("Docs version"), "{}", stdout(&run));
+}
+
+/// `toolgate -p` on a scripted model that connects the fixture server `fx` and calls `tool`;
+/// the run's output.
+fn run_calling_fixture(tool: &str) -> Output {
+    let ws = tempfile::tempdir().unwrap();
+    let config = ws.path().join(".config");
+    std::fs::create_dir_all(&config).unwrap();
+    let script = fixture_file("fixture_server.py");
+    std::fs::write(
+        config.join("mcp.json"),
+        serde_json::json!({"mcpServers": {"fx": {"command": "python3", "args": [script]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let scenario = ws.path().join("scenario.json");
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "one call", "description": "connect fx, call a tool", "steps": [
+            {"id": "connect", "say": "Connecting.",
+             "tools": [{"name": "connect_mcp", "input": {"name": "fx"}}]},
+            {"id": "call", "after": "connect", "on": "ok", "say": "Calling.",
+             "tools": [{"name": format!("mcp__fx__{tool}"), "input": {"text": "hi"}}]},
+            {"id": "done", "after": "call", "say": "Carrying on without it."}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    toolgate_with(
+        ws.path(),
+        &[
+            "-p",
+            "go",
+            "--provider",
+            "scripted",
+            "--output-format",
+            "jsonl",
+            "--allow",
+            "mcp__fx",
+        ],
+        &[("TOOLGATE_SCENARIO", &scenario)],
+    )
+}
+
+/// Decision 0067: a server that crashes while connected fails the run (exit 1) even though
+/// the model read the error and finished its turn; the JSONL says which server and why.
+#[test]
+fn headless_run_whose_server_crashed_mid_run_exits_1() {
+    let crashed = run_calling_fixture("crash");
+    let text = stdout(&crashed);
+    assert_eq!(crashed.status.code(), Some(1), "{crashed:?}");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect();
+    let error = lines
+        .iter()
+        .find(|l| l["type"] == "error")
+        .unwrap_or_else(|| panic!("no error event in:\n{text}"));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the MCP server 'fx' stopped during the run"),
+        "{error}"
+    );
+    let last = lines.last().unwrap();
+    assert_eq!(
+        (&last["type"], &last["exit_code"]),
+        (&serde_json::json!("turn_finished"), &serde_json::json!(1)),
+        "{text}"
+    );
+
+    // The same run whose server stays up succeeds.
+    let fine = run_calling_fixture("echo");
+    assert_eq!(fine.status.code(), Some(0), "{fine:?}");
 }

@@ -45,6 +45,7 @@ impl McpHub {
             if connection.closing.load(Ordering::SeqCst) {
                 return;
             }
+            hub.inner.servers.note_lost(&connection);
             hub.inner.servers.forget(&connection);
             // Whatever the server left running in its group is stopped with it.
             let child = connection.child.lock().await.take();
