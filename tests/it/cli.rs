@@ -210,3 +210,35 @@ fn headless_run_whose_server_crashed_mid_run_exits_1() {
     let fine = run_calling_fixture("echo");
     assert_eq!(fine.status.code(), Some(0), "{fine:?}");
 }
+
+/// Issue 23, item 11: a server name given twice in one mcp.json is reported with the file,
+/// the name and the lines; the later definition is the one in force, as before.
+#[test]
+fn duplicate_server_key_is_reported_and_the_later_definition_wins() {
+    let ws = tempfile::tempdir().unwrap();
+    let config = ws.path().join(".config");
+    std::fs::create_dir_all(&config).unwrap();
+    let file = config.join("mcp.json");
+    std::fs::write(
+        &file,
+        "{\"mcpServers\": {\n  \"dup\": {\"type\": \"builtin\", \"server\": \"docs\"},\n  \"dup\": {\"type\": \"builtin\", \"server\": \"fs\"}\n}}\n",
+    )
+    .unwrap();
+    let status = toolgate(ws.path(), &["status"]);
+    assert!(status.status.success(), "{status:?}");
+    let all = format!(
+        "{}{}",
+        stdout(&status),
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let expected = format!(
+        "{}:3:3: server 'dup' is defined 2 times in this file (lines 2, 3); the last definition is used",
+        file.display()
+    );
+    assert!(all.contains(&expected), "{all}");
+    assert!(
+        all.lines()
+            .any(|l| l.trim_start().starts_with("dup") && l.contains("toolgate serve fs")),
+        "the later definition is in force:\n{all}"
+    );
+}
