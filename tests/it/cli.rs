@@ -242,3 +242,59 @@ fn duplicate_server_key_is_reported_and_the_later_definition_wins() {
         "the later definition is in force:\n{all}"
     );
 }
+
+/// Issue 23, item 11: a session record cut short (a full disk, a kill mid-write) costs only
+/// that record. Resuming the session appends on a new line, so every record written after
+/// the cut parses, the first (`resumed`) included.
+#[test]
+fn a_cut_session_record_does_not_corrupt_the_records_after_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let scenario = ws.path().join("scenario.json");
+    std::fs::write(
+        &scenario,
+        r#"{"name": "note", "description": "answers once", "steps": [{"id": "done", "say": "Noted."}]}"#,
+    )
+    .unwrap();
+    let env = [("TOOLGATE_SCENARIO", scenario.as_path())];
+    let first = toolgate_with(ws.path(), &["-p", "first", "--provider", "scripted"], &env);
+    assert!(first.status.success(), "{first:?}");
+    let sessions = ws.path().join(".state/sessions");
+    let log = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a session log");
+
+    // Cut the last record in half: no newline at the end any more.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let last_start = text.trim_end().rfind('\n').unwrap() + 1;
+    let cut = last_start + (text.len() - last_start) / 2;
+    std::fs::write(&log, &text[..cut]).unwrap();
+    let kept = text[..last_start].lines().count();
+
+    let second = toolgate_with(
+        ws.path(),
+        &["-p", "second", "--continue", "--provider", "scripted"],
+        &env,
+    );
+    assert!(second.status.success(), "{second:?}");
+    let after = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = after.lines().collect();
+    assert!(
+        lines[kept].starts_with(&text[last_start..cut]),
+        "the cut record stays as it was"
+    );
+    let new: Vec<serde_json::Value> = lines[kept + 1..]
+        .iter()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: a record after the cut: {l}"))
+        })
+        .collect();
+    assert_eq!(new[0]["type"], "resumed", "{after}");
+    assert!(
+        new.iter()
+            .any(|r| r["type"] == "message" && r["message"]["content"][0]["text"] == "second"),
+        "{after}"
+    );
+}
