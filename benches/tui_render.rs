@@ -123,7 +123,10 @@ fn pool(mcp_tools: usize) -> Vec<PoolEntry> {
                 json!({"type": "object", "properties": properties}),
             )
         };
-        tool.origin = ToolOrigin::Mcp { server, tool: name };
+        tool.origin = ToolOrigin::Mcp {
+            server: server.into(),
+            tool: name,
+        };
         out.push(PoolEntry {
             tool,
             verdict: verdict(Decision::Ask {

@@ -3,6 +3,7 @@
 //! in `resources.rs`).
 
 use super::tool_run::ToolRun;
+use crate::ids::ServerName;
 use crate::mcp::McpHub;
 use crate::mcp::catalog::{Catalog, ResourcePart};
 use crate::model::ImageData;
@@ -16,7 +17,7 @@ pub(super) fn servers_with_resources(hub: &McpHub) -> Vec<String> {
     hub.catalogs()
         .iter()
         .filter(|c| c.has_resources)
-        .map(|c| c.server.clone())
+        .map(|c| c.server.to_string())
         .collect()
 }
 
@@ -32,7 +33,7 @@ pub(super) fn is_attachment_text(text: &str) -> bool {
 /// A `@server:uri` mention in a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mention {
-    pub server: String,
+    pub server: ServerName,
     pub uri: String,
 }
 
@@ -56,7 +57,7 @@ pub fn mentions(text: &str, servers: &[String]) -> Vec<Mention> {
             continue;
         }
         let mention = Mention {
-            server: server.to_string(),
+            server: server.to_string().into(),
             uri: uri.to_string(),
         };
         if !found.contains(&mention) {

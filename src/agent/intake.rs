@@ -29,7 +29,7 @@ pub(super) enum Work {
     Undo(CancellationToken),
     /// `/mcp enable|disable NAME [--save]`.
     SetEnabled {
-        server: String,
+        server: ServerName,
         enabled: bool,
         save: bool,
     },
@@ -120,7 +120,7 @@ pub(super) async fn read_commands(
                 enabled,
                 save,
             } => Work::SetEnabled {
-                server,
+                server: server.into_string().into(),
                 enabled,
                 save,
             },
@@ -129,7 +129,7 @@ pub(super) async fn read_commands(
                 server,
                 prompt,
                 arguments,
-            } => Work::Prompt(server, prompt, arguments, control.new_turn()),
+            } => Work::Prompt(server.into_string(), prompt, arguments, control.new_turn()),
             UiCommand::Complete {
                 id,
                 server,
@@ -269,7 +269,9 @@ pub(super) async fn forward_hub_events(
                 max_tokens,
                 reason,
             } => {
-                sampling.refused_early(server, max_tokens, reason).await;
+                sampling
+                    .refused_early(server.into_string(), max_tokens, reason)
+                    .await;
             }
             HubEvent::Instructions { server, text } => {
                 let event = AgentEvent::ServerInstructions { server, text };
@@ -288,7 +290,7 @@ pub(super) async fn forward_hub_events(
                 }
             }
             HubEvent::SignedIn { server } => {
-                let _ = work.send(Work::Connect(server));
+                let _ = work.send(Work::Connect(server.into_string()));
             }
             HubEvent::SignInStarted { server, url } => {
                 let notice = format!(

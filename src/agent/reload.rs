@@ -1,6 +1,7 @@
 //! What the agent needs to reload its configuration while the session runs (after the
 //! config watcher saw a file change, or on `/mcp reload`), and why a reload runs. The
-//! reloading itself is in `reload_servers.rs`, `reload_rules.rs` and `reload_settings.rs`.
+//! reload itself starts in `reloader.rs`; applying what was read is in `reload_rules.rs`
+//! (rules), `reload_settings.rs` (the rest of `config.toml`) and `reload_servers.rs`.
 
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
-//! The agent task: its parts (conversation, pool keeper, checkpoints, gate), the session's
+//! The agent task: its parts (the conversation, the tool host, the reloader), the session's
 //! start and restore, the work loop and the turn loop. The tasks beside it are in
-//! `intake.rs`, streaming in `stream.rs`, tool execution in `tools.rs`.
+//! `intake.rs`, streaming in `stream.rs`, the tool side (calls, servers, pool) in `tools.rs`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,17 +15,17 @@ use super::checkpoints::Checkpoints;
 use super::conversation::Conversation;
 use super::intake::{Control, Work};
 use super::pool_keeper::PoolKeeper;
+use super::reloader::Reloader;
 use super::sampling::SamplingHost;
 use super::server_switch::ServerSwitch;
 use super::session::{self, Record, SharedLog};
 use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
+use super::tools::ToolHost;
 use crate::gate::Gate;
-use crate::mcp::McpHub;
 use crate::model::{
     ContentBlock, Message, ModelProvider, ModelRequest, Role, StopReason, ToolDef, Usage,
 };
-use crate::pool::{Pool, PoolError};
 use crate::protocol::{AgentEvent, Containment, ServerInfo, UiCommand};
 
 pub(super) fn start(
@@ -46,11 +46,11 @@ pub(super) fn start(
     let watcher = super::intake::watch_config(config.reload.as_ref(), work_tx.clone());
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
     let sampling_config = Arc::new(super::sampling::SamplingConfig::new(cap));
-    agent.sampling_config = Some(sampling_config.clone());
+    agent.reloader.sampling_config = Some(sampling_config.clone());
     let sampling = Arc::new(SamplingHost {
         model: agent.model.clone(),
         config: sampling_config,
-        gate: agent.gate.sampling(),
+        gate: agent.tools.gate.sampling(),
         log: shared_log,
         events: events.clone(),
     });
@@ -79,17 +79,13 @@ pub(super) fn start(
 }
 
 pub(super) struct Agent {
-    pub(super) model: Arc<dyn ModelProvider>,
-    pub(super) hub: McpHub,
-    pub(super) gate: Gate,
-    pub(super) workspace: PathBuf,
+    model: Arc<dyn ModelProvider>,
     /// Messages, the session log and its replay.
-    pub(super) conversation: Conversation,
-    /// The pool last sent, deferred tools and `search_tools`.
-    pub(super) pool: PoolKeeper,
-    /// Argument checks and output budgets of tool calls.
-    pub(super) limits: ToolLimits,
-    pub(super) checkpoints: Checkpoints,
+    conversation: Conversation,
+    /// Everything a tool call touches (hub, gate, pool keeper, checkpoints, sandbox).
+    tools: ToolHost,
+    /// Reloading the configuration while the session runs.
+    reloader: Reloader,
     turn_cap: usize,
     max_tokens: u32,
     control: Arc<Control>,
@@ -97,13 +93,6 @@ pub(super) struct Agent {
     resume: Option<String>,
     replay_history: bool,
     startup_notices: Vec<String>,
-    pub(super) sandbox: crate::sandbox::Sandbox,
-    /// `/mcp enable|disable` for this session.
-    pub(super) switch: ServerSwitch,
-    pub(super) reload: Option<super::reload::ConfigReload>,
-    /// What sampling reads of the configuration (a reload updates it); `None` until the
-    /// agent task starts.
-    pub(super) sampling_config: Option<Arc<super::sampling::SamplingConfig>>,
 }
 
 impl Agent {
@@ -114,21 +103,27 @@ impl Agent {
         shared_log: SharedLog,
     ) -> Self {
         let session_id = super::conversation::session_id(config.resume.as_deref());
+        let gate = {
+            let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
+            gate.set_ask_timeout(config.ask_timeout);
+            gate.set_sandbox(config.sandbox.clone());
+            gate.load_pins(config.pins_dir.as_deref());
+            gate
+        };
         Agent {
-            gate: {
-                let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
-                gate.set_ask_timeout(config.ask_timeout);
-                gate.set_sandbox(config.sandbox.clone());
-                gate.load_pins(config.pins_dir.as_deref());
-                gate
-            },
             model: Arc::from(config.model),
-            hub: config.hub,
             conversation: Conversation::new(session_id, shared_log, events),
-            pool: PoolKeeper::new(config.tool_search),
-            limits: ToolLimits::new(config.output_budget, config.mcp_output_tokens),
-            checkpoints: Checkpoints::new(config.checkpoints_dir, config.workspace.clone()),
-            workspace: config.workspace,
+            tools: ToolHost {
+                hub: config.hub,
+                gate,
+                pool: PoolKeeper::new(config.tool_search),
+                limits: ToolLimits::new(config.output_budget, config.mcp_output_tokens),
+                checkpoints: Checkpoints::new(config.checkpoints_dir, config.workspace.clone()),
+                workspace: config.workspace,
+                sandbox: config.sandbox,
+                switch: ServerSwitch::default(),
+            },
+            reloader: Reloader::new(config.reload),
             turn_cap: config.turn_cap.max(1),
             max_tokens: config.max_tokens,
             control,
@@ -136,16 +131,7 @@ impl Agent {
             resume: config.resume,
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
-            sandbox: config.sandbox,
-            switch: ServerSwitch::default(),
-            reload: config.reload,
-            sampling_config: None,
         }
-    }
-
-    /// The channel to the front end (questions carry their own reply channel on it).
-    pub(super) fn events(&self) -> &mpsc::Sender<AgentEvent> {
-        self.conversation.events()
     }
 
     pub(super) async fn emit(&self, event: AgentEvent) {
@@ -154,11 +140,6 @@ impl Agent {
 
     pub(super) async fn record(&mut self, record: Record) {
         self.conversation.record(record).await;
-    }
-
-    /// Configured servers that may be connected now (what the model is offered).
-    pub(super) fn connectable(&self) -> Vec<String> {
-        self.switch.connectable(&self.hub)
     }
 
     /// Restores the conversation and reconnects the servers of a resumed session.
@@ -180,9 +161,9 @@ impl Agent {
             }
         }
         self.conversation.messages = restored.messages;
-        self.pool.search.restore_loaded(restored.loaded_tools);
-        let roots = super::roots::restore(&self.hub, &restored.roots).await;
-        self.checkpoints.resume_after(restored.turns);
+        self.tools.pool.search.restore_loaded(restored.loaded_tools);
+        let roots = super::roots::restore(&self.tools.hub, &restored.roots).await;
+        self.tools.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",
             self.conversation.messages.len()
@@ -205,7 +186,10 @@ impl Agent {
         }
         self.emit(AgentEvent::Notice(notice)).await;
         for server in restored.connected {
-            let result = self.connect_server(&server, false, None).await;
+            let result = self
+                .tools
+                .connect_server(&mut self.conversation, &server, false, None)
+                .await;
             if result.is_error() {
                 self.emit(AgentEvent::Notice(format!(
                     "Could not reconnect MCP server '{server}': {}",
@@ -222,36 +206,41 @@ impl Agent {
             .open(
                 self.sessions_dir.as_deref(),
                 resumed,
-                self.workspace.clone(),
+                self.tools.workspace.clone(),
                 model,
             )
             .await;
-        self.checkpoints.prime();
-        let sandbox_problem = self.sandbox.startup_notice(&self.workspace);
+        self.tools.checkpoints.prime();
+        let sandbox_problem = self.tools.sandbox.startup_notice(&self.tools.workspace);
         self.record(Record::Sandbox {
             problem: sandbox_problem.clone(),
-            status: self.sandbox.status().describe(),
-            bash: self.sandbox.bash_profile(&self.workspace).describe(),
+            status: self.tools.sandbox.status().describe(),
+            bash: self
+                .tools
+                .sandbox
+                .bash_profile(&self.tools.workspace)
+                .describe(),
         })
         .await;
         self.emit(AgentEvent::SessionStarted {
             sandbox_problem,
             session_id: self.conversation.session_id.clone(),
             model_label: self.model.label(),
-            workspace: self.workspace.clone(),
+            workspace: self.tools.workspace.clone(),
             servers: self
+                .tools
                 .hub
                 .configured()
                 .iter()
-                .filter_map(|name| self.hub.config(name))
+                .filter_map(|name| self.tools.hub.config(name))
                 .map(|config| {
-                    let profile = self.hub.sandbox_profile(&config.name);
+                    let profile = self.tools.hub.sandbox_profile(&config.name);
                     ServerInfo::from_config(&config, Containment::of(&config, profile.as_ref()))
                 })
                 .collect(),
         })
         .await;
-        if let Some(problem) = self.gate.take_pins_problem() {
+        if let Some(problem) = self.tools.gate.take_pins_problem() {
             self.startup_notices.push(problem);
         }
         for notice in std::mem::take(&mut self.startup_notices) {
@@ -259,7 +248,7 @@ impl Agent {
         }
         self.restore().await;
         // The first snapshot: every front end learns the starting pool from it.
-        if let Err(e) = self.refresh_pool().await {
+        if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
             self.emit(AgentEvent::Error(e.to_string())).await;
         }
 
@@ -273,7 +262,7 @@ impl Agent {
                 Work::Prompt(server, prompt, arguments, cancel) => {
                     let names = (server.as_str(), prompt.as_str());
                     let opening = super::prompts::opening(
-                        &self.hub,
+                        &self.tools.hub,
                         &self.conversation,
                         names,
                         &arguments,
@@ -285,20 +274,27 @@ impl Agent {
                     }
                 }
                 Work::Connect(name) => {
-                    let result = self.connect_server(&name, true, None).await;
+                    let result = self
+                        .tools
+                        .connect_server(&mut self.conversation, &name, true, None)
+                        .await;
                     self.report_command(result).await;
                 }
                 Work::Disconnect(name) => {
-                    let result = self.disconnect_server(&name).await;
+                    let result = self
+                        .tools
+                        .disconnect_server(&mut self.conversation, &name)
+                        .await;
                     self.report_command(result).await;
                 }
                 Work::Revoke(name) => {
-                    let text = self.gate.revoke(&name);
+                    let text = self.tools.gate.revoke(&name);
                     self.emit(AgentEvent::Notice(text)).await;
-                    let _ = self.refresh_pool_forced().await;
+                    let _ = self.tools.refresh_pool_forced(&self.conversation).await;
                 }
                 Work::Undo(cancel) => {
-                    self.checkpoints
+                    self.tools
+                        .checkpoints
                         .undo_last_turn(cancel, &mut self.conversation)
                         .await
                 }
@@ -308,31 +304,43 @@ impl Agent {
                     save,
                 } => {
                     let choice = (server.as_str(), enabled, save);
-                    if self.switch.set(&self.hub, &self.conversation, choice).await {
-                        if !enabled && self.hub.is_connected(&server) {
-                            let result = self.disconnect_server(&server).await;
+                    if self
+                        .tools
+                        .switch
+                        .set(&self.tools.hub, &self.conversation, choice)
+                        .await
+                    {
+                        if !enabled && self.tools.hub.is_connected(&server) {
+                            let result = self
+                                .tools
+                                .disconnect_server(&mut self.conversation, &server)
+                                .await;
                             self.emit(AgentEvent::Notice(result.text)).await;
                         } else {
                             // connect_mcp's list of servers changed.
-                            let _ = self.refresh_pool().await;
+                            let _ = self.tools.refresh_pool(&self.conversation).await;
                         }
                     }
                 }
                 Work::Clear => self.conversation.clear().await,
                 Work::RootAdded(dir) => self.record(Record::RootAdded { dir }).await,
                 Work::RefreshPool => {
-                    if let Err(e) = self.refresh_pool().await {
+                    if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
                         self.emit(AgentEvent::Notice(format!(
                             "{e}; the pool keeps its previous tools"
                         )))
                         .await;
                     }
                 }
-                Work::Reload(cause) => self.reload_config(cause).await,
+                Work::Reload(cause) => {
+                    self.reloader
+                        .reload(cause, &mut self.tools, &mut self.conversation)
+                        .await
+                }
                 Work::Shutdown => break,
             }
         }
-        self.hub.shutdown().await;
+        self.tools.hub.shutdown().await;
     }
 
     async fn report_command(&self, result: ToolRun) {
@@ -344,53 +352,12 @@ impl Agent {
         self.emit(event).await;
     }
 
-    /// Assembles the pool from the built-ins and the servers connected now; sends it (one
-    /// `PoolChanged`) when a part of it differs from what was last sent.
-    pub(super) async fn refresh_pool(&mut self) -> Result<Pool, PoolError> {
-        self.update_pool(false).await
-    }
-
-    /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
-    pub(super) async fn refresh_pool_forced(&mut self) -> Result<Pool, PoolError> {
-        self.update_pool(true).await
-    }
-
-    async fn update_pool(&mut self, force: bool) -> Result<Pool, PoolError> {
-        let connectable = self.connectable();
-        let pool = self.pool.assemble_visible(&self.hub, &connectable)?;
-        if let Some(update) = self.pool.update(&pool, force, &mut self.gate, &self.hub) {
-            self.emit(AgentEvent::PoolChanged(update)).await;
-        }
-        Ok(pool)
-    }
-
-    /// The pool for the next model call: freshly assembled, or — when a server's changed
-    /// tool list no longer fits — the previous one.
-    async fn pool_for_call(&mut self) -> Pool {
-        match self.refresh_pool().await {
-            Ok(pool) => pool,
-            Err(e) => {
-                self.emit(AgentEvent::Notice(format!(
-                    "{e}; the pool keeps its previous tools"
-                )))
-                .await;
-                self.pool.last().cloned().unwrap_or_default()
-            }
-        }
-    }
-
-    fn connected_servers(&self) -> Vec<String> {
-        self.hub
-            .server_tools()
-            .into_iter()
-            .map(|s| s.server().to_string())
-            .collect()
-    }
-
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
         self.emit(AgentEvent::UserMessage(text.clone())).await;
         // `@server:uri` mentions are read and attached after the text.
-        let content = self.user_content(text, &cancel).await;
+        let content =
+            super::mentions::user_content(&mut self.tools, &mut self.conversation, text, &cancel)
+                .await;
         self.run_turn_with(
             vec![Message {
                 role: Role::User,
@@ -404,7 +371,7 @@ impl Agent {
     /// A turn that starts with these messages (a typed message, or a prompt's messages).
     /// The model is called only when the last of them is the user's.
     async fn run_turn_with(&mut self, opening: Vec<Message>, cancel: CancellationToken) {
-        self.checkpoints.begin_turn();
+        self.tools.checkpoints.begin_turn();
         let ends_with_user = opening.last().is_some_and(|m| m.role == Role::User);
         for message in opening {
             match message.role {
@@ -429,14 +396,14 @@ impl Agent {
                 .await;
                 break false;
             }
-            let pool = self.pool_for_call().await;
+            let pool = self.tools.pool_for_call(&self.conversation).await;
             let request = ModelRequest {
                 system: super::prompt::system_prompt(
-                    &self.workspace,
-                    &self.connectable(),
-                    &self.connected_servers(),
-                    self.pool.search.deferred_count(),
-                ) + &super::prompt::server_instructions(&self.hub.instructions()),
+                    &self.tools.workspace,
+                    &self.tools.connectable(),
+                    &self.tools.connected_servers(),
+                    self.tools.pool.search.deferred_count(),
+                ) + &super::prompt::server_instructions(&self.tools.hub.instructions()),
                 messages: self.conversation.messages.clone(),
                 tools: pool
                     .tools
@@ -451,7 +418,7 @@ impl Agent {
                 sampling: Default::default(),
             };
             model_calls += 1;
-            let events = self.events().clone();
+            let events = self.conversation.events().clone();
             let reply =
                 match super::stream::stream_reply(&*self.model, request, &cancel, &events).await {
                     Ok(reply) => reply,
@@ -492,14 +459,18 @@ impl Agent {
             // the turn was cancelled while the model was still streaming.
             let mut results = Vec::with_capacity(tool_uses.len());
             for (id, name, input) in tool_uses {
-                results.push(self.run_tool_call(&id, &name, input, &pool, &cancel).await);
+                results.push(
+                    self.tools
+                        .run_tool_call(&mut self.conversation, &id, &name, input, &pool, &cancel)
+                        .await,
+                );
             }
             self.conversation.push_user(results).await;
             if cancel.is_cancelled() {
                 break true;
             }
         };
-        self.checkpoints.finish(&mut self.conversation).await;
+        self.tools.checkpoints.finish(&mut self.conversation).await;
         self.record(Record::TurnFinished {
             usage,
             cancelled,

@@ -65,7 +65,7 @@ impl SamplingHost {
     /// A request the hub refused before anyone was asked.
     pub async fn refused_early(&self, server: String, max_tokens: u32, reason: String) {
         self.report(SamplingReport {
-            server,
+            server: server.into(),
             max_tokens,
             system_prompt: None,
             messages: Vec::new(),

@@ -186,17 +186,15 @@ impl ToolSearch {
             hits.retain(|h| h.exact);
         }
         if hits.is_empty() {
-            let servers: Vec<String> =
-                index
-                    .tools()
-                    .iter()
-                    .map(|t| t.server.clone())
-                    .fold(Vec::new(), |mut all, s| {
-                        if !all.contains(&s) {
-                            all.push(s);
-                        }
-                        all
-                    });
+            let servers: Vec<String> = index.tools().iter().map(|t| t.server.to_string()).fold(
+                Vec::new(),
+                |mut all, s| {
+                    if !all.contains(&s) {
+                        all.push(s);
+                    }
+                    all
+                },
+            );
             return ToolRun::ok(format!(
                 "No tool matches \"{query}\". Connected MCP servers: {}. Try other words (the action and the object, e.g. \"list pull requests\") or a server name.",
                 servers.join(", ")

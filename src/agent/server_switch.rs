@@ -121,7 +121,7 @@ impl ServerSwitch {
             }
         }
         conv.emit(AgentEvent::ServerEnabled {
-            server: name.to_string(),
+            server: name.to_string().into(),
             enabled,
         })
         .await;

@@ -35,6 +35,7 @@
 //! `disconnect` records into the set of servers to reconnect. Lines that do not parse (a
 //! half-written last line, a record type from a newer version) are skipped.
 
+use crate::ids::ServerName;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -82,11 +83,11 @@ pub enum Record {
     /// A tool call's permission decision, as the policy types it.
     Permission(PermissionLine),
     Connect {
-        server: String,
+        server: ServerName,
         tools: Vec<String>,
     },
     Disconnect {
-        server: String,
+        server: ServerName,
     },
     TurnFinished {
         usage: Usage,
@@ -324,7 +325,7 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             Record::Message { message } => restored.messages.push(message),
             Record::Connect { server, .. } => {
                 restored.connected.retain(|s| s != &server);
-                restored.connected.push(server);
+                restored.connected.push(server.into_string());
             }
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
             Record::Cleared => restored.messages.clear(),

@@ -1,5 +1,6 @@
-//! Running one tool call: argument check, permission gate, execution (connectors through
-//! the hub, built-ins, MCP tools), output budget, events and session records.
+//! The agent's tool side ([`ToolHost`]): running one tool call (argument check, permission
+//! gate, execution of connectors, built-ins and MCP tools, output budget, events and
+//! session records), connecting and disconnecting servers, and keeping the pool.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,28 +10,104 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::checkpoints::Checkpoints;
+use super::conversation::Conversation;
 use super::host_files::HostFiles;
+use super::pool_keeper::PoolKeeper;
 use super::pool_keeper::assemble_for;
-use super::runner::Agent;
+use super::server_switch::ServerSwitch;
 use super::session::Record;
+use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
 use crate::builtin::BuiltinTool;
-use crate::gate::{GateOutcome, Gated};
-use crate::mcp::McpError;
+use crate::gate::{Gate, GateOutcome, Gated};
+use crate::mcp::{McpError, McpHub};
 use crate::model::ContentBlock;
-use crate::pool::{Pool, PoolTool, ServerTools, ToolOrigin};
+use crate::pool::{Pool, PoolError, PoolTool, ServerTools, ToolOrigin};
 use crate::protocol::{
     AgentEvent, CallId, ImageSummary, PermissionLine, ServerName, ToolCallStart, ToolOutcome,
 };
+use crate::sandbox::Sandbox;
 
 /// After a cancel, how long a tool may take to wind down before the agent stops waiting.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
-impl Agent {
+/// Everything one tool call touches, owned in one place: the hub, the gate, the pool keeper,
+/// argument checks and output budgets, checkpoints, the sandbox and `/mcp enable|disable`.
+/// The conversation stays with the turn loop and is lent to each call: a call is recorded
+/// in its log and reported on its channel, in the order the calls run.
+pub(super) struct ToolHost {
+    pub(super) hub: McpHub,
+    pub(super) gate: Gate,
+    pub(super) workspace: PathBuf,
+    /// The pool last sent, deferred tools and `search_tools`.
+    pub(super) pool: PoolKeeper,
+    /// Argument checks and output budgets of tool calls.
+    pub(super) limits: ToolLimits,
+    pub(super) checkpoints: Checkpoints,
+    pub(super) sandbox: Sandbox,
+    /// `/mcp enable|disable` for this session.
+    pub(super) switch: ServerSwitch,
+}
+
+impl ToolHost {
+    /// Configured servers that may be connected now (what the model is offered).
+    pub(super) fn connectable(&self) -> Vec<String> {
+        self.switch.connectable(&self.hub)
+    }
+
+    /// The servers connected now, in the hub's order.
+    pub(super) fn connected_servers(&self) -> Vec<String> {
+        self.hub
+            .server_tools()
+            .into_iter()
+            .map(|s| s.server().to_string())
+            .collect()
+    }
+
+    /// Assembles the pool from the built-ins and the servers connected now; sends it (one
+    /// `PoolChanged`) when a part of it differs from what was last sent.
+    pub(super) async fn refresh_pool(&mut self, conv: &Conversation) -> Result<Pool, PoolError> {
+        self.update_pool(conv, false).await
+    }
+
+    /// Like refresh_pool but always sends (a grant changed the verdicts, not the tools).
+    pub(super) async fn refresh_pool_forced(
+        &mut self,
+        conv: &Conversation,
+    ) -> Result<Pool, PoolError> {
+        self.update_pool(conv, true).await
+    }
+
+    async fn update_pool(&mut self, conv: &Conversation, force: bool) -> Result<Pool, PoolError> {
+        let connectable = self.connectable();
+        let pool = self.pool.assemble_visible(&self.hub, &connectable)?;
+        if let Some(update) = self.pool.update(&pool, force, &mut self.gate, &self.hub) {
+            conv.emit(AgentEvent::PoolChanged(update)).await;
+        }
+        Ok(pool)
+    }
+
+    /// The pool for the next model call: freshly assembled, or — when a server's changed
+    /// tool list no longer fits — the previous one.
+    pub(super) async fn pool_for_call(&mut self, conv: &Conversation) -> Pool {
+        match self.refresh_pool(conv).await {
+            Ok(pool) => pool,
+            Err(e) => {
+                conv.emit(AgentEvent::Notice(format!(
+                    "{e}; the pool keeps its previous tools"
+                )))
+                .await;
+                self.pool.last().cloned().unwrap_or_default()
+            }
+        }
+    }
+
     /// Runs one tool_use and returns its tool_result block. Never fails: every problem
     /// becomes an error result the model can read.
     pub(super) async fn run_tool_call(
         &mut self,
+        conv: &mut Conversation,
         call_id: &str,
         name: &str,
         input: Value,
@@ -44,12 +121,12 @@ impl Agent {
             server: tool.as_ref().and_then(|t| t.server().map(ServerName::from)),
             input: input.clone(),
         };
-        self.record(Record::ToolCall(start.clone())).await;
+        conv.record(Record::ToolCall(start.clone())).await;
         let run = if cancel.is_cancelled() {
             // Not started: the turn was cancelled before this call's turn came.
             ToolRun::cancelled()
         } else {
-            self.emit(AgentEvent::ToolCallStarted {
+            conv.emit(AgentEvent::ToolCallStarted {
                 call_id: start.call_id,
                 name: start.name,
                 server: start.server,
@@ -58,7 +135,7 @@ impl Agent {
             .await;
             match tool {
                 None => self.pool.search.unknown_tool(name),
-                Some(tool) => self.gated_run(call_id, &tool, input, cancel).await,
+                Some(tool) => self.gated_run(conv, call_id, &tool, input, cancel).await,
             }
         };
         // Server content (tool results, resources read) counts against the token budget.
@@ -66,22 +143,22 @@ impl Agent {
             pool.get(name).map(|t| &t.origin),
             Some(ToolOrigin::Mcp { .. } | ToolOrigin::Builtin(BuiltinTool::ReadMcpResource))
         );
-        let (output, full_output_path) = self.fit_budget(call_id, run.text.clone(), is_mcp).await;
+        let (output, full_output_path) = self.fit_budget(conv, call_id, run.text.clone(), is_mcp);
         if !run.images.is_empty() {
-            self.emit(AgentEvent::ToolImages {
+            conv.emit(AgentEvent::ToolImages {
                 call_id: call_id.into(),
                 images: run.images.iter().map(ImageSummary::of).collect(),
             })
             .await;
         }
-        self.record(Record::ToolResult {
+        conv.record(Record::ToolResult {
             call_id: call_id.into(),
             outcome: run.outcome,
             output: output.clone(),
             full_output_path,
         })
         .await;
-        self.emit(AgentEvent::ToolCallFinished {
+        conv.emit(AgentEvent::ToolCallFinished {
             call_id: call_id.into(),
             outcome: run.outcome,
             output: output.clone(),
@@ -97,6 +174,7 @@ impl Agent {
 
     async fn gated_run(
         &mut self,
+        conv: &mut Conversation,
         call_id: &str,
         tool: &PoolTool,
         input: Value,
@@ -111,27 +189,27 @@ impl Agent {
             notices,
         } = self
             .gate
-            .check(tool, &input, call_id, self.conversation.events(), cancel)
+            .check(tool, &input, call_id, conv.events(), cancel)
             .await;
         if let Some(record) = decided {
-            self.record(Record::Permission(PermissionLine {
+            conv.record(Record::Permission(PermissionLine {
                 call_id: call_id.into(),
                 record: record.clone(),
             }))
             .await;
-            self.emit(AgentEvent::PermissionDecided {
+            conv.emit(AgentEvent::PermissionDecided {
                 call_id: call_id.into(),
                 record,
             })
             .await;
         }
         for notice in notices {
-            self.emit(AgentEvent::Notice(notice)).await;
+            conv.emit(AgentEvent::Notice(notice)).await;
         }
         if matches!(gated, Gated::Run | Gated::RunUnconfined)
             && super::checkpoints::may_change_workspace(&tool.origin)
         {
-            self.checkpoints.before_change(&mut self.conversation).await;
+            self.checkpoints.before_change(conv).await;
         }
         match gated {
             Gated::Cancelled => ToolRun::cancelled(),
@@ -140,9 +218,12 @@ impl Agent {
                 text,
                 images: Vec::new(),
             },
-            Gated::Run => self.guarded_execute(call_id, tool, input, cancel).await,
+            Gated::Run => {
+                self.guarded_execute(conv, call_id, tool, input, cancel)
+                    .await
+            }
             // The person saw the command and let it run as it is.
-            Gated::RunUnconfined => self.execute(call_id, tool, input, cancel, true).await,
+            Gated::RunUnconfined => self.execute(conv, call_id, tool, input, cancel, true).await,
         }
     }
 
@@ -150,6 +231,7 @@ impl Agent {
     /// and puts toolgate's own configuration back if the call changed it.
     async fn guarded_execute(
         &mut self,
+        conv: &mut Conversation,
         call_id: &str,
         tool: &PoolTool,
         input: Value,
@@ -160,13 +242,17 @@ impl Agent {
             ToolOrigin::Builtin(BuiltinTool::Bash) | ToolOrigin::Mcp { .. }
         );
         if !may_change_files {
-            return self.execute(call_id, tool, input, cancel, false).await;
+            return self
+                .execute(conv, call_id, tool, input, cancel, false)
+                .await;
         }
         let workspace = self.workspace.clone();
         let before = tokio::task::spawn_blocking(move || HostFiles::snapshot(&workspace))
             .await
             .ok();
-        let mut run = self.execute(call_id, tool, input, cancel, false).await;
+        let mut run = self
+            .execute(conv, call_id, tool, input, cancel, false)
+            .await;
         let restored = match before {
             Some(before) => tokio::task::spawn_blocking(move || before.restore_changes())
                 .await
@@ -174,7 +260,7 @@ impl Agent {
             None => Default::default(),
         };
         if let Some(report) = restored.report(&tool.name) {
-            self.emit(AgentEvent::Notice(report.clone())).await;
+            conv.emit(AgentEvent::Notice(report.clone())).await;
             run.text = format!("{}\n{report}", run.text.trim_end());
             if run.outcome == ToolOutcome::Ok {
                 run.outcome = ToolOutcome::Error;
@@ -186,6 +272,7 @@ impl Agent {
     /// `unconfined`: the person approved running this bash command outside the sandbox.
     async fn execute(
         &mut self,
+        conv: &mut Conversation,
         call_id: &str,
         tool: &PoolTool,
         input: Value,
@@ -195,17 +282,17 @@ impl Agent {
         match &tool.origin {
             ToolOrigin::Builtin(BuiltinTool::ConnectMcp) => {
                 match self.connector_server(tool, &input) {
-                    Ok(server) => self.connect_server(&server, true, Some(cancel)).await,
+                    Ok(server) => self.connect_server(conv, &server, true, Some(cancel)).await,
                     Err(invalid) => invalid,
                 }
             }
             ToolOrigin::Builtin(BuiltinTool::DisconnectMcp) => {
                 match self.connector_server(tool, &input) {
-                    Ok(server) => self.disconnect_server(&server).await,
+                    Ok(server) => self.disconnect_server(conv, &server).await,
                     Err(invalid) => invalid,
                 }
             }
-            ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.search_tools(&input).await,
+            ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.search_tools(conv, &input).await,
             ToolOrigin::Builtin(
                 kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
             ) => super::resources::run_resource_tool(&self.hub, *kind, &input, cancel).await,
@@ -240,13 +327,15 @@ impl Agent {
                 }
             }
             ToolOrigin::Mcp { server, tool: raw } => {
-                self.call_mcp(call_id, server, raw, input, cancel).await
+                self.call_mcp(conv, call_id, server, raw, input, cancel)
+                    .await
             }
         }
     }
 
     async fn call_mcp(
         &self,
+        conv: &Conversation,
         call_id: &str,
         server: &str,
         raw_tool: &str,
@@ -268,7 +357,7 @@ impl Agent {
             tokio::select! {
                 result = &mut call => break Some(result),
                 Some(update) = progress_rx.recv() => {
-                    self.emit(AgentEvent::ToolProgress {
+                    conv.emit(AgentEvent::ToolProgress {
                         call_id: call_id.into(),
                         progress: update.progress,
                         total: update.total,
@@ -302,6 +391,7 @@ impl Agent {
     /// the project-server question); None for the person's own /connect.
     pub(super) async fn connect_server(
         &mut self,
+        conv: &mut Conversation,
         name: &str,
         announce: bool,
         cancel: Option<&CancellationToken>,
@@ -324,7 +414,7 @@ impl Agent {
         if let Some(config) = self.hub.config(name)
             && let Err(why) = self
                 .gate
-                .approve_project_server(&config, self.conversation.events(), cancel)
+                .approve_project_server(&config, conv.events(), cancel)
                 .await
         {
             return ToolRun::error(why);
@@ -347,15 +437,15 @@ impl Agent {
             Err(e) => return ToolRun::error(e.to_string()),
         };
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-        self.record(Record::Connect {
-            server: name.to_string(),
+        conv.record(Record::Connect {
+            server: name.to_string().into(),
             tools: names.clone(),
         })
         .await;
         if announce {
             // The hub checked this same pool, so it cannot fail here unless the server's
             // list changed in between; then the next refresh reports it.
-            let _ = self.refresh_pool().await;
+            let _ = self.refresh_pool(conv).await;
         }
         ToolRun::ok(format!(
             "Connected to MCP server '{name}'. Discovered {} tool{}: {}",
@@ -365,7 +455,11 @@ impl Agent {
         ))
     }
 
-    pub(super) async fn disconnect_server(&mut self, name: &str) -> ToolRun {
+    pub(super) async fn disconnect_server(
+        &mut self,
+        conv: &mut Conversation,
+        name: &str,
+    ) -> ToolRun {
         let configured = self.hub.configured();
         if !configured.iter().any(|c| c == name) {
             return ToolRun::error(unknown_server(name, &configured));
@@ -387,11 +481,11 @@ impl Agent {
         if let Err(e) = self.hub.disconnect(name).await {
             return ToolRun::error(e.to_string());
         }
-        self.record(Record::Disconnect {
-            server: name.to_string(),
+        conv.record(Record::Disconnect {
+            server: name.to_string().into(),
         })
         .await;
-        let _ = self.refresh_pool().await;
+        let _ = self.refresh_pool(conv).await;
         if before.is_empty() {
             ToolRun::ok(format!("Disconnected from MCP server '{name}'."))
         } else {
@@ -414,15 +508,15 @@ impl Agent {
     /// `search_tools` (the pool keeper's search): what it loaded is recorded (a resumed
     /// session has it again), and the panel shows the pool with it now, not only at the
     /// next model call.
-    async fn search_tools(&mut self, input: &Value) -> ToolRun {
+    async fn search_tools(&mut self, conv: &mut Conversation, input: &Value) -> ToolRun {
         let (run, found) = self.pool.search.search_tools(input);
         let Some(loaded) = found else {
             return run;
         };
         if !loaded.is_empty() {
-            self.record(Record::ToolsLoaded { tools: loaded }).await;
+            conv.record(Record::ToolsLoaded { tools: loaded }).await;
         }
-        if let Err(e) = self.refresh_pool().await {
+        if let Err(e) = self.refresh_pool(conv).await {
             tracing::warn!("pool after search_tools: {e}");
         }
         run
@@ -430,13 +524,14 @@ impl Agent {
 
     /// Cuts an output to the budget (see [`ToolLimits::fit`]), keeping the whole text beside
     /// the session log.
-    pub(super) async fn fit_budget(
+    pub(super) fn fit_budget(
         &mut self,
+        conv: &Conversation,
         call_id: &str,
         text: String,
         is_mcp: bool,
     ) -> (String, Option<PathBuf>) {
-        let files_dir = self.conversation.log().map(|log| log.files_dir.as_path());
+        let files_dir = conv.log().map(|log| log.files_dir.as_path());
         self.limits.fit(call_id, text, is_mcp, files_dir)
     }
 

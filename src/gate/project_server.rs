@@ -33,7 +33,7 @@ impl Approved {
             return None;
         }
         Some(ProjectServer {
-            server: server.name.clone(),
+            server: server.name.clone().into(),
             why: format!(
                 "server '{}' is defined by this project and would run: {command_line}",
                 server.name
@@ -105,10 +105,10 @@ impl Gate {
         let command_line = config.command_line();
         let (request, answer) = Request::new(
             Origin::Project {
-                server: config.name.clone(),
+                server: config.name.clone().into(),
             },
             ProjectServer {
-                server: config.name.clone(),
+                server: config.name.clone().into(),
                 why: format!(
                     "the project changed the definition of '{}' in its .mcp.json; reconnecting runs: {command_line}",
                     config.name

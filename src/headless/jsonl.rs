@@ -1,6 +1,7 @@
 //! `--output-format jsonl`: every line headless mode prints is one [`JsonlEvent`],
 //! tagged by `type`. The schema is documented in docs/EVENTS.md; this type is it.
 
+use crate::ids::ServerName;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -74,12 +75,12 @@ pub enum JsonlEvent {
         deferred: Vec<String>,
     },
     ServerStatus {
-        server: String,
+        server: ServerName,
         status: ServerStatus,
     },
     /// An HTTP server's sign-in changed (never carries a token).
     ServerAuth {
-        server: String,
+        server: ServerName,
         status: crate::oauth::AuthStatus,
     },
     /// A server's sampling request and how it ended (same fields as the session log's
@@ -89,7 +90,7 @@ pub enum JsonlEvent {
     ServerLog(ServerLogLine),
     /// The instructions a server gave when it connected.
     ServerInstructions {
-        server: String,
+        server: ServerName,
         text: String,
     },
     Notice {
@@ -179,7 +180,7 @@ impl From<&PoolEntry> for PoolLine {
         PoolLine {
             name: entry.tool.name.clone(),
             origin,
-            server,
+            server: server.map(ServerName::into_string),
             tool,
             decision,
             rule: entry.verdict.rule.clone(),

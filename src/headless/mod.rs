@@ -382,13 +382,19 @@ impl Printer<'_> {
                 if let ServerStatus::Failed { reason, .. } = &status {
                     self.note(&format!("[server] {server} failed: {reason}"));
                 }
-                self.line(&JsonlEvent::ServerStatus { server, status });
+                self.line(&JsonlEvent::ServerStatus {
+                    server: server.into_string().into(),
+                    status,
+                });
             }
             AgentEvent::ServerAuth { server, status } => {
                 if !matches!(status, crate::oauth::AuthStatus::SignedIn { .. }) {
                     self.note(&format!("[server] {server}: {status}"));
                 }
-                self.line(&JsonlEvent::ServerAuth { server, status });
+                self.line(&JsonlEvent::ServerAuth {
+                    server: server.into_string().into(),
+                    status,
+                });
             }
             AgentEvent::Notice(message) => {
                 self.note(&format!("toolgate: {message}"));
@@ -405,13 +411,16 @@ impl Printer<'_> {
             } => {
                 self.note(&format!("[server] {server} {level}: {message}"));
                 self.line(&JsonlEvent::ServerLog(ServerLogLine {
-                    server: server.into(),
+                    server,
                     level,
                     message,
                 }));
             }
             AgentEvent::ServerInstructions { server, text } => {
-                self.line(&JsonlEvent::ServerInstructions { server, text })
+                self.line(&JsonlEvent::ServerInstructions {
+                    server: server.into_string().into(),
+                    text,
+                })
             }
             AgentEvent::Error(message) => self.error(&message),
             // `tool_finished` carries the text the model got; this line says which images

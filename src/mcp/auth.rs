@@ -9,6 +9,7 @@
 //! step-up the token already satisfies, so no server can make toolgate loop.
 
 use super::pending::Pending;
+use crate::ids::ServerName;
 use crate::oauth::{AuthStatus, ServerCredentials, TokenFile};
 use crate::settings::OAuthSettings;
 use rmcp::ServiceError;
@@ -59,7 +60,7 @@ pub fn sign_in_timeout_from_env() -> Duration {
 /// server, at this authorization server, for these scopes?
 #[derive(Debug, Clone)]
 pub struct SignInQuestion {
-    pub server: String,
+    pub server: ServerName,
     /// The server's URL.
     pub url: String,
     /// Origin of the authorization server the browser will be sent to.
@@ -104,7 +105,7 @@ pub(super) fn ask(
 ) -> (SignInQuestion, oneshot::Receiver<bool>, DropGuard) {
     let (pending, answer, guard) = Pending::open();
     let question = SignInQuestion {
-        server: server.to_string(),
+        server: server.to_string().into(),
         url: url.to_string(),
         authorization_server,
         scopes,

@@ -2,6 +2,7 @@
 //! prompts, as toolgate keeps them (listed after connect and after each `list_changed`),
 //! and the contents of a read resource or a fetched prompt in toolgate's own types.
 
+use crate::ids::ServerName;
 use serde::{Deserialize, Serialize};
 
 /// A resource a server listed.
@@ -44,7 +45,7 @@ pub struct PromptEntry {
 /// Everything but the tools of one connected server, as last listed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Catalog {
-    pub server: String,
+    pub server: ServerName,
     /// The server declared the `resources` capability.
     pub has_resources: bool,
     /// The server declared the `prompts` capability.
@@ -133,7 +134,7 @@ pub(super) fn declared(server: &str, peer: &rmcp::Peer<rmcp::RoleClient>) -> Cat
     let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
     let capabilities = capabilities.as_ref();
     Catalog {
-        server: server.to_string(),
+        server: server.to_string().into(),
         has_resources: capabilities.is_some_and(|c| c.resources.is_some()),
         has_prompts: capabilities.is_some_and(|c| c.prompts.is_some()),
         completions: capabilities.is_some_and(|c| c.completions.is_some()),

@@ -6,7 +6,6 @@ use super::elicitor::Elicitor;
 use super::roots::Roots;
 use super::sampling::{self, Slot};
 use super::types::{HubEvent, ProgressUpdate};
-use crate::settings::LogLevel;
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
@@ -187,8 +186,8 @@ impl ClientHandler for HubClient {
             None => text,
         };
         let _ = self.events.send(HubEvent::Log {
-            server: self.server.clone(),
-            level: LogLevel::from_mcp(params.level),
+            server: self.server.clone().into(),
+            level: super::logging::from_mcp(params.level),
             message: crate::sanitize::for_terminal(&text),
         });
     }
@@ -211,7 +210,7 @@ impl ClientHandler for HubClient {
     ) -> Result<CreateMessageResult, ErrorData> {
         let refuse = |reason: String| {
             let _ = self.events.send(HubEvent::SamplingRefused {
-                server: self.server.clone(),
+                server: self.server.clone().into(),
                 max_tokens: params.max_tokens,
                 reason: reason.clone(),
             });

@@ -6,30 +6,30 @@
 use crate::settings::LogLevel;
 use rmcp::model::LoggingLevel;
 
-impl LogLevel {
-    pub(super) fn to_mcp(self) -> LoggingLevel {
-        match self {
-            LogLevel::Debug => LoggingLevel::Debug,
-            LogLevel::Info => LoggingLevel::Info,
-            LogLevel::Notice => LoggingLevel::Notice,
-            LogLevel::Warning => LoggingLevel::Warning,
-            LogLevel::Error => LoggingLevel::Error,
-            LogLevel::Critical => LoggingLevel::Critical,
-            LogLevel::Alert => LoggingLevel::Alert,
-            LogLevel::Emergency => LoggingLevel::Emergency,
-        }
+/// The level toolgate asks for, in rmcp's type.
+pub(super) fn to_mcp(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
     }
+}
 
-    pub(super) fn from_mcp(level: LoggingLevel) -> LogLevel {
-        match level {
-            LoggingLevel::Debug => LogLevel::Debug,
-            LoggingLevel::Info => LogLevel::Info,
-            LoggingLevel::Notice => LogLevel::Notice,
-            LoggingLevel::Warning => LogLevel::Warning,
-            LoggingLevel::Error => LogLevel::Error,
-            LoggingLevel::Critical => LogLevel::Critical,
-            LoggingLevel::Alert => LogLevel::Alert,
-            LoggingLevel::Emergency => LogLevel::Emergency,
-        }
+/// A level a server sent, in toolgate's type.
+pub(super) fn from_mcp(level: LoggingLevel) -> LogLevel {
+    match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
     }
 }

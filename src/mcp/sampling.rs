@@ -5,6 +5,7 @@
 
 #![allow(deprecated)] // sampling is deprecated by the newest spec but still in 2025-11-25
 
+use crate::ids::ServerName;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -91,7 +92,7 @@ type Answer = Result<Sampled, SamplingRefusal>;
 /// [`SamplingQuestion::answer`]; dropping every copy unanswered refuses it.
 #[derive(Debug, Clone)]
 pub struct SamplingQuestion {
-    pub server: String,
+    pub server: ServerName,
     pub request: SamplingRequest,
     /// The answer; withdrawn when the server no longer waits (it cancelled, or
     /// disconnected).
@@ -126,7 +127,7 @@ pub(super) fn ask(
 ) -> (SamplingQuestion, oneshot::Receiver<Answer>, DropGuard) {
     let (pending, answer, guard) = Pending::open();
     let question = SamplingQuestion {
-        server: server.to_string(),
+        server: server.to_string().into(),
         request,
         pending,
     };

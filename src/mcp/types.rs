@@ -6,6 +6,7 @@ use super::auth::SignInQuestion;
 use super::catalog::Catalog;
 use super::elicitation::question::ElicitationQuestion;
 use super::sampling::SamplingQuestion;
+use crate::ids::ServerName;
 use crate::settings::LogLevel;
 use serde::{Deserialize, Serialize};
 
@@ -56,25 +57,25 @@ pub struct CallOutput {
 #[derive(Debug, Clone, PartialEq)]
 pub enum HubEvent {
     Status {
-        server: String,
+        server: ServerName,
         status: ServerStatus,
     },
     /// The server's tool list changed (after `notifications/tools/list_changed` and a
     /// re-list); `added`/`removed` are raw tool names.
     ToolsChanged {
-        server: String,
+        server: ServerName,
         added: Vec<String>,
         removed: Vec<String>,
     },
     /// A server's resources, templates or prompts were listed (after connect or a
     /// `list_changed`); `problems` in it say what could not be listed.
     CatalogChanged {
-        server: String,
+        server: ServerName,
         catalog: std::sync::Arc<Catalog>,
     },
     /// `notifications/message` from a server.
     Log {
-        server: String,
+        server: ServerName,
         level: LogLevel,
         message: String,
     },
@@ -84,27 +85,27 @@ pub enum HubEvent {
     /// A sampling request refused before anyone was asked (unreadable, or too many of
     /// this server's waiting); the server got `reason`.
     SamplingRefused {
-        server: String,
+        server: ServerName,
         max_tokens: u32,
         reason: String,
     },
     /// The `instructions` of the server's initialize result, on connect.
-    Instructions { server: String, text: String },
+    Instructions { server: ServerName, text: String },
     /// The server asks for a sign-in: may toolgate go ahead? Answer through the question
     /// (no answer, or dropping it, is no).
     SignIn(SignInQuestion),
     /// A sign-in is under way: the page the person has to open (also opened in the
     /// browser). It carries no secret: the code comes back to the loopback listener.
-    SignInStarted { server: String, url: String },
+    SignInStarted { server: ServerName, url: String },
     /// A sign-in asked for while connecting succeeded: connect the server now (through
     /// the same checks as any connect).
-    SignedIn { server: String },
+    SignedIn { server: ServerName },
     /// The server asks the person for input (a form or a page to open). Answer through
     /// the question; no answer, or dropping it, declines.
     Elicitation(ElicitationQuestion),
     /// The server's sign-in changed (signed in, needed, refresh failed).
     Auth {
-        server: String,
+        server: ServerName,
         status: crate::oauth::AuthStatus,
     },
 }
@@ -116,19 +117,19 @@ pub enum McpError {
     #[error("MCP server '{0}' is not connected")]
     NotConnected(String),
     #[error("MCP server '{server}' failed to start: {reason}")]
-    Start { server: String, reason: String },
+    Start { server: ServerName, reason: String },
     #[error("MCP server '{server}': tool call '{tool}' timed out after {seconds} s")]
     Timeout {
-        server: String,
+        server: ServerName,
         tool: String,
         seconds: u64,
     },
     #[error("connection to MCP server '{server}' refused: {reason}")]
-    Refused { server: String, reason: String },
+    Refused { server: ServerName, reason: String },
     #[error("tool call cancelled")]
     Cancelled,
     #[error("MCP server '{server}': {message}")]
-    Protocol { server: String, message: String },
+    Protocol { server: ServerName, message: String },
     #[error("MCP server '{server}' disconnected: {reason}")]
-    Disconnected { server: String, reason: String },
+    Disconnected { server: ServerName, reason: String },
 }

@@ -15,6 +15,7 @@ pub use filter::{Exclusion, ToolFilter};
 pub use naming::{MAX_NAME_LEN, model_facing_name, normalize};
 
 use crate::builtin::BuiltinTool;
+use crate::ids::ServerName;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -36,7 +37,7 @@ pub enum ToolOrigin {
     /// disconnect_mcp (tools that change the pool itself).
     Builtin(BuiltinTool),
     Mcp {
-        server: String,
+        server: ServerName,
         tool: String,
     },
 }
@@ -75,7 +76,7 @@ impl ToolOrigin {
 enum OriginWire {
     Builtin { tool: BuiltinTool },
     Connector { tool: BuiltinTool },
-    Mcp { server: String, tool: String },
+    Mcp { server: ServerName, tool: String },
 }
 
 impl From<ToolOrigin> for OriginWire {
@@ -171,7 +172,7 @@ pub struct McpToolInfo {
 /// left per call is one reference-count increment and one hash-table insert per tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerTools {
-    server: String,
+    server: ServerName,
     /// The tools that pass the server's filter: the only ones a pool (or a search) sees.
     tools: Vec<McpToolInfo>,
     /// The whole listing, in the server's order (to tell whether a re-list changed it).
@@ -225,7 +226,7 @@ impl ServerTools {
                     entry: Arc::new(PoolTool {
                         name,
                         origin: ToolOrigin::Mcp {
-                            server: server.clone(),
+                            server: server.clone().into(),
                             tool: tool.name.clone(),
                         },
                         description: tool.description.clone(),
@@ -237,7 +238,7 @@ impl ServerTools {
             })
             .collect();
         ServerTools {
-            server,
+            server: server.into(),
             tools,
             listed,
             excluded,
@@ -341,7 +342,7 @@ pub enum PoolError {
         "MCP tool '{server}'/'{tool}' has an inputSchema whose root is not type \"object\" ({found}); model APIs require an object schema"
     )]
     NonObjectSchema {
-        server: String,
+        server: ServerName,
         tool: String,
         found: String,
     },
@@ -464,7 +465,7 @@ fn check_object_schema(server: &str, tool: &McpToolInfo) -> Result<(), PoolError
     match tool.input_schema.get("type") {
         Some(Value::String(t)) if t == "object" => Ok(()),
         other => Err(PoolError::NonObjectSchema {
-            server: server.to_string(),
+            server: server.to_string().into(),
             tool: tool.name.clone(),
             found: match other {
                 Some(v) => format!("type {v}"),

@@ -7,14 +7,13 @@
 //! `Op` / `Event`: the console imports crossterm's `Event` in the same files that match on
 //! agent events, and a bare `Event` would need renaming at every such import.
 
-mod ids;
 mod pool;
 pub mod questions;
 mod sampling;
 mod servers;
 mod tools;
 
-pub use ids::{CallId, ServerName};
+pub use crate::ids::{CallId, ServerName, ToolName};
 pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
 pub use sampling::{SamplingOutcome, SamplingReport};
 pub use servers::{Containment, ServerInfo, ServerLogLine};
@@ -50,7 +49,7 @@ pub enum UiCommand {
     /// `/mcp enable|disable NAME [--save]`: for this session, or written as `"enabled"`
     /// into the file the server's entry came from.
     SetServerEnabled {
-        server: String,
+        server: ServerName,
         enabled: bool,
         save: bool,
     },
@@ -60,7 +59,7 @@ pub enum UiCommand {
     /// `/mcp__server__prompt …`: fetch the prompt with these arguments, put its messages
     /// into the conversation and let the model answer (a turn, like Submit).
     RunPrompt {
-        server: String,
+        server: ServerName,
         prompt: String,
         arguments: std::collections::HashMap<String, String>,
     },
@@ -68,7 +67,7 @@ pub enum UiCommand {
     /// answered with `AgentEvent::Completions` carrying the same `id`. Runs beside a turn.
     Complete {
         id: u64,
-        server: String,
+        server: ServerName,
         target: crate::mcp::CompletionTarget,
         argument: String,
         value: String,
@@ -129,17 +128,17 @@ pub enum AgentEvent {
     PoolChanged(PoolUpdate),
     /// A server was enabled or disabled (`/mcp enable|disable`; `saved`: in its file).
     ServerEnabled {
-        server: String,
+        server: ServerName,
         enabled: bool,
     },
     ServerStatus {
-        server: String,
+        server: ServerName,
         status: ServerStatus,
     },
     /// An HTTP server's sign-in changed ("sign in needed", "signed in (expires …)",
     /// "refresh failed"); `/mcp` shows it.
     ServerAuth {
-        server: String,
+        server: ServerName,
         status: crate::oauth::AuthStatus,
     },
     /// A question for the person (tool call, workspace trust, project server, …); the
@@ -159,19 +158,19 @@ pub enum AgentEvent {
     Sampling(SamplingReport),
     /// A server's log message (`notifications/message`), at or above the level asked.
     ServerLog {
-        server: String,
+        server: ServerName,
         level: crate::mcp::LogLevel,
         message: String,
     },
     /// The `instructions` a server gave when it connected (`/mcp` shows them).
     ServerInstructions {
-        server: String,
+        server: ServerName,
         text: String,
     },
     /// A connected server's resources, templates and prompts as last listed (after its
     /// connect or a `list_changed`); the console completes `@` and `/mcp__…` from them.
     Catalog {
-        server: String,
+        server: ServerName,
         catalog: std::sync::Arc<crate::mcp::Catalog>,
     },
     /// The answer to `UiCommand::Complete` with that `id` (empty when the server offers

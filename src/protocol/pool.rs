@@ -1,6 +1,7 @@
 //! What the pool panel shows of the pool: entries with their badge, marks on changed or new
 //! definitions, and the tools a server's filter keeps out.
 
+use crate::ids::ServerName;
 use serde::{Deserialize, Serialize};
 
 use crate::policy::Verdict;
@@ -26,7 +27,7 @@ pub struct ToolMark {
 /// A tool a server listed that its `includeTools` / `excludeTools` keep out of the pool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExcludedTool {
-    pub server: String,
+    pub server: ServerName,
     /// Raw name.
     pub tool: String,
     /// e.g. `excludeTools "delete_*"`.

@@ -1,5 +1,6 @@
 //! A server's sampling request as the transcript, the session log and JSONL report it.
 
+use crate::ids::ServerName;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::SamplingTurn;
@@ -28,7 +29,7 @@ pub enum SamplingOutcome {
 /// One sampling request as the transcript, the session log and JSONL record it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingReport {
-    pub server: String,
+    pub server: ServerName,
     /// `maxTokens` as the server asked.
     pub max_tokens: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]

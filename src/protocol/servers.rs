@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ids::ServerName;
+use crate::ids::ServerName;
 use crate::mcp::LogLevel;
 
 /// How a server's process is contained, as the pool panel and `/mcp` show it.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ids::{CallId, ServerName};
+use crate::ids::{CallId, ServerName};
 use crate::policy::AuditRecord;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -85,7 +85,7 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
         AgentEvent::Catalog { server, catalog } => {
             return app
                 .assist
-                .on_catalog(server, catalog, &app.composer, effects);
+                .on_catalog(server.into_string(), catalog, &app.composer, effects);
         }
         AgentEvent::Request(request) => return app.inbox.push(request, app.now),
         AgentEvent::SessionStarted {

@@ -286,7 +286,7 @@ fn a_prompt_command_asks_for_its_missing_required_argument() {
                 server,
                 prompt,
                 arguments,
-            } => Some((server, prompt, arguments)),
+            } => Some((server.into_string(), prompt, arguments)),
             _ => None,
         })
         .expect("the prompt runs once its required argument is given");

@@ -119,7 +119,7 @@ impl Pinning {
     pub fn acknowledge(&mut self, tool: &PoolTool) {
         if let crate::pool::ToolOrigin::Mcp { server, tool: raw } = &tool.origin {
             self.known
-                .entry(server.clone())
+                .entry(server.clone().into_string())
                 .or_default()
                 .insert(raw.clone());
             self.dirty = true;
@@ -199,7 +199,7 @@ impl Pinning {
             .iter()
             .flat_map(|listing| {
                 listing.excluded().iter().map(|(tool, why)| ExcludedTool {
-                    server: listing.server().to_string(),
+                    server: listing.server().to_string().into(),
                     tool: tool.name.clone(),
                     why: why.to_string(),
                 })

@@ -1,6 +1,7 @@
 //! The hub's question to the person on a server's behalf, and the person's answer.
 
 use super::request::ElicitationAsk;
+use crate::ids::ServerName;
 use crate::mcp::pending::Pending;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
@@ -19,7 +20,7 @@ pub enum ElicitationReply {
 /// declines.
 #[derive(Debug, Clone)]
 pub struct ElicitationQuestion {
-    pub server: String,
+    pub server: ServerName,
     pub ask: ElicitationAsk,
     /// The answer; withdrawn when the server no longer waits.
     pending: Pending<ElicitationReply>,
@@ -44,7 +45,7 @@ impl ElicitationQuestion {
     ) {
         let (pending, answer, guard) = Pending::open();
         let question = ElicitationQuestion {
-            server: server.to_string(),
+            server: server.to_string().into(),
             ask,
             pending,
         };

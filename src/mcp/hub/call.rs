@@ -88,7 +88,7 @@ impl McpHub {
             };
             if let Err(message) = signed_in {
                 return Err(McpError::Protocol {
-                    server: server.to_string(),
+                    server: server.to_string().into(),
                     message,
                 });
             }
@@ -148,7 +148,7 @@ impl McpHub {
                     }
                 }
                 Ok(Ok(other)) => Err((McpError::Protocol {
-                    server: server.to_string(),
+                    server: server.to_string().into(),
                     message: format!("unexpected answer to tools/call: {}", short_debug(&other)),
                 }, None)),
                 Ok(Err(ServiceError::McpError(error)))

@@ -104,7 +104,7 @@ impl McpHub {
                 },
             );
             return Err(McpError::Refused {
-                server: name.to_string(),
+                server: name.to_string().into(),
                 reason,
             });
         }
@@ -127,7 +127,7 @@ impl McpHub {
         self.watch_for_exit(connection.clone());
         if let Some(text) = &connection.instructions {
             let _ = self.inner.events.send(HubEvent::Instructions {
-                server: name.to_string(),
+                server: name.to_string().into(),
                 text: text.clone(),
             });
         }
@@ -166,7 +166,7 @@ impl McpHub {
             },
         );
         McpError::Start {
-            server: name.to_string(),
+            server: name.to_string().into(),
             reason: full,
         }
     }

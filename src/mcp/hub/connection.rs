@@ -80,12 +80,12 @@ impl Connection {
         let reason = errors::service_error(&e);
         if self.over_http {
             McpError::Protocol {
-                server: self.name.clone(),
+                server: self.name.clone().into(),
                 message: format!("the request failed: {reason}"),
             }
         } else {
             McpError::Disconnected {
-                server: self.name.clone(),
+                server: self.name.clone().into(),
                 reason,
             }
         }
@@ -94,7 +94,7 @@ impl Connection {
     /// `tool` ran past the server's call timeout.
     pub(super) fn timeout(&self, tool: &str) -> McpError {
         McpError::Timeout {
-            server: self.name.clone(),
+            server: self.name.clone().into(),
             tool: tool.to_string(),
             seconds: self.call_timeout.as_secs().max(1),
         }

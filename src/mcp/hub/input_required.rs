@@ -38,7 +38,7 @@ impl McpHub {
         round: usize,
     ) -> Result<Retry, McpError> {
         let protocol = |message: String| McpError::Protocol {
-            server: connection.name.clone(),
+            server: connection.name.clone().into(),
             message,
         };
         if round > MAX_INPUT_ROUNDS {

@@ -48,7 +48,7 @@ impl McpHub {
             match result {
                 Ok(()) => {
                     let _ = hub.inner.events.send(HubEvent::SignedIn {
-                        server: config.name.clone(),
+                        server: config.name.clone().into(),
                     });
                 }
                 Err(reason) => hub.inner.servers.set_status(
@@ -70,7 +70,7 @@ impl McpHub {
             .config(server)
             .ok_or_else(|| self.inner.servers.unknown(server))?;
         let not_oauth = || McpError::Protocol {
-            server: server.to_string(),
+            server: server.to_string().into(),
             message: "signing in applies to HTTP servers without a configured Authorization header"
                 .into(),
         };
@@ -90,7 +90,7 @@ impl McpHub {
             .sign_in(&config, &auth, &challenge, None)
             .await
             .map_err(|message| McpError::Protocol {
-                server: server.to_string(),
+                server: server.to_string().into(),
                 message,
             })?;
         Ok(auth.status().unwrap_or(AuthStatus::SignInNeeded))
@@ -107,7 +107,7 @@ impl McpHub {
             .forget(server)
             .await
             .map_err(|message| McpError::Protocol {
-                server: server.to_string(),
+                server: server.to_string().into(),
                 message,
             })
     }

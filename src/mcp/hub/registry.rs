@@ -100,7 +100,7 @@ impl Registry {
     pub(super) fn set_status(&self, name: &str, status: ServerStatus) {
         lock(&self.statuses).insert(name.to_string(), status.clone());
         let _ = self.events.send(HubEvent::Status {
-            server: name.to_string(),
+            server: name.to_string().into(),
             status,
         });
     }
@@ -217,7 +217,7 @@ impl Registry {
         };
         let tail = connection.stderr.lines();
         McpError::Disconnected {
-            server: connection.name.clone(),
+            server: connection.name.clone().into(),
             reason: match tail.last() {
                 Some(last) => format!("{reason}; last stderr line: {last}"),
                 None => reason,

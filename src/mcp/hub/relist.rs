@@ -83,7 +83,7 @@ impl McpHub {
             },
         );
         let _ = self.inner.events.send(HubEvent::ToolsChanged {
-            server: server.to_string(),
+            server: server.to_string().into(),
             added,
             removed,
         });

@@ -93,7 +93,7 @@ impl McpHub {
         {
             *lock(&connection.catalog) = catalog.clone();
             let _ = self.inner.events.send(HubEvent::CatalogChanged {
-                server: server.to_string(),
+                server: server.to_string().into(),
                 catalog: catalog.clone(),
             });
         }
@@ -132,7 +132,7 @@ impl McpHub {
             () = cancel.cancelled() => return Err(McpError::Cancelled),
         };
         outcome.map_err(|why| McpError::Protocol {
-            server: server.to_string(),
+            server: server.to_string().into(),
             message: format!("{what} failed: {why}"),
         })
     }

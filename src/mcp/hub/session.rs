@@ -66,7 +66,7 @@ impl McpHub {
 /// `logging/setLevel` (deprecated by the newest spec, still what 2025-11-25 servers take).
 #[allow(deprecated)]
 pub(super) async fn set_log_level(peer: Peer<RoleClient>, server: String, level: LogLevel) {
-    let params = rmcp::model::SetLevelRequestParams::new(level.to_mcp());
+    let params = rmcp::model::SetLevelRequestParams::new(crate::mcp::logging::to_mcp(level));
     match tokio::time::timeout(Duration::from_secs(10), peer.set_level(params)).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::warn!(server, "logging/setLevel failed: {e}"),

@@ -94,7 +94,7 @@ impl SignIns {
 
     pub(super) fn emit(&self, server: &str, status: AuthStatus) {
         let _ = self.events.send(HubEvent::Auth {
-            server: server.to_string(),
+            server: server.to_string().into(),
             status,
         });
     }
@@ -185,7 +185,7 @@ impl SignIns {
         let server = name.to_string();
         let show_url = move |url: &str| {
             let _ = events.send(HubEvent::SignInStarted {
-                server: server.clone(),
+                server: server.clone().into(),
                 url: url.to_string(),
             });
         };

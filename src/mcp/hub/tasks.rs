@@ -85,7 +85,7 @@ impl McpHub {
             .task_request(connection, "tools/call", params, cancel, &mut closed)
             .await?;
         let mut state = task_state(&created).ok_or_else(|| McpError::Protocol {
-            server: connection.name.clone(),
+            server: connection.name.clone().into(),
             message: format!(
                 "tools/call for the task tool '{tool}' answered without a task: {}",
                 short(&created)
@@ -154,7 +154,7 @@ impl McpHub {
                 }
                 Ok(None) => {
                     break Err(McpError::Protocol {
-                        server: connection.name.clone(),
+                        server: connection.name.clone().into(),
                         message: "tasks/get answered without a task".into(),
                     });
                 }
@@ -195,7 +195,7 @@ impl McpHub {
             .await?;
         let result: CallToolResult =
             serde_json::from_value(raw.clone()).map_err(|e| McpError::Protocol {
-                server: connection.name.clone(),
+                server: connection.name.clone().into(),
                 message: format!("tasks/result is not a tool result ({e}): {}", short(&raw)),
             })?;
         Ok(call_output(&result))
@@ -222,7 +222,7 @@ impl McpHub {
             response = handle.rx => match response {
                 Ok(Ok(result)) => Ok(raw_result(result)),
                 Ok(Err(rmcp::ServiceError::McpError(error))) => Err(McpError::Protocol {
-                    server: connection.name.clone(),
+                    server: connection.name.clone().into(),
                     message: format!("{method}: MCP error {}: {}", error.code.0, error.message),
                 }),
                 Ok(Err(e)) => Err(connection.error(e)),

@@ -20,6 +20,7 @@ mod semantic;
 mod text;
 
 use super::{McpToolInfo, ServerTools, model_facing_name};
+use crate::ids::ServerName;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -115,7 +116,7 @@ impl Field {
 pub struct IndexedTool {
     /// Model-facing name (`mcp__github__create_issue`).
     pub name: String,
-    pub server: String,
+    pub server: ServerName,
     /// The name the server listed it under.
     pub raw_name: String,
     /// The first sentence of the description, at most [`SUMMARY_LEN`] characters.
@@ -212,7 +213,7 @@ impl ToolIndex {
             fields.push(texts.map(|t| count(&t)));
             index.tools.push(IndexedTool {
                 name,
-                server: server.to_string(),
+                server: server.to_string().into(),
                 raw_name: tool.name.clone(),
                 summary: summary(&tool.description),
             });

@@ -3,6 +3,7 @@
 //! server, not the model, is asking, and what the answer is sent to. The safe answer is
 //! Decline; Cancel tells the server the person wants the whole operation stopped.
 
+use crate::ids::ServerName;
 use serde_json::{Map, Value};
 
 use super::{Card, Choice, Fact, Kind, Then, Tone};
@@ -21,7 +22,7 @@ pub enum ElicitationMode {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Elicitation {
-    pub server: String,
+    pub server: ServerName,
     /// The server's own words (untrusted; cleaned by front ends before display).
     pub message: String,
     pub mode: ElicitationMode,

@@ -32,6 +32,7 @@ pub use sign_in::{SignIn, SignInAnswer};
 pub use tool_call::ToolCall;
 pub use workspace_trust::{TrustAnswer, WorkspaceTrust};
 
+use crate::ids::ServerName;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,9 +68,9 @@ pub enum Origin {
         server: Option<String>,
     },
     /// An MCP server asking on its own account (elicitation, sampling, sign-in).
-    Server { server: String },
+    Server { server: ServerName },
     /// The project's own configuration (a server its `.mcp.json` defines).
-    Project { server: String },
+    Project { server: ServerName },
     /// The console itself, before the agent starts.
     Console { folder: PathBuf },
 }

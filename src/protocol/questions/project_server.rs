@@ -2,10 +2,11 @@
 //! the project's choosing: asked once per session, showing the exact command line.
 
 use super::{Card, Choice, Fact, Kind, Tone};
+use crate::ids::ServerName;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectServer {
-    pub server: String,
+    pub server: ServerName,
     /// The command line (or URL) that would run.
     pub command_line: String,
     pub why: String,

@@ -5,13 +5,14 @@
 
 use super::tool_call::run_choices;
 use super::{Card, Choice, Fact, Kind, Tone};
+use crate::ids::ServerName;
 use crate::mcp::{SamplingRequest, SamplingTurn};
 use crate::model::Role;
 use crate::policy::{PersonAnswer, Verdict};
 
 #[derive(Debug, Clone)]
 pub struct Sampling {
-    pub server: String,
+    pub server: ServerName,
     pub request: SamplingRequest,
     /// The session's model (who would answer).
     pub model: String,

@@ -3,10 +3,11 @@
 //! that server waits for the answer; the others connect and run meanwhile.
 
 use super::{Card, Choice, Fact, Kind, Then, Tone};
+use crate::ids::ServerName;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignIn {
-    pub server: String,
+    pub server: ServerName,
     /// The server's URL.
     pub url: String,
     /// Origin of the authorization server (`https://login.example.com`).

@@ -157,7 +157,7 @@ pub fn parse(command: &str, servers: &[&str]) -> Parsed {
             let save = rest.contains(&"--save");
             match rest.iter().find(|w| !w.starts_with("--")) {
                 Some(server) => Parsed::Send(UiCommand::SetServerEnabled {
-                    server: server.to_string(),
+                    server: server.to_string().into(),
                     enabled: action == "enable",
                     save,
                 }),

@@ -175,7 +175,7 @@ impl Assist {
                             let id = self.next_id;
                             effects.push(Effect::SendCommand(UiCommand::Complete {
                                 id,
-                                server: query.server.clone(),
+                                server: query.server.clone().into(),
                                 target: query.target.clone(),
                                 argument: query.argument.clone(),
                                 value: query.value.clone(),
@@ -388,7 +388,7 @@ impl Assist {
             shown.concat()
         ));
         effects.push(Effect::SendCommand(UiCommand::RunPrompt {
-            server: form.server,
+            server: form.server.into(),
             prompt: form.prompt.name,
             arguments: form.values,
         }));

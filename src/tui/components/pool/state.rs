@@ -82,7 +82,7 @@ fn sanitized(mut entry: PoolEntry) -> PoolEntry {
     t.name = for_terminal(&t.name);
     t.description = for_terminal(&t.description);
     if let ToolOrigin::Mcp { server, tool } = &mut t.origin {
-        *server = for_terminal(server);
+        *server = for_terminal(server).into();
         *tool = for_terminal(tool);
     }
     if let Some(title) = &mut t.claims.title {
@@ -428,7 +428,7 @@ impl PoolView {
         self.excluded = excluded
             .into_iter()
             .map(|e| ExcludedTool {
-                server: for_terminal(&e.server),
+                server: for_terminal(&e.server).into(),
                 tool: for_terminal(&e.tool),
                 why: for_terminal(&e.why),
             })

@@ -1,7 +1,7 @@
 //! Ids that cross between modules, as newtypes so that a server name cannot be passed where
-//! a call id is meant. Both serialize as the plain string (the JSONL output and the session
-//! log keep their wire format); the agent converts at its edges (the hub and the model speak
-//! plain strings).
+//! a call id or a tool name is meant. They sit in the bottom layer, so that every module
+//! (the hub, the pool, the gate, the protocol) can speak them. Each serializes as the plain
+//! string: the JSONL output and the session log keep their wire format.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -73,6 +73,12 @@ macro_rules! string_id {
             }
         }
 
+        impl From<&$name> for $name {
+            fn from(id: &$name) -> Self {
+                id.clone()
+            }
+        }
+
         impl From<$name> for String {
             fn from(id: $name) -> String {
                 id.0
@@ -124,4 +130,8 @@ string_id!(
 string_id!(
     /// A configured MCP server's name (its key in the configuration).
     ServerName
+);
+string_id!(
+    /// A tool's name as the model sees it in the pool (`mcp__docs__search`, `bash`).
+    ToolName
 );
