@@ -249,7 +249,7 @@ pub(super) async fn execute_with(
         pid: child.id() as libc::pid_t,
         reaped: Mutex::new(false),
     });
-    let registration = children::reaper::register(leader.pid);
+    let registration = Registration::adopt(leader.pid);
     let waiter_leader = Arc::clone(&leader);
     let mut exit: JoinHandle<io::Result<ExitStatus>> =
         tokio::task::spawn_blocking(move || wait_and_reap(child, waiter_leader, registration));

@@ -24,18 +24,25 @@ impl DeathSignal {
 }
 
 /// Makes `command`'s child leader of a new session (and process group, same id as its
-/// pid) and, on Linux, arms its parent-death signal. Install it before any other
-/// `pre_exec` hook (the sandbox's), so it runs first in the child.
+/// pid), lists that group with the reaper from inside the child, and, on Linux, arms its
+/// parent-death signal. Install it before any other `pre_exec` hook (the sandbox's), so
+/// it runs first in the child. The parent takes the listing over with
+/// [`super::Registration::adopt`] once the spawn returns.
 pub fn detach(command: &mut Command, on_parent_death: DeathSignal) {
     // SAFETY: getpid has no preconditions; it runs in the parent, before the fork.
     let parent = unsafe { libc::getpid() };
     let signal = on_parent_death.number();
-    // SAFETY: the closure runs between fork and exec and only makes system calls on
-    // integers captured before the fork: no allocation, no locks.
+    // Started (if need be) here in the parent: the child may only use what exists.
+    let reaper = super::reaper::channel().filter(|fd| *fd > 2);
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
+    // system calls on integers captured before the fork: no allocation, no locks.
     unsafe {
         command.pre_exec(move || {
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
+            }
+            if let Some(fd) = reaper {
+                super::reaper::announce_from_child(fd);
             }
             arm_parent_death(signal, parent)
         });

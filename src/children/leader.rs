@@ -3,7 +3,7 @@
 //! id cannot have been reused by then.
 
 use super::group::{others_in_group, signal_group};
-use super::reaper::{self, Registration};
+use super::reaper::Registration;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -32,7 +32,7 @@ impl GroupChild {
     pub fn new(child: Child) -> Option<GroupChild> {
         let pgid = libc::pid_t::try_from(child.id()?).ok()?;
         Some(GroupChild {
-            registration: Some(reaper::register(pgid)),
+            registration: Some(Registration::adopt(pgid)),
             child,
             pgid,
             done: false,

@@ -3,7 +3,7 @@
 //! `bash` command's background sleeper are gone after the real binary exits normally, after
 //! SIGTERM and after kill -9.
 
-use crate::support::fixture_server::fixture_file;
+use crate::support::fixture_server::{fixture_file, hub_with, stdio_server};
 use crate::support::process::{alive, gone_within, parent_of};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -226,4 +226,46 @@ fn bash_background_sleeper_is_gone_after_sigterm() {
 #[test]
 fn bash_background_sleeper_is_gone_after_kill_9() {
     background_sleeper(End::Signal(libc::SIGKILL));
+}
+
+/// A disconnect, with toolgate still running (so the reaper has no part in it), stops the
+/// wrapper's whole group: the lingering server behind `sh -c` gets SIGTERM, not an orphan's
+/// life.
+#[tokio::test]
+async fn disconnect_stops_the_server_behind_sh_while_toolgate_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    let wrapper = format!(
+        "python3 '{}'; echo 'the server ended' >&2",
+        fixture_file("fixture_server.py").display()
+    );
+    let (hub, _events) = hub_with(vec![stdio_server(
+        "wrapped",
+        "sh",
+        vec!["-c".into(), wrapper],
+        &[
+            ("FIXTURE_PIDFILE", pidfile.to_str().unwrap()),
+            ("FIXTURE_LINGER", "1"),
+        ],
+        30_000,
+    )]);
+    tokio::time::timeout(WAIT, hub.connect("wrapped"))
+        .await
+        .expect("connect in time")
+        .unwrap();
+    let server: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_ne!(parent_of(server), Some(std::process::id()), "a grandchild");
+    tokio::time::timeout(WAIT, hub.disconnect("wrapped"))
+        .await
+        .expect("disconnect in time")
+        .unwrap();
+    assert!(
+        gone_within(server, WAIT),
+        "the server (pid {server}) outlived its disconnect; parent now {:?}",
+        parent_of(server)
+    );
 }
