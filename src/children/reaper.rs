@@ -11,8 +11,8 @@
 //! left and exits.
 //!
 //! It is `/bin/sh` running a fixed script rather than toolgate itself: it needs no binary
-//! path (tests and benches link toolgate into other executables), and it is a few hundred
-//! kilobytes. It is started through a launcher that exits at once, so it is nobody's child
+//! path (tests and benches link toolgate into other executables), and it is small (dash:
+//! 1.7 MB resident). It is started through a launcher that exits at once, so it is nobody's child
 //! (toolgate's children are its servers and commands) and sits in a group of its own. The
 //! write end is close-on-exec, so children hold it only until their exec.
 
