@@ -110,14 +110,23 @@ enum Command {
     /// Print the configured servers and the starting tool pool.
     Status,
     /// Restore the files the last turn changed in this workspace (modified and deleted
-    /// ones come back, created ones are removed) and print them.
+    /// ones come back, created ones are removed) and print them. Only the turn's own
+    /// changes are undone; a file changed again since the turn is left alone and the undo
+    /// refused, unless --force.
     Undo {
         /// List the workspace's checkpoints instead (time, session, turn, files changed).
         #[arg(long, conflicts_with = "dry_run")]
         list: bool,
-        /// Print what would be restored without changing anything.
+        /// Print what would be restored (and what changed since the turn) without
+        /// changing anything.
         #[arg(long)]
         dry_run: bool,
+        /// Undo the last turn of this session (default: the last turn of any session).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Restore files changed again since the turn too, overwriting those changes.
+        #[arg(long, conflicts_with_all = ["list", "dry_run"])]
+        force: bool,
     },
 }
 
@@ -364,8 +373,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             print!("{}", commands::status(&flags));
             Ok(())
         }
-        Some(Command::Undo { list, dry_run }) => {
-            use toolgate::cli::undo::UndoAction;
+        Some(Command::Undo {
+            list,
+            dry_run,
+            session,
+            force,
+        }) => {
+            use toolgate::cli::undo::{UndoAction, UndoOptions};
             let action = match (list, dry_run) {
                 (true, _) => UndoAction::List,
                 (false, true) => UndoAction::DryRun,
@@ -375,7 +389,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 toolgate::checkpoint::default_root().as_deref(),
                 toolgate::agent::session::default_sessions_dir().as_deref(),
                 &flags.workspace(),
-                action,
+                UndoOptions {
+                    action,
+                    session,
+                    force,
+                },
             )?;
             print!("{output}");
             Ok(())

@@ -42,3 +42,20 @@ pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> std::io::Res
         let _ = std::fs::remove_file(&tmp);
     })
 }
+
+/// `a/./b/../c` as `a/c`, without touching the file system (the file may not exist, and a
+/// symlink on the way is not followed).
+pub fn lexically_normal(path: &std::path::Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}

@@ -1,21 +1,26 @@
-//! The agent's side of checkpoints: one before a turn first changes the workspace, the
-//! after-snapshot when the turn ends, and `/undo` (asked through the inbox, then done).
-//! Git runs on the blocking pool; a failing checkpoint is reported and never stops the
-//! tool call it precedes.
+//! The agent's side of checkpoints: one before a turn first changes the workspace, a
+//! snapshot as each workspace-changing call starts and ends (so the turn owns only what
+//! changed under its own calls), the turn's summary when it ends, and `/undo` of this
+//! session's turns (asked through the inbox, then done). Git runs on the blocking pool; a
+//! failing checkpoint is reported and never stops the tool call it precedes.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::Conversation;
 use super::session::Record;
 use crate::builtin::BuiltinTool;
-use crate::checkpoint::{CheckpointError, Shadow, Taken, UndoPlan, count_files};
+use crate::checkpoint::{
+    CallMark, CheckpointError, Shadow, Taken, UndoPlan, UndoScope, count_files,
+};
 use crate::pool::ToolOrigin;
 use crate::protocol::AgentEvent;
 use crate::protocol::questions::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
+use crate::sandbox::WriteLog;
 
 /// Names listed in one notice before "and N more".
 const LISTED: usize = 5;
@@ -34,6 +39,8 @@ pub(super) struct Checkpoints {
     turn: usize,
     /// This turn's checkpoint, once taken.
     current: Option<u64>,
+    /// The number the next recorded call of this turn gets.
+    next_call: u32,
     /// This turn already tried (a failure is reported once per turn, not per call).
     attempted: bool,
     /// Skipped files and nested repositories already reported this session.
@@ -59,8 +66,47 @@ impl Checkpoints {
     pub(super) fn begin_turn(&mut self) {
         self.turn += 1;
         self.current = None;
+        self.next_call = 0;
         self.attempted = false;
     }
+}
+
+/// A workspace-changing call under way, whose changes are being recorded.
+#[derive(Debug)]
+pub(super) struct CallWatch {
+    mark: CallMark,
+    /// A file tool's target: only it can be the call's change.
+    only: Option<Vec<PathBuf>>,
+    /// What a confined bash command asked to change, recorded while it runs.
+    trace: WriteLog,
+}
+
+impl CallWatch {
+    pub(super) fn trace(&self) -> &WriteLog {
+        &self.trace
+    }
+}
+
+/// The file a write/edit call targets, relative to the workspace (None: the call is not a
+/// file tool; an empty list: its target is outside the workspace).
+fn file_tool_target(origin: &ToolOrigin, input: &Value, workspace: &Path) -> Option<Vec<PathBuf>> {
+    let ToolOrigin::Builtin(kind) = origin else {
+        return None;
+    };
+    if !kind.writes_files() {
+        return None;
+    }
+    let Some(path) = input.get("path").and_then(Value::as_str) else {
+        return Some(Vec::new());
+    };
+    let full = crate::paths::lexically_normal(&workspace.join(path));
+    Some(
+        full.strip_prefix(crate::paths::lexically_normal(workspace))
+            .ok()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect(),
+    )
 }
 
 /// Whether a call may change the workspace: the shell, the file-writing tools, and any
@@ -151,29 +197,94 @@ impl Checkpoints {
         Ok(Some(shadow))
     }
 
-    /// Before a call that may change the workspace: the turn's checkpoint, once.
-    pub(super) async fn before_change(&mut self, conv: &mut Conversation) {
-        if self.current.is_some() || self.attempted {
-            return;
+    /// Before a call that may change the workspace: the turn's checkpoint (the first
+    /// time), and the workspace as the call starts. None: nothing is recorded (checkpoints
+    /// off, or failing; said once per turn).
+    pub(super) async fn before_call(
+        &mut self,
+        origin: &ToolOrigin,
+        input: &Value,
+        conv: &mut Conversation,
+    ) -> Option<CallWatch> {
+        if self.current.is_none() && self.attempted {
+            return None;
         }
         self.attempted = true;
-        let (session, turn) = (conv.session_id.clone(), self.turn);
-        let taken = match self.shadow().await {
-            Ok(None) => return,
-            Ok(Some(shadow)) => tokio::task::spawn_blocking(move || shadow.take(&session, turn))
-                .await
-                .map_err(blocking_failed)
-                .and_then(|taken| taken),
-            Err(e) => Err(e),
+        let only = file_tool_target(origin, input, &self.workspace);
+        let (session, turn, call) = (conv.session_id.clone(), self.turn, self.next_call);
+        let started = match (self.shadow().await, self.current) {
+            (Ok(None), _) => return None,
+            (Ok(Some(shadow)), None) => {
+                tokio::task::spawn_blocking(move || shadow.take_for_call(&session, turn))
+                    .await
+                    .map_err(blocking_failed)
+                    .and_then(|taken| taken)
+                    .map(|(taken, mark)| (Some(taken), mark))
+            }
+            (Ok(Some(shadow)), Some(id)) => {
+                tokio::task::spawn_blocking(move || shadow.begin_call(id, call))
+                    .await
+                    .map_err(blocking_failed)
+                    .and_then(|mark| mark)
+                    .map(|mark| (None, mark))
+            }
+            (Err(e), _) => Err(e),
         };
-        match taken {
-            Ok(taken) => self.taken(taken, conv).await,
-            Err(e) => {
+        match started {
+            Ok((taken, mark)) => {
+                if let Some(taken) = taken {
+                    self.taken(taken, conv).await;
+                }
+                self.next_call += 1;
+                Some(CallWatch {
+                    mark,
+                    only,
+                    trace: WriteLog::new(),
+                })
+            }
+            Err(e) if self.current.is_none() => {
                 conv.emit(AgentEvent::Notice(format!(
                     "No checkpoint for this turn ({e}); its changes cannot be undone."
                 )))
                 .await;
+                None
             }
+            Err(e) => {
+                conv.emit(AgentEvent::Notice(format!(
+                    "Could not record the workspace before this call ({e}); undo leaves its changes in place."
+                )))
+                .await;
+                None
+            }
+        }
+    }
+
+    /// After the call of `watch`: the workspace as it ended, and so the call's changes.
+    pub(super) async fn after_call(&mut self, watch: Option<CallWatch>, conv: &mut Conversation) {
+        let (Some(watch), Some(shadow)) = (watch, self.shadow.clone()) else {
+            return;
+        };
+        // A traced command owns only what it asked to change (paths relative to the
+        // workspace; a folder it renamed or removed covers the files in it).
+        let only = watch.only.or_else(|| {
+            watch.trace.written().map(|paths| {
+                paths
+                    .iter()
+                    .filter_map(|p| p.strip_prefix(shadow.workspace()).ok())
+                    .map(Path::to_path_buf)
+                    .collect()
+            })
+        });
+        let mark = watch.mark;
+        let ended = tokio::task::spawn_blocking(move || shadow.end_call(&mark, only.as_deref()))
+            .await
+            .map_err(blocking_failed)
+            .and_then(|files| files);
+        if let Err(e) = ended {
+            conv.emit(AgentEvent::Notice(format!(
+                "Could not record what this call changed ({e}); undo compares with the workspace as it will be then."
+            )))
+            .await;
         }
     }
 
@@ -270,10 +381,10 @@ impl Checkpoints {
             conv.emit(AgentEvent::Notice(off.to_string())).await;
             return;
         }
-        let notice = match self.plan_undo().await {
+        let notice = match self.plan_undo(conv.session_id.clone()).await {
             Ok(Some(plan)) => self.confirm_and_undo(plan, &cancel, conv).await,
             Ok(None) => {
-                "Nothing to undo: no turn has changed files in this workspace since its last undo."
+                "Nothing to undo: no turn of this session has changed files in this workspace since its last undo."
                     .to_string()
             }
             Err(e) => format!("Undo failed: {e}"),
@@ -281,13 +392,15 @@ impl Checkpoints {
         conv.emit(AgentEvent::Notice(notice)).await;
     }
 
-    async fn plan_undo(&mut self) -> Result<Option<UndoPlan>, CheckpointError> {
+    /// The undo of this session's last turn that changed files: sessions in one
+    /// workspace keep separate chains, so `/undo` never undoes another session's turn.
+    async fn plan_undo(&mut self, session: String) -> Result<Option<UndoPlan>, CheckpointError> {
         let Some(root) = self.root.clone() else {
             return Ok(None);
         };
         let workspace = self.workspace.clone();
         tokio::task::spawn_blocking(move || match Shadow::existing(&root, &workspace)? {
-            Some(shadow) => shadow.plan_undo(),
+            Some(shadow) => shadow.plan_undo(Some(&session)),
             None => Ok(None),
         })
         .await
@@ -312,27 +425,39 @@ impl Checkpoints {
                 taken: info.time,
                 workspace: self.workspace.clone(),
                 files: plan.files.clone(),
+                changed: plan.changed.clone(),
             },
             Instant::now(),
             None,
         );
-        match crate::gate::ask(conv.events(), request, answer, Some(cancel)).await {
-            Some(Reply::Person(RestoreAnswer::Restore)) => {}
+        let scope = match crate::gate::ask(conv.events(), request, answer, Some(cancel)).await {
+            Some(Reply::Person(RestoreAnswer::Restore)) => UndoScope::All,
+            Some(Reply::Person(RestoreAnswer::RestoreUntouched)) => UndoScope::Untouched,
             _ => return "Undo cancelled; no file was changed.".to_string(),
-        }
+        };
         let shadow = match self.shadow().await {
             Ok(Some(shadow)) => shadow,
             Ok(None) => return "Undo failed: checkpoints are off.".to_string(),
             Err(e) => return format!("Undo failed: {e}"),
         };
         let (id, info) = (info.id, info.clone());
-        let restored = tokio::task::spawn_blocking(move || shadow.undo(&plan))
+        let files = plan.files.clone();
+        let restored = tokio::task::spawn_blocking(move || shadow.undo(&plan, scope))
             .await
             .map_err(blocking_failed)
             .and_then(|restored| restored);
         match restored {
+            Ok(restored) if restored.is_empty() => {
+                "Undo left every file as it is: they all changed since the turn.".to_string()
+            }
             Ok(restored) => {
-                let text = crate::checkpoint::restored_report(&info, &restored);
+                let mut text = crate::checkpoint::restored_report(&info, &restored);
+                for kept in files.iter().filter(|f| !restored.contains(f)) {
+                    text.push_str(&format!(
+                        "\n  kept {} (changed since the turn)",
+                        crate::sanitize::for_terminal(&kept.path.display().to_string())
+                    ));
+                }
                 conv.record(Record::Undo {
                     checkpoint: id,
                     restored,
@@ -361,6 +486,25 @@ mod tests {
             server: "docs".into(),
             tool: "search".into(),
         }));
+    }
+
+    #[test]
+    fn a_file_tools_target_is_its_only_possible_change() {
+        let ws = Path::new("/w/project");
+        let write = ToolOrigin::Builtin(BuiltinTool::WriteFile);
+        let target =
+            |path: &str| file_tool_target(&write, &serde_json::json!({ "path": path }), ws);
+        assert_eq!(
+            target("a/./b/../c.txt"),
+            Some(vec![PathBuf::from("a/c.txt")])
+        );
+        assert_eq!(
+            target("/w/project/x.txt"),
+            Some(vec![PathBuf::from("x.txt")])
+        );
+        assert_eq!(target("../elsewhere.txt"), Some(vec![]));
+        let bash = ToolOrigin::Builtin(BuiltinTool::Bash);
+        assert_eq!(file_tool_target(&bash, &serde_json::json!({}), ws), None);
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! to, and the replay of a restored conversation. Everything the agent records goes
 //! through [`Conversation::record`], so a failing log is reported once, in one place.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
 
-use super::session::{self, Record, SessionLog, SharedLog};
+use super::session::{self, LoggedCall, Record, SessionLog, SharedLog};
 use crate::model::{ContentBlock, Message, Role};
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, CallId, ToolOutcome};
 
 pub(super) struct Conversation {
     pub messages: Vec<Message>,
@@ -107,8 +108,9 @@ impl Conversation {
         self.record(record).await;
     }
 
-    /// Shows a restored message as the events it was first seen as.
-    pub async fn replay(&self, message: &Message) {
+    /// Shows a restored message as the events it was first seen as: prompts, replies, and
+    /// each tool call's card with its result (`calls`: what the log adds to the messages).
+    pub async fn replay(&self, message: &Message, calls: &HashMap<String, LoggedCall>) {
         for block in &message.content {
             match (message.role, block) {
                 // What `@server:uri` attached was never a line the person typed.
@@ -120,6 +122,42 @@ impl Conversation {
                 (Role::Assistant, ContentBlock::Text { text }) => {
                     self.emit(AgentEvent::TextDelta(text.clone())).await;
                     self.emit(AgentEvent::AssistantMessageDone).await;
+                }
+                (Role::Assistant, ContentBlock::ToolUse { id, name, input }) => {
+                    self.emit(AgentEvent::ToolCallStarted {
+                        call_id: CallId::from(id.as_str()),
+                        name: name.clone(),
+                        server: calls.get(id).and_then(|c| c.server.clone()),
+                        input: input.clone(),
+                    })
+                    .await;
+                }
+                (
+                    Role::User,
+                    ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        is_error,
+                        ..
+                    },
+                ) => {
+                    // The log's outcome (denied, cancelled) where it has one; the message
+                    // only knows error or not.
+                    let outcome =
+                        calls
+                            .get(tool_use_id)
+                            .and_then(|c| c.outcome)
+                            .unwrap_or(if *is_error {
+                                ToolOutcome::Error
+                            } else {
+                                ToolOutcome::Ok
+                            });
+                    self.emit(AgentEvent::ToolCallFinished {
+                        call_id: CallId::from(tool_use_id.as_str()),
+                        outcome,
+                        output: content.clone(),
+                    })
+                    .await;
                 }
                 _ => {}
             }

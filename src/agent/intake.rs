@@ -218,6 +218,17 @@ pub(super) async fn forward_hub_events(
             HubEvent::ToolsChanged { .. } => {
                 let _ = work.send(Work::RefreshPool);
             }
+            HubEvent::ToolsLeftOut { server, tools } => {
+                for tool in tools {
+                    let notice = format!(
+                        "MCP server '{server}': tool '{}' is left out of the tool pool: {}. The server's other tools work.",
+                        tool.name, tool.problem
+                    );
+                    if events.send(AgentEvent::Notice(notice)).await.is_err() {
+                        return;
+                    }
+                }
+            }
             HubEvent::CatalogChanged { server, catalog } => {
                 for problem in &catalog.problems {
                     let notice = format!(

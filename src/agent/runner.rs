@@ -157,7 +157,9 @@ impl Agent {
         };
         if self.replay_history {
             for message in &restored.messages {
-                self.conversation.replay(message).await;
+                self.conversation
+                    .replay(message, &restored.tool_calls)
+                    .await;
             }
         }
         self.conversation.messages = restored.messages;

@@ -36,6 +36,7 @@
 //! half-written last line, a record type from a newer version) are skipped.
 
 use crate::ids::ServerName;
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -294,6 +295,16 @@ pub struct RestoredSession {
     pub loaded_tools: Vec<String>,
     /// Roots added with `/roots add`, oldest first (the workspace is always one).
     pub roots: Vec<PathBuf>,
+    /// What the log says of each tool call beyond the messages (its server, its outcome),
+    /// by call id: the replay shows the call's card as it was.
+    pub tool_calls: HashMap<String, LoggedCall>,
+}
+
+/// A tool call as the session log recorded it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoggedCall {
+    pub server: Option<ServerName>,
+    pub outcome: Option<ToolOutcome>,
 }
 
 pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
@@ -323,6 +334,22 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
         };
         match parsed.record {
             Record::Message { message } => restored.messages.push(message),
+            Record::ToolCall(start) => {
+                restored
+                    .tool_calls
+                    .entry(start.call_id.as_str().to_string())
+                    .or_default()
+                    .server = start.server;
+            }
+            Record::ToolResult {
+                call_id, outcome, ..
+            } => {
+                restored
+                    .tool_calls
+                    .entry(call_id.as_str().to_string())
+                    .or_default()
+                    .outcome = Some(outcome);
+            }
             Record::Connect { server, .. } => {
                 restored.connected.retain(|s| s != &server);
                 restored.connected.push(server.into_string());

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::checkpoints::Checkpoints;
+use super::checkpoints::{CallWatch, Checkpoints};
 use super::conversation::Conversation;
 use super::host_files::HostFiles;
 use super::pool_keeper::PoolKeeper;
@@ -28,6 +28,7 @@ use crate::protocol::{
     AgentEvent, CallId, ImageSummary, PermissionLine, ServerName, ToolCallStart, ToolOutcome,
 };
 use crate::sandbox::Sandbox;
+use crate::sandbox::WriteLog;
 
 /// After a cancel, how long a tool may take to wind down before the agent stops waiting.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -206,12 +207,18 @@ impl ToolHost {
         for notice in notices {
             conv.emit(AgentEvent::Notice(notice)).await;
         }
-        if matches!(gated, Gated::Run | Gated::RunUnconfined)
+        // The workspace as the call starts and ends: only what changed in between is the
+        // turn's (the person's edits between calls are not).
+        let watch = if matches!(gated, Gated::Run | Gated::RunUnconfined)
             && super::checkpoints::may_change_workspace(&tool.origin)
         {
-            self.checkpoints.before_change(conv).await;
-        }
-        match gated {
+            self.checkpoints
+                .before_call(&tool.origin, &input, conv)
+                .await
+        } else {
+            None
+        };
+        let run = match gated {
             Gated::Cancelled => ToolRun::cancelled(),
             Gated::Refused(text) => ToolRun {
                 outcome: ToolOutcome::Denied,
@@ -219,12 +226,18 @@ impl ToolHost {
                 images: Vec::new(),
             },
             Gated::Run => {
-                self.guarded_execute(conv, call_id, tool, input, cancel)
+                let trace = watch.as_ref().map(CallWatch::trace);
+                self.guarded_execute(conv, call_id, tool, input, cancel, trace)
                     .await
             }
-            // The person saw the command and let it run as it is.
-            Gated::RunUnconfined => self.execute(conv, call_id, tool, input, cancel, true).await,
-        }
+            // The person saw the command and let it run as it is (unconfined: not traced).
+            Gated::RunUnconfined => {
+                self.execute(conv, call_id, tool, input, cancel, true, None)
+                    .await
+            }
+        };
+        self.checkpoints.after_call(watch, conv).await;
+        run
     }
 
     /// Runs a call that nobody was asked about file by file (a bash command, an MCP tool)
@@ -236,6 +249,7 @@ impl ToolHost {
         tool: &PoolTool,
         input: Value,
         cancel: &CancellationToken,
+        trace: Option<&WriteLog>,
     ) -> ToolRun {
         let may_change_files = matches!(
             tool.origin,
@@ -243,7 +257,7 @@ impl ToolHost {
         );
         if !may_change_files {
             return self
-                .execute(conv, call_id, tool, input, cancel, false)
+                .execute(conv, call_id, tool, input, cancel, false, trace)
                 .await;
         }
         let workspace = self.workspace.clone();
@@ -251,7 +265,7 @@ impl ToolHost {
             .await
             .ok();
         let mut run = self
-            .execute(conv, call_id, tool, input, cancel, false)
+            .execute(conv, call_id, tool, input, cancel, false, trace)
             .await;
         let restored = match before {
             Some(before) => tokio::task::spawn_blocking(move || before.restore_changes())
@@ -270,6 +284,8 @@ impl ToolHost {
     }
 
     /// `unconfined`: the person approved running this bash command outside the sandbox.
+    /// `trace`: where a confined bash records the paths it asks to change.
+    #[allow(clippy::too_many_arguments)]
     async fn execute(
         &mut self,
         conv: &mut Conversation,
@@ -278,6 +294,7 @@ impl ToolHost {
         input: Value,
         cancel: &CancellationToken,
         unconfined: bool,
+        trace: Option<&WriteLog>,
     ) -> ToolRun {
         match &tool.origin {
             ToolOrigin::Builtin(BuiltinTool::ConnectMcp) => {
@@ -308,12 +325,13 @@ impl ToolHost {
                 } else {
                     self.sandbox.clone()
                 };
-                let call = crate::builtin::run_with(
+                let call = crate::builtin::run_traced(
                     *kind,
                     &input,
                     &self.workspace,
                     &sandbox,
                     cancel.child_token(),
+                    trace,
                 );
                 let output = tokio::select! {
                     output = call => Some(output),

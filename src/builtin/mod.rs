@@ -20,7 +20,7 @@ pub use definitions::{
 pub use kind::BuiltinTool;
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, WriteLog};
 use serde_json::Value;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -71,8 +71,21 @@ pub async fn run_with(
     sandbox: &Sandbox,
     cancel: CancellationToken,
 ) -> BuiltinOutput {
+    run_traced(tool, input, workspace, sandbox, cancel, None).await
+}
+
+/// [`run_with`], recording in `trace` the paths a confined bash command asks to change
+/// (checkpoints keep only those as the call's own changes).
+pub async fn run_traced(
+    tool: BuiltinTool,
+    input: &Value,
+    workspace: &Path,
+    sandbox: &Sandbox,
+    cancel: CancellationToken,
+    trace: Option<&WriteLog>,
+) -> BuiltinOutput {
     match tool {
-        BuiltinTool::Bash => shell::run_bash(input, workspace, sandbox, cancel).await,
+        BuiltinTool::Bash => shell::run_bash(input, workspace, sandbox, cancel, trace).await,
         BuiltinTool::ReadFile => files::read_file(input, workspace).await,
         BuiltinTool::WriteFile => files::write_file(input, workspace).await,
         BuiltinTool::EditFile => files::edit_file(input, workspace).await,

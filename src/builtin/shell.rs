@@ -15,7 +15,7 @@ use super::BuiltinOutput;
 use super::args::Args;
 use super::capture::HeadTailCapture;
 use crate::children::{self, DeathSignal, Registration};
-use crate::sandbox::{Confinement, Sandbox};
+use crate::sandbox::{Confinement, Sandbox, Tracer, WriteLog};
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -47,11 +47,14 @@ enum Ending {
     Cancelled,
 }
 
+/// `trace`: where to record the paths the command asks to change (confined commands
+/// only; see [`WriteLog`]).
 pub async fn run_bash(
     input: &serde_json::Value,
     workspace: &Path,
     sandbox: &Sandbox,
     cancel: CancellationToken,
+    trace: Option<&WriteLog>,
 ) -> BuiltinOutput {
     let (command, timeout) = match parse(input) {
         Ok(parsed) => parsed,
@@ -71,6 +74,7 @@ pub async fn run_bash(
     let launch = Launch {
         env: Some(sandbox.environment()),
         confinement,
+        trace: trace.cloned(),
     };
     match execute_with(&SHELLS, command, workspace, timeout, cancel, &launch).await {
         Ok(mut output) => {
@@ -90,6 +94,9 @@ pub(super) struct Launch {
     /// The whole environment of the shell; None inherits toolgate's (tests only).
     env: Option<Vec<(OsString, OsString)>>,
     confinement: Option<std::sync::Arc<Confinement>>,
+    /// Records what the command asks to change; only with a confinement, whose
+    /// `no_new_privs` the tracing filter needs.
+    trace: Option<WriteLog>,
 }
 
 fn parse(input: &serde_json::Value) -> Result<(&str, Duration), super::args::ArgError> {
@@ -197,7 +204,21 @@ fn spawn_shell(
         if let Some(confinement) = &launch.confinement {
             confinement.install(&mut cmd);
         }
-        cmd.spawn()
+        // After the confinement: the tracing filter needs its no_new_privs.
+        let tracer = match (&launch.confinement, &launch.trace) {
+            (Some(_), Some(_)) => Tracer::new()
+                .inspect_err(|e| tracing::warn!("write trace: {e}"))
+                .ok(),
+            _ => None,
+        };
+        if let Some(tracer) = &tracer {
+            tracer.install(&mut cmd);
+        }
+        let child = cmd.spawn();
+        if let (Ok(_), Some(tracer), Some(log)) = (&child, tracer, &launch.trace) {
+            tracer.start(log);
+        }
+        child
         // The Command (and its copies of the pipe's write end) is dropped here, so the
         // pipe reaches end-of-file once the shell's processes are gone.
     };

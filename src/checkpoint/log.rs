@@ -1,6 +1,6 @@
 //! The checkpoint log of one workspace, `checkpoints.jsonl` beside the shadow repository:
-//! append-only events (taken, finished, undone), folded into one [`CheckpointInfo`] per
-//! checkpoint when read. Appends happen under the shadow's lock; a line that does not
+//! append-only events (taken, the turn's tool calls started and ended, finished, undone),
+//! folded into one [`CheckpointInfo`] per checkpoint when read. Appends happen under the shadow's lock; a line that does not
 //! parse (a half-written last line) is skipped.
 
 use std::collections::BTreeMap;
@@ -79,6 +79,22 @@ pub(super) enum Event {
         commit: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         skipped: Vec<String>,
+        /// The turn records its tool calls (`call_started`/`call_ended`), and only what
+        /// changed under them is the turn's. False in logs written before calls were
+        /// recorded: the whole window from this checkpoint to the turn's end counts.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        attributed: bool,
+    },
+    /// A tool call of the turn that may change the workspace started; `commit` is the
+    /// workspace then.
+    CallStarted { id: u64, call: u32, commit: String },
+    /// That call ended: the workspace then, and the files taken as the call's own
+    /// (every change in its window for a shell or a server, the target for a file tool).
+    CallEnded {
+        id: u64,
+        call: u32,
+        commit: String,
+        files: Vec<CallFile>,
     },
     /// After the turn: the state it left, and what differs from the checkpoint.
     Finished {
@@ -94,6 +110,40 @@ pub(super) enum Event {
         saved: String,
         restored: Vec<FileChange>,
     },
+}
+
+/// A file as a snapshot holds it: git's mode (regular, executable, symlink) and object id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blob {
+    pub mode: u32,
+    pub oid: String,
+}
+
+impl Blob {
+    /// The kind of entry (file or symlink), without the permission bits.
+    pub fn kind(&self) -> u32 {
+        self.mode & 0o170000
+    }
+}
+
+/// One file a tool call changed: as it was when the call started (`from`) and when it
+/// ended (`to`); None where it did not exist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallFile {
+    #[serde(with = "lossy_path")]
+    pub path: PathBuf,
+    pub from: Option<Blob>,
+    pub to: Option<Blob>,
+}
+
+/// One recorded tool call of a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallInfo {
+    /// The workspace when the call started.
+    pub before: String,
+    /// The workspace when it ended, and what it changed; None when it never ended
+    /// (toolgate was killed during the call).
+    pub ended: Option<(String, Vec<CallFile>)>,
 }
 
 /// A checkpoint as `toolgate undo --list` shows it.
@@ -114,6 +164,10 @@ pub struct CheckpointInfo {
     /// Files over the size limit, not in the checkpoint.
     pub skipped: Vec<PathBuf>,
     pub undone: Option<DateTime<Utc>>,
+    /// Whether the turn's tool calls were recorded (see [`Event::Taken`]).
+    pub attributed: bool,
+    /// The turn's recorded tool calls, in order.
+    pub calls: Vec<CallInfo>,
 }
 
 pub(super) fn append(path: &Path, event: &Event) -> std::io::Result<()> {
@@ -146,6 +200,7 @@ pub(super) fn read(path: &Path) -> std::io::Result<Vec<CheckpointInfo>> {
                 turn,
                 commit,
                 skipped,
+                attributed,
             } => {
                 by_id.insert(
                     id,
@@ -159,8 +214,38 @@ pub(super) fn read(path: &Path) -> std::io::Result<Vec<CheckpointInfo>> {
                         files: None,
                         skipped: skipped.into_iter().map(PathBuf::from).collect(),
                         undone: None,
+                        attributed,
+                        calls: Vec::new(),
                     },
                 );
+            }
+            Event::CallStarted { id, call, commit } => {
+                if let Some(info) = by_id.get_mut(&id) {
+                    let index = call as usize;
+                    if info.calls.len() <= index {
+                        info.calls.resize(
+                            index + 1,
+                            CallInfo {
+                                before: commit.clone(),
+                                ended: None,
+                            },
+                        );
+                    }
+                    info.calls[index].before = commit;
+                }
+            }
+            Event::CallEnded {
+                id,
+                call,
+                commit,
+                files,
+            } => {
+                if let Some(call) = by_id
+                    .get_mut(&id)
+                    .and_then(|info| info.calls.get_mut(call as usize))
+                {
+                    call.ended = Some((commit, files));
+                }
             }
             Event::Finished {
                 id, commit, files, ..
@@ -178,9 +263,11 @@ pub(super) fn read(path: &Path) -> std::io::Result<Vec<CheckpointInfo>> {
         }
     }
     let mut all: Vec<CheckpointInfo> = by_id.into_values().collect();
-    // A turn that never finished ended, at the latest, where the next one began.
+    // A turn that never finished ended, at the latest, where the next one began (only
+    // said of unattributed turns: with several sessions, the next checkpoint may be
+    // another session's, taken while this turn still ran).
     for i in 1..all.len() {
-        if all[i - 1].after.is_none() {
+        if all[i - 1].after.is_none() && !all[i - 1].attributed {
             all[i - 1].after = Some(all[i].before.clone());
         }
     }
@@ -212,7 +299,10 @@ pub(super) fn next_id(path: &Path) -> std::io::Result<u64> {
             .filter_map(|line| serde_json::from_slice::<Event>(line).ok())
             .filter_map(|event| match event {
                 Event::Taken { id, .. } => Some(id),
-                Event::Finished { .. } | Event::Undone { .. } => None,
+                Event::Finished { .. }
+                | Event::Undone { .. }
+                | Event::CallStarted { .. }
+                | Event::CallEnded { .. } => None,
             })
             .max();
         if let Some(id) = last_taken {
@@ -235,6 +325,7 @@ mod tests {
             turn: 1,
             commit: "0".repeat(40),
             skipped: vec![],
+            attributed: false,
         }
     }
 

@@ -9,23 +9,31 @@
 //! the workspace's `.git/info/exclude`); `.git` folders are never recorded; files over
 //! the size limit are left out and reported.
 //!
-//! The agent takes a checkpoint before a turn's first workspace-changing tool call and a
-//! snapshot when the turn ends; `checkpoints.jsonl` beside the repository records both
-//! (see [`log`]). Undo puts back the files that differ between the two.
+//! The agent takes a checkpoint before a turn's first workspace-changing tool call, and a
+//! snapshot when each such call starts and ends; `checkpoints.jsonl` beside the repository
+//! records them (see [`log`]). A turn's own changes are what changed during its calls (a
+//! file tool: only its target); what changed between calls or outside the turn is someone
+//! else's (the person, another session). Undo puts back only the turn's own changes, and
+//! a file changed again since the turn only when the caller says so (see [`conflict`]).
 
+mod attribution;
+mod conflict;
 mod git;
 mod lock;
 mod log;
 mod restore;
 mod snapshot;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use chrono::Utc;
 use sha2::{Digest, Sha256};
 
+pub use attribution::OwnChange;
+pub use conflict::{ChangedSince, Since};
 pub use git::GitError;
-pub use log::{Change, CheckpointInfo, FileChange};
+pub use log::{Blob, CallFile, CallInfo, Change, CheckpointInfo, FileChange};
 pub use snapshot::Limits;
 
 use git::Git;
@@ -74,7 +82,32 @@ pub struct Taken {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoPlan {
     pub checkpoint: CheckpointInfo,
+    /// Every file the turn changed.
     pub files: Vec<FileChange>,
+    /// The same, with the states undo restores from and compares against.
+    pub own: Vec<OwnChange>,
+    /// The files among them changed again since the turn: restoring them would lose that
+    /// change.
+    pub changed: Vec<ChangedSince>,
+}
+
+/// Which files an undo puts back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UndoScope {
+    /// Only those still as the turn left them; files changed since stay as they are.
+    Untouched,
+    /// All of the turn's files, overwriting later changes (`--force`, or the person chose
+    /// it after seeing the differences).
+    All,
+}
+
+/// A tool call under way, between [`Shadow::begin_call`] and [`Shadow::end_call`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallMark {
+    pub checkpoint: u64,
+    pub call: u32,
+    /// The workspace when the call started.
+    pub before: String,
 }
 
 /// The checkpoints of one workspace.
@@ -230,9 +263,41 @@ impl Shadow {
         self.snapshot("snapshot at session start").map(drop)
     }
 
-    /// Takes a checkpoint before turn `turn` of `session` changes the workspace.
+    /// Takes a checkpoint before turn `turn` of `session` changes the workspace; the
+    /// whole window until the turn ends counts as the turn's (no calls are recorded).
     pub fn take(&self, session: &str, turn: usize) -> Result<Taken, CheckpointError> {
         let _lock = self.lock()?;
+        self.take_locked(session, turn, false)
+    }
+
+    /// Takes a checkpoint before turn `turn` of `session` whose tool calls will be
+    /// recorded, and starts its first call on the same snapshot.
+    pub fn take_for_call(
+        &self,
+        session: &str,
+        turn: usize,
+    ) -> Result<(Taken, CallMark), CheckpointError> {
+        let _lock = self.lock()?;
+        let taken = self.take_locked(session, turn, true)?;
+        let mark = CallMark {
+            checkpoint: taken.id,
+            call: 0,
+            before: taken.commit.clone(),
+        };
+        self.append(&Event::CallStarted {
+            id: taken.id,
+            call: 0,
+            commit: mark.before.clone(),
+        })?;
+        Ok((taken, mark))
+    }
+
+    fn take_locked(
+        &self,
+        session: &str,
+        turn: usize,
+        attributed: bool,
+    ) -> Result<Taken, CheckpointError> {
         let path = self.log_path();
         let id = log::next_id(&path).map_err(|e| self.io(&path, e))?;
         let snapshot = self.snapshot(&format!(
@@ -249,6 +314,7 @@ impl Shadow {
                 .iter()
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect(),
+            attributed,
         })?;
         Ok(Taken {
             id,
@@ -256,6 +322,44 @@ impl Shadow {
             skipped: snapshot.skipped,
             nested: snapshot.nested,
         })
+    }
+
+    /// Records the workspace as call `call` of checkpoint `checkpoint` starts.
+    pub fn begin_call(&self, checkpoint: u64, call: u32) -> Result<CallMark, CheckpointError> {
+        let _lock = self.lock()?;
+        let snapshot = self.snapshot(&format!("checkpoint {checkpoint}: call {call} starts"))?;
+        self.append(&Event::CallStarted {
+            id: checkpoint,
+            call,
+            commit: snapshot.commit.clone(),
+        })?;
+        Ok(CallMark {
+            checkpoint,
+            call,
+            before: snapshot.commit,
+        })
+    }
+
+    /// Records the workspace as the call of `mark` ends; returns the files taken as its
+    /// own: what changed since it started, limited to `only` (a file tool's target).
+    pub fn end_call(
+        &self,
+        mark: &CallMark,
+        only: Option<&[PathBuf]>,
+    ) -> Result<Vec<CallFile>, CheckpointError> {
+        let _lock = self.lock()?;
+        let after = self.snapshot(&format!(
+            "checkpoint {}: call {} ended",
+            mark.checkpoint, mark.call
+        ))?;
+        let files = restore::raw_changes(&self.git, &mark.before, &after.commit, only)?;
+        self.append(&Event::CallEnded {
+            id: mark.checkpoint,
+            call: mark.call,
+            commit: after.commit,
+            files: files.clone(),
+        })?;
+        Ok(files)
     }
 
     /// Records the workspace after the turn of checkpoint `id`; returns what changed.
@@ -270,6 +374,28 @@ impl Shadow {
     }
 
     fn finish_locked(&self, info: &CheckpointInfo) -> Result<Vec<FileChange>, CheckpointError> {
+        if info.attributed {
+            // The turn's own changes are known from its calls; the state it left is the
+            // last call's end (no new snapshot: changes after it are not the turn's).
+            let ended = attribution::ended_calls(&info.calls);
+            let files: Vec<FileChange> = attribution::own_changes(&ended)
+                .iter()
+                .map(OwnChange::file_change)
+                .collect();
+            let commit = info
+                .calls
+                .iter()
+                .rev()
+                .find_map(|c| c.ended.as_ref().map(|(after, _)| after.clone()))
+                .unwrap_or_else(|| info.before.clone());
+            self.append(&Event::Finished {
+                id: info.id,
+                time: Utc::now(),
+                commit,
+                files: files.clone(),
+            })?;
+            return Ok(files);
+        }
         let after = self.snapshot(&format!("checkpoint {}: after the turn", info.id))?;
         let files = restore::changes(&self.git, &info.before, &after.commit)?;
         self.append(&Event::Finished {
@@ -285,6 +411,9 @@ impl Shadow {
     pub fn list(&self) -> Result<Vec<CheckpointInfo>, CheckpointError> {
         let mut all = self.read_log()?;
         for info in &mut all {
+            if info.attributed {
+                continue;
+            }
             if let (None, Some(after)) = (&info.files, &info.after) {
                 info.files = Some(restore::changes(&self.git, &info.before, after)?);
             }
@@ -292,36 +421,81 @@ impl Shadow {
         Ok(all)
     }
 
-    /// What undo would restore: the files changed by the most recent turn that changed
-    /// any and was not undone yet. A turn still without its after-snapshot (running, or
-    /// toolgate was killed) is measured against the workspace as it is now.
-    pub fn plan_undo(&self) -> Result<Option<UndoPlan>, CheckpointError> {
+    /// The turn's own changes. Calls (or unattributed turns) that never ended are
+    /// measured against `now`, the workspace as it is.
+    fn own_changes(
+        &self,
+        info: &CheckpointInfo,
+        now: &str,
+    ) -> Result<Vec<OwnChange>, CheckpointError> {
+        if !info.attributed {
+            let after = info.after.as_deref().unwrap_or(now);
+            let files = restore::raw_changes(&self.git, &info.before, after, None)?;
+            return Ok(attribution::own_changes(&[(info.before.clone(), files)]));
+        }
+        let mut calls = Vec::new();
+        for call in &info.calls {
+            let files = match &call.ended {
+                Some((_, files)) => files.clone(),
+                None => restore::raw_changes(&self.git, &call.before, now, None)?,
+            };
+            calls.push((call.before.clone(), files));
+        }
+        Ok(attribution::own_changes(&calls))
+    }
+
+    /// How the files of `own` are in snapshot `now`.
+    fn blobs_now(
+        &self,
+        own: &[OwnChange],
+        now: &str,
+    ) -> Result<HashMap<PathBuf, Blob>, CheckpointError> {
+        let paths: Vec<PathBuf> = own.iter().map(|o| o.path.clone()).collect();
+        restore::blobs_in(&self.git, now, &paths)
+    }
+
+    /// What undo would restore: the own changes of the most recent turn (of `session`,
+    /// or of any session) that changed any and was not undone yet, and which of them were
+    /// changed again since. A turn still without its end (running, or toolgate was
+    /// killed) is measured against the workspace as it is now.
+    pub fn plan_undo(&self, session: Option<&str>) -> Result<Option<UndoPlan>, CheckpointError> {
         let _lock = self.lock()?;
         let all = self.read_log()?;
-        for info in all.iter().rev().filter(|c| c.undone.is_none()) {
-            let mut info = info.clone();
-            let files = match &info.after {
-                Some(after) => restore::changes(&self.git, &info.before, after)?,
-                None => {
-                    let files = self.finish_locked(&info)?;
-                    info.files = Some(files.clone());
-                    files
-                }
-            };
-            if !files.is_empty() {
-                info.files = Some(files.clone());
-                return Ok(Some(UndoPlan {
-                    checkpoint: info,
-                    files,
-                }));
+        let now = self.snapshot("before planning an undo")?.commit;
+        for info in all
+            .iter()
+            .rev()
+            .filter(|c| c.undone.is_none())
+            .filter(|c| session.is_none_or(|s| s == c.session))
+        {
+            let own = self.own_changes(info, &now)?;
+            if own.is_empty() {
+                continue;
             }
+            let current = self.blobs_now(&own, &now)?;
+            let changed = conflict::changed_since(&self.git, &own, &current)?;
+            let files: Vec<FileChange> = own.iter().map(OwnChange::file_change).collect();
+            let mut info = info.clone();
+            info.files = Some(files.clone());
+            return Ok(Some(UndoPlan {
+                checkpoint: info,
+                files,
+                own,
+                changed,
+            }));
         }
         Ok(None)
     }
 
-    /// Restores the files of `plan` and records the undo. The workspace as it was just
-    /// before is kept as a snapshot too (its commit is in the log).
-    pub fn undo(&self, plan: &UndoPlan) -> Result<Vec<FileChange>, CheckpointError> {
+    /// Restores the files of `plan` that `scope` allows (checked again now, under the
+    /// lock: a file changed since the plan was made counts as changed) and records the
+    /// undo. The workspace as it was just before is kept as a snapshot too (its commit is
+    /// in the log). Nothing restored: nothing recorded, the turn stays undoable.
+    pub fn undo(
+        &self,
+        plan: &UndoPlan,
+        scope: UndoScope,
+    ) -> Result<Vec<FileChange>, CheckpointError> {
         let _lock = self.lock()?;
         let id = plan.checkpoint.id;
         let current = self
@@ -333,13 +507,35 @@ impl Shadow {
             return Err(CheckpointError::AlreadyUndone(id));
         }
         let saved = self.snapshot(&format!("before undoing checkpoint {id}"))?;
-        let restored = restore::restore(
-            &self.git,
-            self.dir.join("undo.index"),
-            &self.workspace,
-            &current.before,
-            &plan.files,
-        )?;
+        let now = self.blobs_now(&plan.own, &saved.commit)?;
+        let chosen: Vec<&OwnChange> = plan
+            .own
+            .iter()
+            .filter(|own| scope == UndoScope::All || conflict::untouched_since(own, &now))
+            .collect();
+        if chosen.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Each file comes back from the snapshot taken before the call that first changed
+        // it; one restore per such snapshot.
+        let mut by_origin: Vec<(&str, Vec<FileChange>)> = Vec::new();
+        for own in &chosen {
+            match by_origin.iter_mut().find(|(o, _)| *o == own.origin) {
+                Some((_, files)) => files.push(own.file_change()),
+                None => by_origin.push((own.origin.as_str(), vec![own.file_change()])),
+            }
+        }
+        let mut restored = Vec::new();
+        for (origin, files) in by_origin {
+            restored.extend(restore::restore(
+                &self.git,
+                self.dir.join("undo.index"),
+                &self.workspace,
+                origin,
+                &files,
+            )?);
+        }
+        restored.sort_by(|a, b| a.path.cmp(&b.path));
         self.append(&Event::Undone {
             id,
             time: Utc::now(),

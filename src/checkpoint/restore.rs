@@ -2,9 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+use std::collections::HashMap;
+
 use super::CheckpointError;
 use super::git::{Git, nul_list, path_from_git};
-use super::log::{Change, FileChange};
+use super::log::{Blob, CallFile, Change, FileChange};
 
 /// The files that differ between two snapshots, as `before` → `after`.
 pub(super) fn changes(
@@ -28,6 +30,108 @@ pub(super) fn changes(
         None,
     )?;
     Ok(parse_name_status(&output))
+}
+
+/// The files that differ between two snapshots with both sides' mode and object id,
+/// limited to `only` when given (a file tool's target).
+pub(super) fn raw_changes(
+    git: &Git,
+    before: &str,
+    after: &str,
+    only: Option<&[PathBuf]>,
+) -> Result<Vec<CallFile>, CheckpointError> {
+    if before == after {
+        return Ok(Vec::new());
+    }
+    let output = git.run(
+        &[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--raw",
+            before,
+            after,
+        ],
+        None,
+    )?;
+    let mut files = parse_raw(&output);
+    if let Some(only) = only {
+        // A path named covers itself and, for a folder, what is in it.
+        files.retain(|f| only.iter().any(|p| f.path.starts_with(p)));
+    }
+    Ok(files)
+}
+
+/// `:MODE MODE OID OID STATUS\0PATH\0` records; a zero mode is a side where the file
+/// does not exist.
+fn parse_raw(output: &[u8]) -> Vec<CallFile> {
+    let mut files = Vec::new();
+    let mut fields = output.split(|b| *b == 0).filter(|f| !f.is_empty());
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        let [old_mode, new_mode, old_oid, new_oid, ..] = parts.as_slice() else {
+            continue;
+        };
+        let side = |mode: &str, oid: &str| {
+            let mode = u32::from_str_radix(mode, 8).unwrap_or(0);
+            (mode != 0).then(|| Blob {
+                mode,
+                oid: oid.to_string(),
+            })
+        };
+        files.push(CallFile {
+            path: path_from_git(path),
+            from: side(old_mode, old_oid),
+            to: side(new_mode, new_oid),
+        });
+    }
+    files
+}
+
+/// How `paths` are in snapshot `commit` (a path missing from the answer is not there).
+pub(super) fn blobs_in(
+    git: &Git,
+    commit: &str,
+    paths: &[PathBuf],
+) -> Result<HashMap<PathBuf, Blob>, CheckpointError> {
+    let mut found = HashMap::new();
+    // Paths go as arguments (ls-tree reads no pathspec file); a few hundred at a time
+    // keeps the command line short.
+    for chunk in paths.chunks(256) {
+        let mut args: Vec<String> = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        args.extend(chunk.iter().map(|p| p.to_string_lossy().into_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = git.run(&args, None)?;
+        for record in output.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            let Some(tab) = record.iter().position(|b| *b == b'\t') else {
+                continue;
+            };
+            let meta = String::from_utf8_lossy(&record[..tab]);
+            let mut parts = meta.split(' ');
+            let (Some(mode), Some(_kind), Some(oid)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            found.insert(
+                path_from_git(&record[tab + 1..]),
+                Blob {
+                    mode: u32::from_str_radix(mode, 8).unwrap_or(0),
+                    oid: oid.to_string(),
+                },
+            );
+        }
+    }
+    Ok(found)
+}
+
+/// The bytes of one recorded file.
+pub(super) fn blob_bytes(git: &Git, oid: &str) -> Result<Vec<u8>, CheckpointError> {
+    Ok(git.run(&["cat-file", "blob", oid], None)?)
 }
 
 fn parse_name_status(output: &[u8]) -> Vec<FileChange> {
@@ -166,6 +270,20 @@ fn keep_permissions(_path: &Path, _mode: u32) {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_records_give_both_sides_and_absent_sides_are_none() {
+        let a = "a".repeat(40);
+        let z = "0".repeat(40);
+        let output = format!(":000000 100644 {z} {a} A\0new.txt\0:100755 000000 {a} {z} D\0gone\0");
+        let files = parse_raw(output.as_bytes());
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].path, PathBuf::from("new.txt"));
+        assert_eq!(files[0].from, None);
+        assert_eq!(files[0].to.as_ref().map(|b| b.mode), Some(0o100644));
+        assert_eq!(files[1].from.as_ref().map(|b| b.mode), Some(0o100755));
+        assert_eq!(files[1].to, None);
+    }
 
     #[test]
     fn name_status_maps_letters_to_changes() {

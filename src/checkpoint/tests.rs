@@ -46,8 +46,8 @@ fn changes(files: &[FileChange]) -> Vec<(String, Change)> {
 /// The person's own git, with the person's usual environment (no isolation).
 /// Plans the undo of the last turn that changed something, carries it out and returns the plan.
 fn undo_last(shadow: &Shadow) -> UndoPlan {
-    let plan = shadow.plan_undo().unwrap().unwrap();
-    shadow.undo(&plan).unwrap();
+    let plan = shadow.plan_undo(None).unwrap().unwrap();
+    shadow.undo(&plan, UndoScope::Untouched).unwrap();
     plan
 }
 
@@ -114,11 +114,11 @@ fn undo_restores_modified_deleted_and_created_files_with_their_modes() {
     ];
     assert_eq!(changes(&files), expected);
 
-    let plan = shadow.plan_undo().unwrap().unwrap();
+    let plan = shadow.plan_undo(None).unwrap().unwrap();
     assert_eq!(plan.checkpoint.id, 1);
     assert_eq!(plan.checkpoint.session, "s1");
     assert_eq!(changes(&plan.files), expected);
-    let restored = shadow.undo(&plan).unwrap();
+    let restored = shadow.undo(&plan, UndoScope::Untouched).unwrap();
     assert_eq!(changes(&restored), expected);
 
     assert_eq!(read(&f.ws, "notes.txt").as_deref(), Some("my notes\n"));
@@ -140,12 +140,12 @@ fn undo_restores_modified_deleted_and_created_files_with_their_modes() {
     assert!(!f.ws.join("new").exists(), "created folders are gone too");
 
     // Nothing left to undo, and the undo is recorded.
-    assert_eq!(shadow.plan_undo().unwrap(), None);
+    assert_eq!(shadow.plan_undo(None).unwrap(), None);
     let listed = shadow.list().unwrap();
     assert_eq!(listed.len(), 1);
     assert!(listed[0].undone.is_some());
     assert!(matches!(
-        shadow.undo(&plan),
+        shadow.undo(&plan, UndoScope::Untouched),
         Err(CheckpointError::AlreadyUndone(1))
     ));
 }
@@ -299,5 +299,97 @@ fn separate_workspaces_get_separate_shadows() {
     assert!(
         !f.ws.join(".git").exists(),
         "no repository in the workspace"
+    );
+}
+
+/// A call that writes `rel` as the agent.
+fn agent_call(shadow: &Shadow, mark: CallMark, ws: &Path, rel: &str, text: &str) {
+    write(ws, rel, text);
+    shadow.end_call(&mark, None).unwrap();
+}
+
+#[test]
+fn only_the_calls_changes_are_the_turns_and_later_changes_are_kept_unless_forced() {
+    let f = fixture();
+    write(&f.ws, "notes.txt", "my notes\n");
+    write(&f.ws, "shared.txt", "v0\n");
+    let shadow = Shadow::open(&f.root, &f.ws).unwrap();
+    // Outside any call, before the turn's first: the person's.
+    write(&f.ws, "early.txt", "person\n");
+    let (taken, first) = shadow.take_for_call("s1", 1).unwrap();
+    agent_call(&shadow, first, &f.ws, "agent.txt", "agent\n");
+    // Between the calls: the person's.
+    write(&f.ws, "notes.txt", "my notes, edited\n");
+    write(&f.ws, "user.txt", "mine\n");
+    let second = shadow.begin_call(taken.id, 1).unwrap();
+    agent_call(&shadow, second, &f.ws, "shared.txt", "agent\n");
+    // After the turn: the person edits a file the agent wrote.
+    let files = shadow.finish(taken.id).unwrap();
+    assert_eq!(
+        changes(&files),
+        [
+            ("agent.txt".to_string(), Change::Created),
+            ("shared.txt".to_string(), Change::Modified),
+        ]
+    );
+    write(&f.ws, "shared.txt", "agent, then person\n");
+
+    let plan = shadow.plan_undo(None).unwrap().unwrap();
+    assert_eq!(changes(&plan.files), changes(&files));
+    assert_eq!(plan.changed.len(), 1);
+    assert_eq!(plan.changed[0].path, PathBuf::from("shared.txt"));
+    assert_eq!(plan.changed[0].since, Since::AfterTheTurn);
+    assert!(
+        plan.changed[0].diff.contains("+agent, then person"),
+        "{}",
+        plan.changed[0].diff
+    );
+    // Only what is untouched since: agent.txt goes, shared.txt stays the person's.
+    let restored = shadow.undo(&plan, UndoScope::Untouched).unwrap();
+    assert_eq!(
+        changes(&restored),
+        [("agent.txt".to_string(), Change::Created)]
+    );
+    assert_eq!(read(&f.ws, "agent.txt"), None);
+    assert_eq!(
+        read(&f.ws, "shared.txt").as_deref(),
+        Some("agent, then person\n")
+    );
+    assert_eq!(
+        read(&f.ws, "notes.txt").as_deref(),
+        Some("my notes, edited\n")
+    );
+    assert_eq!(read(&f.ws, "user.txt").as_deref(), Some("mine\n"));
+    assert_eq!(read(&f.ws, "early.txt").as_deref(), Some("person\n"));
+    assert_eq!(shadow.plan_undo(None).unwrap(), None);
+}
+
+#[test]
+fn forcing_restores_a_file_changed_since_and_sessions_keep_their_own_chains() {
+    let f = fixture();
+    write(&f.ws, "a.txt", "a0\n");
+    let shadow = Shadow::open(&f.root, &f.ws).unwrap();
+    let (one, mark) = shadow.take_for_call("s1", 1).unwrap();
+    agent_call(&shadow, mark, &f.ws, "a.txt", "a1\n");
+    shadow.finish(one.id).unwrap();
+    let (two, mark) = shadow.take_for_call("s2", 1).unwrap();
+    agent_call(&shadow, mark, &f.ws, "b.txt", "b1\n");
+    shadow.finish(two.id).unwrap();
+
+    // s1's chain: b.txt is s2's and stays.
+    let plan = shadow.plan_undo(Some("s1")).unwrap().unwrap();
+    assert_eq!(plan.checkpoint.id, one.id);
+    write(&f.ws, "a.txt", "a1 and the person\n");
+    let plan = shadow.plan_undo(Some("s1")).unwrap().unwrap();
+    assert_eq!(plan.changed.len(), 1);
+    assert!(shadow.undo(&plan, UndoScope::Untouched).unwrap().is_empty());
+    assert_eq!(read(&f.ws, "a.txt").as_deref(), Some("a1 and the person\n"));
+    shadow.undo(&plan, UndoScope::All).unwrap();
+    assert_eq!(read(&f.ws, "a.txt").as_deref(), Some("a0\n"));
+    assert_eq!(read(&f.ws, "b.txt").as_deref(), Some("b1\n"));
+    assert_eq!(shadow.plan_undo(Some("s1")).unwrap(), None);
+    assert_eq!(
+        shadow.plan_undo(None).unwrap().unwrap().checkpoint.id,
+        two.id
     );
 }

@@ -11,7 +11,7 @@ use crate::agent::session::{self, ResumeFrom};
 use crate::agent::{AgentConfig, DEFAULT_OUTPUT_BUDGET, DEFAULT_TURN_CAP};
 use crate::error::Failure;
 use crate::mcp::McpHub;
-use crate::policy::Policy;
+use crate::policy::{Policy, Severity};
 use crate::settings::reload::SettingsSeen;
 use crate::settings::{Permissions, Settings};
 
@@ -149,6 +149,7 @@ pub fn prepare_with(
             workspace: opts.workspace.clone(),
             sandbox: sandbox.clone(),
             log_level: host_settings.log_level,
+            max_message_bytes: host_settings.max_message_bytes,
             ..Default::default()
         },
     );
@@ -177,31 +178,47 @@ pub fn prepare_with(
 }
 
 /// The host policy: shipped defaults < user config < project config (when trusted) <
-/// `--allow` / `--deny`. Problems in the rule files are warnings; bad flag rules are usage
-/// errors, since the person typed them just now. Also what the console needs to reload the
-/// rules when their files change.
+/// `--allow` / `--deny`. A problem that may hide a deny or ask rule stops the start (the
+/// rules would be looser than written, decision 0068), as does a bad flag rule (typed
+/// just now); a problem that only loses an allow rule is a notice. Also what the console
+/// needs to reload the rules when their files change.
 fn build_policy(
     permissions: &Permissions,
 ) -> Result<(Policy, Vec<String>, crate::agent::RulesReload), Failure> {
-    let (policy, diagnostics) = crate::policy::from_settings(permissions);
+    let (policy, problems) = crate::policy::from_settings_checked(permissions);
     let rules = crate::agent::RulesReload {
-        known_problems: diagnostics.clone(),
+        known_problems: problems.iter().map(|p| p.diagnostic.clone()).collect(),
         // Set once the other settings are read (prepare).
         settings_seen: None,
     };
     let mut flag_problems = Vec::new();
+    let mut file_problems = Vec::new();
     let mut notices = Vec::new();
-    for diagnostic in diagnostics {
+    for problem in problems {
+        let diagnostic = problem.diagnostic;
         if diagnostic.file.starts_with("--allow ") || diagnostic.file.starts_with("--deny ") {
             flag_problems.push(diagnostic.to_string());
+        } else if problem.severity == Severity::Refuses {
+            file_problems.push(format!("  {diagnostic}"));
         } else {
             notices.push(format!("permissions: {diagnostic}"));
         }
+    }
+    if !file_problems.is_empty() {
+        flag_problems.push(refused_rules(&file_problems));
     }
     if !flag_problems.is_empty() {
         return Err(Failure::Usage(flag_problems.join("\n")));
     }
     Ok((policy, notices, rules))
+}
+
+/// Why toolgate does not start with these rules, each problem on a line of its own.
+pub fn refused_rules(problems: &[String]) -> String {
+    format!(
+        "permission rules cannot be read, so toolgate does not start: skipping a deny or ask rule would let through calls it should stop or ask about.\n{}\nFix them and start again (`toolgate status` lists them).",
+        problems.join("\n")
+    )
 }
 
 fn select_model(opts: &StartOptions) -> Result<Box<dyn crate::model::ModelProvider>, Failure> {

@@ -123,7 +123,18 @@ fn open_hub(
     sign_in: Option<Opener>,
     elicitation: ElicitationChoice,
 ) -> (LoadedServers, Sandbox, McpHub) {
-    let (loaded, sandbox) = load_all(flags, out);
+    open_hub_with(flags.settings(), flags, out, sign_in, elicitation)
+}
+
+/// [`open_hub`] over settings read already.
+fn open_hub_with(
+    settings: Settings,
+    flags: &ConfigFlags,
+    out: &mut String,
+    sign_in: Option<Opener>,
+    elicitation: ElicitationChoice,
+) -> (LoadedServers, Sandbox, McpHub) {
+    let (loaded, sandbox) = load_all(settings, out);
     let (mode, opener) = match sign_in {
         Some(opener) => (SignInMode::Now, opener),
         None => (SignInMode::Never, Opener::System),
@@ -132,9 +143,8 @@ fn open_hub(
     (loaded, sandbox, hub)
 }
 
-/// Loads servers and sandbox settings, writing every diagnostic of both into `out`.
-fn load_all(flags: &ConfigFlags, out: &mut String) -> (LoadedServers, Sandbox) {
-    let settings = flags.settings();
+/// Servers and sandbox settings, writing every diagnostic of both into `out`.
+fn load_all(settings: Settings, out: &mut String) -> (LoadedServers, Sandbox) {
     report_diagnostics(&settings.servers, out);
     for d in &settings.sandbox.diagnostics {
         let _ = writeln!(out, "warning: {d}");
@@ -328,10 +338,40 @@ pub async fn mcp_logout(flags: &ConfigFlags, server: &str) -> (String, i32) {
     (out, code)
 }
 
+/// The problems of the permission rules: errors (toolgate does not start with them) first.
+fn report_rule_problems(problems: &[crate::policy::RuleProblem], out: &mut String) {
+    use crate::policy::Severity;
+    let errors = problems
+        .iter()
+        .filter(|p| p.severity == Severity::Refuses)
+        .count();
+    let _ = writeln!(
+        out,
+        "Permission rules: {}",
+        match errors {
+            0 => "no errors".to_string(),
+            1 => "1 error (toolgate does not start until it is fixed)".to_string(),
+            n => format!("{n} errors (toolgate does not start until they are fixed)"),
+        }
+    );
+    for severity in [Severity::Refuses, Severity::Notice] {
+        for problem in problems.iter().filter(|p| p.severity == severity) {
+            let label = match severity {
+                Severity::Refuses => "error",
+                Severity::Notice => "warning",
+            };
+            let _ = writeln!(out, "  {label}: {}", problem.diagnostic);
+        }
+    }
+}
+
 /// What `toolgate` printed before the console existed, kept as `toolgate status`.
 pub fn status(flags: &ConfigFlags) -> String {
     let mut out = String::new();
-    let (loaded, sandbox, hub) = open_hub(flags, &mut out, None, ElicitationChoice::Decline);
+    let settings = flags.settings();
+    let (_, rule_problems) = crate::policy::from_settings_checked(&settings.permissions);
+    let (loaded, sandbox, hub) =
+        open_hub_with(settings, flags, &mut out, None, ElicitationChoice::Decline);
     let workspace = flags.workspace();
     let _ = writeln!(out, "Sandbox: {}", sandbox.status().describe());
     let bash = sandbox.bash_profile(&workspace);
@@ -344,6 +384,7 @@ pub fn status(flags: &ConfigFlags) -> String {
             e.reason()
         ),
     };
+    report_rule_problems(&rule_problems, &mut out);
     let _ = writeln!(out, "Configured MCP servers:");
     for s in &loaded.servers {
         let source = match &s.source {

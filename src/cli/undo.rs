@@ -1,12 +1,16 @@
 //! `toolgate undo`: restore the files the last turn changed, list checkpoints, or show
 //! what an undo would do. The person typing the command is the one deciding, so it does
-//! not ask again (`--dry-run` shows the list first).
+//! not ask again (`--dry-run` shows the list first) — except that a file changed again
+//! since the turn is never overwritten without `--force`: the undo is refused, naming
+//! those files, and nothing changes.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::agent::session::{self, Record, SessionLog};
-use crate::checkpoint::{CheckpointInfo, Shadow, count_files, describe, restored_report};
+use crate::checkpoint::{
+    ChangedSince, CheckpointInfo, Shadow, UndoScope, count_files, describe, restored_report,
+};
 use crate::error::Failure;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,14 +23,25 @@ pub enum UndoAction {
     List,
 }
 
+/// What `toolgate undo` was asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoOptions {
+    pub action: UndoAction,
+    /// Only this session's turns (None: the last turn of any session).
+    pub session: Option<String>,
+    /// Restore files changed since the turn too.
+    pub force: bool,
+}
+
 /// Runs `toolgate undo` for `workspace` with checkpoints under `root` (None: no state
 /// directory) and session logs under `sessions`; returns what to print.
 pub fn run(
     root: Option<&Path>,
     sessions: Option<&Path>,
     workspace: &Path,
-    action: UndoAction,
+    options: UndoOptions,
 ) -> Result<String, Failure> {
+    let action = options.action;
     let root = root.ok_or_else(|| {
         Failure::Run("no state directory for checkpoints (set TOOLGATE_STATE_DIR)".into())
     })?;
@@ -45,15 +60,38 @@ pub fn run(
         )),
         UndoAction::DryRun | UndoAction::Restore => {
             let plan = shadow
-                .plan_undo()
+                .plan_undo(options.session.as_deref())
                 .map_err(run_failure)?
                 .ok_or_else(|| nothing_to_undo(shadow.workspace()))?;
             if action == UndoAction::DryRun {
-                return Ok(would_restore(&plan.checkpoint, &plan.files));
+                return Ok(would_restore(&plan.checkpoint, &plan.files, &plan.changed));
             }
-            let restored = shadow.undo(&plan).map_err(run_failure)?;
+            if !plan.changed.is_empty() && !options.force {
+                return Err(refused(&plan.checkpoint, &plan.changed));
+            }
+            let scope = if options.force {
+                UndoScope::All
+            } else {
+                UndoScope::Untouched
+            };
+            let restored = shadow.undo(&plan, scope).map_err(run_failure)?;
+            if restored.is_empty() {
+                // Every file changed between the plan and the undo; nothing was touched.
+                return Err(Failure::Run(format!(
+                    "not undoing {}: its files changed while undoing; nothing was changed",
+                    describe(&plan.checkpoint)
+                )));
+            }
             let mut out = restored_report(&plan.checkpoint, &restored);
             out.push('\n');
+            // A file changed between the plan and the undo stays as it is, and is named.
+            for file in plan.files.iter().filter(|f| !restored.contains(f)) {
+                let _ = writeln!(
+                    out,
+                    "  kept {} (changed since the turn)",
+                    crate::sanitize::for_terminal(&file.path.display().to_string())
+                );
+            }
             if let Some(sessions) = sessions {
                 record_in_session(sessions, &plan.checkpoint, restored);
             }
@@ -69,20 +107,55 @@ fn nothing_to_undo(workspace: &Path) -> Failure {
     ))
 }
 
-fn would_restore(info: &CheckpointInfo, files: &[crate::checkpoint::FileChange]) -> String {
+/// The refusal: the files changed since the turn, and how to go on.
+fn refused(info: &CheckpointInfo, changed: &[ChangedSince]) -> Failure {
+    let names: Vec<String> = changed
+        .iter()
+        .map(|c| {
+            format!(
+                "{} ({})",
+                crate::sanitize::for_terminal(&c.path.display().to_string()),
+                c.reason()
+            )
+        })
+        .collect();
+    Failure::Run(format!(
+        "not undoing {}: {} would overwrite changes made since: {}; nothing was changed \
+         (`toolgate undo --dry-run` shows the differences, `toolgate undo --force` restores \
+         them anyway)",
+        describe(info),
+        if changed.len() == 1 { "it" } else { "they" },
+        names.join(", ")
+    ))
+}
+
+fn would_restore(
+    info: &CheckpointInfo,
+    files: &[crate::checkpoint::FileChange],
+    changed: &[ChangedSince],
+) -> String {
     let mut out = format!(
         "Would undo {}: {}\n",
         describe(info),
         count_files(files.len())
     );
     for file in files {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "  {} {}  ({} by the turn)",
             file.change.undo_verb(),
             crate::sanitize::for_terminal(&file.path.display().to_string()),
             file.change.past_tense()
         );
+        match changed.iter().find(|c| c.path == file.path) {
+            Some(c) => {
+                let _ = writeln!(out, "  [{}; only with --force]", c.reason());
+                for line in c.diff.lines() {
+                    let _ = writeln!(out, "      {}", crate::sanitize::for_terminal(line));
+                }
+            }
+            None => out.push('\n'),
+        }
     }
     out
 }

@@ -2,8 +2,9 @@
 
 use super::types::CallOutput;
 use crate::model::ImageData;
-use crate::pool::{McpToolInfo, ToolClaims};
+use crate::pool::{InvalidTool, McpToolInfo, SchemaProblem, ToolClaims};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
+use serde::Deserialize;
 
 pub fn tool_info(tool: &Tool) -> McpToolInfo {
     let claims = tool
@@ -29,26 +30,47 @@ pub fn tool_info(tool: &Tool) -> McpToolInfo {
     }
 }
 
-/// Why a raw `tools/list` result could not be read as a tool list, naming the tools at
-/// fault: rmcp only says "unexpected response type" when, say, one tool's `inputSchema` is
-/// `true` (valid JSON Schema, but not the object MCP and the model APIs require).
-pub fn unlistable_tools(result: &serde_json::Value) -> Option<String> {
-    let tools = result.get("tools")?.as_array()?;
-    let problems: Vec<String> = tools
-        .iter()
-        .filter_map(|tool| {
-            let name = tool.get("name").and_then(|n| n.as_str()).unwrap_or("(unnamed)");
-            match tool.get("inputSchema") {
-                Some(serde_json::Value::Object(_)) => None,
-                Some(other) => Some(format!(
-                    "tool '{name}' has an inputSchema that is not a JSON object ({}); model APIs require an object schema",
-                    short_json(other)
-                )),
-                None => Some(format!("tool '{name}' has no inputSchema")),
-            }
-        })
-        .collect();
-    (!problems.is_empty()).then(|| problems.join("; "))
+/// One page of a raw `tools/list` result, read tool by tool: rmcp's typed listing fails
+/// as a whole when one tool's `inputSchema` is, say, `true` (valid JSON Schema, but not the
+/// object MCP and the model APIs require), and one bad tool must not cost the others.
+/// None when the result has no `tools` array at all.
+pub fn tools_page(result: &serde_json::Value) -> Option<ToolsPage> {
+    let entries = result.get("tools")?.as_array()?;
+    let mut page = ToolsPage {
+        tools: Vec::with_capacity(entries.len()),
+        invalid: Vec::new(),
+        next_cursor: result
+            .get("nextCursor")
+            .and_then(|c| c.as_str())
+            .filter(|c| !c.is_empty())
+            .map(str::to_string),
+    };
+    for entry in entries {
+        match Tool::deserialize(entry) {
+            Ok(tool) => page.tools.push(tool),
+            Err(e) => page.invalid.push(InvalidTool {
+                name: entry
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .unwrap_or("(unnamed)")
+                    .to_string(),
+                problem: match entry.get("inputSchema") {
+                    None => SchemaProblem::Missing,
+                    Some(serde_json::Value::Object(_)) => SchemaProblem::Unreadable(e.to_string()),
+                    Some(other) => SchemaProblem::NotAnObject(short_json(other)),
+                },
+            }),
+        }
+    }
+    Some(page)
+}
+
+/// What [`tools_page`] read: the tools, the ones left out, and the next page's cursor.
+#[derive(Debug, Default)]
+pub struct ToolsPage {
+    pub tools: Vec<Tool>,
+    pub invalid: Vec<InvalidTool>,
+    pub next_cursor: Option<String>,
 }
 
 fn short_json(value: &serde_json::Value) -> String {
@@ -183,25 +205,30 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn unlistable_tools_names_every_tool_at_fault() {
+    fn a_tools_page_leaves_out_each_tool_at_fault_and_keeps_the_rest() {
         let listing = json!({"tools": [
             {"name": "fine", "inputSchema": {"type": "object"}},
             {"name": "yes", "inputSchema": true},
             {"name": "bare"},
             {"name": "long", "inputSchema": ["x".repeat(100)]},
-        ]});
-        let text = unlistable_tools(&listing).unwrap();
-        assert!(text.starts_with("tool 'yes' has an inputSchema that is not a JSON object (true)"));
-        assert!(
-            text.contains("; tool 'bare' has no inputSchema; tool 'long'"),
-            "{text}"
-        );
-        assert!(text.contains("…"), "long schemas are cut: {text}");
-        assert!(!text.contains("fine"));
+            {"name": "also_fine", "inputSchema": {}},
+        ], "nextCursor": "2"});
+        let page = tools_page(&listing).unwrap();
+        let names: Vec<&str> = page.tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, vec!["fine", "also_fine"]);
+        assert_eq!(page.next_cursor.as_deref(), Some("2"));
+        assert_eq!(page.invalid[0].name, "yes");
         assert_eq!(
-            unlistable_tools(&json!({"tools": [{"name": "ok", "inputSchema": {}}]})),
-            None
+            page.invalid[0].problem,
+            SchemaProblem::NotAnObject("true".into())
         );
+        assert_eq!(page.invalid[1].problem, SchemaProblem::Missing);
+        assert!(
+            matches!(&page.invalid[2].problem, SchemaProblem::NotAnObject(text) if text.ends_with('…')),
+            "long schemas are cut: {:?}",
+            page.invalid[2]
+        );
+        assert!(tools_page(&json!({"resources": []})).is_none());
     }
 
     fn result(value: serde_json::Value) -> CallToolResult {

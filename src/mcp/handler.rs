@@ -152,10 +152,9 @@ impl ClientHandler for HubClient {
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         // Re-listing is a request; awaiting it inside the notification handler would stall
-        // the connection's message loop, so it runs on its own task.
-        let hook = self.on_list_changed.clone();
-        let peer = context.peer.clone();
-        tokio::spawn(async move { hook(peer) });
+        // the connection's message loop, so the hook starts it on its own task (and only
+        // when no listing is already queued: a burst costs no task per notification).
+        (self.on_list_changed)(context.peer.clone());
     }
 
     async fn on_resource_list_changed(&self, context: NotificationContext<RoleClient>) {

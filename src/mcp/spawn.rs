@@ -9,11 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
-/// rmcp drops stdio lines over 16 MiB silently, which would turn a large tool result into
-/// a hang until the call times out. Accept up to this much; the agent truncates what the
-/// model sees and keeps the whole output on disk.
-pub const MAX_STDIO_LINE: usize = 128 * 1024 * 1024;
-
 pub struct SpawnedServer {
     pub process: GroupChild,
     pub stdin: ChildStdin,

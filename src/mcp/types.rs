@@ -67,6 +67,12 @@ pub enum HubEvent {
         added: Vec<String>,
         removed: Vec<String>,
     },
+    /// Tools of the server's listing that no pool takes (their input schema cannot go to
+    /// a model API), on connect and when a re-list changes them. The other tools work.
+    ToolsLeftOut {
+        server: ServerName,
+        tools: Vec<crate::pool::InvalidTool>,
+    },
     /// A server's resources, templates or prompts were listed (after connect or a
     /// `list_changed`); `problems` in it say what could not be listed.
     CatalogChanged {

@@ -1,6 +1,8 @@
 //! The rules of `[permissions]` (as [`crate::settings`] read them from the user's and the
 //! workspace's `config.toml`) and of the rule flags, made into a [`Policy`]. Every problem
 //! becomes a `Diagnostic` with file, line and column; the rules that could be read load.
+//! A problem that may hide a deny or ask rule is marked [`Severity::Refuses`]: skipping
+//! such a rule would let calls through that the person meant to stop (decision 0068).
 
 use super::rule::RuleKind;
 use super::{OutsideWorkspace, Policy, PolicyRule, Rule, RuleList, RuleSource};
@@ -8,17 +10,59 @@ use crate::settings::{
     Diagnostic, FileLayer, OutsideSetting, PermissionEntry, PermissionList, Permissions,
 };
 
-/// Shipped defaults < user config < project config (when trusted) < flags.
+/// How much a problem in the rules matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// Only an allow rule was lost (or a file was ignored on purpose): the rules in force
+    /// are stricter than written, never looser. Reported; the session starts.
+    Notice,
+    /// A deny or ask rule may be lost (it does not parse, its list is misshapen, the file
+    /// cannot be read): the rules would be looser than written, so they are not used.
+    Refuses,
+}
+
+/// One problem in the rules, with what it means for the start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleProblem {
+    pub diagnostic: Diagnostic,
+    pub severity: Severity,
+}
+
+impl RuleProblem {
+    fn notice(diagnostic: Diagnostic) -> RuleProblem {
+        RuleProblem {
+            diagnostic,
+            severity: Severity::Notice,
+        }
+    }
+
+    fn refuses(diagnostic: Diagnostic) -> RuleProblem {
+        RuleProblem {
+            diagnostic,
+            severity: Severity::Refuses,
+        }
+    }
+}
+
+/// [`from_settings_checked`] with every problem as a diagnostic, whatever its severity (the live reload
+/// refuses any new problem anyway).
 pub fn from_settings(permissions: &Permissions) -> (Policy, Vec<Diagnostic>) {
+    let (policy, problems) = from_settings_checked(permissions);
+    (policy, problems.into_iter().map(|p| p.diagnostic).collect())
+}
+
+/// Shipped defaults < user config < project config (when trusted) < flags. The problems
+/// come with their severity; the caller must not use the policy if one refuses.
+pub fn from_settings_checked(permissions: &Permissions) -> (Policy, Vec<RuleProblem>) {
     let mut policy = Policy::default();
     let mut diagnostics = Vec::new();
     let mut outside = OutsideWorkspace::Ask;
 
     if let Some(project) = &permissions.ignored_project_file {
-        diagnostics.push(Diagnostic::whole_file(
+        diagnostics.push(RuleProblem::notice(Diagnostic::whole_file(
             project,
             "ignored: this workspace is not trusted, so its permission rules do not apply".into(),
-        ));
+        )));
     }
 
     for file in &permissions.files {
@@ -48,12 +92,13 @@ pub fn from_settings(permissions: &Permissions) -> (Policy, Vec<Diagnostic>) {
                     list,
                     source: RuleSource::Flag,
                 }]),
-                Err((offset, message)) => diagnostics.push(Diagnostic {
+                // Typed just now: any flag that does not parse stops the start.
+                Err((offset, message)) => diagnostics.push(RuleProblem::refuses(Diagnostic {
                     file,
                     line: 1,
                     column: offset + 1,
                     message,
-                }),
+                })),
             }
         }
     }
@@ -63,8 +108,14 @@ pub fn from_settings(permissions: &Permissions) -> (Policy, Vec<Diagnostic>) {
 
 /// Parses a rule for `list`, refusing allow-everything rules in allow lists.
 fn check_rule(text: &str, list: RuleList) -> Result<Rule, (usize, String)> {
-    let rule = Rule::parse(text)
-        .map_err(|e| (e.offset, format!("invalid rule {text:?}: {e}; skipped")))?;
+    let rule = Rule::parse(text).map_err(|e| {
+        let message = match list {
+            RuleList::Allow => format!("invalid rule {text:?}: {e}; skipped"),
+            RuleList::Ask => format!("invalid ask rule {text:?}: {e}"),
+            RuleList::Deny => format!("invalid deny rule {text:?}: {e}"),
+        };
+        (e.offset, message)
+    })?;
     if list == RuleList::Allow && rule.allows_everything() {
         return Err((
             0,
@@ -90,22 +141,25 @@ pub fn parse_permissions(
     file: &str,
     source: RuleSource,
 ) -> (Vec<PolicyRule>, Option<OutsideWorkspace>, Vec<Diagnostic>) {
-    rules_of(
+    let (rules, outside, problems) = rules_of(
         &crate::settings::parse_permissions_table(text, file),
         text,
         file,
         source,
-    )
+    );
+    let diagnostics = problems.into_iter().map(|p| p.diagnostic).collect();
+    (rules, outside, diagnostics)
 }
 
 /// The rules of a table's entries, in order; a rule that does not parse (or allows
-/// everything) is a diagnostic at its position in `text`.
+/// everything) is a problem at its position in `text`. Only problems confined to the
+/// allow list are notices.
 fn rules_of(
     entries: &[PermissionEntry],
     text: &str,
     file: &str,
     source: RuleSource,
-) -> (Vec<PolicyRule>, Option<OutsideWorkspace>, Vec<Diagnostic>) {
+) -> (Vec<PolicyRule>, Option<OutsideWorkspace>, Vec<RuleProblem>) {
     let mut rules = Vec::new();
     let mut diagnostics = Vec::new();
     let mut outside = None;
@@ -129,7 +183,11 @@ fn rules_of(
                     }),
                     // +1 for the opening quote; exact for strings without escapes.
                     Err((offset, message)) => {
-                        diagnostics.push(Diagnostic::at(text, file, at + 1 + offset, message))
+                        let diagnostic = Diagnostic::at(text, file, at + 1 + offset, message);
+                        diagnostics.push(match list {
+                            RuleList::Allow => RuleProblem::notice(diagnostic),
+                            RuleList::Ask | RuleList::Deny => RuleProblem::refuses(diagnostic),
+                        })
                     }
                 }
             }
@@ -139,7 +197,13 @@ fn rules_of(
                     OutsideSetting::Deny => OutsideWorkspace::Deny,
                 })
             }
-            PermissionEntry::Problem(diagnostic) => diagnostics.push(diagnostic.clone()),
+            PermissionEntry::Problem {
+                diagnostic,
+                list: Some(PermissionList::Allow),
+            } => diagnostics.push(RuleProblem::notice(diagnostic.clone())),
+            PermissionEntry::Problem { diagnostic, .. } => {
+                diagnostics.push(RuleProblem::refuses(diagnostic.clone()))
+            }
         }
     }
     (rules, outside, diagnostics)
@@ -175,6 +239,55 @@ mod tests {
         assert_eq!(diags.len(), 1);
         assert_eq!((diags[0].line, diags[0].column), (7, 11));
         assert!(diags[0].message.contains("Bash(ls"), "{}", diags[0].message);
+    }
+
+    fn severities(text: &str) -> Vec<(usize, usize, Severity)> {
+        let (_, _, problems) = rules_of(
+            &crate::settings::parse_permissions_table(text, "config.toml"),
+            text,
+            "config.toml",
+            RuleSource::Flag,
+        );
+        problems
+            .iter()
+            .map(|p| (p.diagnostic.line, p.diagnostic.column, p.severity))
+            .collect()
+    }
+
+    #[test]
+    fn only_problems_confined_to_allow_are_notices() {
+        let text = "[permissions]\nallow = [\"Bash(ls\", 3, \"*\"]\ndeny = [\"mcp__good__pad(\", 4]\nask = [\"Nope((\"]\n";
+        assert_eq!(
+            severities(text),
+            vec![
+                (2, 18, Severity::Notice),
+                (2, 21, Severity::Notice),
+                (2, 25, Severity::Notice),
+                (3, 25, Severity::Refuses),
+                (3, 28, Severity::Refuses),
+                (4, 15, Severity::Refuses),
+            ]
+        );
+        let (_, _, diags) = parse(text);
+        assert!(
+            diags[3]
+                .message
+                .starts_with("invalid deny rule \"mcp__good__pad(\""),
+            "{}",
+            diags[3].message
+        );
+        // Whatever may hide a deny rule refuses too: a misshapen list, a file that does
+        // not parse, an unknown key (a misspelt "deny"), an unknown outside_workspace.
+        for text in [
+            "[permissions]\ndeny = \"Bash\"\n",
+            "[permissions]\ndeny = [\"Bash\"\n",
+            "[permissions]\ndenny = [\"Bash\"]\n",
+            "[permissions]\noutside_workspace = \"dney\"\n",
+        ] {
+            let found = severities(text);
+            assert_eq!(found.len(), 1, "{text}: {found:?}");
+            assert_eq!(found[0].2, Severity::Refuses, "{text}");
+        }
     }
 
     #[test]

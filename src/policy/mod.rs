@@ -33,7 +33,7 @@ mod target;
 pub use always::{AlwaysRule, always_rule};
 pub use audit::{AuditRecord, Decider, Permit, PersonAnswer, input_digest};
 pub use decide::grant_key;
-pub use load::{from_settings, parse_permissions};
+pub use load::{RuleProblem, Severity, from_settings, from_settings_checked, parse_permissions};
 pub use rule::{Rule, RuleError};
 pub use sampling::SAMPLING_DEFAULT_RULE;
 pub use target::{Resolved, ResolvedTarget, path_to_resolve};

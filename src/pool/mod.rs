@@ -179,9 +179,49 @@ pub struct ServerTools {
     listed: Vec<McpToolInfo>,
     /// Tools the server's `includeTools` / `excludeTools` keep out, with the reason.
     excluded: Vec<(McpToolInfo, Exclusion)>,
-    /// The pool entries of `tools`, in order, each with the hash of its model-facing name;
-    /// or why this listing cannot enter any pool (a non-object schema).
-    prepared: Result<Vec<PreparedTool>, PoolError>,
+    /// Tools left out because their input schema cannot go to a model API: one bad tool
+    /// must not cost the server's other tools (decision 0069).
+    invalid: Vec<InvalidTool>,
+    /// The pool entries of `tools`, in order, each with the hash of its model-facing name.
+    prepared: Vec<PreparedTool>,
+}
+
+/// A tool a server listed that no pool takes, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidTool {
+    /// The raw name ("(unnamed)" when the listing had none).
+    pub name: String,
+    pub problem: SchemaProblem,
+}
+
+/// What is wrong with a listed tool's input schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaProblem {
+    /// The listing has no `inputSchema`.
+    Missing,
+    /// `inputSchema` is JSON but not an object (`true`, a string…); shown shortened.
+    NotAnObject(String),
+    /// An object whose root `type` is not "object" (`found`: "type \"array\"", "no type").
+    RootNotObject(String),
+    /// The tool entry itself could not be read (`why`: the decoder's message).
+    Unreadable(String),
+}
+
+impl std::fmt::Display for SchemaProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SchemaProblem::Missing => f.write_str("it has no inputSchema"),
+            SchemaProblem::NotAnObject(value) => write!(
+                f,
+                "its inputSchema is not a JSON object ({value}); model APIs require an object schema"
+            ),
+            SchemaProblem::RootNotObject(found) => write!(
+                f,
+                "its inputSchema's root is not type \"object\" ({found}); model APIs require an object schema"
+            ),
+            SchemaProblem::Unreadable(why) => write!(f, "its entry cannot be read ({why})"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -193,6 +233,13 @@ struct PreparedTool {
 impl ServerTools {
     pub fn new(server: impl Into<String>, tools: Vec<McpToolInfo>) -> Self {
         Self::filtered(server, tools, &ToolFilter::all())
+    }
+
+    /// Adds tools the listing itself could not read (no object schema): they are left out
+    /// like the ones whose schema's root is not an object.
+    pub fn with_unreadable(mut self, unreadable: Vec<InvalidTool>) -> Self {
+        self.invalid.extend(unreadable);
+        self
     }
 
     /// The listing with the server's filter applied: excluded tools are kept aside (for
@@ -216,12 +263,25 @@ impl ServerTools {
             }
             (tools, excluded)
         };
+        let mut invalid = Vec::new();
+        let tools: Vec<McpToolInfo> = tools
+            .into_iter()
+            .filter(|tool| match check_object_schema(tool) {
+                Ok(()) => true,
+                Err(problem) => {
+                    invalid.push(InvalidTool {
+                        name: tool.name.clone(),
+                        problem,
+                    });
+                    false
+                }
+            })
+            .collect();
         let prepared = tools
             .iter()
             .map(|tool| {
-                check_object_schema(&server, tool)?;
                 let (name, shortened) = model_facing_name(&server, &tool.name);
-                Ok(PreparedTool {
+                PreparedTool {
                     name_hash: name_hash(&name),
                     entry: Arc::new(PoolTool {
                         name,
@@ -234,7 +294,7 @@ impl ServerTools {
                         claims: tool.claims.clone(),
                         shortened,
                     }),
-                })
+                }
             })
             .collect();
         ServerTools {
@@ -242,6 +302,7 @@ impl ServerTools {
             tools,
             listed,
             excluded,
+            invalid,
             prepared,
         }
     }
@@ -264,6 +325,11 @@ impl ServerTools {
     /// The tools the server's filter keeps out of every pool, with the reason.
     pub fn excluded(&self) -> &[(McpToolInfo, Exclusion)] {
         &self.excluded
+    }
+
+    /// The tools left out because their schema cannot go to a model API.
+    pub fn invalid(&self) -> &[InvalidTool] {
+        &self.invalid
     }
 }
 
@@ -338,28 +404,14 @@ pub enum PoolError {
         first: String,
         second: String,
     },
-    #[error(
-        "MCP tool '{server}'/'{tool}' has an inputSchema whose root is not type \"object\" ({found}); model APIs require an object schema"
-    )]
-    NonObjectSchema {
-        server: ServerName,
-        tool: String,
-        found: String,
-    },
 }
 
 /// Builds the pool: built-ins first (in the given order), then each server's tools in
-/// connection order. Any collision or invalid schema is an error and no pool is produced,
-/// so the caller can refuse the connection that caused it and keep the previous pool.
-/// Schema problems are reported before collisions, whichever server they are in.
+/// connection order. Any collision is an error and no pool is produced, so the caller can
+/// refuse the connection that caused it and keep the previous pool. Tools with an invalid
+/// schema were left out when their listing was prepared ([`ServerTools::invalid`]).
 pub fn assemble(builtins: &[PoolTool], servers: &[Arc<ServerTools>]) -> Result<Pool, PoolError> {
-    let mut prepared = Vec::with_capacity(servers.len());
-    for server in servers {
-        match &server.prepared {
-            Ok(tools) => prepared.push(tools),
-            Err(problem) => return Err(problem.clone()),
-        }
-    }
+    let prepared: Vec<&Vec<PreparedTool>> = servers.iter().map(|s| &s.prepared).collect();
     let total = builtins.len() + prepared.iter().map(|tools| tools.len()).sum::<usize>();
     let mut tools = Vec::with_capacity(total);
     let mut seen = NameIndex::with_capacity(total);
@@ -461,17 +513,14 @@ impl Hasher for PassThroughHasher {
     }
 }
 
-fn check_object_schema(server: &str, tool: &McpToolInfo) -> Result<(), PoolError> {
+fn check_object_schema(tool: &McpToolInfo) -> Result<(), SchemaProblem> {
     match tool.input_schema.get("type") {
         Some(Value::String(t)) if t == "object" => Ok(()),
-        other => Err(PoolError::NonObjectSchema {
-            server: server.to_string().into(),
-            tool: tool.name.clone(),
-            found: match other {
-                Some(v) => format!("type {v}"),
-                None => "no type".to_string(),
-            },
-        }),
+        Some(other) => Err(SchemaProblem::RootNotObject(format!("type {other}"))),
+        None if !tool.input_schema.is_object() => {
+            Err(SchemaProblem::NotAnObject(tool.input_schema.to_string()))
+        }
+        None => Err(SchemaProblem::RootNotObject("no type".to_string())),
     }
 }
 

@@ -83,12 +83,20 @@ fn exactly_64_is_kept() {
 }
 
 #[test]
-fn non_object_schema_is_refused() {
+fn a_non_object_schema_leaves_out_that_tool_only() {
     let mut bad = tool("weird");
     bad.input_schema = json!({"type": "string"}).into();
-    let err = assemble(&[], &[Arc::new(ServerTools::new("x", vec![bad]))]).unwrap_err();
-    assert!(matches!(err, PoolError::NonObjectSchema { .. }));
-    assert!(err.to_string().contains("'x'/'weird'"));
+    let listing = ServerTools::new("x", vec![tool("fine"), bad]);
+    assert_eq!(
+        listing.invalid(),
+        &[InvalidTool {
+            name: "weird".into(),
+            problem: SchemaProblem::RootNotObject("type \"string\"".into()),
+        }]
+    );
+    assert_eq!(listing.tools().len(), 1);
+    let pool = assemble(&[], &[Arc::new(listing)]).unwrap();
+    assert_eq!(pool.names(), vec!["mcp__x__fine"]);
 }
 
 #[test]
@@ -102,7 +110,7 @@ fn builtin_name_cannot_be_shadowed() {
 }
 
 #[test]
-fn schema_problem_is_reported_before_a_collision() {
+fn a_left_out_tool_does_not_hide_a_collision() {
     let mut bad = tool("weird");
     bad.input_schema = json!({"type": "array"}).into();
     let err = assemble(
@@ -114,10 +122,7 @@ fn schema_problem_is_reported_before_a_collision() {
         ],
     )
     .unwrap_err();
-    assert!(
-        matches!(&err, PoolError::NonObjectSchema { server, .. } if server == "late"),
-        "{err}"
-    );
+    assert!(matches!(&err, PoolError::Collision { .. }), "{err}");
 }
 
 #[test]

@@ -20,10 +20,13 @@ mod landlock;
 mod profile;
 #[cfg(target_os = "linux")]
 mod seccomp;
+mod write_trace;
 
 pub use confine::Confinement;
 pub use detect::{Capabilities, FORCE_UNAVAILABLE_ENV, MIN_LANDLOCK_ABI, SandboxStatus};
 pub use profile::{CREDENTIAL_PATHS, Profile, credential_paths};
+pub(crate) use write_trace::Tracer;
+pub use write_trace::WriteLog;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -6,6 +6,7 @@
 //! ```toml
 //! [mcp]
 //! log_level = "warning"   # debug|info|notice|warning|error|critical|alert|emergency|off
+//! max_message_bytes = 134217728   # one stdio message; a bigger answer fails its call
 //!
 //! [sampling]
 //! max_tokens = 4096       # a server asking for more is refused, naming this cap
@@ -75,6 +76,10 @@ impl std::fmt::Display for LogLevel {
 /// otherwise (`[mcp] log_level`).
 pub const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
 
+/// The largest message a stdio server may send (one JSON-RPC line), unless config.toml
+/// sets `[mcp] max_message_bytes`. A bigger answer fails its call at once, naming both.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
+
 /// The cap on one sampling request's `maxTokens` unless config.toml sets one.
 pub const DEFAULT_SAMPLING_MAX_TOKENS: u32 = 4096;
 
@@ -83,6 +88,8 @@ pub struct HostSettings {
     /// None: `off`, no `logging/setLevel` is sent.
     pub log_level: Option<LogLevel>,
     pub sampling_max_tokens: u32,
+    /// `[mcp] max_message_bytes`: read when a server starts.
+    pub max_message_bytes: usize,
 }
 
 impl Default for HostSettings {
@@ -90,6 +97,7 @@ impl Default for HostSettings {
         HostSettings {
             log_level: Some(DEFAULT_LOG_LEVEL),
             sampling_max_tokens: DEFAULT_SAMPLING_MAX_TOKENS,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -119,6 +127,24 @@ pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<D
             )
         }));
     }
+    if let Some(item) = doc.get("mcp").and_then(|t| t.get("max_message_bytes")) {
+        let read = item
+            .as_integer()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n > 0);
+        diagnostics.extend(super::toml::set(
+            &mut settings.max_message_bytes,
+            read,
+            |kept| {
+                diag(
+                    item,
+                    format!(
+                        "expected mcp.max_message_bytes to be a positive whole number of bytes; keeping {kept}"
+                    ),
+                )
+            },
+        ));
+    }
     if let Some(item) = doc.get("sampling").and_then(|t| t.get("max_tokens")) {
         let read = item
             .as_integer()
@@ -147,8 +173,9 @@ mod tests {
     #[test]
     fn levels_and_caps_layer_and_bad_values_are_named() {
         let mut settings = HostSettings::default();
-        let text = "[mcp]\nlog_level = \"warning\"\n[sampling]\nmax_tokens = 100\n";
+        let text = "[mcp]\nlog_level = \"warning\"\nmax_message_bytes = 4096\n[sampling]\nmax_tokens = 100\n";
         assert!(apply_layer(&mut settings, text, "config.toml").is_empty());
+        assert_eq!(settings.max_message_bytes, 4096);
         assert_eq!(settings.log_level, Some(LogLevel::Warning));
         assert_eq!(settings.sampling_max_tokens, 100);
         let bad = "[mcp]\nlog_level = \"loud\"\n[sampling]\nmax_tokens = -3\n";

@@ -98,10 +98,10 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
                     path: file.path.clone(),
                     layer: file.layer,
                     text: String::new(),
-                    entries: vec![super::PermissionEntry::Problem(Diagnostic::whole_file(
-                        &file.path,
-                        format!("cannot read: {e}"),
-                    ))],
+                    entries: vec![super::PermissionEntry::Problem {
+                        diagnostic: Diagnostic::whole_file(&file.path, format!("cannot read: {e}")),
+                        list: None,
+                    }],
                 },
             })
             .collect(),

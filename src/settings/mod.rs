@@ -171,7 +171,10 @@ mod tools;
 pub mod watch;
 
 pub use expand::expand;
-pub use host::{DEFAULT_LOG_LEVEL, DEFAULT_SAMPLING_MAX_TOKENS, HostSettings, LogLevel};
+pub use host::{
+    DEFAULT_LOG_LEVEL, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_SAMPLING_MAX_TOKENS, HostSettings,
+    LogLevel,
+};
 pub use load::{Section, Settings, load, load_with_env, project_config_path, rule_files};
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
 pub use oauth::OAuthSettings;

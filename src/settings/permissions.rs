@@ -40,8 +40,13 @@ pub enum PermissionEntry {
         offset: usize,
     },
     OutsideWorkspace(OutsideSetting),
-    /// A table that is not shaped as expected; the rest of it still counts.
-    Problem(Diagnostic),
+    /// A table that is not shaped as expected; the rest of it still counts. `list`: the one
+    /// list the problem is confined to (an element of `allow` that is not a string), None
+    /// when it may hide a rule of any list (a file that does not parse, an unknown key).
+    Problem {
+        diagnostic: Diagnostic,
+        list: Option<PermissionList>,
+    },
 }
 
 /// Which config file a table came from.
@@ -77,17 +82,25 @@ pub struct Permissions {
 /// alone (they belong to other parts of the settings).
 pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
     let mut entries = Vec::new();
-    let problem = |offset: usize, message: String| {
-        PermissionEntry::Problem(Diagnostic::at(text, file, offset, message))
+    let problem =
+        |offset: usize, list: Option<PermissionList>, message: String| PermissionEntry::Problem {
+            diagnostic: Diagnostic::at(text, file, offset, message),
+            list,
+        };
+    let whole = |diagnostic: Diagnostic| {
+        vec![PermissionEntry::Problem {
+            diagnostic,
+            list: None,
+        }]
     };
     let doc = match super::toml::parse(text, file, "permission rules") {
         Ok(doc) => doc,
-        Err(problem) => return vec![PermissionEntry::Problem(problem)],
+        Err(problem) => return whole(problem),
     };
     let table = match super::toml::table(&doc, "permissions", text, file) {
         Ok(Some(table)) => table,
         Ok(None) => return entries,
-        Err(problem) => return vec![PermissionEntry::Problem(problem)],
+        Err(problem) => return whole(problem),
     };
     for (key, value) in table.iter() {
         let at = super::toml::offset(value);
@@ -101,6 +114,7 @@ pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
                     Some("deny") => PermissionEntry::OutsideWorkspace(OutsideSetting::Deny),
                     _ => problem(
                         at,
+                        None,
                         "expected outside_workspace = \"ask\" or \"deny\"".into(),
                     ),
                 });
@@ -109,6 +123,7 @@ pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
             other => {
                 entries.push(problem(
                     at,
+                    None,
                     format!("unknown key permissions.{other} (expected allow, ask, deny or outside_workspace); ignored"),
                 ));
                 continue;
@@ -117,6 +132,7 @@ pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
         let Some(array) = value.as_array() else {
             entries.push(problem(
                 at,
+                Some(list),
                 format!("expected permissions.{key} to be an array of rule strings"),
             ));
             continue;
@@ -129,7 +145,11 @@ pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
                     text: rule_text.to_string(),
                     offset: at,
                 },
-                None => problem(at, format!("expected a rule string in permissions.{key}")),
+                None => problem(
+                    at,
+                    Some(list),
+                    format!("expected a rule string in permissions.{key}"),
+                ),
             });
         }
     }

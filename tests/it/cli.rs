@@ -298,3 +298,69 @@ fn a_cut_session_record_does_not_corrupt_the_records_after_it() {
         "{after}"
     );
 }
+
+/// A deny or ask rule that does not parse fails closed: `-p` does not start (exit 2, the
+/// rule's file:line:column on stderr), so the tool it was meant to stop never runs (the
+/// deploy server writes no record). Before, the rule was skipped with a notice and the
+/// deploy ran under `allow = ["mcp__deploy"]`. A bad allow rule stays a notice.
+#[test]
+fn a_malformed_deny_or_ask_rule_refuses_the_start() {
+    for (list, column) in [("deny", 31), ("ask", 30)] {
+        let ws = tempfile::tempdir().unwrap();
+        let config = ws.path().join(".config");
+        std::fs::create_dir_all(&config).unwrap();
+        let config_toml = config.join("config.toml");
+        std::fs::write(
+            &config_toml,
+            format!(
+                "[permissions]\nallow = [\"mcp__deploy\"]\n{list} = [\"mcp__deploy__trigger(\"]\n"
+            ),
+        )
+        .unwrap();
+        let run = toolgate(ws.path(), &["-p", "deploy web"]);
+        assert_eq!(run.status.code(), Some(2), "{list}: {run:?}");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            stderr.contains("toolgate does not start")
+                && stderr.contains(&format!(
+                    "{}:3:{column}: invalid {list} rule \"mcp__deploy__trigger(\"",
+                    config_toml.display()
+                )),
+            "{list}: {stderr}"
+        );
+        assert!(!stdout(&run).contains("Successful deployment"), "{run:?}");
+        assert!(
+            !ws.path().join(".toolgate/deployments.json").exists(),
+            "{list}: the deploy ran"
+        );
+
+        // `toolgate status` lists the error.
+        let status = toolgate(ws.path(), &["status"]);
+        let text = stdout(&status);
+        assert!(
+            text.contains("Permission rules: 1 error")
+                && text.contains(&format!(
+                    "  error: {}:3:{column}: invalid {list} rule",
+                    config_toml.display()
+                )),
+            "{text}"
+        );
+    }
+
+    // A malformed allow rule only loosens nothing: a notice, and the run goes on.
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".config")).unwrap();
+    std::fs::write(
+        ws.path().join(".config/config.toml"),
+        "[permissions]\nallow = [\"mcp__deploy__trigger(\"]\n",
+    )
+    .unwrap();
+    let run = toolgate(ws.path(), &["-p", "deploy web"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(!ws.path().join(".toolgate/deployments.json").exists());
+    let status = stdout(&toolgate(ws.path(), &["status"]));
+    assert!(
+        status.contains("Permission rules: no errors") && status.contains("  warning: "),
+        "{status}"
+    );
+}

@@ -269,3 +269,44 @@ fn sigterm_and_sighup_restore_the_terminal_and_exit_143_and_129() {
     signal_restores_the_terminal(libc::SIGTERM);
     signal_restores_the_terminal(libc::SIGHUP);
 }
+
+/// Resume (`toolgate -c`) brings back the whole transcript: the earlier turn's tool card
+/// and its result, not only the prompt and the reply.
+#[test]
+fn a_resumed_session_shows_the_earlier_tool_card_with_its_result() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let workspace = tempfile::tempdir().expect("workspace tempdir");
+    // The earlier session: one headless turn whose bash call prints two lines. The second
+    // ("tool-42") appears only in the call's result: the prompt holds `$((6*7))`, and the
+    // reply quotes only the first line.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "-p",
+            "echo first; echo tool-$((6*7))",
+            "--provider",
+            "scripted",
+        ])
+        .current_dir(workspace.path())
+        .env("TOOLGATE_STATE_DIR", home.path().join("state"))
+        .env("TOOLGATE_CONFIG_DIR", home.path().join("config"))
+        .env("TOOLGATE_SCENARIO", fixture_file("shell_scenario.json"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("run toolgate -p");
+    assert!(out.status.success(), "{out:?}");
+
+    let mut cmd = command(home.path(), workspace.path());
+    cmd.args(["-c", "--provider", "scripted"]);
+    cmd.env("TOOLGATE_SCENARIO", fixture_file("shell_scenario.json"));
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+    screen.wait_text("Resumed session");
+    screen.wait_text("Result: first");
+    screen.wait_text("tool-42");
+    let text = screen.text();
+    assert!(text.contains("bash"), "{text}");
+
+    keys.press(b"\x04");
+    let status = screen.wait_exit(&mut child);
+    assert!(status.success(), "toolgate exited with {status:?}");
+}

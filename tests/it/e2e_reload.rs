@@ -85,3 +85,50 @@ fn edits_of_mcp_json_reach_the_running_console() {
     let status = screen.wait_exit(&mut child);
     assert!(status.success(), "toolgate exited with {status:?}");
 }
+
+/// Issue 23: a deny rule broken by an edit while the console runs does not fail open. The
+/// reload is refused with the rule's position, the rules in force stay, and the deploy the
+/// deny rule stops still does not run under `allow = ["mcp__deploy"]`: the deploy server
+/// writes no record.
+#[test]
+fn a_deny_rule_broken_in_a_live_reload_keeps_the_rules_in_force() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let config_toml = workspace.path().join(".toolgate").join("config.toml");
+    std::fs::create_dir_all(config_toml.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config_toml,
+        "[permissions]\nallow = [\"mcp__deploy\"]\ndeny = [\"mcp__deploy__trigger\"]\n",
+    )
+    .unwrap();
+
+    let mut cmd = pty::toolgate(&home.path().join("state"), &home.path().join("config"));
+    cmd.arg("--trust-project");
+    cmd.cwd(workspace.path());
+    cmd.env("TERM", "xterm-256color");
+    let (mut child, mut screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+    screen.row_per_line = true;
+    screen.wait_text("scripted demo");
+
+    let tmp = config_toml.with_extension("toml.swp");
+    std::fs::write(
+        &tmp,
+        "[permissions]\nallow = [\"mcp__deploy\"]\ndeny = [\"mcp__deploy__trigger(\"]\n",
+    )
+    .unwrap();
+    std::fs::rename(&tmp, &config_toml).unwrap();
+    screen.wait_for("the reload refused with the rule's position", |t| {
+        t.contains("Permission rules not reloaded") && t.contains("config.toml:3:")
+    });
+
+    keys.enter_line(&screen, "deploy web");
+    screen.wait_text("The deploy was not approved");
+    assert!(
+        !workspace.path().join(".toolgate/deployments.json").exists(),
+        "the deploy ran"
+    );
+
+    keys.press(b"\x04");
+    let status = screen.wait_exit(&mut child);
+    assert!(status.success(), "toolgate exited with {status:?}");
+}

@@ -32,6 +32,7 @@ mod tool_search;
 mod elicitation;
 mod host_features;
 mod mcp_client;
+mod mcp_faults;
 mod mcp_http;
 mod mcp_tasks;
 mod oauth;

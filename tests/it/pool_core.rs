@@ -166,8 +166,8 @@ async fn collision_is_refused_and_the_first_server_keeps_working() {
 }
 
 #[tokio::test]
-async fn non_object_schema_refuses_the_server() {
-    let script = fixture("weird", &["odd"]);
+async fn non_object_schema_leaves_out_that_tool_only() {
+    let script = fixture("weird", &["odd", "echo"]);
     let ServerTransport::Stdio {
         command,
         args,
@@ -188,11 +188,19 @@ async fn non_object_schema_refuses_the_server() {
         ..fixture("weird", &[])
     };
     let hub = hub(vec![weird]);
-    let err = connect(&hub, "weird").await.unwrap_err();
+    // Issue 23: one bad schema no longer refuses the server; that tool is left out.
+    assert_eq!(connect(&hub, "weird").await.unwrap(), 1);
+    let listing = hub.server_tools();
+    assert_eq!(listing[0].invalid()[0].name, "odd");
     assert!(
-        err.to_string()
-            .contains("'weird'/'odd' has an inputSchema whose root is not type \"object\""),
-        "{err}"
+        listing[0].invalid()[0]
+            .problem
+            .to_string()
+            .contains("its inputSchema's root is not type \"object\" (type \"array\")"),
+        "{:?}",
+        listing[0].invalid()
     );
-    assert_eq!(pool_of(&hub).unwrap().tools.len(), 6);
+    let pool = pool_of(&hub).unwrap();
+    assert!(pool.get("mcp__weird__echo").is_some());
+    assert!(pool.get("mcp__weird__odd").is_none());
 }

@@ -349,6 +349,264 @@ fn a_denied_call_takes_no_checkpoint_and_there_is_nothing_to_undo() {
     );
 }
 
+// ---------- only the turn's own changes: the person's and other sessions' stay ----------
+
+/// A scenario like `shell_scenario.json` whose closing reply streams for about six seconds
+/// after the command's result, so others can work while the turn still runs.
+fn slow_scenario(c: &Case) -> PathBuf {
+    let path = c.dir.path().join("slow_shell.json");
+    let closing = format!("Result: {{{{result_line}}}} {}", ".".repeat(150));
+    let scenario = serde_json::json!({
+        "name": "slow-shell",
+        "description": "runs the message as bash, then answers slowly",
+        "chunk_chars": 1,
+        "chunk_delay_ms": 40,
+        "steps": [
+            { "id": "run", "say": "Running it.",
+              "tools": [{ "name": "bash", "input": { "command": "{{user}}" } }] },
+            { "id": "done", "after": "run", "say": closing }
+        ]
+    });
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    path
+}
+
+/// A turn running in its own process; its session id is known once its bash call ended.
+struct Running {
+    child: std::process::Child,
+    session: Option<String>,
+    stderr: std::sync::mpsc::Receiver<String>,
+}
+
+impl Case {
+    /// Starts a turn whose model runs `shell` with bash, then answers slowly.
+    fn spawn_slow_turn(&self, shell: &str) -> Running {
+        use std::io::BufRead;
+        let mut child = self
+            .command(&["-p", shell, "--provider", "scripted"])
+            .env("TOOLGATE_SCENARIO", slow_scenario(self))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running {
+            child,
+            session: None,
+            stderr: rx,
+        }
+    }
+
+    /// [`Case::spawn_slow_turn`], returning once the bash call ended (`[ok] bash` on
+    /// stderr is written after the call's end was recorded); the reply still streams.
+    fn start_slow_turn(&self, shell: &str) -> Running {
+        let mut turn = self.spawn_slow_turn(shell);
+        turn.wait_for_bash();
+        turn
+    }
+}
+
+impl Running {
+    fn wait_for_bash(&mut self) {
+        loop {
+            let line = self
+                .stderr
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the turn's bash call never finished");
+            if let Some(rest) = line.strip_prefix("toolgate: session ") {
+                self.session = rest.split(',').next().map(str::to_string);
+            }
+            if ["[error] bash", "[denied] bash", "[cancelled] bash"]
+                .iter()
+                .any(|p| line.starts_with(p))
+            {
+                panic!("{line}");
+            }
+            if line.starts_with("[ok] bash") {
+                return;
+            }
+        }
+    }
+
+    fn session(&self) -> String {
+        self.session.clone().expect("no session line")
+    }
+
+    /// Waits for the turn to end; its whole stderr from here on.
+    fn finish(mut self) -> String {
+        let status = self.child.wait().unwrap();
+        let rest: Vec<String> = self.stderr.iter().collect();
+        let rest = rest.join("\n");
+        assert!(status.success(), "{rest}");
+        rest
+    }
+}
+
+#[test]
+fn the_persons_edits_while_the_agents_command_runs_are_not_the_turns() {
+    let c = case();
+    let mut turn = c.spawn_slow_turn("touch started.flag; sleep 3; echo agent > agent.txt");
+    // While the command sleeps (inside the call), the person edits and creates files.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !c.ws.join("started.flag").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::write(c.ws.join("notes.txt"), "my notes, edited by me\n").unwrap();
+    std::fs::write(c.ws.join("user.txt"), "mine\n").unwrap();
+    turn.wait_for_bash();
+    let session = turn.session();
+    let stderr = turn.finish();
+    assert!(
+        stderr.contains(
+            "toolgate: This turn changed 2 files: agent.txt, started.flag (checkpoint 1;"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        c.undo(),
+        format!(
+            "Undid turn 1 of session {session} (checkpoint 1): 2 files\n  removed agent.txt\n  removed started.flag\n"
+        )
+    );
+    assert_eq!(c.read("agent.txt"), None);
+    assert_eq!(
+        c.read("notes.txt").as_deref(),
+        Some("my notes, edited by me\n")
+    );
+    assert_eq!(c.read("user.txt").as_deref(), Some("mine\n"));
+}
+
+#[test]
+fn the_persons_edits_while_a_turn_runs_are_not_the_turns_and_undo_leaves_them() {
+    let c = case();
+    let turn = c.start_slow_turn("sleep 1; echo agent > agent.txt");
+    // The turn is still running (its reply streams); the person edits and creates files.
+    std::fs::write(c.ws.join("notes.txt"), "my notes, edited by me\n").unwrap();
+    std::fs::write(c.ws.join("user.txt"), "mine\n").unwrap();
+    let session = turn.session();
+    let stderr = turn.finish();
+    assert!(
+        stderr.contains("toolgate: This turn changed 1 file: agent.txt (checkpoint 1;"),
+        "{stderr}"
+    );
+    assert_eq!(
+        c.undo(),
+        format!("Undid turn 1 of session {session} (checkpoint 1): 1 file\n  removed agent.txt\n")
+    );
+    assert_eq!(c.read("agent.txt"), None);
+    assert_eq!(
+        c.read("notes.txt").as_deref(),
+        Some("my notes, edited by me\n")
+    );
+    assert_eq!(c.read("user.txt").as_deref(), Some("mine\n"));
+}
+
+#[test]
+fn a_file_changed_since_the_turn_is_refused_with_its_name_and_restored_only_with_force() {
+    let c = case();
+    c.turn("echo agent >> notes.txt; echo new > new.txt", &[]);
+    let agent = format!("{NOTES}agent\n");
+    assert_eq!(c.read("notes.txt").as_deref(), Some(agent.as_str()));
+    // The person goes on working in the file the agent changed.
+    std::fs::write(c.ws.join("notes.txt"), format!("{agent}person\n")).unwrap();
+
+    let refused = c.toolgate(&["undo"]);
+    let (stdout, stderr) = text(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("notes.txt (changed since the turn)") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("new.txt"), "{stderr}");
+    assert_eq!(
+        c.read("notes.txt").as_deref(),
+        Some(format!("{agent}person\n").as_str()),
+        "nothing changed"
+    );
+    assert_eq!(
+        c.read("new.txt").as_deref(),
+        Some("new\n"),
+        "nothing changed"
+    );
+
+    let dry = text(&c.toolgate(&["undo", "--dry-run"])).0;
+    assert!(
+        dry.contains(
+            "restore notes.txt  (modified by the turn)  [changed since the turn; only with --force]"
+        ),
+        "{dry}"
+    );
+    assert!(dry.contains("      +person"), "{dry}");
+
+    let forced = c.toolgate(&["undo", "--force"]);
+    let (stdout, stderr) = text(&forced);
+    assert!(forced.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("restored notes.txt") && stdout.contains("removed new.txt"),
+        "{stdout}"
+    );
+    assert_eq!(c.read("notes.txt").as_deref(), Some(NOTES));
+    assert_eq!(c.read("new.txt"), None);
+}
+
+#[test]
+fn two_sessions_in_one_workspace_undo_only_their_own_files() {
+    let c = case();
+    // Session A's command runs (it sleeps); meanwhile session B runs a whole turn.
+    let mut a = c.spawn_slow_turn("touch a.flag; sleep 3; echo a > a.txt");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !c.ws.join("a.flag").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "A's command never started"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    let (b, b_stderr) = c.turn("echo b > b.txt", &[]);
+    assert!(
+        b_stderr.contains("This turn changed 1 file: b.txt"),
+        "{b_stderr}"
+    );
+    a.wait_for_bash();
+    let a_session = a.session();
+    let a_stderr = a.finish();
+    assert!(
+        a_stderr.contains("This turn changed 2 files: a.flag, a.txt"),
+        "A claims only its own files: {a_stderr}"
+    );
+    assert_ne!(a_session, b);
+
+    let out = c.toolgate(&["undo", "--session", &a_session]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.ends_with("2 files\n  removed a.flag\n  removed a.txt\n"),
+        "{stdout}"
+    );
+    assert_eq!(c.read("a.txt"), None);
+    assert_eq!(c.read("b.txt").as_deref(), Some("b\n"), "B's file stays");
+    let again = c.toolgate(&["undo", "--session", &a_session]);
+    assert_eq!(again.status.code(), Some(1));
+
+    // B's own undo removes only B's file.
+    let out = text(&c.toolgate(&["undo", "--session", &b])).0;
+    assert!(out.ends_with("1 file\n  removed b.txt\n"), "{out}");
+    assert_eq!(c.read("notes.txt").as_deref(), Some(NOTES));
+}
+
 // ---------- the console's /undo, in a real terminal ----------
 
 const ROWS: u16 = 40;
@@ -395,6 +653,51 @@ fn console_undo_lists_the_files_and_asks_first() {
     screen.wait_text("Nothing to undo");
 
     keys.press(b"\x04"); // Ctrl+D quits
+    let status = screen.wait_exit(&mut child);
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn console_undo_shows_the_difference_of_a_file_changed_since_and_keeps_it_when_asked() {
+    let c = case();
+    let mut cmd = pty::toolgate(&c.state(), &c.dir.path().join("config"));
+    cmd.args(["--provider", "scripted"]);
+    cmd.cwd(&c.ws);
+    cmd.env("TOOLGATE_SCENARIO", scenario());
+    cmd.env("TERM", "xterm-256color");
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "echo agent >> notes.txt; echo x > new.txt");
+    screen.wait_text("This turn changed 2 files");
+    // The person edits the file the agent changed, after the turn.
+    let agent = format!("{NOTES}agent\n");
+    std::fs::write(
+        c.ws.join("notes.txt"),
+        format!("{agent}person wrote this\n"),
+    )
+    .unwrap();
+
+    keys.enter_line(&screen, "/undo");
+    screen.wait_text("Undo the last turn?");
+    screen.wait_text("+person wrote this");
+    let modal = screen.text();
+    assert!(modal.contains("[changed since the turn]"), "{modal}");
+    assert!(
+        modal.contains("Restore the 1 file unchanged since, keep the rest"),
+        "{modal}"
+    );
+    thread::sleep(Duration::from_millis(400));
+    // Only what is unchanged since: new.txt goes, the person's notes stay.
+    keys.press(b"u");
+    screen.wait_text("kept notes.txt (changed since the turn)");
+    assert_eq!(c.read("new.txt"), None);
+    assert_eq!(
+        c.read("notes.txt").as_deref(),
+        Some(format!("{agent}person wrote this\n").as_str())
+    );
+
+    keys.press(b"\x04");
     let status = screen.wait_exit(&mut child);
     assert!(status.success(), "{status:?}");
 }

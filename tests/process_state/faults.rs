@@ -273,14 +273,16 @@ async fn dotted_unicode_and_long_names_are_valid_unique_and_called_raw() {
     hub.shutdown().await;
 }
 
+/// Issue 23: a tool whose schema's root is not an object (or has no type) is left out of
+/// the pool; the server connects and its other tools, and the other servers, stay callable.
 #[tokio::test]
-async fn non_object_schemas_are_refused_while_other_servers_stay_callable() {
+async fn non_object_schemas_leave_out_those_tools_while_the_rest_stay_callable() {
     let (hub, _rx) = hub_with(vec![
         fixture("good", &[]),
         fixture(
             "arrayish",
             &[
-                ("FIXTURE_TOOLS", r#"["list_things"]"#),
+                ("FIXTURE_TOOLS", r#"["list_things", "echo"]"#),
                 (
                     "FIXTURE_SCHEMA",
                     r#"{"type": "array", "items": {"type": "string"}}"#,
@@ -301,52 +303,60 @@ async fn non_object_schemas_are_refused_while_other_servers_stay_callable() {
     bounded(hub.connect("good")).await.unwrap();
     let before = assemble(&hub).expect("pool with the good server");
     bounded(hub.connect("arrayish")).await.unwrap();
-    let err = assemble(&hub).unwrap_err();
+    let pool = assemble(&hub).expect("the bad tool is left out, not the server");
+    assert!(pool.get("mcp__arrayish__list_things").is_none());
+    assert!(pool.get("mcp__arrayish__echo").is_some());
+    let problem = |server: &str| {
+        hub.server_tools()
+            .iter()
+            .find(|s| s.server() == server)
+            .map(|s| s.invalid()[0].problem.to_string())
+            .unwrap()
+    };
     assert_eq!(
-        err.to_string(),
-        "MCP tool 'arrayish'/'list_things' has an inputSchema whose root is not type \"object\" \
-         (type \"array\"); model APIs require an object schema"
+        problem("arrayish"),
+        "its inputSchema's root is not type \"object\" (type \"array\"); model APIs require an object schema"
     );
+    assert_eq!(echo(&hub, "arrayish", "fine").await, "echo: fine");
     bounded(hub.disconnect("arrayish")).await.unwrap();
     bounded(hub.connect("typeless")).await.unwrap();
-    let err = assemble(&hub).unwrap_err();
     assert_eq!(
-        err.to_string(),
-        "MCP tool 'typeless'/'anything' has an inputSchema whose root is not type \"object\" \
-         (no type); model APIs require an object schema"
+        problem("typeless"),
+        "its inputSchema's root is not type \"object\" (no type); model APIs require an object schema"
     );
     bounded(hub.disconnect("typeless")).await.unwrap();
-    // Refusing the offenders leaves the pool exactly as it was, and the good server works.
     assert_eq!(assemble(&hub).unwrap(), before);
     assert_eq!(echo(&hub, "good", "still here").await, "echo: still here");
     hub.shutdown().await;
 }
 
-/// `inputSchema: true` is a valid JSON Schema but not an object, so it cannot even be listed
-/// as an MCP tool: the connect fails clearly (not by running into the startup timeout) and
-/// the servers already connected are untouched.
+/// `inputSchema: true` is a valid JSON Schema but not an object, so rmcp cannot read the
+/// listing as a whole: toolgate reads it tool by tool, leaves that tool out, and the
+/// server connects with the rest (issue 23; before, the connect failed).
 #[tokio::test]
-async fn schema_that_is_not_a_json_object_fails_the_connect_clearly() {
+async fn schema_that_is_not_a_json_object_leaves_out_that_tool() {
     let (hub, _rx) = hub_with(vec![
         fixture("good", &[]),
         fixture(
             "boolean",
-            &[("FIXTURE_TOOLS", r#"["yes"]"#), ("FIXTURE_SCHEMA", "true")],
+            &[
+                ("FIXTURE_TOOLS", r#"["yes", "echo"]"#),
+                ("FIXTURE_SCHEMA", "true"),
+            ],
         ),
     ]);
     bounded(hub.connect("good")).await.unwrap();
-    let err = bounded(hub.connect("boolean")).await.unwrap_err();
-    let text = err.to_string();
-    // Not "no answer to the handshake within …": the bad listing itself is the reason.
-    assert!(
-        text.starts_with(
-            "MCP server 'boolean' failed to start: tools/list failed: tool 'yes' has an \
-             inputSchema that is not a JSON object (true); model APIs require an object schema"
-        ),
-        "{text}"
+    let tools = bounded(hub.connect("boolean")).await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, vec!["echo"]);
+    let listing = hub.server_tools();
+    let boolean = listing.iter().find(|s| s.server() == "boolean").unwrap();
+    assert_eq!(boolean.invalid()[0].name, "yes");
+    assert_eq!(
+        boolean.invalid()[0].problem.to_string(),
+        "its inputSchema is not a JSON object (true); model APIs require an object schema"
     );
-    assert!(matches!(hub.status("boolean"), ServerStatus::Failed { .. }));
-    assert!(!hub.is_connected("boolean"));
+    assert_eq!(echo(&hub, "boolean", "ok").await, "echo: ok");
     assert_eq!(echo(&hub, "good", "unaffected").await, "echo: unaffected");
     hub.shutdown().await;
 }

@@ -93,7 +93,7 @@ impl McpHub {
         let listing = lock(&connection.tools).clone();
         let tools = listing.tools().to_vec();
         let mut would_be = self.server_tools();
-        would_be.push(listing);
+        would_be.push(listing.clone());
         if let Err(reason) = accept(&would_be) {
             connection.close().await;
             servers.set_status(
@@ -125,6 +125,12 @@ impl McpHub {
             tokio::spawn(async move { hub.relist(&server, peer).await });
         }
         self.watch_for_exit(connection.clone());
+        if !listing.invalid().is_empty() {
+            let _ = self.inner.events.send(HubEvent::ToolsLeftOut {
+                server: name.to_string().into(),
+                tools: listing.invalid().to_vec(),
+            });
+        }
         if let Some(text) = &connection.instructions {
             let _ = self.inner.events.send(HubEvent::Instructions {
                 server: name.to_string().into(),

@@ -6,21 +6,22 @@ use super::connection::{Connection, Service, shut};
 use super::task_tools::{self, ListingSniffer, TaskTools};
 use crate::mcp::auth::{self, Challenge, ServerAuth};
 use crate::mcp::catalog::declared;
-use crate::mcp::convert::unlistable_tools;
 use crate::mcp::errors;
 use crate::mcp::handler::{HubClient, ProgressRoutes};
-use crate::mcp::spawn::{MAX_STDIO_LINE, spawn_stdio, stop_child};
+use crate::mcp::listing::list_all_tools;
+use crate::mcp::oversize::OversizeGuard;
+use crate::mcp::spawn::{spawn_stdio, stop_child};
 use crate::mcp::stderr::StderrTail;
 use crate::mcp::transport::GuardedTransport;
 use crate::pool::ServerTools;
 use crate::sandbox::{Profile, Sandbox};
 use crate::settings::{ServerConfig, ServerTransport};
-use rmcp::model::{ClientRequest, CustomRequest, CustomResult, ProtocolVersion, ServerResult};
+use rmcp::RoleClient;
+use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
-use rmcp::{Peer, RoleClient, ServiceError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,6 +42,8 @@ pub(super) struct Launcher {
     pub(super) probe_timeout: Duration,
     pub(super) startup_timeout: Duration,
     pub(super) sandbox: Sandbox,
+    /// The largest stdio message (`[mcp] max_message_bytes`).
+    pub(super) max_message_bytes: usize,
 }
 
 /// Why starting a server failed, and whether a sign-in could change that.
@@ -138,24 +141,20 @@ impl Launcher {
             .is_some_and(|i| i.capabilities.logging.is_some());
         let listed = tokio::time::timeout(
             Duration::from_millis(config.call_timeout_ms),
-            peer.list_all_tools(),
+            list_all_tools(&peer),
         )
         .await;
         let tools = match listed {
-            Ok(Ok(tools)) => ServerTools::filtered(
+            Ok(Ok(listing)) => ServerTools::filtered(
                 &config.name,
-                task_tools::with_tasks(&tools, &task_tools),
+                task_tools::with_tasks(&listing.tools, &task_tools),
                 &crate::pool::ToolFilter::of(&config.pool),
-            ),
+            )
+            .with_unreadable(listing.invalid),
             Ok(Err(e)) => {
                 // A server may let anyone initialize and ask for a token only from here on.
                 let challenge = auth.and_then(|_| auth::in_service_error(&e));
-                let reason = match e {
-                    ServiceError::UnexpectedResponse => explain_unreadable_listing(&peer, config)
-                        .await
-                        .unwrap_or_else(|| errors::service_error(&e)),
-                    _ => errors::service_error(&e),
-                };
+                let reason = errors::service_error(&e);
                 shut(Some(service), child).await;
                 return Err(StartFailure {
                     reason: format!("tools/list failed: {reason}"),
@@ -237,9 +236,13 @@ impl Launcher {
             .map_err(StartFailure::plain)?;
         stderr.spawn_reader(config.name.clone(), spawned.stderr);
         let child = spawned.process;
-        let stdout = ListingSniffer::new(spawned.stdout, task_tools.clone());
+        // Lines over the limit never reach rmcp (which would drop them silently): the
+        // guard answers their request with an error naming the size and the limit.
+        let limit = self.max_message_bytes;
+        let stdout = OversizeGuard::new(spawned.stdout, limit, &config.name);
+        let stdout = ListingSniffer::new(stdout, task_tools.clone());
         let transport = AsyncRwTransport::new_client(stdout, spawned.stdin)
-            .with_max_line_length(MAX_STDIO_LINE);
+            .with_max_line_length(limit.saturating_add(1));
         match serve(handler, transport, probe_timeout, close_tx, lifecycle).await {
             Ok(service) => Ok(Handshake {
                 service,
@@ -303,22 +306,4 @@ fn http_transport(
     Ok(StreamableHttpClientTransport::from_config(
         config.custom_headers(auth::custom_headers(headers)?),
     ))
-}
-
-/// Asks for the first page of tools/list again, untyped, to say which tool made the typed
-/// listing unreadable.
-async fn explain_unreadable_listing(
-    peer: &Peer<RoleClient>,
-    config: &ServerConfig,
-) -> Option<String> {
-    let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", None));
-    let answer = tokio::time::timeout(
-        Duration::from_millis(config.call_timeout_ms),
-        peer.send_request(request),
-    )
-    .await;
-    match answer {
-        Ok(Ok(ServerResult::CustomResult(CustomResult(raw)))) => unlistable_tools(&raw),
-        _ => None,
-    }
 }

@@ -8,6 +8,7 @@
 //! need have their own files.
 
 mod call;
+mod coalesce;
 mod connect;
 mod connection;
 mod disconnect;
@@ -79,6 +80,9 @@ pub struct HubOptions {
     /// The level asked of servers that declare `logging` (`logging/setLevel`); None
     /// leaves them at their own default.
     pub log_level: Option<LogLevel>,
+    /// The largest message a stdio server may send (`[mcp] max_message_bytes`); a bigger
+    /// answer fails its call at once.
+    pub max_message_bytes: usize,
 }
 
 impl Default for HubOptions {
@@ -94,6 +98,7 @@ impl Default for HubOptions {
             sign_in_timeout: auth::sign_in_timeout_from_env(),
             token_file: None,
             log_level: Some(DEFAULT_LOG_LEVEL),
+            max_message_bytes: crate::settings::DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -126,6 +131,7 @@ impl McpHub {
                     probe_timeout: options.probe_timeout,
                     startup_timeout: options.startup_timeout,
                     sandbox: options.sandbox,
+                    max_message_bytes: options.max_message_bytes,
                 },
                 sign_ins: SignIns::new(
                     options.sign_in,

@@ -1,12 +1,14 @@
 //! `/undo` in the console: the files a turn changed are about to be put back as they were
-//! at the turn's checkpoint. The person sees every file and what will happen to it first.
+//! before the turn changed them. The person sees every file and what will happen to it
+//! first; a file changed again since the turn is shown with the difference, and is only
+//! overwritten when the person picks that choice.
 
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
-use super::{Card, Choice, Fact, Kind, Tone};
-use crate::checkpoint::{Change, FileChange};
+use super::{Card, Choice, Fact, Kind, Then, Tone};
+use crate::checkpoint::{Change, ChangedSince, FileChange};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestoreFiles {
@@ -18,17 +20,26 @@ pub struct RestoreFiles {
     pub taken: DateTime<Utc>,
     pub workspace: PathBuf,
     pub files: Vec<FileChange>,
+    /// Those of `files` changed again since the turn, with the difference.
+    pub changed: Vec<ChangedSince>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RestoreAnswer {
+    /// Every file of the turn, overwriting changes made since.
     Restore,
+    /// Only the files still as the turn left them.
+    RestoreUntouched,
     Keep,
 }
 
 impl RestoreFiles {
     fn count(&self) -> String {
         crate::checkpoint::count_files(self.files.len())
+    }
+
+    fn changed_since(&self, file: &FileChange) -> Option<&ChangedSince> {
+        self.changed.iter().find(|c| c.path == file.path)
     }
 }
 
@@ -76,16 +87,42 @@ impl Kind for RestoreFiles {
             .map(|f| f.change.undo_verb().len())
             .max()
             .unwrap_or(0);
+        if !self.changed.is_empty() {
+            facts.push(Fact::new(
+                "changed since",
+                format!(
+                    "{} changed again after the turn; restoring {} loses that change",
+                    crate::checkpoint::count_files(self.changed.len()),
+                    if self.changed.len() == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    }
+                ),
+                Tone::Warn,
+            ));
+        }
         let details = self
             .files
             .iter()
             .map(|f| {
-                format!(
+                let line = format!(
                     "{:width$}  {}  ({} by the turn)",
                     f.change.undo_verb(),
                     f.path.display(),
                     f.change.past_tense()
-                )
+                );
+                match self.changed_since(f) {
+                    None => line,
+                    Some(c) => {
+                        let mut text = format!("{line}  [{}]", c.reason());
+                        for diff_line in c.diff.lines() {
+                            text.push_str("\n    ");
+                            text.push_str(diff_line);
+                        }
+                        text
+                    }
+                }
             })
             .collect::<Vec<_>>()
             .join("\n");
@@ -109,12 +146,43 @@ impl Kind for RestoreFiles {
     }
 
     fn choices(&self) -> Vec<Choice<RestoreAnswer>> {
-        Choice::yes_or_no(
-            format!("Restore {}", self.count()),
-            RestoreAnswer::Restore,
-            "Keep them as they are",
-            RestoreAnswer::Keep,
-        )
+        if self.changed.is_empty() {
+            return Choice::yes_or_no(
+                format!("Restore {}", self.count()),
+                RestoreAnswer::Restore,
+                "Keep them as they are",
+                RestoreAnswer::Keep,
+            );
+        }
+        let untouched = self.files.len() - self.changed.len();
+        let mut choices = Vec::new();
+        if untouched > 0 {
+            choices.push(Choice::new(
+                'u',
+                format!(
+                    "Restore the {} unchanged since, keep the rest",
+                    crate::checkpoint::count_files(untouched)
+                ),
+                Then::Answer(RestoreAnswer::RestoreUntouched),
+            ));
+        }
+        choices.push(Choice::new(
+            'o',
+            format!(
+                "Restore all {}, overwriting the later changes",
+                self.files.len()
+            ),
+            Then::Answer(RestoreAnswer::Restore),
+        ));
+        choices.push(
+            Choice::new(
+                'n',
+                "Keep them as they are",
+                Then::Answer(RestoreAnswer::Keep),
+            )
+            .safe(),
+        );
+        choices
     }
 
     fn safe_default(&self) -> RestoreAnswer {
@@ -124,6 +192,10 @@ impl Kind for RestoreFiles {
     fn outcome_line(&self, answer: &RestoreAnswer) -> String {
         match answer {
             RestoreAnswer::Restore => format!("undo of turn {} confirmed", self.turn),
+            RestoreAnswer::RestoreUntouched => format!(
+                "undo of turn {} confirmed for the files unchanged since",
+                self.turn
+            ),
             RestoreAnswer::Keep => format!("undo of turn {} declined; nothing changed", self.turn),
         }
     }
@@ -152,7 +224,48 @@ mod tests {
                     change: Change::Created,
                 },
             ],
+            changed: vec![],
         }
+    }
+
+    #[test]
+    fn a_file_changed_since_shows_its_difference_and_overwriting_is_a_choice_of_its_own() {
+        let mut req = request();
+        req.changed = vec![ChangedSince {
+            path: "out/new.txt".into(),
+            change: Change::Created,
+            since: crate::checkpoint::Since::AfterTheTurn,
+            diff: "--- as the turn left it\n+++ now\n+person".into(),
+        }];
+        let card = req.card();
+        assert!(
+            card.details
+                .contains("out/new.txt  (created by the turn)  [changed since the turn]\n    --- as the turn left it"),
+            "{}",
+            card.details
+        );
+        assert!(card.details.contains("\n    +person"), "{}", card.details);
+        let choices: Vec<(char, String, bool)> = req
+            .choices()
+            .into_iter()
+            .map(|c| (c.key, c.label, c.safe))
+            .collect();
+        assert_eq!(
+            choices,
+            [
+                (
+                    'u',
+                    "Restore the 1 file unchanged since, keep the rest".to_string(),
+                    false
+                ),
+                (
+                    'o',
+                    "Restore all 2, overwriting the later changes".to_string(),
+                    false
+                ),
+                ('n', "Keep them as they are".to_string(), true),
+            ]
+        );
     }
 
     #[test]
