@@ -6,7 +6,9 @@
 //! - 1: the run failed (model error, the agent stopped early, a server or tool failed,
 //!   the terminal could not be used);
 //! - 2: usage (bad arguments or flags, an empty prompt, an unknown session id, a provider
-//!   that cannot be selected, a rule flag that does not parse).
+//!   that cannot be selected, a rule flag that does not parse);
+//! - 128 + N: the console ended on signal N (SIGINT 130, SIGQUIT 131, SIGTERM 143,
+//!   SIGHUP 129) after restoring the terminal and stopping the agent.
 
 use std::process::ExitCode;
 
@@ -15,6 +17,8 @@ use std::process::ExitCode;
 pub enum FailureKind {
     Run,
     Usage,
+    /// Ended on this signal (its number), as a shell reports a process killed by it.
+    Signal(i32),
 }
 
 impl FailureKind {
@@ -22,6 +26,7 @@ impl FailureKind {
         match self {
             FailureKind::Run => 1,
             FailureKind::Usage => 2,
+            FailureKind::Signal(signal) => u8::try_from(128 + signal.clamp(1, 127)).unwrap_or(255),
         }
     }
 }
@@ -85,6 +90,8 @@ mod tests {
         assert_eq!(Failure::Usage("x".into()).kind().code(), 2);
         assert_eq!(Failure::Run("x".into()).kind().code(), 1);
         assert_eq!(Failure::Reported(FailureKind::Usage).kind().code(), 2);
+        assert_eq!(FailureKind::Signal(2).code(), 130);
+        assert_eq!(FailureKind::Signal(15).code(), 143);
         assert!(Failure::from_reported_code(0).is_ok());
         assert_eq!(
             Failure::from_reported_code(1).map_err(|f| f.kind()),

@@ -11,6 +11,7 @@
 pub mod agent;
 pub mod builtin;
 pub mod checkpoint;
+pub mod children;
 pub mod cli;
 pub mod error;
 pub mod gate;

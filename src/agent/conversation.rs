@@ -146,7 +146,7 @@ impl Conversation {
                 (Role::Assistant, ContentBlock::ToolUse { id, name, input }) => {
                     self.emit(AgentEvent::ToolCallStarted {
                         call_id: CallId::from(id.as_str()),
-                        name: name.clone(),
+                        name: name.clone().into(),
                         server: calls.get(id).and_then(|c| c.server.clone()),
                         input: input.clone(),
                     })

@@ -1,5 +1,7 @@
 //! The session log: one JSONL file per session, `state_dir()/sessions/<id>.jsonl`, one record
 //! per line, flushed as each is written so a crash loses at most the line being written.
+//! A write cut short (a full disk, a kill) leaves a last line without its newline; the next
+//! append starts on a new line, so only the cut record is lost, never the next one too.
 //!
 //! # Record schema
 //!
@@ -436,8 +438,10 @@ impl SessionLog {
             path: dir.to_path_buf(),
             source,
         })?;
+        // Readable too: each append looks at the last byte first (see `append`).
         let file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&path)
             .map_err(|source| SessionError::Write {
@@ -469,14 +473,35 @@ impl SessionLog {
             serde_json::to_string(&line).unwrap_or_default()
         };
         text.push('\n');
+        // Checked before every append, not once at open: the server-log handle appends
+        // to the same file, and any earlier write may have been cut.
         let write = self
-            .file
-            .write_all(text.as_bytes())
+            .ends_mid_line()
+            .and_then(|cut| {
+                if cut {
+                    text.insert(0, '\n');
+                }
+                // One write (O_APPEND), so the newline and the record land together.
+                self.file.write_all(text.as_bytes())
+            })
             .and_then(|()| self.file.flush());
         write.map_err(|source| SessionError::Write {
             path: self.path.clone(),
             source,
         })
+    }
+
+    /// Whether the file's last byte is something other than a newline: a record cut
+    /// short.
+    fn ends_mid_line(&self) -> std::io::Result<bool> {
+        use std::os::unix::fs::FileExt;
+        let len = self.file.metadata()?.len();
+        if len == 0 {
+            return Ok(false);
+        }
+        let mut last = [0u8; 1];
+        self.file.read_exact_at(&mut last, len - 1)?;
+        Ok(last[0] != b'\n')
     }
 }
 

@@ -118,7 +118,7 @@ impl ToolHost {
         let tool = pool.get(name).cloned();
         let start = ToolCallStart {
             call_id: CallId::from(call_id),
-            name: name.to_string(),
+            name: name.to_string().into(),
             server: tool.as_ref().and_then(|t| t.server().map(ServerName::from)),
             input: input.clone(),
         };

@@ -1,5 +1,7 @@
-//! The `bash` tool: one shell per call, in its own process group so a timeout or a cancel can
-//! stop everything it started, with stdout and stderr sharing one pipe so their order is kept.
+//! The `bash` tool: one shell per call, leading a session (so a process group) of its own so a
+//! timeout or a cancel can stop everything it started, with stdout and stderr sharing one
+//! pipe so their order is kept. The group is listed with the reaper and the shell gets a
+//! parent-death signal, so nothing it started outlives toolgate (see [`crate::children`]).
 //!
 //! The shell's leader process is never reaped before its group has been signalled: while the
 //! leader exists (even as a zombie) its pid, which is also the group id, cannot be reused, so
@@ -12,10 +14,11 @@
 use super::BuiltinOutput;
 use super::args::Args;
 use super::capture::HeadTailCapture;
+use crate::children::{self, DeathSignal, Registration};
 use crate::sandbox::{Confinement, Sandbox, Tracer, WriteLog};
 use std::ffi::OsString;
 use std::io;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -130,11 +133,7 @@ impl Leader {
 }
 
 fn kill_group(pgid: libc::pid_t) {
-    // SAFETY: killpg takes plain integers and has no memory effects; ESRCH (group already
-    // empty) is the expected result when nothing is left and is deliberately ignored.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
-    }
+    children::signal_group(pgid, libc::SIGKILL);
 }
 
 /// Blocks until `pid` has exited, leaving it a zombie (WNOWAIT) so its pid stays reserved.
@@ -162,13 +161,18 @@ fn wait_exited_unreaped(pid: libc::pid_t) -> io::Result<()> {
 }
 
 /// Runs on a blocking thread: waits for the shell to exit, stops whatever it left running
-/// in its group, then reaps it.
-fn wait_and_reap(mut child: Child, leader: Arc<Leader>) -> io::Result<ExitStatus> {
+/// in its group, then reaps it (the reaper forgets the group first: its id is free after).
+fn wait_and_reap(
+    mut child: Child,
+    leader: Arc<Leader>,
+    registration: Registration,
+) -> io::Result<ExitStatus> {
     let exited = wait_exited_unreaped(leader.pid);
     let mut reaped = leader.reaped.lock().unwrap_or_else(PoisonError::into_inner);
     if exited.is_ok() {
         kill_group(leader.pid);
     }
+    registration.release();
     let status = child.wait();
     *reaped = true;
     status
@@ -191,8 +195,9 @@ fn spawn_shell(
             .current_dir(workspace)
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
-            .stderr(out.try_clone()?)
-            .process_group(0);
+            .stderr(out.try_clone()?);
+        // First, so the session exists before the sandbox's own hook runs.
+        children::detach(&mut cmd, DeathSignal::Kill);
         if let Some(env) = &launch.env {
             cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
         }
@@ -265,9 +270,10 @@ pub(super) async fn execute_with(
         pid: child.id() as libc::pid_t,
         reaped: Mutex::new(false),
     });
+    let registration = Registration::adopt(leader.pid);
     let waiter_leader = Arc::clone(&leader);
     let mut exit: JoinHandle<io::Result<ExitStatus>> =
-        tokio::task::spawn_blocking(move || wait_and_reap(child, waiter_leader));
+        tokio::task::spawn_blocking(move || wait_and_reap(child, waiter_leader, registration));
     let mut pipe = match pipe::Receiver::from_owned_fd(reader.into()) {
         Ok(pipe) => Some(pipe),
         Err(e) => {

@@ -7,7 +7,7 @@
 
 use crate::agent::AgentHandle;
 use crate::cli::bootstrap::{FrontEnd, StartOptions};
-use crate::error::Failure;
+use crate::error::{Failure, FailureKind};
 use crate::gate::TrustStore;
 use crate::protocol::Containment;
 use crate::protocol::questions::{Origin, Reply, Request, TrustAnswer, WorkspaceTrust};
@@ -117,7 +117,14 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
     let result = crate::tui::run(handle, info).await;
     // The agent shuts its servers down on Shutdown (sent by the console on quit).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), bridge).await;
-    result.map_err(Failure::from)
+    match result {
+        Ok(crate::tui::Ending::Quit) => Ok(()),
+        // The terminal is restored and the agent shut down; the exit status says why.
+        Ok(crate::tui::Ending::Signal(signal)) => {
+            Err(Failure::Reported(FailureKind::Signal(signal)))
+        }
+        Err(e) => Err(Failure::from(e)),
+    }
 }
 
 fn untrusted_project_files(workspace: &Path, trusted_by_flag: bool) -> Vec<PathBuf> {

@@ -3,8 +3,9 @@
 //! would ask about is denied with a message that names the `--allow` rule to pass.
 //!
 //! Exit codes are those of [`crate::error`]: 0 the turn finished, 1 an error (model
-//! error, failed resume, …), 2 a usage error (empty prompt, unreadable stdin, unknown
-//! session id).
+//! error, failed resume, an MCP server that crashed or exited while connected, …), 2 a
+//! usage error (empty prompt, unreadable stdin, unknown session id). A tool call that
+//! fails is the model's to read and does not change the code (decision 0067).
 //!
 //! `--output-format jsonl` prints one [`JsonlEvent`] per line, flushed per line; the
 //! schema is documented in docs/EVENTS.md.
@@ -161,6 +162,14 @@ pub async fn run_with(
             }
             AgentEvent::TurnFinished { usage, cancelled } => {
                 printer.finish_text();
+                // A server lost mid-run may have taken work with it (its call's effects are
+                // unknown), so the run is not a success even if the model carried on.
+                for server in hub.lost_servers() {
+                    printer.error(&format!(
+                        "the MCP server '{server}' stopped during the run ({})",
+                        lost_reason(&hub.status(&server))
+                    ));
+                }
                 let exit_code = if printer.failed {
                     i32::from(FailureKind::Run.code())
                 } else {
@@ -192,6 +201,15 @@ pub async fn run_with(
         Err(Failure::Reported(FailureKind::Run))
     } else {
         Ok(())
+    }
+}
+
+/// Why a lost server stopped, as far as the hub knows yet (the crash watch may still be
+/// waiting for its exit status).
+fn lost_reason(status: &ServerStatus) -> String {
+    match status {
+        ServerStatus::Failed { reason, .. } => reason.clone(),
+        _ => "its connection closed".to_string(),
     }
 }
 
@@ -303,7 +321,8 @@ impl Printer<'_> {
                 input,
             } => {
                 self.finish_text();
-                self.tool_names.insert(call_id.clone(), name.clone());
+                self.tool_names
+                    .insert(call_id.clone(), name.clone().into_string());
                 self.note(&format!("[tool] {name} {input}"));
                 self.line(&JsonlEvent::ToolStarted(ToolCallStart {
                     call_id,

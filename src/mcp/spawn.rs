@@ -1,14 +1,16 @@
-//! Starting a server process (stdio and builtin entries) and stopping it without orphans.
+//! Starting a server process (stdio and builtin entries) and stopping it without orphans:
+//! each server leads a process group of its own, stopped as a whole (see
+//! [`crate::children`]), so a server behind `sh -c` or `npx` leaves nothing running.
 
+use crate::children::{DeathSignal, GroupChild, detach};
 use crate::sandbox::Sandbox;
 use crate::settings::{ServerConfig, ServerTransport};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
 pub struct SpawnedServer {
-    pub child: Child,
+    pub process: GroupChild,
     pub stdin: ChildStdin,
     pub stdout: ChildStdout,
     pub stderr: ChildStderr,
@@ -61,6 +63,8 @@ pub fn spawn_stdio(
         }
         ServerTransport::Http { .. } => return Err("not a stdio server".into()),
     };
+    // First, so the session exists before the sandbox's own hook runs.
+    detach(command.as_std_mut(), DeathSignal::Terminate);
     if let Some(confinement) = &confinement {
         confinement.install(command.as_std_mut());
     }
@@ -69,16 +73,6 @@ pub fn spawn_stdio(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe and touches no memory of the parent; it makes the
-    // kernel signal the server if toolgate dies without running its shutdown (SIGKILL), so
-    // no server outlives us.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
-        });
-    }
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start '{}': {e}", config.command_line()))?;
@@ -88,8 +82,9 @@ pub fn spawn_stdio(
     else {
         return Err("child process has no stdio pipes".into());
     };
+    let process = GroupChild::new(child).ok_or("the server exited at once")?;
     Ok(SpawnedServer {
-        child,
+        process,
         stdin,
         stdout,
         stderr,
@@ -104,22 +99,8 @@ fn resolve_cwd(workspace: &Path, cwd: Option<&Path>) -> PathBuf {
     }
 }
 
-/// The stdio shutdown sequence from the MCP spec: stdin is already closed by the caller;
-/// wait, then SIGTERM, then kill.
-pub async fn stop_child(child: &mut Child) -> Option<std::process::ExitStatus> {
-    if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
-        return Some(status);
-    }
-    #[cfg(unix)]
-    if let Some(pid) = child.id() {
-        // SAFETY: plain syscall on a pid we own and have not reaped yet.
-        unsafe {
-            libc::kill(pid as libc::pid_t, libc::SIGTERM);
-        }
-        if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(1), child.wait()).await {
-            return Some(status);
-        }
-    }
-    let _ = child.kill().await;
-    child.wait().await.ok()
+/// The stdio shutdown sequence from the MCP spec, for the server's whole group: stdin is
+/// already closed by the caller; wait, then SIGTERM, then kill.
+pub async fn stop_child(process: GroupChild) -> Option<std::process::ExitStatus> {
+    process.stop().await
 }

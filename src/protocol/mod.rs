@@ -110,7 +110,7 @@ pub enum AgentEvent {
     ModelRetry(ModelRetry),
     ToolCallStarted {
         call_id: CallId,
-        name: String,
+        name: ToolName,
         server: Option<ServerName>,
         input: Value,
     },

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ids::{CallId, ServerName};
+use crate::ids::{CallId, ServerName, ToolName};
 use crate::policy::AuditRecord;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,7 +50,7 @@ impl ImageSummary {
 pub struct ToolCallStart {
     pub call_id: CallId,
     /// Model-facing name.
-    pub name: String,
+    pub name: ToolName,
     /// None for built-ins.
     pub server: Option<ServerName>,
     pub input: Value,

@@ -50,6 +50,7 @@ pub fn parse(
         });
         return (Vec::new(), diags);
     };
+    diags.extend(super::mcp_json_keys::duplicates(text, file_label));
     let mut out = Vec::new();
     for (name, entry) in servers {
         let (line, column) = at(&format!("\"{name}\""));

@@ -160,6 +160,7 @@ mod host;
 pub mod import;
 mod load;
 mod mcp_json;
+mod mcp_json_keys;
 mod model;
 mod oauth;
 mod permissions;

@@ -46,9 +46,18 @@ use crate::protocol::{AgentEvent, UiCommand};
 const MAX_EVENTS_PER_BATCH: usize = 512;
 const SHUTDOWN_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// How the console ended (an error is the `Err` beside it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The person quit, or the terminal's input ended.
+    Quit,
+    /// This signal asked it to end (its number).
+    Signal(i32),
+}
+
 /// Runs the console until the user quits (or a signal asks it to). Restores the terminal
 /// on every way out, including a panic.
-pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Result<()> {
+pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Result<Ending> {
     info.no_color |= !Theme::from_env().color;
     // Signals first: a SIGTERM arriving while the screen is being set up still restores it.
     let signals = terminal::Signals::new()?;
@@ -68,6 +77,7 @@ pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Resu
 enum Wake {
     Msg(Msg),
     Quit,
+    Signal(i32),
     Deadline,
 }
 
@@ -76,7 +86,7 @@ async fn event_loop(
     handle: &mut AgentHandle,
     info: ConsoleInfo,
     mut signals: terminal::Signals,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Ending> {
     let mut app = App::new(info, Instant::now());
     let mut limiter = FrameLimiter::default();
     // The layout reaches `update` through resize messages; the first one is the size now.
@@ -113,13 +123,14 @@ async fn event_loop(
                     Wake::Msg(Msg::AgentGone)
                 }
             },
-            _ = signals.recv() => Wake::Quit,
+            signal = signals.recv() => Wake::Signal(signal),
             _ = sleep_until(deadline), if deadline.is_some() => Wake::Deadline,
         };
 
         app.now = Instant::now();
         let msg = match wake {
-            Wake::Quit => return Ok(()),
+            Wake::Quit => return Ok(Ending::Quit),
+            Wake::Signal(signal) => return Ok(Ending::Signal(signal)),
             Wake::Deadline => Msg::Tick,
             Wake::Msg(m) => m,
         };
@@ -127,7 +138,7 @@ async fn event_loop(
         // mouse move does not. A tick only comes when a deadline fell due (spinner frame,
         // highlight ending) and always redraws.
         if apply(&mut app, msg, &mut limiter, handle) {
-            return Ok(());
+            return Ok(Ending::Quit);
         }
         // Fold whatever else the agent already sent into the same frame.
         for _ in 0..MAX_EVENTS_PER_BATCH {
@@ -137,14 +148,14 @@ async fn event_loop(
             match handle.events.try_recv() {
                 Ok(ev) => {
                     if apply(&mut app, Msg::Agent(ev), &mut limiter, handle) {
-                        return Ok(());
+                        return Ok(Ending::Quit);
                     }
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     agent_open = false;
                     if apply(&mut app, Msg::AgentGone, &mut limiter, handle) {
-                        return Ok(());
+                        return Ok(Ending::Quit);
                     }
                 }
             }

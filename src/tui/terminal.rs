@@ -1,5 +1,6 @@
 //! Taking and giving back the terminal: raw mode, alternate screen, bracketed paste and
-//! mouse capture on the way in; all of it undone on quit, on panic and on SIGTERM/SIGHUP.
+//! mouse capture on the way in; all of it undone on quit, on an error, on panic and on
+//! SIGINT, SIGTERM, SIGHUP and SIGQUIT.
 
 use std::io::{Stdout, Write, stdout};
 
@@ -90,12 +91,13 @@ fn install_panic_hook() {
     });
 }
 
-/// SIGTERM and SIGHUP end the console like a quit (terminal restored, agent shut down).
+/// The signals that end the console like a quit (terminal restored, agent shut down), then
+/// exit with 128 + the signal's number (decision 0067). SIGINT and SIGQUIT come from
+/// another process (`kill`), since the terminal is raw and Ctrl-C, Ctrl-\\ are keys; left
+/// to their default action they would end the process with the terminal still raw.
 pub struct Signals {
     #[cfg(unix)]
-    term: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    hup: tokio::signal::unix::Signal,
+    streams: Vec<(tokio::signal::unix::Signal, i32)>,
 }
 
 impl Signals {
@@ -103,22 +105,34 @@ impl Signals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
-            Ok(Signals {
-                term: signal(SignalKind::terminate())?,
-                hup: signal(SignalKind::hangup())?,
-            })
+            let mut streams = Vec::new();
+            for kind in [
+                SignalKind::interrupt(),
+                SignalKind::terminate(),
+                SignalKind::hangup(),
+                SignalKind::quit(),
+            ] {
+                streams.push((signal(kind)?, kind.as_raw_value()));
+            }
+            Ok(Signals { streams })
         }
         #[cfg(not(unix))]
         Ok(Signals {})
     }
 
-    pub async fn recv(&mut self) {
+    /// The number of the next signal that arrives.
+    pub async fn recv(&mut self) -> i32 {
         #[cfg(unix)]
-        tokio::select! {
-            _ = self.term.recv() => {},
-            _ = self.hup.recv() => {},
+        {
+            let arrivals = self.streams.iter_mut().map(|(stream, number)| {
+                Box::pin(async move {
+                    stream.recv().await;
+                    *number
+                })
+            });
+            futures::future::select_all(arrivals).await.0
         }
         #[cfg(not(unix))]
-        std::future::pending::<()>().await
+        std::future::pending::<i32>().await
     }
 }

@@ -1,11 +1,19 @@
 //! The real binary as a user runs it: `toolgate mcp …`, `toolgate -p …`, usage errors.
 
+use crate::support::fixture_server::fixture_file;
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn toolgate(workspace: &std::path::Path, args: &[&str]) -> Output {
+fn toolgate(workspace: &Path, args: &[&str]) -> Output {
+    toolgate_with(workspace, args, &[])
+}
+
+/// [`toolgate`] with more environment (a scenario for the scripted model, say).
+fn toolgate_with(workspace: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let state = workspace.join(".state");
     Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(workspace)
         .env("TOOLGATE_STATE_DIR", &state)
         .env("TOOLGATE_CONFIG_DIR", workspace.join(".config"))
@@ -125,6 +133,170 @@ fn config_errors_are_reported_and_the_rest_still_runs() {
     );
     // The embedded servers still load and work.
     assert!(stdout(&run).contains("Docs version"), "{}", stdout(&run));
+}
+
+/// `toolgate -p` on a scripted model that connects the fixture server `fx` and calls `tool`;
+/// the run's output.
+fn run_calling_fixture(tool: &str) -> Output {
+    let ws = tempfile::tempdir().unwrap();
+    let config = ws.path().join(".config");
+    std::fs::create_dir_all(&config).unwrap();
+    let script = fixture_file("fixture_server.py");
+    std::fs::write(
+        config.join("mcp.json"),
+        serde_json::json!({"mcpServers": {"fx": {"command": "python3", "args": [script]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let scenario = ws.path().join("scenario.json");
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "one call", "description": "connect fx, call a tool", "steps": [
+            {"id": "connect", "say": "Connecting.",
+             "tools": [{"name": "connect_mcp", "input": {"name": "fx"}}]},
+            {"id": "call", "after": "connect", "on": "ok", "say": "Calling.",
+             "tools": [{"name": format!("mcp__fx__{tool}"), "input": {"text": "hi"}}]},
+            {"id": "done", "after": "call", "say": "Carrying on without it."}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    toolgate_with(
+        ws.path(),
+        &[
+            "-p",
+            "go",
+            "--provider",
+            "scripted",
+            "--output-format",
+            "jsonl",
+            "--allow",
+            "mcp__fx",
+        ],
+        &[("TOOLGATE_SCENARIO", &scenario)],
+    )
+}
+
+/// Decision 0067: a server that crashes while connected fails the run (exit 1) even though
+/// the model read the error and finished its turn; the JSONL says which server and why.
+#[test]
+fn headless_run_whose_server_crashed_mid_run_exits_1() {
+    let crashed = run_calling_fixture("crash");
+    let text = stdout(&crashed);
+    assert_eq!(crashed.status.code(), Some(1), "{crashed:?}");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect();
+    let error = lines
+        .iter()
+        .find(|l| l["type"] == "error")
+        .unwrap_or_else(|| panic!("no error event in:\n{text}"));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the MCP server 'fx' stopped during the run"),
+        "{error}"
+    );
+    let last = lines.last().unwrap();
+    assert_eq!(
+        (&last["type"], &last["exit_code"]),
+        (&serde_json::json!("turn_finished"), &serde_json::json!(1)),
+        "{text}"
+    );
+
+    // The same run whose server stays up succeeds.
+    let fine = run_calling_fixture("echo");
+    assert_eq!(fine.status.code(), Some(0), "{fine:?}");
+}
+
+/// Issue 23, item 11: a server name given twice in one mcp.json is reported with the file,
+/// the name and the lines; the later definition is the one in force, as before.
+#[test]
+fn duplicate_server_key_is_reported_and_the_later_definition_wins() {
+    let ws = tempfile::tempdir().unwrap();
+    let config = ws.path().join(".config");
+    std::fs::create_dir_all(&config).unwrap();
+    let file = config.join("mcp.json");
+    std::fs::write(
+        &file,
+        "{\"mcpServers\": {\n  \"dup\": {\"type\": \"builtin\", \"server\": \"docs\"},\n  \"dup\": {\"type\": \"builtin\", \"server\": \"fs\"}\n}}\n",
+    )
+    .unwrap();
+    let status = toolgate(ws.path(), &["status"]);
+    assert!(status.status.success(), "{status:?}");
+    let all = format!(
+        "{}{}",
+        stdout(&status),
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let expected = format!(
+        "{}:3:3: server 'dup' is defined 2 times in this file (lines 2, 3); the last definition is used",
+        file.display()
+    );
+    assert!(all.contains(&expected), "{all}");
+    assert!(
+        all.lines()
+            .any(|l| l.trim_start().starts_with("dup") && l.contains("toolgate serve fs")),
+        "the later definition is in force:\n{all}"
+    );
+}
+
+/// Issue 23, item 11: a session record cut short (a full disk, a kill mid-write) costs only
+/// that record. Resuming the session appends on a new line, so every record written after
+/// the cut parses, the first (`resumed`) included.
+#[test]
+fn a_cut_session_record_does_not_corrupt_the_records_after_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let scenario = ws.path().join("scenario.json");
+    std::fs::write(
+        &scenario,
+        r#"{"name": "note", "description": "answers once", "steps": [{"id": "done", "say": "Noted."}]}"#,
+    )
+    .unwrap();
+    let env = [("TOOLGATE_SCENARIO", scenario.as_path())];
+    let first = toolgate_with(ws.path(), &["-p", "first", "--provider", "scripted"], &env);
+    assert!(first.status.success(), "{first:?}");
+    let sessions = ws.path().join(".state/sessions");
+    let log = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a session log");
+
+    // Cut the last record in half: no newline at the end any more.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let last_start = text.trim_end().rfind('\n').unwrap() + 1;
+    let cut = last_start + (text.len() - last_start) / 2;
+    std::fs::write(&log, &text[..cut]).unwrap();
+    let kept = text[..last_start].lines().count();
+
+    let second = toolgate_with(
+        ws.path(),
+        &["-p", "second", "--continue", "--provider", "scripted"],
+        &env,
+    );
+    assert!(second.status.success(), "{second:?}");
+    let after = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = after.lines().collect();
+    assert!(
+        lines[kept].starts_with(&text[last_start..cut]),
+        "the cut record stays as it was"
+    );
+    let new: Vec<serde_json::Value> = lines[kept + 1..]
+        .iter()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: a record after the cut: {l}"))
+        })
+        .collect();
+    assert_eq!(new[0]["type"], "resumed", "{after}");
+    assert!(
+        new.iter()
+            .any(|r| r["type"] == "message" && r["message"]["content"][0]["text"] == "second"),
+        "{after}"
+    );
 }
 
 /// A deny or ask rule that does not parse fails closed: `-p` does not start (exit 2, the

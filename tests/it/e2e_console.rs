@@ -222,6 +222,54 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
     screen.wait_exit(&mut child);
 }
 
+/// A signal from another process (the terminal is raw, so Ctrl-C is a key and never one)
+/// ends the console: the terminal is back in line mode with echo, the alternate screen was
+/// left, and the exit status is 128 + the signal's number (issue 23, item 3).
+fn signal_restores_the_terminal(signal: libc::c_int) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let workspace = tempfile::tempdir().expect("workspace tempdir");
+    let (mut child, screen, keys) = pty::spawn(command(home.path(), workspace.path()), ROWS, COLS);
+    screen.wait_text("scripted demo");
+    let raw = keys.line_modes();
+    assert!(!raw.canonical && !raw.echo, "the console runs raw: {raw:?}");
+
+    let pid = child.process_id().expect("toolgate pid");
+    // SAFETY: a plain syscall on the pid of our child, which has not been reaped.
+    unsafe { libc::kill(pid as libc::pid_t, signal) };
+    let status = screen.wait_exit(&mut child);
+
+    let modes = keys.line_modes();
+    assert!(
+        modes.canonical && modes.echo,
+        "signal {signal} left the terminal raw: {modes:?}"
+    );
+    assert!(
+        screen.wrote(b"\x1b[?1049l"),
+        "signal {signal}: the alternate screen was not left"
+    );
+    assert_eq!(
+        (status.signal(), status.exit_code()),
+        (None, 128 + signal as u32),
+        "signal {signal}: exit status {status:?}"
+    );
+}
+
+#[test]
+fn sigint_restores_the_terminal_and_exits_130() {
+    signal_restores_the_terminal(libc::SIGINT);
+}
+
+#[test]
+fn sigquit_restores_the_terminal_and_exits_131() {
+    signal_restores_the_terminal(libc::SIGQUIT);
+}
+
+#[test]
+fn sigterm_and_sighup_restore_the_terminal_and_exit_143_and_129() {
+    signal_restores_the_terminal(libc::SIGTERM);
+    signal_restores_the_terminal(libc::SIGHUP);
+}
+
 /// Resume (`toolgate -c`) brings back the whole transcript: the earlier turn's tool card
 /// and its result, not only the prompt and the reply.
 #[test]

@@ -46,8 +46,9 @@ mod conformance_server;
 mod interop;
 mod servers;
 
-// The command line, the policy files and undo.
+// The command line, the policy files, undo and the processes toolgate starts.
 mod cli;
+mod lifetime;
 mod mcp_manage;
 mod policy;
 mod undo;

@@ -2,6 +2,7 @@
 //! listed, and how it is closed. Its failures are worded here, the same for every request.
 
 use super::task_tools::TaskTools;
+use crate::children::GroupChild;
 use crate::mcp::auth::{self, Challenge};
 use crate::mcp::catalog::Catalog;
 use crate::mcp::errors;
@@ -26,7 +27,7 @@ pub(super) struct Connection {
     pub(super) name: String,
     pub(super) peer: Peer<RoleClient>,
     pub(super) service: tokio::sync::Mutex<Option<Service>>,
-    pub(super) child: tokio::sync::Mutex<Option<tokio::process::Child>>,
+    pub(super) child: tokio::sync::Mutex<Option<GroupChild>>,
     /// The current listing, prepared for the pool once per tools/list and shared from then on.
     pub(super) tools: Mutex<Arc<ServerTools>>,
     /// Resources, templates and prompts as last listed (`resources.rs`).
@@ -124,12 +125,12 @@ pub(super) async fn wait_closed(closed: &mut watch::Receiver<bool>) {
 }
 
 /// Stops a service and the process behind it (either may be gone already).
-pub(super) async fn shut(service: Option<Service>, child: Option<tokio::process::Child>) {
+pub(super) async fn shut(service: Option<Service>, child: Option<GroupChild>) {
     if let Some(mut service) = service {
         // Cancelling the service closes the transport, which closes the server's stdin.
         let _ = service.close_with_timeout(Duration::from_secs(2)).await;
     }
-    if let Some(mut child) = child {
-        stop_child(&mut child).await;
+    if let Some(child) = child {
+        stop_child(child).await;
     }
 }

@@ -45,21 +45,17 @@ impl McpHub {
             if connection.closing.load(Ordering::SeqCst) {
                 return;
             }
+            hub.inner.servers.note_lost(&connection);
             hub.inner.servers.forget(&connection);
-            let exit = {
-                let mut child = connection.child.lock().await;
-                match child.as_mut() {
-                    Some(child) => {
-                        match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
-                            Ok(Ok(status)) => Some(status.to_string()),
-                            _ => {
-                                let _ = child.kill().await;
-                                None
-                            }
-                        }
-                    }
-                    None => None,
+            // Whatever the server left running in its group is stopped with it.
+            let child = connection.child.lock().await.take();
+            let exit = match child {
+                Some(mut child) => {
+                    let status = child.wait_exit(Duration::from_secs(2)).await;
+                    child.terminate().await;
+                    status.map(|status| status.to_string())
                 }
+                None => None,
             };
             // Let the stderr reader drain what the process wrote before dying.
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -70,7 +70,7 @@ pub(super) type MakeClient<'a> = dyn Fn() -> HubClient + Send + Sync + 'a;
 /// A finished handshake: the service and what was made for it.
 struct Handshake {
     service: Service,
-    child: Option<tokio::process::Child>,
+    child: Option<crate::children::GroupChild>,
     closed: watch::Receiver<bool>,
     progress: ProgressRoutes,
     task_tools: TaskTools,
@@ -235,7 +235,7 @@ impl Launcher {
         let spawned = spawn_stdio(config, &self.workspace, &self.builtin_exe, &self.sandbox)
             .map_err(StartFailure::plain)?;
         stderr.spawn_reader(config.name.clone(), spawned.stderr);
-        let mut child = spawned.child;
+        let child = spawned.process;
         // Lines over the limit never reach rmcp (which would drop them silently): the
         // guard answers their request with an error naming the size and the limit.
         let limit = self.max_message_bytes;
@@ -253,12 +253,11 @@ impl Launcher {
             }),
             Err((e, retry)) => {
                 // Did it die on its own, or are we the ones stopping it?
-                let exited =
-                    match tokio::time::timeout(Duration::from_millis(100), child.wait()).await {
-                        Ok(Ok(status)) if !status.success() => Some(status),
-                        _ => None,
-                    };
-                stop_child(&mut child).await;
+                let exited = child
+                    .wait_exit(Duration::from_millis(100))
+                    .await
+                    .filter(|status| !status.success());
+                stop_child(child).await;
                 Err(match exited {
                     Some(s) => StartFailure {
                         reason: format!("server exited during the handshake ({s})"),

@@ -184,6 +184,13 @@ impl McpHub {
         self.inner.servers.status(name)
     }
 
+    /// Servers whose connection ended this session without toolgate closing it: they
+    /// crashed or exited on their own while connected. A server that never connected is
+    /// not among them.
+    pub fn lost_servers(&self) -> Vec<String> {
+        self.inner.servers.lost()
+    }
+
     /// The last lines of a server's stderr (empty for HTTP servers or never started).
     pub fn stderr_tail(&self, name: &str) -> Vec<String> {
         self.inner.servers.stderr_tail(name)

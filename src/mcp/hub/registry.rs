@@ -26,6 +26,9 @@ pub(super) struct Registry {
     relist_pending: Mutex<HashSet<String>>,
     /// Per server, so its handler and its calls' `input_required` rounds share one bound.
     elicitors: Mutex<HashMap<String, Elicitor>>,
+    /// Servers whose connection ended without toolgate closing it (a crash or an exit of
+    /// their own), in the order it happened, this session.
+    lost: Mutex<Vec<String>>,
     /// Status changes are reported here.
     events: mpsc::UnboundedSender<HubEvent>,
 }
@@ -46,6 +49,7 @@ impl Registry {
             lifecycle: Mutex::new(HashMap::new()),
             relist_pending: Mutex::new(HashSet::new()),
             elicitors: Mutex::default(),
+            lost: Mutex::default(),
             events,
         }
     }
@@ -134,6 +138,30 @@ impl Registry {
     }
 
     /// Takes exactly this connection out (a newer one under the same name stays).
+    /// Records that `connection` ended on its own; call before [`Registry::forget`].
+    pub(super) fn note_lost(&self, connection: &Connection) {
+        lock(&self.lost).push(connection.name.clone());
+    }
+
+    /// Servers whose connection ended on its own this session, including one whose end
+    /// the crash watch has not handled yet (its transport is closed, nobody closed it).
+    /// Connections are read before the record so a server moving from one to the other
+    /// meanwhile is seen in either.
+    pub(super) fn lost(&self) -> Vec<String> {
+        let unhandled: Vec<String> = lock(&self.connections)
+            .iter()
+            .filter(|c| *c.closed.borrow() && !c.closing.load(std::sync::atomic::Ordering::SeqCst))
+            .map(|c| c.name.clone())
+            .collect();
+        let mut lost = lock(&self.lost).clone();
+        for name in unhandled {
+            if !lost.contains(&name) {
+                lost.push(name);
+            }
+        }
+        lost
+    }
+
     pub(super) fn forget(&self, connection: &Arc<Connection>) {
         lock(&self.connections).retain(|c| !Arc::ptr_eq(c, connection));
     }

@@ -37,3 +37,22 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// The parent of `pid` as /proc shows it, while it exists.
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Waits (at most `within`) for `pid` to be gone; true if it is.
+pub fn gone_within(pid: u32, within: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + within;
+    while alive(pid) {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
+}

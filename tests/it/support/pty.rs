@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, ExitStatus, PtySize, native_pty_system};
+use portable_pty::{Child, CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
 
 /// How long a test waits for the screen to show something.
 pub const WAIT: Duration = Duration::from_secs(30);
@@ -19,6 +19,8 @@ pub struct Screen {
     /// Text is every row of the screen on a line of its own, even a row the terminal
     /// wrapped into the next (else as vt100 reads it: a wrapped row runs on).
     pub row_per_line: bool,
+    /// Every byte the program wrote to the terminal, escape sequences included.
+    pub raw: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Screen {
@@ -47,6 +49,12 @@ impl Screen {
         }
     }
 
+    /// Whether the program ever wrote `bytes` (an escape sequence, say) to the terminal.
+    pub fn wrote(&self, bytes: &[u8]) -> bool {
+        let raw = self.raw.lock().expect("raw lock");
+        raw.windows(bytes.len()).any(|w| w == bytes)
+    }
+
     pub fn wait_text(&self, needle: &str) {
         self.wait_for(&format!("{needle:?}"), |t| t.contains(needle));
     }
@@ -70,13 +78,37 @@ impl Screen {
     }
 }
 
-/// What the person types into the pty.
-pub struct Keys(Box<dyn Write + Send>);
+/// What the person types into the pty, and the pty's side of the terminal settings.
+pub struct Keys {
+    writer: Box<dyn Write + Send>,
+    master: Box<dyn MasterPty + Send>,
+}
+
+/// The terminal's line settings as the program left them (termios local modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineModes {
+    /// ICANON: lines are edited by the terminal (off in raw mode).
+    pub canonical: bool,
+    /// ECHO: typed keys are shown by the terminal (off in raw mode).
+    pub echo: bool,
+}
 
 impl Keys {
     pub fn press(&mut self, bytes: &[u8]) {
-        self.0.write_all(bytes).expect("write to pty");
-        self.0.flush().expect("flush pty");
+        self.writer.write_all(bytes).expect("write to pty");
+        self.writer.flush().expect("flush pty");
+    }
+
+    /// The pty's termios, read through the master (both ends share one line discipline).
+    pub fn line_modes(&self) -> LineModes {
+        let fd = self.master.as_raw_fd().expect("the pty master's fd");
+        // SAFETY: termios is plain data; tcgetattr only writes into the struct we pass.
+        let mut termios: libc::termios = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::tcgetattr(fd, &mut termios) }, 0, "tcgetattr");
+        LineModes {
+            canonical: termios.c_lflag & libc::ICANON != 0,
+            echo: termios.c_lflag & libc::ECHO != 0,
+        }
     }
 
     /// Types a line, waits until `screen` shows it, and submits it.
@@ -115,8 +147,9 @@ pub fn spawn(
     let child = pair.slave.spawn_command(cmd).expect("spawn toolgate");
     drop(pair.slave);
     let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+    let raw = Arc::new(Mutex::new(Vec::new()));
     let mut reader = pair.master.try_clone_reader().expect("pty reader");
-    let sink = Arc::clone(&parser);
+    let (sink, raw_sink) = (Arc::clone(&parser), Arc::clone(&raw));
     thread::spawn(move || {
         let mut buf = [0u8; 8192];
         while let Ok(n) = reader.read(&mut buf) {
@@ -124,12 +157,20 @@ pub fn spawn(
                 break;
             }
             sink.lock().expect("parser lock").process(&buf[..n]);
+            raw_sink
+                .lock()
+                .expect("raw lock")
+                .extend_from_slice(&buf[..n]);
         }
     });
-    let keys = Keys(pair.master.take_writer().expect("pty writer"));
+    let keys = Keys {
+        writer: pair.master.take_writer().expect("pty writer"),
+        master: pair.master,
+    };
     let screen = Screen {
         parser,
         row_per_line: false,
+        raw,
     };
     (child, screen, keys)
 }

@@ -105,7 +105,7 @@ fn tool_cards_show_outcomes_and_expand() {
             &mut app,
             AgentEvent::ToolCallStarted {
                 call_id: id.into(),
-                name: format!("tool_{id}"),
+                name: format!("tool_{id}").into(),
                 server: None,
                 input: json!({"path": "src/main.rs"}),
             },
