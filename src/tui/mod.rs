@@ -29,6 +29,7 @@ pub use components::transcript::state::{EntryKind, Scroll, ToolState};
 pub use effect::Effect;
 pub use layout::Focus;
 pub use limiter::{FRAME_INTERVAL, FrameLimiter};
+pub use terminal::TerminalGuard;
 pub use theme::Theme;
 pub use update::update;
 pub use view::view;

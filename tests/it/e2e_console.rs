@@ -254,6 +254,63 @@ fn signal_restores_the_terminal(signal: libc::c_int) {
     );
 }
 
+/// Runs examples/terminal_exits.rs (the console's own terminal guard) in a pty, lets it
+/// take the terminal, presses a key and checks that the way it ends (`panic` or `error`)
+/// gave the terminal back.
+fn exit_path_restores_the_terminal(how: &str) -> portable_pty::ExitStatus {
+    let example = std::env::current_exe()
+        .expect("test binary path")
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target dir")
+        .join("examples/terminal_exits");
+    if !example.is_file() {
+        // `cargo test` builds the examples; a run of this crate alone (`--test it`) does not.
+        let built = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--example", "terminal_exits"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo build --example terminal_exits");
+        assert!(
+            built.success(),
+            "cargo build --example terminal_exits: {built}"
+        );
+    }
+    let mut cmd = portable_pty::CommandBuilder::new(example);
+    cmd.arg(how);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+    screen.wait_text("ready");
+    let raw = keys.line_modes();
+    assert!(
+        !raw.canonical && !raw.echo,
+        "{how}: the terminal is raw: {raw:?}"
+    );
+    keys.press(b"x");
+    let status = screen.wait_exit(&mut child);
+    let modes = keys.line_modes();
+    assert!(
+        modes.canonical && modes.echo,
+        "{how} left the terminal raw: {modes:?}"
+    );
+    assert!(
+        screen.wrote(b"\x1b[?1049l"),
+        "{how}: the alternate screen was not left"
+    );
+    status
+}
+
+#[test]
+fn a_panic_restores_the_terminal() {
+    let status = exit_path_restores_the_terminal("panic");
+    assert_eq!(status.exit_code(), 101, "a panic's exit status: {status:?}");
+}
+
+#[test]
+fn an_error_return_restores_the_terminal() {
+    let status = exit_path_restores_the_terminal("error");
+    assert_eq!(status.exit_code(), 1, "an error's exit status: {status:?}");
+}
+
 #[test]
 fn sigint_restores_the_terminal_and_exits_130() {
     signal_restores_the_terminal(libc::SIGINT);
