@@ -136,30 +136,6 @@ fn kill_group(pgid: libc::pid_t) {
     children::signal_group(pgid, libc::SIGKILL);
 }
 
-/// Blocks until `pid` has exited, leaving it a zombie (WNOWAIT) so its pid stays reserved.
-fn wait_exited_unreaped(pid: libc::pid_t) -> io::Result<()> {
-    loop {
-        // SAFETY: siginfo_t is plain data for which all-zero is a valid value, and waitid
-        // only writes into the struct we pass.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-}
-
 /// Runs on a blocking thread: waits for the shell to exit, stops whatever it left running
 /// in its group, then reaps it (the reaper forgets the group first: its id is free after).
 fn wait_and_reap(
@@ -167,7 +143,7 @@ fn wait_and_reap(
     leader: Arc<Leader>,
     registration: Registration,
 ) -> io::Result<ExitStatus> {
-    let exited = wait_exited_unreaped(leader.pid);
+    let exited = children::wait_unreaped(leader.pid, true);
     let mut reaped = leader.reaped.lock().unwrap_or_else(PoisonError::into_inner);
     if exited.is_ok() {
         kill_group(leader.pid);

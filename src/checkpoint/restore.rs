@@ -17,19 +17,33 @@ pub(super) fn changes(
     if before == after {
         return Ok(Vec::new());
     }
-    let output = git.run(
+    Ok(parse_name_status(&diff_tree(
+        git,
+        "--name-status",
+        before,
+        after,
+    )?))
+}
+
+/// `git diff-tree` of two snapshots, NUL-separated, renames as a removal and an addition.
+fn diff_tree(
+    git: &Git,
+    format: &str,
+    before: &str,
+    after: &str,
+) -> Result<Vec<u8>, CheckpointError> {
+    Ok(git.run(
         &[
             "diff-tree",
             "-r",
             "-z",
             "--no-renames",
-            "--name-status",
+            format,
             before,
             after,
         ],
         None,
-    )?;
-    Ok(parse_name_status(&output))
+    )?)
 }
 
 /// The files that differ between two snapshots with both sides' mode and object id,
@@ -43,18 +57,7 @@ pub(super) fn raw_changes(
     if before == after {
         return Ok(Vec::new());
     }
-    let output = git.run(
-        &[
-            "diff-tree",
-            "-r",
-            "-z",
-            "--no-renames",
-            "--raw",
-            before,
-            after,
-        ],
-        None,
-    )?;
+    let output = diff_tree(git, "--raw", before, after)?;
     let mut files = parse_raw(&output);
     if let Some(only) = only {
         // A path named covers itself and, for a folder, what is in it.

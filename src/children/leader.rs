@@ -100,29 +100,39 @@ impl Drop for GroupChild {
 
 /// The exit status of `pid` if it has exited, without reaping it.
 fn exited_unreaped(pid: libc::pid_t) -> Option<ExitStatus> {
-    // SAFETY: siginfo_t is plain data for which all-zero is valid; waitid only writes
-    // into the struct we pass.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let rc = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    // With WNOHANG, a child still running leaves si_pid at 0.
-    // SAFETY: si_pid and si_status are valid to read for a SIGCHLD siginfo (all zero
-    // otherwise, from the zeroed struct).
-    if rc != 0 || unsafe { info.si_pid() } == 0 {
-        return None;
+    wait_unreaped(pid, false).ok().flatten()
+}
+
+/// Waits for `pid` (a child of this process) to exit and leaves it a zombie (WNOWAIT), so
+/// its pid, and the id of the group it leads, stay reserved until it is reaped. `block`:
+/// wait until it exits; otherwise `None` while it still runs.
+pub fn wait_unreaped(pid: libc::pid_t, block: bool) -> std::io::Result<Option<ExitStatus>> {
+    let flags = libc::WEXITED | libc::WNOWAIT | if block { 0 } else { libc::WNOHANG };
+    loop {
+        // SAFETY: siginfo_t is plain data for which all-zero is valid; waitid only writes
+        // into the struct we pass.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
+        if rc != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        // With WNOHANG, a child still running leaves si_pid at 0.
+        // SAFETY: si_pid and si_status are valid to read for a SIGCHLD siginfo (all zero
+        // otherwise, from the zeroed struct).
+        if unsafe { info.si_pid() } == 0 {
+            return Ok(None);
+        }
+        let status = unsafe { info.si_status() };
+        // Rebuild the wait status the way waitpid would report it.
+        let raw = match info.si_code {
+            libc::CLD_EXITED => (status & 0xff) << 8,
+            libc::CLD_DUMPED => status | 0x80,
+            _ => status,
+        };
+        return Ok(Some(ExitStatus::from_raw(raw)));
     }
-    let status = unsafe { info.si_status() };
-    // Rebuild the wait status the way waitpid would report it.
-    let raw = match info.si_code {
-        libc::CLD_EXITED => (status & 0xff) << 8,
-        libc::CLD_DUMPED => status | 0x80,
-        _ => status,
-    };
-    Some(ExitStatus::from_raw(raw))
 }

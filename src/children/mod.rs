@@ -17,5 +17,5 @@ mod leader;
 pub mod reaper;
 
 pub use group::{DeathSignal, detach, signal_group};
-pub use leader::GroupChild;
+pub use leader::{GroupChild, wait_unreaped};
 pub use reaper::Registration;
