@@ -2,6 +2,8 @@
 
 use std::process::{Command, Output};
 
+use crate::support::deploy_record;
+
 fn toolgate(workspace: &std::path::Path, args: &[&str]) -> Output {
     let state = workspace.join(".state");
     Command::new(env!("CARGO_BIN_EXE_toolgate"))
@@ -76,6 +78,8 @@ fn headless_demo_denies_the_deploy_unless_allowed() {
         "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow mcp__deploy__trigger"
     );
     assert_eq!(lines.last().unwrap()["type"], "turn_finished");
+    // The far side: the deploy server never ran the trigger.
+    deploy_record::assert_none(ws.path());
 
     let allowed = toolgate(
         ws.path(),
@@ -84,8 +88,10 @@ fn headless_demo_denies_the_deploy_unless_allowed() {
     assert_eq!(allowed.status.code(), Some(0), "{allowed:?}");
     let text = stdout(&allowed);
     assert!(text.contains("Successful deployment of web v1"), "{text}");
-    // The deploy record is in the workspace, so status survives restarts.
+    // The deploy record is in the workspace, so status survives restarts: the one
+    // deployment the allowed run made.
     assert!(ws.path().join(".toolgate/deployments.json").is_file());
+    deploy_record::assert_one_of(ws.path(), "web");
 }
 
 #[test]

@@ -4,6 +4,8 @@
 use std::path::Path;
 
 use serde_json::Value;
+
+use crate::deploy_record;
 use toolgate::agent::ResumeFrom;
 use toolgate::cli::bootstrap::{self, FrontEnd};
 use toolgate::headless::{self, HeadlessOptions, JsonlEvent, OutputFormat};
@@ -161,6 +163,8 @@ async fn demo_in_jsonl_denies_the_trigger_without_allow() {
     assert_eq!(last["type"], "turn_finished");
     assert_eq!(last["exit_code"], 0);
     assert_eq!(last["cancelled"], false);
+    // The far side: the deploy server never ran the trigger.
+    deploy_record::assert_none(workspace.path());
 
     // The session log has the decision with the policy's audit record.
     let id = start["session_id"].as_str().unwrap();
@@ -217,6 +221,8 @@ async fn demo_runs_the_trigger_with_allow() {
         assert_eq!(serde_json::to_string(&event).unwrap(), line);
     }
     assert_eq!(events.last().unwrap()["type"], "turn_finished");
+    // The far side: the deploy server ran exactly this one deployment.
+    deploy_record::assert_one_of(workspace.path(), "web");
 }
 
 #[tokio::test]
@@ -230,6 +236,7 @@ async fn text_output_prints_the_answer_on_stdout_and_activity_on_stderr() {
         err.contains("[denied] mcp__deploy__trigger: Permission denied: approval is unavailable"),
         "{err}"
     );
+    deploy_record::assert_none(workspace.path());
 }
 
 #[tokio::test]

@@ -9,5 +9,9 @@
 #[path = "../it/support/fixture_server.rs"]
 mod fixture_server;
 
+/// Shared with tests/it (its `support::deploy_record`).
+#[path = "../it/support/deploy_record.rs"]
+mod deploy_record;
+
 mod faults;
 mod headless;
