@@ -48,6 +48,7 @@ mod servers;
 
 // The command line, the policy files and undo.
 mod cli;
+mod headless;
 mod mcp_manage;
 mod policy;
 mod undo;
