@@ -69,7 +69,7 @@ impl Screen {
                 let lit = cells
                     .iter()
                     .any(|c| c.inverse() && !c.contents().trim().is_empty());
-                (text.contains("[n] ") && lit) || text.contains("▶ ")
+                (has_choice_button(&text) && lit) || text.contains("▶ ")
             })
         });
     }
@@ -108,6 +108,14 @@ impl Screen {
             thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// True when `row` holds a choice button like `[y] ` (a key in brackets, then a space).
+fn has_choice_button(row: &str) -> bool {
+    let chars: Vec<char> = row.chars().collect();
+    chars
+        .windows(4)
+        .any(|w| w[0] == '[' && w[1].is_ascii_alphanumeric() && w[2] == ']' && w[3] == ' ')
 }
 
 /// What the person types into the pty.

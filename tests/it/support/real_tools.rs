@@ -50,7 +50,6 @@ pub fn definition(server: &str, tool: &str) -> Value {
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
     let listed = response(2);
-    drop(send);
     drop(stdin); // end of input: the server exits
     let _ = child.wait();
     listed["result"]["tools"]
