@@ -733,10 +733,13 @@ mod console_path {
             .await
             .unwrap();
         // The turn runs to its end while the sign-in question stays unanswered: the agent
-        // is told remote waits for a sign-in, and docs connects meanwhile.
+        // is told remote waits for a sign-in, and docs connects meanwhile. The question
+        // comes from the hub on its own schedule, so it may reach the inbox after the turn
+        // ended: wait for both (a missing question is caught by `next`'s bound).
         let mut question = None;
         let mut docs_ready = false;
-        loop {
+        let mut turn_finished = false;
+        while !(turn_finished && question.is_some()) {
             let event = next(&mut handle.events).await;
             transcript.push(format!("{event:?}"));
             match event {
@@ -751,7 +754,7 @@ mod console_path {
                 } if call_id == "c1" => {
                     assert!(output.contains("sign in needed"), "{output}");
                 }
-                AgentEvent::TurnFinished { .. } => break,
+                AgentEvent::TurnFinished { .. } => turn_finished = true,
                 _ => {}
             }
         }
