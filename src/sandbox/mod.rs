@@ -345,9 +345,8 @@ mod tests {
         assert!(profile.deny.contains(&PathBuf::from("/fake/home/.ssh")));
         assert!(profile.deny.contains(&PathBuf::from("/fake/home/.aws")));
         assert!(profile.deny.contains(&PathBuf::from("/srv/secrets")));
-        if let Some(state) = crate::paths::state_dir() {
-            assert!(profile.deny.contains(&state));
-        }
+        let state = crate::paths::state_dir().expect("a state dir (HOME is set in tests)");
+        assert!(profile.deny.contains(&state), "{state:?}");
         assert_eq!(profile.writable[0], PathBuf::from("/w"));
         assert!(profile.writable.contains(&std::env::temp_dir()));
         assert!(profile.writable.contains(&PathBuf::from("/opt/cache")));

@@ -506,7 +506,9 @@ mod tests {
 
     #[test]
     fn hit_line_points_at_the_snippet_in_the_file() {
-        for hit in search("deny ask allow precedence", 5) {
+        let hits = search("deny ask allow precedence", 5);
+        assert!(!hits.is_empty(), "the query finds nothing to check");
+        for hit in hits {
             let page = PAGES.iter().find(|p| p.file == hit.page).unwrap();
             let line = page.text.lines().nth(hit.line - 1).unwrap();
             let head: String = hit.snippet.chars().take(30).collect();

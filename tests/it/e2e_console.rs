@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use portable_pty::CommandBuilder;
 
+use crate::support::deploy_record;
 use crate::support::process::{alive, children_of};
 use crate::support::pty;
 
@@ -46,12 +47,15 @@ fn deploy_is_asked_denied_and_quit_leaves_nothing_running() {
         !servers.is_empty(),
         "no server child while the deploy is pending"
     );
-    // Keys in the first moments of a modal are swallowed (the guard window).
-    thread::sleep(Duration::from_millis(400));
+    // Keys in the first moments of a modal are swallowed (the guard window): wait until
+    // the modal shows it takes keys.
+    screen.wait_modal_armed("the permission modal to take keys");
     keys.press(b"n");
     screen.wait_for("the denial in the conversation", |t| {
         t.contains("Permission denied") && !t.contains("Permission required")
     });
+    // The far side: the deploy server never ran the trigger.
+    deploy_record::assert_none(workspace.path());
 
     keys.press(b"\x04");
     let status = screen.wait_exit(&mut child);
@@ -166,8 +170,9 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
             && t.contains("the server asks, not the model")
             && t.contains("Release name *:")
     });
-    // Keys in the first moments of a modal are swallowed (the guard window).
-    thread::sleep(Duration::from_millis(400));
+    // Keys in the first moments of a modal are swallowed (the guard window): wait until
+    // the form shows its focused field.
+    screen.wait_modal_armed("the form to take keys");
     keys.press(b"v2.1");
     screen.wait_text("Release name *: v2.1");
     keys.press(b"\t\x7f9");
@@ -192,9 +197,18 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
 
     // Ten questions at once: eight wait in the inbox, two are refused with the reason at
     // once; Esc declines the eight one by one, and the call finishes.
-    screen.wait_text("· 1 of 8");
-    for _ in 0..8 {
-        thread::sleep(Duration::from_millis(300));
+    // Every request shown restarts the guard window, so each Esc waits until the next
+    // request is on screen (the count went down) and takes keys (its focused field shows).
+    for waiting in (1..=8).rev() {
+        let shown = format!("the request with {waiting} waiting, taking keys");
+        screen.wait_for(&shown, |t| {
+            let counted = if waiting > 1 {
+                t.contains(&format!(" of {waiting}"))
+            } else {
+                !t.contains(" of 2") && t.contains("An MCP server asks you to fill in a form")
+            };
+            counted && t.contains("▶ ")
+        });
         keys.press(b"\x1b");
     }
     screen.wait_text("Result: received:");

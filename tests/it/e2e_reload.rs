@@ -50,7 +50,7 @@ fn edits_of_mcp_json_reach_the_running_console() {
     // Connect it (a project server: asked first), then remove it from the file.
     keys.press(b"/connect extra\r");
     screen.wait_text("Start a project server?");
-    thread::sleep(Duration::from_millis(400)); // the dialog's guard window
+    screen.wait_modal_armed("the dialog to take keys (after its guard window)");
     keys.press(b"y");
     screen.wait_text("mcp__extra__search");
     screen.wait_text("extra ● ready · 2 tools");

@@ -5,8 +5,6 @@
 
 use crate::support::fixture_server::fixture_file;
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::Duration;
 
 use crate::support::pty;
 
@@ -66,8 +64,9 @@ fn the_person_approves_a_sampling_request_and_the_server_gets_the_models_text() 
             && t.contains("Please summarize: apples and pears")
             && t.contains("100 (toolgate's cap: 4096)")
     });
-    // Keys in the first moments of a modal are swallowed (the guard window).
-    thread::sleep(Duration::from_millis(400));
+    // Keys in the first moments of a modal are swallowed (the guard window): wait until
+    // the modal shows it takes keys.
+    screen.wait_modal_armed("the sampling request to take keys");
     keys.press(b"y");
 
     screen.wait_for("the server's answer in the conversation", |t| {

@@ -292,9 +292,9 @@ async fn a_call_does_not_time_out_while_its_server_waits_for_the_person() {
             cwd: None,
         },
         source: ConfigSource::Embedded,
-        // Long enough that a loaded machine still delivers the server's question within
-        // it; the wait below is what must outlive it.
-        call_timeout_ms: 1000,
+        // The server's question must arrive within it (the call's clock starts when it is
+        // sent), so it is generous for a loaded machine; the wait below outlives it.
+        call_timeout_ms: 3000,
         sandbox: Default::default(),
         pool: Default::default(),
         always_load: false,
@@ -326,8 +326,12 @@ async fn a_call_does_not_time_out_while_its_server_waits_for_the_person() {
         panic!("{:?}", question.ask)
     };
     assert_eq!(form.fields[0].label(), "Release name");
-    // Two and a half times the call's timeout.
-    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    // Twice the call's timeout: a call that timed out meanwhile would end with an error.
+    tokio::time::sleep(std::time::Duration::from_millis(6000)).await;
+    assert!(
+        !call.is_finished(),
+        "the call ended while the person was asked"
+    );
     let content = json!({"name": "late", "region": "eu"});
     question.answer(ElicitationReply::Accept(
         content.as_object().unwrap().clone(),

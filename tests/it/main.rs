@@ -12,6 +12,7 @@ mod support;
 
 // The console: views and keys in-process, then the real binary in a pseudo-terminal.
 mod e2e_console;
+mod e2e_gate;
 mod e2e_reload;
 mod e2e_resources;
 mod e2e_sampling;
@@ -48,6 +49,7 @@ mod servers;
 
 // The command line, the policy files, undo and the processes toolgate starts.
 mod cli;
+mod headless;
 mod lifetime;
 mod mcp_manage;
 mod policy;

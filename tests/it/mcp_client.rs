@@ -173,7 +173,9 @@ async fn crash_mid_call_reports_exit_and_stderr_then_reconnects() {
 #[tokio::test]
 async fn hang_times_out_and_server_stays_usable() {
     let mut config = fixture("sleepy", &[]);
-    config.call_timeout_ms = 400;
+    // The hang never answers, so any limit ends it; the limit also bounds the echo after
+    // it, so it is generous (a loaded machine must not turn the echo into a timeout).
+    config.call_timeout_ms = 3000;
     let (hub, _rx) = hub_with(vec![config]);
     bounded(hub.connect("sleepy")).await.unwrap();
     let err = bounded(hub.call("sleepy", "hang", json!({}), None, CancellationToken::new()))
@@ -213,8 +215,20 @@ async fn progress_then_cancel_drops_late_messages() {
     let result = bounded(call).await.unwrap();
     assert!(matches!(result, Err(McpError::Cancelled)), "{result:?}");
     // The fixture answers the cancelled request with more progress and a result; neither
-    // may reach us, and the connection keeps working.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // may reach us, and the connection keeps working. It says on stderr once it has sent
+    // them; a call after that is answered after them on its stdout, so once the echo is
+    // back the hub has handled both, and what reached the channel is all there will be.
+    bounded(async {
+        while !hub
+            .stderr_tail("slowpoke")
+            .iter()
+            .any(|l| l.contains("late messages sent"))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(echo(&hub, "slowpoke").await, "echo: hi");
     while let Ok(update) = prx.try_recv() {
         assert_ne!(
             update.message.as_deref(),

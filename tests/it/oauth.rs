@@ -226,10 +226,15 @@ async fn tokens_are_refreshed_before_expiry_and_after_a_401_without_a_new_sign_i
     assert_eq!(login.code, 0, "{login:?}");
     let after_login = rs.presented.lock().unwrap().len();
     let before = auth.state.refreshes();
+    // Tokens issued from now on live an hour: the refreshed token cannot run short while
+    // a slow machine starts the next command, so each refresh below has one cause.
+    auth.state.set_token_lifetime(Duration::from_secs(3600));
 
     // The token runs out: the next command refreshes it before using it, so the server
-    // never sees an expired token.
-    tokio::time::sleep(lifetime + Duration::from_millis(100)).await;
+    // never sees an expired token. Wait until the server says the signed-in token has
+    // expired, then a margin past its lifetime as the client counts it.
+    auth.state.wait_until_all_expired().await;
+    tokio::time::sleep(lifetime / 2).await;
     let call = machine
         .toolgate(&["mcp", "call", "remote", "get_version", "{}"], &[])
         .await;
@@ -279,7 +284,10 @@ async fn a_rejected_refresh_shows_as_refresh_failed() {
     let login = machine.toolgate(&["mcp", "login", "remote"], &[]).await;
     assert_eq!(login.code, 0, "{login:?}");
     let before = auth.state.refreshes();
-    tokio::time::sleep(lifetime + Duration::from_millis(100)).await;
+    // Wait until the server says the token has expired, then a margin past its lifetime
+    // as the client counts it (it received the token a moment after the server issued it).
+    auth.state.wait_until_all_expired().await;
+    tokio::time::sleep(lifetime / 2).await;
     let list = machine.toolgate(&["mcp", "list"], &[]).await;
     assert!(
         list.stdout.contains(
@@ -514,8 +522,10 @@ async fn a_misbehaving_authorization_server_ends_in_a_readable_failure() {
                 "{misbehaviour:?}: {part:?} not in {run:?}"
             );
         }
+        // It ended on the fault, not by waiting out the sign-in limit (20 s here); no
+        // wall-clock bound, which a loaded machine would break.
         assert!(
-            run.took < Duration::from_secs(20),
+            !run.stdout.contains("nobody completed the sign-in"),
             "{misbehaviour:?}: {run:?}"
         );
         // Whatever went wrong, no usable token was kept.
@@ -545,7 +555,8 @@ async fn a_sign_in_nobody_completes_ends_after_the_limit_and_showed_the_url() {
         "{run:?}"
     );
     assert!(run.stderr.contains("/authorize?"), "{run:?}");
-    assert!(run.took < Duration::from_secs(15), "{run:?}");
+    // The message names the configured 2 s, not the 20 s the other runs get: the limit that
+    // ended it is the one given (a hang is caught by the harness's own bound).
     assert!(
         auth.state.authorizations().is_empty(),
         "--no-browser opened nothing"
@@ -722,10 +733,13 @@ mod console_path {
             .await
             .unwrap();
         // The turn runs to its end while the sign-in question stays unanswered: the agent
-        // is told remote waits for a sign-in, and docs connects meanwhile.
+        // is told remote waits for a sign-in, and docs connects meanwhile. The question
+        // comes from the hub on its own schedule, so it may reach the inbox after the turn
+        // ended: wait for both (a missing question is caught by `next`'s bound).
         let mut question = None;
         let mut docs_ready = false;
-        loop {
+        let mut turn_finished = false;
+        while !(turn_finished && question.is_some()) {
             let event = next(&mut handle.events).await;
             transcript.push(format!("{event:?}"));
             match event {
@@ -740,7 +754,7 @@ mod console_path {
                 } if call_id == "c1" => {
                     assert!(output.contains("sign in needed"), "{output}");
                 }
-                AgentEvent::TurnFinished { .. } => break,
+                AgentEvent::TurnFinished { .. } => turn_finished = true,
                 _ => {}
             }
         }

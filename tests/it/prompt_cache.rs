@@ -473,6 +473,18 @@ async fn a_30_turn_session_with_10_servers_is_mostly_served_from_the_prompt_cach
             now.total
         );
         assert_eq!(before.read, 0, "no breakpoints, nothing cached");
+        // That baseline is empty by construction; what makes the difference is that the
+        // requests as sent carry breakpoints, every one of them.
+        for (i, body) in bodies.iter().enumerate() {
+            assert!(
+                body.to_string().contains("\"cache_control\""),
+                "{label}: request {i} has no cache breakpoint"
+            );
+        }
+        assert!(
+            now.read > before.read,
+            "{label}: the breakpoints are what is served"
+        );
         assert!(
             share(now.read, now.total) > floor,
             "{label}: only {:.3} served from the cache",

@@ -17,9 +17,11 @@ use toolgate::settings::{ServerConfig, ServerTransport};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// Tests that read this process's resident memory must not overlap with each other (cargo
-/// test runs a file's tests as threads of one process; nextest runs one per process).
-static MEMORY_SENSITIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// The test that measures this process's resident memory runs alone (cargo test runs a
+/// binary's tests as threads of one process; nextest runs one per process): it holds this
+/// for writing, the test that allocates 50 MB too, and every other test of this binary
+/// holds it for reading, so none allocates beside the measurement.
+static MEMORY_SENSITIVE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
 fn faulty(name: &str) -> ServerConfig {
     fixture(name, &[("FIXTURE_FAULT_TOOLS", "1")])
@@ -92,7 +94,7 @@ fn assemble(hub: &McpHub) -> Result<pool::Pool, pool::PoolError> {
 
 #[tokio::test]
 async fn fifty_megabyte_result_arrives_whole_in_bounded_time() {
-    let _memory = MEMORY_SENSITIVE.lock().await;
+    let _memory = MEMORY_SENSITIVE.write().await;
     let (hub, _rx) = hub_with(vec![fixture("huge", &[])]);
     bounded(hub.connect("huge")).await.unwrap();
     let out = call(&hub, "huge", "big", json!({ "bytes": 50_000_000 }))
@@ -109,7 +111,7 @@ async fn fifty_megabyte_result_arrives_whole_in_bounded_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notification_flood_during_a_call_completes_with_bounded_memory() {
-    let _memory = MEMORY_SENSITIVE.lock().await;
+    let _memory = MEMORY_SENSITIVE.write().await;
     let (hub, mut rx) = hub_with(vec![faulty("chatty")]);
     bounded(hub.connect("chatty")).await.unwrap();
     // The agent drains hub events as they come; count the flood's log lines like it would.
@@ -172,6 +174,7 @@ async fn notification_flood_during_a_call_completes_with_bounded_memory() {
 /// each notification on its own task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flooded_progress_reaches_the_caller_in_order() {
+    let _beside = MEMORY_SENSITIVE.read().await;
     let (hub, _rx) = hub_with(vec![faulty("ordered")]);
     bounded(hub.connect("ordered")).await.unwrap();
     let (ptx, mut prx) = mpsc::unbounded_channel::<ProgressUpdate>();
@@ -202,6 +205,7 @@ async fn flooded_progress_reaches_the_caller_in_order() {
 
 #[tokio::test]
 async fn dotted_unicode_and_long_names_are_valid_unique_and_called_raw() {
+    let _beside = MEMORY_SENSITIVE.read().await;
     let a128 = "a".repeat(128);
     let dotted128 = format!("{}{}", "ns.".repeat(42), "xy");
     let twin_one = format!("{}.one", "x".repeat(120));
@@ -277,6 +281,7 @@ async fn dotted_unicode_and_long_names_are_valid_unique_and_called_raw() {
 /// the pool; the server connects and its other tools, and the other servers, stay callable.
 #[tokio::test]
 async fn non_object_schemas_leave_out_those_tools_while_the_rest_stay_callable() {
+    let _beside = MEMORY_SENSITIVE.read().await;
     let (hub, _rx) = hub_with(vec![
         fixture("good", &[]),
         fixture(
@@ -335,6 +340,7 @@ async fn non_object_schemas_leave_out_those_tools_while_the_rest_stay_callable()
 /// server connects with the rest (issue 23; before, the connect failed).
 #[tokio::test]
 async fn schema_that_is_not_a_json_object_leaves_out_that_tool() {
+    let _beside = MEMORY_SENSITIVE.read().await;
     let (hub, _rx) = hub_with(vec![
         fixture("good", &[]),
         fixture(
@@ -363,6 +369,7 @@ async fn schema_that_is_not_a_json_object_leaves_out_that_tool() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_and_stale_ids_interleaved_with_real_answers_route_correctly() {
+    let _beside = MEMORY_SENSITIVE.read().await;
     let (hub, _rx) = hub_with(vec![faulty("stray")]);
     bounded(hub.connect("stray")).await.unwrap();
     // Some answered ids for the server to repeat as stale duplicates.
@@ -403,6 +410,7 @@ async fn unknown_and_stale_ids_interleaved_with_real_answers_route_correctly() {
 
 #[tokio::test]
 async fn server_that_closes_stdout_but_keeps_running_is_failed_not_hung() {
+    let _beside = MEMORY_SENSITIVE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
     let mut config = faulty("mute");
@@ -452,6 +460,7 @@ async fn server_that_closes_stdout_but_keeps_running_is_failed_not_hung() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_servers_crashing_at_once_leave_the_rest_of_the_pool_working() {
+    let _beside = MEMORY_SENSITIVE.read().await;
     let victims = ["v1", "v2", "v3"];
     let survivors = ["s1", "s2", "s3"];
     let configs = victims

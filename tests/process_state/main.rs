@@ -1,8 +1,7 @@
-//! Tests that set or measure state of their whole process, in a test binary of their own
-//! (tests/it runs everything else as threads of one process): the headless tests set
-//! toolgate's environment variables (its executable, state and config dirs) for the process,
-//! and the fault tests measure the process's resident memory during a notification flood,
-//! which other tests allocating beside them would skew.
+//! Tests that measure state of their whole process, in a test binary of their own (tests/it
+//! runs everything else as threads of one process): the fault tests measure the process's
+//! resident memory during a notification flood, which other tests allocating beside them
+//! would skew (within this binary they take turns, see `faults::MEMORY_SENSITIVE`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 
 /// Shared with tests/it (its `support::fixture_server`).
@@ -10,4 +9,3 @@
 mod fixture_server;
 
 mod faults;
-mod headless;

@@ -34,23 +34,29 @@ fn base() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("sandbox-{}", std::process::id()))
 }
 
-/// Process-wide environment, the same values for every test (they run in parallel in this
-/// process): a provider key and a service token that must not reach tools, and a state
-/// dir of our own.
+/// Process-wide environment, the same values for every test: a provider key and a service
+/// token that must not reach tools, and a state dir of our own. The library under test
+/// reads them from this process (bash gets its environment from toolgate's own), so they
+/// cannot be passed per child here; they are set exactly once, by the first test, while
+/// every other test waits in the `Once` (each calls this first, before it reads the
+/// environment or starts a process), so no test runs beside a `set_var`.
 fn environment() {
-    std::fs::create_dir_all(base().join("state")).unwrap();
-    std::fs::create_dir_all(base().join("tmp")).unwrap();
-    // SAFETY: every test sets the same values before it starts any thread of its own.
-    unsafe {
-        // The temp dir is writable for sandboxed commands. A checkout under /tmp would
-        // put the "outside" folders, the fake homes and the state dir inside it, so the
-        // tests get a temp dir of their own beside them instead.
-        std::env::set_var("TMPDIR", base().join("tmp"));
-        std::env::set_var("ANTHROPIC_API_KEY", PROVIDER_KEY);
-        std::env::set_var("MY_SERVICE_TOKEN", "svc-token-value");
-        std::env::set_var("TOOLGATE_STATE_DIR", base().join("state"));
-        std::env::set_var("TOOLGATE_EXE", env!("CARGO_BIN_EXE_toolgate"));
-    }
+    static SET: std::sync::Once = std::sync::Once::new();
+    SET.call_once(|| {
+        std::fs::create_dir_all(base().join("state")).unwrap();
+        std::fs::create_dir_all(base().join("tmp")).unwrap();
+        // SAFETY: this runs once, while every other test is blocked above (see the doc).
+        unsafe {
+            // The temp dir is writable for sandboxed commands. A checkout under /tmp would
+            // put the "outside" folders, the fake homes and the state dir inside it, so the
+            // tests get a temp dir of their own beside them instead.
+            std::env::set_var("TMPDIR", base().join("tmp"));
+            std::env::set_var("ANTHROPIC_API_KEY", PROVIDER_KEY);
+            std::env::set_var("MY_SERVICE_TOKEN", "svc-token-value");
+            std::env::set_var("TOOLGATE_STATE_DIR", base().join("state"));
+            std::env::set_var("TOOLGATE_EXE", env!("CARGO_BIN_EXE_toolgate"));
+        }
+    });
 }
 
 /// A fresh folder under [`base`] (not writable for sandboxed commands).

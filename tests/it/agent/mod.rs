@@ -867,8 +867,8 @@ fn without_sandbox(c: &mut AgentConfig) {
 async fn without_a_sandbox_every_bash_call_asks_showing_why() {
     let mut h = start(
         vec![
-            bash("a", json!({"command": "echo unconfined"})),
-            bash("b", json!({"command": "echo again"})),
+            bash("a", json!({"command": "touch ran-a; echo unconfined"})),
+            bash("b", json!({"command": "touch ran-b; echo again"})),
             final_text("done"),
         ],
         without_sandbox,
@@ -893,20 +893,26 @@ async fn without_a_sandbox_every_bash_call_asks_showing_why() {
         .await;
     assert_eq!(
         asked,
-        vec!["unsandboxed:echo unconfined", "unsandboxed:echo again"],
+        vec![
+            "unsandboxed:touch ran-a; echo unconfined",
+            "unsandboxed:touch ran-b; echo again"
+        ],
         "an ordinary command asks too: nothing runs unconfined silently"
     );
     let done = finished(&events);
     assert_eq!(done[0].0, ToolOutcome::Ok, "{}", done[0].1);
     assert!(done[0].1.contains("unconfined"), "{}", done[0].1);
     assert_eq!(done[1].0, ToolOutcome::Denied, "{}", done[1].1);
+    // The far side: the approved command ran, the denied one never started.
+    assert!(h.workspace.path().join("ran-a").exists());
+    assert!(!h.workspace.path().join("ran-b").exists());
 }
 
 #[tokio::test]
 async fn without_a_sandbox_headless_refuses_bash_saying_why() {
     let mut h = start(
         vec![
-            bash("a", json!({"command": "echo unconfined"})),
+            bash("a", json!({"command": "touch ran; echo unconfined"})),
             final_text("done"),
         ],
         |c| {
@@ -922,6 +928,10 @@ async fn without_a_sandbox_headless_refuses_bash_saying_why() {
             ToolOutcome::Denied,
             "Permission denied: the sandbox is unavailable (forced for the test); running a command outside the sandbox needs a person's approval, which non-interactive mode cannot give".to_string()
         )]
+    );
+    assert!(
+        !h.workspace.path().join("ran").exists(),
+        "the refused command ran"
     );
 }
 

@@ -2,6 +2,7 @@
 //! grows during a turn, the person's answers to asks, and project servers.
 
 use super::*;
+use crate::support::deploy_record;
 
 fn start_with_servers(replies: Vec<Reply>, adjust: impl FnOnce(&mut AgentConfig)) -> Harness {
     let workspace = tempfile::tempdir().unwrap();
@@ -200,6 +201,13 @@ async fn ask_answers_decide_each_call() {
     ];
     let got: Vec<Decider> = deciders.into_iter().map(|(_, d)| d).collect();
     assert_eq!(got, expected);
+    // The far side: the deploy server ran web once (the two denied calls never reached
+    // it, and the unknown service failed before running) and api twice.
+    let ran: Vec<String> = deploy_record::deployments(h.workspace.path())
+        .iter()
+        .map(|d| d["service"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ran, vec!["web", "api", "api"]);
 }
 
 #[tokio::test]
@@ -247,6 +255,7 @@ async fn an_unanswered_question_expires_into_a_denial_recorded_as_expired() {
                 && record.decider == Decider::Expired { asked_by: "mcp__deploy__trigger".into() }))
     );
     assert!(request.is_withdrawn(), "the agent stopped waiting");
+    deploy_record::assert_none(h.workspace.path());
 }
 
 #[tokio::test]
@@ -288,6 +297,7 @@ async fn cancel_while_asking_gives_a_cancelled_result() {
         "the agent stopped waiting for the answer"
     );
     assert_eq!(h.requests().len(), 2);
+    deploy_record::assert_none(h.workspace.path());
 }
 
 #[tokio::test]
@@ -321,6 +331,7 @@ async fn headless_turns_an_ask_into_a_denial_naming_the_allow_rule() {
             if call_id == "t"
                 && record.decision == Permit::Deny
                 && record.decider == Decider::Headless { asked_by: "mcp__deploy__trigger".into() })));
+    deploy_record::assert_none(h.workspace.path());
 }
 
 #[tokio::test]
@@ -362,6 +373,8 @@ async fn allow_always_writes_a_rule_and_stops_asking() {
         outcomes,
         vec![ToolOutcome::Ok, ToolOutcome::Ok, ToolOutcome::Ok]
     );
+    // Both calls reached the deploy server.
+    assert_eq!(deploy_record::deployments(h.workspace.path()).len(), 2);
 }
 
 #[cfg(unix)]

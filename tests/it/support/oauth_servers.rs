@@ -126,6 +126,8 @@ struct Books {
     tokens: HashMap<String, Token>,
     refresh: HashMap<String, (String, String, Vec<String>)>,
     seen: Vec<Seen>,
+    /// Set by a test to change the lifetime of tokens issued from then on.
+    lifetime: Option<Duration>,
 }
 
 pub struct AsState {
@@ -169,6 +171,26 @@ impl AsState {
             .collect()
     }
 
+    /// Tokens issued from now on live `lifetime` (those already issued keep theirs).
+    pub fn set_token_lifetime(&self, lifetime: Duration) {
+        self.books.lock().unwrap().lifetime = Some(lifetime);
+    }
+
+    /// Waits until every access token issued so far has expired (by this server's clock).
+    pub async fn wait_until_all_expired(&self) {
+        let last = self
+            .books
+            .lock()
+            .unwrap()
+            .tokens
+            .values()
+            .map(|t| t.expires)
+            .max();
+        if let Some(last) = last {
+            tokio::time::sleep_until(last.into()).await;
+        }
+    }
+
     /// Forgets every access token (the resource server then answers 401).
     pub fn revoke_access_tokens(&self) {
         self.books.lock().unwrap().tokens.clear();
@@ -185,18 +207,19 @@ impl AsState {
     fn issue(&self, client_id: &str, resource: &str, scopes: &[String]) -> Value {
         let access = self.next("at");
         let mut books = self.books.lock().unwrap();
+        let lifetime = books.lifetime.unwrap_or(self.config.token_lifetime);
         books.tokens.insert(
             access.clone(),
             Token {
                 resource: resource.to_string(),
                 scopes: scopes.to_vec(),
-                expires: Instant::now() + self.config.token_lifetime,
+                expires: Instant::now() + lifetime,
             },
         );
         let mut answer = json!({
             "access_token": access,
             "token_type": "Bearer",
-            "expires_in": self.config.token_lifetime.as_secs(),
+            "expires_in": lifetime.as_secs(),
         });
         if !scopes.is_empty() {
             answer["scope"] = scopes.join(" ").into();

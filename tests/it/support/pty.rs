@@ -59,6 +59,46 @@ impl Screen {
         self.wait_for(&format!("{needle:?}"), |t| t.contains(needle));
     }
 
+    /// Waits until the question modal on screen takes keys. Keys typed in its first
+    /// moments are swallowed (the guard window, restarted for every request shown), and
+    /// the modal shows when that ends: a highlighted choice in reverse video where all
+    /// were dim, or the `▶` on a form's focused field. Waiting for that, not for a fixed
+    /// time, keeps a key from being lost on a slow machine.
+    pub fn wait_modal_armed(&self, what: &str) {
+        self.wait_for_screen(what, |screen| {
+            let (rows, cols) = screen.size();
+            (0..rows).any(|row| {
+                let cells: Vec<&vt100::Cell> =
+                    (0..cols).filter_map(|col| screen.cell(row, col)).collect();
+                let text: String = cells
+                    .iter()
+                    .map(|c| if c.has_contents() { c.contents() } else { " " })
+                    .collect();
+                let lit = cells
+                    .iter()
+                    .any(|c| c.inverse() && !c.contents().trim().is_empty());
+                (has_choice_button(&text) && lit) || text.contains("▶ ")
+            })
+        });
+    }
+
+    /// Like [`Screen::wait_for`], with the whole screen (cells and their attributes).
+    pub fn wait_for_screen(&self, what: &str, pred: impl Fn(&vt100::Screen) -> bool) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if pred(self.parser.lock().expect("parser lock").screen()) {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "timed out after {WAIT:?} waiting for {what}; screen:\n{}",
+                    self.text()
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Waits (at most [`WAIT`], then kills it) for `child` to exit: its exit status.
     pub fn wait_exit(&self, child: &mut Box<dyn Child + Send + Sync>) -> ExitStatus {
         let deadline = Instant::now() + WAIT;
@@ -76,6 +116,14 @@ impl Screen {
             thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// True when `row` holds a choice button like `[y] ` (a key in brackets, then a space).
+fn has_choice_button(row: &str) -> bool {
+    let chars: Vec<char> = row.chars().collect();
+    chars
+        .windows(4)
+        .any(|w| w[0] == '[' && w[1].is_ascii_alphanumeric() && w[2] == ']' && w[3] == ' ')
 }
 
 /// What the person types into the pty, and the pty's side of the terminal settings.

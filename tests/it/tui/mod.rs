@@ -9,6 +9,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use crate::support::console_view::{render, resize, screen, screen_of};
+use crate::support::real_tools;
 use toolgate::builtin::BuiltinTool;
 use toolgate::mcp::ServerStatus;
 use toolgate::model::Usage;
@@ -228,8 +229,17 @@ fn permission(
     tool_request(call_id, entry, input, Instant::now(), None)
 }
 
+/// The deploy server's `trigger` as the shipped server lists it (asked once per test
+/// run): its real description, input schema and claims.
+fn trigger_definition() -> &'static serde_json::Value {
+    static DEFINITION: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    DEFINITION.get_or_init(|| real_tools::definition("deploy", "trigger"))
+}
+
 fn trigger_entry() -> PoolEntry {
-    mcp_entry(
+    let real = trigger_definition();
+    let claim = |hint: &str| real["annotations"][hint].as_bool();
+    let mut entry = mcp_entry(
         "deploy",
         "trigger",
         ask(
@@ -237,20 +247,27 @@ fn trigger_entry() -> PoolEntry {
             "rule mcp__deploy__trigger asks before every deploy",
         ),
         ToolClaims {
-            destructive: Some(true),
-            read_only: Some(false),
+            title: real["annotations"]["title"].as_str().map(str::to_string),
+            read_only: claim("readOnlyHint"),
+            destructive: claim("destructiveHint"),
+            idempotent: claim("idempotentHint"),
+            open_world: claim("openWorldHint"),
             ..ToolClaims::default()
         },
-    )
+    );
+    entry.tool.description = real["description"].as_str().unwrap().to_string();
+    entry.tool.input_schema = real["inputSchema"].clone().into();
+    entry
+}
+
+/// A trigger call the real server accepts (checked against its schema).
+fn trigger_input() -> serde_json::Value {
+    real_tools::valid_input(trigger_definition(), json!({"service": "web"}))
 }
 
 /// Opens the trigger dialog and waits out the guard window.
 fn open_trigger_modal(app: &mut App) -> oneshot::Receiver<Reply<UserDecision>> {
-    let (ev, rx) = permission(
-        "call-7",
-        &trigger_entry(),
-        json!({"environment": "production", "version": "1.4.2", "dry_run": false}),
-    );
+    let (ev, rx) = permission("call-7", &trigger_entry(), trigger_input());
     agent(app, ev);
     advance(app, GUARD_WINDOW + Duration::from_millis(1));
     rx
@@ -400,10 +417,13 @@ fn modal_for_deploy_trigger() {
     assert!(text.contains("MCP server 'deploy' runs its tool 'trigger' with the arguments below."));
     assert!(text.contains("rule: mcp__deploy__trigger (default)"));
     assert!(text.contains("why: rule mcp__deploy__trigger asks before every deploy"));
+    // The real tool's claims, all of them, marked as the server's word.
     assert!(
-        text.contains("server claims (not verified): readOnlyHint=false, destructiveHint=true")
+        text.contains("server claims (not verified): title=\"Trigger a deployment\",")
+            && text.contains("readOnlyHint=false, destructiveHint=true, idempotentHint=false"),
+        "{text}"
     );
-    assert!(text.contains("\"environment\": \"production\""));
+    assert!(text.contains("\"service\": \"web\""), "{text}");
     assert!(text.contains("[y] Allow once"));
     insta::assert_snapshot!("modal_deploy_trigger", text);
 }
@@ -737,7 +757,7 @@ fn small_terminal_80x24_with_conversation_and_dialog() {
             call_id: "call-7".into(),
             name: "mcp__deploy__trigger".into(),
             server: Some("deploy".into()),
-            input: json!({"environment": "production"}),
+            input: trigger_input(),
         },
     );
     let text = screen(&mut app, 80, 24);
@@ -950,13 +970,8 @@ fn project_server_request(
 #[test]
 fn two_kinds_queued_answered_out_of_order_from_the_list() {
     let mut app = started_app();
-    let (trigger, trigger_rx) = tool_request(
-        "c1",
-        &trigger_entry(),
-        json!({"environment": "production"}),
-        app.now,
-        None,
-    );
+    let (trigger, trigger_rx) =
+        tool_request("c1", &trigger_entry(), trigger_input(), app.now, None);
     agent(&mut app, trigger);
     advance(&mut app, Duration::from_secs(3));
     let (server, server_rx) = project_server_request(&app, None);
@@ -1013,7 +1028,7 @@ fn a_request_past_its_deadline_gets_its_safe_default_and_the_transcript_says_so(
     let (trigger, trigger_rx) = tool_request(
         "c1",
         &trigger_entry(),
-        json!({"environment": "production"}),
+        trigger_input(),
         app.now,
         Some(deadline),
     );

@@ -1,55 +1,69 @@
-//! The headless front end with the scripted demo model, the real hub and toolgate's own
-//! servers as child processes: what `toolgate -p` prints, and its exit codes.
+//! The headless front end: the shipped binary's `toolgate -p` on the scripted demo model,
+//! with toolgate's own servers as its child processes: what it prints, its exit codes, and
+//! what the deploy server really did. Each run gets its state and config folders through
+//! its own environment (nothing is set in this test process, whose tests run in parallel).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::Value;
-use toolgate::agent::ResumeFrom;
-use toolgate::cli::bootstrap::{self, FrontEnd};
-use toolgate::headless::{self, HeadlessOptions, JsonlEvent, OutputFormat};
+use toolgate::headless::JsonlEvent;
 
-/// Process-wide environment for these tests: the servers are this package's binary, state
-/// and user config go to a private folder (same values for every test, so parallel tests
-/// in one process agree).
-fn environment() {
-    let base = std::env::temp_dir().join(format!("toolgate-headless-tests-{}", std::process::id()));
-    std::fs::create_dir_all(base.join("config")).unwrap();
-    // SAFETY: every test sets the same values before it starts any thread of its own.
-    unsafe {
-        std::env::set_var("TOOLGATE_EXE", env!("CARGO_BIN_EXE_toolgate"));
-        std::env::set_var("TOOLGATE_STATE_DIR", base.join("state"));
-        std::env::set_var("TOOLGATE_CONFIG_DIR", base.join("config"));
-    }
+use crate::support::deploy_record;
+
+/// A run of `toolgate -p`: the workspace, and the folders its state and user config live
+/// in (a temp dir of the test's own, passed to the child only).
+struct Headless {
+    home: tempfile::TempDir,
+    args: Vec<String>,
 }
 
-fn options(workspace: &Path, prompt: &str, format: OutputFormat) -> HeadlessOptions {
-    let mut opts = HeadlessOptions::new(prompt, workspace.to_path_buf());
-    opts.output_format = format;
-    opts.start.provider = Some("scripted".into());
-    opts
-}
-
-async fn run(opts: HeadlessOptions) -> (i32, String, String) {
-    environment();
-    let prompt = headless::read_prompt(&opts.prompt, &mut std::io::empty()).unwrap();
-    let config = match bootstrap::prepare(&opts.start, FrontEnd::Headless) {
-        Ok(config) => config,
-        Err(failure) => {
-            return (
-                i32::from(failure.kind().code()),
-                String::new(),
-                failure.to_string(),
-            );
+impl Headless {
+    fn new(prompt: &str, format: &str) -> Headless {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("config")).unwrap();
+        Headless {
+            home,
+            args: [
+                "-p",
+                prompt,
+                "--output-format",
+                format,
+                "--provider",
+                "scripted",
+            ]
+            .map(String::from)
+            .to_vec(),
         }
-    };
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let result = headless::run_with(config, prompt, opts.output_format, &mut out, &mut err).await;
-    let code = result.map_or_else(|f| i32::from(f.kind().code()), |()| 0);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
+    }
+
+    fn arg(mut self, arg: &str) -> Headless {
+        self.args.push(arg.to_string());
+        self
+    }
+
+    fn state_dir(&self) -> PathBuf {
+        self.home.path().join("state")
+    }
+
+    /// Runs it in `workspace`: exit code, stdout, stderr.
+    fn run(&self, workspace: &Path) -> (i32, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(&self.args)
+            .current_dir(workspace)
+            .env("TOOLGATE_STATE_DIR", self.state_dir())
+            .env("TOOLGATE_CONFIG_DIR", self.home.path().join("config"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("TOOLGATE_SCENARIO")
+            .output()
+            .expect("run toolgate -p");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
 }
 
 fn lines(out: &str) -> Vec<Value> {
@@ -87,10 +101,11 @@ fn story_until_trigger() -> Vec<(String, String)> {
     .collect()
 }
 
-#[tokio::test]
-async fn demo_in_jsonl_denies_the_trigger_without_allow() {
+#[test]
+fn demo_in_jsonl_denies_the_trigger_without_allow() {
     let workspace = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(options(workspace.path(), "deploy web", OutputFormat::Jsonl)).await;
+    let run = Headless::new("deploy web", "jsonl");
+    let (code, out, err) = run.run(workspace.path());
     assert_eq!(code, 0, "stderr: {err}\nstdout: {out}");
     let events = lines(&out);
 
@@ -161,12 +176,12 @@ async fn demo_in_jsonl_denies_the_trigger_without_allow() {
     assert_eq!(last["type"], "turn_finished");
     assert_eq!(last["exit_code"], 0);
     assert_eq!(last["cancelled"], false);
+    // The far side: the deploy server never ran the trigger.
+    deploy_record::assert_none(workspace.path());
 
     // The session log has the decision with the policy's audit record.
     let id = start["session_id"].as_str().unwrap();
-    let log_path = std::path::PathBuf::from(std::env::var_os("TOOLGATE_STATE_DIR").unwrap())
-        .join("sessions")
-        .join(format!("{id}.jsonl"));
+    let log_path = run.state_dir().join("sessions").join(format!("{id}.jsonl"));
     let log = std::fs::read_to_string(&log_path).unwrap();
     let records: Vec<Value> = lines(&log);
     assert_eq!(records[0]["type"], "session_start");
@@ -181,12 +196,13 @@ async fn demo_in_jsonl_denies_the_trigger_without_allow() {
     assert_eq!(audit["input_digest"].as_str().unwrap().len(), 16);
 }
 
-#[tokio::test]
-async fn demo_runs_the_trigger_with_allow() {
+#[test]
+fn demo_runs_the_trigger_with_allow() {
     let workspace = tempfile::tempdir().unwrap();
-    let mut opts = options(workspace.path(), "deploy web", OutputFormat::Jsonl);
-    opts.start.allow = vec!["mcp__deploy__trigger".into()];
-    let (code, out, err) = run(opts).await;
+    let (code, out, err) = Headless::new("deploy web", "jsonl")
+        .arg("--allow")
+        .arg("mcp__deploy__trigger")
+        .run(workspace.path());
     assert_eq!(code, 0, "stderr: {err}\nstdout: {out}");
     let events = lines(&out);
     let mut expected = story_until_trigger();
@@ -217,12 +233,14 @@ async fn demo_runs_the_trigger_with_allow() {
         assert_eq!(serde_json::to_string(&event).unwrap(), line);
     }
     assert_eq!(events.last().unwrap()["type"], "turn_finished");
+    // The far side: the deploy server ran exactly this one deployment.
+    deploy_record::assert_one_of(workspace.path(), "web");
 }
 
-#[tokio::test]
-async fn text_output_prints_the_answer_on_stdout_and_activity_on_stderr() {
+#[test]
+fn text_output_prints_the_answer_on_stdout_and_activity_on_stderr() {
     let workspace = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(options(workspace.path(), "deploy web", OutputFormat::Text)).await;
+    let (code, out, err) = Headless::new("deploy web", "text").run(workspace.path());
     assert_eq!(code, 0, "stderr: {err}");
     assert!(out.contains("not approved"), "{out}");
     assert!(!out.contains("\u{1b}"));
@@ -230,34 +248,37 @@ async fn text_output_prints_the_answer_on_stdout_and_activity_on_stderr() {
         err.contains("[denied] mcp__deploy__trigger: Permission denied: approval is unavailable"),
         "{err}"
     );
+    deploy_record::assert_none(workspace.path());
 }
 
-#[tokio::test]
-async fn resuming_an_unknown_session_is_a_usage_error() {
+#[test]
+fn resuming_an_unknown_session_is_a_usage_error() {
     let workspace = tempfile::tempdir().unwrap();
-    let mut opts = options(workspace.path(), "hi", OutputFormat::Jsonl);
-    opts.start.resume = Some(ResumeFrom::Id("no-such-session".into()));
-    let (code, _, err) = run(opts).await;
+    let (code, _, err) = Headless::new("hi", "jsonl")
+        .arg("--resume")
+        .arg("no-such-session")
+        .run(workspace.path());
     assert_eq!(code, 2);
-    assert_eq!(err, "no session 'no-such-session' found");
+    assert_eq!(err, "toolgate: no session 'no-such-session' found\n");
 
-    let mut opts = options(workspace.path(), "hi", OutputFormat::Jsonl);
-    opts.start.resume = Some(ResumeFrom::Latest);
-    let (code, _, err) = run(opts).await;
+    let (code, _, err) = Headless::new("hi", "jsonl").arg("-c").run(workspace.path());
     assert_eq!(code, 2);
-    assert!(err.starts_with("no earlier session for workspace"), "{err}");
+    assert!(
+        err.starts_with("toolgate: no earlier session for workspace"),
+        "{err}"
+    );
 }
 
-#[tokio::test]
-async fn continue_picks_up_the_session_and_its_servers() {
+#[test]
+fn continue_picks_up_the_session_and_its_servers() {
     let workspace = tempfile::tempdir().unwrap();
-    let (code, out, _) = run(options(workspace.path(), "deploy web", OutputFormat::Jsonl)).await;
+    let first = Headless::new("deploy web", "jsonl");
+    let (code, out, _) = first.run(workspace.path());
     assert_eq!(code, 0);
     let first_id = lines(&out)[0]["session_id"].as_str().unwrap().to_string();
 
-    let mut opts = options(workspace.path(), "deploy web", OutputFormat::Jsonl);
-    opts.start.resume = Some(ResumeFrom::Latest);
-    let (code, out, err) = run(opts).await;
+    // The same state dir: the second run finds the first one's session.
+    let (code, out, err) = first.arg("-c").run(workspace.path());
     assert_eq!(code, 0, "{err}");
     let events = lines(&out);
     assert_eq!(events[0]["session_id"], first_id.as_str());
@@ -277,13 +298,14 @@ async fn continue_picks_up_the_session_and_its_servers() {
     );
 }
 
-#[tokio::test]
-async fn an_invalid_allow_rule_is_a_usage_error() {
+#[test]
+fn an_invalid_allow_rule_is_a_usage_error() {
     let workspace = tempfile::tempdir().unwrap();
-    let mut opts = options(workspace.path(), "hi", OutputFormat::Jsonl);
-    opts.start.allow = vec!["Bash(unclosed".into()];
-    let (code, out, err) = run(opts).await;
+    let (code, out, err) = Headless::new("hi", "jsonl")
+        .arg("--allow")
+        .arg("Bash(unclosed")
+        .run(workspace.path());
     assert_eq!(code, 2);
     assert!(out.is_empty());
-    assert!(err.starts_with("--allow Bash(unclosed"), "{err}");
+    assert!(err.starts_with("toolgate: --allow Bash(unclosed"), "{err}");
 }
