@@ -12,7 +12,10 @@ use crate::model::{ContentBlock, Message, Role};
 use crate::protocol::{AgentEvent, CallId, ToolOutcome};
 
 pub(super) struct Conversation {
-    pub messages: Vec<Message>,
+    messages: Vec<Message>,
+    /// Each message's estimated tokens (see `context`), kept beside it so that sizing a
+    /// request is one sum, not a re-count of the whole history.
+    tokens: Vec<u64>,
     pub session_id: String,
     log: Option<SessionLog>,
     /// The log's second handle, for sampling and server logs (see [`SharedLog`]).
@@ -28,11 +31,41 @@ impl Conversation {
     ) -> Self {
         Conversation {
             messages: Vec::new(),
+            tokens: Vec::new(),
             session_id,
             log: None,
             shared_log,
             events,
         }
+    }
+
+    /// The messages the model sees.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Takes a restored conversation's messages.
+    pub fn restore(&mut self, messages: Vec<Message>) {
+        self.tokens = messages
+            .iter()
+            .map(super::context::message_tokens)
+            .collect();
+        self.messages = messages;
+    }
+
+    /// Estimated tokens of the messages.
+    pub fn estimate(&self) -> u64 {
+        self.tokens.iter().sum()
+    }
+
+    /// Applies a compaction, logs it and tells the front ends.
+    pub async fn apply_compaction(&mut self, record: super::compaction::CompactionRecord) {
+        let mut messages = std::mem::take(&mut self.messages);
+        super::compaction::apply(&mut messages, &record);
+        self.restore(messages);
+        let report = record.report.clone();
+        self.record(Record::Compacted(record)).await;
+        self.emit(AgentEvent::Compacted(report)).await;
     }
 
     /// The channel to the front end.
@@ -112,14 +145,21 @@ impl Conversation {
     /// broke off where they did.
     pub async fn replay_all(&self, restored: &session::RestoredSession) {
         let mut cuts = restored.cut_replies.iter().peekable();
-        for (index, message) in restored.messages.iter().enumerate() {
+        let mut compactions = restored.compactions.iter().peekable();
+        for (index, message) in restored.shown.iter().enumerate() {
             while let Some((_, cut)) = cuts.next_if(|(before, _)| *before <= index) {
                 self.replay_cut(cut).await;
+            }
+            while let Some((_, report)) = compactions.next_if(|(before, _)| *before <= index) {
+                self.emit(AgentEvent::Compacted(report.clone())).await;
             }
             self.replay(message, &restored.tool_calls).await;
         }
         for (_, cut) in cuts {
             self.replay_cut(cut).await;
+        }
+        for (_, report) in compactions {
+            self.emit(AgentEvent::Compacted(report.clone())).await;
         }
     }
 
@@ -194,12 +234,19 @@ impl Conversation {
             },
         })
         .await;
-        match self.messages.last_mut() {
-            Some(last) if last.role == Role::User => last.content.extend(content),
-            _ => self.messages.push(Message {
-                role: Role::User,
-                content,
-            }),
+        match (self.messages.last_mut(), self.tokens.last_mut()) {
+            (Some(last), Some(tokens)) if last.role == Role::User => {
+                last.content.extend(content);
+                *tokens = super::context::message_tokens(last);
+            }
+            _ => {
+                let message = Message {
+                    role: Role::User,
+                    content,
+                };
+                self.tokens.push(super::context::message_tokens(&message));
+                self.messages.push(message);
+            }
         }
     }
 
@@ -212,12 +259,14 @@ impl Conversation {
             message: message.clone(),
         })
         .await;
+        self.tokens.push(super::context::message_tokens(&message));
         self.messages.push(message);
     }
 
     /// `/clear`: forgets the messages (the log keeps them, after a `cleared` record).
     pub async fn clear(&mut self) {
         self.messages.clear();
+        self.tokens.clear();
         self.record(Record::Cleared).await;
         self.emit(AgentEvent::Notice("Conversation cleared.".into()))
             .await;

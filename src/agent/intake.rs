@@ -25,6 +25,10 @@ pub(super) enum Work {
     Disconnect(String),
     Revoke(String),
     Clear,
+    /// `/compact [focus]`; the token lets a cancel stop the summary request.
+    Compact(Option<String>, CancellationToken),
+    /// `/context`.
+    ShowContext,
     /// `/undo`; the token lets a cancel withdraw its question.
     Undo(CancellationToken),
     /// `/mcp enable|disable NAME [--save]`.
@@ -100,6 +104,8 @@ pub(super) async fn read_commands(
             }
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
             UiCommand::Clear => Work::Clear,
+            UiCommand::Compact(focus) => Work::Compact(focus, control.new_turn()),
+            UiCommand::ShowContext => Work::ShowContext,
             UiCommand::Undo => Work::Undo(control.new_turn()),
             // Roots change beside a running turn: a server may be waiting for them.
             UiCommand::AddRoot(dir) => {

@@ -66,7 +66,7 @@ pub(super) async fn user_content(
         let mut characters = 0;
         let mut images = 0;
         let mut truncated = false;
-        let turn = conv.messages.len();
+        let turn = conv.messages().len();
         for (i, attached) in attach_parts(&mention.server, &parts)
             .into_iter()
             .enumerate()

@@ -8,6 +8,8 @@
 
 pub mod attachments;
 mod checkpoints;
+pub mod compaction;
+mod context;
 mod conversation;
 pub mod elicitation;
 mod host_files;
@@ -86,6 +88,11 @@ pub struct AgentConfig {
     /// Characters of one tool output the model gets; the rest is kept in a file.
     pub output_budget: usize,
     pub max_tokens: u32,
+    /// `[model] context_window`: overrides the window the model's name gives.
+    pub context_window: Option<u64>,
+    /// `[model] auto_compact_percent`: the share of the window a request may fill before
+    /// the conversation is compacted.
+    pub auto_compact_percent: u8,
     /// Non-interactive: an Ask becomes a denial that says how to allow the call.
     pub headless: bool,
     /// How long a tool-call question waits for the person before it is denied (None:
@@ -133,6 +140,8 @@ impl AgentConfig {
             turn_cap: DEFAULT_TURN_CAP,
             output_budget: DEFAULT_OUTPUT_BUDGET,
             max_tokens: 8192,
+            context_window: None,
+            auto_compact_percent: crate::settings::DEFAULT_AUTO_COMPACT_PERCENT,
             headless: false,
             ask_timeout: None,
             replay_history: true,

@@ -12,6 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::AgentConfig;
 use super::checkpoints::Checkpoints;
+use super::compaction::{self, Ask};
+use super::context::{self, ContextMeter};
 use super::conversation::Conversation;
 use super::intake::{Control, Work};
 use super::pool_keeper::PoolKeeper;
@@ -24,9 +26,13 @@ use super::tool_run::ToolRun;
 use super::tools::ToolHost;
 use crate::gate::Gate;
 use crate::model::{
-    ContentBlock, Message, ModelProvider, ModelRequest, Role, StopReason, ToolDef, Usage,
+    ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, ToolDef,
+    Usage,
 };
-use crate::protocol::{AgentEvent, Containment, ServerInfo, UiCommand};
+use crate::pool::Pool;
+use crate::protocol::{
+    AgentEvent, CompactionTrigger, Containment, ContextBreakdown, ServerInfo, UiCommand,
+};
 
 pub(super) fn start(
     mut config: AgentConfig,
@@ -86,6 +92,8 @@ pub(super) struct Agent {
     tools: ToolHost,
     /// Reloading the configuration while the session runs.
     reloader: Reloader,
+    /// How full the model's window is; when to compact.
+    context: ContextMeter,
     turn_cap: usize,
     max_tokens: u32,
     control: Arc<Control>,
@@ -103,6 +111,9 @@ impl Agent {
         shared_log: SharedLog,
     ) -> Self {
         let session_id = super::conversation::session_id(config.resume.as_deref());
+        let window = config
+            .context_window
+            .unwrap_or_else(|| config.model.context_window());
         let gate = {
             let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
             gate.set_ask_timeout(config.ask_timeout);
@@ -124,6 +135,7 @@ impl Agent {
                 switch: ServerSwitch::default(),
             },
             reloader: Reloader::new(config.reload),
+            context: ContextMeter::new(window, config.auto_compact_percent),
             turn_cap: config.turn_cap.max(1),
             max_tokens: config.max_tokens,
             control,
@@ -158,13 +170,13 @@ impl Agent {
         if self.replay_history {
             self.conversation.replay_all(&restored).await;
         }
-        self.conversation.messages = restored.messages;
+        self.conversation.restore(restored.messages);
         self.tools.pool.search.restore_loaded(restored.loaded_tools);
         let roots = super::roots::restore(&self.tools.hub, &restored.roots).await;
         self.tools.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
             "Resumed session {id}: {} messages restored",
-            self.conversation.messages.len()
+            self.conversation.messages().len()
         );
         if restored.skipped_lines > 0 {
             notice.push_str(&format!(
@@ -249,6 +261,9 @@ impl Agent {
         if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
             self.emit(AgentEvent::Error(e.to_string())).await;
         }
+        let (_, system, tools) = self.request_parts().await;
+        self.send_gauge(context::est(&system) + context::tool_tokens(&tools))
+            .await;
 
         while let Some(item) = work.recv().await {
             if self.control.shutting_down.load(Ordering::SeqCst) && !matches!(item, Work::Shutdown)
@@ -320,7 +335,22 @@ impl Agent {
                         }
                     }
                 }
-                Work::Clear => self.conversation.clear().await,
+                Work::Clear => {
+                    self.conversation.clear().await;
+                    let (_, system, tools) = self.request_parts().await;
+                    self.send_gauge(context::est(&system) + context::tool_tokens(&tools))
+                        .await;
+                }
+                Work::Compact(focus, cancel) => {
+                    let (_, system, tools) = self.request_parts().await;
+                    let fixed = context::est(&system) + context::tool_tokens(&tools);
+                    self.compact(CompactionTrigger::Manual, focus, fixed, &cancel)
+                        .await;
+                }
+                Work::ShowContext => {
+                    let breakdown = self.breakdown().await;
+                    self.emit(AgentEvent::ContextBreakdown(breakdown)).await;
+                }
                 Work::RootAdded(dir) => self.record(Record::RootAdded { dir }).await,
                 Work::RefreshPool => {
                     if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
@@ -379,6 +409,8 @@ impl Agent {
         }
         let mut usage = Usage::default();
         let mut model_calls = 0;
+        // The last request was refused as too long (one retry after a compaction).
+        let mut overflowed = false;
         let cancelled = loop {
             if !ends_with_user {
                 break false;
@@ -394,24 +426,20 @@ impl Agent {
                 .await;
                 break false;
             }
-            let pool = self.tools.pool_for_call(&self.conversation).await;
+            let (pool, system, tools) = self.request_parts().await;
+            let fixed = context::est(&system) + context::tool_tokens(&tools);
+            if self
+                .context
+                .over_threshold(fixed + self.conversation.estimate())
+            {
+                self.compact(CompactionTrigger::Auto, None, fixed, &cancel)
+                    .await;
+            }
+            let estimate = fixed + self.conversation.estimate();
             let request = ModelRequest {
-                system: super::prompt::system_prompt(
-                    &self.tools.workspace,
-                    &self.tools.connectable(),
-                    &self.tools.connected_servers(),
-                    self.tools.pool.search.deferred_count(),
-                ) + &super::prompt::server_instructions(&self.tools.hub.instructions()),
-                messages: self.conversation.messages.clone(),
-                tools: pool
-                    .tools
-                    .iter()
-                    .map(|t| ToolDef {
-                        name: t.name.clone(),
-                        description: t.description.clone(),
-                        input_schema: t.input_schema.clone(),
-                    })
-                    .collect(),
+                system,
+                messages: self.conversation.messages().to_vec(),
+                tools,
                 max_tokens: self.max_tokens,
                 sampling: Default::default(),
             };
@@ -424,7 +452,21 @@ impl Agent {
             )
             .await
             {
-                Ok(reply) => reply,
+                Ok(reply) => {
+                    overflowed = false;
+                    self.context.calibrate(estimate, &reply.usage);
+                    reply
+                }
+                // Too long after all (the estimate was low, or the window smaller than
+                // known): compact and send it once more.
+                Err(ModelError::ContextOverflow { limit, .. }) if !overflowed => {
+                    overflowed = true;
+                    model_calls -= 1;
+                    self.context.learn_overflow(limit, estimate);
+                    self.compact(CompactionTrigger::Overflow, None, fixed, &cancel)
+                        .await;
+                    continue;
+                }
                 Err(e) => {
                     let message = e.to_string();
                     self.record(Record::Error {
@@ -436,6 +478,7 @@ impl Agent {
                 }
             };
             usage.add(&reply.usage);
+            self.send_gauge(fixed).await;
             let tool_uses: Vec<(String, String, Value)> = reply
                 .content
                 .iter()
@@ -469,6 +512,7 @@ impl Agent {
                 );
             }
             self.conversation.push_user(results).await;
+            self.send_gauge(fixed).await;
             if cancel.is_cancelled() {
                 break true;
             }
@@ -482,5 +526,118 @@ impl Agent {
         .await;
         self.emit(AgentEvent::TurnFinished { usage, cancelled })
             .await;
+    }
+
+    /// What the next request carries besides the messages: the pool it is made from, the
+    /// system prompt and the tool definitions.
+    async fn request_parts(&mut self) -> (Pool, String, Vec<ToolDef>) {
+        let pool = self.tools.pool_for_call(&self.conversation).await;
+        let system = super::prompt::system_prompt(
+            &self.tools.workspace,
+            &self.tools.connectable(),
+            &self.tools.connected_servers(),
+            self.tools.pool.search.deferred_count(),
+        ) + &super::prompt::server_instructions(&self.tools.hub.instructions());
+        let tools = pool.tools.iter().map(|t| ToolDef::from(&**t)).collect();
+        (pool, system, tools)
+    }
+
+    /// Tells the front ends how full the window is (when that changed); `fixed`: the
+    /// estimate of the request beyond its messages.
+    async fn send_gauge(&mut self, fixed: u64) {
+        let estimate = fixed + self.conversation.estimate();
+        if let Some(gauge) = self.context.changed(estimate) {
+            self.emit(AgentEvent::Context(gauge)).await;
+        }
+    }
+
+    /// Compacts the conversation (see `compaction`); a failure is said and the
+    /// conversation goes on as it was.
+    async fn compact(
+        &mut self,
+        trigger: CompactionTrigger,
+        focus: Option<String>,
+        fixed: u64,
+        cancel: &CancellationToken,
+    ) {
+        let mut state = Vec::new();
+        let servers = self.tools.connected_servers();
+        if !servers.is_empty() {
+            state.push(format!(
+                "Connected MCP servers (still connected): {}",
+                servers.join(", ")
+            ));
+        }
+        let loaded = self.tools.pool.search.loaded();
+        if !loaded.is_empty() {
+            state.push(format!(
+                "Tools loaded with search_tools (still loaded): {}",
+                loaded.join(", ")
+            ));
+        }
+        let files_dir = self.conversation.log().map(|log| log.files_dir.clone());
+        let ask = Ask {
+            trigger,
+            focus,
+            fixed,
+            state: &state,
+            files_dir: files_dir.as_deref(),
+        };
+        let planned = compaction::compact(
+            &*self.model,
+            self.conversation.messages(),
+            &self.context,
+            ask,
+            cancel,
+        )
+        .await;
+        match planned {
+            Ok(Some(record)) => self.conversation.apply_compaction(record).await,
+            Ok(None) if trigger == CompactionTrigger::Manual => {
+                self.emit(AgentEvent::Notice(
+                    "Nothing to compact yet: the conversation is all recent.".into(),
+                ))
+                .await;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                self.emit(AgentEvent::Error(format!(
+                    "Could not compact the conversation ({e}); it goes on as it was. /clear starts afresh."
+                )))
+                .await;
+            }
+        }
+        self.send_gauge(fixed).await;
+    }
+
+    /// `/context`: what fills the window.
+    async fn breakdown(&mut self) -> ContextBreakdown {
+        let (_, system, tools) = self.request_parts().await;
+        let fixed = context::est(&system) + context::tool_tokens(&tools);
+        let deferred: Vec<ToolDef> = self
+            .tools
+            .pool
+            .search
+            .deferred()
+            .iter()
+            .map(|t| ToolDef::from(&**t))
+            .collect();
+        let results: u64 = self
+            .conversation
+            .messages()
+            .iter()
+            .map(context::tool_result_tokens)
+            .sum();
+        let meter = &self.context;
+        ContextBreakdown {
+            gauge: meter.gauge(fixed + self.conversation.estimate()),
+            system_prompt: meter.tokens(context::est(&system)),
+            loaded_tools: meter.tokens(context::tool_tokens(&tools)),
+            loaded_tool_count: tools.len(),
+            deferred_tools: meter.tokens(context::tool_tokens(&deferred)),
+            deferred_tool_count: deferred.len(),
+            messages: meter.tokens(self.conversation.estimate().saturating_sub(results)),
+            tool_results: meter.tokens(results),
+        }
     }
 }

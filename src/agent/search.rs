@@ -91,6 +91,11 @@ impl ToolSearch {
         &self.deferred
     }
 
+    /// Tools `search_tools` loaded this session, oldest first.
+    pub fn loaded(&self) -> &[String] {
+        &self.loaded
+    }
+
     pub fn deferred_count(&self) -> usize {
         self.deferred.len()
     }

@@ -140,6 +140,9 @@ pub enum Record {
     ModelRetry(ModelRetry),
     /// A reply broke off after this text was shown.
     ReplyCut(ReplyCut),
+    /// The conversation was compacted; a resumed session redoes it (see
+    /// [`super::compaction::apply`]), so the model sees what it saw.
+    Compacted(super::compaction::CompactionRecord),
 }
 
 /// A second handle on the session's log for what happens beside the agent loop (sampling,
@@ -293,7 +296,12 @@ fn first_record_workspace(path: &Path) -> Option<PathBuf> {
 /// What a resumed session brings back.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RestoredSession {
+    /// The conversation as the model sees it (compactions applied).
     pub messages: Vec<Message>,
+    /// Every message since the last `/clear`, as the person saw them (the replay).
+    pub shown: Vec<Message>,
+    /// Compactions, each with the number of `shown` messages before it.
+    pub compactions: Vec<(usize, crate::protocol::CompactionReport)>,
     /// Servers connected when the session ended, in connection order.
     pub connected: Vec<String>,
     /// Lines that could not be read (reported, not fatal).
@@ -304,8 +312,8 @@ pub struct RestoredSession {
     pub loaded_tools: Vec<String>,
     /// Roots added with `/roots add`, oldest first (the workspace is always one).
     pub roots: Vec<PathBuf>,
-    /// Replies that broke off, each with the number of `messages` before it (shown, not
-    /// sent to the model).
+    /// Replies that broke off, each with the number of `shown` messages before it (shown,
+    /// not sent to the model).
     pub cut_replies: Vec<(usize, ReplyCut)>,
     /// What the log says of each tool call beyond the messages (its server, its outcome),
     /// by call id: the replay shows the call's card as it was.
@@ -345,7 +353,23 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             continue;
         };
         match parsed.record {
-            Record::Message { message } => restored.messages.push(message),
+            Record::Message { message } => {
+                // Merged as the live session merged it (`Conversation::push_user`), so a
+                // compaction's message index means the same here.
+                match restored.messages.last_mut() {
+                    Some(last) if last.role == Role::User && message.role == Role::User => {
+                        last.content.extend(message.content.iter().cloned());
+                    }
+                    _ => restored.messages.push(message.clone()),
+                }
+                restored.shown.push(message);
+            }
+            Record::Compacted(record) => {
+                super::compaction::apply(&mut restored.messages, &record);
+                restored
+                    .compactions
+                    .push((restored.shown.len(), record.report));
+            }
             Record::ToolCall(start) => {
                 restored
                     .tool_calls
@@ -369,9 +393,11 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
             Record::Cleared => {
                 restored.messages.clear();
+                restored.shown.clear();
+                restored.compactions.clear();
                 restored.cut_replies.clear();
             }
-            Record::ReplyCut(cut) => restored.cut_replies.push((restored.messages.len(), cut)),
+            Record::ReplyCut(cut) => restored.cut_replies.push((restored.shown.len(), cut)),
             Record::TurnFinished { .. } => restored.turns += 1,
             Record::RootAdded { dir } if !restored.roots.contains(&dir) => {
                 restored.roots.push(dir);
@@ -387,6 +413,7 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
         }
     }
     close_dangling_tool_uses(&mut restored.messages);
+    close_dangling_tool_uses(&mut restored.shown);
     Ok(restored)
 }
 

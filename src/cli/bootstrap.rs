@@ -165,6 +165,8 @@ pub fn prepare_with(
     config.replay_history = front_end == FrontEnd::Console;
     config.startup_notices = notices;
     config.turn_cap = opts.turn_cap;
+    config.context_window = model_section.value.context_window;
+    config.auto_compact_percent = model_section.value.auto_compact_percent;
     config.output_budget = opts.output_budget;
     config.ask_timeout = opts.ask_timeout;
     config.sandbox = sandbox;

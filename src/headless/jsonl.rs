@@ -93,6 +93,9 @@ pub enum JsonlEvent {
     /// The reply's stream broke off after `text` was shown (not a `text` line: it is not
     /// part of the answer); `retrying`: the same request is sent again.
     ReplyCut(crate::protocol::ReplyCut),
+    /// The conversation was compacted to fit the model's window (same fields as the
+    /// session log's `compacted` record, without what it needs to redo it).
+    Compacted(crate::protocol::CompactionReport),
     /// The instructions a server gave when it connected.
     ServerInstructions {
         server: ServerName,

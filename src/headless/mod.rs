@@ -306,6 +306,13 @@ impl Printer<'_> {
                 }
                 self.line(&JsonlEvent::ReplyCut(cut));
             }
+            AgentEvent::Compacted(report) => {
+                self.finish_text();
+                self.note(&format!("toolgate: {}", report.describe()));
+                self.line(&JsonlEvent::Compacted(report));
+            }
+            // The gauge is the console's; `-p` reports compactions and usage.
+            AgentEvent::Context(_) | AgentEvent::ContextBreakdown(_) => {}
             AgentEvent::ModelRetry(retry) => {
                 self.note(&format!(
                     "toolgate: {} ({})",

@@ -49,6 +49,10 @@ impl ModelProvider for AnthropicProvider {
         format!("anthropic {}", self.config.model)
     }
 
+    fn context_window(&self) -> u64 {
+        super::window::for_model(&self.config.model)
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
         let body = request_body(&self.config.model, &request);
         let client = self.client.clone();

@@ -138,6 +138,14 @@ pub(crate) fn stream_sse<D: SseDecoder + Default>(
                     let asked_wait = retry_after(response.headers(), std::time::SystemTime::now());
                     let body = response.text().await.unwrap_or_default();
                     let message = error_message_from_body(status, &body);
+                    if let Some(overflow) = super::window::overflow_in(status, &body) {
+                        yield Err(ModelError::ContextOverflow {
+                            provider: provider.clone(),
+                            message,
+                            limit: overflow.limit,
+                        });
+                        return;
+                    }
                     let Some(reason) = RetryReason::of_status(status.as_u16()) else {
                         yield Err(ModelError::Api {
                             provider: provider.clone(),

@@ -76,6 +76,13 @@ impl Message {
     }
 }
 
+/// The system prompt of a request for a summary of the conversation so far (compaction).
+/// Providers send it like any other; the scripted demo model recognises it.
+pub const SUMMARY_SYSTEM_PROMPT: &str = "You write summaries of conversations between a person and a coding agent, so that the agent can continue the work from the summary alone.";
+
+/// What a summary request asks for, after the transcript it summarizes.
+pub const SUMMARY_INSTRUCTIONS: &str = "Summarize the conversation above for the agent that will continue it. Keep the person's task and requests in their own words, the decisions made and why, the state of the work (done, in progress, next), the files and commands that matter, errors met and how they were resolved, and anything the person asked to remember. Be concise and factual: write notes, not a reply to the person.";
+
 /// A tool as the model API receives it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDef {
@@ -83,6 +90,16 @@ pub struct ToolDef {
     pub description: String,
     /// Shared with the pool entry: no copy per model call.
     pub input_schema: crate::pool::Schema,
+}
+
+impl From<&crate::pool::PoolTool> for ToolDef {
+    fn from(tool: &crate::pool::PoolTool) -> Self {
+        ToolDef {
+            name: tool.name.clone(),
+            description: tool.description.clone(),
+            input_schema: tool.input_schema.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -225,6 +242,15 @@ pub enum ModelError {
         status: u16,
         message: String,
     },
+    /// The request was longer than the model's context window ("prompt is too long",
+    /// `context_length_exceeded`): the agent compacts and tries once more.
+    #[error("{provider}: the conversation is too long for the model: {message}")]
+    ContextOverflow {
+        provider: String,
+        message: String,
+        /// The window the API named, in tokens.
+        limit: Option<u64>,
+    },
     /// Retries exhausted on 429/5xx/529, connection errors or cut streams.
     #[error("{provider}: {message}")]
     Unavailable { provider: String, message: String },
@@ -249,6 +275,11 @@ pub enum ModelError {
 pub trait ModelProvider: Send + Sync {
     fn label(&self) -> String;
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>>;
+    /// The model's context window in tokens (from [`window::for_model`] unless the
+    /// provider knows better).
+    fn context_window(&self) -> u64 {
+        window::DEFAULT_WINDOW
+    }
 }
 
 pub mod anthropic;
@@ -258,6 +289,7 @@ pub mod retry;
 pub mod scripted;
 pub mod select;
 pub mod sse;
+pub mod window;
 
 pub use retry::RetryPolicy;
 pub use select::{ProviderKind, ProviderOptions, select};

@@ -92,6 +92,10 @@ impl ModelProvider for OpenAiProvider {
         }
     }
 
+    fn context_window(&self) -> u64 {
+        super::window::for_model(&self.config.model)
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
         let openai_itself = self.is_openai_itself();
         let images_ok = self.images.load(Ordering::Relaxed);

@@ -462,6 +462,9 @@ impl ScriptedProvider {
 
     /// The events for one call, without the pauses.
     pub fn plan(&self, request: &ModelRequest) -> Vec<StreamEvent> {
+        if request.system == super::SUMMARY_SYSTEM_PROMPT {
+            return summary_plan(request);
+        }
         let pos = position(&request.messages);
         let result = pos.continuation.as_ref().map(|(_, c, _)| *c).unwrap_or("");
         let fill = Fill {
@@ -524,6 +527,45 @@ impl ScriptedProvider {
         events.push(StreamEvent::Stop(stop));
         events
     }
+}
+
+/// The demo model's answer to a summary request: the transcript's user lines, each cut
+/// to a line (a real model writes a real summary; this keeps the demo honest about it).
+fn summary_plan(request: &ModelRequest) -> Vec<StreamEvent> {
+    let transcript: String = request
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let asked: Vec<String> = transcript
+        .split("\n\n")
+        .filter_map(|entry| entry.strip_prefix("USER: "))
+        .map(|text| {
+            text.lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(200)
+                .collect()
+        })
+        .collect();
+    let calls = transcript.matches("\n\nASSISTANT called ").count();
+    let say = format!(
+        "(Summary by the scripted demo model.) The person asked: {}. The agent made {calls} tool calls.",
+        if asked.is_empty() {
+            "nothing yet".to_string()
+        } else {
+            asked.join(" / ")
+        }
+    );
+    vec![
+        StreamEvent::TextDelta(say),
+        StreamEvent::Stop(StopReason::EndTurn),
+    ]
 }
 
 impl ModelProvider for ScriptedProvider {

@@ -7,6 +7,7 @@
 //! `Op` / `Event`: the console imports crossterm's `Event` in the same files that match on
 //! agent events, and a bare `Event` would need renaming at every such import.
 
+mod context;
 mod model;
 mod pool;
 pub mod questions;
@@ -15,6 +16,7 @@ mod servers;
 mod tools;
 
 pub use crate::ids::{CallId, ServerName, ToolName};
+pub use context::{CompactionReport, CompactionTrigger, ContextBreakdown, ContextGauge};
 pub use model::{ModelRetry, ReplyCut};
 pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
 pub use sampling::{SamplingOutcome, SamplingReport};
@@ -40,6 +42,10 @@ pub enum UiCommand {
     RevokeGrant(String),
     /// Forget the conversation (keeps connections).
     Clear,
+    /// `/compact [focus]`: summarize the conversation now; the focus steers the summary.
+    Compact(Option<String>),
+    /// `/context`: what fills the window, answered with `AgentEvent::ContextBreakdown`.
+    ShowContext,
     /// `/undo`: restore the files the last turn changed, after the person confirms the
     /// list (an inbox request); the outcome comes back as a notice.
     Undo,
@@ -187,6 +193,13 @@ pub enum AgentEvent {
         id: u64,
         values: Vec<String>,
     },
+    /// How full the model's context window is (after each model call and each change to
+    /// the conversation's size).
+    Context(ContextGauge),
+    /// The conversation was compacted to fit the window.
+    Compacted(CompactionReport),
+    /// The answer to `UiCommand::ShowContext`.
+    ContextBreakdown(ContextBreakdown),
     Error(String),
     Notice(String),
     /// The server configuration was reloaded: every configured server now (new ones are

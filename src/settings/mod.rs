@@ -178,7 +178,10 @@ pub use host::{
 };
 pub use load::{Section, Settings, load, load_with_env, project_config_path, rule_files};
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
-pub use model::{DEFAULT_RETRY_MAX_ATTEMPTS, DEFAULT_RETRY_MAX_SECONDS, ModelSettings};
+pub use model::{
+    DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_RETRY_MAX_ATTEMPTS, DEFAULT_RETRY_MAX_SECONDS,
+    ModelSettings,
+};
 pub use oauth::OAuthSettings;
 pub use permissions::{
     FileLayer, OutsideSetting, PermissionEntry, PermissionList, Permissions, PermissionsFile,

@@ -6,6 +6,8 @@
 //! [model]
 //! retry_max_attempts = 10   # attempts per request, the first included (1: never retry)
 //! retry_max_seconds = 60    # no retry starts later than this after the first attempt
+//! context_window = 200000   # tokens the model takes (default: from the model's name)
+//! auto_compact_percent = 80 # compact when a request would fill this share of the window
 //! ```
 
 use std::time::Duration;
@@ -16,11 +18,18 @@ use super::Diagnostic;
 pub const DEFAULT_RETRY_MAX_ATTEMPTS: u32 = 10;
 /// The time budget of one model request's retries unless config.toml says otherwise.
 pub const DEFAULT_RETRY_MAX_SECONDS: u64 = 60;
+/// The share of the window a request may fill before the conversation is compacted: room
+/// for the reply (up to max_tokens) and for the estimate's error.
+pub const DEFAULT_AUTO_COMPACT_PERCENT: u8 = 80;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelSettings {
     pub retry_max_attempts: u32,
     pub retry_max: Duration,
+    /// `context_window`: overrides the window the model's name gives.
+    pub context_window: Option<u64>,
+    /// `auto_compact_percent` (10–100; 100 compacts only when the API refuses).
+    pub auto_compact_percent: u8,
 }
 
 impl Default for ModelSettings {
@@ -28,9 +37,18 @@ impl Default for ModelSettings {
         ModelSettings {
             retry_max_attempts: DEFAULT_RETRY_MAX_ATTEMPTS,
             retry_max: Duration::from_secs(DEFAULT_RETRY_MAX_SECONDS),
+            context_window: None,
+            auto_compact_percent: DEFAULT_AUTO_COMPACT_PERCENT,
         }
     }
 }
+
+const KEYS: [&str; 4] = [
+    "retry_max_attempts",
+    "retry_max_seconds",
+    "context_window",
+    "auto_compact_percent",
+];
 
 pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
@@ -44,11 +62,12 @@ pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<
     let model = doc.get("model");
     if let Some(table) = model.and_then(toml_edit::Item::as_table_like) {
         for (key, item) in table.iter() {
-            if !["retry_max_attempts", "retry_max_seconds"].contains(&key) {
+            if !KEYS.contains(&key) {
                 diagnostics.push(diag(
                     item,
                     format!(
-                        "unknown key model.{key} (expected retry_max_attempts or retry_max_seconds); ignored"
+                        "unknown key model.{key} (expected one of {}); ignored",
+                        KEYS.join(", ")
                     ),
                 ));
             }
@@ -89,6 +108,41 @@ pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<
             )
         }));
     }
+    if let Some(item) = model.and_then(|t| t.get("context_window")) {
+        // Fewer than 1,000 tokens leaves no room for a system prompt and a reply.
+        let read = item
+            .as_integer()
+            .and_then(|n| u64::try_from(n).ok())
+            .filter(|n| *n >= 1_000)
+            .map(Some);
+        diagnostics.extend(super::toml::set(&mut settings.context_window, read, |kept| {
+            diag(
+                item,
+                format!(
+                    "expected model.context_window to be a number of tokens of at least 1000; keeping {}",
+                    kept.map_or_else(|| "the model's own".to_string(), |n| n.to_string())
+                ),
+            )
+        }));
+    }
+    if let Some(item) = model.and_then(|t| t.get("auto_compact_percent")) {
+        let read = item
+            .as_integer()
+            .and_then(|n| u8::try_from(n).ok())
+            .filter(|n| (10..=100).contains(n));
+        diagnostics.extend(super::toml::set(
+            &mut settings.auto_compact_percent,
+            read,
+            |kept| {
+                diag(
+                    item,
+                    format!(
+                        "expected model.auto_compact_percent to be a whole number from 10 to 100; keeping {kept}"
+                    ),
+                )
+            },
+        ));
+    }
     diagnostics
 }
 
@@ -127,5 +181,24 @@ mod tests {
                 .starts_with("unknown key model.retry_max_secs"),
             "{typo:?}"
         );
+    }
+
+    #[test]
+    fn the_window_and_the_compaction_threshold_are_read_and_checked() {
+        let mut settings = ModelSettings::default();
+        assert_eq!(settings.context_window, None);
+        assert_eq!(settings.auto_compact_percent, 80);
+        let text = "[model]\ncontext_window = 60000\nauto_compact_percent = 70\n";
+        assert!(apply_layer(&mut settings, text, "config.toml").is_empty());
+        assert_eq!(settings.context_window, Some(60_000));
+        assert_eq!(settings.auto_compact_percent, 70);
+        let bad = "[model]\ncontext_window = 12\nauto_compact_percent = 101\n";
+        let shown: Vec<String> = apply_layer(&mut settings, bad, "config.toml")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(shown.len(), 2, "{shown:?}");
+        assert!(shown[0].ends_with("keeping 60000"), "{shown:?}");
+        assert!(shown[1].ends_with("keeping 70"), "{shown:?}");
     }
 }

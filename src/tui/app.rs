@@ -76,6 +76,8 @@ pub struct App {
     pub turn: Turn,
     /// The model retry the running turn waits for (status line countdown).
     pub model_retry: Option<RetryCountdown>,
+    /// How full the model's context window is (the status line's gauge).
+    pub context: Option<crate::protocol::ContextGauge>,
     pub usage: Usage,
     /// Tools the user allowed for this session (revocable from /permissions).
     pub session_grants: Vec<String>,
@@ -117,6 +119,7 @@ impl App {
             overlay: Overlay::None,
             turn: Turn::Idle,
             model_retry: None,
+            context: None,
             usage: Usage::default(),
             session_grants: Vec::new(),
             quit_armed_until: None,

@@ -102,6 +102,16 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
                 .on_catalog(server.into_string(), catalog, &app.composer, effects);
         }
         AgentEvent::Request(request) => return app.inbox.push(request, app.now),
+        AgentEvent::Context(gauge) => {
+            app.context = Some(gauge);
+            return;
+        }
+        AgentEvent::Compacted(report) => {
+            app.note(EntryKind::Notice(format!("── {} ──", report.describe())));
+        }
+        AgentEvent::ContextBreakdown(breakdown) => {
+            app.note(EntryKind::Notice(breakdown.lines().join("\n")));
+        }
         AgentEvent::SessionStarted {
             session_id,
             model_label,

@@ -86,6 +86,7 @@ pub fn view(app: &App, frame: &mut Frame) {
             waiting: app.inbox.len(),
             sandbox_problem: app.sandbox_problem.as_deref(),
             usage: &app.usage,
+            context: app.context,
             flash: app.flash.as_ref(),
             focus: app.focus,
             now: app.now,

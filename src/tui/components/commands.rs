@@ -18,6 +18,8 @@ pub enum Action {
     Permissions,
     Undo,
     Roots,
+    Compact,
+    Context,
     Clear,
     Help,
     Quit,
@@ -46,8 +48,8 @@ pub const COMMANDS: &[Command] = &[
         ],
     },
     Command {
-        usage: "/mcp",
-        help: "servers: status, command, tools, errors, reconnect",
+        usage: "/mcp [reload]",
+        help: "servers, tools, errors · reload config and rules",
         words: &[("mcp", Action::Mcp)],
     },
     Command {
@@ -71,9 +73,9 @@ pub const COMMANDS: &[Command] = &[
         words: &[],
     },
     Command {
-        usage: "/mcp reload",
-        help: "reload servers and rules (also on save)",
-        words: &[],
+        usage: "/compact /context",
+        help: "summarize now (words after it: focus) · window use",
+        words: &[("compact", Action::Compact), ("context", Action::Context)],
     },
     Command {
         usage: "/clear /help /quit",
@@ -180,6 +182,17 @@ pub fn parse(command: &str, servers: &[&str]) -> Parsed {
         (Action::Roots, Some(_)) => {
             Parsed::Problem("usage: /roots (list) or /roots add DIR".into())
         }
+        (Action::Compact, _) => {
+            // Everything after the word steers the summary.
+            let focus = command
+                .trim_start()
+                .strip_prefix(name)
+                .map(str::trim)
+                .filter(|f| !f.is_empty())
+                .map(str::to_string);
+            Parsed::Send(UiCommand::Compact(focus))
+        }
+        (Action::Context, _) => Parsed::Send(UiCommand::ShowContext),
         (Action::Permissions, _) => Parsed::OpenPermissions,
         (Action::Clear, _) => Parsed::Clear,
         // The agent finds the files and asks before restoring them (an inbox request).
@@ -192,6 +205,24 @@ pub fn parse(command: &str, servers: &[&str]) -> Parsed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compact_takes_the_rest_of_the_line_as_its_focus() {
+        assert!(matches!(
+            parse("compact", &[]),
+            Parsed::Send(UiCommand::Compact(None))
+        ));
+        match parse("compact  the deploy work and its errors ", &[]) {
+            Parsed::Send(UiCommand::Compact(Some(focus))) => {
+                assert_eq!(focus, "the deploy work and its errors");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            parse("context", &[]),
+            Parsed::Send(UiCommand::ShowContext)
+        ));
+    }
 
     #[test]
     fn every_word_of_the_table_is_dispatched_and_others_are_unknown() {

@@ -82,6 +82,8 @@ pub struct StatusLine<'a> {
     /// Why bash runs without the sandbox this session, if it does: always on screen.
     pub sandbox_problem: Option<&'a str>,
     pub usage: &'a Usage,
+    /// How full the model's window is, once the agent has said.
+    pub context: Option<crate::protocol::ContextGauge>,
     pub flash: Option<&'a (String, Instant)>,
     pub focus: Focus,
     pub now: Instant,
@@ -155,6 +157,16 @@ impl Widget for StatusLine<'_> {
             ),
             t.dim(),
         ));
+        if let Some(gauge) = self.context {
+            // The share of the window the next request fills; the warning colour from
+            // 90% of the point where the conversation is compacted.
+            let style = if gauge.near_limit() {
+                t.warn()
+            } else {
+                t.dim()
+            };
+            left.push(Span::styled(format!("· ctx {}% ", gauge.percent()), style));
+        }
         let cache = (
             self.usage.cache_read_input_tokens,
             self.usage.cache_creation_input_tokens,
@@ -209,6 +221,7 @@ mod tests {
             waiting: 0,
             sandbox_problem: None,
             usage,
+            context: None,
             flash: None,
             focus: Focus::Composer,
             now,
@@ -247,6 +260,30 @@ mod tests {
         assert!(
             cached.contains("↑12.3k ↓678 tok · cache 45.2k read 3100 written"),
             "{cached}"
+        );
+
+        let mut gauged = status(&theme, &usage, now);
+        gauged.context = Some(crate::protocol::ContextGauge {
+            used: 84_000,
+            window: 200_000,
+            compact_at: 160_000,
+        });
+        let gauged_text = text(&render(gauged, 120, 1));
+        assert!(gauged_text.contains("↓678 tok · ctx 42%"), "{gauged_text}");
+        let mut near = status(&theme, &usage, now);
+        near.context = Some(crate::protocol::ContextGauge {
+            used: 150_000,
+            window: 200_000,
+            compact_at: 160_000,
+        });
+        let near = render(near, 120, 1);
+        let shown = text(&near);
+        let byte = shown.find("ctx 75%").expect("the gauge");
+        let at = shown[..byte].chars().count() as u16;
+        assert_eq!(
+            near[(at, 0)].fg,
+            theme.warn().fg.unwrap_or_default(),
+            "near the threshold the gauge warns"
         );
 
         let mut running = status(&theme, &usage, now);
