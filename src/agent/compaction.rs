@@ -126,8 +126,15 @@ pub(super) async fn compact(
     let tokens: Vec<u64> = messages.iter().map(message_tokens).collect();
     let before = ask.fixed + tokens.iter().sum::<u64>();
     let target = meter.estimate_for(meter.target());
-    // The recent part is kept word for word: about a quarter of what a compaction aims for.
-    let recent_budget = target.saturating_sub(ask.fixed) / 2;
+    // The recent part is kept word for word: about a quarter of what a compaction aims
+    // for. `/compact` keeps only what the model is still working on (as Claude Code's
+    // and Codex's do): a finished exchange is summarized whole.
+    let recent_budget = match ask.trigger {
+        CompactionTrigger::Manual => 0,
+        CompactionTrigger::Auto | CompactionTrigger::Overflow => {
+            target.saturating_sub(ask.fixed) / 2
+        }
+    };
     let protected_from = recent_start(&tokens, recent_budget);
 
     let (cleared, saved) = shed(messages, &tokens, protected_from, ask.fixed, target, &ask);

@@ -22,6 +22,7 @@ mod tui_resources;
 // The agent, its model providers and its tool pool.
 mod agent;
 mod deferred_tools;
+mod long_sessions;
 mod model_providers;
 mod pins;
 mod pool_core;

@@ -11,3 +11,4 @@ pub mod process;
 pub mod pty;
 pub mod real_tools;
 pub mod replay_model;
+pub mod window_api;
