@@ -34,6 +34,25 @@ pub fn prefix_within(text: &str, budget: usize) -> usize {
     text.len()
 }
 
+/// The byte index where the longest suffix of `text` whose estimate is at most `budget`
+/// tokens starts (always at a character boundary). 0 when all of it fits.
+pub fn suffix_within(text: &str, budget: usize) -> usize {
+    let (mut ascii, mut other) = (0usize, 0usize);
+    let mut start = text.len();
+    for (at, c) in text.char_indices().rev() {
+        if c.is_ascii() {
+            ascii += 1;
+        } else {
+            other += 1;
+        }
+        if ascii.div_ceil(ASCII_CHARS_PER_TOKEN) + other > budget {
+            return start;
+        }
+        start = at;
+    }
+    0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +76,10 @@ mod tests {
         for budget in 0..6 {
             let cut = prefix_within(text, budget);
             assert!(estimate(&text[..cut]) <= budget);
+            let start = suffix_within(text, budget);
+            assert!(estimate(&text[start..]) <= budget);
         }
+        assert_eq!(suffix_within(text, 2), "abcdefgh".len());
+        assert_eq!(suffix_within(text, 100), 0);
     }
 }

@@ -16,7 +16,7 @@ const IMAGE_TOKENS: u64 = 1_600;
 const BLOCK_TOKENS: u64 = 4;
 
 /// Estimated tokens of one message.
-pub(super) fn message_tokens(message: &Message) -> u64 {
+pub fn message_tokens(message: &Message) -> u64 {
     message.content.iter().map(block_tokens).sum()
 }
 
@@ -57,7 +57,7 @@ pub(super) fn est(text: &str) -> u64 {
 }
 
 /// The window, the threshold and the calibration of estimates against the API's counts.
-pub(super) struct ContextMeter {
+pub struct ContextMeter {
     window: u64,
     compact_percent: u8,
     /// Reported ÷ estimated tokens of the last request the API counted (1 until then).

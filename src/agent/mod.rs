@@ -9,7 +9,7 @@
 pub mod attachments;
 mod checkpoints;
 pub mod compaction;
-mod context;
+pub mod context;
 mod conversation;
 pub mod elicitation;
 mod host_files;

@@ -82,39 +82,48 @@ impl ToolLimits {
             (Some(chars), _) => (chars, false),
             (None, Some(tokens)) => (tokens, true),
         };
-        let saved = match files_dir {
-            Some(files_dir) => {
-                let dir = files_dir.join("tool-outputs");
-                let path = dir.join(format!("{}.txt", crate::pool::normalize(call_id)));
-                match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text)) {
-                    Ok(()) => Some(path),
-                    Err(e) => {
-                        tracing::warn!("saving full tool output: {e}");
-                        None
-                    }
+        let saved = files_dir.and_then(|files_dir| {
+            let dir = files_dir.join("tool-outputs");
+            let path = dir.join(format!("{}.txt", crate::pool::normalize(call_id)));
+            match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text)) {
+                Ok(()) => Some(path),
+                Err(e) => {
+                    tracing::warn!("saving full tool output: {e}");
+                    None
                 }
             }
-            None => None,
-        };
+        });
         let whereabouts = match &saved {
             Some(path) => format!("the full output is saved in {}", path.display()),
             None => "the full output was not saved".to_string(),
         };
-        let mut shown = text[..cut].to_string();
-        let marker = if by_tokens {
-            format!(
-                "\n\n[output truncated: showing about the first {} of about {} tokens (MAX_MCP_OUTPUT_TOKENS); {whereabouts}]",
-                self.mcp_output_tokens,
+        // The model sees the head and the tail (where errors and summaries tend to be),
+        // three quarters and one quarter of the budget, with the marker between them.
+        let (head_end, tail_start, marker) = if by_tokens {
+            let budget = self.mcp_output_tokens;
+            let (head, tail) = (budget - budget / 4, budget / 4);
+            let head_end = crate::tokens::prefix_within(&text, head);
+            let tail_start = crate::tokens::suffix_within(&text, tail).max(head_end);
+            let marker = format!(
+                "\n\n[output truncated: showing about the first {head} and the last {tail} of about {} tokens (MAX_MCP_OUTPUT_TOKENS); {whereabouts}]\n\n",
                 crate::tokens::estimate(&text)
-            )
+            );
+            (head_end, tail_start, marker)
         } else {
-            format!(
-                "\n\n[output truncated: showing the first {} of {} characters; {whereabouts}]",
-                self.output_budget,
-                text.chars().count()
-            )
+            let budget = self.output_budget;
+            let (head, tail) = (budget - budget / 4, budget / 4);
+            let total = text.chars().count();
+            let at_char = |n: usize| text.char_indices().nth(n).map_or(text.len(), |(at, _)| at);
+            let head_end = at_char(head).min(cut);
+            let tail_start = at_char(total.saturating_sub(tail)).max(head_end);
+            let marker = format!(
+                "\n\n[output truncated: showing the first {head} and the last {tail} of {total} characters; {whereabouts}]\n\n"
+            );
+            (head_end, tail_start, marker)
         };
+        let mut shown = text[..head_end].to_string();
         shown.push_str(&marker);
+        shown.push_str(&text[tail_start..]);
         (shown, saved)
     }
 }

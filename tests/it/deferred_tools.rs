@@ -375,13 +375,17 @@ async fn a_big_mcp_result_is_cut_to_the_token_budget_and_kept_whole_on_disk() {
     let (shown, is_error) = result_of(&h.requests()[2], "b1");
     assert!(!is_error);
     let (kept, marker) = shown.split_once("\n\n[").expect("a truncation marker");
-    // 1,000 estimated tokens of ASCII are 4,000 characters.
-    assert_eq!(kept, "x".repeat(4_000));
+    // 750 estimated tokens of ASCII (three quarters of 1,000) are 3,000 characters, and
+    // the last 250 tokens are the tail.
+    assert_eq!(kept, "x".repeat(3_000));
+    let (marker, tail) = marker
+        .split_once("]\n\n")
+        .expect("the tail after the marker");
+    assert_eq!(tail, "x".repeat(1_000));
     let saved = marker
         .strip_prefix(
-            "output truncated: showing about the first 1000 of about 5000 tokens (MAX_MCP_OUTPUT_TOKENS); the full output is saved in ",
+            "output truncated: showing about the first 750 and the last 250 of about 5000 tokens (MAX_MCP_OUTPUT_TOKENS); the full output is saved in ",
         )
-        .and_then(|rest| rest.strip_suffix(']'))
         .unwrap_or_else(|| panic!("marker: {marker}"));
     assert!(saved.starts_with(&h.state.path().display().to_string()));
     assert_eq!(std::fs::read_to_string(saved).unwrap(), "x".repeat(20_000));

@@ -194,9 +194,9 @@ async fn an_at_mention_attaches_text_and_image_resources_to_the_message() {
     let big = text_of(&message.content[4]);
     assert!(big.starts_with("<resource server=\"fx\" uri=\"fixture://big\""));
     assert!(
-        big.contains("[output truncated: showing the first 1000 of 300"),
+        big.contains("[output truncated: showing the first 750 and the last 250 of 300"),
         "{}",
-        &big[big.len() - 200..]
+        &big[big.len() - 400..]
     );
     assert!(big.chars().count() < 1_300, "{}", big.chars().count());
     assert_eq!(message.content.len(), 5);

@@ -539,7 +539,7 @@ async fn large_outputs_are_truncated_for_the_model_and_kept_whole_in_the_session
                 tool(
                     "big",
                     "bash",
-                    json!({"command": "printf 'x%.0s' $(seq 1 500)"}),
+                    json!({"command": "printf 'x%.0s' $(seq 1 500); printf END"}),
                 ),
                 stop(StopReason::ToolUse),
             ]),
@@ -551,17 +551,24 @@ async fn large_outputs_are_truncated_for_the_model_and_kept_whole_in_the_session
     let events = h.turn(no_answers).await;
     let done = finished(&events);
     let shown = &done[0].1;
-    assert!(shown.starts_with(&"x".repeat(100)));
-    assert!(!shown.starts_with(&"x".repeat(101)));
+    // The head (three quarters of the budget) and the tail (a quarter), the marker between.
+    assert!(shown.starts_with(&"x".repeat(75)));
+    assert!(!shown.starts_with(&"x".repeat(76)));
     assert!(
-        shown.contains("[output truncated: showing the first 100 of"),
+        shown.contains("[output truncated: showing the first 75 and the last 25 of"),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with(&format!("{}END", "x".repeat(22))),
         "{shown}"
     );
     let path = shown
         .split("saved in ")
         .nth(1)
         .unwrap()
-        .trim_end_matches(']')
+        .split_once("]\n\n")
+        .unwrap()
+        .0
         .to_string();
     let full = std::fs::read_to_string(&path).unwrap();
     assert!(full.contains(&"x".repeat(500)));
