@@ -125,7 +125,7 @@ pub(super) fn on_esc(app: &mut App, effects: &mut Vec<Effect>) -> bool {
         return false;
     }
     app.set_flash(if app.queue.is_held() {
-        "interrupting… the queue waits: Enter sends it"
+        "interrupting… queue held"
     } else {
         "interrupting…"
     });

@@ -91,15 +91,16 @@ pub struct StatusLine<'a> {
 }
 
 impl StatusLine<'_> {
-    /// A turn runs and no interrupt was asked for yet.
+    /// A turn runs, no interrupt was asked for yet, and no question takes Esc.
     fn interruptible(&self) -> bool {
-        matches!(
-            self.turn,
-            Turn::Running {
-                cancel_sent: false,
-                ..
-            }
-        )
+        self.waiting == 0
+            && matches!(
+                self.turn,
+                Turn::Running {
+                    cancel_sent: false,
+                    ..
+                }
+            )
     }
 
     /// The keys that matter now, on the right.
