@@ -247,3 +247,74 @@ fn after_esc_the_queue_waits_for_enter() {
         Some(&("user".to_string(), "next one".to_string()))
     );
 }
+
+/// Processes whose command line contains `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|pid| {
+            // Arguments are NUL-separated (bash may exec `sleep` itself).
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(needle)
+            }) && crate::support::process::alive(*pid)
+        })
+        .collect()
+}
+
+/// Esc stops a turn waiting on a slow tool (bash `sleep`, on the scripted model that runs
+/// the message as a command): the command's process is gone, and the tool card and the
+/// model's words before it stay.
+#[test]
+fn esc_stops_a_turn_waiting_on_a_slow_bash_command() {
+    let home = Home::new();
+    // A duration no other test uses, to find the process by.
+    let command = "sleep 47.25";
+    let mut cmd = pty::toolgate(&home.path("state"), &home.path("config"));
+    cmd.cwd(home.path("ws"));
+    cmd.env("TERM", "xterm-256color");
+    cmd.env(
+        "TOOLGATE_SCENARIO",
+        crate::support::fixture_server::fixture_file("shell_scenario.json"),
+    );
+    cmd.args(["--provider", "scripted", "--allow", "Bash(sleep:*)"]);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, 36, 120);
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, command);
+    screen.wait_text("Running it.");
+    screen.wait_text("esc to interrupt");
+    let deadline = Instant::now() + pty::WAIT;
+    while processes_with(command).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the command never started:\n{}",
+            screen.text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let pressed = Instant::now();
+    keys.press(ESC);
+    screen.wait_text("turn cancelled");
+    let took = pressed.elapsed();
+    assert!(took < Duration::from_secs(1), "Esc took {took:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(command).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the sleep outlived the interrupt"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let text = screen.text();
+    assert!(
+        text.contains("Running it.") && text.contains("bash"),
+        "{text}"
+    );
+    keys.press(b"\x04");
+    assert!(screen.wait_exit(&mut child).success());
+}
