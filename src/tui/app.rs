@@ -14,11 +14,12 @@ use super::components::inbox::state::Inbox;
 use super::components::overlays::Overlay;
 use super::components::pool::detail::DetailState;
 use super::components::pool::state::PoolView;
+use super::components::queue::Queue;
 use super::components::status::{RetryCountdown, Turn};
 use super::components::transcript::state::{EntryKind, Transcript};
 use super::components::transcript::viewport::Viewport;
 use super::effect::Effect;
-use super::layout::{Areas, Focus, areas};
+use super::layout::{Areas, Focus, Shape, areas};
 use super::theme::Theme;
 use crate::model::Usage;
 use crate::protocol::AgentEvent;
@@ -71,6 +72,11 @@ pub struct App {
     /// Questions waiting for the person; the modal shows one of them.
     pub inbox: Inbox,
     pub composer: ComposerState,
+    /// What the person sent while a turn runs, until it is sent (decision 0076).
+    pub queue: Queue,
+    /// When the last dialog, overlay, popup or the pool's focus went away: an Esc just
+    /// after it was meant for that, not for the turn.
+    pub dialog_closed_at: Option<Instant>,
     pub focus: Focus,
     pub overlay: Overlay,
     pub turn: Turn,
@@ -115,6 +121,8 @@ impl App {
             pool: PoolView::new(&names),
             inbox: Inbox::default(),
             composer: ComposerState::new(theme),
+            queue: Queue::default(),
+            dialog_closed_at: None,
             focus: Focus::Composer,
             overlay: Overlay::None,
             turn: Turn::Idle,
@@ -143,6 +151,16 @@ impl App {
         self.flash = Some((text.into(), self.now + Duration::from_secs(4)));
     }
 
+    /// Something other than the composer takes Esc now: a question, an overlay, the
+    /// completion popup or a prompt's form, or the pool's focus.
+    pub fn dialog_open(&self) -> bool {
+        !self.inbox.is_empty()
+            || self.overlay != Overlay::None
+            || self.assist.popup.is_some()
+            || self.assist.form.is_some()
+            || self.focus == Focus::Pool
+    }
+
     /// The earliest moment the screen changes by itself. None while idle: no timers then.
     pub fn next_deadline(&self) -> Option<Instant> {
         [
@@ -162,9 +180,12 @@ impl App {
     pub fn areas_at(&self, area: Rect) -> Areas {
         areas(
             area,
-            self.composer.line_count(),
-            self.pool_collapsed,
-            self.focus,
+            Shape {
+                composer_lines: self.composer.line_count(),
+                queued_rows: self.queue.rows(),
+                pool_collapsed: self.pool_collapsed,
+                focus: self.focus,
+            },
         )
     }
 

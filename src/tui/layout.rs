@@ -20,6 +20,9 @@ pub struct Areas {
     /// The pool panel; on narrow screens only while it has the focus (then over the
     /// conversation).
     pub pool: Option<Rect>,
+    /// What the person queued while a turn runs, just above the composer (no rows when
+    /// nothing is queued).
+    pub queued: Rect,
     pub composer: Rect,
     pub status: Rect,
 }
@@ -38,12 +41,29 @@ fn pool_width(collapsed: bool, width: u16) -> u16 {
     }
 }
 
-/// The layout for `area`, given the composer's line count, whether the user hid the pool
-/// panel, and the focus.
-pub fn areas(area: Rect, composer_lines: usize, pool_collapsed: bool, focus: Focus) -> Areas {
+/// What the layout depends on besides the size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub composer_lines: usize,
+    /// Rows of queued messages above the composer.
+    pub queued_rows: u16,
+    /// The user hid the pool panel.
+    pub pool_collapsed: bool,
+    pub focus: Focus,
+}
+
+/// The layout for `area` in this shape.
+pub fn areas(area: Rect, shape: Shape) -> Areas {
+    let Shape {
+        composer_lines,
+        queued_rows,
+        pool_collapsed,
+        focus,
+    } = shape;
     let composer_lines = composer_lines.clamp(1, 6) as u16;
-    let [main, composer, status] = Layout::vertical([
+    let [main, queued, composer, status] = Layout::vertical([
         Constraint::Min(1),
+        Constraint::Length(queued_rows),
         Constraint::Length(composer_lines + 2),
         Constraint::Length(1),
     ])
@@ -54,6 +74,7 @@ pub fn areas(area: Rect, composer_lines: usize, pool_collapsed: bool, focus: Foc
         return Areas {
             conversation: main,
             pool,
+            queued,
             composer,
             status,
         };
@@ -63,6 +84,7 @@ pub fn areas(area: Rect, composer_lines: usize, pool_collapsed: bool, focus: Foc
     Areas {
         conversation,
         pool: Some(pool),
+        queued,
         composer,
         status,
     }

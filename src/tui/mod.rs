@@ -7,13 +7,15 @@
 //!
 //! Layers, bottom up: `theme`, `wrap`, `layout`, `effect`, `limiter`, `terminal`; the
 //! `components` (each its state, its update and its widget); `app` (the state that holds
-//! them); `update` and `view`; this runtime.
+//! them); `update` (with `submit`: Enter, Esc and the queue around a turn) and `view`;
+//! this runtime.
 
 mod app;
 mod components;
 mod effect;
 mod layout;
 mod limiter;
+mod submit;
 mod terminal;
 mod theme;
 mod update;

@@ -21,10 +21,12 @@ use super::components::transcript::events as transcript_events;
 use super::components::transcript::state::EntryKind;
 use super::effect::Effect;
 use super::layout::Focus;
+use super::submit;
 use crate::protocol::{AgentEvent, UiCommand};
 use crate::sanitize::for_terminal;
 
 pub fn update(app: &mut App, msg: Msg) -> Update {
+    let dialog_before = app.dialog_open();
     let mut effects = Vec::new();
     let mut redraw = false;
     if let Some((_, until)) = &app.flash
@@ -61,6 +63,9 @@ pub fn update(app: &mut App, msg: Msg) -> Update {
     for expired in app.inbox.expire_due(app.now) {
         app.note(EntryKind::Notice(for_terminal(&expired.message())));
         redraw = true;
+    }
+    if dialog_before && !app.dialog_open() {
+        app.dialog_closed_at = Some(app.now);
     }
     app.relayout();
     Update { effects, redraw }
@@ -148,6 +153,8 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
             app.usage.add(&usage);
             app.turn = Turn::Idle;
             transcript_events::turn_finished(&mut app.transcript, cancelled);
+            // However the turn ended; after an interrupt the queue waits for Enter.
+            submit::send_queued(app, effects);
         }
         AgentEvent::Sampling(report) => {
             if let Some(record) = &report.decision {
@@ -280,14 +287,9 @@ fn on_ctrl_c(app: &mut App, effects: &mut Vec<Effect>) {
     let armed = app.quit_armed_until.is_some_and(|t| t > app.now);
     match app.turn {
         Turn::Running {
-            since,
-            cancel_sent: false,
+            cancel_sent: false, ..
         } => {
-            effects.push(Effect::SendCommand(UiCommand::Cancel));
-            app.turn = Turn::Running {
-                since,
-                cancel_sent: true,
-            };
+            submit::interrupt(app, effects);
             app.quit_armed_until = Some(app.now + QUIT_WINDOW);
             app.set_flash("cancelling… (Ctrl+C again to quit)");
         }
@@ -306,8 +308,14 @@ fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> b
         app.completion_outcome(outcome);
         return true;
     }
+    if key.code == KeyCode::Esc && key.modifiers.is_empty() {
+        return submit::on_esc(app, effects);
+    }
+    if let Some(changed) = submit::on_queue_key(app, key) {
+        return changed;
+    }
     match app.composer.on_key(key, !app.pool_collapsed) {
-        ComposerKey::Submit => submit(app, effects),
+        ComposerKey::Submit => submit::submit(app, effects),
         ComposerKey::FocusPool => app.focus = Focus::Pool,
         ComposerKey::Help => app.overlay = Overlay::Help,
         ComposerKey::Newline => {}
@@ -321,35 +329,8 @@ fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> b
     true
 }
 
-fn submit(app: &mut App, effects: &mut Vec<Effect>) {
-    let text = app.composer_text();
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        return;
-    }
-    if let Some(command) = trimmed.strip_prefix('/') {
-        let command = command.to_string();
-        app.composer.reset();
-        return run_command(app, &command, effects);
-    }
-    if app.agent_gone {
-        app.set_flash("the agent has stopped; Ctrl+D quits");
-        return;
-    }
-    if app.turn.is_running() {
-        app.set_flash("a turn is running — wait for it or press Ctrl+C to cancel");
-        return;
-    }
-    let message = trimmed.to_string();
-    app.composer.reset();
-    app.transcript.push(EntryKind::User(for_terminal(&message)));
-    app.viewport.follow();
-    app.turn = Turn::start(app.now);
-    effects.push(Effect::SendCommand(UiCommand::Submit(message)));
-}
-
 /// Carries out a slash command (the text after the slash).
-fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
+pub(super) fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
     if let Some((name, rest)) = commands::prompt_call(command) {
         let busy = app.agent_gone || app.turn.is_running();
         if let Some(outcome) =
@@ -373,9 +354,6 @@ fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
             app.transcript.clear();
             app.viewport.follow();
             effects.push(Effect::SendCommand(UiCommand::Clear));
-        }
-        Parsed::Undo if app.turn.is_running() => {
-            app.set_flash("a turn is running — /undo can restore its files once it ends");
         }
         Parsed::Undo => effects.push(Effect::SendCommand(UiCommand::Undo)),
         Parsed::Quit => effects.push(Effect::Quit),

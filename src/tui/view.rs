@@ -13,6 +13,7 @@ use super::components::overlays::{
 };
 use super::components::pool::detail::ToolDetail;
 use super::components::pool::panel::PoolPanel;
+use super::components::queue::QueuedLines;
 use super::components::status::StatusLine;
 use super::components::transcript::conversation::Conversation;
 use super::layout::Focus;
@@ -53,6 +54,15 @@ pub fn view(app: &App, frame: &mut Frame) {
             a.conversation,
         );
     }
+    if app.queue.rows() > 0 {
+        frame.render_widget(
+            QueuedLines {
+                queue: &app.queue,
+                theme: t,
+            },
+            a.queued,
+        );
+    }
     frame.render_widget(
         Composer {
             textarea: &app.composer.textarea,
@@ -84,6 +94,7 @@ pub fn view(app: &App, frame: &mut Frame) {
             turn: app.turn,
             retry: app.model_retry.as_ref(),
             waiting: app.inbox.len(),
+            queued: app.queue.len(),
             sandbox_problem: app.sandbox_problem.as_deref(),
             usage: &app.usage,
             context: app.context,

@@ -113,11 +113,29 @@ pub enum Parsed {
     OpenPermissions,
     OpenHelp,
     Clear,
-    /// `/undo` (refused while a turn runs).
+    /// `/undo` (queued while a turn runs).
     Undo,
     Quit,
     /// Wrong arguments or an unknown command: the line to show.
     Problem(String),
+}
+
+impl Parsed {
+    /// Typed while a turn runs, whether it waits in the queue for the turn to end: what
+    /// changes the conversation, the servers or the files does (and keeps its place among
+    /// the queued messages); what only shows something, or is answered beside a turn
+    /// (`/roots`), runs at once, and so do `/quit` and mistakes (decision 0076).
+    pub fn waits_for_turn(&self) -> bool {
+        match self {
+            Parsed::Send(UiCommand::AddRoot(_) | UiCommand::ListRoots) => false,
+            Parsed::Send(_) | Parsed::Reload | Parsed::Clear | Parsed::Undo => true,
+            Parsed::OpenMcp
+            | Parsed::OpenPermissions
+            | Parsed::OpenHelp
+            | Parsed::Quit
+            | Parsed::Problem(_) => false,
+        }
+    }
 }
 
 /// If `command` (the text after the slash) names a prompt: its name and the rest of the
@@ -238,5 +256,31 @@ mod tests {
             Some(("mcp__fx__review", "a b"))
         );
         assert_eq!(prompt_call("mcp reload"), None);
+    }
+
+    #[test]
+    fn what_changes_the_session_waits_for_the_turn_and_what_looks_runs_now() {
+        for waits in [
+            "connect fs",
+            "disconnect fs",
+            "mcp enable fs",
+            "mcp reload",
+            "clear",
+            "undo",
+        ] {
+            assert!(parse(waits, &[]).waits_for_turn(), "{waits}");
+        }
+        for now in [
+            "mcp",
+            "permissions",
+            "help",
+            "roots",
+            "roots add /tmp",
+            "quit",
+            "connect",
+            "nonsense",
+        ] {
+            assert!(!parse(now, &[]).waits_for_turn(), "{now}");
+        }
     }
 }

@@ -11,5 +11,6 @@ pub mod draw;
 pub mod inbox;
 pub mod overlays;
 pub mod pool;
+pub mod queue;
 pub mod status;
 pub mod transcript;

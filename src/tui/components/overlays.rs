@@ -145,12 +145,18 @@ pub fn rule_lines(pool: &PoolView) -> Vec<RuleLine> {
 
 /// The keys the help lists before the commands.
 const KEYS: &[(&str, &str)] = &[
-    ("Enter", "send the message"),
+    ("Enter", "send; while a turn runs, queue it for the end"),
+    (
+        "↑ Del (empty composer)",
+        "edit / drop the last queued message",
+    ),
     ("Shift+Enter, Alt+Enter", "new line"),
-    ("Ctrl+C", "cancel the running turn; twice when idle quits"),
-    ("Ctrl+D", "quit"),
-    ("Tab", "focus the tool pool (↑↓ inspect a tool)"),
-    ("Ctrl+P", "hide / show the tool pool"),
+    ("Esc, Ctrl+C", "interrupt the turn (what was done stays)"),
+    ("Ctrl+D, Ctrl+C twice", "quit"),
+    (
+        "Tab, Ctrl+P",
+        "focus the tool pool (↑↓ inspect) · hide / show it",
+    ),
     ("PgUp PgDn, wheel", "scroll the conversation / tool details"),
     ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
     ("Ctrl+O", "expand / collapse tool results"),
@@ -397,7 +403,14 @@ mod tests {
     fn help_lists_the_keys() {
         let theme = Theme::new(true);
         let screen = text(&render(HelpOverlay { theme: &theme }, 80, 24));
-        assert_shows(&screen, &["Ctrl+C", "any key closes"]);
+        assert_shows(
+            &screen,
+            &[
+                "Esc, Ctrl+C",
+                "edit / drop the last queued",
+                "any key closes",
+            ],
+        );
         insta::assert_snapshot!(screen);
     }
 

@@ -79,6 +79,8 @@ pub struct StatusLine<'a> {
     pub retry: Option<&'a RetryCountdown>,
     /// Questions waiting for an answer.
     pub waiting: usize,
+    /// Messages and commands queued for the end of the turn.
+    pub queued: usize,
     /// Why bash runs without the sandbox this session, if it does: always on screen.
     pub sandbox_problem: Option<&'a str>,
     pub usage: &'a Usage,
@@ -88,6 +90,32 @@ pub struct StatusLine<'a> {
     pub focus: Focus,
     pub now: Instant,
     pub theme: &'a Theme,
+}
+
+impl StatusLine<'_> {
+    /// A turn runs, no interrupt was asked for yet, and no question takes Esc.
+    fn interruptible(&self) -> bool {
+        self.waiting == 0
+            && matches!(
+                self.turn,
+                Turn::Running {
+                    cancel_sent: false,
+                    ..
+                }
+            )
+    }
+
+    /// The keys that matter now, on the right.
+    fn hint(&self) -> &'static str {
+        match self.focus {
+            Focus::Pool => "↑↓ tool · Tab back · Ctrl+P hide ",
+            Focus::Composer if self.interruptible() && self.queued > 0 => {
+                "↑ edit · Del drop · esc to interrupt "
+            }
+            Focus::Composer if self.interruptible() => "Enter queue · ? help · esc to interrupt ",
+            Focus::Composer => "Enter send · Tab pool · ? help · Ctrl+C cancel ",
+        }
+    }
 }
 
 fn tokens(n: u64) -> String {
@@ -146,6 +174,12 @@ impl Widget for StatusLine<'_> {
             }
         };
         left.push(turn);
+        if self.queued > 0 {
+            left.push(Span::styled(
+                format!("· {} queued ", self.queued),
+                t.accent(),
+            ));
+        }
         if self.sandbox_problem.is_some() {
             left.push(Span::styled("· ⚠ NO SANDBOX ", t.error()));
         }
@@ -183,18 +217,20 @@ impl Widget for StatusLine<'_> {
         }
         let mut right = match self.flash {
             Some((text, until)) if *until > self.now => Span::styled(format!("{text} "), t.warn()),
-            _ => Span::styled(
-                match self.focus {
-                    Focus::Pool => "↑↓ tool · Tab back · Ctrl+P hide ",
-                    Focus::Composer => "Enter send · Tab pool · ? help · Ctrl+C cancel ",
-                },
-                t.dim(),
-            ),
+            _ => Span::styled(self.hint(), t.dim()),
         };
         let left_width: usize = left.iter().map(|s| s.width()).sum();
         if left_width + right.width() >= area.width as usize && self.flash.is_none() {
-            // Narrow screens keep the one hint that leads to the others.
-            right = Span::styled("? help ", t.dim());
+            // Narrow screens keep the one hint that leads to the others, and while a turn
+            // runs the way to stop it.
+            right = Span::styled(
+                if self.interruptible() {
+                    "esc to interrupt "
+                } else {
+                    "? help "
+                },
+                t.dim(),
+            );
         }
         let gap = (area.width as usize).saturating_sub(left_width + right.width());
         if gap > 0 {
@@ -219,6 +255,7 @@ mod tests {
             turn: Turn::Idle,
             retry: None,
             waiting: 0,
+            queued: 0,
             sandbox_problem: None,
             usage,
             context: None,
@@ -293,6 +330,32 @@ mod tests {
         };
         let running = text(&render(running, 120, 1));
         assert!(running.contains("⠴ working 1.5s"), "{running}");
+        assert!(running.contains("esc to interrupt"), "{running}");
+
+        let mut queued = status(&theme, &usage, now);
+        queued.turn = Turn::Running {
+            since: now,
+            cancel_sent: false,
+        };
+        queued.queued = 2;
+        let queued_wide = text(&render(queued, 140, 1));
+        assert_shows(
+            &queued_wide,
+            &[
+                "working 0.0s · 2 queued",
+                "↑ edit · Del drop · esc to interrupt",
+            ],
+        );
+        let mut queued = status(&theme, &usage, now);
+        queued.turn = Turn::Running {
+            since: now,
+            cancel_sent: false,
+        };
+        let queued_narrow = text(&render(queued, 100, 1));
+        assert!(
+            queued_narrow.ends_with("esc to interrupt\n"),
+            "{queued_narrow}"
+        );
 
         let countdown = RetryCountdown::new(
             crate::protocol::ModelRetry {

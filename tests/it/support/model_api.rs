@@ -1,11 +1,13 @@
 //! A Messages API on 127.0.0.1 that answers each request (one connection each) with the
 //! next answer of a script, written byte by byte on a raw socket, so that a test can
-//! overload it (529 + `retry-after`), cut a stream mid-body, or answer whole. It records
-//! every request body and stops by itself once the script is played (or after a minute
-//! without a connection).
+//! overload it (529 + `retry-after`), cut a stream mid-body, answer whole, or hold a
+//! stream open until the test lets it end (a turn that runs as long as the test needs). It
+//! records every request body, and how many held streams the client gave up on, and stops
+//! by itself once the script is played (or after a minute without a connection).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -22,6 +24,14 @@ pub enum Answer {
     Cut(String),
     /// `200` and a whole SSE stream.
     Stream(String),
+    /// `200` and `head` of an SSE stream at once; `tail` (and the body's end) only once
+    /// `release` is set. A client that closes the connection before is counted in
+    /// [`ModelApi::closed_early`].
+    Held {
+        head: String,
+        tail: String,
+        release: Arc<AtomicBool>,
+    },
 }
 
 impl Answer {
@@ -36,6 +46,8 @@ pub struct ModelApi {
     pub url: String,
     /// Each request's JSON body, in order.
     pub requests: Arc<Mutex<Vec<Value>>>,
+    /// Held streams the client closed before they were released.
+    pub closed_early: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -47,18 +59,20 @@ impl ModelApi {
             .set_nonblocking(true)
             .expect("nonblocking listener");
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let seen = requests.clone();
+        let closed_early = Arc::new(AtomicUsize::new(0));
+        let (seen, closed) = (requests.clone(), closed_early.clone());
         let thread = thread::spawn(move || {
             for answer in script {
                 let Some(socket) = accept(&listener) else {
                     return;
                 };
-                serve(socket, &answer, &seen);
+                serve(socket, &answer, &seen, &closed);
             }
         });
         ModelApi {
             url,
             requests,
+            closed_early,
             thread: Some(thread),
         }
     }
@@ -126,12 +140,22 @@ fn read_request(socket: &mut TcpStream) -> Option<Value> {
     serde_json::from_slice(&seen[head_end..]).ok()
 }
 
-fn serve(mut socket: TcpStream, answer: &Answer, seen: &Mutex<Vec<Value>>) {
+fn serve(
+    mut socket: TcpStream,
+    answer: &Answer,
+    seen: &Mutex<Vec<Value>>,
+    closed_early: &AtomicUsize,
+) {
     let Some(body) = read_request(&mut socket) else {
         return;
     };
     seen.lock().expect("requests lock").push(body);
     let bytes = match answer {
+        Answer::Held {
+            head,
+            tail,
+            release,
+        } => return hold(socket, head, tail, release, closed_early),
         Answer::Overloaded { headers } => {
             let body =
                 json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})
@@ -157,6 +181,66 @@ fn serve(mut socket: TcpStream, answer: &Answer, seen: &Mutex<Vec<Value>>) {
     let _ = socket.write_all(bytes.as_bytes());
     let _ = socket.flush();
     // Dropping the socket closes it: for `Cut`, before the body's last chunk.
+}
+
+/// Sends `head` as the first chunk of a chunked body, then waits for `release` (and sends
+/// `tail` and the end) or for the client to close the connection (counted).
+fn hold(
+    mut socket: TcpStream,
+    head: &str,
+    tail: &str,
+    release: &AtomicBool,
+    closed_early: &AtomicUsize,
+) {
+    let chunk = |text: &str| format!("{:x}\r\n{text}\r\n", text.len());
+    let start = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n{}",
+        chunk(head)
+    );
+    if socket.write_all(start.as_bytes()).is_err() || socket.flush().is_err() {
+        closed_early.fetch_add(1, Ordering::SeqCst);
+        return;
+    }
+    let _ = socket.set_read_timeout(Some(Duration::from_millis(20)));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut buf = [0u8; 256];
+    while Instant::now() < deadline {
+        if release.load(Ordering::SeqCst) {
+            let end = format!("{}0\r\n\r\n", chunk(tail));
+            let _ = socket.write_all(end.as_bytes());
+            let _ = socket.flush();
+            return;
+        }
+        // The client sends nothing more on this connection: a read that ends is its close.
+        match socket.read(&mut buf) {
+            Ok(0) => {
+                closed_early.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => {
+                closed_early.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+        }
+    }
+}
+
+/// The events that end the text reply [`anthropic_text_stream`] began without them.
+pub fn anthropic_stream_end() -> String {
+    [
+        json!({"type":"content_block_stop","index":0}),
+        json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}),
+        json!({"type":"message_stop"}),
+    ]
+    .iter()
+    .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+    .collect()
 }
 
 /// An Anthropic SSE stream of one text reply, split into these deltas; `whole`: with its

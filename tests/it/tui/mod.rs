@@ -1080,3 +1080,4 @@ impl<T> ReceivedNow<T> for oneshot::Receiver<T> {
 
 mod conversation;
 mod keys;
+mod queue;

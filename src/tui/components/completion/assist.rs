@@ -234,6 +234,13 @@ impl Assist {
         composer: &mut ComposerState,
         effects: &mut Vec<Effect>,
     ) -> Option<Outcome> {
+        // Esc closes the popup also while it waits for the server (its title says so):
+        // an Esc here is never the turn's interrupt.
+        if self.popup.is_some() && self.form.is_none() && key.code == KeyCode::Esc {
+            self.dismissed = composer.cursor_word().map(|(_, w)| w);
+            self.popup = None;
+            return Some(Outcome::Shown);
+        }
         if let Some(popup) = &mut self.popup
             && !popup.choices.is_empty()
         {
@@ -253,11 +260,6 @@ impl Assist {
                 }
                 KeyCode::Enter if self.accept_changes(composer) => {
                     self.accept(composer, effects);
-                    return Some(Outcome::Shown);
-                }
-                KeyCode::Esc if self.form.is_none() => {
-                    self.dismissed = composer.cursor_word().map(|(_, w)| w);
-                    self.popup = None;
                     return Some(Outcome::Shown);
                 }
                 _ => {}
@@ -325,7 +327,7 @@ impl Assist {
         })?;
         if busy {
             return Some(Outcome::Flash(
-                "a turn is running — wait for it or press Ctrl+C to cancel".into(),
+                "a turn is running — run the prompt once it ends (Esc interrupts)".into(),
             ));
         }
         let values = parse_arguments(&prompt, rest);
