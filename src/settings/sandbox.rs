@@ -305,7 +305,7 @@ mod tests {
         let text = "[sandbox]\nmode = \"strict\"\nnetwork = \"yes\"\nwritable = \"/x\"\ndeny_read = [1, \"rel\"]\nenv_passthrough = [\"A=B\"]\ncolour = 1\n[sandbox.servers]\nmode = 3\n";
         let (settings, diags) = layer(text, None);
         assert_eq!(settings, SandboxSettings::default());
-        let shown: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
+        let shown = crate::settings::shown(&diags);
         assert_eq!(shown.len(), 8, "{shown:#?}");
         // (true: the line starts with the text; false: it contains it)
         let expected = [
