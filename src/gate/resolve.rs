@@ -7,6 +7,7 @@
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
 
+use crate::paths::lexically_normal;
 use crate::policy::{Resolved, ResolvedTarget, path_to_resolve};
 use crate::pool::PoolTool;
 
@@ -25,7 +26,7 @@ pub fn resolve_target(workspace: &Path, tool: &PoolTool, input: &Value) -> Optio
 const MAX_LINK_HOPS: usize = 40;
 
 pub fn canonical_workspace(workspace: &Path) -> PathBuf {
-    std::fs::canonicalize(workspace).unwrap_or_else(|_| lexical(&absolutize(workspace)))
+    std::fs::canonicalize(workspace).unwrap_or_else(|_| lexically_normal(&absolutize(workspace)))
 }
 
 /// Resolves `input` (as the tool would: relative to the workspace, `~/` meaning home).
@@ -72,21 +73,6 @@ fn absolutize(p: &Path) -> PathBuf {
             .map(|d| d.join(p))
             .unwrap_or_else(|_| p.to_path_buf())
     }
-}
-
-/// `.` and `..` applied textually (used only where the filesystem has nothing to say).
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// Canonicalizes the longest existing prefix, follows a dangling symlink where one is met,

@@ -103,16 +103,14 @@ pub(super) fn ask(
     scopes: Vec<String>,
     step_up: bool,
 ) -> (SignInQuestion, oneshot::Receiver<bool>, DropGuard) {
-    let (pending, answer, guard) = Pending::open();
-    let question = SignInQuestion {
+    Pending::open(|pending| SignInQuestion {
         server: server.to_string().into(),
         url: url.to_string(),
         authorization_server,
         scopes,
         step_up,
         pending,
-    };
-    (question, answer, guard)
+    })
 }
 
 /// What a failed request says about authorization.

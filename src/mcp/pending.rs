@@ -26,9 +26,12 @@ impl<T> Clone for Pending<T> {
 }
 
 impl<T> Pending<T> {
-    /// The open end, the receiver of its answer, and the guard the asker holds while it
-    /// waits: dropping the guard withdraws the question.
-    pub(super) fn open() -> (Pending<T>, oneshot::Receiver<T>, DropGuard) {
+    /// The question `carrying` builds around a new open end, the receiver of its answer,
+    /// and the guard the asker holds while it waits: dropping the guard withdraws the
+    /// question. Every kind of question is opened this one way.
+    pub(super) fn open<Q>(
+        carrying: impl FnOnce(Pending<T>) -> Q,
+    ) -> (Q, oneshot::Receiver<T>, DropGuard) {
         let (tx, rx) = oneshot::channel();
         let withdrawn = CancellationToken::new();
         let guard = withdrawn.clone().drop_guard();
@@ -36,7 +39,7 @@ impl<T> Pending<T> {
             reply: Arc::new(Mutex::new(Some(tx))),
             withdrawn,
         };
-        (pending, rx, guard)
+        (carrying(pending), rx, guard)
     }
 
     /// The answer (only the first counts).

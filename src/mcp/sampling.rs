@@ -125,13 +125,11 @@ pub(super) fn ask(
     server: &str,
     request: SamplingRequest,
 ) -> (SamplingQuestion, oneshot::Receiver<Answer>, DropGuard) {
-    let (pending, answer, guard) = Pending::open();
-    let question = SamplingQuestion {
+    Pending::open(|pending| SamplingQuestion {
         server: server.to_string().into(),
         request,
         pending,
-    };
-    (question, answer, guard)
+    })
 }
 
 /// A place among the requests one server has waiting; freed when dropped.

@@ -297,6 +297,47 @@ mod linux {
         }
     }
 
+    /// The buffers of the one message that hands the listener over: a byte of data (a
+    /// stream message needs one) and room for one descriptor (SCM_RIGHTS). Both ends use
+    /// it, so what is sent is what the receiver has room for. No allocation: the sender
+    /// runs between fork and exec.
+    struct FdMessage {
+        byte: [u8; 1],
+        iov: libc::iovec,
+        control: [u64; 4],
+    }
+
+    impl FdMessage {
+        const CONTROL_BYTES: usize = size_of::<[u64; 4]>();
+
+        fn new() -> FdMessage {
+            FdMessage {
+                byte: [0],
+                iov: libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0,
+                },
+                control: [0; 4],
+            }
+        }
+
+        /// A header over these buffers with `control_len` bytes of control data. It
+        /// points into `self`: use it before `self` moves or is dropped.
+        fn header(&mut self, control_len: usize) -> libc::msghdr {
+            self.iov = libc::iovec {
+                iov_base: self.byte.as_mut_ptr().cast(),
+                iov_len: 1,
+            };
+            // SAFETY: msghdr is plain data, and all zeroes is its empty value.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_iov = &mut self.iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = self.control.as_mut_ptr().cast();
+            msg.msg_controllen = control_len.min(Self::CONTROL_BYTES) as _;
+            msg
+        }
+    }
+
     /// In the child: installs the filter and sends its listener descriptor.
     fn send_listener(socket: RawFd, program: &[libc::sock_filter]) {
         let prog = libc::sock_fprog {
@@ -316,17 +357,8 @@ mod linux {
                 return;
             }
             let listener = listener as RawFd;
-            let mut byte = [0u8; 1];
-            let mut iov = libc::iovec {
-                iov_base: byte.as_mut_ptr().cast(),
-                iov_len: 1,
-            };
-            let mut control = [0u64; 4];
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = libc::CMSG_SPACE(size_of::<RawFd>() as u32) as _;
+            let mut buffers = FdMessage::new();
+            let msg = buffers.header(libc::CMSG_SPACE(size_of::<RawFd>() as u32) as usize);
             let cmsg = libc::CMSG_FIRSTHDR(&msg);
             if !cmsg.is_null() {
                 (*cmsg).cmsg_level = libc::SOL_SOCKET;
@@ -343,17 +375,8 @@ mod linux {
         // SAFETY: recvmsg writes into the stack buffers it is given; the descriptor it
         // passes is new and owned by us from here on.
         unsafe {
-            let mut byte = [0u8; 1];
-            let mut iov = libc::iovec {
-                iov_base: byte.as_mut_ptr().cast(),
-                iov_len: 1,
-            };
-            let mut control = [0u64; 4];
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = std::mem::size_of_val(&control) as _;
+            let mut buffers = FdMessage::new();
+            let mut msg = buffers.header(FdMessage::CONTROL_BYTES);
             let received = libc::recvmsg(socket.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
             if received <= 0 {
                 return None;

@@ -128,39 +128,23 @@ pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<D
         }));
     }
     if let Some(item) = doc.get("mcp").and_then(|t| t.get("max_message_bytes")) {
-        let read = item
-            .as_integer()
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|n| *n > 0);
-        diagnostics.extend(super::toml::set(
+        diagnostics.extend(super::toml::set_whole(
             &mut settings.max_message_bytes,
-            read,
-            |kept| {
-                diag(
-                    item,
-                    format!(
-                        "expected mcp.max_message_bytes to be a positive whole number of bytes; keeping {kept}"
-                    ),
-                )
-            },
+            item,
+            |n| *n > 0,
+            "mcp.max_message_bytes",
+            "a positive whole number of bytes",
+            |message| diag(item, message),
         ));
     }
     if let Some(item) = doc.get("sampling").and_then(|t| t.get("max_tokens")) {
-        let read = item
-            .as_integer()
-            .and_then(|n| u32::try_from(n).ok())
-            .filter(|n| *n > 0);
-        diagnostics.extend(super::toml::set(
+        diagnostics.extend(super::toml::set_whole(
             &mut settings.sampling_max_tokens,
-            read,
-            |kept| {
-                diag(
-                    item,
-                    format!(
-                        "expected sampling.max_tokens to be a positive whole number; keeping {kept}"
-                    ),
-                )
-            },
+            item,
+            |n| *n > 0,
+            "sampling.max_tokens",
+            "a positive whole number",
+            |message| diag(item, message),
         ));
     }
     diagnostics
@@ -179,10 +163,7 @@ mod tests {
         assert_eq!(settings.log_level, Some(LogLevel::Warning));
         assert_eq!(settings.sampling_max_tokens, 100);
         let bad = "[mcp]\nlog_level = \"loud\"\n[sampling]\nmax_tokens = -3\n";
-        let shown: Vec<String> = apply_layer(&mut settings, bad, "config.toml")
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let shown = crate::settings::shown(&apply_layer(&mut settings, bad, "config.toml"));
         assert_eq!(shown.len(), 2, "{shown:?}");
         assert!(
             shown[0].starts_with("config.toml:2:13: expected mcp.log_level"),

@@ -126,6 +126,13 @@ impl Diagnostic {
     }
 }
 
+/// The diagnostics as the person reads them (`file:line:column: message`), for the table
+/// readers' tests.
+#[cfg(test)]
+fn shown(diagnostics: &[Diagnostic]) -> Vec<String> {
+    diagnostics.iter().map(ToString::to_string).collect()
+}
+
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());

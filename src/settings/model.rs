@@ -74,21 +74,13 @@ pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<
         }
     }
     if let Some(item) = model.and_then(|t| t.get("retry_max_attempts")) {
-        let read = item
-            .as_integer()
-            .and_then(|n| u32::try_from(n).ok())
-            .filter(|n| *n > 0);
-        diagnostics.extend(super::toml::set(
+        diagnostics.extend(super::toml::set_whole(
             &mut settings.retry_max_attempts,
-            read,
-            |kept| {
-                diag(
-                    item,
-                    format!(
-                        "expected model.retry_max_attempts to be a positive whole number; keeping {kept}"
-                    ),
-                )
-            },
+            item,
+            |n| *n > 0,
+            "model.retry_max_attempts",
+            "a positive whole number",
+            |message| diag(item, message),
         ));
     }
     if let Some(item) = model.and_then(|t| t.get("retry_max_seconds")) {
@@ -110,11 +102,7 @@ pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<
     }
     if let Some(item) = model.and_then(|t| t.get("context_window")) {
         // Fewer than 1,000 tokens leaves no room for a system prompt and a reply.
-        let read = item
-            .as_integer()
-            .and_then(|n| u64::try_from(n).ok())
-            .filter(|n| *n >= 1_000)
-            .map(Some);
+        let read = super::toml::whole(item, |n: &u64| *n >= 1_000).map(Some);
         diagnostics.extend(super::toml::set(&mut settings.context_window, read, |kept| {
             diag(
                 item,
@@ -126,21 +114,13 @@ pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<
         }));
     }
     if let Some(item) = model.and_then(|t| t.get("auto_compact_percent")) {
-        let read = item
-            .as_integer()
-            .and_then(|n| u8::try_from(n).ok())
-            .filter(|n| (10..=100).contains(n));
-        diagnostics.extend(super::toml::set(
+        diagnostics.extend(super::toml::set_whole(
             &mut settings.auto_compact_percent,
-            read,
-            |kept| {
-                diag(
-                    item,
-                    format!(
-                        "expected model.auto_compact_percent to be a whole number from 10 to 100; keeping {kept}"
-                    ),
-                )
-            },
+            item,
+            |n| (10..=100).contains(n),
+            "model.auto_compact_percent",
+            "a whole number from 10 to 100",
+            |message| diag(item, message),
         ));
     }
     diagnostics
@@ -162,10 +142,7 @@ mod tests {
         assert!(apply_layer(&mut settings, "[model]\nretry_max_seconds = 90\n", "c").is_empty());
         assert_eq!(settings.retry_max, Duration::from_secs(90));
         let bad = "[model]\nretry_max_attempts = 0\nretry_max_seconds = \"a minute\"\n";
-        let shown: Vec<String> = apply_layer(&mut settings, bad, "config.toml")
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let shown = crate::settings::shown(&apply_layer(&mut settings, bad, "config.toml"));
         assert_eq!(shown.len(), 2, "{shown:?}");
         assert!(
             shown[0].starts_with("config.toml:2:22: expected model.retry_max_attempts"),
@@ -193,10 +170,7 @@ mod tests {
         assert_eq!(settings.context_window, Some(60_000));
         assert_eq!(settings.auto_compact_percent, 70);
         let bad = "[model]\ncontext_window = 12\nauto_compact_percent = 101\n";
-        let shown: Vec<String> = apply_layer(&mut settings, bad, "config.toml")
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let shown = crate::settings::shown(&apply_layer(&mut settings, bad, "config.toml"));
         assert_eq!(shown.len(), 2, "{shown:?}");
         assert!(shown[0].ends_with("keeping 60000"), "{shown:?}");
         assert!(shown[1].ends_with("keeping 70"), "{shown:?}");

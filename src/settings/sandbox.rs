@@ -113,18 +113,11 @@ pub fn apply_layer(
     for (key, value) in table.iter() {
         let here = at(value);
         match key {
-            "mode" => diagnostics.extend(set_key(
-                &mut settings.mode,
-                value.as_str().and_then(SandboxMode::parse),
-                "sandbox.mode",
-                SandboxMode::NAMES,
-                |m| diag(here, m),
-            )),
-            "network" => diagnostics.extend(set_key(
-                &mut settings.network,
-                value.as_bool(),
-                "sandbox.network",
-                "true or false",
+            "mode" | "network" => diagnostics.extend(set_profile_key(
+                (&mut settings.mode, &mut settings.network),
+                "sandbox",
+                key,
+                value,
                 |m| diag(here, m),
             )),
             "writable" | "deny_read" => {
@@ -167,18 +160,11 @@ pub fn apply_layer(
                 for (key, value) in servers.iter() {
                     let here = at(value);
                     match key {
-                        "mode" => diagnostics.extend(set_key(
-                            &mut settings.servers.mode,
-                            value.as_str().and_then(SandboxMode::parse),
-                            "sandbox.servers.mode",
-                            SandboxMode::NAMES,
-                            |m| diag(here, m),
-                        )),
-                        "network" => diagnostics.extend(set_key(
-                            &mut settings.servers.network,
-                            value.as_bool(),
-                            "sandbox.servers.network",
-                            "true or false",
+                        "mode" | "network" => diagnostics.extend(set_profile_key(
+                            (&mut settings.servers.mode, &mut settings.servers.network),
+                            "sandbox.servers",
+                            key,
+                            value,
                             |m| diag(here, m),
                         )),
                         other => diagnostics.push(diag(
@@ -199,6 +185,24 @@ pub fn apply_layer(
         }
     }
     diagnostics
+}
+
+/// `mode` or `network` of `table` (`sandbox` for bash, `sandbox.servers` for stdio
+/// servers): the two keys of a profile, read the same way in both tables.
+fn set_profile_key(
+    (mode, network): (&mut SandboxMode, &mut bool),
+    table: &str,
+    key: &str,
+    value: &toml_edit::Item,
+    problem: impl FnOnce(String) -> Diagnostic,
+) -> Option<Diagnostic> {
+    let name = format!("{table}.{key}");
+    if key == "mode" {
+        let read = value.as_str().and_then(SandboxMode::parse);
+        set_key(mode, read, &name, SandboxMode::NAMES, problem)
+    } else {
+        set_key(network, value.as_bool(), &name, "true or false", problem)
+    }
 }
 
 /// `name` (e.g. `sandbox.mode`) read as `read`; a value of the wrong shape keeps the one in
@@ -305,7 +309,7 @@ mod tests {
         let text = "[sandbox]\nmode = \"strict\"\nnetwork = \"yes\"\nwritable = \"/x\"\ndeny_read = [1, \"rel\"]\nenv_passthrough = [\"A=B\"]\ncolour = 1\n[sandbox.servers]\nmode = 3\n";
         let (settings, diags) = layer(text, None);
         assert_eq!(settings, SandboxSettings::default());
-        let shown: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
+        let shown = crate::settings::shown(&diags);
         assert_eq!(shown.len(), 8, "{shown:#?}");
         // (true: the line starts with the text; false: it contains it)
         let expected = [

@@ -61,3 +61,30 @@ pub(super) fn set<T>(
         None => Some(problem(slot)),
     }
 }
+
+/// A whole number that fits `T` and passes `fits`; None for any other value (a string, a
+/// fraction, a number out of range), which the caller reports.
+pub(super) fn whole<T: TryFrom<i64>>(
+    item: &toml_edit::Item,
+    fits: impl FnOnce(&T) -> bool,
+) -> Option<T> {
+    item.as_integer()
+        .and_then(|n| T::try_from(n).ok())
+        .filter(fits)
+}
+
+/// `set` for a whole-number `key` (e.g. `mcp.max_message_bytes`): a value that is not one
+/// that `fits` keeps `slot` and is reported as "expected {key} to be {expected}; keeping
+/// {kept}".
+pub(super) fn set_whole<T: TryFrom<i64> + std::fmt::Display>(
+    slot: &mut T,
+    item: &toml_edit::Item,
+    fits: impl FnOnce(&T) -> bool,
+    key: &str,
+    expected: &str,
+    problem: impl FnOnce(String) -> Diagnostic,
+) -> Option<Diagnostic> {
+    set(slot, whole(item, fits), |kept| {
+        problem(format!("expected {key} to be {expected}; keeping {kept}"))
+    })
+}

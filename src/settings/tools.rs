@@ -100,7 +100,7 @@ pub fn apply_tools_layer(settings: &mut SearchSettings, text: &str, file: &str) 
                 }));
             }
             "search_threshold" => {
-                let read = value.as_integer().and_then(|n| usize::try_from(n).ok());
+                let read = super::toml::whole(value, |_: &usize| true);
                 diagnostics.extend(set(&mut settings.auto_threshold_tokens, read, |kept| {
                     diag(
                         here,
@@ -141,7 +141,7 @@ mod tests {
         );
         assert_eq!(settings.mode, SearchMode::On);
         assert_eq!(settings.auto_threshold_tokens, 500);
-        let messages: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        let messages = crate::settings::shown(&diags);
         assert_eq!(
             messages,
             [

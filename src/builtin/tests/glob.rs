@@ -10,25 +10,20 @@ async fn glob_matches_relative_paths_sorted() {
         "README.md",
         "src/notes.txt",
     ]);
-    let out = call(BuiltinTool::Glob, json!({"pattern": "**/*.rs"}), ws.path()).await;
+    let out = glob("**/*.rs", ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::ok("build.rs\nsrc/lib/mod.rs\nsrc/main.rs")
     );
-    let out = call(BuiltinTool::Glob, json!({"pattern": "src/*.rs"}), ws.path()).await;
+    let out = glob("src/*.rs", ws.path()).await;
     assert_eq!(out.text, "src/main.rs");
-    let out = call(
-        BuiltinTool::Glob,
-        json!({"pattern": "./*.{md,rs}"}),
-        ws.path(),
-    )
-    .await;
+    let out = glob("./*.{md,rs}", ws.path()).await;
     assert_eq!(out.text, "README.md\nbuild.rs");
     // An absolute pattern inside the workspace is fine.
     let abs = format!("{}/src/**", ws.path().display());
-    let out = call(BuiltinTool::Glob, json!({"pattern": abs}), ws.path()).await;
+    let out = glob(&abs, ws.path()).await;
     assert_eq!(out.text, "src/lib/mod.rs\nsrc/main.rs\nsrc/notes.txt");
-    let out = call(BuiltinTool::Glob, json!({"pattern": "*.py"}), ws.path()).await;
+    let out = glob("*.py", ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::ok("No files in the workspace match '*.py'.")
@@ -41,12 +36,7 @@ async fn glob_caps_at_200_and_says_so() {
     for i in 0..250 {
         touch(ws.path(), &format!("many/f{i:03}.txt"));
     }
-    let out = call(
-        BuiltinTool::Glob,
-        json!({"pattern": "many/*.txt"}),
-        ws.path(),
-    )
-    .await;
+    let out = glob("many/*.txt", ws.path()).await;
     let lines: Vec<&str> = out.text.lines().collect();
     assert_eq!(lines.len(), 201);
     assert_eq!(lines[0], "many/f000.txt");
@@ -66,7 +56,7 @@ async fn glob_skips_git_and_target() {
         "src/a.rs",
         ".hidden.rs",
     ]);
-    let out = call(BuiltinTool::Glob, json!({"pattern": "**/*"}), ws.path()).await;
+    let out = glob("**/*", ws.path()).await;
     assert_eq!(out.text, ".hidden.rs\nsrc/a.rs");
 }
 
@@ -82,29 +72,19 @@ async fn glob_never_lists_outside_the_workspace() {
     // listed under its name inside the workspace.
     std::os::unix::fs::symlink(outside.path().join("secret/key.pem"), ws.path().join("pem"))
         .unwrap();
-    let out = call(BuiltinTool::Glob, json!({"pattern": "**/*"}), ws.path()).await;
+    let out = glob("**/*", ws.path()).await;
     assert_eq!(out.text, "inside.txt\npem");
-    let out = call(BuiltinTool::Glob, json!({"pattern": "link/*"}), ws.path()).await;
+    let out = glob("link/*", ws.path()).await;
     assert_eq!(out.text, "No files in the workspace match 'link/*'.");
 
-    let out = call(
-        BuiltinTool::Glob,
-        json!({"pattern": "../**/*.pem"}),
-        ws.path(),
-    )
-    .await;
+    let out = glob("../**/*.pem", ws.path()).await;
     assert!(out.is_error);
     assert!(out.text.contains("contains '..'"), "{}", out.text);
-    let out = call(
-        BuiltinTool::Glob,
-        json!({"pattern": "{..,src}/*"}),
-        ws.path(),
-    )
-    .await;
+    let out = glob("{..,src}/*", ws.path()).await;
     assert!(out.is_error);
 
     let pattern = format!("{}/**/*.pem", outside.path().display());
-    let out = call(BuiltinTool::Glob, json!({"pattern": pattern}), ws.path()).await;
+    let out = glob(&pattern, ws.path()).await;
     assert!(out.is_error);
     assert!(
         out.text.contains("points outside the workspace"),
@@ -117,7 +97,7 @@ async fn glob_never_lists_outside_the_workspace() {
 #[tokio::test]
 async fn glob_errors() {
     let ws = workspace();
-    let out = call(BuiltinTool::Glob, json!({"pattern": "src/[a"}), ws.path()).await;
+    let out = glob("src/[a", ws.path()).await;
     assert!(out.is_error);
     assert!(
         out.text.starts_with("glob: invalid pattern 'src/[a'"),

@@ -24,6 +24,11 @@ async fn bash(command: &str, ws: &Path) -> BuiltinOutput {
     call(BuiltinTool::Bash, json!({ "command": command }), ws).await
 }
 
+/// glob with only a pattern.
+async fn glob(pattern: &str, ws: &Path) -> BuiltinOutput {
+    call(BuiltinTool::Glob, json!({ "pattern": pattern }), ws).await
+}
+
 fn names(servers: &[&str]) -> Vec<String> {
     servers.iter().map(|s| s.to_string()).collect()
 }

@@ -43,13 +43,11 @@ impl ElicitationQuestion {
         oneshot::Receiver<ElicitationReply>,
         DropGuard,
     ) {
-        let (pending, answer, guard) = Pending::open();
-        let question = ElicitationQuestion {
+        Pending::open(|pending| ElicitationQuestion {
             server: server.to_string().into(),
             ask,
             pending,
-        };
-        (question, answer, guard)
+        })
     }
 
     /// The answer (only the first counts).
