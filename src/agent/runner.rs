@@ -468,7 +468,12 @@ impl Agent {
                     continue;
                 }
                 Err(e) => {
-                    let message = e.to_string();
+                    let mut message = e.to_string();
+                    if matches!(e, ModelError::ContextOverflow { .. }) {
+                        message.push_str(
+                            ". Compacting did not bring the request under the model's limit; /compact with a focus, or /clear, lets the session go on.",
+                        );
+                    }
                     self.record(Record::Error {
                         message: message.clone(),
                     })

@@ -536,6 +536,69 @@ impl SessionLog {
 mod tests {
     use super::*;
 
+    /// A compaction is redone on resume: the model gets the summary and what came after,
+    /// the replay shows every message with the marker where it was compacted.
+    #[test]
+    fn a_compacted_session_resumes_compacted_and_replays_whole() {
+        use crate::protocol::{CompactionReport, CompactionTrigger};
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::open(dir.path(), "s1").unwrap();
+        for text in ["first", "second"] {
+            log.append(Record::Message {
+                message: Message::user_text(text),
+            })
+            .unwrap();
+            log.append(Record::Message {
+                message: Message {
+                    role: Role::Assistant,
+                    content: vec![ContentBlock::Text {
+                        text: format!("{text} done"),
+                    }],
+                },
+            })
+            .unwrap();
+        }
+        let report = CompactionReport {
+            trigger: CompactionTrigger::Manual,
+            tokens_before: 100,
+            tokens_after: 10,
+            cleared_outputs: 0,
+            summarized_messages: 4,
+            kept_messages: 0,
+        };
+        log.append(Record::Compacted(
+            super::super::compaction::CompactionRecord {
+                report: report.clone(),
+                cleared: vec![],
+                kept_from: 4,
+                summary: Some("both done".into()),
+                focus: None,
+            },
+        ))
+        .unwrap();
+        log.append(Record::Message {
+            message: Message::user_text("third"),
+        })
+        .unwrap();
+        let restored = load(dir.path(), "s1").unwrap();
+        assert_eq!(
+            restored.messages,
+            vec![Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "both done".into()
+                    },
+                    ContentBlock::Text {
+                        text: "third".into()
+                    }
+                ],
+            }]
+        );
+        assert_eq!(restored.shown.len(), 5);
+        assert_eq!(restored.compactions, vec![(4, report)]);
+    }
+
     #[test]
     fn round_trip_restores_messages_and_connections() {
         let dir = tempfile::tempdir().unwrap();

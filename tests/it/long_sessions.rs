@@ -272,6 +272,11 @@ fn console_compact_shrinks_the_next_request_and_the_status_line_shows_the_share(
     screen.wait_for("the gauge after the reads", |t| {
         gauge(t).is_some_and(|p| p >= 10)
     });
+    // `/context` says what fills the window: the four results are most of it.
+    keys.enter_line(&screen, "/context");
+    screen.wait_for("the context breakdown", |t| {
+        t.contains("Context:") && t.contains("tool results") && t.contains("system prompt")
+    });
     let before = api.seen().last().expect("a request").bytes;
     keys.enter_line(&screen, "/compact the files read");
     screen.wait_text("conversation compacted (/compact)");
@@ -305,4 +310,27 @@ fn gauge(screen: &str) -> Option<u64> {
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().ok()
+}
+
+/// When compacting cannot help (the system prompt and tools alone are over the limit), the
+/// turn ends after one retry with an error that says so, not a loop.
+#[test]
+fn an_overflow_compaction_cannot_fix_ends_with_a_clear_error_after_one_retry() {
+    let home = Home::new(0, "");
+    let api = WindowApi::start(2_000, |_| Say::Text("never".into()));
+    let out = home.run(&api, "anthropic", "hello", &[]);
+    assert!(!out.status.success());
+    let lines = jsonl(&out);
+    let errors: Vec<&str> = of_type(&lines, "error")
+        .iter()
+        .filter_map(|l| l["message"].as_str())
+        .collect();
+    assert!(
+        errors.iter().any(|e| e.contains("prompt is too long")
+            && e.contains("Compacting did not bring the request under the model's limit")),
+        "{errors:?}"
+    );
+    let seen = api.seen();
+    assert_eq!(seen.len(), 2, "the request and one retry");
+    assert!(seen.iter().all(|s| s.refused));
 }
