@@ -6,13 +6,13 @@
 use crossterm::event::KeyEvent;
 
 use super::app::App;
-use super::components::commands;
+use super::components::commands::{self, Parsed};
 use super::components::inbox::state::GUARD_WINDOW;
+use super::components::overlays::Overlay;
 use super::components::queue::{QueueKey, Queued};
 use super::components::status::Turn;
 use super::components::transcript::state::EntryKind;
 use super::effect::Effect;
-use super::update::run_command;
 use crate::protocol::UiCommand;
 use crate::sanitize::for_terminal;
 
@@ -145,4 +145,36 @@ pub(super) fn on_queue_key(app: &mut App, key: KeyEvent) -> Option<bool> {
         QueueKey::Dropped => app.set_flash("dropped the last queued message"),
     }
     Some(true)
+}
+
+/// Carries out a slash command (the text after the slash).
+fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
+    if let Some((name, rest)) = commands::prompt_call(command) {
+        let busy = app.agent_gone || app.turn.is_running();
+        if let Some(outcome) =
+            app.assist
+                .run_prompt_command(name, rest, busy, &app.composer, effects)
+        {
+            return app.completion_outcome(outcome);
+        }
+    }
+    let servers: Vec<&str> = app.pool.servers().iter().map(|s| s.name.as_str()).collect();
+    match commands::parse(command, &servers) {
+        Parsed::Send(cmd) => effects.push(Effect::SendCommand(cmd)),
+        Parsed::Reload => {
+            app.set_flash("reloading the MCP configuration…");
+            effects.push(Effect::SendCommand(UiCommand::ReloadConfig));
+        }
+        Parsed::OpenMcp => app.overlay = Overlay::Mcp { selected: 0 },
+        Parsed::OpenPermissions => app.overlay = Overlay::Permissions { selected: 0 },
+        Parsed::OpenHelp => app.overlay = Overlay::Help,
+        Parsed::Clear => {
+            app.transcript.clear();
+            app.viewport.follow();
+            effects.push(Effect::SendCommand(UiCommand::Clear));
+        }
+        Parsed::Undo => effects.push(Effect::SendCommand(UiCommand::Undo)),
+        Parsed::Quit => effects.push(Effect::Quit),
+        Parsed::Problem(line) => app.note(EntryKind::Error(line)),
+    }
 }

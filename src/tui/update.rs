@@ -10,7 +10,6 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::Rect;
 
 use super::app::{App, Msg, QUIT_WINDOW, Update};
-use super::components::commands::{self, Parsed};
 use super::components::composer::ComposerKey;
 use super::components::inbox::state::KeyResult;
 use super::components::overlays::{Overlay, note_grant};
@@ -22,7 +21,7 @@ use super::components::transcript::state::EntryKind;
 use super::effect::Effect;
 use super::layout::Focus;
 use super::submit;
-use crate::protocol::{AgentEvent, UiCommand};
+use crate::protocol::AgentEvent;
 use crate::sanitize::for_terminal;
 
 pub fn update(app: &mut App, msg: Msg) -> Update {
@@ -327,36 +326,4 @@ fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> b
         }
     }
     true
-}
-
-/// Carries out a slash command (the text after the slash).
-pub(super) fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
-    if let Some((name, rest)) = commands::prompt_call(command) {
-        let busy = app.agent_gone || app.turn.is_running();
-        if let Some(outcome) =
-            app.assist
-                .run_prompt_command(name, rest, busy, &app.composer, effects)
-        {
-            return app.completion_outcome(outcome);
-        }
-    }
-    let servers: Vec<&str> = app.pool.servers().iter().map(|s| s.name.as_str()).collect();
-    match commands::parse(command, &servers) {
-        Parsed::Send(cmd) => effects.push(Effect::SendCommand(cmd)),
-        Parsed::Reload => {
-            app.set_flash("reloading the MCP configuration…");
-            effects.push(Effect::SendCommand(UiCommand::ReloadConfig));
-        }
-        Parsed::OpenMcp => app.overlay = Overlay::Mcp { selected: 0 },
-        Parsed::OpenPermissions => app.overlay = Overlay::Permissions { selected: 0 },
-        Parsed::OpenHelp => app.overlay = Overlay::Help,
-        Parsed::Clear => {
-            app.transcript.clear();
-            app.viewport.follow();
-            effects.push(Effect::SendCommand(UiCommand::Clear));
-        }
-        Parsed::Undo => effects.push(Effect::SendCommand(UiCommand::Undo)),
-        Parsed::Quit => effects.push(Effect::Quit),
-        Parsed::Problem(line) => app.note(EntryKind::Error(line)),
-    }
 }
