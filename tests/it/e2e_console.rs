@@ -258,7 +258,7 @@ fn signal_restores_the_terminal(signal: libc::c_int) {
         "signal {signal} left the terminal raw: {modes:?}"
     );
     assert!(
-        screen.wrote(b"\x1b[?1049l"),
+        screen.wrote_eventually(b"\x1b[?1049l"),
         "signal {signal}: the alternate screen was not left"
     );
     assert_eq!(
@@ -307,7 +307,7 @@ fn exit_path_restores_the_terminal(how: &str) -> portable_pty::ExitStatus {
         "{how} left the terminal raw: {modes:?}"
     );
     assert!(
-        screen.wrote(b"\x1b[?1049l"),
+        screen.wrote_eventually(b"\x1b[?1049l"),
         "{how}: the alternate screen was not left"
     );
     status

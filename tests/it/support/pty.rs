@@ -55,6 +55,19 @@ impl Screen {
         raw.windows(bytes.len()).any(|w| w == bytes)
     }
 
+    /// [`Screen::wrote`], waiting (at most [`WAIT`]) for the bytes: after the program
+    /// exits, the reader thread may still be draining what it wrote last.
+    pub fn wrote_eventually(&self, bytes: &[u8]) -> bool {
+        let deadline = Instant::now() + WAIT;
+        while !self.wrote(bytes) {
+            if Instant::now() > deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
     pub fn wait_text(&self, needle: &str) {
         self.wait_for(&format!("{needle:?}"), |t| t.contains(needle));
     }
