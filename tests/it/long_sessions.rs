@@ -4,7 +4,7 @@
 //! and in the console `/compact` shrinks the next request and the status line shows the
 //! share of the window in use.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
@@ -195,7 +195,7 @@ fn a_configured_window_keeps_every_request_under_the_limit_and_resume_starts_sma
     assert_finished_within_the_limit(&out, &seen, 0);
 
     // The session log holds the whole history; a resumed run sends the compacted one.
-    let log = session_log(&home.path("state"));
+    let log = crate::support::session_log(&home.path("state"));
     let text = std::fs::read_to_string(&log).expect("session log");
     assert!(
         text.contains("\"type\":\"compacted\""),
@@ -224,15 +224,6 @@ fn a_configured_window_keeps_every_request_under_the_limit_and_resume_starts_sma
         "the resumed request is the compacted conversation"
     );
     assert!(body.contains("one more thing"));
-}
-
-fn session_log(state: &Path) -> PathBuf {
-    std::fs::read_dir(state.join("sessions"))
-        .expect("sessions dir")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .expect("a session log")
 }
 
 /// The console: the status line's share of the window, and `/compact` making the next

@@ -3,7 +3,7 @@
 //! mid-body. The API is `support::model_api` (a raw socket on 127.0.0.1 speaking the
 //! Messages API); toolgate runs headless (`-p`, JSONL and text output) and in a pty.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
@@ -54,17 +54,11 @@ impl Home {
 
     /// The session log's records (the one session of this home).
     fn session_records(&self) -> Vec<Value> {
-        records(&std::fs::read_to_string(session_file(&self.path("state"))).expect("log"))
+        records(
+            &std::fs::read_to_string(crate::support::session_log(&self.path("state")))
+                .expect("log"),
+        )
     }
-}
-
-fn session_file(state: &Path) -> PathBuf {
-    std::fs::read_dir(state.join("sessions"))
-        .expect("sessions dir")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .expect("a session log")
 }
 
 fn records(text: &str) -> Vec<Value> {
@@ -225,7 +219,7 @@ fn a_stream_cut_mid_reply_is_retried_and_the_shown_text_is_kept_marked_and_logge
         assistant[0]["message"]["content"],
         json!([{"type": "text", "text": "The whole answer."}])
     );
-    let file = session_file(&home.path("state"));
+    let file = crate::support::session_log(&home.path("state"));
     let id = file.file_stem().unwrap().to_str().unwrap();
     let restored = toolgate::agent::session::load(&home.path("state/sessions"), id).unwrap();
     assert_eq!(restored.cut_replies.len(), 1);

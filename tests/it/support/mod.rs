@@ -12,3 +12,13 @@ pub mod pty;
 pub mod real_tools;
 pub mod replay_model;
 pub mod window_api;
+
+/// The one session log under `state` (`TOOLGATE_STATE_DIR`) of a run that made one.
+pub fn session_log(state: &std::path::Path) -> std::path::PathBuf {
+    std::fs::read_dir(state.join("sessions"))
+        .expect("sessions dir")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("a session log")
+}

@@ -107,13 +107,20 @@ fn accept(listener: &TcpListener) -> Option<TcpStream> {
     None
 }
 
-/// Reads one request (headers, then `content-length` bytes of body).
+/// Reads one request (headers, then `content-length` bytes of body) as JSON.
 fn read_request(socket: &mut TcpStream) -> Option<Value> {
+    let (_, body) = read_http_request(socket)?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// Reads one HTTP request: its path and its body (`content-length` bytes). Shared with
+/// the other raw-socket model APIs of the tests.
+pub fn read_http_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     socket
         .set_read_timeout(Some(Duration::from_secs(30)))
         .ok()?;
     let mut seen = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
+    let mut buf = [0u8; 64 * 1024];
     let head_end = loop {
         let n = socket.read(&mut buf).ok()?;
         if n == 0 {
@@ -125,6 +132,7 @@ fn read_request(socket: &mut TcpStream) -> Option<Value> {
         }
     };
     let head = String::from_utf8_lossy(&seen[..head_end]).to_ascii_lowercase();
+    let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
     let length: usize = head
         .lines()
         .find_map(|l| l.strip_prefix("content-length:"))
@@ -137,7 +145,7 @@ fn read_request(socket: &mut TcpStream) -> Option<Value> {
         }
         seen.extend_from_slice(&buf[..n]);
     }
-    serde_json::from_slice(&seen[head_end..]).ok()
+    Some((path, seen[head_end..].to_vec()))
 }
 
 fn serve(

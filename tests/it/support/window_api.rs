@@ -7,7 +7,7 @@
 //! reports its own count. What it answers comes from a `brain` that sees each accepted
 //! request. It records every request and stops by itself after a while without one.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -93,7 +93,7 @@ impl Drop for WindowApi {
 
 fn serve(mut socket: TcpStream, limit: usize, brain: &mut Brain, log: &Mutex<Vec<Seen>>) {
     let _ = socket.set_nonblocking(false);
-    let Some((path, body_bytes)) = read_request(&mut socket) else {
+    let Some((path, body_bytes)) = super::model_api::read_http_request(&mut socket) else {
         return;
     };
     let bytes = body_bytes.len();
@@ -135,40 +135,6 @@ fn serve(mut socket: TcpStream, limit: usize, brain: &mut Brain, log: &Mutex<Vec
     };
     let _ = socket.write_all(response.as_bytes());
     let _ = socket.flush();
-}
-
-/// The request line's path and the body (`content-length` bytes).
-fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
-    socket
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .ok()?;
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 64 * 1024];
-    let head_end = loop {
-        let n = socket.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
-        }
-        seen.extend_from_slice(&buf[..n]);
-        if let Some(pos) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-            break pos + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&seen[..head_end]).to_ascii_lowercase();
-    let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    while seen.len() < head_end + length {
-        let n = socket.read(&mut buf).ok()?;
-        if n == 0 {
-            break;
-        }
-        seen.extend_from_slice(&buf[..n]);
-    }
-    Some((path, seen[head_end..].to_vec()))
 }
 
 fn sse(events: &[Value], named: bool) -> String {
