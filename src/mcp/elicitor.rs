@@ -11,6 +11,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Questions of one server that may wait for the person at the same time.
@@ -22,17 +23,42 @@ pub const MAX_WAITING_PER_SERVER: usize = 8;
 pub struct Elicitor {
     server: String,
     events: mpsc::UnboundedSender<HubEvent>,
-    waiting: Arc<AtomicUsize>,
+    waiting: Arc<Waiting>,
     /// Pages this server said were completed (`notifications/elicitation/complete`).
     completions: Arc<Completions>,
 }
 
-/// Gives the slot back however the question ends.
-struct Slot(Arc<AtomicUsize>);
+/// The questions of one server waiting for the person, and when the last one ended.
+#[derive(Default)]
+struct Waiting {
+    count: AtomicUsize,
+    last_end: std::sync::Mutex<Option<Instant>>,
+}
+
+impl Waiting {
+    fn count(&self) -> usize {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    fn last_end(&self) -> Option<Instant> {
+        *self
+            .last_end
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Gives the slot back however the question ends, and notes when.
+struct Slot(Arc<Waiting>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        *self
+            .0
+            .last_end
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+        self.0.count.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -59,13 +85,22 @@ impl Elicitor {
         &self.completions
     }
 
-    /// Resolves after `limit` during which no question of this server was left waiting
-    /// for the person when it ran out: a call's timeout re-arms while the person answers.
+    /// Resolves once `limit` has passed with no question of this server waiting for the
+    /// person: the time the person takes does not count, and once they have answered the
+    /// server has its whole `limit` again to act on the answer (a clock that merely
+    /// re-armed in steps of `limit` could leave it a few milliseconds).
     pub async fn timeout_unless_asking(&self, limit: std::time::Duration) {
+        let mut until = Instant::now() + limit;
         loop {
-            tokio::time::sleep(limit).await;
-            if self.waiting.load(Ordering::SeqCst) == 0 {
-                return;
+            tokio::time::sleep_until(until).await;
+            let now = Instant::now();
+            if self.waiting.count() > 0 {
+                until = now + limit;
+                continue;
+            }
+            match self.waiting.last_end() {
+                Some(end) if end + limit > now => until = end + limit,
+                _ => return,
             }
         }
     }
@@ -89,7 +124,7 @@ impl Elicitor {
         cancel: CancellationToken,
     ) -> Result<ElicitResult, ErrorData> {
         let ask = read_request(params).map_err(refused)?;
-        let prior = self.waiting.fetch_add(1, Ordering::SeqCst);
+        let prior = self.waiting.count.fetch_add(1, Ordering::SeqCst);
         let _slot = Slot(self.waiting.clone());
         if prior >= MAX_WAITING_PER_SERVER {
             return Err(refused(format!(
@@ -133,6 +168,37 @@ fn result_of(reply: ElicitationReply) -> ElicitResult {
 mod tests {
     use super::*;
     use serde_json::{Map, json};
+
+    /// The call's clock (3 s) stands still while the person is asked and starts again in
+    /// full once they have answered, whatever the phase: a question at 2.9 s answered at
+    /// 8.9 s leaves the server until 11.9 s, not until 9 s.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_gets_its_whole_time_again_after_the_person_answers() {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let elicitor = Elicitor::new("s", tx);
+        let limit = std::time::Duration::from_secs(3);
+        let start = Instant::now();
+        let clock = {
+            let elicitor = elicitor.clone();
+            tokio::spawn(async move {
+                elicitor.timeout_unless_asking(limit).await;
+                Instant::now()
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(2_900)).await;
+        elicitor.waiting.count.fetch_add(1, Ordering::SeqCst);
+        let slot = Slot(elicitor.waiting.clone());
+        tokio::time::sleep(std::time::Duration::from_secs(6)).await;
+        drop(slot);
+        let ended = clock.await.unwrap();
+        assert_eq!(ended - start, std::time::Duration::from_millis(11_900));
+
+        // No question: the plain limit.
+        let start = Instant::now();
+        let idle = Elicitor::new("t", mpsc::unbounded_channel().0);
+        idle.timeout_unless_asking(limit).await;
+        assert_eq!(Instant::now() - start, limit);
+    }
 
     #[tokio::test]
     async fn more_than_eight_waiting_questions_of_one_server_are_refused() {
@@ -220,6 +286,6 @@ mod tests {
             .await
             .expect("withdrawn");
         question.answer(ElicitationReply::Accept(Map::new()));
-        assert_eq!(elicitor.waiting.load(Ordering::SeqCst), 0);
+        assert_eq!(elicitor.waiting.count(), 0);
     }
 }

@@ -172,20 +172,22 @@ fn bash_in_the_console_cannot_write_outside_the_workspace_and_says_so() {
     let workspace = tempfile::tempdir().unwrap();
     let out = outside("bash");
     let escaped = out.join("escaped");
+    // bash may write in its temp dir ($TMPDIR): a folder of its own beside `out`, so that
+    // `out` is outside it also in a checkout under /tmp (the default temp dir).
+    let tmp = outside("bash-tmp");
     let steps: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(fixture_file("shell_scenario.json")).unwrap(),
     )
     .unwrap();
-    let (mut child, screen, mut keys) = pty::spawn(
-        console(home.path(), workspace.path(), steps["steps"].clone()),
-        ROWS,
-        COLS,
-    );
+    let mut command = console(home.path(), workspace.path(), steps["steps"].clone());
+    command.env("TMPDIR", &tmp);
+    let (mut child, screen, mut keys) = pty::spawn(command, ROWS, COLS);
     screen.wait_text("scripted demo");
     keys.enter_line(&screen, &format!("touch {}", escaped.display()));
     screen.wait_text("Result: ");
     screen.wait_text("[sandbox: this command ran in toolgate's sandbox");
     assert!(!escaped.exists(), "bash wrote outside the workspace");
     let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&tmp);
     quit(&screen, &mut keys, &mut child);
 }
