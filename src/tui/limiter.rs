@@ -115,8 +115,10 @@ mod tests {
     /// Draws whatever is due at each of `changes` (ms after start); the times it drew.
     fn frames(changes: &[u64]) -> Vec<u64> {
         let start = Instant::now();
-        let mut limiter = FrameLimiter::default();
-        limiter.dirty = false;
+        let mut limiter = FrameLimiter {
+            dirty: false,
+            ..FrameLimiter::default()
+        };
         let mut drawn = Vec::new();
         let mut pending = changes.iter().peekable();
         // Step a fake clock by 100 µs: the runtime wakes on a change or on the deadline.
