@@ -221,12 +221,22 @@ async fn forward(
     while agent_events.recv().await.is_some() {}
 }
 
+/// Log lines waiting for the writer thread (32 bytes of queue each).
+const LOG_QUEUE_LINES: usize = 8_192;
+
 /// Logs go to a file while the console owns the terminal.
 fn init_file_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = crate::paths::state_dir()?.join("logs");
     std::fs::create_dir_all(&dir).ok()?;
     let appender = tracing_appender::rolling::never(dir, "toolgate.log");
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The default queue holds 128,000 lines and is allocated and touched up front: 4 MiB
+    // resident from the first frame, a fifth of the console's memory. Lines are written as
+    // they come (a local file keeps up), so a few thousand in flight is plenty; beyond it
+    // lines are dropped, as with the default queue, rather than stalling the console.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .finish(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
