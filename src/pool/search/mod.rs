@@ -16,7 +16,11 @@
 //! frequencies, posting lists) is worked out in [`ToolIndex::new`], once per change of the
 //! listings; a query walks only the posting lists of its own terms.
 
+mod answer;
+mod merge;
+mod request;
 mod semantic;
+mod siblings;
 mod text;
 
 use super::{McpToolInfo, ServerTools, model_facing_name};
@@ -25,6 +29,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub use answer::{Loading, answer};
+pub use merge::{Found, MAX_SIBLINGS};
+pub use request::{MAX_PARTS, SearchRequest};
 pub use text::{stem, words};
 
 /// BM25 term-frequency saturation.
@@ -132,6 +139,8 @@ pub struct SearchHit<'a> {
     pub tool: &'a IndexedTool,
     pub score: f32,
     pub exact: bool,
+    /// Position in the index: how merging and siblings tell tools apart.
+    id: u32,
 }
 
 /// The search index over the tools of a set of listings.
@@ -158,6 +167,8 @@ pub struct ToolIndex {
     /// Per term of `vocabulary` (same order), the unit vector of the word alone: where a
     /// query word finds indexed words of the same meaning ("remember" → memory).
     term_meanings: Vec<f32>,
+    /// Tools of one server acting on one resource (`list_issues`, `get_issue`).
+    siblings: siblings::Siblings,
 }
 
 impl ToolIndex {
@@ -199,6 +210,7 @@ impl ToolIndex {
                 actions.add(text::actions_of(&text::stem(w)))
             });
             index.actions.push(actions);
+            index.siblings.push(server, &tool.name);
             let server_terms = text::terms(server);
             index.server_terms.push(server_terms);
             meaning_texts.push(meaning_text(server, &tool.name, &tool.description));
@@ -266,6 +278,7 @@ impl ToolIndex {
                 .collect();
         }
         index.vocabulary = vocabulary;
+        index.siblings.finish();
         for list in frequencies {
             let df = list.len() as f32;
             index.idf.push((1.0 + (n - df + 0.5) / (df + 0.5)).ln());
@@ -411,6 +424,7 @@ impl ToolIndex {
                 tool: &self.tools[id as usize],
                 score,
                 exact: exact[id as usize],
+                id,
             })
             .collect()
     }
