@@ -45,6 +45,19 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn summary() {
+    // Latency alone (no recall figure printed): for tuning without reading the held-out sets.
+    if std::env::var_os("TOOL_SEARCH_LATENCY_ONLY").is_some() {
+        let texts: Vec<String> = tasks()
+            .iter()
+            .chain(&fresh_tasks())
+            .chain(&unseen_tasks())
+            .chain(&blind_tasks())
+            .map(|t| t.task.clone())
+            .chain(compound_heldout_tasks().into_iter().map(|t| t.task))
+            .collect();
+        latency_at(500, &texts);
+        std::process::exit(0);
+    }
     let servers = corpus();
     let tools: usize = servers.iter().map(|s| s.tools().len()).sum();
     let index = ToolIndex::new(&servers);

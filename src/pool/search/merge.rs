@@ -12,7 +12,7 @@
 //! may no longer say ("… on gitlab and open an issue for it").
 
 use super::request::SearchRequest;
-use super::{IndexedTool, SearchHit, ToolIndex, text};
+use super::{Expansions, IndexedTool, SearchHit, ToolIndex, text};
 
 /// Most sibling names one result carries: enough for a resource's usual verbs (list, get,
 /// create, update, search) on one or two best matches, few enough to stay a line.
@@ -32,8 +32,9 @@ impl ToolIndex {
     /// exactly keeps only those: a named tool is what was asked for.
     pub fn find(&self, request: &SearchRequest, limit: usize) -> Found<'_> {
         let mut lists: Vec<Vec<SearchHit<'_>>> = Vec::with_capacity(request.parts().len() + 1);
+        let mut expansions = Expansions::default();
         if request.whole_leads() {
-            lists.push(self.search(request.whole(), limit));
+            lists.push(self.search_with(request.whole(), limit, &mut expansions));
         }
         let named = if request.parts().len() > 1 {
             self.named_servers(request.whole())
@@ -41,7 +42,7 @@ impl ToolIndex {
             Vec::new()
         };
         for part in request.parts() {
-            lists.push(self.search(&with_context(part, &named), limit));
+            lists.push(self.search_with(&with_context(part, &named), limit, &mut expansions));
         }
         for list in &mut lists {
             if list.iter().any(|h| h.exact) {
