@@ -56,6 +56,7 @@ fn summary() {
             .chain(compound_heldout_tasks().into_iter().map(|t| t.task))
             .collect();
         latency_at(500, &texts);
+        bytes_at(500, &tasks());
         std::process::exit(0);
     }
     let servers = corpus();
@@ -142,6 +143,7 @@ fn summary() {
         answers.len()
     );
     latency_at(500, &texts);
+    bytes_at(500, &tasks);
 
     let big = replicated(1000);
     let big_tools: usize = big.iter().map(|s| s.tools().len()).sum();
@@ -227,6 +229,26 @@ fn latency_at(n: usize, texts: &[String]) {
         percentile(&cpu_times, 0.50).as_secs_f64() * 1e6,
         percentile(&cpu_times, 0.99).as_secs_f64() * 1e6,
         times.len(),
+    );
+}
+
+/// Tool bytes per call at exactly `n` tools (the corpus replicated): all definitions vs
+/// `search_tools` + the K tools one search loads, over the tasks.
+fn bytes_at(n: usize, tasks: &[Task]) {
+    let servers = exactly(n);
+    let index = ToolIndex::new(&servers);
+    let all = all_tools_bytes(&servers);
+    let per: Vec<usize> = tasks
+        .iter()
+        .map(|t| deferred_bytes(&servers, &index, t))
+        .collect();
+    let mean = per.iter().sum::<usize>() as f64 / per.len() as f64;
+    let max = *per.iter().max().unwrap();
+    println!(
+        "  tool bytes per call at {} tools: all {all}; search_tools + {K} loaded mean {mean:.0} ({:.2}%), max {max} ({:.2}%)",
+        index.len(),
+        100.0 * mean / all as f64,
+        100.0 * max as f64 / all as f64
     );
 }
 

@@ -281,32 +281,25 @@ pub const SEARCH_LIMIT_DEFAULT: u64 = 5;
 pub fn search_tools_tool() -> PoolTool {
     PoolTool::builtin(
         BuiltinTool::SearchTools,
-        "Find MCP tools that are not in your tool list yet and load them. The connected MCP \
-         servers have more tools than are sent to you with each request; the others are \
-         deferred. Describe the action in a few words (\"create a github issue\") or give \
-         exact tool names separated by commas (\"mcp__github__create_issue, \
-         mcp__slack__post_message\"). If the task has several steps that need different \
-         tools, search each step separately in one call: {\"queries\": [\"find the failing \
-         CI job\", \"open a github issue\"]}. The answer lists the best matches (name, \
-         server, what it does), then by name other tools on the same resource (list/get/\
-         create/update …) that were not loaded; from your next step on the listed matches \
-         are in your tool list and can be called. Loaded tools stay for the rest of the \
-         session, so search again only for something new. Tools already in your list need \
-         no search.",
+        "Load MCP tools not in your tool list (the rest are deferred). Query: the action in \
+         a few words (\"create a github issue\") or exact tool names. For a task of several \
+         steps, give one query per step in `queries`. Found tools are callable from your next \
+         step and stay loaded; the answer also names, unloaded, other tools on the same \
+         resource.",
         object_schema(
             json!({
-                "query": string_property("What you want to do, in a few words, or exact tool names separated by commas."),
+                "query": string_property("What to do, or tool names, comma-separated."),
                 "queries": {
                     "type": "array",
                     "items": {"type": "string"},
                     "maxItems": MAX_PARTS,
-                    "description": "Instead of query: one short description per step of a task that needs several tools."
+                    "description": "One query per step."
                 },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": SEARCH_LIMIT_MAX,
-                    "description": format!("How many tools to return and load in all (default {SEARCH_LIMIT_DEFAULT}).")
+                    "description": format!("Default {SEARCH_LIMIT_DEFAULT}.")
                 }
             }),
             &[],

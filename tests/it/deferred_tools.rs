@@ -250,7 +250,7 @@ async fn search_tools_loads_what_it_finds_into_the_next_request_and_always_load_
     let mut lines = found.lines();
     assert_eq!(
         lines.next(),
-        Some("Loaded 2 tools for \"open a new issue\"; call them from your next step on:")
+        Some("Loaded 2 tools for \"open a new issue\"; callable from your next step:")
     );
     assert_eq!(
         lines.next(),
@@ -573,7 +573,7 @@ async fn search_tools_loads_the_best_tool_of_each_part_and_names_siblings() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
-        "Loaded 2 tools for \"open a new issue; post a message\" (searched part by part: \"open a new issue\", \"post a message\"); call them from your next step on:"
+        "Loaded 2 tools for \"open a new issue\", \"post a message\"; callable from your next step:"
     );
     assert_eq!(
         lines[1..3],
@@ -584,7 +584,7 @@ async fn search_tools_loads_the_best_tool_of_each_part_and_names_siblings() {
     );
     // Siblings by name only, after the loaded tools.
     assert_eq!(lines.len(), 4, "{text}");
-    assert!(lines[3].starts_with("Not loaded, same resource"), "{text}");
+    assert!(lines[3].starts_with("Same resource, not loaded"), "{text}");
     assert!(
         lines[3].contains("mcp__tracker__list_issues")
             && lines[3].contains("mcp__tracker__close_issue"),
@@ -613,7 +613,7 @@ async fn search_tools_loads_the_best_tool_of_each_part_and_names_siblings() {
     // One query with two steps is split by the host: both steps' tools are loaded.
     let (text, _) = result_of(&requests[3], "s2");
     assert!(
-        text.contains("(searched part by part: \"list the channels\", \"close the issue\")"),
+        text.contains("for \"list the channels\", \"close the issue\";"),
         "{text}"
     );
     assert!(

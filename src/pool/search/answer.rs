@@ -33,30 +33,26 @@ pub fn answer(
             tool.name, tool.server, state, tool.summary
         ));
     }
-    let parts = if request.parts().len() > 1 {
-        let quoted: Vec<String> = request.parts().iter().map(|p| format!("\"{p}\"")).collect();
-        format!(" (searched part by part: {})", quoted.join(", "))
-    } else {
-        String::new()
-    };
+    // The parts searched, each quoted (the whole request when it is one part): shows the
+    // model how a request was split without repeating it.
+    let quoted: Vec<String> = request.parts().iter().map(|p| format!("\"{p}\"")).collect();
+    let quoted = quoted.join(", ");
     let head = if loaded == 0 {
         format!(
-            "{} matching tools{parts}, all already in your tool list:",
+            "{} tools for {quoted}, all already in your tool list:",
             found.hits.len()
         )
     } else {
         format!(
-            "Loaded {loaded} tool{} for \"{}\"{parts}; call {} from your next step on:",
+            "Loaded {loaded} tool{} for {quoted}; callable from your next step:",
             if loaded == 1 { "" } else { "s" },
-            request.whole(),
-            if loaded == 1 { "it" } else { "them" },
         )
     };
     lines.insert(0, head);
     if !found.siblings.is_empty() {
         let names: Vec<&str> = found.siblings.iter().map(|t| t.name.as_str()).collect();
         lines.push(format!(
-            "Not loaded, same resource with other verbs (if one fits better, search its exact name): {}",
+            "Same resource, not loaded (search the exact name to load): {}",
             names.join(", ")
         ));
     }
