@@ -13,12 +13,15 @@ mod search_eval;
 
 use criterion::Criterion;
 use search_eval::{
-    K, Task, all_tools_bytes, blind_tasks, builtin_bytes, corpus, deferred_bytes, fresh_tasks,
-    quality, replicated, tasks, unseen_tasks,
+    K, Ranker, Task, all_tools_bytes, answer_bytes, blind_tasks, builtin_bytes,
+    compound_heldout_tasks, compound_quality, compound_tune_tasks, corpus, deferred_bytes,
+    fresh_tasks, quality, quality_with, replicated, tasks, unseen_tasks,
 };
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use toolgate::pool::search::ToolIndex;
+use toolgate::pool::ServerTools;
+use toolgate::pool::search::{SearchRequest, ToolIndex};
 
 /// Timed single searches per task at 1,000 tools for the latency percentiles.
 const ROUNDS: usize = 20;
@@ -42,6 +45,20 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn summary() {
+    // Latency alone (no recall figure printed): for tuning without reading the held-out sets.
+    if std::env::var_os("TOOL_SEARCH_LATENCY_ONLY").is_some() {
+        let texts: Vec<String> = tasks()
+            .iter()
+            .chain(&fresh_tasks())
+            .chain(&unseen_tasks())
+            .chain(&blind_tasks())
+            .map(|t| t.task.clone())
+            .chain(compound_heldout_tasks().into_iter().map(|t| t.task))
+            .collect();
+        latency_at(500, &texts);
+        bytes_at(500, &tasks());
+        std::process::exit(0);
+    }
     let servers = corpus();
     let tools: usize = servers.iter().map(|s| s.tools().len()).sum();
     let index = ToolIndex::new(&servers);
@@ -84,13 +101,49 @@ fn summary() {
         ("blind", blind.iter().collect()),
     ];
     for (label, set) in &sets {
-        let before = quality(&words_only, set.iter().copied());
+        let words = quality(&words_only, set.iter().copied());
+        let single = quality_with(&index, set.iter().copied(), Ranker::Single);
         let q = quality(&index, set.iter().copied());
         println!(
-            "  {label:>8}: {:>3} tasks, recall@{K} {:.3} (words only {:.3}), MRR {:.3} ({:.3})",
-            q.tasks, q.recall_at_k, before.recall_at_k, q.mrr, before.mrr
+            "  {label:>8}: {:>3} tasks, recall@{K} {:.3} (one query {:.3}, words only {:.3}), with named siblings {:.3}; MRR {:.3} ({:.3}, {:.3})",
+            q.tasks,
+            q.recall_at_k,
+            single.recall_at_k,
+            words.recall_at_k,
+            q.reach_at_k,
+            q.mrr,
+            single.mrr,
+            words.mrr
         );
     }
+    for (label, set) in [
+        ("compound tune", compound_tune_tasks()),
+        ("compound held-out", compound_heldout_tasks()),
+    ] {
+        let single = compound_quality(&index, set.iter(), Ranker::Single);
+        let split = compound_quality(&index, set.iter(), Ranker::Split);
+        println!(
+            "  {label}: {} tasks, every part in the top {K} {:.3} (one query {:.3}), with named siblings {:.3}",
+            split.tasks, split.all_parts, single.all_parts, split.all_parts_reach
+        );
+    }
+    let texts: Vec<String> = tasks
+        .iter()
+        .chain(&fresh)
+        .chain(&unseen)
+        .chain(&blind)
+        .map(|t| t.task.clone())
+        .chain(compound_heldout_tasks().into_iter().map(|t| t.task))
+        .collect();
+    let answers: Vec<usize> = texts.iter().map(|t| answer_bytes(&index, t)).collect();
+    println!(
+        "  search_tools answer text: mean {:.0} B, max {} B over {} requests",
+        answers.iter().sum::<usize>() as f64 / answers.len() as f64,
+        answers.iter().max().unwrap(),
+        answers.len()
+    );
+    latency_at(500, &texts);
+    bytes_at(500, &tasks);
 
     let big = replicated(1000);
     let big_tools: usize = big.iter().map(|s| s.tools().len()).sum();
@@ -131,6 +184,74 @@ fn summary() {
     );
 }
 
+/// The corpus replicated and cut to exactly `n` tools.
+fn exactly(n: usize) -> Vec<Arc<ServerTools>> {
+    let mut left = n;
+    replicated(n)
+        .into_iter()
+        .filter_map(|server| {
+            let take = server.tools().len().min(left);
+            left -= take;
+            (take > 0).then(|| {
+                Arc::new(ServerTools::new(
+                    server.server(),
+                    server.tools()[..take].to_vec(),
+                ))
+            })
+        })
+        .collect()
+}
+
+/// p50 / p99 of one `search_tools` ranking (split, merged, siblings) at `n` tools, over every
+/// task text of every set, `ROUNDS` times.
+fn latency_at(n: usize, texts: &[String]) {
+    let servers = exactly(n);
+    let index = ToolIndex::new(&servers);
+    let mut times = Vec::with_capacity(ROUNDS * texts.len());
+    let mut cpu_times = Vec::with_capacity(ROUNDS * texts.len());
+    for _ in 0..ROUNDS {
+        for text in texts {
+            let cpu_started = thread_cpu_time();
+            let started = Instant::now();
+            black_box(index.find(&SearchRequest::query(black_box(text)), K));
+            times.push(started.elapsed());
+            cpu_times.push(thread_cpu_time().saturating_sub(cpu_started));
+        }
+    }
+    times.sort();
+    cpu_times.sort();
+    println!(
+        "  search_tools ranking at {} tools: wall p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; thread CPU p50 {:.1} µs, p99 {:.1} µs ({} searches)",
+        index.len(),
+        percentile(&times, 0.50).as_secs_f64() * 1e6,
+        percentile(&times, 0.99).as_secs_f64() * 1e6,
+        times.last().unwrap().as_secs_f64() * 1e6,
+        percentile(&cpu_times, 0.50).as_secs_f64() * 1e6,
+        percentile(&cpu_times, 0.99).as_secs_f64() * 1e6,
+        times.len(),
+    );
+}
+
+/// Tool bytes per call at exactly `n` tools (the corpus replicated): all definitions vs
+/// `search_tools` + the K tools one search loads, over the tasks.
+fn bytes_at(n: usize, tasks: &[Task]) {
+    let servers = exactly(n);
+    let index = ToolIndex::new(&servers);
+    let all = all_tools_bytes(&servers);
+    let per: Vec<usize> = tasks
+        .iter()
+        .map(|t| deferred_bytes(&servers, &index, t))
+        .collect();
+    let mean = per.iter().sum::<usize>() as f64 / per.len() as f64;
+    let max = *per.iter().max().unwrap();
+    println!(
+        "  tool bytes per call at {} tools: all {all}; search_tools + {K} loaded mean {mean:.0} ({:.2}%), max {max} ({:.2}%)",
+        index.len(),
+        100.0 * mean / all as f64,
+        100.0 * max as f64 / all as f64
+    );
+}
+
 fn main() {
     summary();
     let big = replicated(1000);
@@ -144,6 +265,15 @@ fn main() {
         b.iter(|| {
             for task in &tasks {
                 black_box(index.search(black_box(&task.task), K));
+            }
+        })
+    });
+    let at_500 = ToolIndex::new(&exactly(500));
+    let compound = compound_heldout_tasks();
+    c.bench_function("tool_search/find_500_tools_compound_tasks", |b| {
+        b.iter(|| {
+            for task in &compound {
+                black_box(at_500.find(&SearchRequest::query(black_box(&task.task)), K));
             }
         })
     });

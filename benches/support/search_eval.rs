@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 use std::sync::Arc;
-use toolgate::pool::search::ToolIndex;
+use toolgate::pool::search::{Found, Loading, SearchRequest, ToolIndex, answer};
 use toolgate::pool::{McpToolInfo, ServerTools, ToolClaims};
 
 pub const K: usize = 5;
@@ -112,19 +112,60 @@ fn tasks_in(file: &str) -> Vec<Task> {
         .collect()
 }
 
-/// Where the first tool that does the task ranks (1-based) within the top `limit`. In the
-/// replicated corpus a copy (`github-3/create_issue`) does the task as well as the original.
-pub fn rank(index: &ToolIndex, task: &Task, limit: usize) -> Option<usize> {
-    index
-        .search(&task.task, limit)
+/// How a task's text is ranked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ranker {
+    /// The whole text as one query (`ToolIndex::search`): the method before issue 28.
+    Single,
+    /// Split into parts and merged, as `search_tools` does (`ToolIndex::find`).
+    Split,
+}
+
+/// The ranked tools for `text` (at most `limit`) and the siblings the answer names.
+pub fn ranked<'a>(index: &'a ToolIndex, text: &str, limit: usize, ranker: Ranker) -> Found<'a> {
+    match ranker {
+        Ranker::Single => Found {
+            hits: index.search(text, limit),
+            siblings: Vec::new(),
+        },
+        Ranker::Split => index.find(&SearchRequest::query(text), limit),
+    }
+}
+
+/// `server/raw_name` of a found tool, with a replicated copy's server mapped to its original.
+fn key(tool: &toolgate::pool::search::IndexedTool) -> String {
+    format!("{}/{}", original_server(&tool.server), tool.raw_name)
+}
+
+/// Where the first of `tools` ranks (1-based) within `found`'s hits.
+fn rank_in(found: &Found<'_>, tools: &[String]) -> Option<usize> {
+    found
+        .hits
         .iter()
-        .position(|hit| {
-            let server = original_server(&hit.tool.server);
-            task.tools
-                .iter()
-                .any(|t| *t == format!("{server}/{}", hit.tool.raw_name))
-        })
+        .position(|hit| tools.contains(&key(hit.tool)))
         .map(|p| p + 1)
+}
+
+/// Whether one of `tools` is among the first K hits or named as a sibling of them: what one
+/// answer puts within the model's reach.
+fn in_reach(found: &Found<'_>, tools: &[String]) -> bool {
+    found
+        .hits
+        .iter()
+        .take(K)
+        .map(|h| h.tool)
+        .chain(found.siblings.iter().copied())
+        .any(|t| tools.contains(&key(t)))
+}
+
+/// Where the first tool that does the task ranks (1-based) within the top `limit`, as
+/// `search_tools` ranks. In the replicated corpus a copy (`github-3/create_issue`) does the
+/// task as well as the original.
+pub fn rank(index: &ToolIndex, task: &Task, limit: usize) -> Option<usize> {
+    rank_in(
+        &ranked(index, &task.task, limit, Ranker::Split),
+        &task.tools,
+    )
 }
 
 /// `github-3` → `github`: the server a replicated copy was made from.
@@ -139,20 +180,37 @@ pub struct Quality {
     pub tasks: usize,
     /// Share of tasks with a tool that does it in the top K.
     pub recall_at_k: f64,
+    /// Share of tasks with such a tool in the top K or named as a sibling of the best match.
+    pub reach_at_k: f64,
     /// Mean reciprocal rank of the first such tool (0 past rank 50).
     pub mrr: f64,
     /// Tasks missed in the top K, with the rank where the right tool was (if in the top 50).
     pub misses: Vec<(String, Option<usize>)>,
 }
 
+/// Quality as `search_tools` ranks (split and merged).
 pub fn quality<'a>(index: &ToolIndex, tasks: impl IntoIterator<Item = &'a Task>) -> Quality {
-    let (mut n, mut found, mut rr) = (0usize, 0usize, 0f64);
+    quality_with(index, tasks, Ranker::Split)
+}
+
+pub fn quality_with<'a>(
+    index: &ToolIndex,
+    tasks: impl IntoIterator<Item = &'a Task>,
+    ranker: Ranker,
+) -> Quality {
+    let (mut n, mut found, mut reached, mut rr) = (0usize, 0usize, 0usize, 0f64);
     let mut misses = Vec::new();
     for task in tasks {
         n += 1;
-        let r = rank(index, task, 50);
+        let result = ranked(index, &task.task, 50, ranker);
+        let r = rank_in(&result, &task.tools);
         if let Some(r) = r {
             rr += 1.0 / r as f64;
+        }
+        // The siblings an answer of K tools names (those of a longer list differ).
+        let answer = ranked(index, &task.task, K, ranker);
+        if in_reach(&answer, &task.tools) {
+            reached += 1;
         }
         if r.is_some_and(|r| r <= K) {
             found += 1;
@@ -163,7 +221,94 @@ pub fn quality<'a>(index: &ToolIndex, tasks: impl IntoIterator<Item = &'a Task>)
     Quality {
         tasks: n,
         recall_at_k: found as f64 / n.max(1) as f64,
+        reach_at_k: reached as f64 / n.max(1) as f64,
         mrr: rr / n.max(1) as f64,
+        misses,
+    }
+}
+
+/// A task that needs two (or more) tools: per part, the tools that do it.
+pub struct CompoundTask {
+    pub task: String,
+    pub parts: Vec<Vec<String>>,
+}
+
+/// The compound tasks written for tuning issue 28's split and merge.
+pub fn compound_tune_tasks() -> Vec<CompoundTask> {
+    compound_in("tool_tasks_compound_tune.json")
+}
+
+/// The compound tasks held out from that tuning: only their aggregate is read.
+pub fn compound_heldout_tasks() -> Vec<CompoundTask> {
+    compound_in("tool_tasks_compound_heldout.json")
+}
+
+fn compound_in(file: &str) -> Vec<CompoundTask> {
+    data(file)["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| CompoundTask {
+            task: t["task"].as_str().unwrap().to_string(),
+            parts: t["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    p.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|n| n.as_str().unwrap().to_string())
+                        .collect()
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+pub struct CompoundQuality {
+    pub tasks: usize,
+    /// Share of tasks with a tool for every part in the top K.
+    pub all_parts: f64,
+    /// The same, counting the siblings the answer names.
+    pub all_parts_reach: f64,
+    /// Share of the tasks' parts with a tool in the top K.
+    pub parts: f64,
+    /// Tasks with a part missed in the top K.
+    pub misses: Vec<String>,
+}
+
+pub fn compound_quality<'a>(
+    index: &ToolIndex,
+    tasks: impl IntoIterator<Item = &'a CompoundTask>,
+    ranker: Ranker,
+) -> CompoundQuality {
+    let (mut n, mut all, mut reach, mut parts, mut found) = (0usize, 0, 0, 0usize, 0usize);
+    let mut misses = Vec::new();
+    for task in tasks {
+        n += 1;
+        let result = ranked(index, &task.task, K, ranker);
+        let hit: Vec<bool> = task
+            .parts
+            .iter()
+            .map(|tools| rank_in(&result, tools).is_some())
+            .collect();
+        parts += hit.len();
+        found += hit.iter().filter(|h| **h).count();
+        if hit.iter().all(|h| *h) {
+            all += 1;
+        } else {
+            misses.push(task.task.clone());
+        }
+        if task.parts.iter().all(|tools| in_reach(&result, tools)) {
+            reach += 1;
+        }
+    }
+    CompoundQuality {
+        tasks: n,
+        all_parts: all as f64 / n.max(1) as f64,
+        all_parts_reach: reach as f64 / n.max(1) as f64,
+        parts: found as f64 / parts.max(1) as f64,
         misses,
     }
 }
@@ -204,11 +349,11 @@ pub fn all_tools_bytes(servers: &[Arc<ServerTools>]) -> usize {
     serde_json::to_vec(&entries).unwrap().len()
 }
 
-/// Bytes of the `tools` array after one search for `task`: `search_tools` plus the K tools
-/// it returned and loaded.
+/// Bytes of the `tools` array after one search for `task` (as `search_tools` ranks it):
+/// `search_tools` plus the K tools it returned and loaded.
 pub fn deferred_bytes(servers: &[Arc<ServerTools>], index: &ToolIndex, task: &Task) -> usize {
     let mut entries = vec![search_tools_entry()];
-    for hit in index.search(&task.task, K) {
+    for hit in ranked(index, &task.task, K, Ranker::Split).hits {
         let server = servers
             .iter()
             .find(|s| s.server() == hit.tool.server)
@@ -225,4 +370,11 @@ pub fn deferred_bytes(servers: &[Arc<ServerTools>], index: &ToolIndex, task: &Ta
         ));
     }
     serde_json::to_vec(&entries).unwrap().len()
+}
+
+/// Bytes of `search_tools`' answer to `text` (every hit newly loaded): what the tool result
+/// adds to the conversation.
+pub fn answer_bytes(index: &ToolIndex, text: &str) -> usize {
+    let request = SearchRequest::query(text);
+    answer(&request, &index.find(&request, K), |_| Loading::Loaded).len()
 }

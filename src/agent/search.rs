@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::tool_run::ToolRun;
 use crate::builtin::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, search_tools_tool};
 use crate::pool::deferral::{self, Deferral};
-use crate::pool::search::ToolIndex;
+use crate::pool::search::{IndexedTool, Loading, SearchRequest, ToolIndex, answer};
 use crate::pool::{Pool, PoolTool, ServerTools};
 use crate::settings::SearchSettings;
 
@@ -159,15 +159,9 @@ impl ToolSearch {
     }
 
     fn search(&mut self, input: &Value, found: &mut Option<Vec<String>>) -> ToolRun {
-        let Some(query) = input
-            .get("query")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|q| !q.is_empty())
-        else {
-            return ToolRun::error(
-                "Invalid arguments for search_tools: expected {\"query\": \"<what you want to do, or tool names>\"}",
-            );
+        let request = match request_of(input) {
+            Ok(request) => request,
+            Err(message) => return ToolRun::error(message),
         };
         let limit = match input.get("limit") {
             None | Some(Value::Null) => SEARCH_LIMIT_DEFAULT,
@@ -184,13 +178,8 @@ impl ToolSearch {
         let Some(index) = self.cache.as_ref().map(ListingCache::index) else {
             return ToolRun::ok("No MCP server is connected, so there are no tools to search.");
         };
-        let deferred: HashSet<&str> = self.deferred.iter().map(|t| t.name.as_str()).collect();
-        let mut hits = index.search(query, limit);
-        // Named tools are what was asked for: the ranked rest would only load clutter.
-        if hits.iter().any(|h| h.exact) {
-            hits.retain(|h| h.exact);
-        }
-        if hits.is_empty() {
+        let found_tools = index.find(&request, limit);
+        if found_tools.hits.is_empty() {
             let servers: Vec<String> = index.tools().iter().map(|t| t.server.to_string()).fold(
                 Vec::new(),
                 |mut all, s| {
@@ -201,49 +190,59 @@ impl ToolSearch {
                 },
             );
             return ToolRun::ok(format!(
-                "No tool matches \"{query}\". Connected MCP servers: {}. Try other words (the action and the object, e.g. \"list pull requests\") or a server name.",
+                "No tool matches \"{}\". Connected MCP servers: {}. Try other words (the action and the object, e.g. \"list pull requests\") or a server name.",
+                request.whole(),
                 servers.join(", ")
             ));
         }
-        let mut newly_loaded = Vec::new();
-        let mut lines = Vec::with_capacity(hits.len());
-        for hit in &hits {
-            let tool = hit.tool;
-            let state = if deferred.contains(tool.name.as_str()) {
-                newly_loaded.push(tool.name.clone());
-                ""
+        let deferred: HashSet<&str> = self.deferred.iter().map(|t| t.name.as_str()).collect();
+        let loading = |tool: &IndexedTool| {
+            if deferred.contains(tool.name.as_str()) {
+                Loading::Loaded
             } else {
-                " (already in your tool list)"
-            };
-            lines.push(format!(
-                "- {} (server {}){}: {}",
-                tool.name, tool.server, state, tool.summary
-            ));
-        }
+                Loading::AlreadyListed
+            }
+        };
+        let text = answer(&request, &found_tools, loading);
+        let newly_loaded: Vec<String> = found_tools
+            .hits
+            .iter()
+            .filter(|h| loading(h.tool) == Loading::Loaded)
+            .map(|h| h.tool.name.clone())
+            .collect();
         drop(deferred);
         for name in &newly_loaded {
             if !self.loaded.contains(name) {
                 self.loaded.push(name.clone());
             }
         }
-        let head = if newly_loaded.is_empty() {
-            format!(
-                "{} matching tools, all already in your tool list:",
-                hits.len()
-            )
-        } else {
-            format!(
-                "Loaded {} tool{} for \"{query}\"; call {} from your next step on:",
-                newly_loaded.len(),
-                if newly_loaded.len() == 1 { "" } else { "s" },
-                if newly_loaded.len() == 1 {
-                    "it"
-                } else {
-                    "them"
-                },
-            )
-        };
         *found = Some(newly_loaded);
-        ToolRun::ok(format!("{head}\n{}", lines.join("\n")))
+        ToolRun::ok(text)
     }
+}
+
+/// The request in `search_tools`' arguments: `query` (one text), `queries` (one text per part
+/// of the task), or both.
+fn request_of(input: &Value) -> Result<SearchRequest, &'static str> {
+    const EXPECTED: &str = "Invalid arguments for search_tools: expected {\"query\": \"<what you want to do, or tool names>\"} or {\"queries\": [\"<one part of the task>\", ...]}";
+    let mut texts: Vec<&str> = Vec::new();
+    match input.get("query") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(q)) => texts.push(q),
+        Some(_) => return Err(EXPECTED),
+    }
+    match input.get("queries") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for item in items {
+                texts.push(item.as_str().ok_or(EXPECTED)?);
+            }
+        }
+        Some(_) => return Err(EXPECTED),
+    }
+    let request = SearchRequest::queries(texts);
+    if request.is_empty() {
+        return Err(EXPECTED);
+    }
+    Ok(request)
 }

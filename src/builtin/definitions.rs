@@ -4,6 +4,7 @@
 use super::BuiltinTool;
 use super::shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 use crate::pool::PoolTool;
+use crate::pool::search::MAX_PARTS;
 use serde_json::{Value, json};
 
 /// bash, read_file, write_file, edit_file, glob, connect_mcp (enum of `server_names`), in
@@ -280,25 +281,28 @@ pub const SEARCH_LIMIT_DEFAULT: u64 = 5;
 pub fn search_tools_tool() -> PoolTool {
     PoolTool::builtin(
         BuiltinTool::SearchTools,
-        "Find MCP tools that are not in your tool list yet and load them. The connected MCP \
-         servers have more tools than are sent to you with each request; the others are \
-         deferred. Describe the action in a few words (\"create a github issue\", \"post a \
-         message to a slack channel\") or give exact tool names separated by commas \
-         (\"mcp__github__create_issue, mcp__slack__post_message\"). The answer lists the best \
-         matches (name, server, what it does); from your next step on they are in your tool \
-         list and can be called. Loaded tools stay for the rest of the session, so search \
-         again only for something new. Tools already in your list need no search.",
+        "Load MCP tools not in your tool list (the rest are deferred). Query: the action in \
+         a few words (\"create a github issue\") or exact tool names. For a task of several \
+         steps, give one query per step in `queries`. Found tools are callable from your next \
+         step and stay loaded; the answer also names, unloaded, other tools on the same \
+         resource.",
         object_schema(
             json!({
-                "query": string_property("What you want to do, in a few words, or exact tool names separated by commas."),
+                "query": string_property("What to do, or tool names, comma-separated."),
+                "queries": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "maxItems": MAX_PARTS,
+                    "description": "One query per step."
+                },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": SEARCH_LIMIT_MAX,
-                    "description": format!("How many tools to return and load (default {SEARCH_LIMIT_DEFAULT}).")
+                    "description": format!("Default {SEARCH_LIMIT_DEFAULT}.")
                 }
             }),
-            &["query"],
+            &[],
         ),
     )
 }

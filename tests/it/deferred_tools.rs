@@ -250,7 +250,7 @@ async fn search_tools_loads_what_it_finds_into_the_next_request_and_always_load_
     let mut lines = found.lines();
     assert_eq!(
         lines.next(),
-        Some("Loaded 2 tools for \"open a new issue\"; call them from your next step on:")
+        Some("Loaded 2 tools for \"open a new issue\"; callable from your next step:")
     );
     assert_eq!(
         lines.next(),
@@ -524,5 +524,108 @@ async fn tools_loaded_by_a_search_are_loaded_again_when_the_session_is_resumed()
             .count(),
         1,
         "{names:?}"
+    );
+}
+
+/// Issue 28: a task with two steps is searched part by part (`queries`, or one query the host
+/// splits), each part's best match is loaded, and the best match's siblings on its server are
+/// named, not loaded.
+#[tokio::test]
+async fn search_tools_loads_the_best_tool_of_each_part_and_names_siblings() {
+    let mut h = start(
+        vec![
+            server("tracker", &TRACKER, false),
+            server("chat", &["post_message", "list_channels"], false),
+        ],
+        vec![
+            calls(&[
+                ("c1", "connect_mcp", json!({"name": "tracker"})),
+                ("c2", "connect_mcp", json!({"name": "chat"})),
+            ]),
+            calls(&[
+                (
+                    "s1",
+                    "search_tools",
+                    json!({"queries": ["open a new issue", "post a message"], "limit": 2}),
+                ),
+                ("bad", "search_tools", json!({"queries": "post a message"})),
+            ]),
+            calls(&[
+                ("t1", "mcp__tracker__create_issue", json!({})),
+                ("t2", "mcp__chat__post_message", json!({})),
+                (
+                    "s2",
+                    "search_tools",
+                    json!({"query": "list the channels and then close the issue", "limit": 3}),
+                ),
+            ]),
+            done(),
+        ],
+        |config| {
+            config.tool_search = SearchSettings {
+                mode: SearchMode::On,
+                ..SearchSettings::default()
+            }
+        },
+    );
+    h.turn("file an issue and tell the chat").await;
+    let requests = h.requests();
+    assert_eq!(requests.len(), 4);
+
+    let (text, is_error) = result_of(&requests[2], "s1");
+    assert!(!is_error, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Loaded 2 tools for \"open a new issue\", \"post a message\"; callable from your next step:"
+    );
+    assert_eq!(
+        lines[1..3],
+        [
+            "- mcp__tracker__create_issue (server tracker): fixture tool create_issue",
+            "- mcp__chat__post_message (server chat): fixture tool post_message",
+        ]
+    );
+    // Siblings by name only, after the loaded tools.
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[3].starts_with("Same resource, not loaded"), "{text}");
+    assert!(
+        lines[3].contains("mcp__tracker__list_issues")
+            && lines[3].contains("mcp__tracker__close_issue"),
+        "{text}"
+    );
+    let (bad, is_error) = result_of(&requests[2], "bad");
+    assert!(is_error && bad.contains("queries"), "{bad}");
+
+    // The next request carries the two loaded tools, not the siblings, and both can be called.
+    let names = tool_names(&requests[2]);
+    assert!(names.contains(&"mcp__tracker__create_issue".to_string()));
+    assert!(names.contains(&"mcp__chat__post_message".to_string()));
+    assert!(
+        !names.contains(&"mcp__tracker__list_issues".to_string()),
+        "{names:?}"
+    );
+    assert_eq!(
+        result_of(&requests[3], "t1"),
+        ("called as: create_issue".to_string(), false)
+    );
+    assert_eq!(
+        result_of(&requests[3], "t2"),
+        ("called as: post_message".to_string(), false)
+    );
+
+    // One query with two steps is split by the host: both steps' tools are loaded.
+    let (text, _) = result_of(&requests[3], "s2");
+    assert!(
+        text.contains("for \"list the channels\", \"close the issue\";"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- mcp__chat__list_channels (server chat)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- mcp__tracker__close_issue (server tracker)"),
+        "{text}"
     );
 }

@@ -16,7 +16,11 @@
 //! frequencies, posting lists) is worked out in [`ToolIndex::new`], once per change of the
 //! listings; a query walks only the posting lists of its own terms.
 
+mod answer;
+mod merge;
+mod request;
 mod semantic;
+mod siblings;
 mod text;
 
 use super::{McpToolInfo, ServerTools, model_facing_name};
@@ -25,6 +29,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub use answer::{Loading, answer};
+pub use merge::{Found, MAX_SIBLINGS};
+pub use request::{MAX_PARTS, SearchRequest};
 pub use text::{stem, words};
 
 /// BM25 term-frequency saturation.
@@ -132,6 +139,8 @@ pub struct SearchHit<'a> {
     pub tool: &'a IndexedTool,
     pub score: f32,
     pub exact: bool,
+    /// Position in the index: how merging and siblings tell tools apart.
+    id: u32,
 }
 
 /// The search index over the tools of a set of listings.
@@ -158,6 +167,8 @@ pub struct ToolIndex {
     /// Per term of `vocabulary` (same order), the unit vector of the word alone: where a
     /// query word finds indexed words of the same meaning ("remember" → memory).
     term_meanings: Vec<f32>,
+    /// Tools of one server acting on one resource (`list_issues`, `get_issue`).
+    siblings: siblings::Siblings,
 }
 
 impl ToolIndex {
@@ -199,6 +210,7 @@ impl ToolIndex {
                 actions.add(text::actions_of(&text::stem(w)))
             });
             index.actions.push(actions);
+            index.siblings.push(server, &tool.name);
             let server_terms = text::terms(server);
             index.server_terms.push(server_terms);
             meaning_texts.push(meaning_text(server, &tool.name, &tool.description));
@@ -266,6 +278,7 @@ impl ToolIndex {
                 .collect();
         }
         index.vocabulary = vocabulary;
+        index.siblings.finish();
         for list in frequencies {
             let df = list.len() as f32;
             index.idf.push((1.0 + (n - df + 0.5) / (df + 0.5)).ln());
@@ -305,6 +318,18 @@ impl ToolIndex {
     /// A tool matching none of the query's terms is returned only when it is close enough in
     /// meaning ([`SEMANTIC_FLOOR`], [`SEMANTIC_FLOOR_ALONE`]).
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit<'_>> {
+        self.search_with(query, limit, &mut Expansions::default())
+    }
+
+    /// [`ToolIndex::search`], with what the query's words bring in (kin, kin in meaning,
+    /// tokens) kept in `expansions` for the next query of the same request: the parts of a
+    /// split request are made of the whole's words, so each word is expanded once.
+    fn search_with<'a>(
+        &'a self,
+        query: &str,
+        limit: usize,
+        expansions: &mut Expansions<'a>,
+    ) -> Vec<SearchHit<'a>> {
         let n = self.tools.len();
         if n == 0 || limit == 0 {
             return Vec::new();
@@ -328,11 +353,19 @@ impl ToolIndex {
             if self.terms.contains_key(term.as_str()) {
                 self.score_term(term, *weight, &mut best, &mut touched);
             } else {
-                for kin in self.kin(term) {
+                let kin = expansions
+                    .kin
+                    .entry(term.clone())
+                    .or_insert_with(|| self.kin(term).collect());
+                for kin in kin.iter() {
                     self.score_term(kin, weight * KIN_WEIGHT, &mut best, &mut touched);
                 }
             }
-            for (kin, similarity) in self.kin_in_meaning(term) {
+            if !expansions.meaning.contains_key(term.as_str()) {
+                let kin = self.kin_in_meaning(term, &mut expansions.tokens);
+                expansions.meaning.insert(term.clone(), kin);
+            }
+            for &(kin, similarity) in &expansions.meaning[term.as_str()] {
                 if !query_terms.iter().any(|(t, _)| t == kin) {
                     self.score_term(
                         kin,
@@ -381,7 +414,7 @@ impl ToolIndex {
             })
             .collect();
         let best_words = words.iter().copied().fold(0f32, f32::max);
-        let meaning = self.similarities(query);
+        let meaning = self.similarities(query, &mut expansions.tokens);
         let floor = if best_words > 0.0 {
             SEMANTIC_FLOOR
         } else {
@@ -411,15 +444,16 @@ impl ToolIndex {
                 tool: &self.tools[id as usize],
                 score,
                 exact: exact[id as usize],
+                id,
             })
             .collect()
     }
 
     /// Per tool, the cosine between the query's meaning and the tool's; `None` when the
     /// model is unavailable or no token of the query is in its vocabulary.
-    fn similarities(&self, query: &str) -> Option<Vec<f32>> {
+    fn similarities(&self, query: &str, tokens: &mut semantic::TokenCache) -> Option<Vec<f32>> {
         let embedder = semantic::embedder().filter(|_| self.dimensions > 0)?;
-        let query = embedder.embed(query, &mut semantic::TokenCache::default());
+        let query = embedder.embed(query, tokens);
         if query.iter().all(|&x| x == 0.0) {
             return None;
         }
@@ -433,13 +467,13 @@ impl ToolIndex {
 
     /// Indexed words closest in meaning to `term` (at most [`MEANING_KIN`], each at least
     /// [`KIN_SIMILARITY`] similar), with their similarity.
-    fn kin_in_meaning(&self, term: &str) -> Vec<(&str, f32)> {
+    fn kin_in_meaning(&self, term: &str, tokens: &mut semantic::TokenCache) -> Vec<(&str, f32)> {
         let Some(embedder) =
             semantic::embedder().filter(|_| self.dimensions > 0 && !self.term_meanings.is_empty())
         else {
             return Vec::new();
         };
-        let query = embedder.embed(term, &mut semantic::TokenCache::default());
+        let query = embedder.embed(term, tokens);
         let mut kin: Vec<(&str, f32)> = self
             .term_meanings
             .chunks_exact(self.dimensions)
@@ -511,6 +545,20 @@ impl ToolIndex {
             }
         }
     }
+}
+
+/// What the words of one request bring in beyond themselves, worked out once per word and
+/// request (see [`ToolIndex::search_with`]). Expanding a word by meaning compares it with
+/// every indexed word, most of a search's time; a request split in two ranks three texts
+/// made of the same words.
+#[derive(Default)]
+struct Expansions<'a> {
+    /// Query word the index lacks → its kin ([`ToolIndex::kin`]).
+    kin: HashMap<String, Vec<&'a str>>,
+    /// Query word → indexed words close in meaning ([`ToolIndex::kin_in_meaning`]).
+    meaning: HashMap<String, Vec<(&'a str, f32)>>,
+    /// Word → the embedding model's tokens.
+    tokens: semantic::TokenCache,
 }
 
 /// How many indexed words one query word may bring in by meaning.

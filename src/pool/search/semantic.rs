@@ -181,8 +181,20 @@ fn normalise(v: &mut [f32]) {
 }
 
 /// The dot product: the cosine of two unit vectors.
+/// Summed in eight lanes, which the compiler turns into vector instructions (one running sum
+/// cannot be: float addition is not associative); a search compares the query's words with
+/// every indexed word's vector, most of its time.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let mut lanes = [0f32; 8];
+    let (a8, a_rest) = a.split_at(a.len() - a.len() % 8);
+    let (b8, b_rest) = b.split_at(a8.len().min(b.len()));
+    for (x, y) in a8.chunks_exact(8).zip(b8.chunks_exact(8)) {
+        for k in 0..8 {
+            lanes[k] += x[k] * y[k];
+        }
+    }
+    let rest: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    lanes.iter().sum::<f32>() + rest
 }
 
 struct Reader {

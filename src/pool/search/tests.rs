@@ -375,3 +375,100 @@ fn meaning_alone_needs_a_close_match() {
         assert!(hits.is_empty(), "{query}: {hits:?}");
     }
 }
+
+fn found(index: &ToolIndex, query: &str, k: usize) -> (Vec<String>, Vec<String>) {
+    let found = index.find(&SearchRequest::query(query), k);
+    (
+        found.hits.iter().map(|h| h.tool.name.clone()).collect(),
+        found.siblings.iter().map(|t| t.name.clone()).collect(),
+    )
+}
+
+#[test]
+fn each_part_of_a_compound_request_keeps_its_best_match_near_the_top() {
+    let index = index();
+    let query = "look at PR 42 and then read the file src/main.rs";
+    let (hits, _) = found(&index, query, 3);
+    assert!(
+        hits.contains(&"mcp__github__get_pull_request".to_string()),
+        "{hits:?}"
+    );
+    assert!(
+        hits.contains(&"mcp__filesystem__read_file".to_string()),
+        "{hits:?}"
+    );
+    // Parts given by the model merge the same way; nothing is placed twice.
+    let (given, _) = {
+        let f = index.find(&SearchRequest::queries(["look at PR 42", "read a file"]), 5);
+        let names: Vec<String> = f.hits.iter().map(|h| h.tool.name.clone()).collect();
+        (names, ())
+    };
+    assert_eq!(
+        given[..2],
+        [
+            "mcp__github__get_pull_request",
+            "mcp__filesystem__read_file"
+        ]
+    );
+    let mut unique = given.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), given.len(), "{given:?}");
+}
+
+#[test]
+fn a_single_task_ranks_as_before() {
+    let index = index();
+    for query in ["open a ticket about the login bug", "search files"] {
+        let (hits, _) = found(&index, query, 3);
+        assert_eq!(hits, top(&index, query, 3), "{query}");
+    }
+}
+
+#[test]
+fn the_best_matchs_siblings_are_named_not_loaded() {
+    let index = index();
+    let (hits, siblings) = found(&index, "list the issues of the toolgate repo", 1);
+    assert_eq!(hits, ["mcp__github__list_issues"]);
+    assert_eq!(siblings, ["mcp__github__create_issue"]);
+    // A sibling already among the hits is not named again.
+    let (hits, siblings) = found(&index, "list the issues of the toolgate repo", 5);
+    assert!(
+        hits.contains(&"mcp__github__create_issue".to_string()),
+        "{hits:?}"
+    );
+    assert!(siblings.is_empty(), "{siblings:?}");
+}
+
+#[test]
+fn a_server_named_once_applies_to_every_part() {
+    let gitlab = Arc::new(ServerTools::new(
+        "gitlab",
+        vec![
+            tool(
+                "create_issue",
+                "Create a new issue in a GitLab project",
+                &[],
+            ),
+            tool("get_pipeline", "Get details of a pipeline", &[]),
+        ],
+    ));
+    let github = Arc::new(ServerTools::new(
+        "github",
+        vec![tool(
+            "create_issue",
+            "Create a new issue in a GitHub repository",
+            &[],
+        )],
+    ));
+    let index = ToolIndex::new(&[github, gitlab]);
+    let (hits, _) = found(
+        &index,
+        "get the failing pipeline on gitlab and open an issue for it",
+        2,
+    );
+    assert_eq!(
+        hits,
+        ["mcp__gitlab__get_pipeline", "mcp__gitlab__create_issue"]
+    );
+}
