@@ -109,6 +109,18 @@ impl ManagedSettings {
         }
     }
 
+    /// Why a mode that decides calls without asking (`--permission-mode auto`, or any
+    /// bypass-like flag) is refused; None when the managed policy allows it.
+    pub fn auto_mode_refusal(&self) -> Option<String> {
+        self.disable_auto_mode.then(|| {
+            let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
+            format!(
+                "the managed policy ({}) sets disable_auto_mode: modes that decide calls without asking are not available",
+                files.join(", ")
+            )
+        })
+    }
+
     /// Why toolgate does not start with a managed layer that has problems (None: it has
     /// none).
     pub fn refusal(section: &Section<ManagedSettings>) -> Option<String> {
@@ -348,6 +360,60 @@ mod tests {
         assert!(both.value.managed_rules_only);
         assert_eq!(both.value.files, [system, extra]);
         assert_eq!(both.value.permissions.len(), 2);
+    }
+
+    #[test]
+    fn a_load_and_every_reload_put_the_managed_layer_on_top() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user");
+        std::fs::create_dir(&user).unwrap();
+        std::fs::write(
+            user.join("config.toml"),
+            "[permissions]\nallow = [\"mcp__deploy__trigger\"]\n[sandbox]\nmode = \"off\"\n",
+        )
+        .unwrap();
+        let managed = dir.path().join("managed.toml");
+        std::fs::write(
+            &managed,
+            "[permissions]\ndeny = [\"mcp__deploy__trigger\"]\ndisable_auto_mode = true\n[sandbox]\nmode = \"read-only\"\n",
+        )
+        .unwrap();
+        let opts = crate::settings::LoadOptions {
+            workspace: dir.path().to_path_buf(),
+            user_config_dir: Some(user),
+            managed: ManagedPlaces {
+                system: None,
+                extra: Some(managed.clone()),
+            },
+            ..Default::default()
+        };
+        // The watcher and the rule reload see the managed file like the others.
+        assert!(crate::settings::rule_files(&opts).contains(&managed));
+        let settings = crate::settings::load(&opts);
+        assert!(settings.managed.diagnostics.is_empty());
+        assert_eq!(settings.permissions.managed.len(), 1);
+        assert_eq!(
+            settings.sandbox.value.mode,
+            crate::settings::SandboxMode::ReadOnly
+        );
+        assert!(
+            settings
+                .managed
+                .value
+                .auto_mode_refusal()
+                .unwrap()
+                .contains("disable_auto_mode")
+        );
+        let (policy, problems) = crate::policy::from_settings(&settings.permissions);
+        assert!(problems.is_empty(), "{problems:?}");
+        let summary = crate::policy::managed_summary(&settings.managed.value, &policy);
+        assert!(summary[0].ends_with("managed.toml"), "{summary:?}");
+        assert!(
+            summary
+                .iter()
+                .any(|l| l.contains("raised to \"read-only\"")),
+            "{summary:?}"
+        );
     }
 
     #[test]

@@ -396,3 +396,22 @@ fn a_malformed_managed_file_refuses_start_and_names_the_position() {
         stderr(&out)
     );
 }
+
+#[test]
+fn adding_a_denied_server_says_it_will_not_be_started() {
+    let home = Home::new();
+    home.write(
+        "managed.toml",
+        "[mcp]\ndenied_servers = [\"command:curl *\"]\n",
+    );
+    let out = home
+        .toolgate(&["mcp", "add", "fetcher", "--", "curl", "https://example.com"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("note: server 'fetcher' is blocked by the managed policy: denied_servers pattern \"command:curl *\""),
+        "{text}"
+    );
+}
