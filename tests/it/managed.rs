@@ -415,3 +415,38 @@ fn adding_a_denied_server_says_it_will_not_be_started() {
         "{text}"
     );
 }
+
+/// In the console: `/connect` of a denied server says why and runs nothing, and
+/// `/permissions` shows the managed policy and what it overrides.
+#[test]
+fn the_console_says_why_a_server_is_blocked_and_shows_the_managed_policy() {
+    use crate::support::pty;
+    let home = Home::new();
+    let marker = home.path("outsider-ran");
+    marker_server(&home, "outsider", &marker);
+    home.write(
+        "config/config.toml",
+        "[permissions]\nallow = [\"mcp__deploy__trigger\"]\n",
+    );
+    let managed = home.write(
+        "managed.toml",
+        "[permissions]\ndeny = [\"mcp__deploy__trigger\"]\n[mcp]\ndenied_servers = [\"outsider\"]\n",
+    );
+    let mut cmd = pty::toolgate(&home.path("state"), &home.path("config"));
+    cmd.cwd(home.workspace());
+    cmd.env("TERM", "xterm-256color");
+    cmd.env_remove("TOOLGATE_SCENARIO");
+    cmd.env(toolgate::settings::managed::MANAGED_CONFIG_VAR, &managed);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, 40, 160);
+    screen.wait_text("scripted demo");
+    keys.press(b"/connect outsider\r");
+    screen.wait_text("blocked by the managed policy: denied_servers pattern \"outsider\"");
+    assert!(!marker.exists(), "the denied server's command ran");
+    keys.press(b"/permissions\r");
+    screen.wait_text(&format!("Managed policy: {}", managed.display()));
+    screen.wait_text("allow mcp__deploy__trigger (user config");
+    keys.press(b"\x1b");
+    keys.press(b"\x04");
+    let status = screen.wait_exit(&mut child);
+    assert!(status.success(), "toolgate exited with {status:?}");
+}
