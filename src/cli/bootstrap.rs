@@ -123,15 +123,9 @@ pub fn prepare_with(
     }));
     notices.extend(policy_notices);
     if managed.value.is_active() {
-        let files: Vec<String> = managed
-            .value
-            .files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect();
         notices.push(format!(
             "managed policy in force ({}): /permissions and `toolgate status` show what it sets and overrides",
-            files.join(", ")
+            managed.value.files_shown()
         ));
     }
     notices.extend(

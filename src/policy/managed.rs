@@ -13,12 +13,7 @@ pub fn managed_summary(managed: &ManagedSettings, policy: &Policy) -> Vec<String
     if !managed.is_active() {
         return Vec::new();
     }
-    let files: Vec<String> = managed
-        .files
-        .iter()
-        .map(|f| f.display().to_string())
-        .collect();
-    let mut lines = vec![format!("Managed policy: {}", files.join(", "))];
+    let mut lines = vec![format!("Managed policy: {}", managed.files_shown())];
     let mut items: Vec<String> = policy
         .rules
         .iter()

@@ -98,6 +98,12 @@ impl ManagedSettings {
         !self.files.is_empty()
     }
 
+    /// The managed files read, as one comma-separated line.
+    pub fn files_shown(&self) -> String {
+        let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
+        files.join(", ")
+    }
+
     /// The server lists to enforce: the managed ones, or none admitted at all when the
     /// managed files have problems (fail closed).
     pub fn server_policy(section: &Section<ManagedSettings>) -> ServerPolicy {
@@ -113,10 +119,9 @@ impl ManagedSettings {
     /// bypass-like flag) is refused; None when the managed policy allows it.
     pub fn auto_mode_refusal(&self) -> Option<String> {
         self.disable_auto_mode.then(|| {
-            let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
             format!(
                 "the managed policy ({}) sets disable_auto_mode: modes that decide calls without asking are not available",
-                files.join(", ")
+                self.files_shown()
             )
         })
     }

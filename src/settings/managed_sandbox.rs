@@ -68,26 +68,14 @@ impl SandboxFloor {
         if has("network") {
             self.network = Some(self.network.unwrap_or(true) && read.network);
         }
+        // Both files cap: a value stays when it is within each file's list.
         if has("writable") {
-            self.writable = Some(match self.writable.take() {
-                None => read.writable,
-                // Both files cap: a path stays when it is inside a path of each.
-                Some(earlier) => read
-                    .writable
-                    .into_iter()
-                    .filter(|p| inside_any(p, &earlier))
-                    .collect(),
-            });
+            add_ceiling(&mut self.writable, read.writable, |p, l| inside_any(p, l));
         }
         self.deny_read.extend(read.deny_read);
         if has("env_passthrough") {
-            self.env_passthrough = Some(match self.env_passthrough.take() {
-                None => read.env_passthrough,
-                Some(earlier) => read
-                    .env_passthrough
-                    .into_iter()
-                    .filter(|n| earlier.contains(n))
-                    .collect(),
+            add_ceiling(&mut self.env_passthrough, read.env_passthrough, |n, l| {
+                l.contains(n)
             });
         }
         if let Some(servers) = table.get("servers").and_then(|s| s.as_table_like()) {
@@ -123,17 +111,13 @@ impl SandboxFloor {
             settings.network = false;
         }
         if let Some(ceiling) = &self.writable {
-            let (kept, dropped): (Vec<PathBuf>, Vec<PathBuf>) =
-                std::mem::take(&mut settings.writable)
-                    .into_iter()
-                    .partition(|p| inside_any(p, ceiling));
+            let dropped = keep_within(&mut settings.writable, ceiling, |p, l| inside_any(p, l));
             changed.extend(dropped.iter().map(|p| {
                 format!(
                     "sandbox.writable {} of the user or project config is outside the managed writable paths; not writable",
                     p.display()
                 )
             }));
-            settings.writable = kept;
         }
         for path in &self.deny_read {
             if !settings.deny_read.contains(path) {
@@ -141,14 +125,10 @@ impl SandboxFloor {
             }
         }
         if let Some(ceiling) = &self.env_passthrough {
-            let (kept, dropped): (Vec<String>, Vec<String>) =
-                std::mem::take(&mut settings.env_passthrough)
-                    .into_iter()
-                    .partition(|n| ceiling.contains(n));
+            let dropped = keep_within(&mut settings.env_passthrough, ceiling, |n, l| l.contains(n));
             changed.extend(dropped.iter().map(|n| {
                 format!("sandbox.env_passthrough {n} of the user or project config is not in the managed list; not passed")
             }));
-            settings.env_passthrough = kept;
         }
         let mut servers = ServerSandbox {
             mode: Some(settings.servers.mode),
@@ -227,6 +207,24 @@ impl SandboxFloor {
         }
         lines
     }
+}
+
+/// A managed file's list `read` as a ceiling over the earlier files' `slot`: with one
+/// already, only what `within` both stays.
+fn add_ceiling<T>(slot: &mut Option<Vec<T>>, read: Vec<T>, within: impl Fn(&T, &[T]) -> bool) {
+    *slot = Some(match slot.take() {
+        None => read,
+        Some(earlier) => read.into_iter().filter(|v| within(v, &earlier)).collect(),
+    });
+}
+
+/// Keeps the values of `values` that are `within` the `ceiling`; returns the others.
+fn keep_within<T>(values: &mut Vec<T>, ceiling: &[T], within: impl Fn(&T, &[T]) -> bool) -> Vec<T> {
+    let (kept, dropped) = std::mem::take(values)
+        .into_iter()
+        .partition(|v| within(v, ceiling));
+    *values = kept;
+    dropped
 }
 
 fn inside_any(path: &Path, ceiling: &[PathBuf]) -> bool {
