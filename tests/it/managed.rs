@@ -382,6 +382,16 @@ fn a_malformed_managed_file_refuses_start_and_names_the_position() {
         )),
         "{err}"
     );
+    // `toolgate status` names it too.
+    let status = home.toolgate(&["status"]).output().unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains(&format!(
+            "error: {}:3:9: unknown key permissions.denny",
+            managed.display()
+        )),
+        "{text}"
+    );
     // A named managed file that is missing refuses too.
     std::fs::remove_file(&managed).unwrap();
     let out = home
