@@ -53,6 +53,7 @@ mod servers;
 mod cli;
 mod headless;
 mod lifetime;
+mod managed;
 mod mcp_manage;
 mod policy;
 mod undo;
