@@ -24,6 +24,8 @@ pub struct AnthropicConfig {
     pub base_url: String,
     pub model: String,
     pub retry: RetryPolicy,
+    /// `[model] thinking`: extended thinking's budget in tokens; 0 leaves it off.
+    pub thinking_budget: u32,
 }
 
 pub struct AnthropicProvider {
@@ -54,7 +56,8 @@ impl ModelProvider for AnthropicProvider {
     }
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
-        let body = request_body(&self.config.model, &request);
+        let mut body = request_body(&self.config.model, &request);
+        with_thinking(&mut body, self.config.thinking_budget, &request);
         let client = self.client.clone();
         let url = self.endpoint();
         let api_key = self.config.api_key.clone();
@@ -95,11 +98,13 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
         request.max_tokens
     };
     let mut messages: Vec<Value> = request.messages.iter().filter_map(message_json).collect();
+    // Thinking blocks take no cache_control.
     if let Some(last_block) = messages
         .last_mut()
         .and_then(|m| m.get_mut("content"))
         .and_then(Value::as_array_mut)
         .and_then(|blocks| blocks.last_mut())
+        .filter(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
     {
         last_block["cache_control"] = cache_breakpoint();
     }
@@ -141,6 +146,24 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
         body["tools"] = Value::Array(tools);
     }
     body
+}
+
+/// The smallest budget the API takes for extended thinking.
+const MIN_THINKING_BUDGET: u32 = 1024;
+
+/// Turns extended thinking on with `budget` tokens (0: off). `max_tokens` must exceed the
+/// budget, so the reply keeps the room it had on top of it. A request with a temperature
+/// (a server's sampling request) goes without: the API takes no temperature with thinking.
+pub fn with_thinking(body: &mut Value, budget: u32, request: &ModelRequest) {
+    if budget == 0 || request.sampling.temperature.is_some() {
+        return;
+    }
+    let budget = budget.max(MIN_THINKING_BUDGET);
+    let room = body["max_tokens"]
+        .as_u64()
+        .unwrap_or(u64::from(FALLBACK_MAX_TOKENS));
+    body["max_tokens"] = json!(room + u64::from(budget));
+    body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
 }
 
 /// An image block with inline base64 data.
@@ -191,6 +214,14 @@ fn message_json(message: &Message) -> Option<Value> {
                 }))
             }
             ContentBlock::Image(image) => Some(image_json(image)),
+            // Back exactly as they came, signature included (the API checks it).
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => Some(json!({"type": "thinking", "thinking": thinking, "signature": signature})),
+            ContentBlock::RedactedThinking { data } => {
+                Some(json!({"type": "redacted_thinking", "data": data}))
+            }
         })
         .collect();
     if blocks.is_empty() {
@@ -229,7 +260,15 @@ enum Block {
         initial_input: Value,
         partial_json: String,
     },
-    /// Thinking and other block types the agent does not use.
+    /// Extended thinking, gathered with its signature to be sent back.
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    /// Block types the agent does not use.
     Ignored,
 }
 
@@ -312,6 +351,30 @@ impl AnthropicDecoder {
                     partial_json: String::new(),
                 }
             }
+            "thinking" => {
+                let text = block
+                    .get("thinking")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if !text.is_empty() {
+                    out.push(StreamEvent::ThinkingDelta(text.to_string()));
+                }
+                Block::Thinking {
+                    text: text.to_string(),
+                    signature: block
+                        .get("signature")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                }
+            }
+            "redacted_thinking" => Block::RedactedThinking {
+                data: block
+                    .get("data")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            },
             _ => Block::Ignored,
         };
         self.blocks.insert(index, state);
@@ -345,7 +408,30 @@ impl AnthropicDecoder {
                     ))),
                 }
             }
-            // thinking_delta, signature_delta, citations_delta …
+            "thinking_delta" => {
+                let piece = delta.get("thinking").and_then(Value::as_str).unwrap_or("");
+                match self.blocks.get_mut(&index) {
+                    Some(Block::Thinking { text, .. }) => {
+                        text.push_str(piece);
+                        Ok(if piece.is_empty() {
+                            vec![]
+                        } else {
+                            vec![StreamEvent::ThinkingDelta(piece.to_string())]
+                        })
+                    }
+                    _ => Err(stream_error(format!(
+                        "thinking_delta for block {index}, which is not an open thinking block"
+                    ))),
+                }
+            }
+            "signature_delta" => {
+                let piece = delta.get("signature").and_then(Value::as_str).unwrap_or("");
+                if let Some(Block::Thinking { signature, .. }) = self.blocks.get_mut(&index) {
+                    signature.push_str(piece);
+                }
+                Ok(vec![])
+            }
+            // citations_delta and types added later
             _ => Ok(vec![]),
         }
     }
@@ -371,6 +457,15 @@ impl AnthropicDecoder {
                 self.saw_tool_use = true;
                 Ok(vec![StreamEvent::ToolUse { id, name, input }])
             }
+            Some(Block::Thinking { text, signature }) => {
+                Ok(vec![StreamEvent::ThinkingBlock(ContentBlock::Thinking {
+                    thinking: text,
+                    signature,
+                })])
+            }
+            Some(Block::RedactedThinking { data }) => Ok(vec![StreamEvent::ThinkingBlock(
+                ContentBlock::RedactedThinking { data },
+            )]),
             _ => Ok(vec![]),
         }
     }
@@ -618,15 +713,60 @@ mod tests {
     }
 
     #[test]
-    fn thinking_blocks_and_unknown_events_are_ignored() {
+    fn thinking_streams_and_comes_back_with_its_signature() {
         let mut decoder = AnthropicDecoder::default();
+        let mut events = Vec::new();
         for data in [
             json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
-            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm, "}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"glob first"}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig=="}}),
             json!({"type":"content_block_stop","index":0}),
+            json!({"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"opaque"}}),
+            json!({"type":"content_block_stop","index":1}),
             json!({"type":"some_future_event"}),
         ] {
-            assert_eq!(feed(&mut decoder, data).unwrap(), vec![]);
+            events.extend(feed(&mut decoder, data).unwrap());
         }
+        let thinking = ContentBlock::Thinking {
+            thinking: "hmm, glob first".into(),
+            signature: "sig==".into(),
+        };
+        let redacted = ContentBlock::RedactedThinking {
+            data: "opaque".into(),
+        };
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::ThinkingDelta("hmm, ".into()),
+                StreamEvent::ThinkingDelta("glob first".into()),
+                StreamEvent::ThinkingBlock(thinking.clone()),
+                StreamEvent::ThinkingBlock(redacted.clone()),
+            ]
+        );
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message {
+                role: Role::Assistant,
+                content: vec![thinking, redacted],
+            }],
+            tools: vec![],
+            max_tokens: 100,
+            sampling: Default::default(),
+        };
+        let mut body = request_body("m", &request);
+        with_thinking(&mut body, 2000, &request);
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "thinking", "thinking": "hmm, glob first", "signature": "sig=="},
+                {"type": "redacted_thinking", "data": "opaque"},
+            ])
+        );
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 2000})
+        );
+        assert_eq!(body["max_tokens"], json!(2100));
     }
 }

@@ -6,4 +6,5 @@ pub mod conversation;
 pub mod events;
 pub mod markdown;
 pub mod state;
+pub mod thinking;
 pub mod viewport;
