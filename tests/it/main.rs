@@ -18,6 +18,7 @@ mod e2e_gate;
 mod e2e_reload;
 mod e2e_resources;
 mod e2e_sampling;
+mod e2e_thinking;
 mod tui;
 mod tui_resources;
 
