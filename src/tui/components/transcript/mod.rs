@@ -4,6 +4,7 @@
 
 pub mod conversation;
 pub mod events;
+pub mod highlight;
 pub mod markdown;
 pub mod state;
 pub mod thinking;
