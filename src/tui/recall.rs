@@ -17,20 +17,26 @@ pub(super) fn remember(app: &mut App, prompt: &str, effects: &mut Vec<Effect>) {
     }
 }
 
-/// ↑ on the composer's first line, ↓ on its last line while walking: the previous or next
-/// prompt. None: the key is the composer's.
+/// ↑ on the composer's first line, ↓ on its last line: the previous or next prompt, when
+/// the composer is empty or shows an earlier prompt unedited (as in Codex): text being
+/// written, or taken back from the queue, is never swapped out by an arrow key. None: the
+/// key is the composer's.
 pub(super) fn on_walk_key(app: &mut App, key: KeyEvent) -> Option<bool> {
     if !key.modifiers.is_empty() {
         return None;
     }
+    let current = app.composer.text();
+    let unedited = app.history.shows(&current);
+    if !unedited {
+        app.history.stop_walk();
+    }
     match key.code {
-        KeyCode::Up if app.composer.on_first_line() => {
-            let current = app.composer.text();
+        KeyCode::Up if app.composer.on_first_line() && (unedited || current.is_empty()) => {
             let older = app.history.older(&current)?.to_string();
             app.composer.set_text(&older, false);
             Some(true)
         }
-        KeyCode::Down if app.composer.on_last_line() && app.history.is_walking() => {
+        KeyCode::Down if app.composer.on_last_line() && unedited => {
             let newer = app.history.newer()?;
             app.composer.set_text(&newer, true);
             Some(true)

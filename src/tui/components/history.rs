@@ -106,6 +106,19 @@ impl History {
         self.walk.is_some()
     }
 
+    /// `text` is the prompt the walk shows, unedited.
+    pub fn shows(&self, text: &str) -> bool {
+        self.walk
+            .as_ref()
+            .and_then(|w| self.prompts.get(w.index))
+            .is_some_and(|p| p == text)
+    }
+
+    /// The walk is over (the person wrote over what it showed).
+    pub fn stop_walk(&mut self) {
+        self.walk = None;
+    }
+
     /// Opens the search, keeping what the composer holds.
     pub fn open_search(&mut self, composer_text: String) {
         self.walk = None;

@@ -4,7 +4,12 @@
 use super::*;
 
 fn send(app: &mut App, text: &str) {
-    type_text(app, text);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            key_mod(app, KeyCode::Enter, KeyModifiers::SHIFT);
+        }
+        type_text(app, line);
+    }
     let (commands, _) = perform(key(app, KeyCode::Enter));
     assert!(matches!(&commands[..], [UiCommand::Submit(t)] if t == text));
     agent(
@@ -17,29 +22,38 @@ fn send(app: &mut App, text: &str) {
 }
 
 #[test]
-fn up_and_down_walk_the_history_only_at_the_composers_edges() {
+fn up_and_down_walk_the_history_from_an_empty_composer_only_at_its_edges() {
     let mut app = started_app();
     send(&mut app, "first prompt");
-    send(&mut app, "second prompt");
-    type_text(&mut app, "a draft");
+    send(&mut app, "second\nprompt");
     key(&mut app, KeyCode::Up);
-    assert_eq!(app.composer_text(), "second prompt");
+    assert_eq!(app.composer_text(), "second\nprompt");
+    // The cursor is at its start: ↑ goes on to the older one.
     key(&mut app, KeyCode::Up);
     assert_eq!(app.composer_text(), "first prompt");
     key(&mut app, KeyCode::Up);
     assert_eq!(app.composer_text(), "first prompt", "nothing older");
     key(&mut app, KeyCode::Down);
-    assert_eq!(app.composer_text(), "second prompt");
+    assert_eq!(app.composer_text(), "second\nprompt");
+    // The cursor is at its end, on the last line: ↓ goes past the newest, to an empty
+    // composer.
     key(&mut app, KeyCode::Down);
-    assert_eq!(app.composer_text(), "a draft", "back to what was written");
+    assert_eq!(app.composer_text(), "");
 
-    // Inside a text of several lines, ↑ and ↓ move the cursor, not the history.
-    key_mod(&mut app, KeyCode::Enter, KeyModifiers::SHIFT);
-    type_text(&mut app, "line two");
+    // Text being written (or a recalled prompt once edited) is never swapped out.
+    type_text(&mut app, "a draft");
     key(&mut app, KeyCode::Up);
-    assert_eq!(app.composer_text(), "a draft\nline two");
+    assert_eq!(app.composer_text(), "a draft");
+    ctrl_c(&mut app);
     key(&mut app, KeyCode::Up);
-    assert_eq!(app.composer_text(), "second prompt", "from the first line");
+    type_text(&mut app, " (edited)");
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Down);
+    assert!(
+        app.composer_text().contains("(edited)"),
+        "{}",
+        app.composer_text()
+    );
 }
 
 #[test]
