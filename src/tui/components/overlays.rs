@@ -146,11 +146,15 @@ pub fn rule_lines(pool: &PoolView) -> Vec<RuleLine> {
 /// The keys the help lists before the commands.
 const KEYS: &[(&str, &str)] = &[
     ("Enter", "send; while a turn runs, queue it for the end"),
+    // ↑ takes back what is queued when the composer is empty, else walks the history.
     (
-        "↑ Del (empty composer)",
-        "edit / drop the last queued message",
+        "↑ Del queue, ↑↓ Ctrl+R",
+        "edit / drop queued · earlier prompts · search",
     ),
-    ("Shift+Enter, Alt+Enter", "new line"),
+    (
+        "Shift/Alt+Enter, Ctrl+G",
+        "new line · edit the message in $EDITOR",
+    ),
     ("Esc, Ctrl+C", "interrupt the turn (what was done stays)"),
     ("Ctrl+D, Ctrl+C twice", "quit"),
     (
@@ -159,7 +163,7 @@ const KEYS: &[(&str, &str)] = &[
     ),
     ("PgUp PgDn, wheel", "scroll the conversation / tool details"),
     ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
-    ("Ctrl+O", "expand / collapse tool results"),
+    ("Ctrl+O", "expand / collapse tool results and thinking"),
 ];
 
 /// The frame every overlay shares: centred, at most 100 columns, titled.
@@ -415,7 +419,8 @@ mod tests {
             &screen,
             &[
                 "Esc, Ctrl+C",
-                "edit / drop the last queued",
+                "edit / drop queued",
+                "Ctrl+R",
                 "any key closes",
             ],
         );
