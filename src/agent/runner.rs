@@ -49,6 +49,9 @@ pub(super) fn start(
     let hub_events = config.hub_events.take();
     let hub = config.hub.clone();
     let cap = config.sampling_max_tokens;
+    if !config.headless {
+        super::project::list_files(&config.workspace, events.clone());
+    }
     let watcher = super::intake::watch_config(config.reload.as_ref(), work_tx.clone());
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
     let sampling_config = Arc::new(super::sampling::SamplingConfig::new(cap));
@@ -101,6 +104,8 @@ pub(super) struct Agent {
     resume: Option<String>,
     replay_history: bool,
     startup_notices: Vec<String>,
+    /// Instruction files and command files, read at the start.
+    project: crate::project::ProjectContext,
 }
 
 impl Agent {
@@ -143,6 +148,7 @@ impl Agent {
             resume: config.resume,
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
+            project: config.project,
         }
     }
 
@@ -253,6 +259,7 @@ impl Agent {
         if let Some(problem) = self.tools.gate.take_pins_problem() {
             self.startup_notices.push(problem);
         }
+        super::project::announce(&self.conversation, &self.project).await;
         for notice in std::mem::take(&mut self.startup_notices) {
             self.emit(AgentEvent::Notice(notice)).await;
         }
@@ -382,6 +389,7 @@ impl Agent {
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
         self.emit(AgentEvent::UserMessage(text.clone())).await;
+        let text = super::project::expand_command(&self.conversation, &self.project, text).await;
         // `@server:uri` mentions are read and attached after the text.
         let content =
             super::mentions::user_content(&mut self.tools, &mut self.conversation, text, &cancel)
@@ -542,7 +550,8 @@ impl Agent {
             &self.tools.connectable(),
             &self.tools.connected_servers(),
             self.tools.pool.search.deferred_count(),
-        ) + &super::prompt::server_instructions(&self.tools.hub.instructions());
+        ) + &self.project.instructions.section
+            + &super::prompt::server_instructions(&self.tools.hub.instructions());
         let tools = pool.tools.iter().map(|t| ToolDef::from(&**t)).collect();
         (pool, system, tools)
     }

@@ -461,7 +461,9 @@ impl Printer<'_> {
             | AgentEvent::ServerEnabled { .. }
             | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }
-            | AgentEvent::Completions { .. } => {}
+            | AgentEvent::Completions { .. }
+            | AgentEvent::Project(_)
+            | AgentEvent::WorkspaceFiles(_) => {}
         }
     }
 }

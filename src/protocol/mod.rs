@@ -207,4 +207,9 @@ pub enum AgentEvent {
     ServersChanged {
         servers: Vec<ServerInfo>,
     },
+    /// The project's instruction files and file commands, as loaded at the start (sent
+    /// right after `SessionStarted`): `/memory`, `/help` and completion show them.
+    Project(crate::project::ProjectView),
+    /// The workspace's files for `@path` completion (listed beside the session's start).
+    WorkspaceFiles(Vec<String>),
 }

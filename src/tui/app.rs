@@ -105,6 +105,8 @@ pub struct App {
     pub detail: DetailState,
     /// The completion popup, the prompt-argument questions, and the servers' catalogs.
     pub assist: Assist,
+    /// The instruction files and command files the session loaded (`/memory`, `/help`).
+    pub project: crate::project::ProjectView,
 }
 
 impl App {
@@ -139,6 +141,7 @@ impl App {
             areas: Areas::default(),
             detail: DetailState::default(),
             assist: Assist::default(),
+            project: Default::default(),
             info,
         }
     }

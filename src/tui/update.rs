@@ -106,6 +106,15 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
                 .on_catalog(server.into_string(), catalog, &app.composer, effects);
         }
         AgentEvent::Request(request) => return app.inbox.push(request, app.now),
+        AgentEvent::Project(project) => {
+            app.assist.commands = project.commands.clone();
+            app.project = project;
+            return;
+        }
+        AgentEvent::WorkspaceFiles(files) => {
+            app.assist.files = files;
+            return;
+        }
         AgentEvent::Context(gauge) => {
             app.context = Some(gauge);
             return;

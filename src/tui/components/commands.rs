@@ -23,6 +23,10 @@ pub enum Action {
     Clear,
     Help,
     Quit,
+    /// `/memory`: the instruction files loaded.
+    Memory,
+    /// `/init`: the model drafts an AGENTS.md (a turn: see `project::INIT_COMMAND`).
+    Init,
 }
 
 /// One line of the table: how the help shows it, what it says, and the words (after the
@@ -78,6 +82,11 @@ pub const COMMANDS: &[Command] = &[
         words: &[("compact", Action::Compact), ("context", Action::Context)],
     },
     Command {
+        usage: "/memory /init",
+        help: "instruction files loaded · draft an AGENTS.md",
+        words: &[("memory", Action::Memory), ("init", Action::Init)],
+    },
+    Command {
         usage: "/clear /help /quit",
         help: "forget the conversation · this help · leave",
         words: &[
@@ -101,6 +110,14 @@ pub fn action(word: &str) -> Option<Action> {
         .map(|(_, a)| *a)
 }
 
+/// Every word of the table: file commands must not take one.
+pub fn words() -> Vec<&'static str> {
+    COMMANDS
+        .iter()
+        .flat_map(|c| c.words.iter().map(|(w, _)| *w))
+        .collect()
+}
+
 /// What a typed command asks `update` to do.
 #[derive(Debug)]
 pub enum Parsed {
@@ -115,6 +132,10 @@ pub enum Parsed {
     Clear,
     /// `/undo` (queued while a turn runs).
     Undo,
+    /// `/memory`: list the instruction files.
+    ShowMemory,
+    /// `/init` and file commands: sent as a message (the agent expands them).
+    Message,
     Quit,
     /// Wrong arguments or an unknown command: the line to show.
     Problem(String),
@@ -128,8 +149,11 @@ impl Parsed {
     pub fn waits_for_turn(&self) -> bool {
         match self {
             Parsed::Send(UiCommand::AddRoot(_) | UiCommand::ListRoots) => false,
-            Parsed::Send(_) | Parsed::Reload | Parsed::Clear | Parsed::Undo => true,
+            Parsed::Send(_) | Parsed::Reload | Parsed::Clear | Parsed::Undo | Parsed::Message => {
+                true
+            }
             Parsed::OpenMcp
+            | Parsed::ShowMemory
             | Parsed::OpenPermissions
             | Parsed::OpenHelp
             | Parsed::Quit
@@ -216,6 +240,8 @@ pub fn parse(command: &str, servers: &[&str]) -> Parsed {
         // The agent finds the files and asks before restoring them (an inbox request).
         (Action::Undo, _) => Parsed::Undo,
         (Action::Help, _) => Parsed::OpenHelp,
+        (Action::Memory, _) => Parsed::ShowMemory,
+        (Action::Init, _) => Parsed::Message,
         (Action::Quit, _) => Parsed::Quit,
     }
 }

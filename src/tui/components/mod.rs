@@ -9,6 +9,7 @@ pub mod completion;
 pub mod composer;
 pub mod draw;
 pub mod inbox;
+pub mod memory;
 pub mod overlays;
 pub mod pool;
 pub mod queue;

@@ -1,0 +1,222 @@
+//! The project's context reaching the model (issue 27): instruction files from the
+//! project's root down to the working folder and the user's own, with imports; command
+//! files run by `/NAME`; `@path` attaching a workspace file. The real binary runs headless
+//! (`-p`) against a local Messages API (`support::model_api`), and each test reads what
+//! that API received.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::support::model_api::{Answer, ModelApi, anthropic_text_stream};
+
+/// A project (a git root with files), a state dir and a user config dir.
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new(files: &[(&str, &str)]) -> Home {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["ws/.git", "state", "config"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        let home = Home { dir };
+        for (path, text) in files {
+            home.write(path, text.as_bytes());
+        }
+        home
+    }
+
+    fn write(&self, path: &str, bytes: &[u8]) {
+        let path = self.path(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, bytes).expect("write");
+    }
+
+    fn path(&self, sub: &str) -> PathBuf {
+        self.dir.path().join(sub)
+    }
+
+    /// `toolgate -p PROMPT` in `cwd` against a model API that answers once: the run and
+    /// the one request the API received.
+    fn prompt(&self, cwd: &str, prompt: &str) -> (Output, Value) {
+        let api = ModelApi::start(vec![Answer::Stream(anthropic_text_stream(&["ok"], true))]);
+        let out = run(
+            &self.path(cwd),
+            &self.path("state"),
+            &self.path("config"),
+            &api,
+            prompt,
+        );
+        let requests = api.finish();
+        assert_eq!(
+            requests.len(),
+            1,
+            "one request; stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out, requests[0].clone())
+    }
+}
+
+fn run(cwd: &Path, state: &Path, config: &Path, api: &ModelApi, prompt: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["-p", prompt, "--provider", "anthropic"])
+        .current_dir(cwd)
+        .env("TOOLGATE_STATE_DIR", state)
+        .env("TOOLGATE_CONFIG_DIR", config)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("MODEL_ID")
+        .output()
+        .expect("run toolgate")
+}
+
+/// The system prompt of a request (a string, or text blocks).
+fn system(request: &Value) -> String {
+    match &request["system"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => String::new(),
+    }
+}
+
+/// The text of the request's last user message (a string, or its text blocks joined).
+fn last_user_text(request: &Value) -> String {
+    let message = request["messages"]
+        .as_array()
+        .and_then(|all| all.iter().rev().find(|m| m["role"] == "user"))
+        .expect("a user message");
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Where each marker sits in `text`, asserting every one is there.
+fn positions(text: &str, markers: &[&str]) -> Vec<usize> {
+    markers
+        .iter()
+        .map(|m| {
+            text.find(m)
+                .unwrap_or_else(|| panic!("{m} missing from:\n{text}"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_in_a_subfolder_sends_the_instruction_files_from_the_root_down_and_the_users() {
+    let home = Home::new(&[
+        ("config/AGENTS.md", "USER-RULE: answer tersely."),
+        ("ws/AGENTS.md", "ROOT-RULE: run cargo fmt.\n@docs/style.md"),
+        ("ws/docs/style.md", "STYLE-RULE: no abbreviations."),
+        ("ws/CLAUDE.md", "ROOT-CLAUDE: not read, AGENTS.md is here."),
+        ("ws/app/CLAUDE.md", "APP-CLAUDE: read, no AGENTS.md here."),
+        (
+            "ws/app/web/AGENTS.md",
+            "WEB-RULE: use the web kit.\n@../../../outside.md",
+        ),
+        ("outside.md", "OUTSIDE: must not be imported."),
+    ]);
+    let (out, request) = home.prompt("ws/app/web", "hello");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let system = system(&request);
+    assert!(system.contains("<project-instructions>"), "{system}");
+    let at = positions(
+        &system,
+        &[
+            "USER-RULE",
+            "ROOT-RULE",
+            "STYLE-RULE",
+            "APP-CLAUDE",
+            "WEB-RULE",
+        ],
+    );
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "outermost first: {at:?}"
+    );
+    assert!(
+        system.contains("<instructions file=\"app/web/AGENTS.md\">"),
+        "{system}"
+    );
+    assert!(!system.contains("ROOT-CLAUDE"), "{system}");
+    assert!(!system.contains("OUTSIDE: must not"), "{system}");
+    assert!(system.contains("[@../../../outside.md not imported: it is outside the project"));
+    assert!(
+        stderr(&out).contains("imports @../../../outside.md: it is outside the project"),
+        "the person is told: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn command_files_run_headless_with_their_arguments_from_every_folder() {
+    let home = Home::new(&[
+        (
+            "ws/.toolgate/commands/deploy-check.md",
+            "---\ndescription: Check a deploy\nargument-hint: [service]\n---\nCheck the deploy of $1 now ($ARGUMENTS).",
+        ),
+        ("config/commands/user-check.md", "User check of $ARGUMENTS."),
+        (
+            "ws/.claude/commands/ops/claude-check.md",
+            "Claude check of $1.",
+        ),
+        ("ws/.toolgate/commands/help.md", "Shadowing help."),
+    ]);
+    let (out, request) = home.prompt("ws", "/deploy-check web");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        last_user_text(&request),
+        "Check the deploy of web now (web)."
+    );
+    assert!(
+        stderr(&out).contains("is named like the built-in /help; it is not used"),
+        "{}",
+        stderr(&out)
+    );
+    let (_, request) = home.prompt("ws", "/user-check web");
+    assert_eq!(last_user_text(&request), "User check of web.");
+    let (_, request) = home.prompt("ws", "/ops:claude-check web");
+    assert_eq!(last_user_text(&request), "Claude check of web.");
+}
+
+#[test]
+fn at_file_sends_the_files_content_and_refuses_a_binary_one() {
+    let home = Home::new(&[("ws/notes.txt", "NOTE: the deploy key rotates on Fridays.")]);
+    home.write("ws/blob.bin", &[0x89, 0x00, 0x01, 0x02]);
+    let (out, request) = home.prompt("ws", "summarize @notes.txt and @blob.bin");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = last_user_text(&request);
+    assert!(
+        text.starts_with("summarize @notes.txt and @blob.bin"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "<file path=\"notes.txt\">\nNOTE: the deploy key rotates on Fridays.\n</file>"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("[@blob.bin not attached: it is a binary file]"),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("Attached @notes.txt (40 characters)"),
+        "{}",
+        stderr(&out)
+    );
+}
