@@ -15,6 +15,7 @@ pub mod elicitation;
 mod host_files;
 mod intake;
 mod mentions;
+mod model_switch;
 mod pool_keeper;
 mod project;
 mod prompt;

@@ -178,6 +178,9 @@ impl Agent {
         }
         self.conversation.restore(restored.messages);
         self.tools.pool.search.restore_loaded(restored.loaded_tools);
+        if let Some(model) = restored.model {
+            self.set_model(&model, false).await;
+        }
         let roots = super::roots::restore(&self.tools.hub, &restored.roots).await;
         self.tools.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
@@ -372,10 +375,28 @@ impl Agent {
                         .reload(cause, &mut self.tools, &mut self.conversation)
                         .await
                 }
+                Work::SetModel(name) => self.set_model(&name, true).await,
                 Work::Shutdown => break,
             }
         }
         self.tools.hub.shutdown().await;
+    }
+
+    /// `/model NAME` (`record`: into the session log; a resume redoes the last one).
+    async fn set_model(&mut self, name: &str, record: bool) {
+        match super::model_switch::switch(&mut self.model, &mut self.context, name) {
+            Ok(label) => {
+                if record {
+                    let model = name.trim().to_string();
+                    self.record(Record::ModelSwitched { model }).await;
+                    let (_, system, tools) = self.request_parts().await;
+                    self.send_gauge(context::est(&system) + context::tool_tokens(&tools))
+                        .await;
+                }
+                self.emit(AgentEvent::ModelChanged { label }).await;
+            }
+            Err(e) => self.emit(AgentEvent::Error(e)).await,
+        }
     }
 
     async fn report_command(&self, result: ToolRun) {

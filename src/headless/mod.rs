@@ -463,7 +463,8 @@ impl Printer<'_> {
             | AgentEvent::Catalog { .. }
             | AgentEvent::Completions { .. }
             | AgentEvent::Project(_)
-            | AgentEvent::WorkspaceFiles(_) => {}
+            | AgentEvent::WorkspaceFiles(_)
+            | AgentEvent::ModelChanged { .. } => {}
         }
     }
 }

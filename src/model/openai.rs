@@ -96,6 +96,19 @@ impl ModelProvider for OpenAiProvider {
         super::window::for_model(&self.config.model)
     }
 
+    fn with_model(&self, model: &str) -> Option<Box<dyn ModelProvider>> {
+        let config = OpenAiConfig {
+            model: model.to_string(),
+            ..self.config.clone()
+        };
+        // Another model may take images where this one did not: asked afresh.
+        Some(Box::new(OpenAiProvider {
+            client: self.client.clone(),
+            images: Arc::new(AtomicBool::new(config.images)),
+            config,
+        }))
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
         let openai_itself = self.is_openai_itself();
         let images_ok = self.images.load(Ordering::Relaxed);

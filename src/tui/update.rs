@@ -115,6 +115,13 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
             app.assist.files = files;
             return;
         }
+        AgentEvent::ModelChanged { label } => {
+            app.model_label = for_terminal(&label);
+            app.note(EntryKind::Notice(format!(
+                "The model is now {} (from the next request)",
+                app.model_label
+            )));
+        }
         AgentEvent::Context(gauge) => {
             app.context = Some(gauge);
             return;

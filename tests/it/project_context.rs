@@ -4,7 +4,7 @@
 //! (`-p`) against a local Messages API (`support::model_api`), and each test reads what
 //! that API received.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -43,13 +43,7 @@ impl Home {
     /// the one request the API received.
     fn prompt(&self, cwd: &str, prompt: &str) -> (Output, Value) {
         let api = ModelApi::start(vec![Answer::Stream(anthropic_text_stream(&["ok"], true))]);
-        let out = run(
-            &self.path(cwd),
-            &self.path("state"),
-            &self.path("config"),
-            &api,
-            prompt,
-        );
+        let out = self.run(cwd, &api, &["-p", prompt]);
         let requests = api.finish();
         assert_eq!(
             requests.len(),
@@ -61,18 +55,22 @@ impl Home {
     }
 }
 
-fn run(cwd: &Path, state: &Path, config: &Path, api: &ModelApi, prompt: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["-p", prompt, "--provider", "anthropic"])
-        .current_dir(cwd)
-        .env("TOOLGATE_STATE_DIR", state)
-        .env("TOOLGATE_CONFIG_DIR", config)
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("MODEL_ID")
-        .output()
-        .expect("run toolgate")
+impl Home {
+    /// toolgate with `args` in `cwd` on the anthropic provider, pointed at `api`.
+    fn run(&self, cwd: &str, api: &ModelApi, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .args(["--provider", "anthropic"])
+            .current_dir(self.path(cwd))
+            .env("TOOLGATE_STATE_DIR", self.path("state"))
+            .env("TOOLGATE_CONFIG_DIR", self.path("config"))
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", &api.url)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("MODEL_ID")
+            .output()
+            .expect("run toolgate")
+    }
 }
 
 /// The system prompt of a request (a string, or text blocks).
@@ -218,5 +216,55 @@ fn at_file_sends_the_files_content_and_refuses_a_binary_one() {
         stderr(&out).contains("Attached @notes.txt (40 characters)"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// In the console (a real pty), `/model other` sends the next request to `other`, the
+/// status line says so, the session log records the switch, and a resumed session (here
+/// headless, `--continue`) goes on with it.
+#[test]
+fn model_switches_the_next_request_in_the_console_and_resume_keeps_it() {
+    use crate::support::pty;
+    let home = Home::new(&[]);
+    let api = ModelApi::start(vec![
+        Answer::Stream(anthropic_text_stream(&["First reply."], true)),
+        Answer::Stream(anthropic_text_stream(&["Second reply."], true)),
+    ]);
+    let mut cmd = pty::toolgate(&home.path("state"), &home.path("config"));
+    cmd.cwd(home.path("ws"));
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("ANTHROPIC_API_KEY", "test-key");
+    cmd.env("ANTHROPIC_BASE_URL", &api.url);
+    cmd.env_remove("MODEL_ID");
+    cmd.args(["--provider", "anthropic"]);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, 36, 120);
+    screen.wait_text("claude-sonnet");
+    keys.enter_line(&screen, "hello");
+    screen.wait_text("First reply.");
+    keys.enter_line(&screen, "/model other");
+    screen.wait_text("The model is now anthropic other");
+    keys.enter_line(&screen, "again");
+    screen.wait_text("Second reply.");
+    keys.press(b"\x04");
+    screen.wait_exit(&mut child);
+    let requests = api.finish();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0]["model"], "claude-sonnet-4-5");
+    assert_eq!(requests[1]["model"], "other");
+    let log = std::fs::read_to_string(crate::support::session_log(&home.path("state")))
+        .expect("session log");
+    assert!(
+        log.lines()
+            .any(|l| l.contains(r#""type":"model_switched""#) && l.contains(r#""model":"other""#)),
+        "{log}"
+    );
+
+    let api = ModelApi::start(vec![Answer::Stream(anthropic_text_stream(&["ok"], true))]);
+    let out = home.run("ws", &api, &["-p", "third", "--continue"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = api.finish();
+    assert_eq!(
+        requests[0]["model"], "other",
+        "resume keeps the switched model"
     );
 }

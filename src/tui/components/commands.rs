@@ -25,8 +25,10 @@ pub enum Action {
     Quit,
     /// `/memory`: the instruction files loaded.
     Memory,
-    /// `/init`: the model drafts an AGENTS.md (a turn: see `project::INIT_COMMAND`).
+    /// `/init`: the model drafts an AGENTS.md (a turn: see `project::INIT_PROMPT`).
     Init,
+    /// `/model [NAME]`: switch the model for the following requests.
+    Model,
 }
 
 /// One line of the table: how the help shows it, what it says, and the words (after the
@@ -82,9 +84,13 @@ pub const COMMANDS: &[Command] = &[
         words: &[("compact", Action::Compact), ("context", Action::Context)],
     },
     Command {
-        usage: "/memory /init",
-        help: "instruction files loaded · draft an AGENTS.md",
-        words: &[("memory", Action::Memory), ("init", Action::Init)],
+        usage: "/memory /init /model M",
+        help: "instruction files · draft AGENTS.md · model",
+        words: &[
+            ("memory", Action::Memory),
+            ("init", Action::Init),
+            ("model", Action::Model),
+        ],
     },
     Command {
         usage: "/clear /help /quit",
@@ -242,6 +248,11 @@ pub fn parse(command: &str, servers: &[&str]) -> Parsed {
         (Action::Help, _) => Parsed::OpenHelp,
         (Action::Memory, _) => Parsed::ShowMemory,
         (Action::Init, _) => Parsed::Message,
+        (Action::Model, Some(model)) => Parsed::Send(UiCommand::SetModel(model.to_string())),
+        (Action::Model, None) => Parsed::Problem(
+            "usage: /model NAME — the following requests go to that model (Tab completes the known names)"
+                .into(),
+        ),
         (Action::Quit, _) => Parsed::Quit,
     }
 }

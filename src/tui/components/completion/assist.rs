@@ -146,6 +146,10 @@ impl Assist {
                 if word.starts_with('@') {
                     let files = super::project::file_choices(&word, &self.files);
                     super::project::with(resource_query(&word, &self.catalogs), files)
+                } else if let Some(models) =
+                    super::project::model_choices(&composer.text(), start, &word)
+                {
+                    Some(Query::Local(models))
                 } else if first_word && word.starts_with('/') {
                     let commands = super::project::command_choices(&word, &self.commands);
                     super::project::with(prompt_query(&word, &self.catalogs), commands)

@@ -62,6 +62,31 @@ pub fn command_choices(word: &str, commands: &[FileCommand]) -> Vec<Choice> {
         .collect()
 }
 
+/// `/model NAME`: the names the model table knows that the word (the second one on
+/// the line, at `start`) begins; None elsewhere.
+pub fn model_choices(text: &str, start: usize, word: &str) -> Option<Vec<Choice>> {
+    let before: String = text.chars().take(start).collect();
+    if !text.starts_with("/model ") || before.trim() != "/model" {
+        return None;
+    }
+    let typed = word.to_lowercase();
+    Some(
+        crate::model::window::known_models()
+            .filter(|m| m.starts_with(&typed) && *m != typed)
+            .map(|m| Choice {
+                // A name's beginning (`claude-`) is completed to be typed on.
+                insert: if m.ends_with('-') {
+                    m.to_string()
+                } else {
+                    format!("{m} ")
+                },
+                label: m.to_string(),
+                detail: "model".into(),
+            })
+            .collect(),
+    )
+}
+
 /// The servers' query with the project's choices added (commands before prompts, files
 /// after resources); a query the server answers stays as it is.
 pub fn with(query: Option<Query>, extra: Vec<Choice>) -> Option<Query> {
@@ -109,5 +134,13 @@ mod tests {
         assert_eq!(choices[0].detail, "[service] · Check a deploy");
         assert!(command_choices("/zzz", &commands).is_empty());
         assert!(matches!(with(None, choices), Some(Query::Local(c)) if c.len() == 1));
+        let models = model_choices("/model gpt-4", 7, "gpt-4").unwrap();
+        let labels: Vec<&str> = models.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["gpt-4.1", "gpt-4o", "gpt-4-turbo"]);
+        assert_eq!(
+            model_choices("/model cl", 7, "cl").unwrap()[0].insert,
+            "claude-"
+        );
+        assert_eq!(model_choices("say gpt", 4, "gpt"), None);
     }
 }
