@@ -268,3 +268,53 @@ fn model_switches_the_next_request_in_the_console_and_resume_keeps_it() {
         "resume keeps the switched model"
     );
 }
+
+/// `/init` asks the model to draft an AGENTS.md (a normal turn: writing it passes the gate).
+#[test]
+fn init_asks_the_model_to_draft_agents_md() {
+    let home = Home::new(&[]);
+    let (out, request) = home.prompt("ws", "/init");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = last_user_text(&request);
+    assert!(
+        text.starts_with("Draft an AGENTS.md for this workspace"),
+        "{text}"
+    );
+    assert!(text.contains("with write_file"), "{text}");
+}
+
+/// In the console, `/memory` lists the instruction files the session loaded, imports under
+/// the file that imports them, and the command files, each with its full path.
+#[test]
+fn memory_lists_the_loaded_files_in_the_console() {
+    use crate::support::pty;
+    let home = Home::new(&[
+        ("ws/AGENTS.md", "Root rules.\n@docs/style.md"),
+        ("ws/docs/style.md", "Style."),
+        ("ws/app/CLAUDE.md", "App rules."),
+        ("ws/.toolgate/commands/deploy-check.md", "Check $1."),
+    ]);
+    let mut cmd = pty::toolgate(&home.path("state"), &home.path("config"));
+    cmd.cwd(home.path("ws/app"));
+    cmd.env("TERM", "xterm-256color");
+    let (mut child, mut screen, mut keys) = pty::spawn(cmd, 40, 200);
+    screen.row_per_line = true;
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "/memory");
+    screen.wait_text("Instruction files, in the order the model reads them:");
+    let root = std::fs::canonicalize(home.path("ws")).expect("canonical");
+    let text = screen.text();
+    for line in [
+        format!("{} (", root.join("AGENTS.md").display()),
+        format!(
+            "└ {} (6 characters, imported by AGENTS.md)",
+            root.join("docs/style.md").display()
+        ),
+        format!("{} (10 characters)", root.join("app/CLAUDE.md").display()),
+    ] {
+        assert!(text.contains(&line), "{line} missing:\n{text}");
+    }
+    assert!(text.contains("/deploy-check"), "{text}");
+    keys.press(b"\x04");
+    screen.wait_exit(&mut child);
+}
