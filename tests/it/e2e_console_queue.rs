@@ -38,14 +38,12 @@ impl Home {
 
     /// The console on the anthropic provider, pointed at `api`.
     fn console(&self, api: &ModelApi) -> CommandBuilder {
-        let mut cmd = pty::toolgate(&self.path("state"), &self.path("config"));
-        cmd.cwd(self.path("ws"));
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("ANTHROPIC_API_KEY", "test-key");
-        cmd.env("ANTHROPIC_BASE_URL", &api.url);
-        cmd.env_remove("MODEL_ID");
-        cmd.args(["--provider", "anthropic"]);
-        cmd
+        pty::anthropic_console(
+            &self.path("state"),
+            &self.path("config"),
+            &self.path("ws"),
+            &api.url,
+        )
     }
 }
 

@@ -230,13 +230,12 @@ fn model_switches_the_next_request_in_the_console_and_resume_keeps_it() {
         Answer::Stream(anthropic_text_stream(&["First reply."], true)),
         Answer::Stream(anthropic_text_stream(&["Second reply."], true)),
     ]);
-    let mut cmd = pty::toolgate(&home.path("state"), &home.path("config"));
-    cmd.cwd(home.path("ws"));
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("ANTHROPIC_API_KEY", "test-key");
-    cmd.env("ANTHROPIC_BASE_URL", &api.url);
-    cmd.env_remove("MODEL_ID");
-    cmd.args(["--provider", "anthropic"]);
+    let cmd = pty::anthropic_console(
+        &home.path("state"),
+        &home.path("config"),
+        &home.path("ws"),
+        &api.url,
+    );
     let (mut child, screen, mut keys) = pty::spawn(cmd, 36, 120);
     screen.wait_text("claude-sonnet");
     keys.enter_line(&screen, "hello");
