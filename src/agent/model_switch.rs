@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use super::context::ContextMeter;
+use super::conversation::Conversation;
 use crate::model::ModelProvider;
+use crate::protocol::AgentEvent;
 
 /// Switches `model` to `name` and the meter to its window: the new label, or why not
 /// (nothing is changed then).
@@ -30,4 +32,46 @@ pub(super) fn switch(
     *model = Arc::from(next);
     meter.switch_window(model.context_window());
     Ok(model.label())
+}
+
+/// A command file's `model:` for its turn: switches and gives back the model to return to
+/// after the turn (None when nothing was switched; a model the provider cannot switch to
+/// is said, and the turn runs on the current one).
+pub(super) async fn for_turn(
+    model: &mut Arc<dyn ModelProvider>,
+    meter: &mut ContextMeter,
+    conv: &Conversation,
+    wanted: Option<String>,
+) -> Option<Arc<dyn ModelProvider>> {
+    let wanted = wanted?;
+    let before = model.clone();
+    match switch(model, meter, &wanted) {
+        Ok(label) => {
+            conv.emit(AgentEvent::Notice(format!(
+                "This command runs on {label} (its model:); the model after it is {}",
+                before.label()
+            )))
+            .await;
+            Some(before)
+        }
+        Err(e) => {
+            conv.emit(AgentEvent::Notice(format!(
+                "{e} (asked by the command's model:)"
+            )))
+            .await;
+            None
+        }
+    }
+}
+
+/// Back to the model before a command file's turn.
+pub(super) fn back(
+    model: &mut Arc<dyn ModelProvider>,
+    meter: &mut ContextMeter,
+    before: Option<Arc<dyn ModelProvider>>,
+) {
+    if let Some(before) = before {
+        *model = before;
+        meter.switch_window(model.context_window());
+    }
 }

@@ -30,17 +30,18 @@ pub(super) fn list_files(workspace: &Path, events: mpsc::Sender<AgentEvent>) {
 }
 
 /// What a typed message sends: the command file's text when it starts with `/NAME` of
-/// one (with the arguments substituted), else the message itself.
+/// one (with the arguments substituted), else the message itself; and the model the
+/// command file asks for its turn.
 pub(super) async fn expand_command(
     conv: &Conversation,
     project: &ProjectContext,
     text: String,
-) -> String {
+) -> (String, Option<String>) {
     if text.trim() == "/init" {
-        return crate::project::INIT_PROMPT.to_string();
+        return (crate::project::INIT_PROMPT.to_string(), None);
     }
     let Some(typed) = commands::typed(&text, &project.commands) else {
-        return text;
+        return (text, None);
     };
     conv.emit(AgentEvent::Notice(format!(
         "/{} runs {}",
@@ -48,7 +49,10 @@ pub(super) async fn expand_command(
         typed.command.path.display()
     )))
     .await;
-    typed.command.expand(typed.args)
+    (
+        typed.command.expand(typed.args),
+        typed.command.model.clone(),
+    )
 }
 
 /// The `@path` mentions of workspace files in `text` (words that are `@server:uri`

@@ -410,7 +410,12 @@ impl Agent {
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
         self.emit(AgentEvent::UserMessage(text.clone())).await;
-        let text = super::project::expand_command(&self.conversation, &self.project, text).await;
+        let (text, model) =
+            super::project::expand_command(&self.conversation, &self.project, text).await;
+        // A command file's `model:` holds for its turn only.
+        let conv = &self.conversation;
+        let before =
+            super::model_switch::for_turn(&mut self.model, &mut self.context, conv, model).await;
         // `@server:uri` mentions are read and attached after the text.
         let content =
             super::mentions::user_content(&mut self.tools, &mut self.conversation, text, &cancel)
@@ -423,6 +428,7 @@ impl Agent {
             cancel,
         )
         .await;
+        super::model_switch::back(&mut self.model, &mut self.context, before);
     }
 
     /// A turn that starts with these messages (a typed message, or a prompt's messages).

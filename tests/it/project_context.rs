@@ -173,6 +173,10 @@ fn command_files_run_headless_with_their_arguments_from_every_folder() {
             "Claude check of $1.",
         ),
         ("ws/.toolgate/commands/help.md", "Shadowing help."),
+        (
+            "ws/.toolgate/commands/deep.md",
+            "---\nmodel: claude-opus-4-1\n---\nThink hard about $1.",
+        ),
     ]);
     let (out, request) = home.prompt("ws", "/deploy-check web");
     assert!(out.status.success(), "{}", stderr(&out));
@@ -180,6 +184,7 @@ fn command_files_run_headless_with_their_arguments_from_every_folder() {
         last_user_text(&request),
         "Check the deploy of web now (web)."
     );
+    assert_eq!(request["model"], "claude-sonnet-4-5");
     assert!(
         stderr(&out).contains("is named like the built-in /help; it is not used"),
         "{}",
@@ -189,6 +194,10 @@ fn command_files_run_headless_with_their_arguments_from_every_folder() {
     assert_eq!(last_user_text(&request), "User check of web.");
     let (_, request) = home.prompt("ws", "/ops:claude-check web");
     assert_eq!(last_user_text(&request), "Claude check of web.");
+    // A command's `model:` holds for its turn.
+    let (_, request) = home.prompt("ws", "/deep web");
+    assert_eq!(last_user_text(&request), "Think hard about web.");
+    assert_eq!(request["model"], "claude-opus-4-1");
 }
 
 #[test]
