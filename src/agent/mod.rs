@@ -15,7 +15,9 @@ pub mod elicitation;
 mod host_files;
 mod intake;
 mod mentions;
+mod model_switch;
 mod pool_keeper;
+mod project;
 mod prompt;
 mod prompts;
 mod reload;
@@ -117,6 +119,9 @@ pub struct AgentConfig {
     /// How to load the server configuration again (`/mcp reload`, and the file watcher
     /// when `watch` is set); None: the configuration is fixed for the session.
     pub reload: Option<ConfigReload>,
+    /// The project's instruction files (into the system prompt) and command files (run
+    /// when a message starts with their `/NAME`); empty by default.
+    pub project: crate::project::ProjectContext,
 }
 
 impl AgentConfig {
@@ -151,6 +156,7 @@ impl AgentConfig {
             tool_search: Default::default(),
             mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,
+            project: Default::default(),
         }
     }
 }

@@ -49,6 +49,9 @@ pub(super) fn start(
     let hub_events = config.hub_events.take();
     let hub = config.hub.clone();
     let cap = config.sampling_max_tokens;
+    if !config.headless {
+        super::project::list_files(&config.workspace, events.clone());
+    }
     let watcher = super::intake::watch_config(config.reload.as_ref(), work_tx.clone());
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
     let sampling_config = Arc::new(super::sampling::SamplingConfig::new(cap));
@@ -101,6 +104,8 @@ pub(super) struct Agent {
     resume: Option<String>,
     replay_history: bool,
     startup_notices: Vec<String>,
+    /// Instruction files and command files, read at the start.
+    project: crate::project::ProjectContext,
 }
 
 impl Agent {
@@ -143,6 +148,7 @@ impl Agent {
             resume: config.resume,
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
+            project: config.project,
         }
     }
 
@@ -172,6 +178,9 @@ impl Agent {
         }
         self.conversation.restore(restored.messages);
         self.tools.pool.search.restore_loaded(restored.loaded_tools);
+        if let Some(model) = restored.model {
+            self.set_model(&model, false).await;
+        }
         let roots = super::roots::restore(&self.tools.hub, &restored.roots).await;
         self.tools.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
@@ -253,6 +262,7 @@ impl Agent {
         if let Some(problem) = self.tools.gate.take_pins_problem() {
             self.startup_notices.push(problem);
         }
+        super::project::announce(&self.conversation, &self.project).await;
         for notice in std::mem::take(&mut self.startup_notices) {
             self.emit(AgentEvent::Notice(notice)).await;
         }
@@ -365,10 +375,28 @@ impl Agent {
                         .reload(cause, &mut self.tools, &mut self.conversation)
                         .await
                 }
+                Work::SetModel(name) => self.set_model(&name, true).await,
                 Work::Shutdown => break,
             }
         }
         self.tools.hub.shutdown().await;
+    }
+
+    /// `/model NAME` (`record`: into the session log; a resume redoes the last one).
+    async fn set_model(&mut self, name: &str, record: bool) {
+        match super::model_switch::switch(&mut self.model, &mut self.context, name) {
+            Ok(label) => {
+                if record {
+                    let model = name.trim().to_string();
+                    self.record(Record::ModelSwitched { model }).await;
+                    let (_, system, tools) = self.request_parts().await;
+                    self.send_gauge(context::est(&system) + context::tool_tokens(&tools))
+                        .await;
+                }
+                self.emit(AgentEvent::ModelChanged { label }).await;
+            }
+            Err(e) => self.emit(AgentEvent::Error(e)).await,
+        }
     }
 
     async fn report_command(&self, result: ToolRun) {
@@ -382,6 +410,12 @@ impl Agent {
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
         self.emit(AgentEvent::UserMessage(text.clone())).await;
+        let (text, model) =
+            super::project::expand_command(&self.conversation, &self.project, text).await;
+        // A command file's `model:` holds for its turn only.
+        let conv = &self.conversation;
+        let before =
+            super::model_switch::for_turn(&mut self.model, &mut self.context, conv, model).await;
         // `@server:uri` mentions are read and attached after the text.
         let content =
             super::mentions::user_content(&mut self.tools, &mut self.conversation, text, &cancel)
@@ -394,6 +428,7 @@ impl Agent {
             cancel,
         )
         .await;
+        super::model_switch::back(&mut self.model, &mut self.context, before);
     }
 
     /// A turn that starts with these messages (a typed message, or a prompt's messages).
@@ -542,7 +577,8 @@ impl Agent {
             &self.tools.connectable(),
             &self.tools.connected_servers(),
             self.tools.pool.search.deferred_count(),
-        ) + &super::prompt::server_instructions(&self.tools.hub.instructions());
+        ) + &self.project.instructions.section
+            + &super::prompt::server_instructions(&self.tools.hub.instructions());
         let tools = pool.tools.iter().map(|t| ToolDef::from(&**t)).collect();
         (pool, system, tools)
     }
