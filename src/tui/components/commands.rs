@@ -84,8 +84,8 @@ pub const COMMANDS: &[Command] = &[
         words: &[("compact", Action::Compact), ("context", Action::Context)],
     },
     Command {
-        usage: "/memory [N] /init /model M",
-        help: "instruction files (N: edit) · draft AGENTS.md · model",
+        usage: "/memory /init /model M",
+        help: "instruction files · draft AGENTS.md · model",
         words: &[
             ("memory", Action::Memory),
             ("init", Action::Init),
