@@ -108,6 +108,37 @@ impl Decider {
     }
 }
 
+impl Decider {
+    /// The rule, grant or question behind the decision, in a few words (`toolgate audit
+    /// export`'s `detail`).
+    pub fn detail(&self) -> String {
+        match self {
+            Decider::Rule { rule, source } => format!("rule {rule} ({source})"),
+            Decider::Default { rule } => format!("default {rule}"),
+            Decider::SessionGrant { tool } => format!("session grant {tool}"),
+            Decider::Person { answer, asked_by } => {
+                let answer = match answer {
+                    PersonAnswer::AllowOnce => "allow once".to_string(),
+                    PersonAnswer::AllowSession => "allow for the session".to_string(),
+                    PersonAnswer::AllowAlways => "allow always".to_string(),
+                    PersonAnswer::Deny => "deny".to_string(),
+                    PersonAnswer::DenyWithNote(note) => format!("deny: {note}"),
+                };
+                format!("{answer} (asked by {asked_by})")
+            }
+            Decider::Expired { asked_by }
+            | Decider::Dismissed { asked_by }
+            | Decider::Headless { asked_by } => format!("asked by {asked_by}"),
+        }
+    }
+
+    /// Whether an administrator's managed policy decided. No layer above the user's
+    /// exists on this branch yet: the managed policy layer (issue 26) answers here.
+    pub fn is_managed(&self) -> bool {
+        false
+    }
+}
+
 /// One permission decision: what the session log keeps, the console shows on the tool
 /// card, and headless mode prints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
