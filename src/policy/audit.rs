@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{Decision, RuleSource, Verdict};
+use super::{Decision, GrantLeft, GrantLimit, RuleSource, Verdict};
 
 /// The final outcome of a permission decision (an Ask is never final: someone answers it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +24,8 @@ pub enum PersonAnswer {
     AllowSession,
     /// Written as an allow rule into the workspace config.
     AllowAlways,
+    /// This tool, for a while or for a number of calls (this one included).
+    AllowLimited(GrantLimit),
     Deny,
     DenyWithNote(String),
 }
@@ -41,9 +43,10 @@ impl PersonAnswer {
 
     pub fn permit(&self) -> Permit {
         match self {
-            PersonAnswer::AllowOnce | PersonAnswer::AllowSession | PersonAnswer::AllowAlways => {
-                Permit::Allow
-            }
+            PersonAnswer::AllowOnce
+            | PersonAnswer::AllowSession
+            | PersonAnswer::AllowAlways
+            | PersonAnswer::AllowLimited(_) => Permit::Allow,
             PersonAnswer::Deny | PersonAnswer::DenyWithNote(_) => Permit::Deny,
         }
     }
@@ -62,6 +65,13 @@ pub enum Decider {
     Default { rule: String },
     /// The person's earlier "allow for this session".
     SessionGrant { tool: String },
+    /// The person's earlier "allow for N minutes / the next N calls", and what is left of
+    /// it after this call.
+    LimitedGrant {
+        tool: String,
+        limit: GrantLimit,
+        left: GrantLeft,
+    },
     /// The person, answering in the inbox; `asked_by` is the rule that asked.
     Person {
         answer: PersonAnswer,
@@ -100,6 +110,7 @@ impl Decider {
             Decider::Rule { .. } => "rule",
             Decider::Default { .. } => "default",
             Decider::SessionGrant { .. } => "session_grant",
+            Decider::LimitedGrant { .. } => "limited_grant",
             Decider::Person { .. } => "person",
             Decider::Expired { .. } => "expired",
             Decider::Dismissed { .. } => "dismissed",
@@ -116,11 +127,15 @@ impl Decider {
             Decider::Rule { rule, source } => format!("rule {rule} ({source})"),
             Decider::Default { rule } => format!("default {rule}"),
             Decider::SessionGrant { tool } => format!("session grant {tool}"),
+            Decider::LimitedGrant { tool, limit, left } => {
+                format!("grant {tool} {} ({})", limit.describe(), left.describe())
+            }
             Decider::Person { answer, asked_by } => {
                 let answer = match answer {
                     PersonAnswer::AllowOnce => "allow once".to_string(),
                     PersonAnswer::AllowSession => "allow for the session".to_string(),
                     PersonAnswer::AllowAlways => "allow always".to_string(),
+                    PersonAnswer::AllowLimited(limit) => format!("allow {}", limit.describe()),
                     PersonAnswer::Deny => "deny".to_string(),
                     PersonAnswer::DenyWithNote(note) => format!("deny: {note}"),
                 };
