@@ -21,11 +21,11 @@ impl GrantLimit {
     pub const PRESETS: [(char, GrantLimit); 2] =
         [('m', GrantLimit::Minutes(15)), ('c', GrantLimit::Calls(5))];
 
-    /// The dialog's label: "15 minutes", "Next 5 calls".
+    /// The dialog's label: "Allow 15 min", "Allow next 5 calls".
     pub fn label(self) -> String {
         match self {
-            GrantLimit::Minutes(m) => format!("{m} minutes"),
-            GrantLimit::Calls(n) => format!("Next {n} calls"),
+            GrantLimit::Minutes(m) => format!("Allow {m} min"),
+            GrantLimit::Calls(n) => format!("Allow next {n} calls"),
         }
     }
 

@@ -44,8 +44,8 @@ fn choosing_sends_the_persons_answer_on_the_requests_own_channel() {
     let choices = open.choices();
     let keys: Vec<char> = choices.iter().map(|c| c.key).collect();
     assert_eq!(keys, ['y', 'a', 's', 'n', 'd', 'm', 'c']);
-    assert_eq!(choices[5].label, "15 minutes");
-    assert_eq!(choices[6].label, "Next 5 calls");
+    assert_eq!(choices[5].label, "Allow 15 min");
+    assert_eq!(choices[6].label, "Allow next 5 calls");
     assert!(choices.iter().filter(|c| c.safe).count() == 1 && choices[3].safe);
     assert!(choices[4].asks_note);
     let closed = open.choose(4, Some("  use make clean ".into()));
