@@ -284,5 +284,25 @@ mod tests {
         assert_eq!(value["answer"]["answer"], "deny_with_note");
         assert_eq!(value["answer"]["note"], "not on a Friday");
         assert_eq!(PersonAnswer::deny_with("  ".into()), PersonAnswer::Deny);
+
+        let limited = Decider::LimitedGrant {
+            tool: "mcp__deploy__trigger".into(),
+            limit: GrantLimit::Calls(5),
+            left: GrantLeft::Calls(3),
+        };
+        let value = serde_json::to_value(&limited).unwrap();
+        assert_eq!(value["by"], "limited_grant");
+        assert_eq!(value["limit"]["calls"], 5);
+        assert_eq!(value["left"]["calls"], 3);
+        assert_eq!(
+            limited.detail(),
+            "grant mcp__deploy__trigger for the next 5 calls (3 calls left)"
+        );
+        let answer =
+            serde_json::to_value(PersonAnswer::AllowLimited(GrantLimit::Minutes(15))).unwrap();
+        assert_eq!(
+            answer,
+            serde_json::json!({"answer": "allow_limited", "note": {"minutes": 15}})
+        );
     }
 }

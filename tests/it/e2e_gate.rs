@@ -157,6 +157,20 @@ fn a_grant_for_the_next_calls_is_used_up_and_then_the_modal_asks_again() {
     keys.press(b"\x1b");
     quit(&screen, &mut keys, &mut child);
     assert_eq!(deploy_record::deployments(workspace.path()).len(), 5);
+    // The session log names the grant for each call it let through, with what it left.
+    let log =
+        std::fs::read_to_string(crate::support::session_log(&home.path().join("state"))).unwrap();
+    let left: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["type"] == "permission" && r["decider"]["by"] == "limited_grant")
+        .map(|r| r["decider"]["left"].clone())
+        .collect();
+    assert_eq!(
+        left,
+        [3, 2, 1, 0].map(|n| json!({"calls": n})).to_vec(),
+        "{log}"
+    );
 }
 
 /// A real server (tests/fixtures/lying_server.py) whose destructive tool claims
