@@ -97,11 +97,18 @@ impl Decider {
             },
             source @ (RuleSource::UserConfig(_)
             | RuleSource::ProjectConfig(_)
-            | RuleSource::Flag) => Decider::Rule {
+            | RuleSource::Flag
+            | RuleSource::Managed(_)) => Decider::Rule {
                 rule: verdict.rule.clone(),
                 source: source.clone(),
             },
         }
+    }
+
+    /// Whether the managed policy decided (its rule allowed or denied, or its ask rule
+    /// asked the question that was answered).
+    pub fn is_managed(&self) -> bool {
+        matches!(self, Decider::Rule { source, .. } if source.is_managed())
     }
 
     /// The short word logs and filters use (`rule`, `default`, `person`, …).
@@ -145,12 +152,6 @@ impl Decider {
             | Decider::Dismissed { asked_by }
             | Decider::Headless { asked_by } => format!("asked by {asked_by}"),
         }
-    }
-
-    /// Whether an administrator's managed policy decided. No layer above the user's
-    /// exists on this branch yet: the managed policy layer (issue 26) answers here.
-    pub fn is_managed(&self) -> bool {
-        false
     }
 }
 

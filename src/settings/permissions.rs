@@ -54,6 +54,9 @@ pub enum PermissionEntry {
 pub enum FileLayer {
     User,
     Project,
+    /// A managed file (`/etc/toolgate/managed.toml`, `TOOLGATE_MANAGED_CONFIG`): above
+    /// every other layer.
+    Managed,
 }
 
 /// The `[permissions]` of one config file.
@@ -76,11 +79,22 @@ pub struct Permissions {
     /// `--allow RULE` and `--deny RULE`.
     pub allow_flags: Vec<String>,
     pub deny_flags: Vec<String>,
+    /// `[permissions]` of the managed files: above every other layer.
+    pub managed: Vec<PermissionsFile>,
+    /// `managed_rules_only = true` in a managed file: the other layers' allow rules (flags
+    /// included) are ignored.
+    pub managed_rules_only: bool,
 }
 
 /// Reads the `[permissions]` table of `text` (the contents of `file`). Other tables are left
 /// alone (they belong to other parts of the settings).
 pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
+    parse_table_with(text, file, &[])
+}
+
+/// [`parse_table`], leaving the keys in `other_keys` to the caller (the managed file's own
+/// switches).
+pub fn parse_table_with(text: &str, file: &str, other_keys: &[&str]) -> Vec<PermissionEntry> {
     let mut entries = Vec::new();
     let problem =
         |offset: usize, list: Option<PermissionList>, message: String| PermissionEntry::Problem {
@@ -120,6 +134,7 @@ pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
                 });
                 continue;
             }
+            other if other_keys.contains(&other) => continue,
             other => {
                 entries.push(problem(
                     at,

@@ -54,6 +54,7 @@ mod audit;
 mod cli;
 mod headless;
 mod lifetime;
+mod managed;
 mod mcp_manage;
 mod policy;
 mod undo;
