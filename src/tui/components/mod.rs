@@ -9,6 +9,7 @@ pub mod completion;
 pub mod composer;
 pub mod draw;
 pub mod history;
+pub mod grant_list;
 pub mod inbox;
 pub mod memory;
 pub mod overlays;
