@@ -33,6 +33,7 @@ use crate::pool::Pool;
 use crate::protocol::{
     AgentEvent, CompactionTrigger, Containment, ContextBreakdown, ServerInfo, UiCommand,
 };
+use crate::settings::HookEvent;
 
 pub(super) fn start(
     mut config: AgentConfig,
@@ -110,7 +111,7 @@ pub(super) struct Agent {
 
 impl Agent {
     fn new(
-        config: AgentConfig,
+        mut config: AgentConfig,
         events: mpsc::Sender<AgentEvent>,
         control: Arc<Control>,
         shared_log: SharedLog,
@@ -119,6 +120,7 @@ impl Agent {
         let window = config
             .context_window
             .unwrap_or_else(|| config.model.context_window());
+        let hooks = super::hook_events::hooks(&mut config);
         let gate = {
             let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
             gate.set_ask_timeout(config.ask_timeout);
@@ -138,6 +140,7 @@ impl Agent {
                 workspace: config.workspace,
                 sandbox: config.sandbox,
                 switch: ServerSwitch::default(),
+                hooks,
             },
             reloader: Reloader::new(config.reload),
             context: ContextMeter::new(window, config.auto_compact_percent),
@@ -267,6 +270,8 @@ impl Agent {
             self.emit(AgentEvent::Notice(notice)).await;
         }
         self.restore().await;
+        let (hooks, resumed) = (&mut self.tools.hooks, self.resume.is_some());
+        super::hook_events::session_started(hooks, &self.conversation, resumed).await;
         // The first snapshot: every front end learns the starting pool from it.
         if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
             self.emit(AgentEvent::Error(e.to_string())).await;
@@ -379,6 +384,8 @@ impl Agent {
                 Work::Shutdown => break,
             }
         }
+        let (hooks, conv) = (&mut self.tools.hooks, &self.conversation);
+        super::hook_events::notify(hooks, conv, HookEvent::SessionEnd).await;
         self.tools.hub.shutdown().await;
     }
 
@@ -410,6 +417,12 @@ impl Agent {
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
         self.emit(AgentEvent::UserMessage(text.clone())).await;
+        let conv = &self.conversation;
+        let Some(context) =
+            super::hook_events::prompt_submitted(&mut self.tools.hooks, conv, &text).await
+        else {
+            return;
+        };
         let (text, model) =
             super::project::expand_command(&self.conversation, &self.project, text).await;
         // A command file's `model:` holds for its turn only.
@@ -417,9 +430,10 @@ impl Agent {
         let before =
             super::model_switch::for_turn(&mut self.model, &mut self.context, conv, model).await;
         // `@server:uri` mentions are read and attached after the text.
-        let content =
+        let mut content =
             super::mentions::user_content(&mut self.tools, &mut self.conversation, text, &cancel)
                 .await;
+        content.extend(context);
         self.run_turn_with(
             vec![Message {
                 role: Role::User,
@@ -446,6 +460,7 @@ impl Agent {
         let mut model_calls = 0;
         // The last request was refused as too long (one retry after a compaction).
         let mut overflowed = false;
+        let mut stop_blocks = 0;
         let cancelled = loop {
             if !ends_with_user {
                 break false;
@@ -539,7 +554,13 @@ impl Agent {
                     ))
                     .await;
                 }
-                break reply.cancelled;
+                let (hooks, conv) = (&mut self.tools.hooks, &mut self.conversation);
+                if reply.cancelled
+                    || !super::hook_events::stop_blocked(hooks, conv, &mut stop_blocks).await
+                {
+                    break reply.cancelled;
+                }
+                continue;
             }
             // Tool calls run even under end_turn; every tool_use gets a result, also when
             // the turn was cancelled while the model was still streaming.
@@ -601,21 +622,12 @@ impl Agent {
         fixed: u64,
         cancel: &CancellationToken,
     ) {
-        let mut state = Vec::new();
-        let servers = self.tools.connected_servers();
-        if !servers.is_empty() {
-            state.push(format!(
-                "Connected MCP servers (still connected): {}",
-                servers.join(", ")
-            ));
-        }
-        let loaded = self.tools.pool.search.loaded();
-        if !loaded.is_empty() {
-            state.push(format!(
-                "Tools loaded with search_tools (still loaded): {}",
-                loaded.join(", ")
-            ));
-        }
+        let (hooks, conv) = (&mut self.tools.hooks, &self.conversation);
+        super::hook_events::pre_compact(hooks, conv, trigger).await;
+        let state = compaction::kept_state(
+            self.tools.connected_servers(),
+            self.tools.pool.search.loaded(),
+        );
         let files_dir = self.conversation.log().map(|log| log.files_dir.clone());
         let ask = Ask {
             trigger,
