@@ -56,6 +56,7 @@ mod servers;
 mod audit;
 mod cli;
 mod headless;
+mod hooks;
 mod lifetime;
 mod managed;
 mod mcp_manage;
