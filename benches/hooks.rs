@@ -29,7 +29,7 @@ fn hooks(command: &str, sandboxed: bool, workspace: &std::path::Path) -> Hooks {
         }],
     };
     let sandbox = Sandbox::new(Default::default());
-    Hooks::new(&settings, workspace, sandbox, false).0
+    Hooks::new(&settings, workspace, sandbox, false)
 }
 
 async fn bare_spawn(workspace: &std::path::Path) {

@@ -2,26 +2,62 @@
 //! of one event, shows the person their errors, and returns what the turn or the call
 //! does with what they said. The gate weighs a PreToolUse say ([`crate::gate`]).
 
+use std::path::Path;
+use std::time::Instant;
+
 use serde_json::{Value, json};
 
 use super::conversation::Conversation;
 use super::tool_run::ToolRun;
+use super::tools::ToolHost;
 use crate::hooks::{EventResult, Hooks, PreToolDecision, PreToolSay};
 use crate::model::ContentBlock;
 use crate::pool::PoolTool;
+use crate::protocol::questions::{Origin, ProjectHooks, ProjectHooksAnswer, Reply, Request};
 use crate::protocol::{AgentEvent, CompactionTrigger, ToolOutcome};
 use crate::settings::HookEvent;
 
-/// The hooks of the session's settings; a notice says which were left out.
+/// The hooks of the session's settings. Headless never asks: a project's hooks are left
+/// out, and a notice says so once.
 pub(super) fn hooks(config: &mut super::AgentConfig) -> Hooks {
-    let (hooks, notice) = Hooks::new(
+    let hooks = Hooks::new(
         &config.hooks,
         &config.workspace,
         config.sandbox.clone(),
         config.hooks_project_consent,
     );
-    config.startup_notices.extend(notice);
+    let (held, _) = hooks.held_back();
+    if config.headless && !held.is_empty() {
+        config.startup_notices.push(format!(
+            "hooks: this project's hooks are not run without your consent (a non-interactive run cannot ask): {}",
+            held.join(", ")
+        ));
+    }
     hooks
+}
+
+/// The console asks once per session, showing every command, before a project's hooks run.
+async fn ask_project_consent(hooks: &mut Hooks, conv: &Conversation) {
+    let (held, file) = hooks.held_back();
+    let Some(file) = file else {
+        return;
+    };
+    let question = ProjectHooks {
+        hooks: held,
+        file: file.display().to_string(),
+    };
+    let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let (request, answer) =
+        Request::new(Origin::Console { folder }, question, Instant::now(), None);
+    let reply = crate::gate::ask(conv.events(), request, answer, None).await;
+    if matches!(reply, Some(Reply::Person(ProjectHooksAnswer::Run))) {
+        hooks.consent_to_project();
+    } else {
+        conv.emit(AgentEvent::Notice(
+            "hooks: this project's hooks do not run this session (not approved)".into(),
+        ))
+        .await;
+    }
 }
 
 /// How many times in a row Stop hooks may keep the agent going before the turn ends anyway
@@ -127,12 +163,17 @@ pub(super) async fn prompt_submitted(
 }
 
 /// SessionStart: its context is held for the first prompt.
-pub(super) async fn session_started(hooks: &mut Hooks, conv: &Conversation, resumed: bool) {
+pub(super) async fn session_started(tools: &mut ToolHost, conv: &Conversation, resumed: bool) {
+    let headless = tools.gate.is_headless();
+    let hooks = &mut tools.hooks;
     let source = if resumed { "resume" } else { "startup" };
     if let Some(log) = conv.log() {
         hooks.set_session(&conv.session_id, Some(log.path.clone()));
     } else {
         hooks.set_session(&conv.session_id, None);
+    }
+    if !headless {
+        ask_project_consent(hooks, conv).await;
     }
     if !hooks.has(HookEvent::SessionStart) {
         return;
@@ -175,9 +216,15 @@ pub(super) async fn stop_blocked(
     true
 }
 
-/// Events with nothing to decide (SessionEnd): run, errors shown.
-pub(super) async fn notify(hooks: &mut Hooks, conv: &Conversation, event: HookEvent) {
-    notify_with(hooks, conv, event, json!({})).await;
+/// SessionEnd: nothing to decide; errors shown.
+pub(super) async fn session_end(hooks: &mut Hooks, conv: &Conversation) {
+    notify_with(
+        hooks,
+        conv,
+        HookEvent::SessionEnd,
+        json!({ "reason": "other" }),
+    )
+    .await;
 }
 
 /// PreCompact, with Claude Code's `trigger` ("manual" for /compact, else "auto").
@@ -200,6 +247,26 @@ async fn notify_with(hooks: &mut Hooks, conv: &Conversation, event: HookEvent, f
         let result = hooks.event(event, None, fields).await;
         show_errors(conv, &result).await;
     }
+}
+
+/// `/hooks`: the hooks in force, where each comes from and how it last ended.
+pub(super) async fn show(tools: &ToolHost, conv: &Conversation) {
+    let lines = tools.hooks.lines();
+    let text = if lines.is_empty() {
+        "No hooks in force. Add [[hooks.EVENT]] tables to config.toml (decision 0086).".to_string()
+    } else {
+        let mut text = format!("Hooks in force ({}):", lines.len());
+        for line in lines {
+            let matcher = line.matcher.map(|m| format!(" [{m}]")).unwrap_or_default();
+            let last = line.last.unwrap_or_else(|| "not run yet".into());
+            text.push_str(&format!(
+                "\n  {}{matcher}: {}  ({})  last: {last}",
+                line.event, line.command, line.source
+            ));
+        }
+        text
+    };
+    conv.emit(AgentEvent::Notice(text)).await;
 }
 
 fn context_blocks(context: Vec<String>) -> Vec<ContentBlock> {

@@ -33,7 +33,6 @@ use crate::pool::Pool;
 use crate::protocol::{
     AgentEvent, CompactionTrigger, Containment, ContextBreakdown, ServerInfo, UiCommand,
 };
-use crate::settings::HookEvent;
 
 pub(super) fn start(
     mut config: AgentConfig,
@@ -270,8 +269,8 @@ impl Agent {
             self.emit(AgentEvent::Notice(notice)).await;
         }
         self.restore().await;
-        let (hooks, resumed) = (&mut self.tools.hooks, self.resume.is_some());
-        super::hook_events::session_started(hooks, &self.conversation, resumed).await;
+        let resumed = self.resume.is_some();
+        super::hook_events::session_started(&mut self.tools, &self.conversation, resumed).await;
         // The first snapshot: every front end learns the starting pool from it.
         if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
             self.emit(AgentEvent::Error(e.to_string())).await;
@@ -362,6 +361,7 @@ impl Agent {
                     self.compact(CompactionTrigger::Manual, focus, fixed, &cancel)
                         .await;
                 }
+                Work::ShowHooks => super::hook_events::show(&self.tools, &self.conversation).await,
                 Work::ShowContext => {
                     let breakdown = self.breakdown().await;
                     self.emit(AgentEvent::ContextBreakdown(breakdown)).await;
@@ -384,8 +384,7 @@ impl Agent {
                 Work::Shutdown => break,
             }
         }
-        let (hooks, conv) = (&mut self.tools.hooks, &self.conversation);
-        super::hook_events::notify(hooks, conv, HookEvent::SessionEnd).await;
+        super::hook_events::session_end(&mut self.tools.hooks, &self.conversation).await;
         self.tools.hub.shutdown().await;
     }
 
@@ -622,8 +621,7 @@ impl Agent {
         fixed: u64,
         cancel: &CancellationToken,
     ) {
-        let (hooks, conv) = (&mut self.tools.hooks, &self.conversation);
-        super::hook_events::pre_compact(hooks, conv, trigger).await;
+        super::hook_events::pre_compact(&mut self.tools.hooks, &self.conversation, trigger).await;
         let state = compaction::kept_state(
             self.tools.connected_servers(),
             self.tools.pool.search.loaded(),

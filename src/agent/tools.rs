@@ -199,7 +199,15 @@ impl ToolHost {
             notices,
         } = self
             .gate
-            .check_hooked(tool, &input, call_id, hook.as_ref(), conv.events(), cancel)
+            .check_hooked(
+                tool,
+                &input,
+                call_id,
+                hook.as_ref(),
+                &mut self.hooks,
+                conv.events(),
+                cancel,
+            )
             .await;
         if let Some(record) = decided {
             conv.record(Record::Permission(PermissionLine {

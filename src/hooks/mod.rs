@@ -21,13 +21,16 @@ use crate::settings::{HookEvent, HookSettings, HookSpec, compile_matcher};
 /// One hook in force, with its compiled matcher and how it last ended.
 struct Entry {
     spec: HookSpec,
+    /// A project's hook the person has not agreed to run (yet).
+    held_back: bool,
     matcher: Option<regex::Regex>,
     last: Option<String>,
 }
 
 impl Entry {
     fn matches(&self, event: HookEvent, tool: Option<&str>) -> bool {
-        self.spec.event == event
+        !self.held_back
+            && self.spec.event == event
             && match (&self.matcher, tool) {
                 (Some(matcher), Some(tool)) => matcher.is_match(tool),
                 // A matcher only narrows events about a tool.
@@ -95,47 +98,54 @@ pub struct Hooks {
 }
 
 impl Hooks {
-    /// The hooks of `settings` that may run: all of the managed and the user's files, a
-    /// project's only with `project_consent`. The notice says once what was left out.
+    /// The hooks of `settings`: all of the managed and the user's files run; a project's
+    /// are held back until [`Hooks::consent_to_project`].
     pub fn new(
         settings: &HookSettings,
         workspace: &Path,
         sandbox: Sandbox,
         project_consent: bool,
-    ) -> (Hooks, Option<String>) {
-        let mut left_out = Vec::new();
-        let mut entries = Vec::new();
-        for spec in &settings.hooks {
-            if spec.layer == FileLayer::Project && !project_consent {
-                left_out.push(format!("{} `{}`", spec.event, spec.command));
-                continue;
-            }
-            // Checked when read: a matcher that does not compile never gets here.
-            let matcher = spec
-                .matcher
-                .as_deref()
-                .and_then(|m| compile_matcher(m).ok().flatten());
-            entries.push(Entry {
+    ) -> Hooks {
+        let entries = settings
+            .hooks
+            .iter()
+            .map(|spec| Entry {
+                held_back: spec.layer == FileLayer::Project && !project_consent,
+                // Checked when read: a matcher that does not compile never gets here.
+                matcher: spec
+                    .matcher
+                    .as_deref()
+                    .and_then(|m| compile_matcher(m).ok().flatten()),
                 spec: spec.clone(),
-                matcher,
                 last: None,
-            });
-        }
-        let notice = (!left_out.is_empty()).then(|| {
-            format!(
-                "hooks: this project's hooks are not run without your consent: {}",
-                left_out.join(", ")
-            )
-        });
-        let hooks = Hooks {
+            })
+            .collect();
+        Hooks {
             entries,
             workspace: workspace.to_path_buf(),
             sandbox,
             session_id: String::new(),
             transcript_path: None,
             held: Vec::new(),
-        };
-        (hooks, notice)
+        }
+    }
+
+    /// The project's hooks waiting for consent, as `EVENT: command`, and their file.
+    pub fn held_back(&self) -> (Vec<String>, Option<PathBuf>) {
+        let held: Vec<&Entry> = self.entries.iter().filter(|e| e.held_back).collect();
+        let file = held.first().map(|e| e.spec.file.clone());
+        let shown = held
+            .iter()
+            .map(|e| format!("{}: {}", e.spec.event, e.spec.command))
+            .collect();
+        (shown, file)
+    }
+
+    /// The person agreed: the project's hooks run from now on.
+    pub fn consent_to_project(&mut self) {
+        for entry in &mut self.entries {
+            entry.held_back = false;
+        }
     }
 
     /// No hooks at all (tests, and sessions whose files define none).
@@ -146,7 +156,6 @@ impl Hooks {
             Sandbox::new(Default::default()),
             false,
         )
-        .0
     }
 
     pub fn set_session(&mut self, session_id: &str, transcript_path: Option<PathBuf>) {
@@ -169,13 +178,16 @@ impl Hooks {
 
     /// Whether any hook is attached to `event`.
     pub fn has(&self, event: HookEvent) -> bool {
-        self.entries.iter().any(|e| e.spec.event == event)
+        self.entries
+            .iter()
+            .any(|e| !e.held_back && e.spec.event == event)
     }
 
     /// What `/hooks` lists.
     pub fn lines(&self) -> Vec<HookLine> {
         self.entries
             .iter()
+            .filter(|e| !e.held_back)
             .map(|e| HookLine {
                 event: e.spec.event,
                 matcher: e.spec.matcher.clone(),

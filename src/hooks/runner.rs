@@ -76,9 +76,20 @@ pub async fn run(spec: &HookSpec, input: &[u8], workspace: &Path, sandbox: &Sand
             let _ = stdin.shutdown().await;
         }
     });
+    let pid = group.id().and_then(|id| libc::pid_t::try_from(id).ok());
     let finished = tokio::time::timeout(spec.timeout, async {
         let (out, err) = tokio::join!(read_all(stdout), read_all(stderr));
-        (out, err, group.wait_exit(EXIT_GRACE).await)
+        // Its pipes are closed: it has exited or is about to. Waited for on a blocking
+        // thread (no polling), left unreaped so that its group id stays reserved.
+        let exited = match pid {
+            Some(pid) => tokio::task::spawn_blocking(move || children::wait_unreaped(pid, true))
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .flatten(),
+            None => group.wait_exit(EXIT_GRACE).await,
+        };
+        (out, err, exited)
     })
     .await;
     // Whatever it left running in its group goes with it (and the leader is reaped).

@@ -164,6 +164,7 @@ pub mod diff;
 pub mod edit;
 mod expand;
 mod hooks;
+pub mod hooks_import;
 mod host;
 pub mod import;
 mod load;

@@ -255,9 +255,10 @@ hooks = [{ type = "command", command = "touch project_hook_ran" }]
     assert_eq!(code, 0, "{err}");
     let notices = notices(&events);
     assert!(
-        notices.iter().any(|n| n.contains(
-            "this project's hooks are not run without your consent: PreToolUse `touch project_hook_ran`"
-        )),
+        notices.iter().any(
+            |n| n.contains("this project's hooks are not run without your consent")
+                && n.contains("PreToolUse: touch project_hook_ran")
+        ),
         "{notices:?}"
     );
     assert!(!workspace.path().join("project_hook_ran").exists());

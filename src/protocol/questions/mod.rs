@@ -15,6 +15,7 @@
 mod changed_definition;
 mod elicitation;
 mod escalation;
+mod project_hooks;
 mod project_server;
 mod restore_files;
 mod sampling;
@@ -25,6 +26,7 @@ mod workspace_trust;
 pub use changed_definition::{ChangedDefinition, DefinitionNews};
 pub use elicitation::{Elicitation, ElicitationAnswer, ElicitationMode};
 pub use escalation::{Escalation, EscalationReason};
+pub use project_hooks::{ProjectHooks, ProjectHooksAnswer};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
 pub use restore_files::{RestoreAnswer, RestoreFiles};
 pub use sampling::Sampling;
@@ -477,6 +479,7 @@ host_requests! {
     ToolCall(ToolCall),
     WorkspaceTrust(WorkspaceTrust),
     ProjectServer(ProjectServer),
+    ProjectHooks(ProjectHooks),
     Escalation(Escalation),
     SignIn(SignIn),
     RestoreFiles(RestoreFiles),

@@ -29,6 +29,8 @@ pub enum Action {
     Init,
     /// `/model [NAME]`: switch the model for the following requests.
     Model,
+    /// `/hooks`: the hooks in force, where each comes from, its last result (0086).
+    Hooks,
 }
 
 /// One line of the table: how the help shows it, what it says, and the words (after the
@@ -62,6 +64,11 @@ pub const COMMANDS: &[Command] = &[
         usage: "/permissions",
         help: "rules in force, session grants, revoke",
         words: &[("permissions", Action::Permissions)],
+    },
+    Command {
+        usage: "/hooks",
+        help: "hooks in force, where from, last result",
+        words: &[("hooks", Action::Hooks)],
     },
     Command {
         usage: "/undo",
@@ -244,6 +251,7 @@ pub fn parse(command: &str, servers: &[&str]) -> Parsed {
             Parsed::Send(UiCommand::Compact(focus))
         }
         (Action::Context, _) => Parsed::Send(UiCommand::ShowContext),
+        (Action::Hooks, _) => Parsed::Send(UiCommand::ShowHooks),
         (Action::Permissions, _) => Parsed::OpenPermissions,
         (Action::Clear, _) => Parsed::Clear,
         // The agent finds the files and asks before restoring them (an inbox request).
