@@ -82,7 +82,7 @@ pub fn import_claude_hooks(
     Ok((doc.to_string(), report))
 }
 
-fn groups<'d>(doc: &'d DocumentMut, event: HookEvent) -> Option<&'d ArrayOfTables> {
+fn groups(doc: &DocumentMut, event: HookEvent) -> Option<&ArrayOfTables> {
     doc.get("hooks")?
         .as_table_like()?
         .get(event.name())?

@@ -276,3 +276,82 @@ fn a_malformed_hooks_table_refuses_the_start_naming_the_place() {
     );
     deploy_record::assert_none(workspace.path());
 }
+
+#[test]
+fn a_permission_request_hook_answers_the_question_headless() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = r#"
+[[hooks.PermissionRequest]]
+matcher = "mcp__deploy__trigger"
+hooks = [{ type = "command", command = '''echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ''' }]
+"#;
+    let (code, events, err) = deploy_with(config, &[], workspace.path());
+    assert_eq!(code, 0, "{err}");
+    let decision = trigger_decision(&events);
+    assert_eq!(decision["decision"], "allow", "{decision}");
+    assert_eq!(decision["decider"]["by"], "hook");
+    assert!(
+        decision["decider"]["hook"]
+            .as_str()
+            .unwrap()
+            .starts_with("PermissionRequest hook"),
+        "{decision}"
+    );
+    deploy_record::assert_one_of(workspace.path(), "web");
+}
+
+#[test]
+fn hooks_import_claude_copies_both_files_and_reports_them() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join("config");
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::create_dir_all(workspace.path().join(".claude")).unwrap();
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        "# mine\n[tools]\nsearch = \"auto\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"~/bin/guard","timeout":10}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        workspace.path().join(".claude/settings.json"),
+        r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"make lint"}]}]}}"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["hooks", "import", "claude"])
+        .current_dir(workspace.path())
+        .env("HOME", home.path())
+        .env("TOOLGATE_CONFIG_DIR", &config_dir)
+        .env("TOOLGATE_STATE_DIR", home.path().join("state"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("+ PreToolUse [Bash]: ~/bin/guard"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("+ Stop: make lint"), "{stdout}");
+    let user = std::fs::read_to_string(config_dir.join("config.toml")).unwrap();
+    assert!(
+        user.starts_with("# mine\n[tools]\nsearch = \"auto\"\n"),
+        "{user}"
+    );
+    assert!(
+        user.contains("[[hooks.PreToolUse]]\nmatcher = \"Bash\""),
+        "{user}"
+    );
+    let project = std::fs::read_to_string(workspace.path().join(".toolgate/config.toml")).unwrap();
+    assert!(project.contains("[[hooks.Stop]]"), "{project}");
+    assert!(project.contains("command = \"make lint\""), "{project}");
+}

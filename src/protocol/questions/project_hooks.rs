@@ -30,7 +30,7 @@ impl Kind for ProjectHooks {
             effect: "toolgate runs these commands on the session's events (they may allow or deny tool calls).".into(),
             facts: vec![Fact::new(
                 "hooks",
-                &format!("{} command(s)", self.hooks.len()),
+                format!("{} command(s)", self.hooks.len()),
                 Tone::Warn,
             )],
             details_title: "commands".into(),

@@ -61,14 +61,12 @@ pub const COMMANDS: &[Command] = &[
         words: &[("mcp", Action::Mcp)],
     },
     Command {
-        usage: "/permissions",
-        help: "rules in force, session grants, revoke",
-        words: &[("permissions", Action::Permissions)],
-    },
-    Command {
-        usage: "/hooks",
-        help: "hooks in force, where from, last result",
-        words: &[("hooks", Action::Hooks)],
+        usage: "/permissions /hooks",
+        help: "rules, grants, revoke · hooks, last results",
+        words: &[
+            ("permissions", Action::Permissions),
+            ("hooks", Action::Hooks),
+        ],
     },
     Command {
         usage: "/undo",
