@@ -15,6 +15,7 @@ mod e2e_composer;
 mod e2e_console;
 mod e2e_console_queue;
 mod e2e_gate;
+mod e2e_hooks;
 mod e2e_reload;
 mod e2e_resources;
 mod e2e_sampling;
