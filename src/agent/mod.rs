@@ -15,6 +15,7 @@ pub mod elicitation;
 mod host_files;
 mod intake;
 mod mentions;
+mod modes;
 mod pool_keeper;
 mod prompt;
 mod prompts;
@@ -45,6 +46,7 @@ use crate::model::ModelProvider;
 use crate::policy::Policy;
 use crate::protocol::{AgentEvent, UiCommand};
 
+pub use modes::ModeStart;
 pub use reload::{ConfigReload, RulesReload};
 pub use session::ResumeFrom;
 
@@ -117,6 +119,8 @@ pub struct AgentConfig {
     /// How to load the server configuration again (`/mcp reload`, and the file watcher
     /// when `watch` is set); None: the configuration is fixed for the session.
     pub reload: Option<ConfigReload>,
+    /// The permission mode the session starts in.
+    pub permission_mode: ModeStart,
 }
 
 impl AgentConfig {
@@ -148,6 +152,7 @@ impl AgentConfig {
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
             sampling_max_tokens: crate::settings::DEFAULT_SAMPLING_MAX_TOKENS,
+            permission_mode: ModeStart::default(),
             tool_search: Default::default(),
             mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,

@@ -66,6 +66,7 @@ pub(super) fn start(
         control,
         (hub, events.clone()),
         sampling.clone(),
+        agent.tools.gate.mode().clone(),
     ));
     if let Some(hub_events) = hub_events {
         tokio::spawn(super::intake::forward_hub_events(
@@ -101,6 +102,7 @@ pub(super) struct Agent {
     resume: Option<String>,
     replay_history: bool,
     startup_notices: Vec<String>,
+    mode_start: super::ModeStart,
 }
 
 impl Agent {
@@ -143,6 +145,7 @@ impl Agent {
             resume: config.resume,
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
+            mode_start: config.permission_mode,
         }
     }
 
@@ -154,17 +157,18 @@ impl Agent {
         self.conversation.record(record).await;
     }
 
-    /// Restores the conversation and reconnects the servers of a resumed session.
-    async fn restore(&mut self) {
+    /// Restores the conversation and reconnects the servers of a resumed session; returns
+    /// the permission mode it was last in.
+    async fn restore(&mut self) -> Option<crate::protocol::PermissionMode> {
         let (Some(dir), Some(id)) = (self.sessions_dir.clone(), self.resume.clone()) else {
-            return;
+            return None;
         };
         let restored = match session::load(&dir, &id) {
             Ok(restored) => restored,
             Err(e) => {
                 self.emit(AgentEvent::Error(format!("cannot resume: {e}")))
                     .await;
-                return;
+                return None;
             }
         };
         if self.replay_history {
@@ -208,6 +212,7 @@ impl Agent {
                 .await;
             }
         }
+        restored.mode
     }
 
     async fn run(&mut self, mut work: mpsc::UnboundedReceiver<Work>) {
@@ -256,7 +261,15 @@ impl Agent {
         for notice in std::mem::take(&mut self.startup_notices) {
             self.emit(AgentEvent::Notice(notice)).await;
         }
-        self.restore().await;
+        let resumed_mode = self.restore().await;
+        let wanted = self.mode_start;
+        super::modes::start(
+            &mut self.tools,
+            &mut self.conversation,
+            wanted,
+            resumed_mode,
+        )
+        .await;
         // The first snapshot: every front end learns the starting pool from it.
         if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
             self.emit(AgentEvent::Error(e.to_string())).await;
@@ -352,6 +365,9 @@ impl Agent {
                     self.emit(AgentEvent::ContextBreakdown(breakdown)).await;
                 }
                 Work::RootAdded(dir) => self.record(Record::RootAdded { dir }).await,
+                Work::ModeChanged => {
+                    let _ = self.tools.refresh_pool_forced(&self.conversation).await;
+                }
                 Work::RefreshPool => {
                     if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
                         self.emit(AgentEvent::Notice(format!(

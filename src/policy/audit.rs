@@ -62,6 +62,8 @@ pub enum Decider {
     Default { rule: String },
     /// The person's earlier "allow for this session".
     SessionGrant { tool: String },
+    /// The permission mode in force decided, where no rule did.
+    Mode { mode: super::PermissionMode },
     /// The person, answering in the inbox; `asked_by` is the rule that asked.
     Person {
         answer: PersonAnswer,
@@ -85,6 +87,7 @@ impl Decider {
             RuleSource::SessionGrant => Decider::SessionGrant {
                 tool: verdict.rule.clone(),
             },
+            RuleSource::Mode(mode) => Decider::Mode { mode: *mode },
             source @ (RuleSource::UserConfig(_)
             | RuleSource::ProjectConfig(_)
             | RuleSource::Flag) => Decider::Rule {
@@ -100,6 +103,7 @@ impl Decider {
             Decider::Rule { .. } => "rule",
             Decider::Default { .. } => "default",
             Decider::SessionGrant { .. } => "session_grant",
+            Decider::Mode { .. } => "mode",
             Decider::Person { .. } => "person",
             Decider::Expired { .. } => "expired",
             Decider::Dismissed { .. } => "dismissed",

@@ -25,6 +25,7 @@ mod bash_guard;
 mod decide;
 mod guards;
 mod load;
+mod mode;
 mod rule;
 mod sampling;
 pub mod shell;
@@ -34,6 +35,7 @@ pub use always::{AlwaysRule, always_rule};
 pub use audit::{AuditRecord, Decider, Permit, PersonAnswer, input_digest};
 pub use decide::grant_key;
 pub use load::{RuleProblem, Severity, from_settings, from_settings_checked, parse_permissions};
+pub use mode::{BashEffect, PermissionMode, READ_ONLY, WORKSPACE_EDITS, bash_effect};
 pub use rule::{Rule, RuleError};
 pub use sampling::SAMPLING_DEFAULT_RULE;
 pub use target::{Resolved, ResolvedTarget, path_to_resolve};
@@ -60,6 +62,8 @@ pub enum RuleSource {
     ProjectConfig(PathBuf),
     Flag,
     SessionGrant,
+    /// The permission mode decided (no rule did).
+    Mode(PermissionMode),
 }
 
 impl std::fmt::Display for RuleSource {
@@ -70,6 +74,7 @@ impl std::fmt::Display for RuleSource {
             RuleSource::ProjectConfig(p) => write!(f, "project config {}", p.display()),
             RuleSource::Flag => write!(f, "command line"),
             RuleSource::SessionGrant => write!(f, "session grant"),
+            RuleSource::Mode(mode) => write!(f, "{mode} mode"),
         }
     }
 }
@@ -107,6 +112,8 @@ pub struct PolicyContext<'a> {
     pub target: Option<ResolvedTarget>,
     /// The session grants in force, by grant name ([`grant_key`]); kept by the gate.
     pub grants: &'a BTreeSet<String>,
+    /// The permission mode in force (see `mode.rs`).
+    pub mode: PermissionMode,
 }
 
 /// No session grants (badges before any grant, tests).
@@ -120,7 +127,12 @@ impl<'a> PolicyContext<'a> {
             workspace,
             target: None,
             grants: &NO_GRANTS,
+            mode: PermissionMode::Default,
         }
+    }
+
+    pub fn with_mode(self, mode: PermissionMode) -> Self {
+        PolicyContext { mode, ..self }
     }
 
     pub fn with_target(self, target: Option<ResolvedTarget>) -> Self {

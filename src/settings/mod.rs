@@ -168,6 +168,7 @@ pub mod import;
 mod load;
 mod mcp_json;
 mod mcp_json_keys;
+mod mode;
 mod model;
 mod oauth;
 mod permissions;
@@ -185,6 +186,7 @@ pub use host::{
 };
 pub use load::{Section, Settings, load, load_with_env, project_config_path, rule_files};
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
+pub use mode::PermissionMode;
 pub use model::{
     DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_RETRY_MAX_ATTEMPTS, DEFAULT_RETRY_MAX_SECONDS,
     ModelSettings,

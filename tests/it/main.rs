@@ -54,5 +54,6 @@ mod cli;
 mod headless;
 mod lifetime;
 mod mcp_manage;
+mod modes;
 mod policy;
 mod undo;

@@ -142,12 +142,13 @@ fn decision_label(record: &AuditRecord) -> String {
             PersonAnswer::DenyWithNote(note) => format!("you answered: deny ({note})"),
         },
         Decider::SessionGrant { .. } => format!("{verb} for this session (your earlier answer)"),
+        Decider::Mode { mode } => format!("{verb} by {mode} mode"),
         Decider::Rule { rule, source } => {
             let place = match source {
                 RuleSource::UserConfig(_) => "user config",
                 RuleSource::ProjectConfig(_) => "project config",
                 RuleSource::Flag => "command-line flag",
-                RuleSource::Default | RuleSource::SessionGrant => "default",
+                RuleSource::Default | RuleSource::SessionGrant | RuleSource::Mode(_) => "default",
             };
             format!("{verb} by rule {rule} ({place})")
         }
