@@ -16,6 +16,7 @@ mod host_files;
 mod intake;
 mod mentions;
 mod modes;
+mod plan_exit;
 mod pool_keeper;
 mod prompt;
 mod prompts;

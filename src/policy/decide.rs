@@ -77,6 +77,17 @@ impl Policy {
                     RuleSource::Default,
                 )),
             ),
+            // It changes nothing by itself: the person decides in its own question.
+            ToolOrigin::Builtin(BuiltinTool::ExitPlanMode) => self.evaluate(
+                tool,
+                ctx,
+                &|r, _| r.matches_tool(tool),
+                Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "default: plan review",
+                    RuleSource::Default,
+                )),
+            ),
         }
     }
 
@@ -97,7 +108,8 @@ impl Policy {
                 | BuiltinTool::DisconnectMcp
                 | BuiltinTool::ListMcpResources
                 | BuiltinTool::ReadMcpResource
-                | BuiltinTool::SearchTools,
+                | BuiltinTool::SearchTools
+                | BuiltinTool::ExitPlanMode,
             )
             | ToolOrigin::Mcp { .. } => {
                 return self.decide(tool, &Value::Object(Default::default()), ctx);

@@ -83,6 +83,7 @@ fn plan_mode_refuses_writes_and_writing_bash_tells_the_model_and_still_reads() {
         tool("write_file", json!({"path": "new.txt", "content": "x"})),
         tool("bash", json!({"command": "echo hi > made.txt"})),
         tool("read_file", json!({"path": "notes.txt"})),
+        tool("exit_plan_mode", json!({"plan": "1. write new.txt"})),
     ]);
     let out = run(home.path(), ws.path(), &api, &["--permission-mode", "plan"]);
     assert!(out.status.success(), "{out:?}");
@@ -95,7 +96,7 @@ fn plan_mode_refuses_writes_and_writing_bash_tells_the_model_and_still_reads() {
         "bash wrote in plan mode"
     );
     let results = results_received(&api);
-    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results.len(), 4, "{results:?}");
     for refused in &results[..2] {
         assert!(
             refused.contains("plan mode") && refused.contains("exit_plan_mode"),
@@ -103,6 +104,16 @@ fn plan_mode_refuses_writes_and_writing_bash_tells_the_model_and_still_reads() {
         );
     }
     assert!(results[2].contains("the plan's input"), "{}", results[2]);
+    // Nobody can approve the plan headless: the run stays in plan mode and says so.
+    assert!(results[3].contains("stays in plan mode"), "{}", results[3]);
+    let offered = |request: &Value| {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["name"] == "exit_plan_mode")
+    };
+    assert!(api.seen().iter().all(|s| offered(&s.body)));
     // The JSONL output says the run was in plan mode, and the refusals were the mode's.
     let lines = jsonl(&out);
     assert!(
@@ -130,6 +141,9 @@ fn ask_mode_denies_an_edit_unless_an_allow_rule_covers_it() {
         !ws.path().join("a.txt").exists(),
         "ask mode wrote without asking"
     );
+    // exit_plan_mode is offered only in plan mode.
+    let tools = &api.seen()[0].body["tools"];
+    assert!(!tools.to_string().contains("exit_plan_mode"), "{tools}");
     let results = results_received(&api);
     assert!(
         results[0].contains("Permission denied") && results[0].contains("--allow"),
