@@ -11,8 +11,7 @@ use super::conversation::Conversation;
 use super::intake::Work;
 use super::sampling::SamplingHost;
 use super::session::{self, Record};
-use super::tools::ToolHost;
-use crate::gate::ModeSwitch;
+use crate::gate::{ModeRefused, ModeSwitch};
 use crate::protocol::{AgentEvent, ModeCause, ModeChange, PermissionMode};
 
 /// The mode a session starts in: `--permission-mode`, else `[permissions] default_mode`,
@@ -24,32 +23,53 @@ pub struct ModeStart {
     pub from_flag: bool,
 }
 
-/// Puts the starting mode in force (a resumed session's own, unless the flag said one),
-/// then records and announces it unless it is plain default from the start.
-pub(super) async fn start(
-    tools: &mut ToolHost,
+/// Puts the starting mode in force before anything can change it (the command reader
+/// starts after this); a refusal is kept for [`announce_start`] to report.
+pub(super) fn apply_start(modes: &ModeSwitch, wanted: ModeStart) -> Option<ModeRefused> {
+    modes.change(wanted.mode, ModeCause::Start).err()
+}
+
+/// Once the session is open: reports a refused starting mode, goes back to a resumed
+/// session's own mode (unless the flag said one, or the person already chose one), and
+/// records and announces the mode unless it is plain default from the start.
+pub(super) async fn announce_start(
+    modes: &ModeSwitch,
     conv: &mut Conversation,
     wanted: ModeStart,
+    refused: Option<ModeRefused>,
     resumed: Option<PermissionMode>,
 ) {
-    let (mode, cause) = match resumed {
-        Some(mode) if !wanted.from_flag => (mode, ModeCause::Resume),
-        _ => (wanted.mode, ModeCause::Start),
-    };
-    let change = match tools.gate.mode().change(mode, cause) {
-        Ok(change) => change,
-        Err(refused) => {
-            let current = tools.gate.mode().current();
-            conv.emit(AgentEvent::Error(format!(
-                "{refused}; the session stays in {current} mode"
-            )))
-            .await;
-            return;
-        }
-    };
-    if change.mode == PermissionMode::Default && cause == ModeCause::Start {
+    if let Some(refused) = refused {
+        let current = modes.current();
+        conv.emit(AgentEvent::Error(format!(
+            "{refused}; the session stays in {current} mode"
+        )))
+        .await;
         return;
     }
+    // Shift+Tab may have come first: the person's choice stands.
+    if modes.current() != wanted.mode {
+        return;
+    }
+    let change = match resumed {
+        Some(mode) if !wanted.from_flag => match modes.change(mode, ModeCause::Resume) {
+            Ok(change) => change,
+            Err(refused) => {
+                conv.emit(AgentEvent::Error(format!(
+                    "{refused}; the resumed session is in {} mode",
+                    modes.current()
+                )))
+                .await;
+                return;
+            }
+        },
+        _ if wanted.mode == PermissionMode::Default => return,
+        _ => ModeChange {
+            mode: wanted.mode,
+            from: PermissionMode::Default,
+            cause: ModeCause::Start,
+        },
+    };
     conv.record(Record::PermissionMode(change)).await;
     conv.emit(AgentEvent::ModeChanged(change)).await;
 }

@@ -103,6 +103,8 @@ pub(super) struct Agent {
     replay_history: bool,
     startup_notices: Vec<String>,
     mode_start: super::ModeStart,
+    /// Why the starting mode was refused, reported once the session is open.
+    mode_refused: Option<crate::gate::ModeRefused>,
 }
 
 impl Agent {
@@ -123,6 +125,7 @@ impl Agent {
             gate.load_pins(config.pins_dir.as_deref());
             gate
         };
+        let mode_refused = super::modes::apply_start(gate.mode(), config.permission_mode);
         Agent {
             model: Arc::from(config.model),
             conversation: Conversation::new(session_id, shared_log, events),
@@ -146,6 +149,7 @@ impl Agent {
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
             mode_start: config.permission_mode,
+            mode_refused,
         }
     }
 
@@ -262,11 +266,13 @@ impl Agent {
             self.emit(AgentEvent::Notice(notice)).await;
         }
         let resumed_mode = self.restore().await;
-        let wanted = self.mode_start;
-        super::modes::start(
-            &mut self.tools,
+        let (wanted, refused) = (self.mode_start, self.mode_refused.take());
+        let modes = self.tools.gate.mode().clone();
+        super::modes::announce_start(
+            &modes,
             &mut self.conversation,
             wanted,
+            refused,
             resumed_mode,
         )
         .await;

@@ -12,6 +12,7 @@ mod support;
 
 // The console: views and keys in-process, then the real binary in a pseudo-terminal.
 mod e2e_console;
+mod e2e_console_modes;
 mod e2e_console_queue;
 mod e2e_gate;
 mod e2e_reload;

@@ -228,3 +228,34 @@ fn default_mode_in_config_toml_applies_and_a_bad_one_stops_the_start() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("default_mode"), "{stderr}");
 }
+
+#[test]
+fn a_resumed_session_goes_back_to_its_mode_unless_the_flag_says_another() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let api = model(vec![]);
+    let out = run(home.path(), ws.path(), &api, &["--permission-mode", "plan"]);
+    assert!(out.status.success(), "{out:?}");
+    let write = || tool("write_file", json!({"path": "a.txt", "content": "x"}));
+    let api = model(vec![write()]);
+    let out = run(home.path(), ws.path(), &api, &["--continue"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !ws.path().join("a.txt").exists(),
+        "the resumed run left plan mode"
+    );
+    assert!(
+        jsonl(&out)
+            .iter()
+            .any(|l| l["type"] == "permission_mode" && l["cause"] == "resume"),
+        "{out:?}"
+    );
+    let api = model(vec![write()]);
+    let flagged = ["--continue", "--permission-mode", "default"];
+    let out = run(home.path(), ws.path(), &api, &flagged);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        ws.path().join("a.txt").exists(),
+        "the flag did not win: {out:?}"
+    );
+}
