@@ -117,12 +117,16 @@ pub fn bash_effect(unit: &Effective, workspace: &Path) -> BashEffect {
     };
     let args = &unit.words[1..];
     let reads_only = match program {
-        "git" => args
-            .first()
-            .is_some_and(|sub| GIT_READ_ONLY.contains(&sub.as_str())),
-        "sh" | "bash" | "zsh" | "dash" => {
-            args.iter().any(|a| a.starts_with('-') && a.contains('c'))
+        "git" => {
+            args.first()
+                .is_some_and(|sub| GIT_READ_ONLY.contains(&sub.as_str()))
+                && !writes_despite_program("git", args)
         }
+        // `-c` (or `-ec`, `-lc`): the script is parsed into units of its own; `--norc x.sh`
+        // runs a file nobody has seen.
+        "sh" | "bash" | "zsh" | "dash" => args
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c')),
         p => READ_ONLY.contains(&p) && !writes_despite_program(p, args),
     };
     if reads_only && unit.writes_to.is_empty() {
@@ -152,6 +156,9 @@ fn writes_despite_program(program: &str, args: &[String]) -> bool {
             )
         }),
         "sort" => args.iter().any(|a| a == "-o" || a.starts_with("--output")),
+        "git" => args.iter().any(|a| a.starts_with("--output")),
+        "tree" => args.iter().any(|a| a == "-o"),
+        "rg" => args.iter().any(|a| a.starts_with("--pre")),
         // `env` with a program runs it (the guard already made that program a unit).
         _ => false,
     }
@@ -246,6 +253,12 @@ mod tests {
         assert_eq!(effects("find . -delete"), vec![BashEffect::Changes]);
         assert_eq!(effects("python3 x.py"), vec![BashEffect::Changes]);
         assert_eq!(effects("bash script.sh"), vec![BashEffect::Changes]);
+        assert_eq!(effects("bash --norc script.sh"), vec![BashEffect::Changes]);
+        assert_eq!(
+            effects("git diff --output=x.patch"),
+            vec![BashEffect::Changes]
+        );
+        assert_eq!(effects("rg --pre=./x foo"), vec![BashEffect::Changes]);
         assert_eq!(
             effects("sh -c 'ls'"),
             vec![BashEffect::ReadOnly, BashEffect::ReadOnly]
