@@ -122,6 +122,8 @@ pub struct AgentConfig {
     pub reload: Option<ConfigReload>,
     /// The permission mode the session starts in.
     pub permission_mode: ModeStart,
+    /// Modes the session may not enter (a managed policy's `disable_auto_mode`).
+    pub mode_limits: crate::gate::ModeLimits,
 }
 
 impl AgentConfig {
@@ -154,6 +156,7 @@ impl AgentConfig {
             sandbox: crate::sandbox::Sandbox::default(),
             sampling_max_tokens: crate::settings::DEFAULT_SAMPLING_MAX_TOKENS,
             permission_mode: ModeStart::default(),
+            mode_limits: Default::default(),
             tool_search: Default::default(),
             mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,

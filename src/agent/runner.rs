@@ -125,6 +125,7 @@ impl Agent {
             gate.load_pins(config.pins_dir.as_deref());
             gate
         };
+        gate.mode().set_limits(config.mode_limits);
         let mode_refused = super::modes::apply_start(gate.mode(), config.permission_mode);
         Agent {
             model: Arc::from(config.model),

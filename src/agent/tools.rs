@@ -426,6 +426,11 @@ impl ToolHost {
         if let Some(refusal) = self.switch.disabled_refusal(&self.hub, name) {
             return ToolRun::error(refusal);
         }
+        // Before the project-server question: nobody is asked about a server that the
+        // managed policy never lets start (decision 0082).
+        if let Some(reason) = self.hub.blocked_reason(name) {
+            return ToolRun::error(reason);
+        }
         if self.hub.is_connected(name) {
             let tools = self.raw_tools_of(name);
             return ToolRun::ok(format!(

@@ -105,7 +105,12 @@ pub fn prepare_with(
         tools,
         host,
         model: model_section,
+        managed,
     } = settings;
+    // A managed policy read in part would be looser than written: no start (0082).
+    if let Some(refusal) = crate::settings::ManagedSettings::refusal(&managed) {
+        return Err(Failure::Usage(refusal));
+    }
     // The console reloads on file changes and `/mcp reload`; a headless run keeps the
     // configuration it started with.
     let (policy, policy_notices, rules) = build_policy(&permissions)?;
@@ -121,6 +126,12 @@ pub fn prepare_with(
         )
     }));
     notices.extend(policy_notices);
+    if managed.value.is_active() {
+        notices.push(format!(
+            "managed policy in force ({}): /permissions and `toolgate status` show what it sets and overrides",
+            managed.value.files_shown()
+        ));
+    }
     notices.extend(
         sandbox_section
             .diagnostics
@@ -161,6 +172,7 @@ pub fn prepare_with(
             sandbox: sandbox.clone(),
             log_level: host_settings.log_level,
             max_message_bytes: host_settings.max_message_bytes,
+            managed_servers: managed.value.servers.clone(),
             ..Default::default()
         },
     );
@@ -185,6 +197,13 @@ pub fn prepare_with(
             .unwrap_or_default(),
         from_flag: opts.permission_mode.is_some(),
     };
+    // Checked where every mode change is (`ModeSwitch::change`): the start, Shift+Tab.
+    if let Some(why) = managed.value.auto_mode_refusal() {
+        config
+            .mode_limits
+            .disabled
+            .insert(crate::settings::PermissionMode::Auto, why);
+    }
     if let Some(from) = &opts.resume {
         let dir = config
             .sessions_dir

@@ -6,7 +6,7 @@ use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInMode};
 use crate::oauth::Opener;
 use crate::pool::{self, Pool};
 use crate::sandbox::Sandbox;
-use crate::settings::{LoadOptions, LoadedServers, Settings};
+use crate::settings::{LoadOptions, LoadedServers, ManagedSettings, ServerPolicy, Settings};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
@@ -52,7 +52,7 @@ fn report_diagnostics(loaded: &LoadedServers, out: &mut String) {
 /// A hub for one command. A sign-in page it opens is also printed on stderr: the person
 /// may have no browser here, and stdout is the command's report.
 fn hub_for(
-    loaded: &LoadedServers,
+    (loaded, managed_servers): (&LoadedServers, ServerPolicy),
     flags: &ConfigFlags,
     sandbox: Sandbox,
     sign_in: SignInMode,
@@ -83,6 +83,7 @@ fn hub_for(
             sandbox,
             sign_in,
             opener,
+            managed_servers,
             ..Default::default()
         },
     )
@@ -134,22 +135,41 @@ fn open_hub_with(
     sign_in: Option<Opener>,
     elicitation: ElicitationChoice,
 ) -> (LoadedServers, Sandbox, McpHub) {
-    let (loaded, sandbox) = load_all(settings, out);
+    let (loaded, sandbox, managed_servers) = load_all(settings, out);
     let (mode, opener) = match sign_in {
         Some(opener) => (SignInMode::Now, opener),
         None => (SignInMode::Never, Opener::System),
     };
-    let hub = hub_for(&loaded, flags, sandbox.clone(), mode, opener, elicitation);
+    let hub = hub_for(
+        (&loaded, managed_servers),
+        flags,
+        sandbox.clone(),
+        mode,
+        opener,
+        elicitation,
+    );
     (loaded, sandbox, hub)
 }
 
-/// Servers and sandbox settings, writing every diagnostic of both into `out`.
-fn load_all(settings: Settings, out: &mut String) -> (LoadedServers, Sandbox) {
+/// Servers, sandbox settings and the managed server lists, writing every diagnostic into
+/// `out`. A managed file with problems admits no server (fail closed), saying why.
+fn load_all(settings: Settings, out: &mut String) -> (LoadedServers, Sandbox, ServerPolicy) {
     report_diagnostics(&settings.servers, out);
     for d in &settings.sandbox.diagnostics {
         let _ = writeln!(out, "warning: {d}");
     }
-    (settings.servers, Sandbox::new(settings.sandbox.value))
+    for d in &settings.managed.diagnostics {
+        let _ = writeln!(
+            out,
+            "error: {d} (the managed policy cannot be read: toolgate does not start and no server is started)"
+        );
+    }
+    let managed_servers = ManagedSettings::server_policy(&settings.managed);
+    (
+        settings.servers,
+        Sandbox::new(settings.sandbox.value),
+        managed_servers,
+    )
 }
 
 /// The pool the agent starts with, or after connecting the given servers.
@@ -369,7 +389,8 @@ fn report_rule_problems(problems: &[crate::policy::RuleProblem], out: &mut Strin
 pub fn status(flags: &ConfigFlags) -> String {
     let mut out = String::new();
     let settings = flags.settings();
-    let (_, rule_problems) = crate::policy::from_settings_checked(&settings.permissions);
+    let (policy, rule_problems) = crate::policy::from_settings_checked(&settings.permissions);
+    let managed = crate::policy::managed_summary(&settings.managed.value, &policy);
     let (loaded, sandbox, hub) =
         open_hub_with(settings, flags, &mut out, None, ElicitationChoice::Decline);
     let workspace = flags.workspace();
@@ -385,6 +406,9 @@ pub fn status(flags: &ConfigFlags) -> String {
         ),
     };
     report_rule_problems(&rule_problems, &mut out);
+    for line in managed {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(out, "Configured MCP servers:");
     for s in &loaded.servers {
         let source = match &s.source {
@@ -394,6 +418,9 @@ pub fn status(flags: &ConfigFlags) -> String {
             | crate::settings::ConfigSource::Flag(p) => p.display().to_string(),
         };
         let _ = writeln!(out, "  {:<12} {}  [{source}]", s.name, s.command_line());
+        if let Some(reason) = hub.blocked_reason(&s.name) {
+            let _ = writeln!(out, "  {:<12} never started: {reason}", "");
+        }
         if !matches!(s.transport, crate::settings::ServerTransport::Http { .. }) {
             let profile = sandbox.server_profile(s, &workspace);
             let _ = writeln!(out, "  {:<12} sandbox: {}", "", profile.describe());

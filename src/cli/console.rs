@@ -77,6 +77,10 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
             })
             .collect(),
         no_color: false,
+        managed: {
+            let (policy, _) = crate::policy::from_settings_checked(&settings.permissions);
+            crate::policy::managed_summary(&settings.managed.value, &policy)
+        },
     };
 
     let bridge = tokio::spawn(async move {

@@ -181,10 +181,29 @@ fn write_new(
     file.save().map_err(edit_failure)?;
     let verb = if existed { "Replaced" } else { "Added" };
     Ok(format!(
-        "{verb} MCP server '{name}' ({} scope) in {}\n",
+        "{verb} MCP server '{name}' ({} scope) in {}\n{}",
         scope.name(),
-        path.display()
+        path.display(),
+        managed_note(places, name)
     ))
+}
+
+/// A note when the managed policy keeps the server from starting (decision 0082). The
+/// entry is written all the same: it is the person's file, and the policy may change.
+fn managed_note(places: &LoadOptions, name: &str) -> String {
+    let managed = crate::settings::managed::load(&places.managed);
+    let policy = crate::settings::ManagedSettings::server_policy(&managed);
+    let every_file = LoadOptions {
+        trust_project: true,
+        ..places.clone()
+    };
+    crate::settings::load_servers(&every_file)
+        .servers
+        .iter()
+        .find(|s| s.name == name)
+        .and_then(|config| policy.check(config).err())
+        .map(|reason| format!("note: {reason}; toolgate will not start it\n"))
+        .unwrap_or_default()
 }
 
 /// The files that define servers, most significant first, with their scope name.

@@ -54,7 +54,7 @@ use crate::pool::{Pool, PoolTool, ServerTools};
 use crate::protocol::questions::{Origin, Request, ToolCall};
 use crate::protocol::{AgentEvent, ExcludedTool, ToolMark};
 use crate::sandbox::Sandbox;
-use outcome::{answered, person_refusal, suggested_rule};
+use outcome::{answered, headless_refusal, person_refusal, suggested_rule};
 use pins::state::Pinning;
 
 pub struct Gate {
@@ -279,9 +279,7 @@ impl Gate {
                     },
                 );
                 GateOutcome::new(
-                    Gated::Refused(format!(
-                        "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow {rule}"
-                    )),
+                    Gated::Refused(headless_refusal(&self.policy, &verdict, &why, &rule)),
                     Some(record),
                 )
             }

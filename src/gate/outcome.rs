@@ -149,3 +149,26 @@ pub fn suggested_rule(tool: &PoolTool, input: &Value) -> String {
         ToolOrigin::Builtin(_) | ToolOrigin::Mcp { .. } => tool.name.clone(),
     }
 }
+
+/// What the model reads when headless mode denies an Ask: how to allow it, unless only
+/// the administrator can (a managed ask rule, or `managed_rules_only`).
+pub(super) fn headless_refusal(
+    policy: &crate::policy::Policy,
+    verdict: &crate::policy::Verdict,
+    why: &str,
+    rule: &str,
+) -> String {
+    if verdict.source.is_managed() {
+        format!(
+            "Permission denied: {why}; approval is unavailable in non-interactive mode, and no --allow can override the managed policy"
+        )
+    } else if policy.managed_rules_only() {
+        format!(
+            "Permission denied: approval is unavailable in non-interactive mode; the managed policy sets managed_rules_only, so only its own allow rules apply ({rule} would need to be allowed there)"
+        )
+    } else {
+        format!(
+            "Permission denied: approval is unavailable in non-interactive mode; allow it with --allow {rule}"
+        )
+    }
+}

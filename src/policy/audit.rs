@@ -90,11 +90,18 @@ impl Decider {
             RuleSource::Mode(mode) => Decider::Mode { mode: *mode },
             source @ (RuleSource::UserConfig(_)
             | RuleSource::ProjectConfig(_)
-            | RuleSource::Flag) => Decider::Rule {
+            | RuleSource::Flag
+            | RuleSource::Managed(_)) => Decider::Rule {
                 rule: verdict.rule.clone(),
                 source: source.clone(),
             },
         }
+    }
+
+    /// Whether the managed policy decided (its rule allowed or denied, or its ask rule
+    /// asked the question that was answered).
+    pub fn is_managed(&self) -> bool {
+        matches!(self, Decider::Rule { source, .. } if source.is_managed())
     }
 
     /// The short word logs and filters use (`rule`, `default`, `person`, …).

@@ -128,14 +128,17 @@ impl Policy {
         )
     }
 
+    /// The first rule of `list` that matches, among the managed policy's rules only
+    /// (`managed`) or among the others.
     fn first_rule<'a>(
         rules: &'a [PolicyRule],
         list: RuleList,
+        managed: bool,
         matches: &dyn Fn(&Rule, RuleList) -> bool,
     ) -> Option<&'a PolicyRule> {
         rules
             .iter()
-            .find(|r| r.list == list && matches(&r.rule, list))
+            .find(|r| r.list == list && r.source.is_managed() == managed && matches(&r.rule, list))
     }
 
     pub(super) fn evaluate(
@@ -150,6 +153,9 @@ impl Policy {
 
     /// [`evaluate`](Self::evaluate) where the session grant that counts is `grant_key`
     /// (`read_mcp_resource(docs)` covers one server's resources, not every server's).
+    /// The managed policy's deny and ask rules come before every other layer's rules and
+    /// before session grants; its allow rules are allow rules like the others, the only
+    /// ones with `managed_rules_only` (decision 0082).
     fn evaluate_keyed(
         &self,
         tool: &PoolTool,
@@ -161,20 +167,33 @@ impl Policy {
         if let Guard::Hard(v) = guard {
             return v;
         }
-        if let Some(r) = Self::first_rule(&self.rules, RuleList::Deny, matches) {
-            return rule_verdict(r, tool);
+        for managed in [true, false] {
+            if let Some(r) = Self::first_rule(&self.rules, RuleList::Deny, managed, matches) {
+                return rule_verdict(r, tool);
+            }
         }
         let guard = match guard {
             Guard::Firm(v) => return v,
             other => other,
         };
+        if let Some(r) = Self::first_rule(&self.rules, RuleList::Ask, true, matches) {
+            return rule_verdict(r, tool);
+        }
         let soft_deny =
             matches!(&guard, Guard::Soft(v) if matches!(v.decision, Decision::Deny { .. }));
         if !soft_deny && ctx.grants.contains(grant_key) {
             return Verdict::new(Decision::Allow, grant_key, RuleSource::SessionGrant);
         }
-        for list in [RuleList::Ask, RuleList::Allow] {
-            if let Some(r) = Self::first_rule(&self.rules, list, matches) {
+        if let Some(r) = Self::first_rule(&self.rules, RuleList::Ask, false, matches) {
+            return rule_verdict(r, tool);
+        }
+        let allow_layers: &[bool] = if self.managed_rules_only {
+            &[true]
+        } else {
+            &[true, false]
+        };
+        for &managed in allow_layers {
+            if let Some(r) = Self::first_rule(&self.rules, RuleList::Allow, managed, matches) {
                 return rule_verdict(r, tool);
             }
         }
@@ -184,7 +203,7 @@ impl Policy {
             Guard::Hard(v) | Guard::Firm(v) => return v,
         };
         for list in [RuleList::Deny, RuleList::Ask, RuleList::Allow] {
-            if let Some(r) = Self::first_rule(&self.defaults, list, matches) {
+            if let Some(r) = Self::first_rule(&self.defaults, list, false, matches) {
                 return rule_verdict(r, tool);
             }
         }
@@ -297,6 +316,9 @@ fn unlisted_mcp(tool: &PoolTool, mode: PermissionMode) -> Guard {
 }
 
 fn rule_verdict(r: &PolicyRule, tool: &PoolTool) -> Verdict {
+    if let RuleSource::Managed(file) = &r.source {
+        return managed_verdict(r, tool, file);
+    }
     let decision = match r.list {
         RuleList::Allow => Decision::Allow,
         RuleList::Ask => Decision::Ask {
@@ -304,6 +326,30 @@ fn rule_verdict(r: &PolicyRule, tool: &PoolTool) -> Verdict {
         },
         RuleList::Deny => Decision::Deny {
             why: format!("denied by rule {}", r.rule.text),
+        },
+    };
+    Verdict::new(decision, r.rule.text.clone(), r.source.clone())
+}
+
+/// A managed rule's verdict: its reason names the managed policy, so that the model and
+/// the person know no answer or other rule of theirs can change it.
+fn managed_verdict(r: &PolicyRule, tool: &PoolTool, file: &std::path::Path) -> Verdict {
+    let decision = match r.list {
+        RuleList::Allow => Decision::Allow,
+        RuleList::Ask => Decision::Ask {
+            why: format!(
+                "the managed policy asks before {} runs (rule {} in {})",
+                tool.name,
+                r.rule.text,
+                file.display()
+            ),
+        },
+        RuleList::Deny => Decision::Deny {
+            why: format!(
+                "denied by the managed policy (rule {} in {}); no user, project or command-line setting can allow it",
+                r.rule.text,
+                file.display()
+            ),
         },
     };
     Verdict::new(decision, r.rule.text.clone(), r.source.clone())

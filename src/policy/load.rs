@@ -69,6 +69,7 @@ pub fn from_settings_checked(permissions: &Permissions) -> (Policy, Vec<RuleProb
         let source = match file.layer {
             FileLayer::User => RuleSource::UserConfig(file.path.clone()),
             FileLayer::Project => RuleSource::ProjectConfig(file.path.clone()),
+            FileLayer::Managed => RuleSource::Managed(file.path.clone()),
         };
         let name = file.path.display().to_string();
         let (rules, mode, mut diags) = rules_of(&file.entries, &file.text, &name, source);
@@ -101,6 +102,32 @@ pub fn from_settings_checked(permissions: &Permissions) -> (Policy, Vec<RuleProb
                 })),
             }
         }
+    }
+    // The managed layer (decision 0082): every problem refuses, even one confined to an
+    // allow list (the administrator's file is read strictly), and its
+    // outside_workspace = "deny" cannot be loosened.
+    for file in &permissions.managed {
+        let name = file.path.display().to_string();
+        let source = RuleSource::Managed(file.path.clone());
+        let (rules, mode, problems) = rules_of(&file.entries, &file.text, &name, source);
+        diagnostics.extend(
+            problems
+                .into_iter()
+                .map(|p| RuleProblem::refuses(p.diagnostic)),
+        );
+        policy.add_rules(rules);
+        if mode == Some(OutsideWorkspace::Deny) {
+            outside = OutsideWorkspace::Deny;
+        }
+    }
+    policy.set_managed_rules_only(permissions.managed_rules_only);
+    if permissions.managed_rules_only && !permissions.allow_flags.is_empty() {
+        diagnostics.push(RuleProblem::notice(Diagnostic {
+            file: "command line".into(),
+            line: 0,
+            column: 0,
+            message: "ignored: the managed policy sets managed_rules_only, so only its own allow rules apply".into(),
+        }));
     }
     policy.set_outside_workspace(outside);
     (policy, diagnostics)

@@ -25,6 +25,7 @@ mod bash_guard;
 mod decide;
 mod guards;
 mod load;
+mod managed;
 mod mode;
 mod rule;
 mod sampling;
@@ -35,6 +36,7 @@ pub use always::{AlwaysRule, always_rule};
 pub use audit::{AuditRecord, Decider, Permit, PersonAnswer, input_digest};
 pub use decide::grant_key;
 pub use load::{RuleProblem, Severity, from_settings, from_settings_checked, parse_permissions};
+pub use managed::managed_summary;
 pub use mode::{BashEffect, PermissionMode, READ_ONLY, WORKSPACE_EDITS, bash_effect};
 pub use rule::{Rule, RuleError};
 pub use sampling::SAMPLING_DEFAULT_RULE;
@@ -64,6 +66,15 @@ pub enum RuleSource {
     SessionGrant,
     /// The permission mode decided (no rule did).
     Mode(PermissionMode),
+    /// A managed file (decision 0082): above every other layer.
+    Managed(PathBuf),
+}
+
+impl RuleSource {
+    /// Whether the rule is the managed policy's.
+    pub fn is_managed(&self) -> bool {
+        matches!(self, RuleSource::Managed(_))
+    }
 }
 
 impl std::fmt::Display for RuleSource {
@@ -75,6 +86,7 @@ impl std::fmt::Display for RuleSource {
             RuleSource::Flag => write!(f, "command line"),
             RuleSource::SessionGrant => write!(f, "session grant"),
             RuleSource::Mode(mode) => write!(f, "{mode} mode"),
+            RuleSource::Managed(p) => write!(f, "managed policy {}", p.display()),
         }
     }
 }
@@ -224,6 +236,9 @@ pub struct Policy {
     /// whose file it did not read (an untrusted workspace's config), so the choice holds for
     /// the rest of the session as it did before the reload.
     session_always: Vec<PolicyRule>,
+    /// `managed_rules_only` of the managed policy: allow rules of every other layer are
+    /// ignored (the managed rules themselves are in `rules`, marked by their source).
+    managed_rules_only: bool,
 }
 
 impl Default for Policy {
@@ -246,6 +261,7 @@ impl Default for Policy {
             rules: Vec::new(),
             outside_workspace: OutsideWorkspace::Ask,
             session_always: Vec::new(),
+            managed_rules_only: false,
         }
     }
 }
@@ -311,7 +327,17 @@ impl Policy {
         };
         self.rules = fresh.rules;
         self.outside_workspace = fresh.outside_workspace;
+        self.managed_rules_only = fresh.managed_rules_only;
         changes
+    }
+
+    /// Whether only the managed policy's allow rules count.
+    pub fn managed_rules_only(&self) -> bool {
+        self.managed_rules_only
+    }
+
+    pub fn set_managed_rules_only(&mut self, on: bool) {
+        self.managed_rules_only = on;
     }
 
     pub fn outside_workspace(&self) -> OutsideWorkspace {

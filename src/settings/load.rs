@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::permissions::{FileLayer, Permissions, PermissionsFile, parse_table};
 use super::{
-    Diagnostic, HostSettings, LoadOptions, LoadedServers, ModelSettings, SandboxSettings,
-    SearchSettings, load_servers_with_env,
+    Diagnostic, HostSettings, LoadOptions, LoadedServers, ManagedSettings, ModelSettings,
+    SandboxSettings, SearchSettings, load_servers_with_env,
 };
 
 /// One part of the settings with the problems found reading it.
@@ -29,6 +29,10 @@ pub struct Settings {
     pub host: Section<HostSettings>,
     /// `[model]`: the retries of a model request (read at start).
     pub model: Section<ModelSettings>,
+    /// The managed layer (decision 0082), already applied to the parts above (its rules
+    /// are in `permissions`, its floor under `sandbox` and the servers' own choices). A
+    /// diagnostic here refuses the start ([`ManagedSettings::refusal`]).
+    pub managed: Section<ManagedSettings>,
 }
 
 /// The workspace's `.toolgate/config.toml`.
@@ -39,7 +43,19 @@ pub fn project_config_path(workspace: &Path) -> PathBuf {
 /// The `config.toml` files [`load`] reads (whether they exist yet or not): the user's, and
 /// the project's when the workspace is trusted.
 pub fn rule_files(opts: &LoadOptions) -> Vec<PathBuf> {
-    toml_files(opts).into_iter().map(|(path, _)| path).collect()
+    let mut files: Vec<PathBuf> = toml_files(opts).into_iter().map(|(path, _)| path).collect();
+    // The managed files that exist (a reload keeps the managed layer on top, and a
+    // changed managed file reloads the rules like any other).
+    let managed = &opts.managed;
+    files.extend(
+        managed
+            .system
+            .iter()
+            .chain(managed.extra.iter())
+            .filter(|p| p.is_file())
+            .cloned(),
+    );
+    files
 }
 
 fn toml_files(opts: &LoadOptions) -> Vec<(PathBuf, FileLayer)> {
@@ -85,6 +101,7 @@ pub fn load(opts: &LoadOptions) -> Settings {
 pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -> Settings {
     let files = read_toml_files(opts);
     let project = project_config_path(&opts.workspace);
+    let mut managed = super::managed::load(&opts.managed);
     let permissions = Permissions {
         ignored_project_file: (!opts.trust_project && project.exists()).then_some(project),
         files: files
@@ -109,8 +126,10 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
             .collect(),
         allow_flags: opts.allow_flags.clone(),
         deny_flags: opts.deny_flags.clone(),
+        managed: managed.value.permissions.clone(),
+        managed_rules_only: managed.value.managed_rules_only,
     };
-    let sandbox = layered(&files, Some("[sandbox]"), |value, text, file| {
+    let mut sandbox = layered(&files, Some("[sandbox]"), |value, text, file| {
         let base = (file.layer == FileLayer::Project).then_some(opts.workspace.as_path());
         super::sandbox::apply_layer(value, text, &file.name(), base)
     });
@@ -124,13 +143,20 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
     let model = layered(&files, None, |value, text, file| {
         super::model::apply_layer(value, text, &file.name())
     });
+    let mut servers = load_servers_with_env(opts, env);
+    // The managed floor last: nothing a user or project file says can loosen it.
+    let floor = &managed.value.sandbox;
+    let mut overrides = floor.apply(&mut sandbox.value);
+    overrides.extend(floor.apply_to_servers(&mut servers.servers));
+    managed.value.overrides = overrides;
     Settings {
-        servers: load_servers_with_env(opts, env),
+        servers,
         permissions,
         sandbox,
         tools,
         host,
         model,
+        managed,
     }
 }
 

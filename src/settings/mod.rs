@@ -166,6 +166,9 @@ mod expand;
 mod host;
 pub mod import;
 mod load;
+pub mod managed;
+mod managed_sandbox;
+mod managed_servers;
 mod mcp_json;
 mod mcp_json_keys;
 mod mode;
@@ -185,6 +188,9 @@ pub use host::{
     LogLevel,
 };
 pub use load::{Section, Settings, load, load_with_env, project_config_path, rule_files};
+pub use managed::{ManagedPlaces, ManagedSettings};
+pub use managed_sandbox::SandboxFloor;
+pub use managed_servers::{ServerPattern, ServerPolicy};
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
 pub use mode::PermissionMode;
 pub use model::{
@@ -217,6 +223,8 @@ pub struct LoadOptions {
     /// `--allow RULE` and `--deny RULE`.
     pub allow_flags: Vec<String>,
     pub deny_flags: Vec<String>,
+    /// The managed files (decision 0082); the default (tests) has none.
+    pub managed: ManagedPlaces,
 }
 
 impl LoadOptions {
@@ -226,6 +234,7 @@ impl LoadOptions {
             workspace: workspace.to_path_buf(),
             user_config_dir: crate::paths::user_config_dir(),
             trust_project,
+            managed: ManagedPlaces::from_env(&|name| std::env::var(name).ok()),
             ..LoadOptions::default()
         }
     }

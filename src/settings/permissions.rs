@@ -57,6 +57,9 @@ pub enum PermissionEntry {
 pub enum FileLayer {
     User,
     Project,
+    /// A managed file (`/etc/toolgate/managed.toml`, `TOOLGATE_MANAGED_CONFIG`): above
+    /// every other layer.
+    Managed,
 }
 
 /// The `[permissions]` of one config file.
@@ -79,6 +82,11 @@ pub struct Permissions {
     /// `--allow RULE` and `--deny RULE`.
     pub allow_flags: Vec<String>,
     pub deny_flags: Vec<String>,
+    /// `[permissions]` of the managed files: above every other layer.
+    pub managed: Vec<PermissionsFile>,
+    /// `managed_rules_only = true` in a managed file: the other layers' allow rules (flags
+    /// included) are ignored.
+    pub managed_rules_only: bool,
 }
 
 impl Permissions {
@@ -98,6 +106,12 @@ impl Permissions {
 /// Reads the `[permissions]` table of `text` (the contents of `file`). Other tables are left
 /// alone (they belong to other parts of the settings).
 pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
+    parse_table_with(text, file, &[])
+}
+
+/// [`parse_table`], leaving the keys in `other_keys` to the caller (the managed file's own
+/// switches).
+pub fn parse_table_with(text: &str, file: &str, other_keys: &[&str]) -> Vec<PermissionEntry> {
     let mut entries = Vec::new();
     let problem =
         |offset: usize, list: Option<PermissionList>, message: String| PermissionEntry::Problem {
@@ -150,6 +164,7 @@ pub fn parse_table(text: &str, file: &str) -> Vec<PermissionEntry> {
                 });
                 continue;
             }
+            other if other_keys.contains(&other) => continue,
             other => {
                 entries.push(problem(
                     at,

@@ -35,6 +35,9 @@ pub struct ConsoleInfo {
     pub servers: Vec<ServerInfo>,
     /// Draw without colours (set by `run` when NO_COLOR is set; emphasis stays).
     pub no_color: bool,
+    /// The managed policy as `/permissions` shows it (its files, what it sets, what it
+    /// overrides); empty without one (decision 0082).
+    pub managed: Vec<String>,
 }
 
 // Messages are moved once from the channel into `update`, never stored in bulk, so the size

@@ -123,6 +123,7 @@ pub fn view(app: &App, frame: &mut Frame) {
         Overlay::Permissions { selected } => frame.render_widget(
             PermissionsOverlay {
                 rules: &rule_lines(&app.pool),
+                managed: &app.info.managed,
                 session_grants: &app.session_grants,
                 selected,
                 theme: t,

@@ -57,7 +57,12 @@ fn shift_tab_cycles_the_modes_and_the_status_line_names_each() {
     let api = WindowApi::start(1 << 20, |_| Say::Text("unused".into()));
     let (mut child, screen, mut keys) =
         pty::spawn(console(home.path(), ws.path(), &api), ROWS, COLS);
-    wait_status(&screen, "default");
+    // The session has started (its log is open) once the status line names the model.
+    screen.wait_for("the session to start", |text| {
+        text.lines()
+            .last()
+            .is_some_and(|line| line.contains("claude-sonnet") && line.contains("· default mode"))
+    });
     for mode in ["accept-edits", "plan", "ask", "auto", "default"] {
         keys.press(SHIFT_TAB);
         wait_status(&screen, mode);

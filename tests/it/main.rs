@@ -54,6 +54,7 @@ mod servers;
 mod cli;
 mod headless;
 mod lifetime;
+mod managed;
 mod mcp_manage;
 mod modes;
 mod policy;

@@ -259,3 +259,51 @@ fn a_resumed_session_goes_back_to_its_mode_unless_the_flag_says_another() {
         "the flag did not win: {out:?}"
     );
 }
+
+#[test]
+fn a_managed_policy_that_disables_auto_mode_refuses_it_and_the_run_stays_in_default() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let managed = home.path().join("managed.toml");
+    std::fs::write(&managed, "[permissions]\ndisable_auto_mode = true\n").unwrap();
+    std::fs::write(ws.path().join("x.txt"), "keep").unwrap();
+    let api = model(vec![tool("bash", json!({"command": "rm -f x.txt"}))]);
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "-p",
+            "go",
+            "--provider",
+            "anthropic",
+            "--output-format",
+            "jsonl",
+        ])
+        .args(["--permission-mode", "auto"])
+        .current_dir(ws.path())
+        .env("TOOLGATE_STATE_DIR", home.path().join("state"))
+        .env("TOOLGATE_CONFIG_DIR", home.path().join("config"))
+        .env("TOOLGATE_MANAGED_CONFIG", &managed)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env("TMPDIR", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("MODEL_ID")
+        .output()
+        .expect("run toolgate");
+    let lines = jsonl(&out);
+    assert!(
+        lines.iter().any(|l| l["type"] == "error"
+            && l["message"].as_str().is_some_and(
+                |m| m.contains("cannot switch to auto mode") && m.contains("disable_auto_mode")
+            )),
+        "{out:?}"
+    );
+    assert!(
+        !out.status.success(),
+        "a refused mode is a failed run: {out:?}"
+    );
+    // Default mode decided: the destructive command asked (denied headless) and did not run.
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("x.txt")).unwrap(),
+        "keep"
+    );
+}

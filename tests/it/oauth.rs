@@ -883,6 +883,7 @@ mod console_view {
             workspace: "/w".into(),
             servers: servers.clone(),
             no_color: true,
+            managed: Vec::new(),
         };
         let mut app = App::new(info, Instant::now());
         let agent = |app: &mut App, event| {

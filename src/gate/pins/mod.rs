@@ -39,7 +39,10 @@ fn covers_new_tool(verdict: &Verdict) -> bool {
 fn hand_written(source: &RuleSource) -> bool {
     matches!(
         source,
-        RuleSource::UserConfig(_) | RuleSource::ProjectConfig(_) | RuleSource::Flag
+        RuleSource::UserConfig(_)
+            | RuleSource::ProjectConfig(_)
+            | RuleSource::Flag
+            | RuleSource::Managed(_)
     )
 }
 

@@ -36,6 +36,7 @@ impl McpHub {
         if let Some(existing) = servers.connection(name) {
             return Ok(lock(&existing.tools).tools().to_vec());
         }
+        self.refuse_blocked(&config)?;
         servers.set_status(name, ServerStatus::Connecting);
         let stderr = StderrTail::default();
         let auth = self.inner.sign_ins.server_auth(&config).await;

@@ -74,6 +74,7 @@ impl McpHub {
             message: "signing in applies to HTTP servers without a configured Authorization header"
                 .into(),
         };
+        self.refuse_blocked(&config)?;
         let ServerTransport::Http { url, headers, .. } = &config.transport else {
             return Err(not_oauth());
         };

@@ -16,6 +16,7 @@ mod input_required;
 mod launch;
 mod locks;
 mod login;
+mod managed;
 mod registry;
 mod relist;
 mod resources;
@@ -31,8 +32,8 @@ use crate::mcp::types::{HubEvent, ServerStatus};
 use crate::oauth::{Opener, TokenFile};
 use crate::pool::ServerTools;
 use crate::sandbox::{Profile, Sandbox};
-use crate::settings::ServerConfig;
 use crate::settings::{DEFAULT_LOG_LEVEL, LogLevel};
+use crate::settings::{ServerConfig, ServerPolicy};
 use launch::{DEFAULT_PROBE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launcher};
 use locks::lock;
 use registry::Registry;
@@ -50,6 +51,8 @@ struct Inner {
     roots: Roots,
     /// `[mcp] log_level`; a reload of `config.toml` may change it.
     log_level: Mutex<Option<LogLevel>>,
+    /// The managed policy's server lists, read at start (decision 0082).
+    managed_servers: ServerPolicy,
 }
 
 /// All configured servers and the live connections. Cheap to clone (shared inside).
@@ -83,6 +86,9 @@ pub struct HubOptions {
     /// The largest message a stdio server may send (`[mcp] max_message_bytes`); a bigger
     /// answer fails its call at once.
     pub max_message_bytes: usize,
+    /// The managed policy's `allowed_servers` / `denied_servers`: a server they do not
+    /// admit is never started or contacted.
+    pub managed_servers: ServerPolicy,
 }
 
 impl Default for HubOptions {
@@ -99,6 +105,7 @@ impl Default for HubOptions {
             token_file: None,
             log_level: Some(DEFAULT_LOG_LEVEL),
             max_message_bytes: crate::settings::DEFAULT_MAX_MESSAGE_BYTES,
+            managed_servers: ServerPolicy::default(),
         }
     }
 }
@@ -141,6 +148,7 @@ impl McpHub {
                     events.clone(),
                 ),
                 log_level: Mutex::new(options.log_level),
+                managed_servers: options.managed_servers,
                 events,
             }),
         }

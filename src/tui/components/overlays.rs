@@ -357,6 +357,8 @@ impl Widget for McpOverlay<'_> {
 pub struct PermissionsOverlay<'a> {
     /// Rules in force, from the current pool's verdicts.
     pub rules: &'a [RuleLine],
+    /// The managed policy's lines (`policy::managed_summary`); empty without one.
+    pub managed: &'a [String],
     pub session_grants: &'a [String],
     pub selected: usize,
     pub theme: &'a Theme,
@@ -366,7 +368,13 @@ impl Widget for PermissionsOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         let selected = self.selected;
-        let mut lines = vec![text("Rules deciding the current pool", t.bold())];
+        let mut lines = Vec::new();
+        if let Some((title, rest)) = self.managed.split_first() {
+            lines.push(text(title, t.bold()));
+            lines.extend(rest.iter().map(|line| text(line, t.plain())));
+            lines.push(LogicalLine::blank());
+        }
+        lines.push(text("Rules deciding the current pool", t.bold()));
         for r in self.rules {
             lines.push(LogicalLine {
                 spans: vec![
@@ -481,6 +489,7 @@ mod tests {
         let screen = text(&render(
             PermissionsOverlay {
                 rules: &rules,
+                managed: &[],
                 session_grants: &grants,
                 selected: 1,
                 theme: &theme,
@@ -496,6 +505,37 @@ mod tests {
             ],
         );
         insta::assert_snapshot!(screen);
+    }
+
+    #[test]
+    fn permissions_show_the_managed_policy_first() {
+        let theme = Theme::new(true);
+        let managed = [
+            "Managed policy: /etc/toolgate/managed.toml".to_string(),
+            "  deny mcp__deploy__trigger".to_string(),
+            "  overrides:".to_string(),
+            "    allow mcp__deploy__trigger (user config /u/c.toml): denied by managed rule mcp__deploy__trigger".to_string(),
+        ];
+        let screen = text(&render(
+            PermissionsOverlay {
+                rules: &[],
+                managed: &managed,
+                session_grants: &[],
+                selected: 0,
+                theme: &theme,
+            },
+            120,
+            16,
+        ));
+        assert_shows(
+            &screen,
+            &[
+                "Managed policy: /etc/toolgate/managed.toml",
+                "deny mcp__deploy__trigger",
+                "allow mcp__deploy__trigger (user config /u/c.toml): denied by managed rule",
+                "Rules deciding the current pool",
+            ],
+        );
     }
 
     #[test]

@@ -44,6 +44,7 @@ fn info() -> ConsoleInfo {
             })
             .collect(),
         no_color: false,
+        managed: Vec::new(),
     }
 }
 

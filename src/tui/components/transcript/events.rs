@@ -148,6 +148,7 @@ fn decision_label(record: &AuditRecord) -> String {
                 RuleSource::UserConfig(_) => "user config",
                 RuleSource::ProjectConfig(_) => "project config",
                 RuleSource::Flag => "command-line flag",
+                RuleSource::Managed(_) => "managed policy",
                 RuleSource::Default | RuleSource::SessionGrant | RuleSource::Mode(_) => "default",
             };
             format!("{verb} by rule {rule} ({place})")
