@@ -403,6 +403,10 @@ fn transcript(part: &[Message], level: usize, budget: u64) -> String {
                     }
                 }
                 (_, ContentBlock::Image(_)) => "(an image)".to_string(),
+                // The model's private reasoning is not part of what the summary keeps.
+                (_, ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }) => {
+                    continue;
+                }
             };
             entries.push(entry);
         }

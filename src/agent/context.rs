@@ -29,6 +29,8 @@ fn block_tokens(block: &ContentBlock) -> u64 {
                 content, images, ..
             } => est(content) + IMAGE_TOKENS * images.len() as u64,
             ContentBlock::Image(_) => IMAGE_TOKENS,
+            ContentBlock::Thinking { thinking, .. } => est(thinking),
+            ContentBlock::RedactedThinking { data } => est(data),
         }
 }
 

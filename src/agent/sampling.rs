@@ -178,6 +178,8 @@ impl SamplingHost {
                 Ok(StreamEvent::Stop(reason)) => stop = reason,
                 // No tools were offered; a tool call from the model is not passed on.
                 Ok(StreamEvent::ToolUseStarted { .. } | StreamEvent::ToolUse { .. }) => {}
+                // The server asked for text; the model's thinking is not part of it.
+                Ok(StreamEvent::ThinkingDelta(_) | StreamEvent::ThinkingBlock(_)) => {}
                 // The same request is sent again: the answer starts over (the server only
                 // ever sees the finished text).
                 Ok(StreamEvent::Retrying(_)) => text.clear(),

@@ -64,6 +64,15 @@ pub(super) async fn stream_reply(
                 conversation.emit(AgentEvent::ModelRetry(retry)).await;
             }
             Some(Ok(StreamEvent::ToolUseStarted { .. })) => {}
+            Some(Ok(StreamEvent::ThinkingDelta(delta))) => {
+                conversation.emit(AgentEvent::ThinkingDelta(delta)).await;
+            }
+            // Kept in order with the text and tool calls: the API wants the thinking
+            // block back where it was, signature and all (decision 0079).
+            Some(Ok(StreamEvent::ThinkingBlock(block))) => {
+                flush_text(&mut text, &mut reply.content);
+                reply.content.push(block);
+            }
             Some(Ok(StreamEvent::ToolUse { id, name, input })) => {
                 flush_text(&mut text, &mut reply.content);
                 reply

@@ -266,6 +266,7 @@ fn select_model(
 ) -> Result<Box<dyn crate::model::ModelProvider>, Failure> {
     let mut provider = crate::model::ProviderOptions::from_env();
     provider.retry = crate::model::RetryPolicy::from_settings(settings);
+    provider.thinking_budget = settings.thinking;
     provider.provider_flag = opts.provider.clone();
     if opts.model.is_some() {
         provider.model = opts.model.clone();

@@ -295,6 +295,8 @@ impl Printer<'_> {
                 }
                 self.text.push_str(&delta);
             }
+            // Not part of the answer; the JSONL schema has no thinking event (yet).
+            AgentEvent::ThinkingDelta(_) => {}
             AgentEvent::AssistantMessageDone => self.finish_text(),
             AgentEvent::ReplyCut(cut) => {
                 // Text mode printed the cut text as it came: the mark ends it there.

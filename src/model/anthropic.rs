@@ -24,6 +24,8 @@ pub struct AnthropicConfig {
     pub base_url: String,
     pub model: String,
     pub retry: RetryPolicy,
+    /// `[model] thinking`: extended thinking's budget in tokens; 0 leaves it off.
+    pub thinking_budget: u32,
 }
 
 pub struct AnthropicProvider {
@@ -54,7 +56,8 @@ impl ModelProvider for AnthropicProvider {
     }
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
-        let body = request_body(&self.config.model, &request);
+        let mut body = request_body(&self.config.model, &request);
+        with_thinking(&mut body, self.config.thinking_budget, &request);
         let client = self.client.clone();
         let url = self.endpoint();
         let api_key = self.config.api_key.clone();
@@ -95,11 +98,13 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
         request.max_tokens
     };
     let mut messages: Vec<Value> = request.messages.iter().filter_map(message_json).collect();
+    // Thinking blocks take no cache_control.
     if let Some(last_block) = messages
         .last_mut()
         .and_then(|m| m.get_mut("content"))
         .and_then(Value::as_array_mut)
         .and_then(|blocks| blocks.last_mut())
+        .filter(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
     {
         last_block["cache_control"] = cache_breakpoint();
     }
@@ -141,6 +146,24 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
         body["tools"] = Value::Array(tools);
     }
     body
+}
+
+/// The smallest budget the API takes for extended thinking.
+const MIN_THINKING_BUDGET: u32 = 1024;
+
+/// Turns extended thinking on with `budget` tokens (0: off). `max_tokens` must exceed the
+/// budget, so the reply keeps the room it had on top of it. A request with a temperature
+/// (a server's sampling request) goes without: the API takes no temperature with thinking.
+pub fn with_thinking(body: &mut Value, budget: u32, request: &ModelRequest) {
+    if budget == 0 || request.sampling.temperature.is_some() {
+        return;
+    }
+    let budget = budget.max(MIN_THINKING_BUDGET);
+    let room = body["max_tokens"]
+        .as_u64()
+        .unwrap_or(u64::from(FALLBACK_MAX_TOKENS));
+    body["max_tokens"] = json!(room + u64::from(budget));
+    body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
 }
 
 /// An image block with inline base64 data.
@@ -191,6 +214,14 @@ fn message_json(message: &Message) -> Option<Value> {
                 }))
             }
             ContentBlock::Image(image) => Some(image_json(image)),
+            // Back exactly as they came, signature included (the API checks it).
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => Some(json!({"type": "thinking", "thinking": thinking, "signature": signature})),
+            ContentBlock::RedactedThinking { data } => {
+                Some(json!({"type": "redacted_thinking", "data": data}))
+            }
         })
         .collect();
     if blocks.is_empty() {
@@ -229,7 +260,15 @@ enum Block {
         initial_input: Value,
         partial_json: String,
     },
-    /// Thinking and other block types the agent does not use.
+    /// Extended thinking, gathered with its signature to be sent back.
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    /// Block types the agent does not use.
     Ignored,
 }
 
@@ -312,6 +351,30 @@ impl AnthropicDecoder {
                     partial_json: String::new(),
                 }
             }
+            "thinking" => {
+                let text = block
+                    .get("thinking")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if !text.is_empty() {
+                    out.push(StreamEvent::ThinkingDelta(text.to_string()));
+                }
+                Block::Thinking {
+                    text: text.to_string(),
+                    signature: block
+                        .get("signature")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                }
+            }
+            "redacted_thinking" => Block::RedactedThinking {
+                data: block
+                    .get("data")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            },
             _ => Block::Ignored,
         };
         self.blocks.insert(index, state);
@@ -345,7 +408,30 @@ impl AnthropicDecoder {
                     ))),
                 }
             }
-            // thinking_delta, signature_delta, citations_delta …
+            "thinking_delta" => {
+                let piece = delta.get("thinking").and_then(Value::as_str).unwrap_or("");
+                match self.blocks.get_mut(&index) {
+                    Some(Block::Thinking { text, .. }) => {
+                        text.push_str(piece);
+                        Ok(if piece.is_empty() {
+                            vec![]
+                        } else {
+                            vec![StreamEvent::ThinkingDelta(piece.to_string())]
+                        })
+                    }
+                    _ => Err(stream_error(format!(
+                        "thinking_delta for block {index}, which is not an open thinking block"
+                    ))),
+                }
+            }
+            "signature_delta" => {
+                let piece = delta.get("signature").and_then(Value::as_str).unwrap_or("");
+                if let Some(Block::Thinking { signature, .. }) = self.blocks.get_mut(&index) {
+                    signature.push_str(piece);
+                }
+                Ok(vec![])
+            }
+            // citations_delta and types added later
             _ => Ok(vec![]),
         }
     }
@@ -371,6 +457,15 @@ impl AnthropicDecoder {
                 self.saw_tool_use = true;
                 Ok(vec![StreamEvent::ToolUse { id, name, input }])
             }
+            Some(Block::Thinking { text, signature }) => {
+                Ok(vec![StreamEvent::ThinkingBlock(ContentBlock::Thinking {
+                    thinking: text,
+                    signature,
+                })])
+            }
+            Some(Block::RedactedThinking { data }) => Ok(vec![StreamEvent::ThinkingBlock(
+                ContentBlock::RedactedThinking { data },
+            )]),
             _ => Ok(vec![]),
         }
     }
@@ -458,175 +553,5 @@ impl SseDecoder for AnthropicDecoder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn feed(decoder: &mut AnthropicDecoder, data: Value) -> Result<Vec<StreamEvent>, ModelError> {
-        decoder.on_event(&SseEvent {
-            event: data["type"].as_str().unwrap_or("").to_string(),
-            data: data.to_string(),
-        })
-    }
-
-    #[test]
-    fn tool_results_come_before_text_in_a_user_message() {
-        let request = ModelRequest {
-            system: String::new(),
-            messages: vec![Message {
-                role: Role::User,
-                content: vec![
-                    ContentBlock::Text {
-                        text: "not now".into(),
-                    },
-                    ContentBlock::ToolResult {
-                        tool_use_id: "t1".into(),
-                        content: "Permission denied: the user declined".into(),
-                        is_error: true,
-                        images: vec![],
-                    },
-                    ContentBlock::Text {
-                        text: String::new(),
-                    },
-                ],
-            }],
-            tools: vec![],
-            max_tokens: 0,
-            sampling: Default::default(),
-        };
-        let body = request_body("m", &request);
-        assert_eq!(body["max_tokens"], FALLBACK_MAX_TOKENS);
-        assert!(body.get("system").is_none() && body.get("tools").is_none());
-        let content = &body["messages"][0]["content"];
-        assert_eq!(content.as_array().map(Vec::len), Some(2));
-        assert_eq!(content[0]["type"], "tool_result");
-        assert_eq!(
-            content[1],
-            json!({"type": "text", "text": "not now", "cache_control": {"type": "ephemeral"}})
-        );
-    }
-
-    /// A sampling request's temperature and stop sequences reach the API, the temperature
-    /// within Anthropic's 0–1; the agent's own calls send neither.
-    #[test]
-    fn sampling_options_are_sent_within_the_apis_limits() {
-        let mut request = ModelRequest {
-            system: String::new(),
-            messages: Vec::new(),
-            tools: vec![],
-            max_tokens: 10,
-            sampling: Default::default(),
-        };
-        let plain = request_body("m", &request);
-        assert!(plain.get("temperature").is_none() && plain.get("stop_sequences").is_none());
-        request.sampling = crate::model::SamplingOptions {
-            temperature: Some(1.5),
-            stop_sequences: vec!["END".into()],
-        };
-        let body = request_body("m", &request);
-        assert_eq!(body["temperature"], json!(1.0));
-        assert_eq!(body["stop_sequences"], json!(["END"]));
-    }
-
-    #[test]
-    fn images_go_as_image_blocks_in_tool_results_and_user_messages() {
-        let png = crate::model::ImageData {
-            media_type: "image/png".into(),
-            data: "iVBORw0KGgo=".into(),
-        };
-        let request = ModelRequest {
-            system: String::new(),
-            messages: vec![Message {
-                role: Role::User,
-                content: vec![
-                    ContentBlock::ToolResult {
-                        tool_use_id: "t1".into(),
-                        content: "a chart".into(),
-                        is_error: false,
-                        images: vec![png.clone()],
-                    },
-                    ContentBlock::Image(png),
-                ],
-            }],
-            tools: vec![],
-            max_tokens: 10,
-            sampling: Default::default(),
-        };
-        let body = request_body("m", &request);
-        let content = &body["messages"][0]["content"];
-        let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}});
-        assert_eq!(
-            content[0]["content"],
-            json!([{"type": "text", "text": "a chart"}, image])
-        );
-        // The last block of the conversation carries the prompt-cache breakpoint.
-        let mut last = image;
-        last["cache_control"] = json!({"type": "ephemeral"});
-        assert_eq!(content[1], last);
-    }
-
-    #[test]
-    fn tool_input_given_whole_in_block_start_is_kept() {
-        let mut decoder = AnthropicDecoder::default();
-        feed(
-            &mut decoder,
-            json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"glob","input":{"pattern":"*"}}}),
-        )
-        .unwrap();
-        let events = feed(&mut decoder, json!({"type":"content_block_stop","index":0})).unwrap();
-        assert_eq!(
-            events,
-            vec![StreamEvent::ToolUse {
-                id: "t1".into(),
-                name: "glob".into(),
-                input: json!({"pattern": "*"})
-            }]
-        );
-        // No stop_reason given: inferred from the tool call.
-        let events = feed(&mut decoder, json!({"type":"message_stop"})).unwrap();
-        assert_eq!(events.last(), Some(&StreamEvent::Stop(StopReason::ToolUse)));
-    }
-
-    #[test]
-    fn broken_tool_json_and_stray_deltas_are_errors() {
-        let mut decoder = AnthropicDecoder::default();
-        let err = feed(
-            &mut decoder,
-            json!({"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{"}}),
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("not an open tool_use block"),
-            "{err}"
-        );
-
-        feed(
-            &mut decoder,
-            json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"bash","input":{}}}),
-        )
-        .unwrap();
-        feed(
-            &mut decoder,
-            json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\": "}}),
-        )
-        .unwrap();
-        let err = feed(&mut decoder, json!({"type":"content_block_stop","index":0})).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("tool input for 'bash' is not valid JSON"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn thinking_blocks_and_unknown_events_are_ignored() {
-        let mut decoder = AnthropicDecoder::default();
-        for data in [
-            json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
-            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}),
-            json!({"type":"content_block_stop","index":0}),
-            json!({"type":"some_future_event"}),
-        ] {
-            assert_eq!(feed(&mut decoder, data).unwrap(), vec![]);
-        }
-    }
-}
+#[path = "anthropic_tests.rs"]
+mod tests;

@@ -34,6 +34,26 @@ pub enum ContentBlock {
     },
     /// An image in a user message (an attached resource, say).
     Image(ImageData),
+    /// The model's extended thinking (Anthropic), kept in the assistant message with its
+    /// signature: the API wants it back unchanged in a tool-use turn (decision 0079).
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    /// Thinking the API encrypted (flagged by its safety systems): sent back as it came.
+    RedactedThinking {
+        data: String,
+    },
+}
+
+impl ContentBlock {
+    /// Thinking, plain or redacted: kept for the API, never shown as the reply.
+    pub fn is_thinking(&self) -> bool {
+        matches!(
+            self,
+            ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }
+        )
+    }
 }
 
 /// An image as the model APIs take it: base64 data and its media type.
@@ -162,6 +182,11 @@ impl Usage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// A piece of the model's thinking (Anthropic `thinking_delta`, an OpenAI-compatible
+    /// server's `reasoning_content`), to show as it streams.
+    ThinkingDelta(String),
+    /// A finished thinking block (with its signature) to keep in the assistant message.
+    ThinkingBlock(ContentBlock),
     /// A tool call began (lets the UI show a card before the arguments are complete).
     ToolUseStarted {
         id: String,

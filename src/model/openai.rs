@@ -438,6 +438,13 @@ impl OpenAiDecoder {
             return Ok(out);
         };
         let delta = choice.get("delta").unwrap_or(&Value::Null);
+        // DeepSeek, vLLM and llama.cpp stream reasoning apart from the answer; it is shown
+        // and never sent back (those servers refuse it in a request).
+        if let Some(text) = delta.get("reasoning_content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            out.push(StreamEvent::ThinkingDelta(text.to_string()));
+        }
         if let Some(text) = delta.get("content").and_then(Value::as_str)
             && !text.is_empty()
         {
@@ -638,6 +645,16 @@ mod tests {
             ("glob", &json!({"pattern": "*.rs"}))
         );
         assert_eq!(events[2], StreamEvent::Stop(StopReason::ToolUse));
+    }
+
+    #[test]
+    fn reasoning_content_streams_as_thinking() {
+        let events = decode(&[
+            json!({"choices":[{"index":0,"delta":{"reasoning_content":"let me see"}}]}),
+            json!({"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}),
+        ]);
+        assert_eq!(events[0], StreamEvent::ThinkingDelta("let me see".into()));
+        assert_eq!(events[1], StreamEvent::TextDelta("Hi".into()));
     }
 
     #[test]

@@ -517,6 +517,8 @@ impl ScriptedProvider {
                         content, images, ..
                     } => content.len() + images.iter().map(|i| i.data.len()).sum::<usize>(),
                     ContentBlock::Image(image) => image.data.len(),
+                    ContentBlock::Thinking { thinking, .. } => thinking.len(),
+                    ContentBlock::RedactedThinking { data } => data.len(),
                 })
                 .sum::<usize>();
         events.push(StreamEvent::Usage(Usage {

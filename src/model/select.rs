@@ -56,6 +56,8 @@ pub struct ProviderOptions {
     /// Scripted provider: an embedded scenario name or a file path (default `deploy_demo`).
     pub scenario: Option<String>,
     pub retry: RetryPolicy,
+    /// `[model] thinking`: the Anthropic provider's thinking budget (0: off).
+    pub thinking_budget: u32,
 }
 
 fn non_empty(value: Option<String>) -> Option<String> {
@@ -147,6 +149,7 @@ pub fn select(opts: &ProviderOptions) -> Result<Box<dyn ModelProvider>, ModelErr
                 base_url,
                 model: opts.model_or(anthropic::DEFAULT_MODEL),
                 retry: opts.retry,
+                thinking_budget: opts.thinking_budget,
             })?))
         }
         ProviderKind::OpenAi => {

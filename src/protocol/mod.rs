@@ -110,6 +110,8 @@ pub enum AgentEvent {
     /// A user message as recorded (also replayed on resume).
     UserMessage(String),
     TextDelta(String),
+    /// A piece of the model's thinking, shown collapsed while it streams (decision 0079).
+    ThinkingDelta(String),
     /// The assistant finished a text block (lets the UI close a streaming paragraph).
     AssistantMessageDone,
     /// The reply being streamed broke off; what was shown stays on screen, marked, and

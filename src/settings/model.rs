@@ -8,6 +8,7 @@
 //! retry_max_seconds = 60    # no retry starts later than this after the first attempt
 //! context_window = 200000   # tokens the model takes (default: from the model's name)
 //! auto_compact_percent = 80 # compact when a request would fill this share of the window
+//! thinking = 4000           # extended thinking budget in tokens (Anthropic); 0: off
 //! ```
 
 use std::time::Duration;
@@ -30,6 +31,8 @@ pub struct ModelSettings {
     pub context_window: Option<u64>,
     /// `auto_compact_percent` (10–100; 100 compacts only when the API refuses).
     pub auto_compact_percent: u8,
+    /// `thinking`: extended thinking's budget in tokens; 0 (the default) leaves it off.
+    pub thinking: u32,
 }
 
 impl Default for ModelSettings {
@@ -39,15 +42,17 @@ impl Default for ModelSettings {
             retry_max: Duration::from_secs(DEFAULT_RETRY_MAX_SECONDS),
             context_window: None,
             auto_compact_percent: DEFAULT_AUTO_COMPACT_PERCENT,
+            thinking: 0,
         }
     }
 }
 
-const KEYS: [&str; 4] = [
+const KEYS: [&str; 5] = [
     "retry_max_attempts",
     "retry_max_seconds",
     "context_window",
     "auto_compact_percent",
+    "thinking",
 ];
 
 pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<Diagnostic> {
@@ -123,6 +128,17 @@ pub fn apply_layer(settings: &mut ModelSettings, text: &str, file: &str) -> Vec<
             |message| diag(item, message),
         ));
     }
+    if let Some(item) = model.and_then(|t| t.get("thinking")) {
+        // The API's own bounds: at least 1024 tokens; 0 turns it off.
+        diagnostics.extend(super::toml::set_whole(
+            &mut settings.thinking,
+            item,
+            |n| *n == 0 || (1024..=1_000_000).contains(n),
+            "model.thinking",
+            "0 (off) or a number of tokens from 1024",
+            |message| diag(item, message),
+        ));
+    }
     diagnostics
 }
 
@@ -174,5 +190,18 @@ mod tests {
         assert_eq!(shown.len(), 2, "{shown:?}");
         assert!(shown[0].ends_with("keeping 60000"), "{shown:?}");
         assert!(shown[1].ends_with("keeping 70"), "{shown:?}");
+    }
+
+    #[test]
+    fn the_thinking_budget_is_read_and_checked() {
+        let mut settings = ModelSettings::default();
+        assert_eq!(settings.thinking, 0, "off unless asked for");
+        assert!(apply_layer(&mut settings, "[model]\nthinking = 4000\n", "c").is_empty());
+        assert_eq!(settings.thinking, 4000);
+        let shown =
+            crate::settings::shown(&apply_layer(&mut settings, "[model]\nthinking = 10\n", "c"));
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        assert!(shown[0].contains("model.thinking"), "{shown:?}");
+        assert_eq!(settings.thinking, 4000);
     }
 }

@@ -10,6 +10,7 @@ use ratatui::layout::Rect;
 
 use super::components::completion::assist::{Assist, Outcome};
 use super::components::composer::ComposerState;
+use super::components::history::History;
 use super::components::inbox::state::Inbox;
 use super::components::overlays::Overlay;
 use super::components::pool::detail::DetailState;
@@ -51,6 +52,8 @@ pub enum Msg {
     AgentGone,
     /// A deadline the app asked for passed (spinner frame, highlight expiry, guard end).
     Tick,
+    /// The person's editor exited (Ctrl+G, or a file opened in it).
+    Edited(super::editor::Edited),
 }
 
 /// What one [`super::update`] did: effects to carry out, and whether the screen may look different
@@ -75,6 +78,8 @@ pub struct App {
     /// Questions waiting for the person; the modal shows one of them.
     pub inbox: Inbox,
     pub composer: ComposerState,
+    /// Earlier prompts of this workspace (↑/↓, Ctrl+R).
+    pub history: History,
     /// What the person sent while a turn runs, until it is sent (decision 0076).
     pub queue: Queue,
     /// When the last dialog, overlay, popup or the pool's focus went away: an Esc just
@@ -126,6 +131,7 @@ impl App {
             pool: PoolView::new(&names),
             inbox: Inbox::default(),
             composer: ComposerState::new(theme),
+            history: History::default(),
             queue: Queue::default(),
             dialog_closed_at: None,
             focus: Focus::Composer,
@@ -165,6 +171,7 @@ impl App {
             || self.assist.popup.is_some()
             || self.assist.form.is_some()
             || self.focus == Focus::Pool
+            || self.history.search.is_some()
     }
 
     /// The earliest moment the screen changes by itself. None while idle: no timers then.

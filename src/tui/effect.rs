@@ -7,4 +7,9 @@ use crate::protocol::UiCommand;
 pub enum Effect {
     SendCommand(UiCommand),
     Quit,
+    /// Keep a sent prompt in the workspace's history file (decision 0079).
+    Remember(String),
+    /// Hand the terminal to the person's editor (`$VISUAL`, `$EDITOR`, `vi`); the runtime
+    /// stops reading keys until it exits (decision 0079).
+    Edit(super::editor::EditTarget),
 }

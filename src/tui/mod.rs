@@ -12,9 +12,12 @@
 
 mod app;
 mod components;
+mod editor;
 mod effect;
+mod history_file;
 mod layout;
 mod limiter;
+mod recall;
 mod submit;
 mod terminal;
 mod theme;
@@ -90,8 +93,18 @@ async fn event_loop(
     info: ConsoleInfo,
     mut signals: terminal::Signals,
 ) -> anyhow::Result<Ending> {
+    let mut history = history_file::open_for(&info.workspace);
     let mut app = App::new(info, Instant::now());
+    app.history = components::history::History::new(std::mem::take(&mut history.prompts));
+    if let Some(problem) = history.problem.take() {
+        app.note(components::transcript::state::EntryKind::Notice(problem));
+    }
     let mut limiter = FrameLimiter::default();
+    let mut out = Outside {
+        history: history.file,
+        history_failed: false,
+        edit: None,
+    };
     // The layout reaches `update` through resize messages; the first one is the size now.
     let size = term.terminal.size()?;
     let _ = update(
@@ -140,7 +153,7 @@ async fn event_loop(
         // Only what may have changed the screen costs a frame: a key that moves nothing or a
         // mouse move does not. A tick only comes when a deadline fell due (spinner frame,
         // highlight ending) and always redraws.
-        if apply(&mut app, msg, &mut limiter, handle) {
+        if apply(&mut app, msg, &mut limiter, handle, &mut out) {
             return Ok(Ending::Quit);
         }
         // Fold whatever else the agent already sent into the same frame.
@@ -150,20 +163,47 @@ async fn event_loop(
             }
             match handle.events.try_recv() {
                 Ok(ev) => {
-                    if apply(&mut app, Msg::Agent(ev), &mut limiter, handle) {
+                    if apply(&mut app, Msg::Agent(ev), &mut limiter, handle, &mut out) {
                         return Ok(Ending::Quit);
                     }
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     agent_open = false;
-                    if apply(&mut app, Msg::AgentGone, &mut limiter, handle) {
+                    if apply(&mut app, Msg::AgentGone, &mut limiter, handle, &mut out) {
                         return Ok(Ending::Quit);
                     }
                 }
             }
         }
+        // The editor gets the terminal with nobody reading keys: the event stream (and
+        // its reading thread) ends first and a new one starts after (decision 0079).
+        if let Some(target) = out.edit.take() {
+            drop(input);
+            let outcome = editor::hand_over(term, target).await;
+            input = crossterm::event::EventStream::new();
+            app.now = Instant::now();
+            if apply(
+                &mut app,
+                Msg::Edited(outcome),
+                &mut limiter,
+                handle,
+                &mut out,
+            ) {
+                return Ok(Ending::Quit);
+            }
+            limiter.mark_dirty();
+        }
     }
+}
+
+/// What the runtime does for the console besides the agent: the history file, and an
+/// editor to run once the current batch of messages is done.
+struct Outside {
+    history: Option<history_file::HistoryFile>,
+    /// A failed write is reported once, not for every prompt.
+    history_failed: bool,
+    edit: Option<editor::EditTarget>,
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -174,12 +214,18 @@ async fn sleep_until(deadline: Option<Instant>) {
 
 /// Runs one message through `update`, asks for a frame if the screen may have changed, and
 /// carries out the effects; true when the console should close.
-fn apply(app: &mut App, msg: Msg, limiter: &mut FrameLimiter, handle: &AgentHandle) -> bool {
+fn apply(
+    app: &mut App,
+    msg: Msg,
+    limiter: &mut FrameLimiter,
+    handle: &AgentHandle,
+    out: &mut Outside,
+) -> bool {
     let Update { effects, redraw } = update(app, msg);
     if redraw {
         limiter.mark_dirty();
     }
-    perform(app, effects, limiter, handle)
+    perform(app, effects, limiter, handle, out)
 }
 
 /// Carries out effects; true when the console should close.
@@ -188,11 +234,29 @@ fn perform(
     effects: Vec<Effect>,
     limiter: &mut FrameLimiter,
     handle: &AgentHandle,
+    out: &mut Outside,
 ) -> bool {
     let mut quit = false;
     for effect in effects {
         match effect {
             Effect::Quit => quit = true,
+            Effect::Edit(target) => out.edit = Some(target),
+            Effect::Remember(prompt) => {
+                let written = match out.history.as_mut() {
+                    Some(file) => file
+                        .append(&prompt)
+                        .map_err(|e| format!("prompt history {}: {e}", file.path().display())),
+                    None => Err("prompt history: no state folder (set TOOLGATE_STATE_DIR)".into()),
+                };
+                if let Err(problem) = written
+                    && !std::mem::replace(&mut out.history_failed, true)
+                {
+                    app.note(components::transcript::state::EntryKind::Notice(format!(
+                        "{problem}; prompts of this session are not kept"
+                    )));
+                    limiter.mark_dirty();
+                }
+            }
             Effect::SendCommand(cmd) => match handle.commands.try_send(cmd) {
                 Ok(()) => {}
                 // A busy agent must not freeze the screen: deliver in the background.

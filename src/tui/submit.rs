@@ -28,6 +28,7 @@ pub(super) fn submit(app: &mut App, effects: &mut Vec<Effect>) {
         }
         return;
     }
+    super::recall::remember(app, trimmed, effects);
     // Idle with something still queued (held after an interrupt): what is typed now goes
     // after it, never ahead.
     let busy = app.turn.is_running() || !app.queue.is_empty();

@@ -33,24 +33,34 @@ fn restore_terminal() {
     let _ = out.flush();
 }
 
+/// Raw mode, the alternate screen (cleared), bracketed paste and mouse capture: the
+/// console's terminal, at start and again after an editor had it.
+pub(super) fn take_terminal() -> std::io::Result<()> {
+    enable_raw_mode()?;
+    crossterm::execute!(
+        stdout(),
+        EnterAlternateScreen,
+        // Not `Terminal::clear`: that asks the terminal for the cursor position and
+        // waits for the answer, which delays the first frame.
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All),
+        EnableBracketedPaste,
+        EnableMouseCapture
+    )
+}
+
+/// The terminal as the shell had it, for a program that takes it over (an editor).
+pub(super) fn release_terminal() {
+    restore_terminal();
+}
+
 impl TerminalGuard {
     pub fn enter() -> anyhow::Result<Self> {
         install_panic_hook();
-        enable_raw_mode()?;
-        let mut out = stdout();
-        if let Err(e) = crossterm::execute!(
-            out,
-            EnterAlternateScreen,
-            // Not `Terminal::clear`: that asks the terminal for the cursor position and
-            // waits for the answer, which delays the first frame.
-            crossterm::terminal::Clear(crossterm::terminal::ClearType::All),
-            EnableBracketedPaste,
-            EnableMouseCapture
-        ) {
+        if let Err(e) = take_terminal() {
             restore_terminal();
             return Err(e.into());
         }
-        match Terminal::new(CrosstermBackend::new(out)) {
+        match Terminal::new(CrosstermBackend::new(stdout())) {
             Ok(mut terminal) => {
                 let _ = terminal.hide_cursor();
                 Ok(TerminalGuard {

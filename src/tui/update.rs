@@ -20,6 +20,7 @@ use super::components::transcript::events as transcript_events;
 use super::components::transcript::state::EntryKind;
 use super::effect::Effect;
 use super::layout::Focus;
+use super::recall;
 use super::submit;
 use crate::protocol::AgentEvent;
 use crate::sanitize::for_terminal;
@@ -56,6 +57,10 @@ pub fn update(app: &mut App, msg: Msg) -> Update {
         // Ticks come only when something due changes the screen (spinner frame, a highlight,
         // the inbox's guard ending, a countdown second, a deadline).
         Msg::Tick => true,
+        Msg::Edited(outcome) => {
+            recall::edited(app, outcome);
+            true
+        }
     };
     redraw |= app.pool.expire(app.now);
     redraw |= app.inbox.prune(app.now);
@@ -216,6 +221,10 @@ fn ctrl(key: &KeyEvent, c: char) -> bool {
 
 /// Handles a key; true when the screen may have changed.
 fn on_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
+    // The history search takes every key (Ctrl+C closes it) unless a question waits.
+    if app.history.search.is_some() && app.inbox.is_empty() {
+        return recall::on_search_key(app, key);
+    }
     if ctrl(&key, 'c') {
         on_ctrl_c(app, effects);
         return true;
@@ -323,6 +332,17 @@ fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> b
         return false;
     }
     if let Some(changed) = submit::on_queue_key(app, key) {
+        return changed;
+    }
+    if ctrl(&key, 'r') {
+        recall::open_search(app);
+        return true;
+    }
+    if ctrl(&key, 'g') {
+        recall::edit_composer(app, effects);
+        return false;
+    }
+    if let Some(changed) = recall::on_walk_key(app, key) {
         return changed;
     }
     match app.composer.on_key(key, !app.pool_collapsed) {

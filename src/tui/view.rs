@@ -7,6 +7,7 @@ use ratatui::Frame;
 use super::app::App;
 use super::components::completion::popup::{CompletionPopup, FormQuestion};
 use super::components::composer::Composer;
+use super::components::history::SearchPopup;
 use super::components::inbox::modal::InboxModal;
 use super::components::overlays::{
     HelpOverlay, McpOverlay, Overlay, PermissionsOverlay, rule_lines,
@@ -84,6 +85,15 @@ pub fn view(app: &App, frame: &mut Frame) {
         && app.focus == Focus::Composer
     {
         let widget = CompletionPopup { popup, theme: t };
+        let area = widget.area(a.composer, frame.area());
+        frame.render_widget(widget, area);
+    }
+    if let Some(search) = &app.history.search {
+        let widget = SearchPopup {
+            history: &app.history,
+            search,
+            theme: t,
+        };
         let area = widget.area(a.composer, frame.area());
         frame.render_widget(widget, area);
     }

@@ -3,51 +3,20 @@
 //! first reply's stream open for as long as the test needs. The far side proves it: the
 //! requests the API received, and whether the client gave up on a held stream.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use portable_pty::CommandBuilder;
 use serde_json::Value;
 
 use crate::support::model_api::{Answer, ModelApi, anthropic_stream_end, anthropic_text_stream};
-use crate::support::pty;
+use crate::support::pty::{self, Home};
 
 const UP: &[u8] = b"\x1b[A";
 const DELETE: &[u8] = b"\x1b[3~";
 const ESC: &[u8] = b"\x1b";
 const BACKSPACE: &[u8] = b"\x7f";
-
-struct Home {
-    dir: tempfile::TempDir,
-}
-
-impl Home {
-    fn new() -> Home {
-        let dir = tempfile::tempdir().expect("tempdir");
-        for sub in ["ws", "state", "config"] {
-            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
-        }
-        Home { dir }
-    }
-
-    fn path(&self, sub: &str) -> PathBuf {
-        self.dir.path().join(sub)
-    }
-
-    /// The console on the anthropic provider, pointed at `api`.
-    fn console(&self, api: &ModelApi) -> CommandBuilder {
-        let mut cmd = pty::toolgate(&self.path("state"), &self.path("config"));
-        cmd.cwd(self.path("ws"));
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("ANTHROPIC_API_KEY", "test-key");
-        cmd.env("ANTHROPIC_BASE_URL", &api.url);
-        cmd.env_remove("MODEL_ID");
-        cmd.args(["--provider", "anthropic"]);
-        cmd
-    }
-}
 
 /// A first reply that streams `said` and then stays open until `release` is set.
 fn held(said: &str, release: &Arc<AtomicBool>) -> Answer {
@@ -109,7 +78,7 @@ fn messages_typed_during_a_turn_are_sent_after_it_and_can_be_edited_or_dropped()
         whole("Alpha done."),
         whole("Delta done."),
     ]);
-    let (mut child, screen, mut keys) = pty::spawn(home.console(&api), 36, 120);
+    let (mut child, screen, mut keys) = pty::spawn(home.console(&api.url), 36, 120);
     screen.wait_text("claude");
     keys.enter_line(&screen, "first message");
     screen.wait_text("Working on the first.");
@@ -178,7 +147,7 @@ fn esc_stops_a_streaming_turn_within_a_second_and_keeps_what_was_said() {
         held("Half of the answer", &never),
         whole("Carrying on."),
     ]);
-    let (mut child, screen, mut keys) = pty::spawn(home.console(&api), 36, 120);
+    let (mut child, screen, mut keys) = pty::spawn(home.console(&api.url), 36, 120);
     screen.wait_text("claude");
     keys.enter_line(&screen, "hello");
     screen.wait_text("Half of the answer");
@@ -227,7 +196,7 @@ fn after_esc_the_queue_waits_for_enter() {
     let home = Home::new();
     let never = Arc::new(AtomicBool::new(false));
     let api = ModelApi::start(vec![held("Thinking", &never), whole("Next done.")]);
-    let (mut child, screen, mut keys) = pty::spawn(home.console(&api), 36, 120);
+    let (mut child, screen, mut keys) = pty::spawn(home.console(&api.url), 36, 120);
     screen.wait_text("claude");
     keys.enter_line(&screen, "hello");
     screen.wait_text("Thinking");

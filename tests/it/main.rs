@@ -11,6 +11,7 @@
 mod support;
 
 // The console: views and keys in-process, then the real binary in a pseudo-terminal.
+mod e2e_composer;
 mod e2e_console;
 mod e2e_console_modes;
 mod e2e_console_queue;
@@ -18,6 +19,7 @@ mod e2e_gate;
 mod e2e_reload;
 mod e2e_resources;
 mod e2e_sampling;
+mod e2e_thinking;
 mod tui;
 mod tui_resources;
 

@@ -101,7 +101,7 @@ fn commands(effects: Vec<Effect>) -> Vec<UiCommand> {
         .into_iter()
         .filter_map(|e| match e {
             Effect::SendCommand(c) => Some(c),
-            Effect::Quit => None,
+            _ => None,
         })
         .collect()
 }

@@ -79,6 +79,24 @@ impl ComposerState {
         self.textarea.cursor().0 == 0
     }
 
+    /// The cursor is on the last line.
+    pub fn on_last_line(&self) -> bool {
+        self.textarea.cursor().0 + 1 >= self.textarea.lines().len()
+    }
+
+    /// Replaces the whole text (a prompt from the history, the editor's result), the
+    /// cursor at its start or its end: after ↑ the next ↑ goes on walking, after ↓ the
+    /// next ↓ does.
+    pub fn set_text(&mut self, text: &str, cursor_at_end: bool) {
+        self.reset();
+        self.textarea.insert_str(text);
+        if !cursor_at_end {
+            self.textarea.move_cursor(ratatui_textarea::CursorMove::Top);
+            self.textarea
+                .move_cursor(ratatui_textarea::CursorMove::Head);
+        }
+    }
+
     /// Replaces the last `chars` characters before the cursor with `text`.
     pub fn replace_before_cursor(&mut self, chars: usize, text: &str) {
         for _ in 0..chars {

@@ -146,11 +146,15 @@ pub fn rule_lines(pool: &PoolView) -> Vec<RuleLine> {
 /// The keys the help lists before the commands.
 const KEYS: &[(&str, &str)] = &[
     ("Enter", "send; while a turn runs, queue it for the end"),
+    // ↑ takes back what is queued when the composer is empty, else walks the history.
     (
-        "↑ Del (empty composer)",
-        "edit / drop the last queued message",
+        "↑ Del queue, ↑↓ Ctrl+R",
+        "edit / drop queued · earlier prompts · search",
     ),
-    ("Shift+Enter, Alt+Enter", "new line"),
+    (
+        "Shift/Alt+Enter, Ctrl+G",
+        "new line · edit the message in $EDITOR",
+    ),
     ("Esc, Ctrl+C", "interrupt the turn (what was done stays)"),
     ("Ctrl+D, Ctrl+C twice", "quit"),
     (
@@ -161,7 +165,7 @@ const KEYS: &[(&str, &str)] = &[
     ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
     (
         "Ctrl+O, Shift+Tab",
-        "expand / collapse tool results · next mode",
+        "expand tool results and thinking · next mode",
     ),
 ];
 
@@ -418,7 +422,8 @@ mod tests {
             &screen,
             &[
                 "Esc, Ctrl+C",
-                "edit / drop the last queued",
+                "edit / drop queued",
+                "Ctrl+R",
                 "any key closes",
             ],
         );

@@ -241,14 +241,19 @@ fn hold(
 
 /// The events that end the text reply [`anthropic_text_stream`] began without them.
 pub fn anthropic_stream_end() -> String {
-    [
+    anthropic_sse(&[
         json!({"type":"content_block_stop","index":0}),
         json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}),
         json!({"type":"message_stop"}),
-    ]
-    .iter()
-    .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
-    .collect()
+    ])
+}
+
+/// Messages API events as an SSE body (`event:` named after each event's type).
+pub fn anthropic_sse(events: &[Value]) -> String {
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+        .collect()
 }
 
 /// An Anthropic SSE stream of one text reply, split into these deltas; `whole`: with its
@@ -266,8 +271,5 @@ pub fn anthropic_text_stream(deltas: &[&str], whole: bool) -> String {
         events.push(json!({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}));
         events.push(json!({"type":"message_stop"}));
     }
-    events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
-        .collect()
+    anthropic_sse(&events)
 }

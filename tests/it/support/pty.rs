@@ -235,3 +235,35 @@ pub fn spawn(
     };
     (child, screen, keys)
 }
+
+/// A workspace (`ws`), a state folder and a user config folder in one temporary folder,
+/// for console runs against a local Messages API.
+pub struct Home {
+    pub dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Home {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["ws", "state", "config"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        Home { dir }
+    }
+
+    pub fn path(&self, sub: &str) -> std::path::PathBuf {
+        self.dir.path().join(sub)
+    }
+
+    /// The console in `ws` on the anthropic provider, pointed at the API at `api_url`.
+    pub fn console(&self, api_url: &str) -> CommandBuilder {
+        let mut cmd = toolgate(&self.path("state"), &self.path("config"));
+        cmd.cwd(self.path("ws"));
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("ANTHROPIC_API_KEY", "test-key");
+        cmd.env("ANTHROPIC_BASE_URL", api_url);
+        cmd.env_remove("MODEL_ID");
+        cmd.args(["--provider", "anthropic"]);
+        cmd
+    }
+}

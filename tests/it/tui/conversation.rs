@@ -674,3 +674,47 @@ fn a_tool_card_names_the_images_the_call_returned() {
     );
     assert!(text.contains("a chart of last week"), "{text}");
 }
+
+/// A fenced block that names its language is coloured by syntax (keywords, strings and
+/// plain words differ); one without a language keeps the single code style, and so does
+/// every block without colour.
+#[test]
+fn code_blocks_are_highlighted_by_language() {
+    let reply =
+        "```rust\nfn main() { let greeting = \"hello\"; }\n```\n\n```\nfn plain() {}\n```\n";
+    let colours_of = |app: &mut App, needle: &str| {
+        agent(app, AgentEvent::TextDelta(reply.into()));
+        agent(app, AgentEvent::AssistantMessageDone);
+        let terminal = render(app, 110, 30);
+        let buf = terminal.backend().buffer();
+        let text = screen_of(&terminal);
+        let row =
+            text.lines()
+                .position(|l| l.contains(needle))
+                .unwrap_or_else(|| panic!("{needle:?} not on screen:\n{text}")) as u16;
+        let start = text
+            .lines()
+            .nth(row as usize)
+            .unwrap()
+            .find(needle)
+            .unwrap() as u16;
+        (start..start + needle.len() as u16)
+            .map(|x| buf[(x, row)].fg)
+            .collect::<std::collections::HashSet<Color>>()
+    };
+    let mut app = started_app();
+    let highlighted = colours_of(&mut app, "fn main() { let greeting = \"hello\"; }");
+    assert!(
+        highlighted.len() >= 3,
+        "keywords, strings, names: {highlighted:?}"
+    );
+    let plain = colours_of(&mut started_app(), "fn plain() {}");
+    assert_eq!(plain.len(), 1, "no language, one style: {plain:?}");
+    assert!(plain.is_disjoint(&highlighted), "{plain:?} {highlighted:?}");
+
+    let mut info = info();
+    info.no_color = true;
+    let mut colourless = App::new(info, Instant::now());
+    let none = colours_of(&mut colourless, "fn main()");
+    assert_eq!(none, [Color::Reset].into_iter().collect(), "NO_COLOR");
+}

@@ -282,6 +282,8 @@ fn perform(effects: Vec<Effect>) -> (Vec<UiCommand>, bool) {
         match e {
             Effect::SendCommand(c) => commands.push(c),
             Effect::Quit => quit = true,
+            // The history file and the editor are the runtime's (tests/it/e2e_composer.rs).
+            Effect::Remember(_) | Effect::Edit(_) => {}
         }
     }
     (commands, quit)
@@ -1079,6 +1081,7 @@ impl<T> ReceivedNow<T> for oneshot::Receiver<T> {
     }
 }
 
+mod composer;
 mod conversation;
 mod keys;
 mod queue;

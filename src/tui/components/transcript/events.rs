@@ -25,6 +25,7 @@ pub fn on_event(
             }
         }
         AgentEvent::TextDelta(delta) => transcript.append_text(&for_terminal(&delta)),
+        AgentEvent::ThinkingDelta(delta) => transcript.append_thinking(&for_terminal(&delta)),
         AgentEvent::AssistantMessageDone => transcript.close_stream(),
         // The cut text stays where it is, closed, with the mark right under it.
         AgentEvent::ReplyCut(cut) => {

@@ -24,6 +24,8 @@ struct Renderer<'t> {
     lists: Vec<ListState>,
     quote_depth: usize,
     in_code_block: bool,
+    /// Colours for the open code block, when its fence names a language syntect knows.
+    highlighter: Option<super::highlight::CodeHighlighter>,
     /// A blank line is due before the next block (paragraph spacing).
     pending_gap: bool,
 }
@@ -127,6 +129,7 @@ impl<'t> Renderer<'t> {
             lists: Vec::new(),
             quote_depth: 0,
             in_code_block: false,
+            highlighter: None,
             pending_gap,
         }
     }
@@ -200,7 +203,10 @@ impl<'t> Renderer<'t> {
                     spans.push(Span::styled(prefix, self.theme.dim()));
                 }
                 spans.push(Span::styled("  ", self.theme.dim()));
-                spans.push(Span::styled(line.to_string(), self.theme.code()));
+                match self.highlighter.as_mut().and_then(|h| h.line(line)) {
+                    Some(coloured) => spans.extend(coloured),
+                    None => spans.push(Span::styled(line.to_string(), self.theme.code())),
+                }
                 self.out.push(LogicalLine {
                     spans,
                     continuation_indent: 2,
@@ -271,6 +277,10 @@ impl<'t> Renderer<'t> {
                         Span::raw(prefix),
                         Span::styled(format!("  {lang}"), self.theme.dim()),
                     ]));
+                    // Colours only where colours are on (NO_COLOR keeps the code style).
+                    if self.theme.color {
+                        self.highlighter = super::highlight::CodeHighlighter::for_fence(&lang);
+                    }
                 }
             }
             Tag::List(start) => {
@@ -323,6 +333,7 @@ impl<'t> Renderer<'t> {
             }
             TagEnd::CodeBlock => {
                 self.in_code_block = false;
+                self.highlighter = None;
                 self.pending_gap = true;
             }
             TagEnd::List(_) => {
@@ -371,7 +382,12 @@ mod tests {
         let out = render("```rust\nfn main() {}\n```\n", &Theme::new(true));
         assert_eq!(out.len(), 2);
         assert!(out[1].preformatted);
-        assert_eq!(out[1].spans[1].content, "fn main() {}");
+        // Highlighted: the line comes in several spans after the indent.
+        let code: String = out[1].spans[1..]
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(code, "fn main() {}");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 
 pub mod conversation;
 pub mod events;
+pub mod highlight;
 pub mod markdown;
 pub mod state;
+pub mod thinking;
 pub mod viewport;

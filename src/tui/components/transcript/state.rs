@@ -44,7 +44,15 @@ pub struct ToolCard {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryKind {
     User(String),
-    Assistant { text: String, streaming: bool },
+    Assistant {
+        text: String,
+        streaming: bool,
+    },
+    /// The model's thinking: collapsed to a line unless tool results are expanded.
+    Thinking {
+        text: String,
+        streaming: bool,
+    },
     Tool(ToolCard),
     Notice(String),
     Error(String),
@@ -209,11 +217,42 @@ impl Transcript {
 
     pub fn push(&mut self, kind: EntryKind) {
         self.close_stream();
+        self.close_thinking();
         self.entries.push(Entry::new(kind));
+    }
+
+    /// Appends streamed thinking to the open thinking entry, opening one if needed.
+    pub fn append_thinking(&mut self, delta: &str) {
+        if let Some(last) = self.entries.last_mut()
+            && let EntryKind::Thinking {
+                text,
+                streaming: true,
+            } = &mut last.kind
+        {
+            text.push_str(delta);
+            last.invalidate();
+            return;
+        }
+        self.push(EntryKind::Thinking {
+            text: delta.to_string(),
+            streaming: true,
+        });
+    }
+
+    /// The thinking entry being streamed is done (the answer or a tool call follows).
+    fn close_thinking(&mut self) {
+        if let Some(last) = self.entries.last_mut()
+            && let EntryKind::Thinking { streaming, .. } = &mut last.kind
+            && *streaming
+        {
+            *streaming = false;
+            last.invalidate();
+        }
     }
 
     /// Appends streamed text to the open assistant message, opening one if needed.
     pub fn append_text(&mut self, delta: &str) {
+        self.close_thinking();
         if let Some(last) = self.entries.last_mut()
             && let EntryKind::Assistant {
                 text,
@@ -396,6 +435,9 @@ fn render_entry(kind: &EntryKind, theme: &Theme, expanded: bool) -> Vec<LogicalL
             lines
         }
         EntryKind::Tool(card) => render_card(card, theme, expanded),
+        EntryKind::Thinking { text, streaming } => {
+            super::thinking::render(text, *streaming, expanded, theme)
+        }
         EntryKind::Notice(text) => prefixed(text, "· ", theme.dim(), theme.dim()),
         EntryKind::Error(text) => prefixed(text, "✗ ", theme.error(), theme.error()),
     };
