@@ -23,6 +23,7 @@ pub mod oauth;
 pub mod paths;
 pub mod policy;
 pub mod pool;
+pub mod project;
 pub mod protocol;
 pub mod sandbox;
 pub mod sanitize;

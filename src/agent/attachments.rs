@@ -28,6 +28,7 @@ pub(super) fn is_attachment_text(text: &str) -> bool {
         || (text.starts_with("[@") && text.contains(" could not be read: "))
         || (text.starts_with("[@") && text.ends_with(" is empty]"))
         || text.starts_with("[resource ")
+        || crate::project::files::is_attached_file(text)
 }
 
 /// A `@server:uri` mention in a message.

@@ -82,6 +82,14 @@ impl ContextMeter {
         self.window
     }
 
+    /// Another model took over (`/model`): its window, and estimates not yet calibrated
+    /// against its counts (another model may count tokens differently).
+    pub fn switch_window(&mut self, window: u64) {
+        self.window = window.max(1_000);
+        self.calibration = 1.0;
+        self.last_sent = None;
+    }
+
     /// Tokens at which the conversation is compacted before a request.
     pub fn compact_at(&self) -> u64 {
         self.window * u64::from(self.compact_percent) / 100

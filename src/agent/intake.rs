@@ -44,6 +44,8 @@ pub(super) enum Work {
         std::collections::HashMap<String, String>,
         CancellationToken,
     ),
+    /// `/model NAME`.
+    SetModel(String),
     /// A server's tool list or state changed on its own.
     RefreshPool,
     /// Load the server configuration again (`/mcp reload`, or the watcher saw a change).
@@ -135,6 +137,7 @@ pub(super) async fn read_commands(
                 save,
             },
             UiCommand::ReloadConfig => Work::Reload(ReloadCause::Asked),
+            UiCommand::SetModel(name) => Work::SetModel(name),
             UiCommand::RunPrompt {
                 server,
                 prompt,

@@ -1,5 +1,6 @@
 //! `@server:uri` mentions in a typed message: each is read and attached to the message
-//! (connecting a configured server first, through the usual checks).
+//! (connecting a configured server first, through the usual checks); then the workspace
+//! files it names with `@path` (`project.rs`).
 
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +20,9 @@ pub(super) async fn user_content(
     text: String,
     cancel: &CancellationToken,
 ) -> Vec<ContentBlock> {
-    let found = mentions(&text, &tools.hub.configured());
+    let configured = tools.hub.configured();
+    let found = mentions(&text, &configured);
+    let files = super::project::file_mentions(&text, &tools.workspace, &configured);
     let mut content = vec![ContentBlock::Text { text }];
     for (n, mention) in found.iter().enumerate() {
         let shown = format!("@{}:{}", mention.server, mention.uri);
@@ -109,5 +112,6 @@ pub(super) async fn user_content(
         )))
         .await;
     }
+    super::project::attach_files(conv, files, &mut content).await;
     content
 }

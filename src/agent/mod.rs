@@ -15,9 +15,11 @@ pub mod elicitation;
 mod host_files;
 mod intake;
 mod mentions;
+mod model_switch;
 mod modes;
 mod plan_exit;
 mod pool_keeper;
+mod project;
 mod prompt;
 mod prompts;
 mod reload;
@@ -124,6 +126,9 @@ pub struct AgentConfig {
     pub permission_mode: ModeStart,
     /// Modes the session may not enter (a managed policy's `disable_auto_mode`).
     pub mode_limits: crate::gate::ModeLimits,
+    /// The project's instruction files (into the system prompt) and command files (run
+    /// when a message starts with their `/NAME`); empty by default.
+    pub project: crate::project::ProjectContext,
 }
 
 impl AgentConfig {
@@ -160,6 +165,7 @@ impl AgentConfig {
             tool_search: Default::default(),
             mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,
+            project: Default::default(),
         }
     }
 }

@@ -11,7 +11,7 @@ use super::conversation::Conversation;
 use super::intake::Work;
 use super::sampling::SamplingHost;
 use super::session::{self, Record};
-use crate::gate::{ModeRefused, ModeSwitch};
+use crate::gate::{ModeLimits, ModeRefused, ModeSwitch};
 use crate::protocol::{AgentEvent, ModeCause, ModeChange, PermissionMode};
 
 /// The mode a session starts in: `--permission-mode`, else `[permissions] default_mode`,
@@ -23,55 +23,72 @@ pub struct ModeStart {
     pub from_flag: bool,
 }
 
-/// Puts the starting mode in force before anything can change it (the command reader
-/// starts after this); a refusal is kept for [`announce_start`] to report.
-pub(super) fn apply_start(modes: &ModeSwitch, wanted: ModeStart) -> Option<ModeRefused> {
-    modes.change(wanted.mode, ModeCause::Start).err()
+/// The starting mode once it is in force, until the session can announce it.
+pub(super) struct PendingStart {
+    wanted: ModeStart,
+    /// Why the starting mode was refused, reported once the session is open.
+    refused: Option<ModeRefused>,
 }
 
-/// Once the session is open: reports a refused starting mode, goes back to a resumed
-/// session's own mode (unless the flag said one, or the person already chose one), and
-/// records and announces the mode unless it is plain default from the start.
-pub(super) async fn announce_start(
+/// Sets the limits and puts the starting mode in force before anything can change it (the
+/// command reader starts after this).
+pub(super) fn apply_start(
     modes: &ModeSwitch,
-    conv: &mut Conversation,
     wanted: ModeStart,
-    refused: Option<ModeRefused>,
-    resumed: Option<PermissionMode>,
-) {
-    if let Some(refused) = refused {
-        let current = modes.current();
-        conv.emit(AgentEvent::Error(format!(
-            "{refused}; the session stays in {current} mode"
-        )))
-        .await;
-        return;
+    limits: ModeLimits,
+) -> PendingStart {
+    modes.set_limits(limits);
+    PendingStart {
+        wanted,
+        refused: modes.change(wanted.mode, ModeCause::Start).err(),
     }
-    // Shift+Tab may have come first: the person's choice stands.
-    if modes.current() != wanted.mode {
-        return;
+}
+
+impl PendingStart {
+    /// Once the session is open: reports a refused starting mode, goes back to a resumed
+    /// session's own mode (unless the flag said one, or the person already chose one), and
+    /// records and announces the mode unless it is plain default from the start.
+    pub(super) async fn announce(
+        &mut self,
+        modes: &ModeSwitch,
+        conv: &mut Conversation,
+        resumed: Option<PermissionMode>,
+    ) {
+        let wanted = self.wanted;
+        if let Some(refused) = self.refused.take() {
+            let current = modes.current();
+            conv.emit(AgentEvent::Error(format!(
+                "{refused}; the session stays in {current} mode"
+            )))
+            .await;
+            return;
+        }
+        // Shift+Tab may have come first: the person's choice stands.
+        if modes.current() != wanted.mode {
+            return;
+        }
+        let change = match resumed {
+            Some(mode) if !wanted.from_flag => match modes.change(mode, ModeCause::Resume) {
+                Ok(change) => change,
+                Err(refused) => {
+                    conv.emit(AgentEvent::Error(format!(
+                        "{refused}; the resumed session is in {} mode",
+                        modes.current()
+                    )))
+                    .await;
+                    return;
+                }
+            },
+            _ if wanted.mode == PermissionMode::Default => return,
+            _ => ModeChange {
+                mode: wanted.mode,
+                from: PermissionMode::Default,
+                cause: ModeCause::Start,
+            },
+        };
+        conv.record(Record::PermissionMode(change)).await;
+        conv.emit(AgentEvent::ModeChanged(change)).await;
     }
-    let change = match resumed {
-        Some(mode) if !wanted.from_flag => match modes.change(mode, ModeCause::Resume) {
-            Ok(change) => change,
-            Err(refused) => {
-                conv.emit(AgentEvent::Error(format!(
-                    "{refused}; the resumed session is in {} mode",
-                    modes.current()
-                )))
-                .await;
-                return;
-            }
-        },
-        _ if wanted.mode == PermissionMode::Default => return,
-        _ => ModeChange {
-            mode: wanted.mode,
-            from: PermissionMode::Default,
-            cause: ModeCause::Start,
-        },
-    };
-    conv.record(Record::PermissionMode(change)).await;
-    conv.emit(AgentEvent::ModeChanged(change)).await;
 }
 
 /// Shift+Tab, answered beside a running turn so the turn's next call sees the new mode:

@@ -49,6 +49,9 @@ pub(super) fn start(
     let hub_events = config.hub_events.take();
     let hub = config.hub.clone();
     let cap = config.sampling_max_tokens;
+    if !config.headless {
+        super::project::list_files(&config.workspace, events.clone());
+    }
     let watcher = super::intake::watch_config(config.reload.as_ref(), work_tx.clone());
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
     let sampling_config = Arc::new(super::sampling::SamplingConfig::new(cap));
@@ -102,9 +105,10 @@ pub(super) struct Agent {
     resume: Option<String>,
     replay_history: bool,
     startup_notices: Vec<String>,
-    mode_start: super::ModeStart,
-    /// Why the starting mode was refused, reported once the session is open.
-    mode_refused: Option<crate::gate::ModeRefused>,
+    /// The starting mode, in force from the start, announced once the session is open.
+    mode_start: super::modes::PendingStart,
+    /// Instruction files and command files, read at the start.
+    project: crate::project::ProjectContext,
 }
 
 impl Agent {
@@ -125,8 +129,8 @@ impl Agent {
             gate.load_pins(config.pins_dir.as_deref());
             gate
         };
-        gate.mode().set_limits(config.mode_limits);
-        let mode_refused = super::modes::apply_start(gate.mode(), config.permission_mode);
+        let mode_start =
+            super::modes::apply_start(gate.mode(), config.permission_mode, config.mode_limits);
         Agent {
             model: Arc::from(config.model),
             conversation: Conversation::new(session_id, shared_log, events),
@@ -149,8 +153,8 @@ impl Agent {
             resume: config.resume,
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
-            mode_start: config.permission_mode,
-            mode_refused,
+            mode_start,
+            project: config.project,
         }
     }
 
@@ -181,6 +185,9 @@ impl Agent {
         }
         self.conversation.restore(restored.messages);
         self.tools.pool.search.restore_loaded(restored.loaded_tools);
+        if let Some(model) = restored.model {
+            self.set_model(&model, false).await;
+        }
         let roots = super::roots::restore(&self.tools.hub, &restored.roots).await;
         self.tools.checkpoints.resume_after(restored.turns);
         let mut notice = format!(
@@ -263,20 +270,15 @@ impl Agent {
         if let Some(problem) = self.tools.gate.take_pins_problem() {
             self.startup_notices.push(problem);
         }
+        super::project::announce(&self.conversation, &self.project).await;
         for notice in std::mem::take(&mut self.startup_notices) {
             self.emit(AgentEvent::Notice(notice)).await;
         }
         let resumed_mode = self.restore().await;
-        let (wanted, refused) = (self.mode_start, self.mode_refused.take());
-        let modes = self.tools.gate.mode().clone();
-        super::modes::announce_start(
-            &modes,
-            &mut self.conversation,
-            wanted,
-            refused,
-            resumed_mode,
-        )
-        .await;
+        let modes = self.tools.gate.mode();
+        self.mode_start
+            .announce(modes, &mut self.conversation, resumed_mode)
+            .await;
         // The first snapshot: every front end learns the starting pool from it.
         if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
             self.emit(AgentEvent::Error(e.to_string())).await;
@@ -388,10 +390,28 @@ impl Agent {
                         .reload(cause, &mut self.tools, &mut self.conversation)
                         .await
                 }
+                Work::SetModel(name) => self.set_model(&name, true).await,
                 Work::Shutdown => break,
             }
         }
         self.tools.hub.shutdown().await;
+    }
+
+    /// `/model NAME` (`record`: into the session log; a resume redoes the last one).
+    async fn set_model(&mut self, name: &str, record: bool) {
+        match super::model_switch::switch(&mut self.model, &mut self.context, name) {
+            Ok(label) => {
+                if record {
+                    let model = name.trim().to_string();
+                    self.record(Record::ModelSwitched { model }).await;
+                    let (_, system, tools) = self.request_parts().await;
+                    self.send_gauge(context::est(&system) + context::tool_tokens(&tools))
+                        .await;
+                }
+                self.emit(AgentEvent::ModelChanged { label }).await;
+            }
+            Err(e) => self.emit(AgentEvent::Error(e)).await,
+        }
     }
 
     async fn report_command(&self, result: ToolRun) {
@@ -405,6 +425,12 @@ impl Agent {
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
         self.emit(AgentEvent::UserMessage(text.clone())).await;
+        let (text, model) =
+            super::project::expand_command(&self.conversation, &self.project, text).await;
+        // A command file's `model:` holds for its turn only.
+        let conv = &self.conversation;
+        let before =
+            super::model_switch::for_turn(&mut self.model, &mut self.context, conv, model).await;
         // `@server:uri` mentions are read and attached after the text.
         let content =
             super::mentions::user_content(&mut self.tools, &mut self.conversation, text, &cancel)
@@ -417,6 +443,7 @@ impl Agent {
             cancel,
         )
         .await;
+        super::model_switch::back(&mut self.model, &mut self.context, before);
     }
 
     /// A turn that starts with these messages (a typed message, or a prompt's messages).
@@ -565,7 +592,8 @@ impl Agent {
             &self.tools.connectable(),
             &self.tools.connected_servers(),
             self.tools.pool.search.deferred_count(),
-        ) + &super::prompt::server_instructions(&self.tools.hub.instructions());
+        ) + &self.project.instructions.section
+            + &super::prompt::server_instructions(&self.tools.hub.instructions());
         let tools = pool.tools.iter().map(|t| ToolDef::from(&**t)).collect();
         (pool, system, tools)
     }

@@ -27,6 +27,7 @@
 //! | `sampling`        | `server`, `max_tokens` (asked), `system_prompt`, `messages` `[{role, text}]`, `decision` (an `AuditRecord`, tool `sampling(SERVER)`; absent when refused before the policy), `outcome` `{kind: answered\|refused\|failed\|withdrawn, …}` (`answered`: `model`, `stop_reason`, `usage`, `text`; `refused`: `reason`; `failed`: `error`, `usage`) — a server's `sampling/createMessage` |
 //! | `server_log`      | `server`, `level` (`debug` … `emergency`), `message` — a server's `notifications/message` |
 //! | `model_retry`     | `attempt` (the one that follows), `max_attempts`, `wait_ms`, `reason` (`overloaded`\|`rate_limited`\|`server_error`\|`connection`\|`cut`), `detail` — a model request failed and was sent again |
+//! | `model_switched`  | `model` (the model's name, e.g. `claude-opus-4-1`) — `/model` switched the model for the requests after it; a resumed session goes on with the last one |
 //! | `reply_cut`       | `text` (what the person saw of the reply), `retrying` — the reply's stream broke off; the text is not part of the conversation (the retry's reply, in the next `message`, is) |
 //!
 //! Images in messages are kept out of the log: a `message` record's image has `file`
@@ -140,6 +141,10 @@ pub enum Record {
     ModelRetry(ModelRetry),
     /// A reply broke off after this text was shown.
     ReplyCut(ReplyCut),
+    /// `/model` switched the model; resuming goes on with the last one.
+    ModelSwitched {
+        model: String,
+    },
     /// The conversation was compacted; a resumed session redoes it (see
     /// [`super::compaction::apply`]), so the model sees what it saw.
     Compacted(super::compaction::CompactionRecord),
@@ -323,6 +328,8 @@ pub struct RestoredSession {
     pub tool_calls: HashMap<String, LoggedCall>,
     /// The permission mode the session was last in, if the log says.
     pub mode: Option<crate::protocol::PermissionMode>,
+    /// The model `/model` switched to last, if it was used.
+    pub model: Option<String>,
 }
 
 /// A tool call as the session log recorded it.
@@ -408,6 +415,7 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
                 restored.roots.push(dir);
             }
             Record::PermissionMode(change) => restored.mode = Some(change.mode),
+            Record::ModelSwitched { model } => restored.model = Some(model),
             Record::ToolsLoaded { tools } => {
                 for tool in tools {
                     if !restored.loaded_tools.contains(&tool) {

@@ -162,6 +162,13 @@ pub fn prepare_with(
             .iter()
             .map(|d| format!("config: {d}")),
     );
+    // Instruction files and command files; a command file never takes a built-in's name.
+    let (project, project_notices) = crate::project::ProjectContext::load(
+        &opts.workspace,
+        crate::paths::user_config_dir().as_deref(),
+        &crate::tui::builtin_command_words(),
+    );
+    notices.extend(project_notices);
     let model = select_model(opts, &model_section.value)?;
     let (hub_tx, hub_rx) = mpsc::unbounded_channel();
     let hub = McpHub::with_options(
@@ -204,6 +211,7 @@ pub fn prepare_with(
             .disabled
             .insert(crate::settings::PermissionMode::Auto, why);
     }
+    config.project = project;
     if let Some(from) = &opts.resume {
         let dir = config
             .sessions_dir

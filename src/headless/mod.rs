@@ -466,7 +466,10 @@ impl Printer<'_> {
             | AgentEvent::ServerEnabled { .. }
             | AgentEvent::ServersChanged { .. }
             | AgentEvent::Catalog { .. }
-            | AgentEvent::Completions { .. } => {}
+            | AgentEvent::Completions { .. }
+            | AgentEvent::Project(_)
+            | AgentEvent::WorkspaceFiles(_)
+            | AgentEvent::ModelChanged { .. } => {}
         }
     }
 }

@@ -55,6 +55,17 @@ impl ModelProvider for AnthropicProvider {
         super::window::for_model(&self.config.model)
     }
 
+    fn with_model(&self, model: &str) -> Option<Box<dyn ModelProvider>> {
+        let config = AnthropicConfig {
+            model: model.to_string(),
+            ..self.config.clone()
+        };
+        Some(Box::new(AnthropicProvider {
+            client: self.client.clone(),
+            config,
+        }))
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
         let mut body = request_body(&self.config.model, &request);
         with_thinking(&mut body, self.config.thinking_budget, &request);

@@ -305,6 +305,11 @@ pub trait ModelProvider: Send + Sync {
     fn context_window(&self) -> u64 {
         window::DEFAULT_WINDOW
     }
+    /// The same provider (endpoint, key, retries) on another model, for `/model NAME`;
+    /// None when the provider has no models to choose from (the scripted demo).
+    fn with_model(&self, _model: &str) -> Option<Box<dyn ModelProvider>> {
+        None
+    }
 }
 
 pub mod anthropic;

@@ -37,6 +37,12 @@ const WINDOWS: &[(&str, u64)] = &[
     ("gemma", 8_192),
 ];
 
+/// The model names (or their beginnings, such as `claude-`) the table knows: what `/model`
+/// completes where the provider offers no list.
+pub fn known_models() -> impl Iterator<Item = &'static str> {
+    WINDOWS.iter().map(|(prefix, _)| *prefix)
+}
+
 /// The context window of `model` in tokens, from the table (by prefix, ignoring case and a
 /// `provider/` path such as `openai/gpt-4o` or `library/llama3.1`).
 pub fn for_model(model: &str) -> u64 {

@@ -73,6 +73,9 @@ pub enum UiCommand {
         prompt: String,
         arguments: std::collections::HashMap<String, String>,
     },
+    /// `/model NAME`: the following requests go to this model (same provider); answered
+    /// with `AgentEvent::ModelChanged`, or an error when the provider cannot switch.
+    SetModel(String),
     /// Complete one argument of a prompt or a resource template (`completion/complete`);
     /// answered with `AgentEvent::Completions` carrying the same `id`. Runs beside a turn.
     Complete {
@@ -214,5 +217,15 @@ pub enum AgentEvent {
     /// not connected; removed ones were disconnected first).
     ServersChanged {
         servers: Vec<ServerInfo>,
+    },
+    /// The project's instruction files and file commands, as loaded at the start (sent
+    /// right after `SessionStarted`): `/memory`, `/help` and completion show them.
+    Project(crate::project::ProjectView),
+    /// The workspace's files for `@path` completion (listed beside the session's start).
+    WorkspaceFiles(Vec<String>),
+    /// `/model` switched the model (or a resumed session's switch was redone): the new
+    /// label, e.g. `anthropic claude-opus-4-1`.
+    ModelChanged {
+        label: String,
     },
 }

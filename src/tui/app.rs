@@ -115,6 +115,8 @@ pub struct App {
     pub detail: DetailState,
     /// The completion popup, the prompt-argument questions, and the servers' catalogs.
     pub assist: Assist,
+    /// The instruction files and command files the session loaded (`/memory`, `/help`).
+    pub project: crate::project::ProjectView,
 }
 
 impl App {
@@ -151,6 +153,7 @@ impl App {
             areas: Areas::default(),
             detail: DetailState::default(),
             assist: Assist::default(),
+            project: Default::default(),
             info,
         }
     }

@@ -26,6 +26,7 @@ mod view;
 mod wrap;
 
 pub use app::{App, ConsoleInfo, Msg, QUIT_WINDOW, ServerInfo, Update};
+pub use components::commands::words as builtin_command_words;
 pub use components::inbox::state::{Entry as InboxEntry, GUARD_WINDOW, Inbox, LIST_KEY};
 pub use components::overlays::{Overlay, RuleLine};
 pub use components::pool::state::CHANGE_HIGHLIGHT;

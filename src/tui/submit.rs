@@ -8,10 +8,12 @@ use crossterm::event::KeyEvent;
 use super::app::App;
 use super::components::commands::{self, Parsed};
 use super::components::inbox::state::GUARD_WINDOW;
+use super::components::memory;
 use super::components::overlays::Overlay;
 use super::components::queue::{QueueKey, Queued};
 use super::components::status::Turn;
 use super::components::transcript::state::EntryKind;
+use super::editor::EditTarget;
 use super::effect::Effect;
 use crate::protocol::UiCommand;
 use crate::sanitize::for_terminal;
@@ -32,7 +34,10 @@ pub(super) fn submit(app: &mut App, effects: &mut Vec<Effect>) {
     // Idle with something still queued (held after an interrupt): what is typed now goes
     // after it, never ahead.
     let busy = app.turn.is_running() || !app.queue.is_empty();
-    if let Some(command) = trimmed.strip_prefix('/') {
+    // `/init` and the command files are messages: the agent expands them.
+    if let Some(command) = trimmed.strip_prefix('/')
+        && !memory::sends_as_message(&app.project, command)
+    {
         let command = command.to_string();
         app.composer.reset();
         if busy && waits_for_turn(app, &command) {
@@ -175,6 +180,19 @@ fn run_command(app: &mut App, command: &str, effects: &mut Vec<Effect>) {
             effects.push(Effect::SendCommand(UiCommand::Clear));
         }
         Parsed::Undo => effects.push(Effect::SendCommand(UiCommand::Undo)),
+        Parsed::ShowMemory => {
+            let lines = memory::lines(&app.project);
+            app.note(EntryKind::Notice(lines));
+        }
+        Parsed::OpenMemory(number) => match memory::nth_file(&app.project, number) {
+            Some(path) => effects.push(Effect::Edit(EditTarget::File(path))),
+            None => app.note(EntryKind::Error(format!(
+                "/memory {number}: there are {} instruction files (/memory lists them)",
+                app.project.files.len()
+            ))),
+        },
+        // Reached only from the queue's order of things; a message all the same.
+        Parsed::Message => send_message(app, format!("/{command}"), effects),
         Parsed::Quit => effects.push(Effect::Quit),
         Parsed::Problem(line) => app.note(EntryKind::Error(line)),
     }

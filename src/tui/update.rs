@@ -111,6 +111,22 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
                 .on_catalog(server.into_string(), catalog, &app.composer, effects);
         }
         AgentEvent::Request(request) => return app.inbox.push(request, app.now),
+        AgentEvent::Project(project) => {
+            app.assist.commands = project.commands.clone();
+            app.project = project;
+            return;
+        }
+        AgentEvent::WorkspaceFiles(files) => {
+            app.assist.files = files;
+            return;
+        }
+        AgentEvent::ModelChanged { label } => {
+            app.model_label = for_terminal(&label);
+            app.note(EntryKind::Notice(format!(
+                "The model is now {} (from the next request)",
+                app.model_label
+            )));
+        }
         AgentEvent::Context(gauge) => {
             app.context = Some(gauge);
             return;

@@ -119,7 +119,13 @@ pub fn view(app: &App, frame: &mut Frame) {
     let screen = frame.area();
     match app.overlay {
         Overlay::None => {}
-        Overlay::Help => frame.render_widget(HelpOverlay { theme: t }, screen),
+        Overlay::Help => frame.render_widget(
+            HelpOverlay {
+                theme: t,
+                commands: &app.assist.commands,
+            },
+            screen,
+        ),
         Overlay::Mcp { selected } => frame.render_widget(
             McpOverlay {
                 pool: &app.pool,

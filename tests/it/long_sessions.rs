@@ -248,12 +248,12 @@ fn console_compact_shrinks_the_next_request_and_the_status_line_shows_the_share(
             Say::Text("Read them all.".into())
         }
     });
-    let mut cmd = pty::toolgate(&home.path("state"), &home.path("config"));
-    cmd.cwd(home.path("ws"));
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("ANTHROPIC_API_KEY", "test-key");
-    cmd.env("ANTHROPIC_BASE_URL", &api.url);
-    cmd.args(["--provider", "anthropic"]);
+    let cmd = pty::anthropic_console(
+        &home.path("state"),
+        &home.path("config"),
+        &home.path("ws"),
+        &api.url,
+    );
     let (mut child, screen, mut keys) = pty::spawn(cmd, 36, 140);
     screen.wait_text("claude");
     screen.wait_for("the gauge", |t| gauge(t).is_some_and(|p| p < 5));

@@ -30,6 +30,7 @@ mod long_sessions;
 mod model_providers;
 mod pins;
 mod pool_core;
+mod project_context;
 mod prompt_cache;
 mod reload;
 mod tool_search;

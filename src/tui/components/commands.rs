@@ -23,6 +23,12 @@ pub enum Action {
     Clear,
     Help,
     Quit,
+    /// `/memory`: the instruction files loaded.
+    Memory,
+    /// `/init`: the model drafts an AGENTS.md (a turn: see `project::INIT_PROMPT`).
+    Init,
+    /// `/model [NAME]`: switch the model for the following requests.
+    Model,
 }
 
 /// One line of the table: how the help shows it, what it says, and the words (after the
@@ -78,6 +84,15 @@ pub const COMMANDS: &[Command] = &[
         words: &[("compact", Action::Compact), ("context", Action::Context)],
     },
     Command {
+        usage: "/memory /init /model M",
+        help: "instruction files · draft AGENTS.md · model",
+        words: &[
+            ("memory", Action::Memory),
+            ("init", Action::Init),
+            ("model", Action::Model),
+        ],
+    },
+    Command {
         usage: "/clear /help /quit",
         help: "forget the conversation · this help · leave",
         words: &[
@@ -101,6 +116,14 @@ pub fn action(word: &str) -> Option<Action> {
         .map(|(_, a)| *a)
 }
 
+/// Every word of the table: file commands must not take one.
+pub fn words() -> Vec<&'static str> {
+    COMMANDS
+        .iter()
+        .flat_map(|c| c.words.iter().map(|(w, _)| *w))
+        .collect()
+}
+
 /// What a typed command asks `update` to do.
 #[derive(Debug)]
 pub enum Parsed {
@@ -115,6 +138,12 @@ pub enum Parsed {
     Clear,
     /// `/undo` (queued while a turn runs).
     Undo,
+    /// `/memory`: list the instruction files.
+    ShowMemory,
+    /// `/memory N`: open the Nth listed instruction file in the editor (1-based).
+    OpenMemory(usize),
+    /// `/init` and file commands: sent as a message (the agent expands them).
+    Message,
     Quit,
     /// Wrong arguments or an unknown command: the line to show.
     Problem(String),
@@ -128,8 +157,12 @@ impl Parsed {
     pub fn waits_for_turn(&self) -> bool {
         match self {
             Parsed::Send(UiCommand::AddRoot(_) | UiCommand::ListRoots) => false,
-            Parsed::Send(_) | Parsed::Reload | Parsed::Clear | Parsed::Undo => true,
+            Parsed::Send(_) | Parsed::Reload | Parsed::Clear | Parsed::Undo | Parsed::Message => {
+                true
+            }
             Parsed::OpenMcp
+            | Parsed::ShowMemory
+            | Parsed::OpenMemory(_)
             | Parsed::OpenPermissions
             | Parsed::OpenHelp
             | Parsed::Quit
@@ -216,6 +249,20 @@ pub fn parse(command: &str, servers: &[&str]) -> Parsed {
         // The agent finds the files and asks before restoring them (an inbox request).
         (Action::Undo, _) => Parsed::Undo,
         (Action::Help, _) => Parsed::OpenHelp,
+        (Action::Memory, None) => Parsed::ShowMemory,
+        (Action::Memory, Some(number)) => match number.parse::<usize>() {
+            Ok(n) if n > 0 => Parsed::OpenMemory(n),
+            _ => Parsed::Problem(
+                "usage: /memory (list the instruction files) or /memory N (open file N in $EDITOR)"
+                    .into(),
+            ),
+        },
+        (Action::Init, _) => Parsed::Message,
+        (Action::Model, Some(model)) => Parsed::Send(UiCommand::SetModel(model.to_string())),
+        (Action::Model, None) => Parsed::Problem(
+            "usage: /model NAME — the following requests go to that model (Tab completes the known names)"
+                .into(),
+        ),
         (Action::Quit, _) => Parsed::Quit,
     }
 }

@@ -10,6 +10,7 @@ pub mod composer;
 pub mod draw;
 pub mod history;
 pub mod inbox;
+pub mod memory;
 pub mod overlays;
 pub mod pool;
 pub mod queue;

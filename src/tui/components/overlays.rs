@@ -187,30 +187,36 @@ fn overlay_frame(theme: &Theme, title: &str, lines: &[LogicalLine], area: Rect, 
 
 pub struct HelpOverlay<'a> {
     pub theme: &'a Theme,
+    /// The command files, listed after the built-in commands.
+    pub commands: &'a [crate::project::FileCommand],
 }
 
 impl Widget for HelpOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        // Keys, then the command table, then the inbox's keys.
+        // Keys, then the command table and the command files, then the inbox's keys.
+        let files = self.commands.iter().map(|c| {
+            let shown = crate::sanitize::for_terminal;
+            (shown(&format!("/{}", c.name)), shown(&c.summary()))
+        });
         let rows = KEYS
             .iter()
             .copied()
             .chain(COMMANDS.iter().map(|c| (c.usage, c.help)))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain(files)
             .chain([(
-                "inbox",
-                "keys shown on each request · l list all · Esc safe",
+                "inbox".to_string(),
+                "keys shown on each request · l list all · Esc safe".to_string(),
             )]);
+        // 80×24 holds every row with no blank line before the last.
         let lines: Vec<LogicalLine> = rows
             .map(|(k, v)| LogicalLine {
-                spans: vec![
-                    Span::styled(format!("{k:<24}"), t.bold()),
-                    Span::raw(v.to_string()),
-                ],
+                spans: vec![Span::styled(format!("{k:<24}"), t.bold()), Span::raw(v)],
                 continuation_indent: 24,
                 preformatted: false,
             })
-            .chain([LogicalLine::blank(), text("any key closes", t.dim())])
+            .chain([text("any key closes", t.dim())])
             .collect();
         overlay_frame(t, "Keys and commands", &lines, area, buf);
     }
@@ -417,7 +423,14 @@ mod tests {
     #[test]
     fn help_lists_the_keys() {
         let theme = Theme::new(true);
-        let screen = text(&render(HelpOverlay { theme: &theme }, 80, 24));
+        let screen = text(&render(
+            HelpOverlay {
+                theme: &theme,
+                commands: &[],
+            },
+            80,
+            24,
+        ));
         assert_shows(
             &screen,
             &[

@@ -259,13 +259,12 @@ fn console_counts_down_the_retry_and_marks_the_cut_reply_also_after_resume() {
     script.extend(cut_then_whole());
     let api = ModelApi::start(script);
     let command = || {
-        let mut cmd = pty::toolgate(&home.path("state"), &home.path("config"));
-        cmd.cwd(home.path("ws"));
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("ANTHROPIC_API_KEY", "test-key");
-        cmd.env("ANTHROPIC_BASE_URL", &api.url);
-        cmd.args(["--provider", "anthropic"]);
-        cmd
+        pty::anthropic_console(
+            &home.path("state"),
+            &home.path("config"),
+            &home.path("ws"),
+            &api.url,
+        )
     };
     let (mut child, screen, mut keys) = pty::spawn(command(), 36, 120);
     screen.wait_text("claude");

@@ -191,6 +191,19 @@ pub fn toolgate(state: &Path, config: &Path) -> CommandBuilder {
     cmd
 }
 
+/// [`toolgate`] as the console in `cwd` on the anthropic provider, pointed at the local
+/// Messages API at `api_url` (`support::model_api`), with the provider's default model.
+pub fn anthropic_console(state: &Path, config: &Path, cwd: &Path, api_url: &str) -> CommandBuilder {
+    let mut cmd = toolgate(state, config);
+    cmd.cwd(cwd);
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("ANTHROPIC_API_KEY", "test-key");
+    cmd.env("ANTHROPIC_BASE_URL", api_url);
+    cmd.env_remove("MODEL_ID");
+    cmd.args(["--provider", "anthropic"]);
+    cmd
+}
+
 /// Starts `cmd` in a pty of `rows` × `cols`: the child, its screen and its keyboard.
 pub fn spawn(
     cmd: CommandBuilder,
@@ -257,13 +270,11 @@ impl Home {
 
     /// The console in `ws` on the anthropic provider, pointed at the API at `api_url`.
     pub fn console(&self, api_url: &str) -> CommandBuilder {
-        let mut cmd = toolgate(&self.path("state"), &self.path("config"));
-        cmd.cwd(self.path("ws"));
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("ANTHROPIC_API_KEY", "test-key");
-        cmd.env("ANTHROPIC_BASE_URL", api_url);
-        cmd.env_remove("MODEL_ID");
-        cmd.args(["--provider", "anthropic"]);
-        cmd
+        anthropic_console(
+            &self.path("state"),
+            &self.path("config"),
+            &self.path("ws"),
+            api_url,
+        )
     }
 }

@@ -46,6 +46,10 @@ pub struct Assist {
     pub form: Option<PromptForm>,
     /// Resources, templates and prompts of the connected servers (for `@` and `/`).
     pub catalogs: Catalogs,
+    /// The command files (for `/`).
+    pub commands: Vec<crate::project::FileCommand>,
+    /// The workspace's files (for `@`).
+    pub files: Vec<String>,
 }
 
 /// What the completion did that the rest of the console shows.
@@ -140,9 +144,15 @@ impl Assist {
                 }
                 let first_word = start == 0 && composer.on_first_line();
                 if word.starts_with('@') {
-                    resource_query(&word, &self.catalogs)
+                    let files = super::project::file_choices(&word, &self.files);
+                    super::project::with(resource_query(&word, &self.catalogs), files)
+                } else if let Some(models) =
+                    super::project::model_choices(&composer.text(), start, &word)
+                {
+                    Some(Query::Local(models))
                 } else if first_word && word.starts_with('/') {
-                    prompt_query(&word, &self.catalogs)
+                    let commands = super::project::command_choices(&word, &self.commands);
+                    super::project::with(prompt_query(&word, &self.catalogs), commands)
                 } else {
                     None
                 }

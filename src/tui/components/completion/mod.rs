@@ -4,4 +4,5 @@
 
 pub mod assist;
 pub mod popup;
+pub mod project;
 pub mod query;

@@ -1,0 +1,343 @@
+//! File-based slash commands: a Markdown file in `.toolgate/commands/`, `.claude/commands/`
+//! (in the workspace, then the project root) or `~/.config/toolgate/commands/` is the
+//! command `/NAME`, its text the message sent (subfolders give `dir:name`). Optional front
+//! matter between `---` lines sets `description`, `argument-hint` and `model`; `$ARGUMENTS`
+//! and `$1`..`$9` in the text take what was typed after the name.
+//!
+//! A file command never hides another command: one named like a built-in, like an MCP
+//! prompt command (`mcp__…`) or like an earlier file command is left out, and said so.
+
+use std::path::{Path, PathBuf};
+
+/// The folders commands are read from, below a project folder, in order.
+const PROJECT_FOLDERS: [&str; 2] = [".toolgate/commands", ".claude/commands"];
+
+/// How deep subfolders of a commands folder are read.
+const MAX_DEPTH: usize = 4;
+
+/// One command file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileCommand {
+    /// What follows the slash: the file's path below its commands folder, without `.md`,
+    /// folders joined by `:`.
+    pub name: String,
+    pub description: Option<String>,
+    pub argument_hint: Option<String>,
+    /// The model this command's turn runs on.
+    pub model: Option<String>,
+    /// The text after the front matter.
+    pub body: String,
+    pub path: PathBuf,
+}
+
+impl FileCommand {
+    /// The message this command sends with `args` (what was typed after its name).
+    pub fn expand(&self, args: &str) -> String {
+        let args = args.trim();
+        let words = split_args(args);
+        let mut out = String::with_capacity(self.body.len() + args.len());
+        let mut used = false;
+        let mut rest = self.body.as_str();
+        while let Some(at) = rest.find('$') {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+                out.push_str(args);
+                used = true;
+                rest = tail;
+            } else if let Some(digit) = after.chars().next().filter(|c| ('1'..='9').contains(c)) {
+                let n = (digit as usize) - ('1' as usize);
+                out.push_str(words.get(n).map_or("", String::as_str));
+                used = true;
+                rest = &after[1..];
+            } else {
+                out.push('$');
+                rest = after;
+            }
+        }
+        out.push_str(rest);
+        // A command that does not say where its arguments go still gets them.
+        if !used && !args.is_empty() {
+            out.push_str(&format!("\n\nARGUMENTS: {args}"));
+        }
+        out
+    }
+
+    /// What completion and /help show beside the name.
+    pub fn summary(&self) -> String {
+        let mut text = self.description.clone().unwrap_or_else(|| {
+            let first = self.body.lines().find(|l| !l.trim().is_empty());
+            first.unwrap_or_default().trim().chars().take(60).collect()
+        });
+        if let Some(hint) = &self.argument_hint {
+            text = format!("{hint} · {text}");
+        }
+        text
+    }
+}
+
+/// A typed message read as a command: `/NAME args` where NAME is a file command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Typed<'a> {
+    pub command: &'a FileCommand,
+    pub args: &'a str,
+}
+
+/// The file command a typed message runs, if it starts with one.
+pub fn typed<'a>(text: &'a str, commands: &'a [FileCommand]) -> Option<Typed<'a>> {
+    let line = text.trim_start().strip_prefix('/')?;
+    let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let command = commands.iter().find(|c| c.name == name)?;
+    Some(Typed { command, args })
+}
+
+/// Arguments as words; a double-quoted stretch is one word.
+fn split_args(args: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in args.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            c => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
+}
+
+/// Reads every command folder. `reserved`: names taken by built-in commands.
+pub fn load(
+    workspace: &Path,
+    user_dir: Option<&Path>,
+    reserved: &[&str],
+) -> (Vec<FileCommand>, Vec<String>) {
+    let root = super::project_root(workspace);
+    let mut folders = Vec::new();
+    for sub in PROJECT_FOLDERS {
+        folders.push(workspace.join(sub));
+        if root != workspace {
+            folders.push(root.join(sub));
+        }
+    }
+    if let Some(user) = user_dir {
+        folders.push(user.join("commands"));
+    }
+    let mut commands: Vec<FileCommand> = Vec::new();
+    let mut problems = Vec::new();
+    for folder in folders {
+        for path in markdown_files(&folder) {
+            let Some(name) = command_name(&folder, &path) else {
+                continue;
+            };
+            let shown = path.display();
+            if reserved.contains(&name.as_str()) {
+                problems.push(format!(
+                    "commands: {shown} is named like the built-in /{name}; it is not used (rename the file)"
+                ));
+                continue;
+            }
+            if name.starts_with("mcp__") {
+                problems.push(format!(
+                    "commands: {shown} is named like an MCP prompt command (/mcp__…); it is not used (rename the file)"
+                ));
+                continue;
+            }
+            if let Some(first) = commands.iter().find(|c| c.name == name) {
+                problems.push(format!(
+                    "commands: {shown} is named like {} (/{name}), which is used; it is not (rename one of them)",
+                    first.path.display()
+                ));
+                continue;
+            }
+            match read(&path, name) {
+                Ok(command) => commands.push(command),
+                Err(why) => problems.push(format!("commands: {shown}: {why}; it is not used")),
+            }
+        }
+    }
+    (commands, problems)
+}
+
+/// The `.md` files below `folder`, sorted, at most [`MAX_DEPTH`] folders down.
+fn markdown_files(folder: &Path) -> Vec<PathBuf> {
+    if !folder.is_dir() {
+        return Vec::new();
+    }
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(folder)
+        .max_depth(MAX_DEPTH)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// `a/b.md` below the folder is `a:b`; a name with white space cannot be typed, so is
+/// none.
+fn command_name(folder: &Path, path: &Path) -> Option<String> {
+    let relative = path.strip_prefix(folder).ok()?.with_extension("");
+    let parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let name = parts.join(":");
+    (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+}
+
+fn read(path: &Path, name: String) -> Result<FileCommand, String> {
+    let text = match super::read_text(path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Err("not a text file".into()),
+        Err(e) => return Err(format!("cannot read it: {e}")),
+    };
+    let (fields, body) = front_matter(&text);
+    let field = |key: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    Ok(FileCommand {
+        name,
+        description: field("description"),
+        argument_hint: field("argument-hint"),
+        model: field("model"),
+        body: body.trim().to_string(),
+        path: path.to_path_buf(),
+    })
+}
+
+/// `key: value` lines between a first line `---` and the next `---`, and the text after
+/// them (the whole text when there is no front matter). Quotes around a value go.
+fn front_matter(text: &str) -> (Vec<(String, String)>, &str) {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return (Vec::new(), text);
+    };
+    let mut fields = Vec::new();
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        offset += line.len();
+        let line = line.trim_end();
+        if line == "---" {
+            return (fields, &rest[offset..]);
+        }
+        if let Some((key, value)) = line.split_once(':') {
+            let value = value.trim();
+            let value = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(value);
+            fields.push((key.trim().to_ascii_lowercase(), value.to_string()));
+        }
+    }
+    // No closing line: not front matter after all.
+    (Vec::new(), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(body: &str) -> FileCommand {
+        FileCommand {
+            name: "c".into(),
+            description: None,
+            argument_hint: None,
+            model: None,
+            body: body.into(),
+            path: PathBuf::from("c.md"),
+        }
+    }
+
+    #[test]
+    fn arguments_are_substituted_or_appended() {
+        let c = command("Check $1 then $2; all: $ARGUMENTS; cost $5.00 and $x");
+        assert_eq!(
+            c.expand(r#" web "two words" "#),
+            "Check web then two words; all: web \"two words\"; cost .00 and $x"
+        );
+        assert_eq!(
+            command("Review.").expand("a b"),
+            "Review.\n\nARGUMENTS: a b"
+        );
+        assert_eq!(command("Review.").expand(""), "Review.");
+    }
+
+    #[test]
+    fn front_matter_fields_are_read_and_the_body_follows() {
+        let (fields, body) = front_matter(
+            "---\ndescription: \"Check a deploy\"\nargument-hint: [service]\n---\nBody $1\n",
+        );
+        assert_eq!(fields[0], ("description".into(), "Check a deploy".into()));
+        assert_eq!(fields[1], ("argument-hint".into(), "[service]".into()));
+        assert_eq!(body, "Body $1\n");
+        let (fields, body) = front_matter("---\nno end");
+        assert!(fields.is_empty());
+        assert_eq!(body, "---\nno end");
+    }
+
+    #[test]
+    fn folders_give_names_and_clashes_are_reported_not_shadowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let user = dir.path().join("user");
+        for (path, text) in [
+            ("ws/.toolgate/commands/deploy-check.md", "project"),
+            ("ws/.toolgate/commands/ops/restart.md", "restart $1"),
+            ("ws/.toolgate/commands/help.md", "mine"),
+            ("ws/.toolgate/commands/mcp__x__y.md", "mine"),
+            ("ws/.claude/commands/deploy-check.md", "claude"),
+            ("user/commands/mine.md", "---\ndescription: Mine\n---\nuser"),
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let (commands, problems) = load(&ws, Some(&user), &["help"]);
+        let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["deploy-check", "ops:restart", "mine"]);
+        assert_eq!(commands[0].body, "project");
+        assert_eq!(commands[2].summary(), "Mine");
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("like the built-in /help"))
+        );
+        assert!(problems.iter().any(|p| p.contains("MCP prompt command")));
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("(/deploy-check), which is used"))
+        );
+        let typed = typed("/ops:restart web", &commands).unwrap();
+        assert_eq!(typed.command.expand(typed.args), "restart web");
+        assert_eq!(super::typed("/nope x", &commands), None);
+    }
+}
