@@ -133,6 +133,11 @@ enum Command {
         #[arg(long, conflicts_with_all = ["list", "dry_run"])]
         force: bool,
     },
+    /// Check a session file's hash chain, or export its permission decisions.
+    Audit {
+        #[command(subcommand)]
+        command: toolgate::cli::audit::AuditCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -403,6 +408,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             print!("{output}");
             Ok(())
         }
+        Some(Command::Audit { command }) => reported(toolgate::cli::audit::run(
+            &command,
+            toolgate::agent::session::default_sessions_dir().as_deref(),
+            &flags.workspace(),
+        )?),
         None => {
             let mut start = StartOptions::new(flags.workspace());
             start.allow = cli.allow;

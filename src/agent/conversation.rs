@@ -113,8 +113,9 @@ impl Conversation {
         };
         match SessionLog::open(dir, &self.session_id) {
             Ok(log) => {
+                let second = log.another_handle();
                 self.log = Some(log);
-                if let Ok(second) = SessionLog::open(dir, &self.session_id) {
+                if let Ok(second) = second {
                     *self
                         .shared_log
                         .lock()

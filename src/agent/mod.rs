@@ -7,6 +7,7 @@
 //! repeat until the model stops, the user cancels, or the turn cap is reached.
 
 pub mod attachments;
+pub mod chain;
 mod checkpoints;
 pub mod compaction;
 pub mod context;

@@ -5,7 +5,8 @@
 //!
 //! # Record schema
 //!
-//! Every line is a JSON object with `ts` (RFC 3339, UTC) and `type`, plus:
+//! Every line is a JSON object with `ts` (RFC 3339, UTC), `type`, and (since the hash
+//! chain, [`super::chain`]) `seq` and `prev`, plus:
 //!
 //! | `type`            | fields |
 //! |-------------------|--------|
@@ -44,11 +45,13 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::chain::Chain;
 use crate::checkpoint::FileChange;
 use crate::model::{ContentBlock, Message, Role, Usage};
 use crate::protocol::{
@@ -177,6 +180,12 @@ struct Line {
     ts: DateTime<Utc>,
     #[serde(flatten)]
     record: Record,
+    /// The record's place in the file's hash chain (see [`super::chain`]); absent in files
+    /// written before the chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seq: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prev: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -431,6 +440,38 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
     Ok(restored)
 }
 
+/// Every record of session `id` that parses, in file order (lines that do not parse are
+/// skipped, as [`load`] skips them): what `toolgate audit export` reads.
+pub fn read_records(dir: &Path, id: &str) -> Result<Vec<Record>, SessionError> {
+    let path = log_path(dir, id);
+    let bytes = std::fs::read(&path).map_err(|source| SessionError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(bytes
+        .split(|&b| b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<Line>(line).ok())
+        .map(|line| line.record)
+        .collect())
+}
+
+/// Every session id in `dir`, sorted (ids sort by their start time).
+pub fn all_ids(dir: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let path = entry.path();
+            (path.extension().and_then(|e| e.to_str()) == Some("jsonl"))
+                .then(|| path.file_stem()?.to_str().map(str::to_string))
+                .flatten()
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// A session that ended mid-turn (crash, kill) can end with tool_use blocks that never got
 /// a result; model APIs reject such a history, so answer them with an error result.
 fn close_dangling_tool_uses(messages: &mut Vec<Message>) {
@@ -469,6 +510,9 @@ pub struct SessionLog {
     pub files_dir: PathBuf,
     file: File,
     images: super::session_images::ImageStore,
+    /// Shared by the log's handles in this process, so their records link in the order
+    /// they are written.
+    chain: Arc<Mutex<Chain>>,
 }
 
 impl SessionLog {
@@ -489,20 +533,56 @@ impl SessionLog {
                 path: path.clone(),
                 source,
             })?;
+        let chain = Chain::open(&file, dir, id).map_err(|source| SessionError::Read {
+            path: path.clone(),
+            source,
+        })?;
         Ok(SessionLog {
             id: id.to_string(),
             images: super::session_images::ImageStore::new(&dir.join(id)),
             files_dir: dir.join(id),
             path,
             file,
+            chain: Arc::new(Mutex::new(chain)),
+        })
+    }
+
+    /// A second handle on the same log (see [`SharedLog`]): its records join the same chain.
+    pub fn another_handle(&self) -> Result<SessionLog, SessionError> {
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|source| SessionError::Write {
+                path: self.path.clone(),
+                source,
+            })?;
+        Ok(SessionLog {
+            id: self.id.clone(),
+            path: self.path.clone(),
+            files_dir: self.files_dir.clone(),
+            file,
+            images: super::session_images::ImageStore::new(&self.files_dir),
+            chain: Arc::clone(&self.chain),
         })
     }
 
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
-        let line = Line {
+        let write_error = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| SessionError::Write { path, source }
+        };
+        let mut line = Line {
             ts: Utc::now(),
             record,
+            seq: None,
+            prev: None,
         };
+        // The handles take turns on the chain; other processes on the file's lock.
+        let mut chain = self.chain.lock().unwrap_or_else(PoisonError::into_inner);
+        let _locked = Chain::lock(&self.file).map_err(write_error(&self.path))?;
+        let next = chain.next(&self.file).map_err(write_error(&self.path))?;
+        line.seq = Some(next.link.seq);
+        line.prev = Some(next.link.prev.clone());
         // Serializing plain data (strings, numbers, JSON values) cannot fail.
         let mut text = if matches!(line.record, Record::Message { .. }) {
             let mut value = serde_json::to_value(&line).unwrap_or_default();
@@ -514,35 +594,25 @@ impl SessionLog {
             serde_json::to_string(&line).unwrap_or_default()
         };
         text.push('\n');
-        // Checked before every append, not once at open: the server-log handle appends
-        // to the same file, and any earlier write may have been cut.
-        let write = self
-            .ends_mid_line()
-            .and_then(|cut| {
-                if cut {
-                    text.insert(0, '\n');
-                }
-                // One write (O_APPEND), so the newline and the record land together.
-                self.file.write_all(text.as_bytes())
-            })
-            .and_then(|()| self.file.flush());
-        write.map_err(|source| SessionError::Write {
-            path: self.path.clone(),
-            source,
-        })
-    }
-
-    /// Whether the file's last byte is something other than a newline: a record cut
-    /// short.
-    fn ends_mid_line(&self) -> std::io::Result<bool> {
-        use std::os::unix::fs::FileExt;
-        let len = self.file.metadata()?.len();
-        if len == 0 {
-            return Ok(false);
+        // A record cut short before gets its newline in the same write (O_APPEND), so the
+        // newline and the record land together and only the cut record is lost.
+        let mut out = &self.file;
+        let written = if next.newline_first {
+            out.write_all(format!("\n{text}").as_bytes())
+        } else {
+            out.write_all(text.as_bytes())
+        };
+        if let Err(source) = written.and_then(|()| out.flush()) {
+            chain.lost_track();
+            return Err(SessionError::Write {
+                path: self.path.clone(),
+                source,
+            });
         }
-        let mut last = [0u8; 1];
-        self.file.read_exact_at(&mut last, len - 1)?;
-        Ok(last[0] != b'\n')
+        let head = chain.head_path().to_path_buf();
+        chain
+            .written(&next, text.as_bytes())
+            .map_err(write_error(&head))
     }
 }
 

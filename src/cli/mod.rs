@@ -4,6 +4,7 @@
 //! terminal questions of the non-console commands. `main.rs` parses the flags and calls
 //! these.
 
+pub mod audit;
 pub mod bootstrap;
 pub mod commands;
 pub mod console;

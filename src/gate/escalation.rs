@@ -153,7 +153,10 @@ impl Gate {
         };
         let mut notices = Vec::new();
         let gated = match &answer {
-            PersonAnswer::AllowOnce | PersonAnswer::AllowAlways => Gated::RunUnconfined,
+            // The question offers no limited grant; one would allow this command only.
+            PersonAnswer::AllowOnce | PersonAnswer::AllowAlways | PersonAnswer::AllowLimited(_) => {
+                Gated::RunUnconfined
+            }
             PersonAnswer::AllowSession => {
                 self.grants.grant(UNSANDBOXED_GRANT);
                 notices

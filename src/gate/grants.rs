@@ -3,11 +3,18 @@
 //! server's sampling (`sampling(SERVER)`). A grant is named as the decision record names
 //! it, so the name the front end shows is the name it revokes.
 //!
+//! A limited grant ("for N minutes", "for the next N calls") is checked and spent at the
+//! moment of each call ([`Grants::spend`]); one that has ended is dropped there.
+//!
 //! Shared by handle: the gate decides tool calls on the agent's task, sampling requests
 //! are decided on tasks of their own, beside a running turn.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::clock::{Clock, SystemClock};
+use crate::policy::{GrantLeft, GrantLimit};
 
 /// What the session grant for unsandboxed bash is recorded as.
 pub const UNSANDBOXED_GRANT: &str = "bash (outside the sandbox)";
@@ -24,36 +31,153 @@ pub fn is_sampling_grant(name: &str) -> bool {
         .is_some_and(|rest| rest.ends_with(')'))
 }
 
-/// The session grants by name; clones share one store.
-#[derive(Debug, Clone, Default)]
-pub struct Grants(Arc<Mutex<BTreeSet<String>>>);
+/// The session grants by name, and the limited ones with what is left of each; clones
+/// share one store.
+#[derive(Debug, Clone)]
+pub struct Grants {
+    store: Arc<Mutex<Store>>,
+    clock: Arc<dyn Clock>,
+}
+
+#[derive(Debug, Default)]
+struct Store {
+    /// "Allow for this session".
+    session: BTreeSet<String>,
+    /// "Allow for N minutes / the next N calls", by grant name.
+    limited: BTreeMap<String, Limited>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Limited {
+    limit: GrantLimit,
+    /// Minutes: when it ends.
+    until: Option<Instant>,
+    /// Calls: how many more it allows.
+    calls_left: u32,
+}
+
+impl Limited {
+    fn live(&self, now: Instant) -> bool {
+        match self.until {
+            Some(until) => now < until,
+            None => self.calls_left > 0,
+        }
+    }
+}
+
+/// What a call the policy allowed by a grant spent of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spent {
+    /// A session grant: nothing to spend.
+    Unlimited,
+    /// A limited grant, and what is left of it after this call.
+    Limited { limit: GrantLimit, left: GrantLeft },
+    /// The grant ended between the verdict and now: decide again without it.
+    Gone,
+}
+
+impl Default for Grants {
+    fn default() -> Self {
+        Grants::with_clock(Arc::new(SystemClock))
+    }
+}
 
 impl Grants {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    /// A store whose limited grants are timed by `clock`.
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
+        Grants {
+            store: Arc::default(),
+            clock,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub fn grant(&self, name: &str) {
-        self.lock().insert(name.to_string());
+        self.lock().session.insert(name.to_string());
+    }
+
+    /// "Allow for N minutes / the next N calls", answered for a call that runs now: that
+    /// call is the first of the N.
+    pub fn grant_limited(&self, name: &str, limit: GrantLimit) {
+        let now = self.clock.now();
+        let limited = match limit {
+            GrantLimit::Minutes(m) => Limited {
+                limit,
+                until: Some(now + Duration::from_secs(u64::from(m) * 60)),
+                calls_left: 0,
+            },
+            GrantLimit::Calls(n) => Limited {
+                limit,
+                until: None,
+                calls_left: n.saturating_sub(1),
+            },
+        };
+        let mut store = self.lock();
+        if limited.live(now) {
+            store.limited.insert(name.to_string(), limited);
+        }
+    }
+
+    /// Spends one call of the grant `name` at this moment: a session grant costs nothing; a
+    /// limited one that ended since is dropped ([`Spent::Gone`]).
+    pub fn spend(&self, name: &str) -> Spent {
+        let now = self.clock.now();
+        let mut store = self.lock();
+        if store.session.contains(name) {
+            return Spent::Unlimited;
+        }
+        let Some(entry) = store.limited.get_mut(name) else {
+            return Spent::Gone;
+        };
+        if !entry.live(now) {
+            store.limited.remove(name);
+            return Spent::Gone;
+        }
+        let left = match entry.until {
+            Some(until) => GrantLeft::Seconds(until.saturating_duration_since(now).as_secs()),
+            None => {
+                entry.calls_left -= 1;
+                GrantLeft::Calls(entry.calls_left)
+            }
+        };
+        let limit = entry.limit;
+        if !entry.live(now) {
+            store.limited.remove(name);
+        }
+        Spent::Limited { limit, left }
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.lock().contains(name)
+        self.with(|grants| grants.contains(name))
     }
 
     /// Every grant in force, sorted.
     pub fn names(&self) -> Vec<String> {
-        self.lock().iter().cloned().collect()
+        self.with(|grants| grants.iter().cloned().collect())
     }
 
-    /// Runs `f` on the grants in force (the policy reads them while it decides).
+    /// Runs `f` on the grants in force at this moment, limited ones that have not ended
+    /// included (the policy reads them while it decides).
     pub fn with<R>(&self, f: impl FnOnce(&BTreeSet<String>) -> R) -> R {
-        f(&self.lock())
+        let now = self.clock.now();
+        let mut store = self.lock();
+        store.limited.retain(|_, limited| limited.live(now));
+        if store.limited.is_empty() {
+            return f(&store.session);
+        }
+        let mut all = store.session.clone();
+        all.extend(store.limited.keys().cloned());
+        f(&all)
     }
 
     /// Returns whether a grant existed.
     fn remove(&self, name: &str) -> bool {
-        self.lock().remove(name)
+        let mut store = self.lock();
+        let session = store.session.remove(name);
+        store.limited.remove(name).is_some() || session
     }
 
     /// Revokes the grant named `name`; returns the notice for the person.

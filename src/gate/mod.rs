@@ -20,9 +20,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 mod ask;
+pub mod clock;
 mod error;
 mod escalation;
 mod grants;
+mod limited;
 mod mode;
 mod outcome;
 mod pins;
@@ -37,7 +39,7 @@ mod tests;
 
 pub use ask::ask;
 pub use error::GateError;
-pub use grants::{Grants, is_sampling_grant};
+pub use grants::{Grants, Spent, is_sampling_grant};
 pub use mode::{ModeLimits, ModeRefused, ModeSwitch};
 pub use outcome::{GateOutcome, Gated};
 pub use resolve::resolve_target;
@@ -235,6 +237,8 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> GateOutcome {
         let verdict = self.verdict(tool, input);
+        // A grant is checked (time) and spent (calls) at the moment of the call.
+        let (verdict, limited) = self.spend_grant(tool, input, verdict);
         if !matches!(verdict.decision, Decision::Deny { .. })
             && tool.builtin_kind() == Some(BuiltinTool::Bash)
         {
@@ -256,7 +260,7 @@ impl Gate {
         match verdict.decision.clone() {
             Decision::Allow => GateOutcome::new(
                 Gated::Run,
-                AuditRecord::from_verdict(&tool.name, input, &verdict),
+                Self::allow_record(tool, input, &verdict, limited),
             )
             .with_notices(self.pin_on_rule_use(tool, &verdict).await),
             Decision::Deny { why } => GateOutcome::new(
@@ -335,6 +339,10 @@ impl Gate {
                 let key = grant_key(tool, input);
                 self.grant_session(&key, tool);
                 notices.push(format!("{key} is allowed for the rest of this session."));
+                Gated::Run
+            }
+            PersonAnswer::AllowLimited(limit) => {
+                notices.push(self.grant_limited(tool, input, *limit));
                 Gated::Run
             }
             PersonAnswer::AllowAlways => {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{Decision, RuleSource, Verdict};
+use super::{Decision, GrantLeft, GrantLimit, RuleSource, Verdict};
 
 /// The final outcome of a permission decision (an Ask is never final: someone answers it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +24,8 @@ pub enum PersonAnswer {
     AllowSession,
     /// Written as an allow rule into the workspace config.
     AllowAlways,
+    /// This tool, for a while or for a number of calls (this one included).
+    AllowLimited(GrantLimit),
     Deny,
     DenyWithNote(String),
 }
@@ -41,9 +43,10 @@ impl PersonAnswer {
 
     pub fn permit(&self) -> Permit {
         match self {
-            PersonAnswer::AllowOnce | PersonAnswer::AllowSession | PersonAnswer::AllowAlways => {
-                Permit::Allow
-            }
+            PersonAnswer::AllowOnce
+            | PersonAnswer::AllowSession
+            | PersonAnswer::AllowAlways
+            | PersonAnswer::AllowLimited(_) => Permit::Allow,
             PersonAnswer::Deny | PersonAnswer::DenyWithNote(_) => Permit::Deny,
         }
     }
@@ -64,6 +67,13 @@ pub enum Decider {
     SessionGrant { tool: String },
     /// The permission mode in force decided, where no rule did.
     Mode { mode: super::PermissionMode },
+    /// The person's earlier "allow for N minutes / the next N calls", and what is left of
+    /// it after this call.
+    LimitedGrant {
+        tool: String,
+        limit: GrantLimit,
+        left: GrantLeft,
+    },
     /// The person, answering in the inbox; `asked_by` is the rule that asked.
     Person {
         answer: PersonAnswer,
@@ -111,10 +121,41 @@ impl Decider {
             Decider::Default { .. } => "default",
             Decider::SessionGrant { .. } => "session_grant",
             Decider::Mode { .. } => "mode",
+            Decider::LimitedGrant { .. } => "limited_grant",
             Decider::Person { .. } => "person",
             Decider::Expired { .. } => "expired",
             Decider::Dismissed { .. } => "dismissed",
             Decider::Headless { .. } => "headless",
+        }
+    }
+}
+
+impl Decider {
+    /// The rule, grant or question behind the decision, in a few words (`toolgate audit
+    /// export`'s `detail`).
+    pub fn detail(&self) -> String {
+        match self {
+            Decider::Rule { rule, source } => format!("rule {rule} ({source})"),
+            Decider::Default { rule } => format!("default {rule}"),
+            Decider::SessionGrant { tool } => format!("session grant {tool}"),
+            Decider::Mode { mode } => format!("{mode} mode"),
+            Decider::LimitedGrant { tool, limit, left } => {
+                format!("grant {tool} {} ({})", limit.describe(), left.describe())
+            }
+            Decider::Person { answer, asked_by } => {
+                let answer = match answer {
+                    PersonAnswer::AllowOnce => "allow once".to_string(),
+                    PersonAnswer::AllowSession => "allow for the session".to_string(),
+                    PersonAnswer::AllowAlways => "allow always".to_string(),
+                    PersonAnswer::AllowLimited(limit) => format!("allow {}", limit.describe()),
+                    PersonAnswer::Deny => "deny".to_string(),
+                    PersonAnswer::DenyWithNote(note) => format!("deny: {note}"),
+                };
+                format!("{answer} (asked by {asked_by})")
+            }
+            Decider::Expired { asked_by }
+            | Decider::Dismissed { asked_by }
+            | Decider::Headless { asked_by } => format!("asked by {asked_by}"),
         }
     }
 }
@@ -249,5 +290,25 @@ mod tests {
         assert_eq!(value["answer"]["answer"], "deny_with_note");
         assert_eq!(value["answer"]["note"], "not on a Friday");
         assert_eq!(PersonAnswer::deny_with("  ".into()), PersonAnswer::Deny);
+
+        let limited = Decider::LimitedGrant {
+            tool: "mcp__deploy__trigger".into(),
+            limit: GrantLimit::Calls(5),
+            left: GrantLeft::Calls(3),
+        };
+        let value = serde_json::to_value(&limited).unwrap();
+        assert_eq!(value["by"], "limited_grant");
+        assert_eq!(value["limit"]["calls"], 5);
+        assert_eq!(value["left"]["calls"], 3);
+        assert_eq!(
+            limited.detail(),
+            "grant mcp__deploy__trigger for the next 5 calls (3 calls left)"
+        );
+        let answer =
+            serde_json::to_value(PersonAnswer::AllowLimited(GrantLimit::Minutes(15))).unwrap();
+        assert_eq!(
+            answer,
+            serde_json::json!({"answer": "allow_limited", "note": {"minutes": 15}})
+        );
     }
 }

@@ -104,8 +104,9 @@ fn decided_by(decider: &Decider) -> String {
         Decider::Default { rule } => rule.clone(),
         Decider::SessionGrant { .. } => "allowed for this session".into(),
         Decider::Mode { mode } => format!("{mode} mode"),
+        Decider::LimitedGrant { limit, .. } => format!("allowed {}", limit.describe()),
         Decider::Person { answer, .. } => match answer {
-            PersonAnswer::AllowOnce => "you allowed it once".into(),
+            PersonAnswer::AllowOnce | PersonAnswer::AllowLimited(_) => "you allowed it once".into(),
             PersonAnswer::AllowSession | PersonAnswer::AllowAlways => {
                 "you allowed it for this session".into()
             }

@@ -199,6 +199,9 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
     // once; Esc declines the eight one by one, and the call finishes.
     // Every request shown restarts the guard window, so each Esc waits until the next
     // request is on screen (the count went down) and takes keys (its focused field shows).
+    // The status line's count is part of the check: it is the last row a frame writes, so
+    // a screen read while a frame is still arriving (the new count in the modal's title
+    // above the old request's focused field) does not pass for the new request armed.
     for waiting in (1..=8).rev() {
         let shown = format!("the request with {waiting} waiting, taking keys");
         screen.wait_for(&shown, |t| {
@@ -207,7 +210,9 @@ fn an_elicitation_form_is_filled_in_on_the_console_and_reaches_the_server() {
             } else {
                 !t.contains(" of 2") && t.contains("An MCP server asks you to fill in a form")
             };
-            counted && t.contains("▶ ")
+            counted
+                && t.contains(&format!("waiting for your answer ({waiting})"))
+                && t.contains("▶ ")
         });
         keys.press(b"\x1b");
     }

@@ -111,6 +111,68 @@ fn a_deploy_denied_with_a_note_never_runs_and_the_model_gets_the_note() {
     deploy_record::assert_none(workspace.path());
 }
 
+/// "Allow for the next 5 calls" picked with its key in the real modal: the answered call
+/// and the next four run without a question, the sixth asks again and, denied, never
+/// runs. The deploy server's own record counts exactly five deployments.
+#[test]
+fn a_grant_for_the_next_calls_is_used_up_and_then_the_modal_asks_again() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut steps = vec![json!({"id": "connect", "say": "Connecting.", "tools": [
+        {"name": "connect_mcp", "input": {"name": "deploy"}}]})];
+    let mut previous = "connect".to_string();
+    for i in 1..=6 {
+        let id = format!("deploy{i}");
+        steps.push(
+            json!({"id": id, "after": previous, "say": format!("Deploy {i}."),
+            "tools": [{"name": "mcp__deploy__trigger", "input": {"service": "web"}}]}),
+        );
+        previous = id;
+    }
+    steps.push(json!({"id": "done", "after": previous, "say": "Model received: {{result_line}}"}));
+    let (mut child, screen, mut keys) = pty::spawn(
+        console(home.path(), workspace.path(), json!(steps)),
+        ROWS,
+        COLS,
+    );
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "deploy web six times");
+    wait_question(&screen, "mcp__deploy__trigger");
+    deploy_record::assert_none(workspace.path());
+    keys.press(b"c");
+    // The sixth call's question: by then the server has run the five the grant allowed.
+    screen.wait_for("the sixth call's question", |t| {
+        t.contains("Deploy 6.") && t.contains("Permission required")
+    });
+    screen.wait_modal_armed("the second modal to take keys");
+    assert_eq!(deploy_record::deployments(workspace.path()).len(), 5);
+    keys.press(b"n");
+    screen.wait_text("Model received: Permission denied");
+    assert_eq!(deploy_record::deployments(workspace.path()).len(), 5);
+    // The grant is used up: /permissions lists none.
+    keys.enter_line(&screen, "/permissions");
+    screen.wait_for("the permissions overlay without grants", |t| {
+        t.contains("Session grants (this session only)") && t.contains("  none")
+    });
+    keys.press(b"\x1b");
+    quit(&screen, &mut keys, &mut child);
+    assert_eq!(deploy_record::deployments(workspace.path()).len(), 5);
+    // The session log names the grant for each call it let through, with what it left.
+    let log =
+        std::fs::read_to_string(crate::support::session_log(&home.path().join("state"))).unwrap();
+    let left: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["type"] == "permission" && r["decider"]["by"] == "limited_grant")
+        .map(|r| r["decider"]["left"].clone())
+        .collect();
+    assert_eq!(
+        left,
+        [3, 2, 1, 0].map(|n| json!({"calls": n})).to_vec(),
+        "{log}"
+    );
+}
+
 /// A real server (tests/fixtures/lying_server.py) whose destructive tool claims
 /// `readOnlyHint: true`: the claim authorizes nothing, the person is still asked, and the
 /// denied call never reaches the server.

@@ -3,68 +3,11 @@
 //! what the deploy server really did. Each run gets its state and config folders through
 //! its own environment (nothing is set in this test process, whose tests run in parallel).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::Value;
 use toolgate::headless::JsonlEvent;
 
 use crate::support::deploy_record;
-
-/// A run of `toolgate -p`: the workspace, and the folders its state and user config live
-/// in (a temp dir of the test's own, passed to the child only).
-struct Headless {
-    home: tempfile::TempDir,
-    args: Vec<String>,
-}
-
-impl Headless {
-    fn new(prompt: &str, format: &str) -> Headless {
-        let home = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(home.path().join("config")).unwrap();
-        Headless {
-            home,
-            args: [
-                "-p",
-                prompt,
-                "--output-format",
-                format,
-                "--provider",
-                "scripted",
-            ]
-            .map(String::from)
-            .to_vec(),
-        }
-    }
-
-    fn arg(mut self, arg: &str) -> Headless {
-        self.args.push(arg.to_string());
-        self
-    }
-
-    fn state_dir(&self) -> PathBuf {
-        self.home.path().join("state")
-    }
-
-    /// Runs it in `workspace`: exit code, stdout, stderr.
-    fn run(&self, workspace: &Path) -> (i32, String, String) {
-        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(&self.args)
-            .current_dir(workspace)
-            .env("TOOLGATE_STATE_DIR", self.state_dir())
-            .env("TOOLGATE_CONFIG_DIR", self.home.path().join("config"))
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("TOOLGATE_SCENARIO")
-            .output()
-            .expect("run toolgate -p");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
-    }
-}
+use crate::support::headless_run::Headless;
 
 fn lines(out: &str) -> Vec<Value> {
     out.lines()

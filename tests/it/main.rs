@@ -54,6 +54,7 @@ mod interop;
 mod servers;
 
 // The command line, the policy files, undo and the processes toolgate starts.
+mod audit;
 mod cli;
 mod headless;
 mod lifetime;

@@ -178,6 +178,27 @@ fn a_managed_deny_beats_allow_rules_of_the_user_the_project_and_the_command_line
     assert_eq!(decided.len(), 1, "{decided:?}");
     let record = serde_json::to_string(&decided[0]).unwrap();
     assert!(record.contains("\"source\":\"managed\""), "{record}");
+    // `toolgate audit export` marks the decision managed; the session's chain holds.
+    let export = home
+        .toolgate(&["audit", "export", "--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "stderr: {}", stderr(&export));
+    let rows = jsonl(&export);
+    let row = rows
+        .iter()
+        .find(|r| r["tool"] == "mcp__deploy__trigger")
+        .unwrap_or_else(|| panic!("no trigger row in {rows:?}"));
+    assert_eq!(
+        (&row["decision"], &row["managed"]),
+        (&json!("deny"), &json!(true))
+    );
+    let verify = home.toolgate(&["audit", "verify"]).output().unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
 }
 
 #[test]

@@ -192,7 +192,8 @@ impl Gate {
         }
         let mut notices = Vec::new();
         let gated = match &answer {
-            PersonAnswer::AllowOnce => Gated::Run,
+            // The question offers no limited grant; one would allow this call only.
+            PersonAnswer::AllowOnce | PersonAnswer::AllowLimited(_) => Gated::Run,
             PersonAnswer::AllowSession => {
                 self.grant_session(&tool.name, tool);
                 notices.push(format!(

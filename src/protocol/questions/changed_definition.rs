@@ -112,7 +112,9 @@ impl Kind for ChangedDefinition {
     fn outcome_line(&self, answer: &PersonAnswer) -> String {
         let tool = &self.tool.name;
         match answer {
-            PersonAnswer::AllowOnce => format!("{tool} (new definition) allowed once"),
+            PersonAnswer::AllowOnce | PersonAnswer::AllowLimited(_) => {
+                format!("{tool} (new definition) allowed once")
+            }
             PersonAnswer::AllowSession => {
                 format!("{tool}: new definition accepted for this session")
             }

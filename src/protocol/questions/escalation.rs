@@ -81,7 +81,7 @@ impl Kind for Escalation {
 
     fn outcome_line(&self, answer: &PersonAnswer) -> String {
         match answer {
-            PersonAnswer::AllowOnce | PersonAnswer::AllowAlways => {
+            PersonAnswer::AllowOnce | PersonAnswer::AllowAlways | PersonAnswer::AllowLimited(_) => {
                 "unsandboxed command allowed once".into()
             }
             PersonAnswer::AllowSession => "unsandboxed commands allowed for this session".into(),

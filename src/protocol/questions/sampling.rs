@@ -127,7 +127,9 @@ impl Kind for Sampling {
     fn outcome_line(&self, answer: &PersonAnswer) -> String {
         let server = &self.server;
         match answer {
-            PersonAnswer::AllowOnce => format!("sampling by '{server}' allowed once"),
+            PersonAnswer::AllowOnce | PersonAnswer::AllowLimited(_) => {
+                format!("sampling by '{server}' allowed once")
+            }
             PersonAnswer::AllowSession | PersonAnswer::AllowAlways => {
                 format!("sampling by '{server}' allowed for this session")
             }

@@ -43,7 +43,18 @@ fn choosing_sends_the_persons_answer_on_the_requests_own_channel() {
     assert_eq!(open.kind_name(), "tool call");
     let choices = open.choices();
     let keys: Vec<char> = choices.iter().map(|c| c.key).collect();
-    assert_eq!(keys, ['y', 'a', 's', 'n', 'd']);
+    assert_eq!(keys, ['y', 'a', 's', 'n', 'd', 'm', 'c']);
+    assert_eq!(choices[5].label, "Allow 15 min");
+    assert_eq!(choices[6].label, "Allow next 5 calls");
+    let (request, mut limited_rx) = Request::new(origin(), tool_call("bash"), Instant::now(), None);
+    let limited = HostRequest::from(request).into_open().choose(6, None);
+    assert_eq!(limited.outcome, "bash allowed for the next 5 calls");
+    assert_eq!(
+        limited_rx.try_recv().unwrap(),
+        Reply::Person(PersonAnswer::AllowLimited(
+            crate::policy::GrantLimit::Calls(5)
+        ))
+    );
     assert!(choices.iter().filter(|c| c.safe).count() == 1 && choices[3].safe);
     assert!(choices[4].asks_note);
     let closed = open.choose(4, Some("  use make clean ".into()));

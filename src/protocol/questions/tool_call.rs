@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::{Card, Choice, Fact, Kind, Then, Tone};
-use crate::policy::{PersonAnswer, Verdict};
+use crate::policy::{GrantLimit, PersonAnswer, Verdict};
 use crate::pool::{PoolTool, ToolOrigin};
 
 #[derive(Debug, Clone)]
@@ -53,12 +53,21 @@ impl Kind for ToolCall {
     }
 
     fn choices(&self) -> Vec<Choice<PersonAnswer>> {
-        run_choices(
+        let mut choices = run_choices(
             "Allow once",
             "Allow this session",
             Some("Always (save rule)"),
             true,
-        )
+        );
+        // Grants that end, one key per preset (after the others, so their places stay).
+        choices.extend(GrantLimit::PRESETS.iter().map(|&(key, limit)| {
+            Choice::new(
+                key,
+                limit.label(),
+                Then::Answer(PersonAnswer::AllowLimited(limit)),
+            )
+        }));
+        choices
     }
 
     fn safe_default(&self) -> PersonAnswer {
@@ -70,6 +79,7 @@ impl Kind for ToolCall {
         match answer {
             PersonAnswer::AllowOnce => format!("{tool} allowed once"),
             PersonAnswer::AllowSession => format!("{tool} allowed for this session"),
+            PersonAnswer::AllowLimited(limit) => format!("{tool} allowed {}", limit.describe()),
             PersonAnswer::AllowAlways => format!("{tool} always allowed (rule saved)"),
             PersonAnswer::Deny => format!("{tool} denied"),
             PersonAnswer::DenyWithNote(note) => format!("{tool} denied: {note}"),

@@ -13,7 +13,7 @@ use super::completion::query::Catalogs;
 use super::draw::{centered, draw_lines, log_tail, selectable, status_label, status_style, text};
 use super::pool::state::{PoolView, ServerRow};
 use crate::mcp::ServerStatus;
-use crate::policy::{AuditRecord, Decider, Decision, PersonAnswer};
+use crate::policy::Decision;
 use crate::protocol::ServerInfo;
 use crate::protocol::{Containment, UiCommand};
 use crate::tui::effect::Effect;
@@ -36,7 +36,7 @@ impl Overlay {
         &mut self,
         key: KeyEvent,
         servers: &[ServerRow],
-        grants: &mut Vec<String>,
+        grants: &mut Vec<GrantLine>,
         effects: &mut Vec<Effect>,
     ) -> (bool, Option<String>) {
         let before = *self;
@@ -80,7 +80,7 @@ impl Overlay {
                 Overlay::Permissions { selected },
                 KeyCode::Char('x') | KeyCode::Delete | KeyCode::Backspace,
             ) if *selected < grants.len() => {
-                let tool = grants.remove(*selected);
+                let tool = grants.remove(*selected).name;
                 *selected = (*selected).min(grants.len().saturating_sub(1));
                 flash = Some(format!("revoked the session grant for {tool}"));
                 effects.push(Effect::SendCommand(UiCommand::RevokeGrant(tool)));
@@ -93,18 +93,8 @@ impl Overlay {
     }
 }
 
-/// A person's "allow for this session" answer puts the tool on the session grants, listed
-/// (and revocable) in /permissions; sampling grants read `sampling(SERVER)`.
-pub fn note_grant(grants: &mut Vec<String>, record: &AuditRecord) {
-    if let Decider::Person {
-        answer: PersonAnswer::AllowSession,
-        ..
-    } = &record.decider
-        && !grants.contains(&record.tool)
-    {
-        grants.push(record.tool.clone());
-    }
-}
+/// The grants `/permissions` lists (kept beside the overlay, see `grant_list`).
+pub use super::grant_list::{GrantLine, note_grant};
 
 /// A rule as `/permissions` lists it: one line per distinct (decision, rule, source).
 #[derive(Debug, Clone, PartialEq)]
@@ -369,7 +359,7 @@ pub struct PermissionsOverlay<'a> {
     pub rules: &'a [RuleLine],
     /// The managed policy's lines (`policy::managed_summary`); empty without one.
     pub managed: &'a [String],
-    pub session_grants: &'a [String],
+    pub session_grants: &'a [GrantLine],
     pub selected: usize,
     pub theme: &'a Theme,
 }
@@ -406,7 +396,7 @@ impl Widget for PermissionsOverlay<'_> {
             let (marker, style) = selectable(i == selected, t.plain(), t);
             lines.push(LogicalLine::plain(vec![
                 marker,
-                Span::styled(format!("allow {g}"), style),
+                Span::styled(g.describe(), style),
             ]));
         }
         lines.push(LogicalLine::blank());
@@ -503,7 +493,10 @@ mod tests {
             source: "default".into(),
             tools: vec!["mcp__docs__search".into()],
         }];
-        let grants = vec!["mcp__deploy__trigger".to_string(), "bash".to_string()];
+        let grants = vec![
+            GrantLine::session("mcp__deploy__trigger"),
+            GrantLine::session("bash"),
+        ];
         let screen = text(&render(
             PermissionsOverlay {
                 rules: &rules,

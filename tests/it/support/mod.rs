@@ -4,6 +4,7 @@ pub mod conformance;
 pub mod console_view;
 pub mod deploy_record;
 pub mod fixture_server;
+pub mod headless_run;
 pub mod model_api;
 pub mod npm_packages;
 pub mod oauth_servers;

@@ -139,11 +139,19 @@ fn decision_label(record: &AuditRecord) -> String {
             PersonAnswer::AllowOnce => "you answered: allow once".into(),
             PersonAnswer::AllowSession => "you answered: allow for this session".into(),
             PersonAnswer::AllowAlways => "you answered: always allow".into(),
+            PersonAnswer::AllowLimited(limit) => {
+                format!("you answered: allow {}", limit.describe())
+            }
             PersonAnswer::Deny => "you answered: deny".into(),
             PersonAnswer::DenyWithNote(note) => format!("you answered: deny ({note})"),
         },
         Decider::SessionGrant { .. } => format!("{verb} for this session (your earlier answer)"),
         Decider::Mode { mode } => format!("{verb} by {mode} mode"),
+        Decider::LimitedGrant { limit, left, .. } => format!(
+            "{verb} {} (your earlier answer; {})",
+            limit.describe(),
+            left.describe()
+        ),
         Decider::Rule { rule, source } => {
             let place = match source {
                 RuleSource::UserConfig(_) => "user config",

@@ -1,0 +1,71 @@
+//! A run of the shipped binary's `toolgate -p` on the scripted demo model, with its own
+//! state and config folders passed to the child only (tests run in parallel threads), and
+//! other toolgate commands run against the same folders.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A run of `toolgate -p`: the workspace, and the folders its state and user config live
+/// in (a temp dir of the test's own, passed to the child only).
+pub struct Headless {
+    home: tempfile::TempDir,
+    args: Vec<String>,
+}
+
+impl Headless {
+    pub fn new(prompt: &str, format: &str) -> Headless {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("config")).unwrap();
+        Headless {
+            home,
+            args: [
+                "-p",
+                prompt,
+                "--output-format",
+                format,
+                "--provider",
+                "scripted",
+            ]
+            .map(String::from)
+            .to_vec(),
+        }
+    }
+
+    pub fn arg(mut self, arg: &str) -> Headless {
+        self.args.push(arg.to_string());
+        self
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.home.path().join("state")
+    }
+
+    /// Runs it in `workspace`: exit code, stdout, stderr.
+    pub fn run(&self, workspace: &Path) -> (i32, String, String) {
+        self.run_args(&self.args, workspace)
+    }
+
+    /// Runs another toolgate command (`audit verify`, …) in `workspace` with this run's
+    /// state and config folders: exit code, stdout, stderr.
+    pub fn run_args(
+        &self,
+        args: &[impl AsRef<std::ffi::OsStr>],
+        workspace: &Path,
+    ) -> (i32, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .current_dir(workspace)
+            .env("TOOLGATE_STATE_DIR", self.state_dir())
+            .env("TOOLGATE_CONFIG_DIR", self.home.path().join("config"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("TOOLGATE_SCENARIO")
+            .output()
+            .expect("run toolgate");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+}
