@@ -53,6 +53,9 @@ pub(super) enum Work {
     /// `/roots add` added this root (already in force): the session log keeps it, so a
     /// resumed session has it again.
     RootAdded(PathBuf),
+    /// The permission mode changed beside the turn (already in force, logged, announced):
+    /// the badges follow.
+    ModeChanged,
     Shutdown,
 }
 
@@ -88,6 +91,7 @@ pub(super) async fn read_commands(
     // Completions and roots are answered here, beside a running turn, not queued behind it.
     (hub, events): (McpHub, mpsc::Sender<AgentEvent>),
     sampling: Arc<SamplingHost>,
+    modes: crate::gate::ModeSwitch,
 ) {
     while let Some(command) = commands.recv().await {
         let item = match command {
@@ -158,6 +162,11 @@ pub(super) async fn read_commands(
                         });
                     let _ = events.send(AgentEvent::Completions { id, values }).await;
                 });
+                continue;
+            }
+            // In force at once: the running turn's next call is decided in the new mode.
+            UiCommand::CyclePermissionMode => {
+                super::modes::cycle_beside_turn(&modes, &sampling, &work).await;
                 continue;
             }
             UiCommand::Shutdown => break,

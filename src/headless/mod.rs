@@ -424,6 +424,9 @@ impl Printer<'_> {
                     status,
                 });
             }
+            AgentEvent::ModeChanged(change) => {
+                self.line(&JsonlEvent::PermissionMode(change));
+            }
             AgentEvent::Notice(message) => {
                 self.note(&format!("toolgate: {message}"));
                 self.line(&JsonlEvent::Notice { message });

@@ -8,6 +8,7 @@
 //! agent events, and a bare `Event` would need renaming at every such import.
 
 mod context;
+mod mode;
 mod model;
 mod pool;
 pub mod questions;
@@ -17,6 +18,7 @@ mod tools;
 
 pub use crate::ids::{CallId, ServerName, ToolName};
 pub use context::{CompactionReport, CompactionTrigger, ContextBreakdown, ContextGauge};
+pub use mode::{ModeCause, ModeChange, PermissionMode};
 pub use model::{ModelRetry, ReplyCut};
 pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
 pub use sampling::{SamplingOutcome, SamplingReport};
@@ -85,6 +87,8 @@ pub enum UiCommand {
         /// Arguments already chosen.
         context: std::collections::HashMap<String, String>,
     },
+    /// Shift+Tab: the next permission mode the session may take (the agent decides which).
+    CyclePermissionMode,
     Shutdown,
 }
 
@@ -207,6 +211,8 @@ pub enum AgentEvent {
     ContextBreakdown(ContextBreakdown),
     Error(String),
     Notice(String),
+    /// The permission mode in force changed (also sent once at the start).
+    ModeChanged(ModeChange),
     /// The server configuration was reloaded: every configured server now (new ones are
     /// not connected; removed ones were disconnected first).
     ServersChanged {

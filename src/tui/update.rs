@@ -154,6 +154,11 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
             app.info.servers = servers;
             return;
         }
+        AgentEvent::ModeChanged(change) => {
+            // The status line names it; the conversation is unchanged.
+            app.permission_mode = change.mode;
+            return;
+        }
         AgentEvent::ServerEnabled { server, enabled } => {
             if let Some(info) = app.info.servers.iter_mut().find(|s| s.name == server) {
                 info.enabled = enabled;
@@ -334,6 +339,13 @@ fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> b
     }
     if key.code == KeyCode::Esc && key.modifiers.is_empty() {
         return submit::on_esc(app, effects);
+    }
+    // Shift+Tab: the agent switches to the next mode and says which (the status line).
+    if key.code == KeyCode::BackTab {
+        effects.push(Effect::SendCommand(
+            crate::protocol::UiCommand::CyclePermissionMode,
+        ));
+        return false;
     }
     if let Some(changed) = submit::on_queue_key(app, key) {
         return changed;

@@ -201,6 +201,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::Sampling(r) => format!("sampling:{}", r.payload.server),
         HostRequest::ChangedDefinition(r) => format!("definition:{}", r.payload.tool.name),
         HostRequest::Elicitation(r) => format!("elicitation:{}", r.payload.server),
+        HostRequest::PlanReview(_) => "plan".into(),
     }
 }
 
@@ -236,6 +237,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             toolgate::protocol::questions::ElicitationAnswer::Accept(Default::default())
         } else {
             toolgate::protocol::questions::ElicitationAnswer::Decline
+        }),
+        HostRequest::PlanReview(r) => r.answer(if allow {
+            toolgate::protocol::questions::PlanAnswer::Approve(Default::default())
+        } else {
+            toolgate::protocol::questions::PlanAnswer::KeepPlanning(String::new())
         }),
     };
     assert!(delivered, "the agent was waiting for the answer");
