@@ -138,6 +138,18 @@ pub(super) async fn read_commands(
             },
             UiCommand::ReloadConfig => Work::Reload(ReloadCause::Asked),
             UiCommand::SetModel(name) => Work::SetModel(name),
+            // Beside a turn: the provider's list for `/model` completion (one request).
+            UiCommand::ListModels => {
+                let (listing, events) = (sampling.model.list_models(), events.clone());
+                tokio::spawn(async move {
+                    let names = listing.await.unwrap_or_else(|e| {
+                        tracing::info!("{e}");
+                        Vec::new()
+                    });
+                    let _ = events.send(AgentEvent::ModelNames(names)).await;
+                });
+                continue;
+            }
             UiCommand::RunPrompt {
                 server,
                 prompt,

@@ -469,7 +469,8 @@ impl Printer<'_> {
             | AgentEvent::Completions { .. }
             | AgentEvent::Project(_)
             | AgentEvent::WorkspaceFiles(_)
-            | AgentEvent::ModelChanged { .. } => {}
+            | AgentEvent::ModelChanged { .. }
+            | AgentEvent::ModelNames(_) => {}
         }
     }
 }

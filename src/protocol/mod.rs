@@ -76,6 +76,9 @@ pub enum UiCommand {
     /// `/model NAME`: the following requests go to this model (same provider); answered
     /// with `AgentEvent::ModelChanged`, or an error when the provider cannot switch.
     SetModel(String),
+    /// The models the provider offers, for `/model` completion (asked once, when it is
+    /// first completed); answered with `AgentEvent::ModelNames`. Runs beside a turn.
+    ListModels,
     /// Complete one argument of a prompt or a resource template (`completion/complete`);
     /// answered with `AgentEvent::Completions` carrying the same `id`. Runs beside a turn.
     Complete {
@@ -228,4 +231,6 @@ pub enum AgentEvent {
     ModelChanged {
         label: String,
     },
+    /// The provider's own list of models (empty when it offers none or did not answer).
+    ModelNames(Vec<String>),
 }

@@ -10,6 +10,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::Rect;
 
 use super::app::{App, Msg, QUIT_WINDOW, Update};
+use super::components::completion::assist::ModelList;
 use super::components::composer::ComposerKey;
 use super::components::inbox::state::KeyResult;
 use super::components::overlays::{Overlay, note_grant};
@@ -119,6 +120,10 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
         AgentEvent::WorkspaceFiles(files) => {
             app.assist.files = files;
             return;
+        }
+        AgentEvent::ModelNames(names) => {
+            app.assist.models = ModelList::Known(names);
+            app.assist.refresh(&app.composer, effects);
         }
         AgentEvent::ModelChanged { label } => {
             app.model_label = for_terminal(&label);
