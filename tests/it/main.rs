@@ -13,6 +13,7 @@ mod support;
 // The console: views and keys in-process, then the real binary in a pseudo-terminal.
 mod e2e_composer;
 mod e2e_console;
+mod e2e_console_modes;
 mod e2e_console_queue;
 mod e2e_gate;
 mod e2e_hooks;
@@ -61,5 +62,6 @@ mod hooks;
 mod lifetime;
 mod managed;
 mod mcp_manage;
+mod modes;
 mod policy;
 mod undo;

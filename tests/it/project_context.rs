@@ -4,6 +4,7 @@
 //! (`-p`) against a local Messages API (`support::model_api`), and each test reads what
 //! that API received.
 
+use crate::support::stderr;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -97,10 +98,6 @@ fn last_user_text(request: &Value) -> String {
             .join("\n"),
         _ => String::new(),
     }
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Where each marker sits in `text`, asserting every one is there.
@@ -249,6 +246,15 @@ fn model_switches_the_next_request_in_the_console_and_resume_keeps_it() {
     screen.wait_text("claude-sonnet");
     keys.enter_line(&screen, "hello");
     screen.wait_text("First reply.");
+    // Completion offers the provider's own list (GET /v1/models), beside the table.
+    keys.press(b"/model claude-off");
+    screen.wait_for("the provider's model in the completion", |t| {
+        t.contains("claude-offered-by-the-api") && t.contains("offered")
+    });
+    keys.press(b"\t");
+    screen.wait_text("/model claude-offered-by-the-api");
+    keys.press(b"\r");
+    screen.wait_text("The model is now anthropic claude-offered-by-the-api");
     keys.enter_line(&screen, "/model other");
     screen.wait_text("The model is now anthropic other");
     keys.enter_line(&screen, "again");

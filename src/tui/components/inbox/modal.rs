@@ -102,15 +102,18 @@ impl InboxModal<'_> {
             ));
         }
         head.push(text(format!("{}:", card.details_title), t.dim()));
-        let details: Vec<LogicalLine> = card
-            .details
-            .lines()
-            .map(|l| LogicalLine {
-                spans: vec![Span::styled(format!("  {l}"), t.code())],
-                continuation_indent: 2,
-                preformatted: true,
-            })
-            .collect();
+        let details: Vec<LogicalLine> = if entry.markdown {
+            crate::tui::components::transcript::markdown::render(&card.details, t)
+        } else {
+            card.details
+                .lines()
+                .map(|l| LogicalLine {
+                    spans: vec![Span::styled(format!("  {l}"), t.code())],
+                    continuation_indent: 2,
+                    preformatted: true,
+                })
+                .collect()
+        };
 
         let guarded = self.inbox.in_guard(self.now);
         let mut buttons: Vec<Span<'static>> = Vec::new();

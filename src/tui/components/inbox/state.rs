@@ -25,6 +25,8 @@ pub const LIST_KEY: char = 'l';
 pub struct Entry {
     request: Box<dyn Open>,
     pub card: Card,
+    /// The details are markdown (a plan), rendered as such.
+    pub markdown: bool,
     pub choices: Vec<ChoiceView>,
     pub kind: &'static str,
     /// Who asked, cleaned.
@@ -68,6 +70,7 @@ impl Entry {
             created: meta.created,
             deadline: meta.deadline,
             card,
+            markdown: request.markdown_details(),
             choices,
             highlight,
             note: None,
