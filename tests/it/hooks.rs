@@ -198,31 +198,41 @@ hooks = [{ type = "command", command = "sleep 300", timeout = 2 }]
     deploy_record::assert_none(workspace.path());
 }
 
-#[test]
-fn user_prompt_submit_output_reaches_the_model() {
-    let workspace = tempfile::tempdir().unwrap();
-    let api = WindowApi::start(10_000_000, |_| Say::Text("Noted.".into()));
+/// `toolgate -p PROMPT` on the local model server `api`, with this user `config.toml`.
+fn run_on_api(
+    api: &WindowApi,
+    prompt: &str,
+    config: &str,
+    workspace: &std::path::Path,
+) -> std::process::Output {
     // Only its state and config folders: the run itself talks to the local model server.
-    let run = Headless::new("what is in scope?", "jsonl");
-    std::fs::write(
-        run.config_dir().join("config.toml"),
-        r#"
-[[hooks.UserPromptSubmit]]
-hooks = [{ type = "command", command = "cat > prompt_stdin.json; echo 'ticket ABC-123 is in scope'" }]
-"#,
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["-p", "what is in scope?", "--output-format", "jsonl"])
+    let run = Headless::new(prompt, "jsonl");
+    std::fs::write(run.config_dir().join("config.toml"), config).unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["-p", prompt, "--output-format", "jsonl"])
         .args(["--provider", "anthropic"])
-        .current_dir(workspace.path())
+        .current_dir(workspace)
         .env("TOOLGATE_STATE_DIR", run.state_dir())
         .env("TOOLGATE_CONFIG_DIR", run.config_dir())
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("ANTHROPIC_BASE_URL", &api.url)
         .env_remove("MODEL_ID")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn user_prompt_submit_output_reaches_the_model() {
+    let workspace = tempfile::tempdir().unwrap();
+    let api = WindowApi::start(10_000_000, |_| Say::Text("Noted.".into()));
+    let config = r#"
+[[hooks.UserPromptSubmit]]
+hooks = [{ type = "command", command = "cat > prompt_stdin.json; echo 'ticket ABC-123 is in scope'" }]
+
+[[hooks.SessionStart]]
+hooks = [{ type = "command", command = "echo 'on branch release-7'" }]
+"#;
+    let out = run_on_api(&api, "what is in scope?", config, workspace.path());
     assert!(
         out.status.success(),
         "{}",
@@ -233,9 +243,43 @@ hooks = [{ type = "command", command = "cat > prompt_stdin.json; echo 'ticket AB
     let user = first["messages"][0].to_string();
     assert!(user.contains("what is in scope?"), "{user}");
     assert!(user.contains("ticket ABC-123 is in scope"), "{user}");
+    // SessionStart's context rides along with the first prompt.
+    assert!(user.contains("on branch release-7"), "{user}");
     let stdin = read_json(&workspace.path().join("prompt_stdin.json"));
     assert_eq!(stdin["hook_event_name"], "UserPromptSubmit");
     assert_eq!(stdin["prompt"], "what is in scope?");
+}
+
+#[test]
+fn a_stop_hook_keeps_the_agent_going_with_its_reason_a_bounded_number_of_times() {
+    let workspace = tempfile::tempdir().unwrap();
+    let api = WindowApi::start(10_000_000, |_| Say::Text("Done.".into()));
+    let config = r#"
+[[hooks.Stop]]
+hooks = [{ type = "command", command = '''echo '{"decision":"block","reason":"run the tests too"}' ''' }]
+"#;
+    let out = run_on_api(&api, "fix it", config, workspace.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = api.seen();
+    // The first answer, then three more after the hook's blocks; the fourth block ends it.
+    assert_eq!(seen.len(), 4, "{seen:#?}");
+    let messages = seen[3].body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap().to_string();
+    assert!(
+        last.contains("Stop hook feedback: run the tests too"),
+        "{last}"
+    );
+    let events = lines(&String::from_utf8_lossy(&out.stdout));
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|n| n.contains("blocked the stop 3 times in a row")),
+        "{events:#?}"
+    );
 }
 
 #[test]
