@@ -399,3 +399,43 @@ fn hooks_import_claude_copies_both_files_and_reports_them() {
     assert!(project.contains("[[hooks.Stop]]"), "{project}");
     assert!(project.contains("command = \"make lint\""), "{project}");
 }
+
+#[test]
+fn a_hook_cannot_answer_a_managed_ask() {
+    let workspace = tempfile::tempdir().unwrap();
+    let managed = tempfile::tempdir().unwrap();
+    let managed_file = managed.path().join("managed.toml");
+    std::fs::write(
+        &managed_file,
+        "[permissions]\nask = [\"mcp__deploy__trigger\"]\n",
+    )
+    .unwrap();
+    let run = Headless::new("deploy web", "jsonl");
+    std::fs::write(
+        run.config_dir().join("config.toml"),
+        format!(
+            "[[hooks.PreToolUse]]\nhooks = [{{ type = \"command\", command = '''echo '{ALLOW_JSON}' ''' }}]\n"
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["-p", "deploy web", "--output-format", "jsonl"])
+        .args(["--provider", "scripted"])
+        .current_dir(workspace.path())
+        .env("TOOLGATE_STATE_DIR", run.state_dir())
+        .env("TOOLGATE_CONFIG_DIR", run.config_dir())
+        .env("TOOLGATE_MANAGED_CONFIG", &managed_file)
+        .env_remove("TOOLGATE_SCENARIO")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = lines(&String::from_utf8_lossy(&out.stdout));
+    let decision = trigger_decision(&events);
+    assert_eq!(decision["decision"], "deny", "{decision}");
+    assert_eq!(decision["decider"]["by"], "headless", "{decision}");
+    deploy_record::assert_none(workspace.path());
+}
