@@ -16,6 +16,7 @@ pub mod cli;
 pub mod error;
 pub mod gate;
 pub mod headless;
+pub mod hooks;
 pub mod ids;
 pub mod mcp;
 pub mod model;

@@ -138,6 +138,11 @@ enum Command {
         #[command(subcommand)]
         command: toolgate::cli::audit::AuditCommand,
     },
+    /// Hooks (decision 0086): `hooks import claude` copies Claude Code's hooks.
+    Hooks {
+        #[command(subcommand)]
+        command: toolgate::cli::hooks::HooksCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -408,6 +413,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             print!("{output}");
             Ok(())
         }
+        Some(Command::Hooks { command }) => reported(toolgate::cli::hooks::run(
+            &command,
+            &flags.workspace(),
+            std::env::var_os("HOME")
+                .map(std::path::PathBuf::from)
+                .as_deref(),
+            toolgate::paths::user_config_dir().as_deref(),
+        )),
         Some(Command::Audit { command }) => reported(toolgate::cli::audit::run(
             &command,
             toolgate::agent::session::default_sessions_dir().as_deref(),

@@ -176,6 +176,25 @@ pub(super) async fn compact(
 }
 
 /// The index from which the messages fit `budget` (at least the last message).
+/// What stays true after a compaction, said in the summary: connected servers and tools
+/// loaded with search_tools.
+pub(super) fn kept_state(servers: Vec<String>, loaded: &[String]) -> Vec<String> {
+    let mut state = Vec::new();
+    if !servers.is_empty() {
+        state.push(format!(
+            "Connected MCP servers (still connected): {}",
+            servers.join(", ")
+        ));
+    }
+    if !loaded.is_empty() {
+        state.push(format!(
+            "Tools loaded with search_tools (still loaded): {}",
+            loaded.join(", ")
+        ));
+    }
+    state
+}
+
 fn recent_start(tokens: &[u64], budget: u64) -> usize {
     let mut sum = 0;
     for (at, t) in tokens.iter().enumerate().rev() {

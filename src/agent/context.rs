@@ -69,6 +69,31 @@ pub struct ContextMeter {
 }
 
 impl ContextMeter {
+    /// `/context`: what fills the window; `estimate` is the conversation's estimate of
+    /// `messages`.
+    pub(super) fn breakdown(
+        &self,
+        system: &str,
+        tools: &[ToolDef],
+        deferred: &[ToolDef],
+        messages: &[Message],
+        estimate: u64,
+    ) -> crate::protocol::ContextBreakdown {
+        let system = est(system);
+        let fixed = system + tool_tokens(tools);
+        let results: u64 = messages.iter().map(tool_result_tokens).sum();
+        crate::protocol::ContextBreakdown {
+            gauge: self.gauge(fixed + estimate),
+            system_prompt: self.tokens(system),
+            loaded_tools: self.tokens(tool_tokens(tools)),
+            loaded_tool_count: tools.len(),
+            deferred_tools: self.tokens(tool_tokens(deferred)),
+            deferred_tool_count: deferred.len(),
+            messages: self.tokens(estimate.saturating_sub(results)),
+            tool_results: self.tokens(results),
+        }
+    }
+
     pub fn new(window: u64, compact_percent: u8) -> Self {
         ContextMeter {
             window: window.max(1_000),

@@ -29,6 +29,8 @@ pub(super) enum Work {
     Compact(Option<String>, CancellationToken),
     /// `/context`.
     ShowContext,
+    /// `/hooks`.
+    ShowHooks,
     /// `/undo`; the token lets a cancel withdraw its question.
     Undo(CancellationToken),
     /// `/mcp enable|disable NAME [--save]`.
@@ -112,6 +114,7 @@ pub(super) async fn read_commands(
             UiCommand::Clear => Work::Clear,
             UiCommand::Compact(focus) => Work::Compact(focus, control.new_turn()),
             UiCommand::ShowContext => Work::ShowContext,
+            UiCommand::ShowHooks => Work::ShowHooks,
             UiCommand::Undo => Work::Undo(control.new_turn()),
             // Roots change beside a running turn: a server may be waiting for them.
             UiCommand::AddRoot(dir) => {

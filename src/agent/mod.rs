@@ -13,6 +13,7 @@ pub mod compaction;
 pub mod context;
 mod conversation;
 pub mod elicitation;
+mod hook_events;
 mod host_files;
 mod intake;
 mod mentions;
@@ -130,6 +131,10 @@ pub struct AgentConfig {
     /// The project's instruction files (into the system prompt) and command files (run
     /// when a message starts with their `/NAME`); empty by default.
     pub project: crate::project::ProjectContext,
+    /// `[hooks]` of the config files (decision 0086), and whether the person consented to
+    /// the project's (without it they do not run).
+    pub hooks: crate::settings::HookSettings,
+    pub hooks_project_consent: bool,
 }
 
 impl AgentConfig {
@@ -167,6 +172,8 @@ impl AgentConfig {
             mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,
             project: Default::default(),
+            hooks: Default::default(),
+            hooks_project_consent: false,
         }
     }
 }

@@ -113,7 +113,7 @@ pub(super) struct Agent {
 
 impl Agent {
     fn new(
-        config: AgentConfig,
+        mut config: AgentConfig,
         events: mpsc::Sender<AgentEvent>,
         control: Arc<Control>,
         shared_log: SharedLog,
@@ -122,6 +122,7 @@ impl Agent {
         let window = config
             .context_window
             .unwrap_or_else(|| config.model.context_window());
+        let hooks = super::hook_events::hooks(&mut config);
         let gate = {
             let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
             gate.set_ask_timeout(config.ask_timeout);
@@ -143,6 +144,7 @@ impl Agent {
                 workspace: config.workspace,
                 sandbox: config.sandbox,
                 switch: ServerSwitch::default(),
+                hooks,
             },
             reloader: Reloader::new(config.reload),
             context: ContextMeter::new(window, config.auto_compact_percent),
@@ -279,6 +281,8 @@ impl Agent {
         self.mode_start
             .announce(modes, &mut self.conversation, resumed_mode)
             .await;
+        let resumed = self.resume.is_some();
+        super::hook_events::session_started(&mut self.tools, &self.conversation, resumed).await;
         // The first snapshot: every front end learns the starting pool from it.
         if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
             self.emit(AgentEvent::Error(e.to_string())).await;
@@ -369,6 +373,7 @@ impl Agent {
                     self.compact(CompactionTrigger::Manual, focus, fixed, &cancel)
                         .await;
                 }
+                Work::ShowHooks => super::hook_events::show(&self.tools, &self.conversation).await,
                 Work::ShowContext => {
                     let breakdown = self.breakdown().await;
                     self.emit(AgentEvent::ContextBreakdown(breakdown)).await;
@@ -394,6 +399,7 @@ impl Agent {
                 Work::Shutdown => break,
             }
         }
+        super::hook_events::session_end(&mut self.tools.hooks, &self.conversation).await;
         self.tools.hub.shutdown().await;
     }
 
@@ -425,6 +431,12 @@ impl Agent {
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
         self.emit(AgentEvent::UserMessage(text.clone())).await;
+        let conv = &self.conversation;
+        let Some(context) =
+            super::hook_events::prompt_submitted(&mut self.tools.hooks, conv, &text).await
+        else {
+            return;
+        };
         let (text, model) =
             super::project::expand_command(&self.conversation, &self.project, text).await;
         // A command file's `model:` holds for its turn only.
@@ -432,9 +444,10 @@ impl Agent {
         let before =
             super::model_switch::for_turn(&mut self.model, &mut self.context, conv, model).await;
         // `@server:uri` mentions are read and attached after the text.
-        let content =
+        let mut content =
             super::mentions::user_content(&mut self.tools, &mut self.conversation, text, &cancel)
                 .await;
+        content.extend(context);
         self.run_turn_with(
             vec![Message {
                 role: Role::User,
@@ -461,6 +474,7 @@ impl Agent {
         let mut model_calls = 0;
         // The last request was refused as too long (one retry after a compaction).
         let mut overflowed = false;
+        let mut stop_blocks = 0;
         let cancelled = loop {
             if !ends_with_user {
                 break false;
@@ -554,7 +568,13 @@ impl Agent {
                     ))
                     .await;
                 }
-                break reply.cancelled;
+                let (hooks, conv) = (&mut self.tools.hooks, &mut self.conversation);
+                if reply.cancelled
+                    || !super::hook_events::stop_blocked(hooks, conv, &mut stop_blocks).await
+                {
+                    break reply.cancelled;
+                }
+                continue;
             }
             // Tool calls run even under end_turn; every tool_use gets a result, also when
             // the turn was cancelled while the model was still streaming.
@@ -616,21 +636,11 @@ impl Agent {
         fixed: u64,
         cancel: &CancellationToken,
     ) {
-        let mut state = Vec::new();
-        let servers = self.tools.connected_servers();
-        if !servers.is_empty() {
-            state.push(format!(
-                "Connected MCP servers (still connected): {}",
-                servers.join(", ")
-            ));
-        }
-        let loaded = self.tools.pool.search.loaded();
-        if !loaded.is_empty() {
-            state.push(format!(
-                "Tools loaded with search_tools (still loaded): {}",
-                loaded.join(", ")
-            ));
-        }
+        super::hook_events::pre_compact(&mut self.tools.hooks, &self.conversation, trigger).await;
+        let state = compaction::kept_state(
+            self.tools.connected_servers(),
+            self.tools.pool.search.loaded(),
+        );
         let files_dir = self.conversation.log().map(|log| log.files_dir.clone());
         let ask = Ask {
             trigger,
@@ -669,31 +679,10 @@ impl Agent {
     /// `/context`: what fills the window.
     async fn breakdown(&mut self) -> ContextBreakdown {
         let (_, system, tools) = self.request_parts().await;
-        let fixed = context::est(&system) + context::tool_tokens(&tools);
-        let deferred: Vec<ToolDef> = self
-            .tools
-            .pool
-            .search
-            .deferred()
-            .iter()
-            .map(|t| ToolDef::from(&**t))
-            .collect();
-        let results: u64 = self
-            .conversation
-            .messages()
-            .iter()
-            .map(context::tool_result_tokens)
-            .sum();
-        let meter = &self.context;
-        ContextBreakdown {
-            gauge: meter.gauge(fixed + self.conversation.estimate()),
-            system_prompt: meter.tokens(context::est(&system)),
-            loaded_tools: meter.tokens(context::tool_tokens(&tools)),
-            loaded_tool_count: tools.len(),
-            deferred_tools: meter.tokens(context::tool_tokens(&deferred)),
-            deferred_tool_count: deferred.len(),
-            messages: meter.tokens(self.conversation.estimate().saturating_sub(results)),
-            tool_results: meter.tokens(results),
-        }
+        let deferred = self.tools.pool.search.deferred().iter();
+        let deferred: Vec<ToolDef> = deferred.map(|t| ToolDef::from(&**t)).collect();
+        let conv = &self.conversation;
+        let estimate = conv.estimate();
+        (self.context).breakdown(&system, &tools, &deferred, conv.messages(), estimate)
     }
 }

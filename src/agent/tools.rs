@@ -49,6 +49,8 @@ pub(super) struct ToolHost {
     pub(super) sandbox: Sandbox,
     /// `/mcp enable|disable` for this session.
     pub(super) switch: ServerSwitch,
+    /// The hooks in force (decision 0086): PreToolUse and PostToolUse run here.
+    pub(super) hooks: crate::hooks::Hooks,
 }
 
 impl ToolHost {
@@ -185,13 +187,28 @@ impl ToolHost {
         if let Err(problem) = self.limits.check(tool, &input) {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
         }
+        let (input, hook) = super::hook_events::pre_tool(&mut self.hooks, conv, tool, input).await;
+        // A hook's updatedInput is checked like the model's own.
+        if hook.as_ref().is_some_and(|h| h.updated_input.is_some())
+            && let Err(problem) = self.limits.check(tool, &input)
+        {
+            return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
+        }
         let GateOutcome {
             decision: gated,
             audit: decided,
             notices,
         } = self
             .gate
-            .check(tool, &input, call_id, conv.events(), cancel)
+            .check_hooked(
+                tool,
+                &input,
+                call_id,
+                hook.as_ref(),
+                &mut self.hooks,
+                conv.events(),
+                cancel,
+            )
             .await;
         if let Some(record) = decided {
             conv.record(Record::Permission(PermissionLine {
@@ -219,6 +236,7 @@ impl ToolHost {
         } else {
             None
         };
+        let seen_input = input.clone();
         let run = match gated {
             Gated::Cancelled => ToolRun::cancelled(),
             Gated::Refused(text) => ToolRun {
@@ -238,7 +256,7 @@ impl ToolHost {
             }
         };
         self.checkpoints.after_call(watch, conv).await;
-        run
+        super::hook_events::post_tool(&mut self.hooks, conv, tool, &seen_input, run).await
     }
 
     /// Runs a call that nobody was asked about file by file (a bash command, an MCP tool)

@@ -106,10 +106,19 @@ pub fn prepare_with(
         host,
         model: model_section,
         managed,
+        hooks,
     } = settings;
     // A managed policy read in part would be looser than written: no start (0082).
     if let Some(refusal) = crate::settings::ManagedSettings::refusal(&managed) {
         return Err(Failure::Usage(refusal));
+    }
+    // A hook read in part could be a guard that silently never runs: no start (0086).
+    if !hooks.diagnostics.is_empty() {
+        let lines: Vec<String> = hooks.diagnostics.iter().map(|d| format!("  {d}")).collect();
+        return Err(Failure::Usage(format!(
+            "hooks: toolgate does not start while a hook cannot be read:\n{}",
+            lines.join("\n")
+        )));
     }
     // The console reloads on file changes and `/mcp reload`; a headless run keeps the
     // configuration it started with.
@@ -212,6 +221,7 @@ pub fn prepare_with(
             .insert(crate::settings::PermissionMode::Auto, why);
     }
     config.project = project;
+    config.hooks = hooks.value;
     if let Some(from) = &opts.resume {
         let dir = config
             .sessions_dir

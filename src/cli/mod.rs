@@ -8,6 +8,7 @@ pub mod audit;
 pub mod bootstrap;
 pub mod commands;
 pub mod console;
+pub mod hooks;
 pub mod manage;
 pub mod prompt;
 pub mod undo;

@@ -24,6 +24,7 @@ pub mod clock;
 mod error;
 mod escalation;
 mod grants;
+mod hooked;
 mod limited;
 mod mode;
 mod outcome;
@@ -237,6 +238,20 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> GateOutcome {
         let verdict = self.verdict(tool, input);
+        self.check_verdict(tool, input, call_id, verdict, events, cancel)
+            .await
+    }
+
+    /// [`Self::check`] once the policy's verdict is known (or a hook has changed it).
+    async fn check_verdict(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+        call_id: &str,
+        verdict: Verdict,
+        events: &mpsc::Sender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> GateOutcome {
         // A grant is checked (time) and spent (calls) at the moment of the call.
         let (verdict, limited) = self.spend_grant(tool, input, verdict);
         if !matches!(verdict.decision, Decision::Deny { .. })

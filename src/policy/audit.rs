@@ -85,6 +85,9 @@ pub enum Decider {
     Dismissed { asked_by: String },
     /// Non-interactive mode answers an Ask on the person's behalf: denied.
     Headless { asked_by: String },
+    /// A PreToolUse hook (decision 0086): its event, command and file; `reason` is what
+    /// it said.
+    Hook { hook: String, reason: String },
 }
 
 impl Decider {
@@ -126,6 +129,7 @@ impl Decider {
             Decider::Expired { .. } => "expired",
             Decider::Dismissed { .. } => "dismissed",
             Decider::Headless { .. } => "headless",
+            Decider::Hook { .. } => "hook",
         }
     }
 }
@@ -156,6 +160,8 @@ impl Decider {
             Decider::Expired { asked_by }
             | Decider::Dismissed { asked_by }
             | Decider::Headless { asked_by } => format!("asked by {asked_by}"),
+            Decider::Hook { hook, reason } if reason.is_empty() => hook.clone(),
+            Decider::Hook { hook, reason } => format!("{hook}: {reason}"),
         }
     }
 }

@@ -48,6 +48,8 @@ pub enum UiCommand {
     Compact(Option<String>),
     /// `/context`: what fills the window, answered with `AgentEvent::ContextBreakdown`.
     ShowContext,
+    /// `/hooks`: the hooks in force, answered with a notice (decision 0086).
+    ShowHooks,
     /// `/undo`: restore the files the last turn changed, after the person confirms the
     /// list (an inbox request); the outcome comes back as a notice.
     Undo,

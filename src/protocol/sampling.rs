@@ -115,5 +115,6 @@ fn decided_by(decider: &Decider) -> String {
         Decider::Expired { .. } => "nobody answered in time".into(),
         Decider::Dismissed { .. } => "the question could not be shown".into(),
         Decider::Headless { .. } => "non-interactive mode".into(),
+        Decider::Hook { hook, .. } => hook.clone(),
     }
 }

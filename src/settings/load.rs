@@ -33,6 +33,9 @@ pub struct Settings {
     /// are in `permissions`, its floor under `sandbox` and the servers' own choices). A
     /// diagnostic here refuses the start ([`ManagedSettings::refusal`]).
     pub managed: Section<ManagedSettings>,
+    /// `[hooks]` of the managed files, the user's and a trusted project's, in that order
+    /// (decision 0086). A diagnostic here refuses the start.
+    pub hooks: Section<super::HookSettings>,
 }
 
 /// The workspace's `.toolgate/config.toml`.
@@ -143,6 +146,16 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
     let model = layered(&files, None, |value, text, file| {
         super::model::apply_layer(value, text, &file.name())
     });
+    let mut hooks = Section {
+        value: managed.value.hooks.clone(),
+        diagnostics: Vec::new(),
+    };
+    for file in &files {
+        if let Ok(text) = &file.text {
+            let problems = hooks.value.add_file(text, &file.path, file.layer);
+            hooks.diagnostics.extend(problems);
+        }
+    }
     let mut servers = load_servers_with_env(opts, env);
     // The managed floor last: nothing a user or project file says can loosen it.
     let floor = &managed.value.sandbox;
@@ -160,6 +173,7 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
         host,
         model,
         managed,
+        hooks,
     }
 }
 

@@ -90,6 +90,8 @@ pub struct ManagedSettings {
     /// What the floor changed in the other layers' settings, one line each (for
     /// `toolgate status` and `/permissions`).
     pub overrides: Vec<String>,
+    /// `[hooks]` of the managed files: they always run (decision 0086).
+    pub hooks: super::HookSettings,
 }
 
 impl ManagedSettings {
@@ -143,7 +145,7 @@ impl ManagedSettings {
     }
 }
 
-const TABLES: &str = "permissions, mcp or sandbox";
+const TABLES: &str = "permissions, mcp, sandbox or hooks";
 /// Keys of `[permissions]` that only a managed file may set.
 pub(super) const MANAGED_PERMISSION_KEYS: [&str; 2] = ["managed_rules_only", "disable_auto_mode"];
 
@@ -180,7 +182,7 @@ pub fn apply_file(managed: &mut ManagedSettings, path: &Path, text: &str) -> Vec
     managed.files.push(path.to_path_buf());
     let mut diagnostics = Vec::new();
     for (key, item) in doc.iter() {
-        if !matches!(key, "permissions" | "mcp" | "sandbox") {
+        if !matches!(key, "permissions" | "mcp" | "sandbox" | "hooks") {
             diagnostics.push(Diagnostic::at(
                 text,
                 &file,
@@ -190,6 +192,11 @@ pub fn apply_file(managed: &mut ManagedSettings, path: &Path, text: &str) -> Vec
         }
     }
     diagnostics.extend(permissions(managed, path, text, &file, &doc));
+    diagnostics.extend(
+        managed
+            .hooks
+            .add_file(text, path, super::permissions::FileLayer::Managed),
+    );
     match super::toml::table(&doc, "mcp", text, &file) {
         Ok(Some(table)) => diagnostics.extend(managed.servers.add_table(table, text, &file)),
         Ok(None) => {}
@@ -304,8 +311,8 @@ mod tests {
                 "/etc/toolgate/managed.toml:2:22: expected permissions.managed_rules_only",
             ),
             (
-                "[hooks]\nx = 1\n",
-                "/etc/toolgate/managed.toml:1:1: unknown table or key hooks",
+                "[hookz]\nx = 1\n",
+                "/etc/toolgate/managed.toml:1:1: unknown table or key hookz",
             ),
             (
                 "[mcp]\nallowed_servers = \"docs\"\n",

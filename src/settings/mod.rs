@@ -163,6 +163,8 @@ impl std::fmt::Display for Diagnostic {
 pub mod diff;
 pub mod edit;
 mod expand;
+mod hooks;
+pub mod hooks_import;
 mod host;
 pub mod import;
 mod load;
@@ -183,6 +185,7 @@ mod tools;
 pub mod watch;
 
 pub use expand::expand;
+pub use hooks::{DEFAULT_HOOK_TIMEOUT, HookEvent, HookSettings, HookSpec, compile_matcher};
 pub use host::{
     DEFAULT_LOG_LEVEL, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_SAMPLING_MAX_TOKENS, HostSettings,
     LogLevel,

@@ -16,6 +16,7 @@ mod changed_definition;
 mod elicitation;
 mod escalation;
 mod plan_review;
+mod project_hooks;
 mod project_server;
 mod restore_files;
 mod sampling;
@@ -27,6 +28,7 @@ pub use changed_definition::{ChangedDefinition, DefinitionNews};
 pub use elicitation::{Elicitation, ElicitationAnswer, ElicitationMode};
 pub use escalation::{Escalation, EscalationReason};
 pub use plan_review::{PlanAnswer, PlanReview};
+pub use project_hooks::{ProjectHooks, ProjectHooksAnswer};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
 pub use restore_files::{RestoreAnswer, RestoreFiles};
 pub use sampling::Sampling;
@@ -489,6 +491,7 @@ host_requests! {
     ToolCall(ToolCall),
     WorkspaceTrust(WorkspaceTrust),
     ProjectServer(ProjectServer),
+    ProjectHooks(ProjectHooks),
     Escalation(Escalation),
     SignIn(SignIn),
     RestoreFiles(RestoreFiles),

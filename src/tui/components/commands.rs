@@ -29,6 +29,8 @@ pub enum Action {
     Init,
     /// `/model [NAME]`: switch the model for the following requests.
     Model,
+    /// `/hooks`: the hooks in force, where each comes from, its last result (0086).
+    Hooks,
 }
 
 /// One line of the table: how the help shows it, what it says, and the words (after the
@@ -59,9 +61,12 @@ pub const COMMANDS: &[Command] = &[
         words: &[("mcp", Action::Mcp)],
     },
     Command {
-        usage: "/permissions",
-        help: "rules in force, session grants, revoke",
-        words: &[("permissions", Action::Permissions)],
+        usage: "/permissions /hooks",
+        help: "rules, grants, revoke · hooks, last results",
+        words: &[
+            ("permissions", Action::Permissions),
+            ("hooks", Action::Hooks),
+        ],
     },
     Command {
         usage: "/undo",
@@ -244,6 +249,7 @@ pub fn parse(command: &str, servers: &[&str]) -> Parsed {
             Parsed::Send(UiCommand::Compact(focus))
         }
         (Action::Context, _) => Parsed::Send(UiCommand::ShowContext),
+        (Action::Hooks, _) => Parsed::Send(UiCommand::ShowHooks),
         (Action::Permissions, _) => Parsed::OpenPermissions,
         (Action::Clear, _) => Parsed::Clear,
         // The agent finds the files and asks before restoring them (an inbox request).

@@ -194,6 +194,7 @@ fn asked_about(request: &HostRequest) -> String {
     match request {
         HostRequest::ToolCall(r) => r.payload.tool.name.clone(),
         HostRequest::ProjectServer(r) => format!("project:{}", r.payload.server),
+        HostRequest::ProjectHooks(r) => format!("hooks:{}", r.payload.file),
         HostRequest::WorkspaceTrust(r) => format!("trust:{}", r.payload.folder.display()),
         HostRequest::Escalation(r) => format!("unsandboxed:{}", r.payload.command),
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
@@ -214,6 +215,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             ProjectServerAnswer::Start
         } else {
             ProjectServerAnswer::DontStart
+        }),
+        HostRequest::ProjectHooks(r) => r.answer(if allow {
+            toolgate::protocol::questions::ProjectHooksAnswer::Run
+        } else {
+            toolgate::protocol::questions::ProjectHooksAnswer::DontRun
         }),
         HostRequest::WorkspaceTrust(r) => r.answer(if allow {
             TrustAnswer::Once

@@ -36,6 +36,11 @@ impl Headless {
         self
     }
 
+    /// The user config folder the child reads (`config.toml`, `mcp.json`).
+    pub fn config_dir(&self) -> PathBuf {
+        self.home.path().join("config")
+    }
+
     pub fn state_dir(&self) -> PathBuf {
         self.home.path().join("state")
     }

@@ -167,5 +167,6 @@ fn decision_label(record: &AuditRecord) -> String {
         Decider::Expired { .. } => "denied: nobody answered before the deadline".into(),
         Decider::Dismissed { .. } => "denied: the question was dismissed".into(),
         Decider::Headless { .. } => "denied: nobody could be asked (non-interactive)".into(),
+        Decider::Hook { hook, .. } => format!("{verb} by the {hook}"),
     }
 }

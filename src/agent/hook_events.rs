@@ -1,0 +1,279 @@
+//! Where the session's events meet the hooks (decision 0086): each function runs the hooks
+//! of one event, shows the person their errors, and returns what the turn or the call
+//! does with what they said. The gate weighs a PreToolUse say ([`crate::gate`]).
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::conversation::Conversation;
+use super::tool_run::ToolRun;
+use super::tools::ToolHost;
+use crate::hooks::{EventResult, Hooks, PreToolDecision, PreToolSay};
+use crate::model::ContentBlock;
+use crate::pool::PoolTool;
+use crate::protocol::questions::{Origin, ProjectHooks, ProjectHooksAnswer, Reply, Request};
+use crate::protocol::{AgentEvent, CompactionTrigger, ToolOutcome};
+use crate::settings::HookEvent;
+
+/// The hooks of the session's settings. Headless never asks: a project's hooks are left
+/// out, and a notice says so once.
+pub(super) fn hooks(config: &mut super::AgentConfig) -> Hooks {
+    let hooks = Hooks::new(
+        &config.hooks,
+        &config.workspace,
+        config.sandbox.clone(),
+        config.hooks_project_consent,
+    );
+    let (held, _) = hooks.held_back();
+    if config.headless && !held.is_empty() {
+        config.startup_notices.push(format!(
+            "hooks: this project's hooks are not run without your consent (a non-interactive run cannot ask): {}",
+            held.join(", ")
+        ));
+    }
+    hooks
+}
+
+/// The console asks once per session, showing every command, before a project's hooks run.
+async fn ask_project_consent(hooks: &mut Hooks, conv: &Conversation) {
+    let (held, file) = hooks.held_back();
+    let Some(file) = file else {
+        return;
+    };
+    let question = ProjectHooks {
+        hooks: held,
+        file: file.display().to_string(),
+    };
+    let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let (request, answer) =
+        Request::new(Origin::Console { folder }, question, Instant::now(), None);
+    let reply = crate::gate::ask(conv.events(), request, answer, None).await;
+    if matches!(reply, Some(Reply::Person(ProjectHooksAnswer::Run))) {
+        hooks.consent_to_project();
+    } else {
+        conv.emit(AgentEvent::Notice(
+            "hooks: this project's hooks do not run this session (not approved)".into(),
+        ))
+        .await;
+    }
+}
+
+/// How many times in a row Stop hooks may keep the agent going before the turn ends anyway
+/// (a hook that always blocks must not loop forever).
+const MAX_STOP_BLOCKS: usize = 3;
+
+async fn show_errors(conv: &Conversation, result: &EventResult) {
+    for notice in &result.notices {
+        conv.emit(AgentEvent::Notice(format!("hooks: {notice}")))
+            .await;
+    }
+}
+
+/// PreToolUse: the hooks' say on this call, and the input it runs with (a hook's
+/// `updatedInput`, which the gate then checks like any other input).
+pub(super) async fn pre_tool(
+    hooks: &mut Hooks,
+    conv: &Conversation,
+    tool: &PoolTool,
+    input: Value,
+) -> (Value, Option<PreToolDecision>) {
+    if !hooks.has(HookEvent::PreToolUse) {
+        return (input, None);
+    }
+    let Some(decision) = hooks.pre_tool_use(&tool.name, &input).await else {
+        return (input, None);
+    };
+    if let PreToolSay::Failed(why) = &decision.say {
+        conv.emit(AgentEvent::Notice(format!(
+            "hooks: the {} {why}; the call asks instead of running on its word",
+            decision.hook
+        )))
+        .await;
+    }
+    let input = match decision.updated_input.clone() {
+        Some(updated) if !matches!(decision.say, PreToolSay::Deny(_)) => updated,
+        _ => input,
+    };
+    (input, Some(decision))
+}
+
+/// PostToolUse: a call that ran, its response shown to the hooks; a block's reason is
+/// added to what the model reads.
+pub(super) async fn post_tool(
+    hooks: &mut Hooks,
+    conv: &Conversation,
+    tool: &PoolTool,
+    input: &Value,
+    mut run: ToolRun,
+) -> ToolRun {
+    let ran = matches!(run.outcome, ToolOutcome::Ok | ToolOutcome::Error);
+    if !ran || !hooks.has(HookEvent::PostToolUse) {
+        return run;
+    }
+    let fields = json!({
+        "tool_name": tool.name,
+        "tool_input": input,
+        "tool_response": run.text,
+    });
+    let result = hooks
+        .event(HookEvent::PostToolUse, Some(&tool.name), fields)
+        .await;
+    show_errors(conv, &result).await;
+    if let Some((reason, hook)) = result.block {
+        run.text = format!("{}\n\nThe {hook} says: {reason}", run.text.trim_end());
+    }
+    run
+}
+
+/// UserPromptSubmit: None when a hook blocks the prompt (the person is told why and the
+/// turn ends before the model is called); otherwise the context the hooks add after it.
+pub(super) async fn prompt_submitted(
+    hooks: &mut Hooks,
+    conv: &Conversation,
+    prompt: &str,
+) -> Option<Vec<ContentBlock>> {
+    if !hooks.has(HookEvent::UserPromptSubmit) {
+        return Some(context_blocks(hooks.take_held()));
+    }
+    let result = hooks
+        .event(
+            HookEvent::UserPromptSubmit,
+            None,
+            json!({ "prompt": prompt }),
+        )
+        .await;
+    show_errors(conv, &result).await;
+    if let Some((reason, hook)) = result.block {
+        conv.emit(AgentEvent::Notice(format!(
+            "hooks: the {hook} blocked this prompt: {reason}"
+        )))
+        .await;
+        conv.emit(AgentEvent::TurnFinished {
+            usage: Default::default(),
+            cancelled: false,
+        })
+        .await;
+        return None;
+    }
+    let mut context = hooks.take_held();
+    context.extend(result.context);
+    Some(context_blocks(context))
+}
+
+/// SessionStart: its context is held for the first prompt.
+pub(super) async fn session_started(tools: &mut ToolHost, conv: &Conversation, resumed: bool) {
+    let headless = tools.gate.is_headless();
+    let hooks = &mut tools.hooks;
+    let source = if resumed { "resume" } else { "startup" };
+    if let Some(log) = conv.log() {
+        hooks.set_session(&conv.session_id, Some(log.path.clone()));
+    } else {
+        hooks.set_session(&conv.session_id, None);
+    }
+    if !headless {
+        ask_project_consent(hooks, conv).await;
+    }
+    if !hooks.has(HookEvent::SessionStart) {
+        return;
+    }
+    let result = hooks
+        .event(HookEvent::SessionStart, None, json!({ "source": source }))
+        .await;
+    show_errors(conv, &result).await;
+    hooks.hold(result.context);
+}
+
+/// Stop: Some(reason) when a hook blocks the stop; the reason is the model's next user
+/// message. `blocks` counts this turn's blocks; past the bound the turn ends.
+pub(super) async fn stop_blocked(
+    hooks: &mut Hooks,
+    conv: &mut Conversation,
+    blocks: &mut usize,
+) -> bool {
+    if !hooks.has(HookEvent::Stop) {
+        return false;
+    }
+    let fields = json!({ "stop_hook_active": *blocks > 0 });
+    let result = hooks.event(HookEvent::Stop, None, fields).await;
+    show_errors(conv, &result).await;
+    let Some((reason, hook)) = result.block else {
+        return false;
+    };
+    if *blocks >= MAX_STOP_BLOCKS {
+        conv.emit(AgentEvent::Notice(format!(
+            "hooks: the {hook} blocked the stop {MAX_STOP_BLOCKS} times in a row; the turn ends here"
+        )))
+        .await;
+        return false;
+    }
+    *blocks += 1;
+    conv.push_user(vec![ContentBlock::Text {
+        text: format!("Stop hook feedback: {reason}"),
+    }])
+    .await;
+    true
+}
+
+/// SessionEnd: nothing to decide; errors shown.
+pub(super) async fn session_end(hooks: &mut Hooks, conv: &Conversation) {
+    notify_with(
+        hooks,
+        conv,
+        HookEvent::SessionEnd,
+        json!({ "reason": "other" }),
+    )
+    .await;
+}
+
+/// PreCompact, with Claude Code's `trigger` ("manual" for /compact, else "auto").
+pub(super) async fn pre_compact(
+    hooks: &mut Hooks,
+    conv: &Conversation,
+    trigger: CompactionTrigger,
+) {
+    let trigger = if trigger == CompactionTrigger::Manual {
+        "manual"
+    } else {
+        "auto"
+    };
+    let fields = json!({ "trigger": trigger, "custom_instructions": "" });
+    notify_with(hooks, conv, HookEvent::PreCompact, fields).await;
+}
+
+async fn notify_with(hooks: &mut Hooks, conv: &Conversation, event: HookEvent, fields: Value) {
+    if hooks.has(event) {
+        let result = hooks.event(event, None, fields).await;
+        show_errors(conv, &result).await;
+    }
+}
+
+/// `/hooks`: the hooks in force, where each comes from and how it last ended.
+pub(super) async fn show(tools: &ToolHost, conv: &Conversation) {
+    let lines = tools.hooks.lines();
+    let text = if lines.is_empty() {
+        "No hooks in force. Add [[hooks.EVENT]] tables to config.toml (decision 0086).".to_string()
+    } else {
+        let mut text = format!("Hooks in force ({}):", lines.len());
+        for line in lines {
+            let matcher = line.matcher.map(|m| format!(" [{m}]")).unwrap_or_default();
+            let last = line.last.unwrap_or_else(|| "not run yet".into());
+            text.push_str(&format!(
+                "\n  {}{matcher}: {}  ({})  last: {last}",
+                line.event, line.command, line.source
+            ));
+        }
+        text
+    };
+    conv.emit(AgentEvent::Notice(text)).await;
+}
+
+fn context_blocks(context: Vec<String>) -> Vec<ContentBlock> {
+    context
+        .into_iter()
+        .map(|text| ContentBlock::Text {
+            text: format!("<hook-context>\n{}\n</hook-context>", text.trim_end()),
+        })
+        .collect()
+}

@@ -1,0 +1,182 @@
+//! `toolgate hooks import claude`: Claude Code's `"hooks"` of a `settings.json` copied into
+//! a toolgate `config.toml` as `[[hooks.EVENT]]` tables, keeping the rest of the file as
+//! it is written (toml_edit). A hook already there (same event, matcher and command) is
+//! not copied twice; an entry toolgate cannot run is reported, not copied.
+
+use serde_json::Value;
+use toml_edit::{ArrayOfTables, DocumentMut, InlineTable, Item, Table, value};
+
+use super::HookEvent;
+
+/// What one import did, one line per hook, for the person.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    pub copied: Vec<String>,
+    pub skipped: Vec<String>,
+}
+
+/// Adds the hooks of Claude Code's `settings_json` to `config_toml`; the new text of the
+/// config file and what was copied. An error when either file cannot be read as its format.
+pub fn import_claude_hooks(
+    settings_json: &str,
+    config_toml: &str,
+) -> Result<(String, ImportReport), String> {
+    let settings: Value = serde_json::from_str(settings_json)
+        .map_err(|e| format!("not valid JSON ({e}); nothing was copied"))?;
+    let mut doc: DocumentMut = config_toml
+        .parse()
+        .map_err(|e| format!("the config file is not valid TOML ({e}); nothing was copied"))?;
+    let mut report = ImportReport::default();
+    let Some(events) = settings.get("hooks").and_then(Value::as_object) else {
+        return Ok((doc.to_string(), report));
+    };
+    for (name, groups) in events {
+        let Some(event) = HookEvent::parse(name) else {
+            report
+                .skipped
+                .push(format!("{name}: not an event toolgate runs"));
+            continue;
+        };
+        for group in groups.as_array().into_iter().flatten() {
+            let matcher = group
+                .get("matcher")
+                .and_then(Value::as_str)
+                .filter(|m| !m.is_empty());
+            if let Some(m) = matcher
+                && super::compile_matcher(m).is_err()
+            {
+                report
+                    .skipped
+                    .push(format!("{event} [{m}]: the matcher is not a regex"));
+                continue;
+            }
+            for hook in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let command = hook.get("command").and_then(Value::as_str);
+                let kind = hook.get("type").and_then(Value::as_str);
+                let (Some("command"), Some(command)) = (kind, command) else {
+                    report.skipped.push(format!(
+                        "{event}: a hook of type {} (toolgate runs type \"command\" only)",
+                        kind.unwrap_or("?")
+                    ));
+                    continue;
+                };
+                let timeout = hook.get("timeout").and_then(Value::as_i64);
+                let shown = match matcher {
+                    Some(m) => format!("{event} [{m}]: {command}"),
+                    None => format!("{event}: {command}"),
+                };
+                if present(&doc, event, matcher, command) {
+                    report.skipped.push(format!("{shown} (already there)"));
+                    continue;
+                }
+                add(&mut doc, event, matcher, command, timeout)?;
+                report.copied.push(shown);
+            }
+        }
+    }
+    Ok((doc.to_string(), report))
+}
+
+fn groups(doc: &DocumentMut, event: HookEvent) -> Option<&ArrayOfTables> {
+    doc.get("hooks")?
+        .as_table_like()?
+        .get(event.name())?
+        .as_array_of_tables()
+}
+
+fn present(doc: &DocumentMut, event: HookEvent, matcher: Option<&str>, command: &str) -> bool {
+    groups(doc, event).is_some_and(|groups| {
+        groups.iter().any(|group| {
+            group.get("matcher").and_then(Item::as_str) == matcher
+                && group
+                    .get("hooks")
+                    .and_then(Item::as_array)
+                    .is_some_and(|hooks| {
+                        hooks.iter().any(|h| {
+                            h.as_inline_table()
+                                .and_then(|t| t.get("command"))
+                                .and_then(|c| c.as_str())
+                                == Some(command)
+                        })
+                    })
+        })
+    })
+}
+
+fn add(
+    doc: &mut DocumentMut,
+    event: HookEvent,
+    matcher: Option<&str>,
+    command: &str,
+    timeout: Option<i64>,
+) -> Result<(), String> {
+    let hooks = doc
+        .entry("hooks")
+        .or_insert_with(|| {
+            let mut table = Table::new();
+            table.set_implicit(true);
+            Item::Table(table)
+        })
+        .as_table_mut()
+        .ok_or("the config file's hooks is not a table; nothing was copied")?;
+    let groups = hooks
+        .entry(event.name())
+        .or_insert(Item::ArrayOfTables(ArrayOfTables::new()))
+        .as_array_of_tables_mut()
+        .ok_or_else(|| format!("hooks.{event} in the config file is not [[hooks.{event}]] tables; nothing was copied"))?;
+    let mut hook = InlineTable::new();
+    hook.insert("type", "command".into());
+    hook.insert("command", command.into());
+    if let Some(seconds) = timeout {
+        hook.insert("timeout", seconds.into());
+    }
+    let mut list = toml_edit::Array::new();
+    list.push(hook);
+    let mut group = Table::new();
+    if let Some(m) = matcher {
+        group.insert("matcher", value(m));
+    }
+    group.insert("hooks", value(list));
+    groups.push(group);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLAUDE: &str = r#"{"permissions": {}, "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh", "timeout": 5}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-done"}, {"type": "prompt", "prompt": "x"}]}]
+    }}"#;
+
+    #[test]
+    fn hooks_are_copied_keeping_the_file_and_read_back() {
+        let before = "# mine\n[permissions]\nallow = [\"read_file\"]  # keep\n";
+        let (after, report) = import_claude_hooks(CLAUDE, before).unwrap();
+        assert!(after.starts_with(before), "{after}");
+        assert_eq!(
+            report.copied,
+            ["PreToolUse [Bash]: guard.sh", "Stop: notify-done"]
+        );
+        assert_eq!(report.skipped.len(), 1, "{report:?}");
+        let mut read = super::super::HookSettings::default();
+        let problems = read.add_file(
+            &after,
+            std::path::Path::new("c.toml"),
+            super::super::FileLayer::User,
+        );
+        assert!(problems.is_empty(), "{problems:?}\n{after}");
+        assert_eq!(read.hooks.len(), 2);
+        assert_eq!(read.hooks[0].timeout.as_secs(), 5);
+        // A second import copies nothing again.
+        let (again, report) = import_claude_hooks(CLAUDE, &after).unwrap();
+        assert_eq!(again, after);
+        assert!(report.copied.is_empty());
+    }
+}

@@ -1,0 +1,441 @@
+//! Hooks (decision 0086) in the shipped binary, headless, on the scripted demo (which ends
+//! with a `mcp__deploy__trigger` call) or a local model server: what a hook decides is
+//! proven by the deploy server's own record, what it received by the file it wrote its
+//! stdin to, and what the model read by the tool results and the requests it got.
+
+use serde_json::{Value, json};
+
+use crate::support::deploy_record;
+use crate::support::headless_run::Headless;
+use crate::support::window_api::{Say, WindowApi};
+
+fn lines(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The deploy run with this user `config.toml`, and `args`: exit code, events, stderr.
+fn deploy_with(
+    config: &str,
+    args: &[&str],
+    workspace: &std::path::Path,
+) -> (i32, Vec<Value>, String) {
+    let mut run = Headless::new("deploy web", "jsonl");
+    for arg in args {
+        run = run.arg(arg);
+    }
+    std::fs::write(run.config_dir().join("config.toml"), config).unwrap();
+    let (code, out, err) = run.run(workspace);
+    (code, lines(&out), err)
+}
+
+fn trigger_finished(events: &[Value]) -> &Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "tool_finished" && e["name"] == "mcp__deploy__trigger")
+        .unwrap_or_else(|| panic!("no trigger result: {events:#?}"))
+}
+
+fn trigger_decision(events: &[Value]) -> &Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "permission_decided" && e["tool"] == "mcp__deploy__trigger")
+        .unwrap_or_else(|| panic!("no trigger decision: {events:#?}"))
+}
+
+fn notices(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "notice")
+        .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn read_json(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("the hook wrote no {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+const ALLOW_JSON: &str = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"release window open"}}"#;
+
+#[test]
+fn a_pre_tool_use_hook_exiting_2_blocks_an_allowed_call_and_the_model_reads_why() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = r#"
+[[hooks.PreToolUse]]
+matcher = "mcp__deploy__trigger"
+hooks = [{ type = "command", command = "cat > pre_stdin.json; echo 'release freeze until Monday' >&2; exit 2" }]
+"#;
+    let (code, events, err) = deploy_with(
+        config,
+        &["--allow", "mcp__deploy__trigger"],
+        workspace.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let result = trigger_finished(&events);
+    assert_eq!(result["outcome"], "denied", "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap()
+            .contains("release freeze until Monday"),
+        "{result}"
+    );
+    let decision = trigger_decision(&events);
+    assert_eq!(decision["decision"], "deny");
+    assert_eq!(decision["decider"]["by"], "hook");
+    assert!(
+        decision["decider"]["hook"]
+            .as_str()
+            .unwrap()
+            .contains("PreToolUse hook `cat > pre_stdin.json"),
+        "{decision}"
+    );
+    // What the hook got on stdin.
+    let stdin = read_json(&workspace.path().join("pre_stdin.json"));
+    assert_eq!(stdin["hook_event_name"], "PreToolUse");
+    assert_eq!(stdin["tool_name"], "mcp__deploy__trigger");
+    assert_eq!(stdin["tool_input"], json!({ "service": "web" }));
+    assert!(stdin["session_id"].as_str().is_some_and(|s| !s.is_empty()));
+    // The far side: nothing was deployed.
+    deploy_record::assert_none(workspace.path());
+}
+
+#[test]
+fn a_json_allow_runs_an_unlisted_tool_headless_and_post_tool_use_sees_the_response() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = format!(
+        r#"
+[[hooks.PreToolUse]]
+matcher = "mcp__deploy__.*"
+hooks = [{{ type = "command", command = '''echo '{ALLOW_JSON}' ''' }}]
+
+[[hooks.PostToolUse]]
+matcher = "mcp__deploy__trigger"
+hooks = [{{ type = "command", command = '''cat > post_stdin.json; echo '{{"decision":"block","reason":"check the dashboard"}}' ''' }}]
+"#
+    );
+    let (code, events, err) = deploy_with(&config, &[], workspace.path());
+    assert_eq!(code, 0, "{err}");
+    let decision = trigger_decision(&events);
+    assert_eq!(decision["decision"], "allow", "{decision}");
+    assert_eq!(decision["decider"]["by"], "hook");
+    assert_eq!(decision["decider"]["reason"], "release window open");
+    deploy_record::assert_one_of(workspace.path(), "web");
+    // PostToolUse saw the response, and its block reason reached the model.
+    let stdin = read_json(&workspace.path().join("post_stdin.json"));
+    assert_eq!(stdin["hook_event_name"], "PostToolUse");
+    assert!(
+        stdin["tool_response"].as_str().unwrap().contains("web"),
+        "{stdin}"
+    );
+    let result = trigger_finished(&events);
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap()
+            .contains("check the dashboard"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_hook_cannot_beat_a_deny_rule() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = format!(
+        r#"
+[[hooks.PreToolUse]]
+hooks = [{{ type = "command", command = '''echo '{ALLOW_JSON}' ''' }}]
+"#
+    );
+    let (code, events, err) = deploy_with(
+        &config,
+        &["--deny", "mcp__deploy__trigger"],
+        workspace.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let decision = trigger_decision(&events);
+    assert_eq!(decision["decision"], "deny", "{decision}");
+    assert_eq!(decision["decider"]["by"], "rule");
+    deploy_record::assert_none(workspace.path());
+}
+
+#[test]
+fn a_hanging_hook_is_stopped_its_call_does_not_run_and_the_run_goes_on() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = r#"
+[[hooks.PreToolUse]]
+matcher = "mcp__deploy__trigger"
+hooks = [{ type = "command", command = "sleep 300", timeout = 2 }]
+"#;
+    let (code, events, err) = deploy_with(
+        config,
+        &["--allow", "mcp__deploy__trigger"],
+        workspace.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let notices = notices(&events);
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("timed out after 2 s and was stopped")),
+        "{notices:?}"
+    );
+    // It fell back to asking, which headless denies.
+    let decision = trigger_decision(&events);
+    assert_eq!(decision["decision"], "deny", "{decision}");
+    assert_eq!(decision["decider"]["by"], "headless");
+    assert!(
+        decision["decider"]["asked_by"]
+            .as_str()
+            .unwrap()
+            .contains("sleep 300"),
+        "{decision}"
+    );
+    assert_eq!(events.last().unwrap()["type"], "turn_finished");
+    deploy_record::assert_none(workspace.path());
+}
+
+/// `toolgate -p PROMPT` on the local model server `api`, with this user `config.toml`.
+fn run_on_api(
+    api: &WindowApi,
+    prompt: &str,
+    config: &str,
+    workspace: &std::path::Path,
+) -> std::process::Output {
+    // Only its state and config folders: the run itself talks to the local model server.
+    let run = Headless::new(prompt, "jsonl");
+    std::fs::write(run.config_dir().join("config.toml"), config).unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["-p", prompt, "--output-format", "jsonl"])
+        .args(["--provider", "anthropic"])
+        .current_dir(workspace)
+        .env("TOOLGATE_STATE_DIR", run.state_dir())
+        .env("TOOLGATE_CONFIG_DIR", run.config_dir())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env_remove("MODEL_ID")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn user_prompt_submit_output_reaches_the_model() {
+    let workspace = tempfile::tempdir().unwrap();
+    let api = WindowApi::start(10_000_000, |_| Say::Text("Noted.".into()));
+    let config = r#"
+[[hooks.UserPromptSubmit]]
+hooks = [{ type = "command", command = "cat > prompt_stdin.json; echo 'ticket ABC-123 is in scope'" }]
+
+[[hooks.SessionStart]]
+hooks = [{ type = "command", command = "echo 'on branch release-7'" }]
+"#;
+    let out = run_on_api(&api, "what is in scope?", config, workspace.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = api.seen();
+    let first = &seen.first().expect("a model request").body;
+    let user = first["messages"][0].to_string();
+    assert!(user.contains("what is in scope?"), "{user}");
+    assert!(user.contains("ticket ABC-123 is in scope"), "{user}");
+    // SessionStart's context rides along with the first prompt.
+    assert!(user.contains("on branch release-7"), "{user}");
+    let stdin = read_json(&workspace.path().join("prompt_stdin.json"));
+    assert_eq!(stdin["hook_event_name"], "UserPromptSubmit");
+    assert_eq!(stdin["prompt"], "what is in scope?");
+}
+
+#[test]
+fn a_stop_hook_keeps_the_agent_going_with_its_reason_a_bounded_number_of_times() {
+    let workspace = tempfile::tempdir().unwrap();
+    let api = WindowApi::start(10_000_000, |_| Say::Text("Done.".into()));
+    let config = r#"
+[[hooks.Stop]]
+hooks = [{ type = "command", command = '''echo '{"decision":"block","reason":"run the tests too"}' ''' }]
+"#;
+    let out = run_on_api(&api, "fix it", config, workspace.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = api.seen();
+    // The first answer, then three more after the hook's blocks; the fourth block ends it.
+    assert_eq!(seen.len(), 4, "{seen:#?}");
+    let messages = seen[3].body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap().to_string();
+    assert!(
+        last.contains("Stop hook feedback: run the tests too"),
+        "{last}"
+    );
+    let events = lines(&String::from_utf8_lossy(&out.stdout));
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|n| n.contains("blocked the stop 3 times in a row")),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn a_projects_hooks_do_not_run_without_consent() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join(".toolgate")).unwrap();
+    std::fs::write(
+        workspace.path().join(".toolgate/config.toml"),
+        r#"
+[[hooks.PreToolUse]]
+hooks = [{ type = "command", command = "touch project_hook_ran" }]
+"#,
+    )
+    .unwrap();
+    // Even in a trusted folder (its rules and servers count), its hooks wait for consent.
+    let (code, events, err) = deploy_with("", &["--trust-project"], workspace.path());
+    assert_eq!(code, 0, "{err}");
+    let notices = notices(&events);
+    assert!(
+        notices.iter().any(
+            |n| n.contains("this project's hooks are not run without your consent")
+                && n.contains("PreToolUse: touch project_hook_ran")
+        ),
+        "{notices:?}"
+    );
+    assert!(!workspace.path().join("project_hook_ran").exists());
+}
+
+#[test]
+fn a_malformed_hooks_table_refuses_the_start_naming_the_place() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = "[[hooks.PreToolUse]]\nmatcher = \"(\"\nhooks = [{ type = \"command\", command = \"true\" }]\n";
+    let (code, events, err) = deploy_with(config, &[], workspace.path());
+    assert_eq!(code, 2, "{events:?}");
+    assert!(
+        err.contains("config.toml:2:11: matcher is not a valid regex (unclosed group)"),
+        "{err}"
+    );
+    deploy_record::assert_none(workspace.path());
+}
+
+#[test]
+fn a_permission_request_hook_answers_the_question_headless() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = r#"
+[[hooks.PermissionRequest]]
+matcher = "mcp__deploy__trigger"
+hooks = [{ type = "command", command = '''echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ''' }]
+"#;
+    let (code, events, err) = deploy_with(config, &[], workspace.path());
+    assert_eq!(code, 0, "{err}");
+    let decision = trigger_decision(&events);
+    assert_eq!(decision["decision"], "allow", "{decision}");
+    assert_eq!(decision["decider"]["by"], "hook");
+    assert!(
+        decision["decider"]["hook"]
+            .as_str()
+            .unwrap()
+            .starts_with("PermissionRequest hook"),
+        "{decision}"
+    );
+    deploy_record::assert_one_of(workspace.path(), "web");
+}
+
+#[test]
+fn hooks_import_claude_copies_both_files_and_reports_them() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join("config");
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::create_dir_all(workspace.path().join(".claude")).unwrap();
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        "# mine\n[tools]\nsearch = \"auto\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"~/bin/guard","timeout":10}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        workspace.path().join(".claude/settings.json"),
+        r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"make lint"}]}]}}"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["hooks", "import", "claude"])
+        .current_dir(workspace.path())
+        .env("HOME", home.path())
+        .env("TOOLGATE_CONFIG_DIR", &config_dir)
+        .env("TOOLGATE_STATE_DIR", home.path().join("state"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("+ PreToolUse [Bash]: ~/bin/guard"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("+ Stop: make lint"), "{stdout}");
+    let user = std::fs::read_to_string(config_dir.join("config.toml")).unwrap();
+    assert!(
+        user.starts_with("# mine\n[tools]\nsearch = \"auto\"\n"),
+        "{user}"
+    );
+    assert!(
+        user.contains("[[hooks.PreToolUse]]\nmatcher = \"Bash\""),
+        "{user}"
+    );
+    let project = std::fs::read_to_string(workspace.path().join(".toolgate/config.toml")).unwrap();
+    assert!(project.contains("[[hooks.Stop]]"), "{project}");
+    assert!(project.contains("command = \"make lint\""), "{project}");
+}
+
+#[test]
+fn a_hook_cannot_answer_a_managed_ask() {
+    let workspace = tempfile::tempdir().unwrap();
+    let managed = tempfile::tempdir().unwrap();
+    let managed_file = managed.path().join("managed.toml");
+    std::fs::write(
+        &managed_file,
+        "[permissions]\nask = [\"mcp__deploy__trigger\"]\n",
+    )
+    .unwrap();
+    let run = Headless::new("deploy web", "jsonl");
+    std::fs::write(
+        run.config_dir().join("config.toml"),
+        format!(
+            "[[hooks.PreToolUse]]\nhooks = [{{ type = \"command\", command = '''echo '{ALLOW_JSON}' ''' }}]\n"
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["-p", "deploy web", "--output-format", "jsonl"])
+        .args(["--provider", "scripted"])
+        .current_dir(workspace.path())
+        .env("TOOLGATE_STATE_DIR", run.state_dir())
+        .env("TOOLGATE_CONFIG_DIR", run.config_dir())
+        .env("TOOLGATE_MANAGED_CONFIG", &managed_file)
+        .env_remove("TOOLGATE_SCENARIO")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = lines(&String::from_utf8_lossy(&out.stdout));
+    let decision = trigger_decision(&events);
+    assert_eq!(decision["decision"], "deny", "{decision}");
+    assert_eq!(decision["decider"]["by"], "headless", "{decision}");
+    deploy_record::assert_none(workspace.path());
+}
