@@ -27,6 +27,7 @@ mod grants;
 mod limited;
 mod outcome;
 mod pins;
+mod preview;
 mod project_server;
 mod resolve;
 mod sampling;
@@ -298,6 +299,7 @@ impl Gate {
         events: &mpsc::Sender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> GateOutcome {
+        let preview = preview::for_call(tool, input, &self.workspace).await;
         let now = Instant::now();
         let asked_by = verdict.rule.clone();
         let (request, answer) = Request::new(
@@ -311,6 +313,7 @@ impl Gate {
                 input: input.clone(),
                 why,
                 verdict,
+                preview,
             },
             now,
             self.ask_timeout.map(|t| now + t),
