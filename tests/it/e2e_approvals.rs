@@ -13,11 +13,15 @@ const COLS: u16 = 120;
 
 /// A config dir whose rules ask before every file change and command.
 fn asking_config(home: &Path) {
+    asking_config_with(home, "");
+}
+
+fn asking_config_with(home: &Path, more: &str) {
     let config = home.join("config");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(
         config.join("config.toml"),
-        "[permissions]\nask = [\"edit_file\", \"write_file\", \"bash\"]\n",
+        format!("[permissions]\nask = [\"edit_file\", \"write_file\", \"bash\"]\n{more}"),
     )
     .unwrap();
 }
@@ -100,4 +104,79 @@ fn a_write_of_a_new_file_shows_every_line_as_an_addition() {
         "# Fresh\nfirst point\nsecond point\n"
     );
     quit(&screen, &mut keys, &mut child);
+}
+
+/// The focus reports a terminal sends when its window loses and regains the focus.
+const FOCUS_OUT: &[u8] = b"\x1b[O";
+const FOCUS_IN: &[u8] = b"\x1b[I";
+/// The start of an OSC 9 desktop notification.
+const OSC9: &[u8] = b"\x1b]9;";
+
+fn count(screen: &pty::Screen, bytes: &[u8]) -> usize {
+    let raw = screen.raw.lock().unwrap();
+    raw.windows(bytes.len()).filter(|w| *w == bytes).count()
+}
+
+/// Two edits: the first asked while the terminal is in the background (bell and OSC 9,
+/// naming the tool), the second after it came back (nothing written).
+#[test]
+fn a_question_in_the_background_rings_and_notifies_and_none_when_focused() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    asking_config_with(home.path(), "[tui]\nnotify = \"auto\"\n");
+    let steps = json!([
+        {"id": "one", "say": "First.", "tools": [{"name": "write_file",
+            "input": {"path": "a.txt", "content": "a\n"}}]},
+        {"id": "two", "after": "one", "say": "Second.", "tools": [{"name": "write_file",
+            "input": {"path": "b.txt", "content": "b\n"}}]},
+        {"id": "done", "after": "two", "say": "Model received: {{result_line}}"}]);
+    let mut cmd = scripted_console(home.path(), workspace.path(), steps);
+    cmd.env("TERM_PROGRAM", "iTerm.app");
+    cmd.env_remove("VTE_VERSION");
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+    screen.wait_text("scripted demo");
+    // The console asked for focus reports.
+    assert!(screen.wrote_eventually(b"\x1b[?1004h"));
+    keys.press(FOCUS_OUT);
+    keys.enter_line(&screen, "write two files");
+    wait_question(&screen, "write_file");
+    let notification =
+        b"\x1b]9;toolgate: Permission required: The agent wants to call write_file\x07";
+    assert!(screen.wrote_eventually(notification));
+    assert_eq!(count(&screen, b"\x07\x1b]9;"), 1, "the bell comes first");
+
+    keys.press(FOCUS_IN);
+    keys.press(b"y");
+    screen.wait_for("the second question", |t| t.contains("new file b.txt"));
+    screen.wait_modal_armed("the second question to take keys");
+    assert_eq!(count(&screen, OSC9), 1, "no notification while focused");
+    keys.press(b"y");
+    screen.wait_text("Model received: Wrote");
+    quit(&screen, &mut keys, &mut child);
+    assert_eq!(count(&screen, OSC9), 1);
+    assert_eq!(count(&screen, b"\x07"), 2, "one bell, one OSC terminator");
+}
+
+/// A terminal that never reported losing the focus gets no bell and no notification.
+#[test]
+fn a_question_while_focused_writes_no_bell_and_no_notification() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    asking_config(home.path());
+    let input = json!({"path": "a.txt", "content": "a\n"});
+    let cmd = scripted_console(
+        home.path(),
+        workspace.path(),
+        call_steps("write_file", input),
+    );
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "write a file");
+    wait_question(&screen, "write_file");
+    keys.press(b"n");
+    screen.wait_text("Model received:");
+    quit(&screen, &mut keys, &mut child);
+    assert!(!screen.wrote(OSC9) && !screen.wrote(b"\x07"));
+    // Focus reports are switched off again with the rest of the console's modes.
+    assert!(screen.wrote_eventually(b"\x1b[?1004l"));
 }

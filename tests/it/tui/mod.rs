@@ -45,6 +45,7 @@ fn info() -> ConsoleInfo {
             .collect(),
         no_color: false,
         managed: Vec::new(),
+        notify: Default::default(),
     }
 }
 
@@ -296,7 +297,7 @@ fn perform(effects: Vec<Effect>) -> (Vec<UiCommand>, bool) {
             Effect::SendCommand(c) => commands.push(c),
             Effect::Quit => quit = true,
             // The history file and the editor are the runtime's (tests/it/e2e_composer.rs).
-            Effect::Remember(_) | Effect::Edit(_) => {}
+            Effect::Remember(_) | Effect::Edit(_) | Effect::Notify { .. } => {}
         }
     }
     (commands, quit)
