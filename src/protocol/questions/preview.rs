@@ -7,6 +7,8 @@ use similar::{ChangeTag, TextDiff};
 
 /// Diff lines a preview keeps at most; the rest is counted in [`FileDiff::more`].
 pub const MAX_DIFF_LINES: usize = 400;
+/// How long the diff may search for the smallest edit.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 /// Unchanged lines shown around each change.
 const CONTEXT_LINES: usize = 3;
 
@@ -55,7 +57,10 @@ pub struct FileDiff {
 impl FileDiff {
     /// The unified diff from `before` (None: a new file) to `after`.
     pub fn between(path: &str, before: Option<&str>, after: &str) -> FileDiff {
-        let diff = TextDiff::from_lines(before.unwrap_or(""), after);
+        // Bounded: past the timeout the diff is coarser (bigger hunks), never late.
+        let diff = TextDiff::configure()
+            .timeout(DIFF_TIMEOUT)
+            .diff_lines(before.unwrap_or(""), after);
         let mut lines = Vec::new();
         let (mut added, mut removed, mut total) = (0, 0, 0);
         let mut push = |line: DiffLine| {
