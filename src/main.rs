@@ -52,6 +52,11 @@ struct Cli {
     #[arg(long, value_name = "ID")]
     resume: Option<String>,
 
+    /// Permission mode: default, accept-edits, plan, ask or auto (default: [permissions]
+    /// default_mode in config.toml, else default).
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<toolgate::settings::PermissionMode>,
+
     /// Deny a tool-call question nobody answered within this many seconds (console).
     #[arg(long, value_name = "SECS")]
     ask_timeout: Option<u64>,
@@ -421,6 +426,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             start.mcp_config = flags.mcp_config.clone();
             start.trust_project = flags.trust_project;
             start.ask_timeout = cli.ask_timeout.map(std::time::Duration::from_secs);
+            start.permission_mode = cli.permission_mode;
             let result = match cli.prompt {
                 Some(prompt) => {
                     let options = toolgate::headless::HeadlessOptions {

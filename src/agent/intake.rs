@@ -53,6 +53,9 @@ pub(super) enum Work {
     /// `/roots add` added this root (already in force): the session log keeps it, so a
     /// resumed session has it again.
     RootAdded(PathBuf),
+    /// The permission mode changed beside the turn (already in force, logged, announced):
+    /// the badges follow.
+    ModeChanged,
     Shutdown,
 }
 
@@ -88,6 +91,7 @@ pub(super) async fn read_commands(
     // Completions and roots are answered here, beside a running turn, not queued behind it.
     (hub, events): (McpHub, mpsc::Sender<AgentEvent>),
     sampling: Arc<SamplingHost>,
+    modes: crate::gate::ModeSwitch,
 ) {
     while let Some(command) = commands.recv().await {
         let item = match command {
@@ -134,6 +138,18 @@ pub(super) async fn read_commands(
             },
             UiCommand::ReloadConfig => Work::Reload(ReloadCause::Asked),
             UiCommand::SetModel(name) => Work::SetModel(name),
+            // Beside a turn: the provider's list for `/model` completion (one request).
+            UiCommand::ListModels => {
+                let (listing, events) = (sampling.model.list_models(), events.clone());
+                tokio::spawn(async move {
+                    let names = listing.await.unwrap_or_else(|e| {
+                        tracing::info!("{e}");
+                        Vec::new()
+                    });
+                    let _ = events.send(AgentEvent::ModelNames(names)).await;
+                });
+                continue;
+            }
             UiCommand::RunPrompt {
                 server,
                 prompt,
@@ -158,6 +174,11 @@ pub(super) async fn read_commands(
                         });
                     let _ = events.send(AgentEvent::Completions { id, values }).await;
                 });
+                continue;
+            }
+            // In force at once: the running turn's next call is decided in the new mode.
+            UiCommand::CyclePermissionMode => {
+                super::modes::cycle_beside_turn(&modes, &sampling, &work).await;
                 continue;
             }
             UiCommand::Shutdown => break,

@@ -17,6 +17,8 @@ mod host_files;
 mod intake;
 mod mentions;
 mod model_switch;
+mod modes;
+mod plan_exit;
 mod pool_keeper;
 mod project;
 mod prompt;
@@ -48,6 +50,7 @@ use crate::model::ModelProvider;
 use crate::policy::Policy;
 use crate::protocol::{AgentEvent, UiCommand};
 
+pub use modes::ModeStart;
 pub use reload::{ConfigReload, RulesReload};
 pub use session::ResumeFrom;
 
@@ -120,6 +123,10 @@ pub struct AgentConfig {
     /// How to load the server configuration again (`/mcp reload`, and the file watcher
     /// when `watch` is set); None: the configuration is fixed for the session.
     pub reload: Option<ConfigReload>,
+    /// The permission mode the session starts in.
+    pub permission_mode: ModeStart,
+    /// Modes the session may not enter (a managed policy's `disable_auto_mode`).
+    pub mode_limits: crate::gate::ModeLimits,
     /// The project's instruction files (into the system prompt) and command files (run
     /// when a message starts with their `/NAME`); empty by default.
     pub project: crate::project::ProjectContext,
@@ -154,6 +161,8 @@ impl AgentConfig {
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
             sampling_max_tokens: crate::settings::DEFAULT_SAMPLING_MAX_TOKENS,
+            permission_mode: ModeStart::default(),
+            mode_limits: Default::default(),
             tool_search: Default::default(),
             mcp_output_tokens: DEFAULT_MCP_OUTPUT_TOKENS,
             reload: None,

@@ -42,12 +42,14 @@ impl PoolKeeper {
         &mut self,
         hub: &McpHub,
         connectable: &[String],
+        plan_mode: bool,
     ) -> Result<Pool, PoolError> {
         let listings = hub.server_tools();
         let full = assemble_for(
             connectable,
             &listings,
             &super::attachments::servers_with_resources(hub),
+            plan_mode,
         )?;
         let always_load: Vec<String> = listings
             .iter()
@@ -130,16 +132,18 @@ impl PoolKeeper {
 }
 
 /// The pool for these connections: built-ins (with disconnect_mcp while something is
-/// connected, the resource tools while a connected server has resources), then every
-/// connected server's tools.
+/// connected, the resource tools while a connected server has resources, exit_plan_mode in
+/// plan mode), then every connected server's tools.
 pub(super) fn assemble_for(
     configured: &[String],
     servers: &[Arc<ServerTools>],
     with_resources: &[String],
+    plan_mode: bool,
 ) -> Result<Pool, PoolError> {
     let connected: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
-    pool::assemble(
-        &pool_builtins_with_resources(configured, &connected, with_resources),
-        servers,
-    )
+    let mut builtins = pool_builtins_with_resources(configured, &connected, with_resources);
+    if plan_mode {
+        builtins.push(crate::builtin::exit_plan_mode_tool());
+    }
+    pool::assemble(&builtins, servers)
 }

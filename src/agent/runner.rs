@@ -69,6 +69,7 @@ pub(super) fn start(
         control,
         (hub, events.clone()),
         sampling.clone(),
+        agent.tools.gate.mode().clone(),
     ));
     if let Some(hub_events) = hub_events {
         tokio::spawn(super::intake::forward_hub_events(
@@ -104,6 +105,8 @@ pub(super) struct Agent {
     resume: Option<String>,
     replay_history: bool,
     startup_notices: Vec<String>,
+    /// The starting mode, in force from the start, announced once the session is open.
+    mode_start: super::modes::PendingStart,
     /// Instruction files and command files, read at the start.
     project: crate::project::ProjectContext,
 }
@@ -126,6 +129,8 @@ impl Agent {
             gate.load_pins(config.pins_dir.as_deref());
             gate
         };
+        let mode_start =
+            super::modes::apply_start(gate.mode(), config.permission_mode, config.mode_limits);
         Agent {
             model: Arc::from(config.model),
             conversation: Conversation::new(session_id, shared_log, events),
@@ -148,6 +153,7 @@ impl Agent {
             resume: config.resume,
             replay_history: config.replay_history,
             startup_notices: config.startup_notices,
+            mode_start,
             project: config.project,
         }
     }
@@ -160,17 +166,18 @@ impl Agent {
         self.conversation.record(record).await;
     }
 
-    /// Restores the conversation and reconnects the servers of a resumed session.
-    async fn restore(&mut self) {
+    /// Restores the conversation and reconnects the servers of a resumed session; returns
+    /// the permission mode it was last in.
+    async fn restore(&mut self) -> Option<crate::protocol::PermissionMode> {
         let (Some(dir), Some(id)) = (self.sessions_dir.clone(), self.resume.clone()) else {
-            return;
+            return None;
         };
         let restored = match session::load(&dir, &id) {
             Ok(restored) => restored,
             Err(e) => {
                 self.emit(AgentEvent::Error(format!("cannot resume: {e}")))
                     .await;
-                return;
+                return None;
             }
         };
         if self.replay_history {
@@ -217,6 +224,7 @@ impl Agent {
                 .await;
             }
         }
+        restored.mode
     }
 
     async fn run(&mut self, mut work: mpsc::UnboundedReceiver<Work>) {
@@ -266,7 +274,11 @@ impl Agent {
         for notice in std::mem::take(&mut self.startup_notices) {
             self.emit(AgentEvent::Notice(notice)).await;
         }
-        self.restore().await;
+        let resumed_mode = self.restore().await;
+        let modes = self.tools.gate.mode();
+        self.mode_start
+            .announce(modes, &mut self.conversation, resumed_mode)
+            .await;
         // The first snapshot: every front end learns the starting pool from it.
         if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
             self.emit(AgentEvent::Error(e.to_string())).await;
@@ -362,6 +374,9 @@ impl Agent {
                     self.emit(AgentEvent::ContextBreakdown(breakdown)).await;
                 }
                 Work::RootAdded(dir) => self.record(Record::RootAdded { dir }).await,
+                Work::ModeChanged => {
+                    let _ = self.tools.refresh_pool_forced(&self.conversation).await;
+                }
                 Work::RefreshPool => {
                     if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
                         self.emit(AgentEvent::Notice(format!(

@@ -151,6 +151,9 @@ pub enum Record {
     /// The conversation was compacted; a resumed session redoes it (see
     /// [`super::compaction::apply`]), so the model sees what it saw.
     Compacted(super::compaction::CompactionRecord),
+    /// The permission mode changed (or the session started in one other than default); a
+    /// resumed session goes back to the last one.
+    PermissionMode(crate::protocol::ModeChange),
 }
 
 /// A second handle on the session's log for what happens beside the agent loop (sampling,
@@ -332,6 +335,8 @@ pub struct RestoredSession {
     /// What the log says of each tool call beyond the messages (its server, its outcome),
     /// by call id: the replay shows the call's card as it was.
     pub tool_calls: HashMap<String, LoggedCall>,
+    /// The permission mode the session was last in, if the log says.
+    pub mode: Option<crate::protocol::PermissionMode>,
     /// The model `/model` switched to last, if it was used.
     pub model: Option<String>,
 }
@@ -418,6 +423,7 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             Record::RootAdded { dir } if !restored.roots.contains(&dir) => {
                 restored.roots.push(dir);
             }
+            Record::PermissionMode(change) => restored.mode = Some(change.mode),
             Record::ModelSwitched { model } => restored.model = Some(model),
             Record::ToolsLoaded { tools } => {
                 for tool in tools {

@@ -82,7 +82,8 @@ impl ToolHost {
 
     async fn update_pool(&mut self, conv: &Conversation, force: bool) -> Result<Pool, PoolError> {
         let connectable = self.connectable();
-        let pool = self.pool.assemble_visible(&self.hub, &connectable)?;
+        let plan = self.gate.mode().current() == crate::protocol::PermissionMode::Plan;
+        let pool = self.pool.assemble_visible(&self.hub, &connectable, plan)?;
         if let Some(update) = self.pool.update(&pool, force, &mut self.gate, &self.hub) {
             conv.emit(AgentEvent::PoolChanged(update)).await;
         }
@@ -310,6 +311,10 @@ impl ToolHost {
                 }
             }
             ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.search_tools(conv, &input).await,
+            ToolOrigin::Builtin(BuiltinTool::ExitPlanMode) => {
+                let modes = self.gate.mode().clone();
+                super::plan_exit::run(&modes, conv, &input, cancel).await
+            }
             ToolOrigin::Builtin(
                 kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
             ) => super::resources::run_resource_tool(&self.hub, *kind, &input, cancel).await,
@@ -446,7 +451,7 @@ impl ToolHost {
         // colliding server never becomes visible, not even for a moment.
         let connectable = self.connectable();
         let accept = |servers: &[Arc<ServerTools>]| {
-            assemble_for(&connectable, servers, &[])
+            assemble_for(&connectable, servers, &[], false)
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         };

@@ -271,6 +271,21 @@ pub fn resource_tools(servers: &[String]) -> Vec<PoolTool> {
     ]
 }
 
+/// `exit_plan_mode`, in the pool only while the session is in plan mode.
+pub fn exit_plan_mode_tool() -> PoolTool {
+    PoolTool::builtin(
+        BuiltinTool::ExitPlanMode,
+        "You are in plan mode: read-only. When your plan is ready, call this with the plan \
+         (markdown: the steps, the files you will change, how you will check the work). The \
+         user reads it and either approves, which leaves plan mode so you can carry it out, \
+         or keeps plan mode and tells you what to change.",
+        object_schema(
+            json!({ "plan": string_property("The plan, in markdown.") }),
+            &["plan"],
+        ),
+    )
+}
+
 /// Most hits one `search_tools` call returns (and loads).
 pub const SEARCH_LIMIT_MAX: u64 = 20;
 /// Hits when the call gives no `limit`.

@@ -23,11 +23,14 @@ pub enum BuiltinTool {
     ReadMcpResource,
     /// `search_tools`: finds deferred MCP tools and loads them into the pool.
     SearchTools,
+    /// `exit_plan_mode`: in plan mode only; shows the model's plan to the person, who may
+    /// leave plan mode (the agent runs it).
+    ExitPlanMode,
 }
 
 impl BuiltinTool {
     /// Every built-in, in pool order.
-    pub const ALL: [BuiltinTool; 10] = [
+    pub const ALL: [BuiltinTool; 11] = [
         BuiltinTool::Bash,
         BuiltinTool::ReadFile,
         BuiltinTool::WriteFile,
@@ -38,6 +41,7 @@ impl BuiltinTool {
         BuiltinTool::ListMcpResources,
         BuiltinTool::ReadMcpResource,
         BuiltinTool::SearchTools,
+        BuiltinTool::ExitPlanMode,
     ];
 
     /// The model-facing name (also the name rules and the session log use).
@@ -53,6 +57,7 @@ impl BuiltinTool {
             BuiltinTool::ListMcpResources => "list_mcp_resources",
             BuiltinTool::ReadMcpResource => "read_mcp_resource",
             BuiltinTool::SearchTools => "search_tools",
+            BuiltinTool::ExitPlanMode => "exit_plan_mode",
         }
     }
 
@@ -74,7 +79,8 @@ impl BuiltinTool {
             | BuiltinTool::EditFile
             | BuiltinTool::Glob
             | BuiltinTool::ListMcpResources
-            | BuiltinTool::ReadMcpResource => false,
+            | BuiltinTool::ReadMcpResource
+            | BuiltinTool::ExitPlanMode => false,
         }
     }
 
@@ -97,7 +103,7 @@ impl BuiltinTool {
             | BuiltinTool::DisconnectMcp
             | BuiltinTool::ListMcpResources
             | BuiltinTool::ReadMcpResource => None,
-            BuiltinTool::SearchTools => None,
+            BuiltinTool::SearchTools | BuiltinTool::ExitPlanMode => None,
         }
     }
 
@@ -112,7 +118,7 @@ impl BuiltinTool {
             | BuiltinTool::DisconnectMcp
             | BuiltinTool::ListMcpResources
             | BuiltinTool::ReadMcpResource => false,
-            BuiltinTool::SearchTools => false,
+            BuiltinTool::SearchTools | BuiltinTool::ExitPlanMode => false,
         }
     }
 }

@@ -15,8 +15,8 @@ mod proposed;
 mod shell;
 
 pub use definitions::{
-    SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, builtin_tools, disconnect_tool, pool_builtins,
-    pool_builtins_with_resources, resource_tools, search_tools_tool,
+    SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, builtin_tools, disconnect_tool, exit_plan_mode_tool,
+    pool_builtins, pool_builtins_with_resources, resource_tools, search_tools_tool,
 };
 pub use kind::BuiltinTool;
 pub use proposed::{NoPreview, PREVIEW_BYTE_LIMIT, ProposedWrite, proposed_write};
@@ -95,6 +95,7 @@ pub async fn run_traced(
         BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp
         | BuiltinTool::SearchTools
+        | BuiltinTool::ExitPlanMode
         | BuiltinTool::ListMcpResources
         | BuiltinTool::ReadMcpResource => BuiltinOutput::error(format!("Unknown tool: {tool}")),
     }

@@ -49,6 +49,9 @@ pub struct StartOptions {
     pub output_budget: usize,
     /// `--ask-timeout SECS`: how long a tool-call question waits before it is denied.
     pub ask_timeout: Option<Duration>,
+    /// `--permission-mode MODE`: wins over `[permissions] default_mode` and over the mode
+    /// a resumed session was in.
+    pub permission_mode: Option<crate::settings::PermissionMode>,
 }
 
 impl StartOptions {
@@ -65,6 +68,7 @@ impl StartOptions {
             turn_cap: DEFAULT_TURN_CAP,
             output_budget: DEFAULT_OUTPUT_BUDGET,
             ask_timeout: None,
+            permission_mode: None,
         }
     }
 }
@@ -195,6 +199,20 @@ pub fn prepare_with(
     config.tool_search = tools.value;
     config.mcp_output_tokens = mcp_output_tokens;
     config.reload = reload;
+    config.permission_mode = crate::agent::ModeStart {
+        mode: opts
+            .permission_mode
+            .or(permissions.default_mode())
+            .unwrap_or_default(),
+        from_flag: opts.permission_mode.is_some(),
+    };
+    // Checked where every mode change is (`ModeSwitch::change`): the start, Shift+Tab.
+    if let Some(why) = managed.value.auto_mode_refusal() {
+        config
+            .mode_limits
+            .disabled
+            .insert(crate::settings::PermissionMode::Auto, why);
+    }
     config.project = project;
     if let Some(from) = &opts.resume {
         let dir = config

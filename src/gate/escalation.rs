@@ -12,7 +12,7 @@ use super::Gate;
 use super::ask::ask;
 use super::grants::UNSANDBOXED_GRANT;
 use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused, refused_unanswered};
-use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, Verdict};
+use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, RuleSource, Verdict};
 use crate::pool::PoolTool;
 use crate::protocol::AgentEvent;
 use crate::protocol::questions::{Escalation, EscalationReason, Origin, Reply, Request};
@@ -77,6 +77,18 @@ impl Gate {
                 format!("the sandbox is unavailable ({why})")
             }
         };
+        // A managed sandbox floor is the administrator's: no answer takes a command out.
+        if let Some(file) = &self.sandbox.settings().managed_floor {
+            let why = format!(
+                "{why_unconfined}; the managed policy ({}) keeps commands in the sandbox, and no answer can take one out of it",
+                file.display()
+            );
+            let decider = Decider::Rule {
+                rule: "[sandbox] floor".into(),
+                source: RuleSource::Managed(file.clone()),
+            };
+            return refused(tool, input, why, decider);
+        }
         if self.headless {
             let why = format!(
                 "{why_unconfined}; running a command outside the sandbox needs a person's approval, which non-interactive mode cannot give"

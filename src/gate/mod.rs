@@ -25,6 +25,7 @@ mod error;
 mod escalation;
 mod grants;
 mod limited;
+mod mode;
 mod outcome;
 mod pins;
 mod preview;
@@ -40,6 +41,7 @@ mod tests;
 pub use ask::ask;
 pub use error::GateError;
 pub use grants::{Grants, Spent, is_sampling_grant};
+pub use mode::{ModeLimits, ModeRefused, ModeSwitch};
 pub use outcome::{GateOutcome, Gated};
 pub use resolve::resolve_target;
 pub use sampling::SamplingGate;
@@ -75,6 +77,8 @@ pub struct Gate {
     approved_projects: project_server::Approved,
     /// Pinned definitions and new tools (see `pins/`).
     pinning: Pinning,
+    /// The permission mode in force (shared with the command reader).
+    mode: ModeSwitch,
 }
 
 impl Gate {
@@ -88,8 +92,14 @@ impl Gate {
             grants: Grants::default(),
             approved_projects: Default::default(),
             pinning: Pinning::default(),
+            mode: ModeSwitch::default(),
             workspace,
         }
+    }
+
+    /// The session's mode; every change goes through [`ModeSwitch::change`].
+    pub fn mode(&self) -> &ModeSwitch {
+        &self.mode
     }
 
     pub fn set_sandbox(&mut self, sandbox: Sandbox) {
@@ -131,11 +141,9 @@ impl Gate {
     /// The policy's context for one call. A file tool's path is resolved here (file-system
     /// metadata: symlinks, `..`), so the policy's decision itself does no I/O.
     fn context(&self, tool: &PoolTool, input: &Value) -> PolicyContext<'_> {
-        PolicyContext::new(&self.workspace).with_target(resolve_target(
-            &self.workspace,
-            tool,
-            input,
-        ))
+        PolicyContext::new(&self.workspace)
+            .with_target(resolve_target(&self.workspace, tool, input))
+            .with_mode(self.mode.current())
     }
 
     /// The policy's verdict for one call (session grants included).
@@ -156,7 +164,7 @@ impl Gate {
     /// How the pool panel shows a tool before any input is known (a changed or new
     /// definition asks whatever the rules say).
     pub fn badge(&self, tool: &PoolTool) -> Verdict {
-        let ctx = PolicyContext::new(&self.workspace);
+        let ctx = PolicyContext::new(&self.workspace).with_mode(self.mode.current());
         let verdict = self
             .grants
             .with(|grants| self.policy.badge(tool, &ctx.with_grants(grants)));

@@ -43,6 +43,8 @@ pub enum JsonlEvent {
     },
     /// Who allowed or refused a tool call, as the policy records it.
     PermissionDecided(PermissionLine),
+    /// The permission mode changed (or the run started in one other than default).
+    PermissionMode(crate::protocol::ModeChange),
     /// A question for the person that headless mode answered with its safe default.
     RequestDismissed {
         /// The request kind (`tool call`, `project server`, …).

@@ -424,6 +424,9 @@ impl Printer<'_> {
                     status,
                 });
             }
+            AgentEvent::ModeChanged(change) => {
+                self.line(&JsonlEvent::PermissionMode(change));
+            }
             AgentEvent::Notice(message) => {
                 self.note(&format!("toolgate: {message}"));
                 self.line(&JsonlEvent::Notice { message });
@@ -466,7 +469,8 @@ impl Printer<'_> {
             | AgentEvent::Completions { .. }
             | AgentEvent::Project(_)
             | AgentEvent::WorkspaceFiles(_)
-            | AgentEvent::ModelChanged { .. } => {}
+            | AgentEvent::ModelChanged { .. }
+            | AgentEvent::ModelNames(_) => {}
         }
     }
 }

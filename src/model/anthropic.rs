@@ -66,6 +66,19 @@ impl ModelProvider for AnthropicProvider {
         }))
     }
 
+    fn list_models(&self) -> futures::future::BoxFuture<'static, Result<Vec<String>, String>> {
+        let url = format!(
+            "{}/v1/models?limit=1000",
+            self.config.base_url.trim_end_matches('/')
+        );
+        let request = self
+            .client
+            .get(url)
+            .header("x-api-key", &self.config.api_key)
+            .header("anthropic-version", API_VERSION);
+        super::listing::fetch(request)
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<StreamEvent, ModelError>> {
         let mut body = request_body(&self.config.model, &request);
         with_thinking(&mut body, self.config.thinking_budget, &request);

@@ -310,10 +310,16 @@ pub trait ModelProvider: Send + Sync {
     fn with_model(&self, _model: &str) -> Option<Box<dyn ModelProvider>> {
         None
     }
+    /// The models the provider offers (its own list endpoint), for `/model` completion;
+    /// none by default (the scripted demo has no others).
+    fn list_models(&self) -> futures::future::BoxFuture<'static, Result<Vec<String>, String>> {
+        Box::pin(futures::future::ready(Ok(Vec::new())))
+    }
 }
 
 pub mod anthropic;
 mod http;
+mod listing;
 pub mod openai;
 pub mod retry;
 pub mod scripted;

@@ -73,6 +73,15 @@ impl OpenAiProvider {
 }
 
 impl ModelProvider for OpenAiProvider {
+    fn list_models(&self) -> futures::future::BoxFuture<'static, Result<Vec<String>, String>> {
+        let url = format!("{}/models", self.config.base_url.trim_end_matches('/'));
+        let mut request = self.client.get(url);
+        if !self.config.api_key.is_empty() {
+            request = request.bearer_auth(&self.config.api_key);
+        }
+        super::listing::fetch(request)
+    }
+
     fn label(&self) -> String {
         if self.is_openai_itself() {
             format!("openai {}", self.config.model)

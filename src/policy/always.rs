@@ -96,7 +96,7 @@ fn builtin_rule(
             format!("{family}({})", escape_glob(&resolved.rule_path()))
         }
         BuiltinTool::Glob => format!("Read({})", escape_glob(text_field("pattern")?)),
-        BuiltinTool::SearchTools => kind.name().to_string(),
+        BuiltinTool::SearchTools | BuiltinTool::ExitPlanMode => kind.name().to_string(),
         BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp
         | BuiltinTool::ListMcpResources

@@ -65,6 +65,8 @@ pub enum Decider {
     Default { rule: String },
     /// The person's earlier "allow for this session".
     SessionGrant { tool: String },
+    /// The permission mode in force decided, where no rule did.
+    Mode { mode: super::PermissionMode },
     /// The person's earlier "allow for N minutes / the next N calls", and what is left of
     /// it after this call.
     LimitedGrant {
@@ -95,6 +97,7 @@ impl Decider {
             RuleSource::SessionGrant => Decider::SessionGrant {
                 tool: verdict.rule.clone(),
             },
+            RuleSource::Mode(mode) => Decider::Mode { mode: *mode },
             source @ (RuleSource::UserConfig(_)
             | RuleSource::ProjectConfig(_)
             | RuleSource::Flag
@@ -117,6 +120,7 @@ impl Decider {
             Decider::Rule { .. } => "rule",
             Decider::Default { .. } => "default",
             Decider::SessionGrant { .. } => "session_grant",
+            Decider::Mode { .. } => "mode",
             Decider::LimitedGrant { .. } => "limited_grant",
             Decider::Person { .. } => "person",
             Decider::Expired { .. } => "expired",
@@ -134,6 +138,7 @@ impl Decider {
             Decider::Rule { rule, source } => format!("rule {rule} ({source})"),
             Decider::Default { rule } => format!("default {rule}"),
             Decider::SessionGrant { tool } => format!("session grant {tool}"),
+            Decider::Mode { mode } => format!("{mode} mode"),
             Decider::LimitedGrant { tool, limit, left } => {
                 format!("grant {tool} {} ({})", limit.describe(), left.describe())
             }

@@ -11,6 +11,9 @@ pub struct Effective {
     pub raw: String,
     pub words: Vec<String>,
     pub class: Class,
+    /// Files its output redirections write (`> f`, `>> f`, `&> f`; not `2>&1`, not
+    /// /dev/null): what plan mode and accept-edits look at besides the words.
+    pub writes_to: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +61,7 @@ fn effective_of(cmd: &SimpleCommand, out: &mut Vec<Effective>) -> Result<(), She
         raw,
         words: normalized,
         class,
+        writes_to: written_files(cmd),
     });
     out.append(&mut nested);
     Ok(())
@@ -340,6 +344,21 @@ fn is_under_etc(target: &str) -> bool {
         }
     }
     parts.first() == Some(&"etc")
+}
+
+fn written_files(cmd: &SimpleCommand) -> Vec<String> {
+    const DEVICES: [&str; 3] = ["/dev/null", "/dev/stdout", "/dev/stderr"];
+    cmd.redirects
+        .iter()
+        .filter(|r| match r.op.as_str() {
+            ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => true,
+            // `2>&1`, `>&-`: a file descriptor, not a file.
+            ">&" => !(r.target == "-" || r.target.chars().all(|c| c.is_ascii_digit())),
+            _ => false,
+        })
+        .map(|r| r.target.clone())
+        .filter(|target| !DEVICES.contains(&target.as_str()))
+        .collect()
 }
 
 fn redirects_into_etc(cmd: &SimpleCommand) -> bool {

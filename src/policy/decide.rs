@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::mode::{self, PermissionMode};
 use super::rule::{self, RuleKind};
 use super::{Decision, Policy, PolicyContext, PolicyRule, Rule, RuleList, RuleSource, Verdict};
 use crate::builtin::BuiltinTool;
@@ -25,9 +26,12 @@ impl Policy {
 
     pub fn decide(&self, tool: &PoolTool, input: &Value, ctx: &PolicyContext<'_>) -> Verdict {
         match tool.origin {
-            ToolOrigin::Mcp { .. } => {
-                self.evaluate(tool, ctx, &|r, _| r.matches_tool(tool), unlisted_mcp(tool))
-            }
+            ToolOrigin::Mcp { .. } => self.evaluate(
+                tool,
+                ctx,
+                &|r, _| r.matches_tool(tool),
+                unlisted_mcp(tool, ctx.mode),
+            ),
             ToolOrigin::Builtin(BuiltinTool::Bash) => self.decide_bash(tool, input, ctx),
             ToolOrigin::Builtin(
                 kind @ (BuiltinTool::ReadFile
@@ -73,6 +77,17 @@ impl Policy {
                     RuleSource::Default,
                 )),
             ),
+            // It changes nothing by itself: the person decides in its own question.
+            ToolOrigin::Builtin(BuiltinTool::ExitPlanMode) => self.evaluate(
+                tool,
+                ctx,
+                &|r, _| r.matches_tool(tool),
+                Guard::Fallback(Verdict::new(
+                    Decision::Allow,
+                    "default: plan review",
+                    RuleSource::Default,
+                )),
+            ),
         }
     }
 
@@ -93,7 +108,8 @@ impl Policy {
                 | BuiltinTool::DisconnectMcp
                 | BuiltinTool::ListMcpResources
                 | BuiltinTool::ReadMcpResource
-                | BuiltinTool::SearchTools,
+                | BuiltinTool::SearchTools
+                | BuiltinTool::ExitPlanMode,
             )
             | ToolOrigin::Mcp { .. } => {
                 return self.decide(tool, &Value::Object(Default::default()), ctx);
@@ -246,6 +262,10 @@ impl Policy {
             _ => r.matches_tool(tool),
         };
         let fallback = match kind {
+            // Like an unlisted MCP tool: auto mode reads it.
+            BuiltinTool::ReadMcpResource if ctx.mode == PermissionMode::Auto => {
+                mode::allowed_by(PermissionMode::Auto)
+            }
             BuiltinTool::ReadMcpResource => Verdict::new(
                 Decision::Ask {
                     why: match server {
@@ -274,7 +294,18 @@ impl Policy {
     }
 }
 
-fn unlisted_mcp(tool: &PoolTool) -> Guard {
+/// An MCP tool no rule mentions: it asks, plan mode refuses it, auto mode runs it.
+fn unlisted_mcp(tool: &PoolTool, mode: PermissionMode) -> Guard {
+    match mode {
+        PermissionMode::Plan => {
+            return Guard::Fallback(mode::plan_refusal(&format!(
+                "no allow rule covers the MCP tool {}, which may change something",
+                tool.name
+            )));
+        }
+        PermissionMode::Auto => return Guard::Fallback(mode::allowed_by(mode)),
+        _ => {}
+    }
     Guard::Fallback(Verdict::new(
         Decision::Ask {
             why: format!("no rule mentions {}", tool.name),

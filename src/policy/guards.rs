@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::bash_guard::{self, Class};
 use super::decide::{Guard, names_whole_tool};
+use super::mode::{self, BashEffect, PermissionMode};
 use super::rule::RuleKind;
 use super::target::{self, PathRequest};
 use super::{
@@ -42,15 +43,21 @@ impl Policy {
                     tool,
                     ctx,
                     &matches,
-                    Guard::Firm(Verdict::new(
-                        Decision::Ask {
-                            why: format!(
-                                "cannot check this command ({e}), so it is not run without asking"
-                            ),
-                        },
-                        "bash guard: unparsable",
-                        RuleSource::Default,
-                    )),
+                    Guard::Firm(if ctx.mode == PermissionMode::Plan {
+                        mode::plan_refusal(&format!(
+                            "this command cannot be checked ({e}), so it may change something"
+                        ))
+                    } else {
+                        Verdict::new(
+                            Decision::Ask {
+                                why: format!(
+                                    "cannot check this command ({e}), so it is not run without asking"
+                                ),
+                            },
+                            "bash guard: unparsable",
+                            RuleSource::Default,
+                        )
+                    }),
                 );
             }
         };
@@ -71,22 +78,37 @@ impl Policy {
             } else {
                 unit.raw.clone()
             };
-            let guard = match unit.class {
-                Class::Denied(pattern) => Guard::Hard(Verdict::new(
+            let effect = mode::bash_effect(unit, ctx.workspace);
+            let guard = match (&unit.class, ctx.mode) {
+                (Class::Denied(pattern), _) => Guard::Hard(Verdict::new(
                     Decision::Deny {
                         why: format!("`{shown}` matches the bash deny list ({pattern})"),
                     },
                     format!("bash deny list: {pattern}"),
                     RuleSource::Default,
                 )),
-                Class::Destructive(what) => Guard::Soft(Verdict::new(
+                (_, PermissionMode::Plan) if effect != BashEffect::ReadOnly => {
+                    Guard::Firm(mode::plan_refusal(&format!("`{shown}` may change files")))
+                }
+                (Class::Destructive(_), PermissionMode::AcceptEdits)
+                    if effect == BashEffect::WorkspaceEdit =>
+                {
+                    Guard::Fallback(mode::allowed_by(PermissionMode::AcceptEdits))
+                }
+                (Class::Destructive(_), PermissionMode::Auto) => {
+                    Guard::Fallback(mode::allowed_by(PermissionMode::Auto))
+                }
+                (Class::Destructive(what), _) => Guard::Soft(Verdict::new(
                     Decision::Ask {
                         why: format!("`{shown}` is destructive ({what})"),
                     },
                     format!("bash guard: destructive ({what})"),
                     RuleSource::Default,
                 )),
-                Class::Ordinary => Guard::Fallback(Verdict::new(
+                (Class::Ordinary, PermissionMode::Ask) => {
+                    Guard::Fallback(mode::ask_mode(&format!("`{shown}`")))
+                }
+                (Class::Ordinary, _) => Guard::Fallback(Verdict::new(
                     Decision::Allow,
                     "bash guard",
                     RuleSource::Default,
@@ -145,6 +167,17 @@ impl Policy {
                 RuleSource::Default,
             );
         };
+        if ctx.mode == PermissionMode::Plan && kind.writes_files() {
+            return self.evaluate(
+                tool,
+                ctx,
+                &|r, _| r.matches_tool(tool) && names_whole_tool(r),
+                Guard::Firm(mode::plan_refusal(&format!(
+                    "{} would change `{}`",
+                    tool.name, request.shown
+                ))),
+            );
+        }
         let Some(resolved) = ctx.resolved(&request.to_resolve) else {
             return self.unresolved(tool, ctx, &request);
         };
@@ -180,6 +213,8 @@ impl Policy {
                 "workspace guard: toolgate configuration",
                 RuleSource::Default,
             ))
+        } else if ctx.mode == PermissionMode::Ask && kind.writes_files() {
+            Guard::Fallback(mode::ask_mode(&format!("{} of `{path}`", tool.name)))
         } else {
             Guard::Fallback(Verdict::new(
                 Decision::Allow,

@@ -224,6 +224,8 @@ fn rules_of(
                     OutsideSetting::Deny => OutsideWorkspace::Deny,
                 })
             }
+            // The session's starting mode: read by the bootstrap, not a rule.
+            PermissionEntry::DefaultMode(_) => {}
             PermissionEntry::Problem {
                 diagnostic,
                 list: Some(PermissionList::Allow),

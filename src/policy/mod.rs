@@ -27,6 +27,7 @@ mod guards;
 mod limit;
 mod load;
 mod managed;
+mod mode;
 mod rule;
 mod sampling;
 pub mod shell;
@@ -38,6 +39,7 @@ pub use decide::grant_key;
 pub use limit::{GrantLeft, GrantLimit};
 pub use load::{RuleProblem, Severity, from_settings, from_settings_checked, parse_permissions};
 pub use managed::managed_summary;
+pub use mode::{BashEffect, PermissionMode, READ_ONLY, WORKSPACE_EDITS, bash_effect};
 pub use rule::{Rule, RuleError};
 pub use sampling::SAMPLING_DEFAULT_RULE;
 pub use target::{Resolved, ResolvedTarget, path_to_resolve};
@@ -64,6 +66,8 @@ pub enum RuleSource {
     ProjectConfig(PathBuf),
     Flag,
     SessionGrant,
+    /// The permission mode decided (no rule did).
+    Mode(PermissionMode),
     /// A managed file (decision 0082): above every other layer.
     Managed(PathBuf),
 }
@@ -83,6 +87,7 @@ impl std::fmt::Display for RuleSource {
             RuleSource::ProjectConfig(p) => write!(f, "project config {}", p.display()),
             RuleSource::Flag => write!(f, "command line"),
             RuleSource::SessionGrant => write!(f, "session grant"),
+            RuleSource::Mode(mode) => write!(f, "{mode} mode"),
             RuleSource::Managed(p) => write!(f, "managed policy {}", p.display()),
         }
     }
@@ -121,6 +126,8 @@ pub struct PolicyContext<'a> {
     pub target: Option<ResolvedTarget>,
     /// The session grants in force, by grant name ([`grant_key`]); kept by the gate.
     pub grants: &'a BTreeSet<String>,
+    /// The permission mode in force (see `mode.rs`).
+    pub mode: PermissionMode,
 }
 
 /// No session grants (badges before any grant, tests).
@@ -134,7 +141,12 @@ impl<'a> PolicyContext<'a> {
             workspace,
             target: None,
             grants: &NO_GRANTS,
+            mode: PermissionMode::Default,
         }
+    }
+
+    pub fn with_mode(self, mode: PermissionMode) -> Self {
+        PolicyContext { mode, ..self }
     }
 
     pub fn with_target(self, target: Option<ResolvedTarget>) -> Self {

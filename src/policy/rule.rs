@@ -103,6 +103,7 @@ pub(crate) fn file_family(tool: BuiltinTool) -> Option<&'static str> {
         | BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp
         | BuiltinTool::SearchTools
+        | BuiltinTool::ExitPlanMode
         | BuiltinTool::ListMcpResources
         | BuiltinTool::ReadMcpResource => None,
     }
@@ -225,7 +226,7 @@ impl Rule {
                     }),
                 };
             }
-            Some(tool @ BuiltinTool::SearchTools) => {
+            Some(tool @ (BuiltinTool::SearchTools | BuiltinTool::ExitPlanMode)) => {
                 return match spec {
                     None => Ok(RuleKind::Tools(vec![tool])),
                     Some(_) => Err(err(lead, format!("tool '{name}' takes no specifier"))),

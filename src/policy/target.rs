@@ -176,6 +176,7 @@ mod tests {
                 (BuiltinTool::ListMcpResources, None),
                 (BuiltinTool::ReadMcpResource, None),
                 (BuiltinTool::SearchTools, None),
+                (BuiltinTool::ExitPlanMode, None),
             ]
         );
         assert_eq!(

@@ -8,6 +8,7 @@
 //! agent events, and a bare `Event` would need renaming at every such import.
 
 mod context;
+mod mode;
 mod model;
 mod pool;
 pub mod questions;
@@ -17,6 +18,7 @@ mod tools;
 
 pub use crate::ids::{CallId, ServerName, ToolName};
 pub use context::{CompactionReport, CompactionTrigger, ContextBreakdown, ContextGauge};
+pub use mode::{ModeCause, ModeChange, PermissionMode};
 pub use model::{ModelRetry, ReplyCut};
 pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
 pub use sampling::{SamplingOutcome, SamplingReport};
@@ -74,6 +76,9 @@ pub enum UiCommand {
     /// `/model NAME`: the following requests go to this model (same provider); answered
     /// with `AgentEvent::ModelChanged`, or an error when the provider cannot switch.
     SetModel(String),
+    /// The models the provider offers, for `/model` completion (asked once, when it is
+    /// first completed); answered with `AgentEvent::ModelNames`. Runs beside a turn.
+    ListModels,
     /// Complete one argument of a prompt or a resource template (`completion/complete`);
     /// answered with `AgentEvent::Completions` carrying the same `id`. Runs beside a turn.
     Complete {
@@ -85,6 +90,8 @@ pub enum UiCommand {
         /// Arguments already chosen.
         context: std::collections::HashMap<String, String>,
     },
+    /// Shift+Tab: the next permission mode the session may take (the agent decides which).
+    CyclePermissionMode,
     Shutdown,
 }
 
@@ -207,6 +214,8 @@ pub enum AgentEvent {
     ContextBreakdown(ContextBreakdown),
     Error(String),
     Notice(String),
+    /// The permission mode in force changed (also sent once at the start).
+    ModeChanged(ModeChange),
     /// The server configuration was reloaded: every configured server now (new ones are
     /// not connected; removed ones were disconnected first).
     ServersChanged {
@@ -222,4 +231,6 @@ pub enum AgentEvent {
     ModelChanged {
         label: String,
     },
+    /// The provider's own list of models (empty when it offers none or did not answer).
+    ModelNames(Vec<String>),
 }

@@ -103,6 +103,7 @@ fn decided_by(decider: &Decider) -> String {
         Decider::Rule { rule, source } => format!("rule {rule}, {source}"),
         Decider::Default { rule } => rule.clone(),
         Decider::SessionGrant { .. } => "allowed for this session".into(),
+        Decider::Mode { mode } => format!("{mode} mode"),
         Decider::LimitedGrant { limit, .. } => format!("allowed {}", limit.describe()),
         Decider::Person { answer, .. } => match answer {
             PersonAnswer::AllowOnce | PersonAnswer::AllowLimited(_) => "you allowed it once".into(),

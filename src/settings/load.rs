@@ -152,6 +152,9 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
     // The managed floor last: nothing a user or project file says can loosen it.
     let floor = &managed.value.sandbox;
     let mut overrides = floor.apply(&mut sandbox.value);
+    if !floor.is_empty() {
+        sandbox.value.managed_floor = managed.value.files.first().cloned();
+    }
     overrides.extend(floor.apply_to_servers(&mut servers.servers));
     managed.value.overrides = overrides;
     Settings {

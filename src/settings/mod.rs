@@ -171,6 +171,7 @@ mod managed_sandbox;
 mod managed_servers;
 mod mcp_json;
 mod mcp_json_keys;
+mod mode;
 mod model;
 mod oauth;
 mod permissions;
@@ -192,6 +193,7 @@ pub use managed::{ManagedPlaces, ManagedSettings};
 pub use managed_sandbox::SandboxFloor;
 pub use managed_servers::{ServerPattern, ServerPolicy};
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
+pub use mode::PermissionMode;
 pub use model::{
     DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_RETRY_MAX_ATTEMPTS, DEFAULT_RETRY_MAX_SECONDS,
     ModelSettings,

@@ -9,11 +9,12 @@
 //! ask = ["mcp__deploy__trigger"]
 //! deny = ["Bash(rm -rf *)"]
 //! outside_workspace = "ask"   # or "deny"
+//! default_mode = "default"    # or "accept-edits", "plan", "ask", "auto"
 //! ```
 
 use std::path::PathBuf;
 
-use super::Diagnostic;
+use super::{Diagnostic, PermissionMode};
 
 /// Which list of `[permissions]` a rule string is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,8 @@ pub enum PermissionEntry {
         offset: usize,
     },
     OutsideWorkspace(OutsideSetting),
+    /// `default_mode`: the permission mode a session starts in (a later file's wins).
+    DefaultMode(PermissionMode),
     /// A table that is not shaped as expected; the rest of it still counts. `list`: the one
     /// list the problem is confined to (an element of `allow` that is not a string), None
     /// when it may hide a rule of any list (a file that does not parse, an unknown key).
@@ -84,6 +87,20 @@ pub struct Permissions {
     /// `managed_rules_only = true` in a managed file: the other layers' allow rules (flags
     /// included) are ignored.
     pub managed_rules_only: bool,
+}
+
+impl Permissions {
+    /// `default_mode` as the files say it (the project's over the user's), if any says it.
+    pub fn default_mode(&self) -> Option<PermissionMode> {
+        self.files
+            .iter()
+            .flat_map(|file| file.entries.iter())
+            .filter_map(|entry| match entry {
+                PermissionEntry::DefaultMode(mode) => Some(*mode),
+                _ => None,
+            })
+            .next_back()
+    }
 }
 
 /// Reads the `[permissions]` table of `text` (the contents of `file`). Other tables are left
@@ -134,12 +151,25 @@ pub fn parse_table_with(text: &str, file: &str, other_keys: &[&str]) -> Vec<Perm
                 });
                 continue;
             }
+            "default_mode" => {
+                // A mode that cannot be read may have been a stricter one (plan, ask): like
+                // a rule that cannot be read, it stops the start (list: None).
+                entries.push(match value.as_str().and_then(PermissionMode::parse) {
+                    Some(mode) => PermissionEntry::DefaultMode(mode),
+                    None => problem(
+                        at,
+                        None,
+                        format!("expected default_mode = {}", PermissionMode::NAMES),
+                    ),
+                });
+                continue;
+            }
             other if other_keys.contains(&other) => continue,
             other => {
                 entries.push(problem(
                     at,
                     None,
-                    format!("unknown key permissions.{other} (expected allow, ask, deny or outside_workspace); ignored"),
+                    format!("unknown key permissions.{other} (expected allow, ask, deny, outside_workspace or default_mode); ignored"),
                 ));
                 continue;
             }

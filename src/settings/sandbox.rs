@@ -70,6 +70,9 @@ pub struct SandboxSettings {
     /// The home directory whose credential folders are denied; `None` is the user's home.
     /// Tests point it at a fake home.
     pub home: Option<PathBuf>,
+    /// The managed file whose `[sandbox]` floor is in force: then no bash command leaves
+    /// the sandbox, not even with the person's approval (the floor would mean nothing).
+    pub managed_floor: Option<PathBuf>,
 }
 
 /// `[sandbox.servers]`: the profile of stdio MCP servers that do not choose one.

@@ -106,6 +106,8 @@ pub struct App {
     pub agent_gone: bool,
     /// Why bash runs without the sandbox this session, if it does (status line).
     pub sandbox_problem: Option<String>,
+    /// The permission mode in force, as the agent last said (Shift+Tab asks for the next).
+    pub permission_mode: crate::protocol::PermissionMode,
     /// The terminal's size, as the last resize message reported it.
     pub screen: Rect,
     /// The layout at that size (the function `view` draws with); scrolling and paging
@@ -150,6 +152,7 @@ impl App {
             pool_collapsed: false,
             agent_gone: false,
             sandbox_problem: None,
+            permission_mode: crate::protocol::PermissionMode::Default,
             screen: Rect::default(),
             areas: Areas::default(),
             detail: DetailState::default(),

@@ -10,6 +10,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::Rect;
 
 use super::app::{App, Msg, QUIT_WINDOW, Update};
+use super::components::completion::assist::ModelList;
 use super::components::composer::ComposerKey;
 use super::components::inbox::state::KeyResult;
 use super::components::overlays::{Overlay, note_grant};
@@ -123,6 +124,10 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
             app.assist.files = files;
             return;
         }
+        AgentEvent::ModelNames(names) => {
+            app.assist.models = ModelList::Known(names);
+            app.assist.refresh(&app.composer, effects);
+        }
         AgentEvent::ModelChanged { label } => {
             app.model_label = for_terminal(&label);
             app.note(EntryKind::Notice(format!(
@@ -155,6 +160,11 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
                 app.pool.add_configured(&server.name);
             }
             app.info.servers = servers;
+            return;
+        }
+        AgentEvent::ModeChanged(change) => {
+            // The status line names it; the conversation is unchanged.
+            app.permission_mode = change.mode;
             return;
         }
         AgentEvent::ServerEnabled { server, enabled } => {
@@ -341,6 +351,13 @@ fn on_composer_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) -> b
     }
     if key.code == KeyCode::Esc && key.modifiers.is_empty() {
         return submit::on_esc(app, effects);
+    }
+    // Shift+Tab: the agent switches to the next mode and says which (the status line).
+    if key.code == KeyCode::BackTab {
+        effects.push(Effect::SendCommand(
+            crate::protocol::UiCommand::CyclePermissionMode,
+        ));
+        return false;
     }
     if let Some(changed) = submit::on_queue_key(app, key) {
         return changed;

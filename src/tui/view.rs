@@ -106,6 +106,7 @@ pub fn view(app: &App, frame: &mut Frame) {
             waiting: app.inbox.len(),
             queued: app.queue.len(),
             sandbox_problem: app.sandbox_problem.as_deref(),
+            mode: app.permission_mode,
             usage: &app.usage,
             context: app.context,
             flash: app.flash.as_ref(),

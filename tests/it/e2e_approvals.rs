@@ -33,21 +33,22 @@ fn call_steps(tool: &str, input: serde_json::Value) -> serde_json::Value {
         {"id": "done", "after": "call", "say": "Model received: {{result_line}}"}])
 }
 
+/// In ask mode (no rule at all) the edit asks, showing its diff.
 #[test]
 fn an_edit_question_shows_the_diff_of_the_file_on_disk_and_approving_it_edits() {
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    asking_config(home.path());
     let file = workspace.path().join("notes.txt");
     std::fs::write(&file, "alpha\nold line\nomega\n").unwrap();
     let input = json!({"path": "notes.txt", "old_text": "old line", "new_text": "new line"});
-    let cmd = scripted_console(
+    let mut cmd = scripted_console(
         home.path(),
         workspace.path(),
         call_steps("edit_file", input),
     );
+    cmd.args(["--permission-mode", "ask"]);
     let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
-    screen.wait_text("scripted demo");
+    screen.wait_text("· ask mode");
     keys.enter_line(&screen, "fix the note");
     wait_question(&screen, "edit_file");
     screen.wait_for("the diff", |t| {

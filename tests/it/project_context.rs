@@ -249,6 +249,15 @@ fn model_switches_the_next_request_in_the_console_and_resume_keeps_it() {
     screen.wait_text("claude-sonnet");
     keys.enter_line(&screen, "hello");
     screen.wait_text("First reply.");
+    // Completion offers the provider's own list (GET /v1/models), beside the table.
+    keys.press(b"/model claude-off");
+    screen.wait_for("the provider's model in the completion", |t| {
+        t.contains("claude-offered-by-the-api") && t.contains("offered")
+    });
+    keys.press(b"\t");
+    screen.wait_text("/model claude-offered-by-the-api");
+    keys.press(b"\r");
+    screen.wait_text("The model is now anthropic claude-offered-by-the-api");
     keys.enter_line(&screen, "/model other");
     screen.wait_text("The model is now anthropic other");
     keys.enter_line(&screen, "again");

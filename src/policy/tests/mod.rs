@@ -8,6 +8,7 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 mod bash;
+mod modes;
 
 pub(crate) fn mcp(server: &str, tool: &str) -> PoolTool {
     let (name, shortened) = crate::pool::model_facing_name(server, tool);

@@ -15,6 +15,7 @@
 mod changed_definition;
 mod elicitation;
 mod escalation;
+mod plan_review;
 mod preview;
 mod project_server;
 mod restore_files;
@@ -26,6 +27,7 @@ mod workspace_trust;
 pub use changed_definition::{ChangedDefinition, DefinitionNews};
 pub use elicitation::{Elicitation, ElicitationAnswer, ElicitationMode};
 pub use escalation::{Escalation, EscalationReason};
+pub use plan_review::{PlanAnswer, PlanReview};
 pub use preview::{DiffKind, DiffLine, FileDiff, MAX_DIFF_LINES, Preview};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
 pub use restore_files::{RestoreAnswer, RestoreFiles};
@@ -237,6 +239,10 @@ pub trait Kind: fmt::Debug + Send + 'static {
     fn preview(&self) -> Option<Preview> {
         None
     }
+    /// Whether the card's details are markdown (a plan) rather than preformatted text.
+    fn markdown_details(&self) -> bool {
+        false
+    }
 }
 
 /// How an answer came about: the asker records who decided from this.
@@ -347,6 +353,8 @@ pub trait Open: fmt::Debug + Send {
     /// Answers with the safe default because the front end cannot ask (headless, closing).
     fn dismiss(self: Box<Self>) -> Closed;
     fn is_withdrawn(&self) -> bool;
+    /// See [`Kind::markdown_details`].
+    fn markdown_details(&self) -> bool;
 }
 
 impl<K: Kind> Open for Request<K> {
@@ -428,6 +436,10 @@ impl<K: Kind> Open for Request<K> {
     fn is_withdrawn(&self) -> bool {
         Request::is_withdrawn(self)
     }
+
+    fn markdown_details(&self) -> bool {
+        self.payload.markdown_details()
+    }
 }
 
 impl<K: Kind> Request<K> {
@@ -496,6 +508,7 @@ host_requests! {
     Sampling(Sampling),
     ChangedDefinition(ChangedDefinition),
     Elicitation(Elicitation),
+    PlanReview(PlanReview),
 }
 
 /// Whole seconds, for ages and countdowns ("42s", "3m05s", "1h02m").

@@ -115,7 +115,7 @@ impl ComposerState {
                 ComposerKey::Newline
             }
             KeyCode::Enter => ComposerKey::Submit,
-            KeyCode::Tab | KeyCode::BackTab if pool_shown => ComposerKey::FocusPool,
+            KeyCode::Tab if pool_shown => ComposerKey::FocusPool,
             KeyCode::Char('?') if self.is_empty() => ComposerKey::Help,
             KeyCode::Esc => ComposerKey::Edited(false),
             _ => {

@@ -153,7 +153,10 @@ const KEYS: &[(&str, &str)] = &[
     ),
     ("PgUp PgDn, wheel", "scroll the conversation / tool details"),
     ("Ctrl+Home Ctrl+End", "top / follow the bottom"),
-    ("Ctrl+O", "expand / collapse tool results and thinking"),
+    (
+        "Ctrl+O, Shift+Tab",
+        "expand tool results and thinking · next mode",
+    ),
 ];
 
 /// The frame every overlay shares: centred, at most 100 columns, titled.

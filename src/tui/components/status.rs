@@ -83,6 +83,8 @@ pub struct StatusLine<'a> {
     pub queued: usize,
     /// Why bash runs without the sandbox this session, if it does: always on screen.
     pub sandbox_problem: Option<&'a str>,
+    /// The permission mode in force: always named, auto in the warning colour.
+    pub mode: crate::protocol::PermissionMode,
     pub usage: &'a Usage,
     /// How full the model's window is, once the agent has said.
     pub context: Option<crate::protocol::ContextGauge>,
@@ -126,8 +128,10 @@ fn tokens(n: u64) -> String {
     }
 }
 
-impl Widget for StatusLine<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
+impl StatusLine<'_> {
+    /// Everything left of the hint; `compact` (a narrow screen): the mode without the word
+    /// "mode" and no session id, so the hint that stops a turn still fits.
+    fn left(&self, compact: bool) -> Vec<Span<'static>> {
         let t = self.theme;
         let mut left = vec![Span::styled(
             format!(
@@ -140,7 +144,19 @@ impl Widget for StatusLine<'_> {
             ),
             t.bold(),
         )];
-        if !self.session_id.is_empty() {
+        left.push(Span::styled(
+            if compact {
+                format!("· {} ", self.mode)
+            } else {
+                format!("· {} mode ", self.mode)
+            },
+            match self.mode {
+                crate::protocol::PermissionMode::Auto => t.warn(),
+                crate::protocol::PermissionMode::Default => t.dim(),
+                _ => t.accent(),
+            },
+        ));
+        if !self.session_id.is_empty() && !compact {
             let short: String = self.session_id.chars().take(8).collect();
             left.push(Span::styled(format!("· {short} "), t.dim()));
         }
@@ -215,22 +231,36 @@ impl Widget for StatusLine<'_> {
                 t.dim(),
             ));
         }
+        left
+    }
+}
+
+impl Widget for StatusLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let mut left = self.left(false);
         let mut right = match self.flash {
             Some((text, until)) if *until > self.now => Span::styled(format!("{text} "), t.warn()),
             _ => Span::styled(self.hint(), t.dim()),
         };
-        let left_width: usize = left.iter().map(|s| s.width()).sum();
-        if left_width + right.width() >= area.width as usize && self.flash.is_none() {
+        let mut left_width: usize = left.iter().map(|s| s.width()).sum();
+        if left_width + right.width() >= area.width as usize {
             // Narrow screens keep the one hint that leads to the others, and while a turn
             // runs the way to stop it.
-            right = Span::styled(
-                if self.interruptible() {
-                    "esc to interrupt "
-                } else {
-                    "? help "
-                },
-                t.dim(),
-            );
+            if self.flash.is_none() {
+                right = Span::styled(
+                    if self.interruptible() {
+                        "esc to interrupt "
+                    } else {
+                        "? help "
+                    },
+                    t.dim(),
+                );
+            }
+            if left_width + right.width() >= area.width as usize {
+                left = self.left(true);
+                left_width = left.iter().map(|s| s.width()).sum();
+            }
         }
         let gap = (area.width as usize).saturating_sub(left_width + right.width());
         if gap > 0 {
@@ -257,6 +287,7 @@ mod tests {
             waiting: 0,
             queued: 0,
             sandbox_problem: None,
+            mode: crate::protocol::PermissionMode::Default,
             usage,
             context: None,
             flash: None,
@@ -275,11 +306,12 @@ mod tests {
             ..Default::default()
         };
         let now = Instant::now();
-        let idle = text(&render(status(&theme, &usage, now), 120, 1));
+        // The mode takes room: at 120 columns the idle hint is the short one.
+        let idle = text(&render(status(&theme, &usage, now), 140, 1));
         assert_shows(
             &idle,
             &[
-                "· 5f3a9c1e · idle · ↑12.3k ↓678 tok",
+                "(Anthropic) · default mode · 5f3a9c1e · idle · ↑12.3k ↓678 tok",
                 "Enter send · Tab pool",
             ],
         );
@@ -338,7 +370,7 @@ mod tests {
             cancel_sent: false,
         };
         queued.queued = 2;
-        let queued_wide = text(&render(queued, 140, 1));
+        let queued_wide = text(&render(queued, 160, 1));
         assert_shows(
             &queued_wide,
             &[
@@ -396,6 +428,15 @@ mod tests {
         unsandboxed.sandbox_problem = Some("sandbox: unavailable (forced)");
         let unsandboxed = text(&render(unsandboxed, 120, 1));
         assert!(unsandboxed.contains("idle · ⚠ NO SANDBOX"), "{unsandboxed}");
+
+        // The mode in force is always named; auto in the warning colour.
+        let mut auto = status(&theme, &usage, now);
+        auto.mode = crate::protocol::PermissionMode::Auto;
+        let auto = render(auto, 120, 1);
+        let shown = text(&auto);
+        let byte = shown.find("auto mode").expect("the mode");
+        let at = shown[..byte].chars().count() as u16;
+        assert_eq!(auto[(at, 0)].fg, theme.warn().fg.unwrap_or_default());
 
         let narrow = text(&render(status(&theme, &usage, now), 80, 1));
         assert!(narrow.ends_with("? help\n"), "{narrow}");

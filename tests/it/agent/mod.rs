@@ -201,6 +201,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::Sampling(r) => format!("sampling:{}", r.payload.server),
         HostRequest::ChangedDefinition(r) => format!("definition:{}", r.payload.tool.name),
         HostRequest::Elicitation(r) => format!("elicitation:{}", r.payload.server),
+        HostRequest::PlanReview(_) => "plan".into(),
     }
 }
 
@@ -236,6 +237,11 @@ fn give(request: HostRequest, decision: UserDecision) {
             toolgate::protocol::questions::ElicitationAnswer::Accept(Default::default())
         } else {
             toolgate::protocol::questions::ElicitationAnswer::Decline
+        }),
+        HostRequest::PlanReview(r) => r.answer(if allow {
+            toolgate::protocol::questions::PlanAnswer::Approve(Default::default())
+        } else {
+            toolgate::protocol::questions::PlanAnswer::KeepPlanning(String::new())
         }),
     };
     assert!(delivered, "the agent was waiting for the answer");
@@ -859,6 +865,55 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
             tool: "bash (outside the sandbox)".into()
         }
     )));
+}
+
+/// A managed `[sandbox]` floor: a console session (someone could answer) still never asks
+/// to leave the sandbox; the call is refused naming the managed policy, and nothing runs.
+#[tokio::test]
+async fn a_managed_sandbox_floor_refuses_leaving_the_sandbox_without_asking() {
+    let outside = tempfile::tempdir().unwrap();
+    let out = outside.path().display().to_string();
+    let managed = outside.path().join("managed.toml");
+    let mut h = start(
+        vec![
+            bash(
+                "escape",
+                json!({
+                    "command": format!("touch {out}/escaped"),
+                    "unsandboxed": true,
+                    "justification": "write into the shared folder",
+                }),
+            ),
+            final_text("done"),
+        ],
+        |c| {
+            c.sandbox = toolgate::sandbox::Sandbox::new(toolgate::settings::SandboxSettings {
+                mode: toolgate::settings::SandboxMode::ReadOnly,
+                managed_floor: Some(managed.clone()),
+                ..Default::default()
+            });
+        },
+    );
+    h.submit("write the notes").await;
+    let mut asked = Vec::new();
+    let events = h
+        .until(
+            |about| {
+                asked.push(about.to_string());
+                Some(UserDecision::AllowSession)
+            },
+            |e| matches!(e, AgentEvent::TurnFinished { .. }),
+        )
+        .await;
+    assert!(escalations(&asked).is_empty(), "asked: {asked:?}");
+    let done = finished(&events);
+    assert_eq!(done[0].0, ToolOutcome::Denied, "{}", done[0].1);
+    assert!(
+        done[0].1.contains("the managed policy") && done[0].1.contains("managed.toml"),
+        "{}",
+        done[0].1
+    );
+    assert!(!outside.path().join("escaped").exists());
 }
 
 fn without_sandbox(c: &mut AgentConfig) {

@@ -63,10 +63,24 @@ impl ModelApi {
         let (seen, closed) = (requests.clone(), closed_early.clone());
         let thread = thread::spawn(move || {
             for answer in script {
-                let Some(socket) = accept(&listener) else {
+                // A model listing (`/model` completion) is answered beside the script.
+                let (socket, body) = loop {
+                    let Some(mut socket) = accept(&listener) else {
+                        return;
+                    };
+                    let Some((path, body)) = read_http_request(&mut socket) else {
+                        return;
+                    };
+                    if path.contains("/models") {
+                        list_models(socket);
+                        continue;
+                    }
+                    break (socket, body);
+                };
+                let Ok(body) = serde_json::from_slice::<Value>(&body) else {
                     return;
                 };
-                serve(socket, &answer, &seen, &closed);
+                serve(socket, body, &answer, &seen, &closed);
             }
         });
         ModelApi {
@@ -107,10 +121,22 @@ fn accept(listener: &TcpListener) -> Option<TcpStream> {
     None
 }
 
-/// Reads one request (headers, then `content-length` bytes of body) as JSON.
-fn read_request(socket: &mut TcpStream) -> Option<Value> {
-    let (_, body) = read_http_request(socket)?;
-    serde_json::from_slice(&body).ok()
+/// The models `GET /v1/models` (and `/models`) lists, as both APIs shape the answer.
+pub const OFFERED_MODELS: &[&str] = &["claude-offered-by-the-api", "claude-sonnet-4-5"];
+
+fn list_models(mut socket: TcpStream) {
+    let data: Vec<Value> = OFFERED_MODELS
+        .iter()
+        .map(|id| json!({"id": id, "type": "model"}))
+        .collect();
+    let body = json!({"data": data, "has_more": false}).to_string();
+    let _ = socket.write_all(
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    );
 }
 
 /// Reads one HTTP request: its path and its body (`content-length` bytes). Shared with
@@ -150,13 +176,11 @@ pub fn read_http_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
 
 fn serve(
     mut socket: TcpStream,
+    body: Value,
     answer: &Answer,
     seen: &Mutex<Vec<Value>>,
     closed_early: &AtomicUsize,
 ) {
-    let Some(body) = read_request(&mut socket) else {
-        return;
-    };
     seen.lock().expect("requests lock").push(body);
     let bytes = match answer {
         Answer::Held {

@@ -50,6 +50,18 @@ pub struct Assist {
     pub commands: Vec<crate::project::FileCommand>,
     /// The workspace's files (for `@`).
     pub files: Vec<String>,
+    /// The provider's own list of models (for `/model`): asked for the first time `/model`
+    /// is completed.
+    pub models: ModelList,
+}
+
+/// The provider's list of models, as far as the console knows it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub enum ModelList {
+    #[default]
+    NotAsked,
+    Asked,
+    Known(Vec<String>),
 }
 
 /// What the completion did that the rest of the console shows.
@@ -146,9 +158,19 @@ impl Assist {
                 if word.starts_with('@') {
                     let files = super::project::file_choices(&word, &self.files);
                     super::project::with(resource_query(&word, &self.catalogs), files)
-                } else if let Some(models) =
-                    super::project::model_choices(&composer.text(), start, &word)
-                {
+                } else if let Some(models) = super::project::model_choices(
+                    &composer.text(),
+                    start,
+                    &word,
+                    match &self.models {
+                        ModelList::Known(names) => names,
+                        _ => &[],
+                    },
+                ) {
+                    if self.models == ModelList::NotAsked {
+                        self.models = ModelList::Asked;
+                        effects.push(Effect::SendCommand(UiCommand::ListModels));
+                    }
                     Some(Query::Local(models))
                 } else if first_word && word.starts_with('/') {
                     let commands = super::project::command_choices(&word, &self.commands);

@@ -62,29 +62,44 @@ pub fn command_choices(word: &str, commands: &[FileCommand]) -> Vec<Choice> {
         .collect()
 }
 
-/// `/model NAME`: the names the model table knows that the word (the second one on
-/// the line, at `start`) begins; None elsewhere.
-pub fn model_choices(text: &str, start: usize, word: &str) -> Option<Vec<Choice>> {
+/// `/model NAME`: the names the provider offers (`offered`, its own list, full names
+/// first) and those the model table knows, that the word (the second one on the line, at
+/// `start`) begins; None elsewhere.
+pub fn model_choices(
+    text: &str,
+    start: usize,
+    word: &str,
+    offered: &[String],
+) -> Option<Vec<Choice>> {
     let before: String = text.chars().take(start).collect();
     if !text.starts_with("/model ") || before.trim() != "/model" {
         return None;
     }
     let typed = word.to_lowercase();
-    Some(
-        crate::model::window::known_models()
-            .filter(|m| m.starts_with(&typed) && *m != typed)
-            .map(|m| Choice {
-                // A name's beginning (`claude-`) is completed to be typed on.
-                insert: if m.ends_with('-') {
-                    m.to_string()
-                } else {
-                    format!("{m} ")
-                },
-                label: m.to_string(),
-                detail: "model".into(),
-            })
-            .collect(),
-    )
+    let from_provider = offered.iter().map(|m| (m.as_str(), "offered"));
+    let from_table = crate::model::window::known_models().map(|m| (m, "model"));
+    let mut choices: Vec<Choice> = Vec::new();
+    for (name, detail) in from_provider.chain(from_table) {
+        let lower = name.to_lowercase();
+        if !lower.starts_with(&typed) || lower == typed {
+            continue;
+        }
+        // A name's beginning (`claude-`) is completed to be typed on.
+        let insert = if name.ends_with('-') {
+            name.to_string()
+        } else {
+            format!("{name} ")
+        };
+        if choices.iter().any(|c| c.insert == insert) {
+            continue;
+        }
+        choices.push(Choice {
+            insert: for_terminal(&insert),
+            label: for_terminal(name),
+            detail: detail.into(),
+        });
+    }
+    Some(choices)
 }
 
 /// The servers' query with the project's choices added (commands before prompts, files
@@ -134,13 +149,21 @@ mod tests {
         assert_eq!(choices[0].detail, "[service] · Check a deploy");
         assert!(command_choices("/zzz", &commands).is_empty());
         assert!(matches!(with(None, choices), Some(Query::Local(c)) if c.len() == 1));
-        let models = model_choices("/model gpt-4", 7, "gpt-4").unwrap();
+        let models = model_choices("/model gpt-4", 7, "gpt-4", &[]).unwrap();
         let labels: Vec<&str> = models.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(labels, ["gpt-4.1", "gpt-4o", "gpt-4-turbo"]);
         assert_eq!(
-            model_choices("/model cl", 7, "cl").unwrap()[0].insert,
+            model_choices("/model cl", 7, "cl", &[]).unwrap()[0].insert,
             "claude-"
         );
-        assert_eq!(model_choices("say gpt", 4, "gpt"), None);
+        assert_eq!(model_choices("say gpt", 4, "gpt", &[]), None);
+        // The provider's own names come first, each name once.
+        let offered = ["gpt-4o-2024-08-06".to_string(), "gpt-4o".to_string()];
+        let models = model_choices("/model gpt-4o", 7, "gpt-4o", &offered).unwrap();
+        let shown: Vec<(&str, &str)> = models
+            .iter()
+            .map(|c| (c.label.as_str(), c.detail.as_str()))
+            .collect();
+        assert_eq!(shown, [("gpt-4o-2024-08-06", "offered")]);
     }
 }

@@ -11,6 +11,7 @@ use crate::protocol::questions::{DiffKind, DiffLine, FileDiff, Preview};
 use crate::sanitize::for_terminal;
 use crate::tui::components::draw::text;
 use crate::tui::components::transcript::highlight::CodeHighlighter;
+use crate::tui::components::transcript::markdown;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::LogicalLine;
 
@@ -39,7 +40,8 @@ pub fn cleaned(preview: Preview) -> Preview {
     }
 }
 
-/// The heading and lines of the details the modal shows for `entry`.
+/// The heading and lines of the details the modal shows for `entry` (a plan's are
+/// markdown).
 pub fn details(entry: &Entry, t: &Theme) -> (String, Vec<LogicalLine>) {
     let raw = || {
         let title = match entry.preview {
@@ -49,6 +51,9 @@ pub fn details(entry: &Entry, t: &Theme) -> (String, Vec<LogicalLine>) {
             ),
             None => format!("{}:", entry.card.details_title),
         };
+        if entry.markdown {
+            return (title, markdown::render(&entry.card.details, t));
+        }
         (
             title,
             code_lines(&entry.card.details, |l| plain(l, t.code())),

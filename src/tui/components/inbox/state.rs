@@ -27,6 +27,8 @@ pub const RAW_KEY: char = 'v';
 pub struct Entry {
     request: Box<dyn Open>,
     pub card: Card,
+    /// The details are markdown (a plan), rendered as such.
+    pub markdown: bool,
     pub choices: Vec<ChoiceView>,
     pub kind: &'static str,
     /// Who asked, cleaned.
@@ -77,6 +79,7 @@ impl Entry {
             created: meta.created,
             deadline: meta.deadline,
             card,
+            markdown: request.markdown_details(),
             choices,
             highlight,
             note: None,

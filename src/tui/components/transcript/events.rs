@@ -146,6 +146,7 @@ fn decision_label(record: &AuditRecord) -> String {
             PersonAnswer::DenyWithNote(note) => format!("you answered: deny ({note})"),
         },
         Decider::SessionGrant { .. } => format!("{verb} for this session (your earlier answer)"),
+        Decider::Mode { mode } => format!("{verb} by {mode} mode"),
         Decider::LimitedGrant { limit, left, .. } => format!(
             "{verb} {} (your earlier answer; {})",
             limit.describe(),
@@ -157,7 +158,7 @@ fn decision_label(record: &AuditRecord) -> String {
                 RuleSource::ProjectConfig(_) => "project config",
                 RuleSource::Flag => "command-line flag",
                 RuleSource::Managed(_) => "managed policy",
-                RuleSource::Default | RuleSource::SessionGrant => "default",
+                RuleSource::Default | RuleSource::SessionGrant | RuleSource::Mode(_) => "default",
             };
             format!("{verb} by rule {rule} ({place})")
         }
