@@ -149,3 +149,41 @@ fn a_bash_question_shows_the_command_highlighted_as_shell() {
     let text = screen(&mut app, 100, 30);
     assert!(text.contains(&format!("$ {command}")), "{text}");
 }
+
+/// A question arriving after the terminal reported losing the focus asks the runtime to
+/// notify, naming it; after the focus came back, none does.
+#[test]
+fn a_question_in_the_background_asks_for_a_notification_and_none_in_front() {
+    let mut app = started_app();
+    let _ = update(&mut app, Msg::Terminal(Event::FocusLost));
+    let (ev, _rx) = permission(
+        "c1",
+        &builtin_ask(BuiltinTool::Bash),
+        json!({"command": "ls"}),
+    );
+    let notified: Vec<(String, String)> = agent(&mut app, ev)
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Notify { title, body } => Some((title, body)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notified,
+        [(
+            "toolgate: Permission required".to_string(),
+            "The agent wants to call bash".to_string()
+        )]
+    );
+    let _ = update(&mut app, Msg::Terminal(Event::FocusGained));
+    let (ev, _rx2) = permission(
+        "c2",
+        &builtin_ask(BuiltinTool::Bash),
+        json!({"command": "ls"}),
+    );
+    let effects = agent(&mut app, ev);
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::Notify { .. })),
+        "{effects:?}"
+    );
+}
