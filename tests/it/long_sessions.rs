@@ -4,6 +4,7 @@
 //! and in the console `/compact` shrinks the next request and the status line shows the
 //! share of the window in use.
 
+use crate::support::jsonl;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
@@ -74,13 +75,6 @@ impl Home {
         }
         cmd.output().expect("run toolgate")
     }
-}
-
-fn jsonl(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
 }
 
 fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {

@@ -5,6 +5,7 @@
 //! marker file a blocked server would write, a file bash would write outside the
 //! workspace.
 
+use crate::support::{jsonl, stderr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -124,17 +125,6 @@ fn tool_results(api: &WindowApi) -> Vec<String> {
         .skip(1)
         .map(|seen| last_tool_result(&seen.body))
         .collect()
-}
-
-fn jsonl(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn deploy_web() -> Vec<(&'static str, Value)> {

@@ -3,6 +3,7 @@
 //! workspace on disk, the tool results the model server received, a fixture server's own
 //! record of the calls it got.
 
+use crate::support::jsonl;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -64,13 +65,6 @@ fn results_received(api: &WindowApi) -> Vec<String> {
             Value::String(text) => text.clone(),
             other => other.to_string(),
         })
-        .collect()
-}
-
-fn jsonl(output: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
 

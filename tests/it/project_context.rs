@@ -4,6 +4,7 @@
 //! (`-p`) against a local Messages API (`support::model_api`), and each test reads what
 //! that API received.
 
+use crate::support::stderr;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -97,10 +98,6 @@ fn last_user_text(request: &Value) -> String {
             .join("\n"),
         _ => String::new(),
     }
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Where each marker sits in `text`, asserting every one is there.

@@ -13,6 +13,31 @@ use crate::policy::Decision;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::LogicalLine;
 
+/// A popup's place just above the composer: `rows` tall (as far as the screen allows above
+/// it) and `width` wide, from the composer's left edge.
+pub fn above_composer(composer: Rect, screen: Rect, rows: u16, width: u16) -> Rect {
+    let height = rows.min(composer.y.saturating_sub(screen.y));
+    Rect {
+        x: composer.x,
+        y: composer.y.saturating_sub(height),
+        width,
+        height,
+    }
+}
+
+/// Clears `area` and draws a focused popup frame with `title`; the area inside it.
+pub fn popup_frame(area: Rect, buf: &mut Buffer, t: &Theme, title: &str) -> Rect {
+    use ratatui::widgets::{Block, Borders, Clear, Widget};
+    Clear.render(area, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.focused_border())
+        .title(Span::styled(title.to_string(), t.dim()));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    inner
+}
+
 /// The policy decision as a fixed-width badge.
 pub fn badge(decision: &Decision, t: &Theme) -> Span<'static> {
     match decision {

@@ -8,9 +8,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Widget};
+use ratatui::widgets::Widget;
 
-use super::draw::{draw_lines, truncate};
+use super::draw::{above_composer, draw_lines, popup_frame, truncate};
 use crate::sanitize::for_terminal;
 use crate::tui::history_file::{KEEP, MAX_PROMPT_BYTES};
 use crate::tui::theme::Theme;
@@ -208,14 +208,7 @@ impl SearchPopup<'_> {
     /// Just above the composer, as tall as the matches shown.
     pub fn area(&self, composer: Rect, screen: Rect) -> Rect {
         let shown = self.history.matches(&self.search.query).len().min(SHOWN);
-        let rows = shown.max(1) as u16 + 3;
-        let height = rows.min(composer.y.saturating_sub(screen.y));
-        Rect {
-            x: composer.x,
-            y: composer.y.saturating_sub(height),
-            width: composer.width,
-            height,
-        }
+        above_composer(composer, screen, shown.max(1) as u16 + 3, composer.width)
     }
 }
 
@@ -225,16 +218,12 @@ impl Widget for SearchPopup<'_> {
             return;
         }
         let t = self.theme;
-        Clear.render(area, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(t.focused_border())
-            .title(Span::styled(
-                " history · ↑↓ Ctrl+R move · Enter take · Esc back ",
-                t.dim(),
-            ));
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = popup_frame(
+            area,
+            buf,
+            t,
+            " history · ↑↓ Ctrl+R move · Enter take · Esc back ",
+        );
         let width = inner.width as usize;
         let matches = self.history.matches(&self.search.query);
         let mut lines = vec![Line::from(vec![

@@ -23,3 +23,16 @@ pub fn session_log(state: &std::path::Path) -> std::path::PathBuf {
         .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .expect("a session log")
 }
+
+/// The JSON lines a run printed on stdout (`--output-format jsonl`), skipping any other.
+pub fn jsonl(out: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// A run's stderr as text, for assertion messages.
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

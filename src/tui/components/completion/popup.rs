@@ -4,10 +4,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 use crate::sanitize::for_terminal;
 use crate::tui::components::completion::assist::Popup;
+use crate::tui::components::draw::{above_composer, popup_frame};
 use crate::tui::theme::Theme;
 
 pub struct CompletionPopup<'a> {
@@ -19,14 +20,7 @@ impl CompletionPopup<'_> {
     /// Where the popup goes: just above the composer, as tall as its choices.
     pub fn area(&self, composer: Rect, screen: Rect) -> Rect {
         let rows = self.popup.choices.len().max(1) as u16 + 2;
-        let height = rows.min(composer.y.saturating_sub(screen.y));
-        let width = composer.width.min(76);
-        Rect {
-            x: composer.x,
-            y: composer.y.saturating_sub(height),
-            width,
-            height,
-        }
+        above_composer(composer, screen, rows, composer.width.min(76))
     }
 }
 
@@ -36,16 +30,7 @@ impl Widget for CompletionPopup<'_> {
             return;
         }
         let t = self.theme;
-        Clear.render(area, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(t.focused_border())
-            .title(Span::styled(
-                " ↑↓ choose · Tab insert · Esc close ",
-                t.dim(),
-            ));
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = popup_frame(area, buf, t, " ↑↓ choose · Tab insert · Esc close ");
         let lines: Vec<Line> = if self.popup.choices.is_empty() {
             vec![Line::from(Span::styled("asking the server…", t.dim()))]
         } else {
