@@ -17,7 +17,7 @@ const READ_BYTE_LIMIT: u64 = (READ_CHAR_LIMIT as u64) * 4 + 4;
 const BINARY_SNIFF_BYTES: usize = 8192;
 
 #[derive(Debug, thiserror::Error)]
-enum FileError {
+pub(super) enum FileError {
     #[error("Invalid input for {tool}: {source}")]
     Args {
         tool: &'static str,
@@ -210,7 +210,7 @@ fn read_numbered(full: &Path, shown: &str, limit: u64) -> Result<String, FileErr
 
 /// UTF-8 text or the reason it is not. `truncated` means `bytes` stops mid-file, where a
 /// character cut in two is expected and not an error.
-fn decode_text(bytes: &[u8], truncated: bool) -> Result<&str, &'static str> {
+pub(super) fn decode_text(bytes: &[u8], truncated: bool) -> Result<&str, &'static str> {
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err("binary content");
     }
@@ -229,11 +229,7 @@ fn decode_text(bytes: &[u8], truncated: bool) -> Result<&str, &'static str> {
 
 pub async fn write_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
     const TOOL: &str = BuiltinTool::WriteFile.name();
-    let parsed = (|| {
-        let (args, path) = path_args(TOOL, input, &["path", "content"])?;
-        let content = args.string("content").map_err(invalid_input(TOOL))?;
-        Ok((path.to_string(), content.to_string()))
-    })();
+    let parsed = write_args(input);
     let (shown, content) = match parsed {
         Ok(p) => p,
         Err(e) => return into_output(Err(e)),
@@ -263,36 +259,48 @@ pub async fn write_file(input: &serde_json::Value, workspace: &Path) -> BuiltinO
     )
 }
 
+/// write_file's path and content, checked.
+pub(super) fn write_args(input: &serde_json::Value) -> Result<(String, String), FileError> {
+    const TOOL: &str = BuiltinTool::WriteFile.name();
+    let (args, path) = path_args(TOOL, input, &["path", "content"])?;
+    let content = args.string("content").map_err(invalid_input(TOOL))?;
+    Ok((path.to_string(), content.to_string()))
+}
+
 // ---------------------------------------------------------------------------------------
 // edit_file
 
 pub async fn edit_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
     const TOOL: &str = BuiltinTool::EditFile.name();
-    let parsed = (|| {
-        let (args, path) = path_args(TOOL, input, &["path", "old_text", "new_text"])?;
-        let old = args.string("old_text").map_err(invalid_input(TOOL))?;
-        let new = args.string("new_text").map_err(invalid_input(TOOL))?;
-        if old.is_empty() {
-            return Err(FileError::Refused(
-                "Invalid input for edit_file: field 'old_text' must not be empty (use write_file \
-                 to create or overwrite a whole file)"
-                    .to_string(),
-            ));
-        }
-        if old == new {
-            return Err(FileError::Refused(
-                "edit_file: old_text and new_text are identical; there is nothing to change"
-                    .to_string(),
-            ));
-        }
-        Ok((path.to_string(), old.to_string(), new.to_string()))
-    })();
+    let parsed = edit_args(input);
     let (shown, old, new) = match parsed {
         Ok(p) => p,
         Err(e) => return into_output(Err(e)),
     };
     let full = resolve(workspace, &shown);
     into_output(blocking(TOOL, move || edit(&full, &shown, &old, &new)).await)
+}
+
+/// edit_file's path, old_text and new_text, checked.
+pub(super) fn edit_args(input: &serde_json::Value) -> Result<(String, String, String), FileError> {
+    const TOOL: &str = BuiltinTool::EditFile.name();
+    let (args, path) = path_args(TOOL, input, &["path", "old_text", "new_text"])?;
+    let old = args.string("old_text").map_err(invalid_input(TOOL))?;
+    let new = args.string("new_text").map_err(invalid_input(TOOL))?;
+    if old.is_empty() {
+        return Err(FileError::Refused(
+            "Invalid input for edit_file: field 'old_text' must not be empty (use write_file \
+             to create or overwrite a whole file)"
+                .to_string(),
+        ));
+    }
+    if old == new {
+        return Err(FileError::Refused(
+            "edit_file: old_text and new_text are identical; there is nothing to change"
+                .to_string(),
+        ));
+    }
+    Ok((path.to_string(), old.to_string(), new.to_string()))
 }
 
 fn edit(full: &Path, shown: &str, old: &str, new: &str) -> Result<String, FileError> {
@@ -310,6 +318,21 @@ fn edit(full: &Path, shown: &str, old: &str, new: &str) -> Result<String, FileEr
         why,
     })?;
 
+    let (updated, line) = replaced(content, shown, old, new)?;
+    std::fs::write(full, updated.as_bytes()).map_err(|e| FileError::io(TOOL, shown, e))?;
+    Ok(format!(
+        "Edited {shown}: replaced 1 occurrence starting at line {line}"
+    ))
+}
+
+/// `content` with `old` replaced by `new`, exactly as edit_file does it, and the line the
+/// replacement starts at; the approval preview shows the same result before it is written.
+pub(super) fn replaced(
+    content: &str,
+    shown: &str,
+    old: &str,
+    new: &str,
+) -> Result<(String, usize), FileError> {
     let (mut old, mut new) = (old.to_string(), new.to_string());
     let mut count = count_overlapping(content, &old);
     // read_file shows CRLF files without their `\r`, so a model's multi-line old_text uses
@@ -333,10 +356,7 @@ fn edit(full: &Path, shown: &str, old: &str, new: &str) -> Result<String, FileEr
             let at = content.find(&old).unwrap_or(0);
             let line = content[..at].matches('\n').count() + 1;
             let updated = format!("{}{}{}", &content[..at], new, &content[at + old.len()..]);
-            std::fs::write(full, updated.as_bytes()).map_err(|e| FileError::io(TOOL, shown, e))?;
-            Ok(format!(
-                "Edited {shown}: replaced 1 occurrence starting at line {line}"
-            ))
+            Ok((updated, line))
         }
         n => Err(FileError::Refused(format!(
             "edit_file: old_text occurs {n} times in {shown}; it must occur exactly once, so the \

@@ -11,6 +11,7 @@ mod definitions;
 mod files;
 mod glob;
 mod kind;
+mod proposed;
 mod shell;
 
 pub use definitions::{
@@ -18,6 +19,7 @@ pub use definitions::{
     pool_builtins, pool_builtins_with_resources, resource_tools, search_tools_tool,
 };
 pub use kind::BuiltinTool;
+pub use proposed::{NoPreview, PREVIEW_BYTE_LIMIT, ProposedWrite, proposed_write};
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 
 use crate::sandbox::{Sandbox, WriteLog};

@@ -105,6 +105,7 @@ pub fn prepare_with(
         tools,
         host,
         model: model_section,
+        tui,
         managed,
         hooks,
     } = settings;
@@ -156,6 +157,7 @@ pub fn prepare_with(
     notices.extend(sandbox.startup_notice(&opts.workspace));
     let host_settings = host.value;
     notices.extend(host.diagnostics.iter().map(|d| format!("config: {d}")));
+    notices.extend(tui.diagnostics.iter().map(|d| format!("config: {d}")));
     let reload = (front_end == FrontEnd::Console).then(|| crate::agent::ConfigReload {
         options: opts.settings_options(),
         known_problems: loaded.diagnostics.clone(),

@@ -81,6 +81,7 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
             let (policy, _) = crate::policy::from_settings_checked(&settings.permissions);
             crate::policy::managed_summary(&settings.managed.value, &policy)
         },
+        notify: settings.tui.value.notify,
     };
 
     let bridge = tokio::spawn(async move {

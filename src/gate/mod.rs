@@ -29,6 +29,7 @@ mod limited;
 mod mode;
 mod outcome;
 mod pins;
+mod preview;
 mod project_server;
 mod resolve;
 mod sampling;
@@ -321,6 +322,7 @@ impl Gate {
         events: &mpsc::Sender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> GateOutcome {
+        let preview = preview::for_call(tool, input, &self.workspace).await;
         let now = Instant::now();
         let asked_by = verdict.rule.clone();
         let (request, answer) = Request::new(
@@ -334,6 +336,7 @@ impl Gate {
                 input: input.clone(),
                 why,
                 verdict,
+                preview,
             },
             now,
             self.ask_timeout.map(|t| now + t),

@@ -29,6 +29,8 @@ pub struct Settings {
     pub host: Section<HostSettings>,
     /// `[model]`: the retries of a model request (read at start).
     pub model: Section<ModelSettings>,
+    /// `[tui]`: the console's notifications (read when it starts).
+    pub tui: Section<super::TuiSettings>,
     /// The managed layer (decision 0082), already applied to the parts above (its rules
     /// are in `permissions`, its floor under `sandbox` and the servers' own choices). A
     /// diagnostic here refuses the start ([`ManagedSettings::refusal`]).
@@ -156,6 +158,9 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
             hooks.diagnostics.extend(problems);
         }
     }
+    let tui = layered(&files, None, |value, text, file| {
+        super::tui::apply_layer(value, text, &file.name())
+    });
     let mut servers = load_servers_with_env(opts, env);
     // The managed floor last: nothing a user or project file says can loosen it.
     let floor = &managed.value.sandbox;
@@ -172,6 +177,7 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
         tools,
         host,
         model,
+        tui,
         managed,
         hooks,
     }

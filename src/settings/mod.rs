@@ -182,6 +182,7 @@ pub mod reload;
 mod sandbox;
 mod toml;
 mod tools;
+mod tui;
 pub mod watch;
 
 pub use expand::expand;
@@ -208,6 +209,7 @@ pub use permissions::{
 pub use pool_settings::{PoolSettings, tool_glob};
 pub use sandbox::{SandboxMode, SandboxSettings, ServerDefaults};
 pub use tools::{DEFAULT_AUTO_THRESHOLD_TOKENS, SearchMode, SearchSettings, apply_tools_layer};
+pub use tui::{NotifySetting, TuiSettings};
 
 /// The embedded defaults: docs, deploy and fs, run by this same binary.
 pub const EMBEDDED_MCP_JSON: &str = include_str!("../../assets/mcp.json");

@@ -39,6 +39,8 @@ pub struct ConsoleInfo {
     /// The managed policy as `/permissions` shows it (its files, what it sets, what it
     /// overrides); empty without one (decision 0082).
     pub managed: Vec<String>,
+    /// `[tui] notify`: what a question arriving in the background writes.
+    pub notify: crate::settings::NotifySetting,
 }
 
 // Messages are moved once from the channel into `update`, never stored in bulk, so the size
@@ -117,6 +119,8 @@ pub struct App {
     pub assist: Assist,
     /// The instruction files and command files the session loaded (`/memory`, `/help`).
     pub project: crate::project::ProjectView,
+    /// The terminal has the focus, as its focus reports say (true until one says not).
+    pub focused: bool,
 }
 
 impl App {
@@ -154,6 +158,7 @@ impl App {
             detail: DetailState::default(),
             assist: Assist::default(),
             project: Default::default(),
+            focused: true,
             info,
         }
     }

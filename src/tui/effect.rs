@@ -12,4 +12,10 @@ pub enum Effect {
     /// Hand the terminal to the person's editor (`$VISUAL`, `$EDITOR`, `vi`); the runtime
     /// stops reading keys until it exits (decision 0079).
     Edit(super::editor::EditTarget),
+    /// A question waits while the terminal is unfocused: ring and notify as `[tui]
+    /// notify` says (the runtime cleans the text).
+    Notify {
+        title: String,
+        body: String,
+    },
 }

@@ -17,6 +17,7 @@ mod effect;
 mod history_file;
 mod layout;
 mod limiter;
+mod notify;
 mod recall;
 mod submit;
 mod terminal;
@@ -105,6 +106,8 @@ async fn event_loop(
         history: history.file,
         history_failed: false,
         edit: None,
+        notifier: notify::Notifier::new(app.info.notify, |name| std::env::var(name).ok()),
+        attention: Vec::new(),
     };
     // The layout reaches `update` through resize messages; the first one is the size now.
     let size = term.terminal.size()?;
@@ -117,6 +120,14 @@ async fn event_loop(
 
     loop {
         let now = Instant::now();
+        if !out.attention.is_empty() {
+            // Written between frames, never inside one (a bell or an OSC string cannot
+            // land in the middle of a cursor move).
+            use std::io::Write;
+            let backend = term.terminal.backend_mut();
+            let _ = backend.write_all(&std::mem::take(&mut out.attention));
+            let _ = backend.flush();
+        }
         if limiter.should_draw(now) {
             app.now = now;
             term.terminal.draw(|f| view(&app, f))?;
@@ -205,6 +216,9 @@ struct Outside {
     /// A failed write is reported once, not for every prompt.
     history_failed: bool,
     edit: Option<editor::EditTarget>,
+    notifier: notify::Notifier,
+    /// Notification bytes to write to the terminal before the next frame.
+    attention: Vec<u8>,
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -242,6 +256,10 @@ fn perform(
         match effect {
             Effect::Quit => quit = true,
             Effect::Edit(target) => out.edit = Some(target),
+            Effect::Notify { title, body } => {
+                let bytes = out.notifier.bytes(&title, &body);
+                out.attention.extend(bytes);
+            }
             Effect::Remember(prompt) => {
                 let written = match out.history.as_mut() {
                     Some(file) => file

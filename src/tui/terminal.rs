@@ -1,11 +1,12 @@
-//! Taking and giving back the terminal: raw mode, alternate screen, bracketed paste and
-//! mouse capture on the way in; all of it undone on quit, on an error, on panic and on
-//! SIGINT, SIGTERM, SIGHUP and SIGQUIT.
+//! Taking and giving back the terminal: raw mode, alternate screen, bracketed paste, mouse
+//! capture and focus reports on the way in; all of it undone on quit, on an error, on panic
+//! and on SIGINT, SIGTERM, SIGHUP and SIGQUIT.
 
 use std::io::{Stdout, Write, stdout};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture,
 };
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -24,6 +25,7 @@ fn restore_terminal() {
     let mut out = stdout();
     let _ = crossterm::execute!(
         out,
+        DisableFocusChange,
         DisableMouseCapture,
         DisableBracketedPaste,
         LeaveAlternateScreen,
@@ -33,8 +35,8 @@ fn restore_terminal() {
     let _ = out.flush();
 }
 
-/// Raw mode, the alternate screen (cleared), bracketed paste and mouse capture: the
-/// console's terminal, at start and again after an editor had it.
+/// Raw mode, the alternate screen (cleared), bracketed paste, mouse capture and focus
+/// reports: the console's terminal, at start and again after an editor had it.
 pub(super) fn take_terminal() -> std::io::Result<()> {
     enable_raw_mode()?;
     crossterm::execute!(
@@ -44,7 +46,9 @@ pub(super) fn take_terminal() -> std::io::Result<()> {
         // waits for the answer, which delays the first frame.
         crossterm::terminal::Clear(crossterm::terminal::ClearType::All),
         EnableBracketedPaste,
-        EnableMouseCapture
+        EnableMouseCapture,
+        // Focus reports: a question arriving in the background notifies (tui/notify.rs).
+        EnableFocusChange
     )
 }
 

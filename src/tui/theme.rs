@@ -72,6 +72,22 @@ impl Theme {
     pub fn removed(&self) -> Style {
         self.dim().add_modifier(Modifier::CROSSED_OUT)
     }
+    /// A diff's added line (green; bold without colour, so `+` is not the only sign).
+    pub fn diff_added(&self) -> Style {
+        if self.color {
+            Style::new().fg(Color::Green)
+        } else {
+            self.bold()
+        }
+    }
+    /// A diff's removed line (red; dim without colour).
+    pub fn diff_removed(&self) -> Style {
+        if self.color {
+            Style::new().fg(Color::Red)
+        } else {
+            self.dim()
+        }
+    }
     pub fn selected(&self) -> Style {
         Style::new().add_modifier(Modifier::REVERSED)
     }

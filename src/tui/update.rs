@@ -111,7 +111,10 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
                 .assist
                 .on_catalog(server.into_string(), catalog, &app.composer, effects);
         }
-        AgentEvent::Request(request) => return app.inbox.push(request, app.now),
+        AgentEvent::Request(request) => {
+            app.inbox.push(request, app.now);
+            return super::notify::question_arrived(app, effects);
+        }
         AgentEvent::Project(project) => {
             app.assist.commands = project.commands.clone();
             app.project = project;
@@ -226,6 +229,10 @@ fn on_terminal(app: &mut App, event: Event, effects: &mut Vec<Effect>) -> bool {
                 app.focus = Focus::Composer;
             }
             true
+        }
+        Event::FocusGained | Event::FocusLost => {
+            app.focused = matches!(event, Event::FocusGained);
+            false
         }
         // The layout follows in `relayout`; cached wraps re-key on width.
         Event::Resize(width, height) => {

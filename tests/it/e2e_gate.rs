@@ -5,37 +5,16 @@
 //! decision is never the proof: a gate that sent the call and then printed "denied" would
 //! report the same.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use portable_pty::CommandBuilder;
 use serde_json::json;
 
 use crate::support::deploy_record;
 use crate::support::fixture_server::fixture_file;
-use crate::support::pty::{self, Screen};
+use crate::support::pty::{self, quit, scripted_console as console, wait_question};
 
 const ROWS: u16 = 36;
 const COLS: u16 = 140;
-
-/// The console on the scripted model playing `steps` (a scenario of the scripted demo
-/// model: it is stateless and works from each request it receives, so what it quotes of a
-/// tool result is what the model was sent).
-fn console(home: &Path, workspace: &Path, steps: serde_json::Value) -> CommandBuilder {
-    let scenario = home.join("scenario.json");
-    std::fs::write(
-        &scenario,
-        json!({"name": "gate", "description": "for tests", "chunk_chars": 64,
-            "chunk_delay_ms": 0, "steps": steps})
-        .to_string(),
-    )
-    .unwrap();
-    let mut cmd = pty::toolgate(&home.join("state"), &home.join("config"));
-    cmd.cwd(workspace);
-    cmd.env("TERM", "xterm-256color");
-    cmd.env_remove("NO_COLOR");
-    cmd.env("TOOLGATE_SCENARIO", &scenario);
-    cmd
-}
 
 /// Connects `server`, calls `tool` with `input`, then says the first line of the result
 /// the model received.
@@ -46,24 +25,6 @@ fn call_steps(server: &str, tool: &str, input: serde_json::Value) -> serde_json:
         {"id": "call", "after": "connect", "say": "Calling.", "tools": [
             {"name": tool, "input": input}]},
         {"id": "done", "after": "call", "say": "Model received: {{result_line}}"}])
-}
-
-/// Waits for the permission modal about `tool`, and for it to take keys.
-fn wait_question(screen: &Screen, tool: &str) {
-    screen.wait_for(&format!("the permission modal for {tool}"), |t| {
-        t.contains("Permission required") && t.contains(tool)
-    });
-    screen.wait_modal_armed("the permission modal to take keys");
-}
-
-fn quit(
-    screen: &Screen,
-    keys: &mut pty::Keys,
-    child: &mut Box<dyn portable_pty::Child + Send + Sync>,
-) {
-    keys.press(b"\x04");
-    let status = screen.wait_exit(child);
-    assert!(status.success(), "toolgate exited with {status:?}");
 }
 
 /// A deploy asked in the modal and approved once: the deploy server records exactly one

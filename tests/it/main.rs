@@ -11,6 +11,7 @@
 mod support;
 
 // The console: views and keys in-process, then the real binary in a pseudo-terminal.
+mod e2e_approvals;
 mod e2e_composer;
 mod e2e_console;
 mod e2e_console_modes;

@@ -884,6 +884,7 @@ mod console_view {
             servers: servers.clone(),
             no_color: true,
             managed: Vec::new(),
+            notify: Default::default(),
         };
         let mut app = App::new(info, Instant::now());
         let agent = |app: &mut App, event| {

@@ -16,6 +16,7 @@ mod changed_definition;
 mod elicitation;
 mod escalation;
 mod plan_review;
+mod preview;
 mod project_hooks;
 mod project_server;
 mod restore_files;
@@ -28,6 +29,7 @@ pub use changed_definition::{ChangedDefinition, DefinitionNews};
 pub use elicitation::{Elicitation, ElicitationAnswer, ElicitationMode};
 pub use escalation::{Escalation, EscalationReason};
 pub use plan_review::{PlanAnswer, PlanReview};
+pub use preview::{DiffKind, DiffLine, FileDiff, MAX_DIFF_LINES, Preview};
 pub use project_hooks::{ProjectHooks, ProjectHooksAnswer};
 pub use project_server::{ProjectServer, ProjectServerAnswer};
 pub use restore_files::{RestoreAnswer, RestoreFiles};
@@ -214,7 +216,8 @@ impl<A> Choice<A> {
 }
 
 /// Keys the inbox keeps for itself; no kind may use them as a choice key.
-pub const RESERVED_KEYS: &[char] = &['l'];
+/// `v` toggles a preview (diff, highlighted command) and the raw arguments.
+pub const RESERVED_KEYS: &[char] = &['l', 'v'];
 
 /// A kind of request: its payload type, with everything the inbox needs to show and
 /// answer it.
@@ -232,6 +235,10 @@ pub trait Kind: fmt::Debug + Send + 'static {
     fn outcome_line(&self, answer: &Self::Answer) -> String;
     /// The form the person fills in before a [`Then::Form`] choice; most kinds have none.
     fn form(&self) -> Option<form::Form> {
+        None
+    }
+    /// What to show in place of the raw details (a diff, a command); most kinds have none.
+    fn preview(&self) -> Option<Preview> {
         None
     }
     /// Whether the card's details are markdown (a plan) rather than preformatted text.
@@ -334,6 +341,8 @@ pub trait Open: fmt::Debug + Send {
     fn choose(self: Box<Self>, index: usize, note: Option<String>) -> Closed;
     /// The form to fill in, with its defaults entered; None for kinds without one.
     fn form(&self) -> Option<form::Form>;
+    /// The kind's preview of the details, if it has one.
+    fn preview(&self) -> Option<Preview>;
     /// Answers with the form choice at `index` and the form's content. Another choice
     /// answers as [`Open::choose`] does.
     fn submit(
@@ -390,6 +399,10 @@ impl<K: Kind> Open for Request<K> {
 
     fn form(&self) -> Option<form::Form> {
         self.payload.form()
+    }
+
+    fn preview(&self) -> Option<Preview> {
+        self.payload.preview()
     }
 
     fn submit(

@@ -26,6 +26,7 @@ fn tool_call(name: &str) -> ToolCall {
             rule: "bash guard: destructive (rm)".into(),
             source: RuleSource::Default,
         },
+        preview: None,
     }
 }
 

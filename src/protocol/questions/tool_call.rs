@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Card, Choice, Fact, Kind, Then, Tone};
+use super::{Card, Choice, Fact, Kind, Preview, Then, Tone};
 use crate::policy::{GrantLimit, PersonAnswer, Verdict};
 use crate::pool::{PoolTool, ToolOrigin};
 
@@ -15,6 +15,9 @@ pub struct ToolCall {
     pub why: String,
     /// The verdict that asked (its rule and where the rule came from).
     pub verdict: Verdict,
+    /// The diff of a file change or the bash command, worked out when the question was
+    /// built; None for other tools.
+    pub preview: Option<Preview>,
 }
 
 impl Kind for ToolCall {
@@ -72,6 +75,10 @@ impl Kind for ToolCall {
 
     fn safe_default(&self) -> PersonAnswer {
         PersonAnswer::Deny
+    }
+
+    fn preview(&self) -> Option<Preview> {
+        self.preview.clone()
     }
 
     fn outcome_line(&self, answer: &PersonAnswer) -> String {

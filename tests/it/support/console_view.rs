@@ -36,3 +36,22 @@ pub fn screen_of(terminal: &Terminal<TestBackend>) -> String {
     }
     out
 }
+
+/// The foreground colours of the cells showing `needle` (its first occurrence on screen).
+pub fn colours_of(
+    terminal: &Terminal<TestBackend>,
+    needle: &str,
+) -> std::collections::HashSet<ratatui::style::Color> {
+    let buf = terminal.backend().buffer();
+    let text = screen_of(terminal);
+    let (row, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not on screen:\n{text}"));
+    // Columns, not bytes: the rows hold box-drawing characters.
+    let start = line[..line.find(needle).unwrap_or(0)].chars().count() as u16;
+    (start..start + needle.chars().count() as u16)
+        .map(|x| buf[(x, row as u16)].fg)
+        .collect()
+}

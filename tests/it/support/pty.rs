@@ -204,6 +204,44 @@ pub fn anthropic_console(state: &Path, config: &Path, cwd: &Path, api_url: &str)
     cmd
 }
 
+/// The console on the scripted model playing `steps` (a scenario of the scripted demo
+/// model: it is stateless and works from each request it receives, so what it quotes of a
+/// tool result is what the model was sent).
+pub fn scripted_console(home: &Path, workspace: &Path, steps: serde_json::Value) -> CommandBuilder {
+    let scenario = home.join("scenario.json");
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"name": "gate", "description": "for tests", "chunk_chars": 64,
+            "chunk_delay_ms": 0, "steps": steps})
+        .to_string(),
+    )
+    .expect("write the scenario");
+    let mut cmd = toolgate(&home.join("state"), &home.join("config"));
+    cmd.cwd(workspace);
+    cmd.env("TERM", "xterm-256color");
+    cmd.env_remove("NO_COLOR");
+    cmd.env("TOOLGATE_SCENARIO", &scenario);
+    cmd
+}
+
+/// Waits for the permission modal about `tool`, and for it to take keys.
+pub fn wait_question(screen: &Screen, tool: &str) {
+    screen.wait_for(&format!("the permission modal for {tool}"), |t| {
+        t.contains("Permission required") && t.contains(tool)
+    });
+    screen.wait_modal_armed("the permission modal to take keys");
+}
+
+pub fn quit(
+    screen: &Screen,
+    keys: &mut Keys,
+    child: &mut Box<dyn portable_pty::Child + Send + Sync>,
+) {
+    keys.press(b"\x04");
+    let status = screen.wait_exit(child);
+    assert!(status.success(), "toolgate exited with {status:?}");
+}
+
 /// Starts `cmd` in a pty of `rows` × `cols`: the child, its screen and its keyboard.
 pub fn spawn(
     cmd: CommandBuilder,

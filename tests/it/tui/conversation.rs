@@ -685,22 +685,7 @@ fn code_blocks_are_highlighted_by_language() {
     let colours_of = |app: &mut App, needle: &str| {
         agent(app, AgentEvent::TextDelta(reply.into()));
         agent(app, AgentEvent::AssistantMessageDone);
-        let terminal = render(app, 110, 30);
-        let buf = terminal.backend().buffer();
-        let text = screen_of(&terminal);
-        let row =
-            text.lines()
-                .position(|l| l.contains(needle))
-                .unwrap_or_else(|| panic!("{needle:?} not on screen:\n{text}")) as u16;
-        let start = text
-            .lines()
-            .nth(row as usize)
-            .unwrap()
-            .find(needle)
-            .unwrap() as u16;
-        (start..start + needle.len() as u16)
-            .map(|x| buf[(x, row)].fg)
-            .collect::<std::collections::HashSet<Color>>()
+        colours_of(&render(app, 110, 30), needle)
     };
     let mut app = started_app();
     let highlighted = colours_of(&mut app, "fn main() { let greeting = \"hello\"; }");

@@ -8,7 +8,7 @@ use ratatui::style::Color;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use crate::support::console_view::{render, resize, screen, screen_of};
+use crate::support::console_view::{colours_of, render, resize, screen, screen_of};
 use crate::support::real_tools;
 use toolgate::builtin::BuiltinTool;
 use toolgate::mcp::ServerStatus;
@@ -45,6 +45,7 @@ fn info() -> ConsoleInfo {
             .collect(),
         no_color: false,
         managed: Vec::new(),
+        notify: Default::default(),
     }
 }
 
@@ -200,6 +201,18 @@ fn tool_request(
     now: Instant,
     deadline: Option<Instant>,
 ) -> (AgentEvent, oneshot::Receiver<Reply<UserDecision>>) {
+    previewed_request(call_id, entry, input, None, now, deadline)
+}
+
+/// [`tool_request`] carrying the gate's preview (a diff, a command).
+fn previewed_request(
+    call_id: &str,
+    entry: &PoolEntry,
+    input: serde_json::Value,
+    preview: Option<toolgate::protocol::questions::Preview>,
+    now: Instant,
+    deadline: Option<Instant>,
+) -> (AgentEvent, oneshot::Receiver<Reply<UserDecision>>) {
     let why = match &entry.verdict.decision {
         Decision::Ask { why } => why.clone(),
         _ => "asked".into(),
@@ -215,6 +228,7 @@ fn tool_request(
             input,
             why,
             verdict: entry.verdict.clone(),
+            preview,
         },
         now,
         deadline,
@@ -283,7 +297,7 @@ fn perform(effects: Vec<Effect>) -> (Vec<UiCommand>, bool) {
             Effect::SendCommand(c) => commands.push(c),
             Effect::Quit => quit = true,
             // The history file and the editor are the runtime's (tests/it/e2e_composer.rs).
-            Effect::Remember(_) | Effect::Edit(_) => {}
+            Effect::Remember(_) | Effect::Edit(_) | Effect::Notify { .. } => {}
         }
     }
     (commands, quit)
@@ -1081,6 +1095,7 @@ impl<T> ReceivedNow<T> for oneshot::Receiver<T> {
     }
 }
 
+mod approvals;
 mod composer;
 mod conversation;
 mod keys;

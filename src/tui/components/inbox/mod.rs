@@ -2,4 +2,5 @@
 //! modal that shows them ([`modal`]).
 
 pub mod modal;
+pub mod preview;
 pub mod state;

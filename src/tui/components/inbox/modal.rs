@@ -101,19 +101,8 @@ impl InboxModal<'_> {
                 t.warn(),
             ));
         }
-        head.push(text(format!("{}:", card.details_title), t.dim()));
-        let details: Vec<LogicalLine> = if entry.markdown {
-            crate::tui::components::transcript::markdown::render(&card.details, t)
-        } else {
-            card.details
-                .lines()
-                .map(|l| LogicalLine {
-                    spans: vec![Span::styled(format!("  {l}"), t.code())],
-                    continuation_indent: 2,
-                    preformatted: true,
-                })
-                .collect()
-        };
+        let (details_title, details) = super::preview::details(entry, t);
+        head.push(text(details_title, t.dim()));
 
         let guarded = self.inbox.in_guard(self.now);
         let mut buttons: Vec<Span<'static>> = Vec::new();
@@ -150,6 +139,9 @@ impl InboxModal<'_> {
                 .map(|c| c.label.to_lowercase())
                 .unwrap_or_else(|| "safe default".into());
             let mut hint = format!("←→ move · Enter choose · ↑↓ scroll · Esc {safe}");
+            if entry.preview.is_some() {
+                hint.push_str(&format!(" · {} preview/JSON", super::state::RAW_KEY));
+            }
             if count > 1 {
                 hint.push_str(&format!(" · {LIST_KEY} list all"));
             }
@@ -339,7 +331,11 @@ impl InboxModal<'_> {
                 marker,
                 Span::styled(format!("{}. {}", i + 1, self.summary(entry)), style),
             ]));
-            lines.push(text(format!("     {}", entry.card.asker), t.dim()));
+            let about = match entry.preview.as_ref().and_then(super::preview::summary) {
+                Some(summary) => format!("     {} · {summary}", entry.card.asker),
+                None => format!("     {}", entry.card.asker),
+            };
+            lines.push(text(about, t.dim()));
         }
         lines.push(LogicalLine::blank());
         lines.push(text(

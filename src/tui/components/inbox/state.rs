@@ -11,7 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::mcp::form::{Field, FieldKind, Form, Item};
 use crate::protocol::questions::{
-    Card, ChoiceView, Closed, Fact, HostRequest, Open, Origin, short_duration,
+    Card, ChoiceView, Closed, Fact, HostRequest, Open, Origin, Preview, short_duration,
 };
 use crate::sanitize::for_terminal;
 
@@ -19,6 +19,8 @@ use crate::sanitize::for_terminal;
 pub const GUARD_WINDOW: Duration = Duration::from_millis(250);
 /// The key that opens the list of every waiting request.
 pub const LIST_KEY: char = 'l';
+/// The key that switches between a preview (diff, command) and the raw arguments.
+pub const RAW_KEY: char = 'v';
 
 /// One waiting request with what the modal needs to show it, cleaned for the terminal.
 #[derive(Debug)]
@@ -44,6 +46,10 @@ pub struct Entry {
     pub field: usize,
     /// Set by a submit that found problems: from then on every problem is shown.
     pub tried: bool,
+    /// The kind's preview of the details (a diff, a command), cleaned.
+    pub preview: Option<Preview>,
+    /// The raw details are shown instead of the preview.
+    pub raw: bool,
 }
 
 impl Entry {
@@ -64,7 +70,10 @@ impl Entry {
             clean_form(form);
         }
         let meta = request.meta();
+        let preview = request.preview().map(super::preview::cleaned);
         Entry {
+            preview,
+            raw: false,
             kind: request.kind_name(),
             origin: for_terminal(&meta.origin.to_string()),
             created: meta.created,
@@ -396,6 +405,11 @@ impl Inbox {
                 return self.answer_current(safe, None, now);
             }
             KeyCode::Char(LIST_KEY) => self.list = Some(current),
+            KeyCode::Char(RAW_KEY) if entry.preview.is_some() => {
+                entry.raw = !entry.raw;
+                entry.scroll = 0;
+            }
+            KeyCode::Home => entry.scroll = 0,
             KeyCode::Char(c) => {
                 if let Some(choice) = entry.choices.iter().position(|ch| ch.key == c) {
                     return self.pick(choice, now);
