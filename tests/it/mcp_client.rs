@@ -148,9 +148,12 @@ async fn crash_mid_call_reports_exit_and_stderr_then_reconnects() {
     let text = err.to_string();
     assert!(matches!(err, McpError::Disconnected { .. }), "{text}");
     assert!(text.contains("simulated crash"), "{text}");
-    // The watcher marks it failed and drops it from the pool.
+    // The watcher drops it from the pool and then marks it failed, once the process's exit
+    // status and last stderr lines are in (a moment later on a loaded machine).
     bounded(async {
-        while hub.is_connected("fragile") {
+        while hub.is_connected("fragile")
+            || !matches!(hub.status("fragile"), ServerStatus::Failed { .. })
+        {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
