@@ -439,3 +439,32 @@ fn a_hook_cannot_answer_a_managed_ask() {
     assert_eq!(decision["decider"]["by"], "headless", "{decision}");
     deploy_record::assert_none(workspace.path());
 }
+
+/// SessionStart and SessionEnd hooks run once each around a headless run, with the event's
+/// name and the session's id on stdin (the same id in both).
+#[test]
+fn session_start_and_session_end_hooks_run_around_a_headless_run() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = r#"
+[[hooks.SessionStart]]
+hooks = [{ type = "command", command = "cat >> session_start.jsonl; echo >> session_start.jsonl" }]
+
+[[hooks.SessionEnd]]
+hooks = [{ type = "command", command = "cat >> session_end.jsonl; echo >> session_end.jsonl" }]
+"#;
+    let (code, _events, err) = deploy_with(config, &[], workspace.path());
+    assert_eq!(code, 0, "{err}");
+    let read = |name: &str| -> Vec<Value> {
+        let text = std::fs::read_to_string(workspace.path().join(name))
+            .unwrap_or_else(|e| panic!("the hook wrote no {name}: {e}"));
+        lines(text.trim())
+    };
+    let (start, end) = (read("session_start.jsonl"), read("session_end.jsonl"));
+    assert_eq!(start.len(), 1, "{start:?}");
+    assert_eq!(end.len(), 1, "{end:?}");
+    assert_eq!(start[0]["hook_event_name"], "SessionStart");
+    assert_eq!(end[0]["hook_event_name"], "SessionEnd");
+    let id = start[0]["session_id"].as_str().expect("a session id");
+    assert!(!id.is_empty());
+    assert_eq!(end[0]["session_id"], id);
+}
