@@ -238,6 +238,12 @@ pub fn compound_tune_tasks() -> Vec<CompoundTask> {
     compound_in("tool_tasks_compound_tune.json")
 }
 
+/// The second tuning set of compound tasks, written by a helper who never saw the method or
+/// its results (issue 28, second pass): its misses may be read.
+pub fn compound_tune2_tasks() -> Vec<CompoundTask> {
+    compound_in("tool_tasks_compound_tune2.json")
+}
+
 /// The compound tasks held out from that tuning: only their aggregate is read.
 pub fn compound_heldout_tasks() -> Vec<CompoundTask> {
     compound_in("tool_tasks_compound_heldout.json")

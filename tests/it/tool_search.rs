@@ -8,8 +8,9 @@
 mod search_eval;
 
 use search_eval::{
-    Ranker, blind_tasks, compound_heldout_tasks, compound_quality, compound_tune_tasks, corpus,
-    fresh_tasks, quality, quality_with, replicated, tasks, unseen_tasks,
+    Ranker, blind_tasks, compound_heldout_tasks, compound_quality, compound_tune_tasks,
+    compound_tune2_tasks, corpus, fresh_tasks, quality, quality_with, replicated, tasks,
+    unseen_tasks,
 };
 use toolgate::pool::search::ToolIndex;
 
@@ -130,7 +131,8 @@ fn blind_tasks_find_their_tools() {
 }
 
 const BLIND_RECALL: f64 = 0.81;
-const BLIND_MRR: f64 = 0.53;
+/// 0.532 when first measured; 0.524 after run 7's changes (decided on the tuned sets only).
+const BLIND_MRR: f64 = 0.52;
 
 /// Issue 28: tasks that need two tools (benches/data/tool_tasks_compound_*.json, written
 /// before the split-and-merge search). Held out: only this aggregate is read. The request is
@@ -139,6 +141,17 @@ const BLIND_MRR: f64 = 0.53;
 #[test]
 fn compound_tune_tasks_find_a_tool_for_every_part() {
     compound("compound tune", &compound_tune_tasks(), COMPOUND_TUNE, true);
+}
+
+/// The second tuning set, written by a helper blind to the method; its misses are read.
+#[test]
+fn compound_tune2_tasks_find_a_tool_for_every_part() {
+    compound(
+        "compound tune 2",
+        &compound_tune2_tasks(),
+        COMPOUND_TUNE2,
+        true,
+    );
 }
 
 /// Held out: only the aggregate is printed.
@@ -166,8 +179,8 @@ fn compound(label: &str, set: &[search_eval::CompoundTask], floor: f64, show_mis
         single.parts
     );
     if show_misses {
-        for task in &split.misses {
-            eprintln!("  miss: {task:?}");
+        for task in set.iter().filter(|t| split.misses.contains(&t.task)) {
+            explain_miss(&index, task);
         }
     }
     assert!(split.tasks >= 30, "{} tasks", split.tasks);
@@ -178,7 +191,45 @@ fn compound(label: &str, set: &[search_eval::CompoundTask], floor: f64, show_mis
     );
 }
 
-/// Measured 2026-12-05 (docs/BENCHMARKS.md, issue 28): tune 0.867 (one query 0.867); held-out
-/// 0.700 (one query 0.725): the host's split did not help on the held-out set.
-const COMPOUND_TUNE: f64 = 0.86;
-const COMPOUND_HELDOUT: f64 = 0.70;
+/// Measured 2026-12-06 (docs/BENCHMARKS.md, "Tool search run 7"): tune 0.933 (one query
+/// 0.867); second tune set 0.680 (0.580); held-out 0.750 (0.725), read once after tuning.
+const COMPOUND_TUNE: f64 = 0.93;
+const COMPOUND_TUNE2: f64 = 0.68;
+const COMPOUND_HELDOUT: f64 = 0.75;
+
+/// Why a tuned compound task missed: the parts the host split it into, and where each
+/// missing part's tools rank for the whole text and for each part alone.
+fn explain_miss(index: &ToolIndex, task: &search_eval::CompoundTask) {
+    use toolgate::pool::search::{IndexedTool, SearchRequest};
+    let key = |t: &IndexedTool| format!("{}/{}", t.server, t.raw_name);
+    let request = SearchRequest::query(&task.task);
+    let top: Vec<String> = index
+        .find(&request, 5)
+        .hits
+        .iter()
+        .map(|h| key(h.tool))
+        .collect();
+    eprintln!(
+        "  miss: {:?}\n    parts {:?}, top 5 {top:?}",
+        task.task,
+        request.parts()
+    );
+    for want in task
+        .parts
+        .iter()
+        .filter(|p| !top.iter().any(|t| p.contains(t)))
+    {
+        let rank = |text: &str| {
+            index
+                .search(text, 30)
+                .iter()
+                .position(|h| want.contains(&key(h.tool)))
+                .map(|p| p + 1)
+        };
+        let mut line = format!("    {want:?}: whole {:?}", rank(&task.task));
+        for part in request.parts() {
+            line.push_str(&format!(", {part:?} {:?}", rank(part)));
+        }
+        eprintln!("{line}");
+    }
+}

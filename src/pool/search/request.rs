@@ -110,6 +110,7 @@ const CONNECTORS: &[(&[&str], Strength)] = &[
     (&["also"], Strength::Strong),
     (&["and"], Strength::Weak),
     (&["plus"], Strength::Weak),
+    (&["before"], Strength::Weak),
 ];
 
 /// Splits `query` into the tasks it names; the whole query when it names one.
@@ -177,8 +178,10 @@ fn close<'a>(
         .collect();
     let split_here = match strength {
         Strength::Strong => content_terms(&text) >= 1 && content_terms(&next.join(" ")) >= 1,
+        // A verb and what it acts on is a step even when the object is a pronoun ("… and
+        // read them", "… and commit it").
         Strength::Weak => {
-            stands_alone(&text) && stands_alone(&next.join(" ")) && starts_with_verb(&next)
+            stands_alone(&text) && content_terms(&next.join(" ")) >= 1 && starts_with_verb(&next)
         }
     };
     if split_here {
@@ -189,20 +192,12 @@ fn close<'a>(
     }
 }
 
-/// Whether a piece begins with a verb of the actions the ranking knows ("open an issue", "and
-/// post it to slack"), after words that only lead up to one ("please", "also", "I'll"). After
-/// "and" or a comma, that is what tells a second task ("… and open an issue about it") from
-/// a second object or a clause about the first ("issues and pull requests", "the build broke
-/// and I don't know why").
+/// Whether a piece begins with a verb ("open an issue", "and post it to slack"), after words
+/// that only lead up to one ("please", "also", "I'll"). After "and", that is what tells a
+/// second task ("… and open an issue about it") from a second object or a clause about the
+/// first ("issues and pull requests", "the build broke and I don't know why").
 fn starts_with_verb(words: &[&str]) -> bool {
-    const LEAD_IN: &[&str] = &[
-        "please", "also", "then", "just", "can", "could", "you", "i", "we",
-    ];
-    words
-        .iter()
-        .map(|w| w.to_lowercase())
-        .find(|w| !LEAD_IN.contains(&w.as_str()))
-        .is_some_and(|w| text::actions_of(&text::stem(&w)) != text::Actions::default())
+    text::lead_verb(&words.join(" ")).is_some()
 }
 
 /// Whether a piece of a request can be a request by itself.
@@ -266,6 +261,26 @@ mod tests {
         assert_eq!(
             parts("find the failing build job and open an issue about it"),
             ["find the failing build job", "open an issue about it"]
+        );
+    }
+
+    #[test]
+    fn a_verb_and_a_pronoun_after_and_are_a_step() {
+        assert_eq!(
+            parts("find all the .proto files under ./api and read them"),
+            ["find all the .proto files under ./api", "read them"]
+        );
+        assert_eq!(
+            parts("make a folder called reports and write summary.txt inside it"),
+            [
+                "make a folder called reports",
+                "write summary.txt inside it"
+            ],
+            "verbs beyond the ranking's action classes start a step too"
+        );
+        assert_eq!(
+            parts("unstage everything i added before diffing main"),
+            ["unstage everything i added", "diffing main"]
         );
     }
 

@@ -198,6 +198,32 @@ fn the_neighbouring_word_decides_what_a_verb_asks_for() {
     assert!(terms("open src/main.rs").contains(&"file".to_string()));
     // Six hex digits with a digit and a letter are a commit.
     assert!(terms("what did abc123 change").contains(&"commit".to_string()));
+    // A repository's own words name somebody's project, not a tool ("web" would find web
+    // search).
+    assert_eq!(
+        terms("the open PRs on acme/web"),
+        ["open", "pr", "repo", "repository"]
+    );
+    // Phrasal verbs: git's checkout; "google" as a verb searches the web, before a product
+    // it names one.
+    assert_eq!(terms("check out the release branch")[0], "checkout");
+    assert_eq!(terms("check it out")[0], "checkout");
+    assert_eq!(
+        terms("google cve-2025-1234"),
+        ["web", "search", "cve", "2025", "1234"]
+    );
+    assert!(terms("google maps directions").contains(&text::stem("google")));
+}
+
+/// An acronym's plural is one word ("PRs" → prs → pr), not a letter and "rs".
+#[test]
+fn acronym_plurals_are_words() {
+    let mut seen = Vec::new();
+    text::words("open PRs and URLs", |w| seen.push(w.to_string()));
+    assert_eq!(seen, ["open", "prs", "and", "urls"]);
+    assert_eq!(text::stem("prs"), "pr");
+    assert_eq!(text::stem("ids"), "id");
+    assert_eq!(text::stem("has"), "has", "a word with a vowel stays");
 }
 
 /// A word the index lacks still finds another form of itself ("modified" → modification):

@@ -22,9 +22,11 @@ pub fn words(text: &str, mut emit: impl FnMut(&str)) {
             let next = chars.get(i + 1).copied().unwrap_or(' ');
             // lower→Upper starts a word; in a run of capitals, the last one starts a word
             // when a lower-case letter follows (HTMLPage → HTML | Page).
+            // An acronym's plural ("PRs", "URLs") ends in one lower-case `s`: not a word.
+            let plural_s = next == 's' && !chars.get(i + 2).is_some_and(|c| c.is_alphanumeric());
             if prev.is_lowercase()
                 || prev.is_numeric()
-                || (prev.is_uppercase() && next.is_lowercase())
+                || (prev.is_uppercase() && next.is_lowercase() && !plural_s)
             {
                 flush(&mut word, &mut emit);
             }
@@ -65,6 +67,13 @@ pub fn stem(word: &str) -> String {
     let mut w = word.to_string();
     let len = w.chars().count();
     if len <= 3 || !w.is_ascii() {
+        // Plurals of two-letter abbreviations ("PRs", "MRs", "VMs", "DBs", "IDs").
+        if len == 3
+            && w.ends_with('s')
+            && (w == "ids" || !w[..2].contains(['a', 'e', 'i', 'o', 'u']))
+        {
+            w.truncate(2);
+        }
         return w;
     }
     if let Some(base) = w.strip_suffix("ies")
@@ -134,6 +143,10 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
         if is_verb_use(&part.to_lowercase(), next.as_deref()) {
             continue;
         }
+        if let Some(meant) = phrasal_verb(&parts, at) {
+            out.extend(meant.iter().map(|w| (stem(w), 1.0)));
+            continue;
+        }
         let part = part.trim_matches(|c: char| {
             matches!(c, ',' | ';' | ':' | '?' | '!' | '(' | ')' | '"' | '\'')
         });
@@ -154,9 +167,11 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
             &["commit", "sha"]
         } else {
             if is_repository_name(part) {
-                // `octocat/hello-world` is more often a repository than a folder.
+                // `octocat/hello-world` is more often a repository than a folder, and its
+                // words name somebody's project, not what a tool does.
                 out.push((stem("repo"), 0.5));
                 out.push((stem("repository"), 0.5));
+                continue;
             } else if is_path(part) {
                 out.push((stem("file"), 0.5));
                 out.push((stem("path"), 0.5));
@@ -169,6 +184,28 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
         out.extend(kinds.iter().map(|k| (stem(k), 1.0)));
     }
     out
+}
+
+/// What a verb means when the words around it change it: "check out a branch" (or "check it
+/// out") is git's checkout, not a look; "google the error" searches the web, where "google
+/// maps" or "google sheets" names a product.
+fn phrasal_verb(parts: &[&str], at: usize) -> Option<&'static [&'static str]> {
+    let word = |i: usize| parts.get(i).map(|w| w.to_lowercase());
+    match word(at)?.as_str() {
+        "check"
+            if word(at + 1).as_deref() == Some("out") || word(at + 2).as_deref() == Some("out") =>
+        {
+            Some(&["checkout"])
+        }
+        "google" => {
+            const PRODUCTS: &[&str] = &[
+                "maps", "map", "drive", "sheet", "sheets", "doc", "docs", "calendar", "cloud",
+            ];
+            let product = word(at + 1).is_some_and(|n| PRODUCTS.contains(&n.as_str()));
+            (!product).then_some(&["web", "search"][..])
+        }
+        _ => None,
+    }
 }
 
 /// `abc123`, a full SHA: 6 to 40 hex digits with at least one digit and one letter (people
@@ -441,6 +478,85 @@ pub fn actions_of(stem_: &str) -> Actions {
             .collect()
     });
     STEMMED.get(stem_).copied().unwrap_or_default()
+}
+
+/// Verbs that begin a step of a developer's task but name no action class the ranking
+/// compares: version control, publishing, telling, copying.
+const STEP_VERBS: &[&str] = &[
+    "write",
+    "save",
+    "commit",
+    "stage",
+    "unstage",
+    "tag",
+    "label",
+    "publish",
+    "put",
+    "ping",
+    "copy",
+    "upload",
+    "push",
+    "merge",
+    "checkout",
+    "diff",
+    "summarize",
+    "count",
+    "archive",
+    "attach",
+    "link",
+    "share",
+    "star",
+    "paste",
+    "store",
+    "remember",
+    "email",
+    "mail",
+    "deploy",
+    "install",
+    "review",
+    "approve",
+    "react",
+    "schedule",
+    "invite",
+    "clone",
+    "fork",
+    "revert",
+    "reset",
+    "rebase",
+    "pull",
+    "export",
+    "import",
+    "screenshot",
+    "click",
+    "navigate",
+    "visit",
+    "fill",
+    "type",
+    "upgrade",
+    "bump",
+    "restart",
+    "compare",
+];
+
+static STEP_VERB_STEMS: LazyLock<Vec<String>> =
+    LazyLock::new(|| STEP_VERBS.iter().map(|v| stem(v)).collect());
+
+/// The verb a request or a step of one starts with (stemmed), after words that only lead up
+/// to one ("please", "also", "I"): what people put first is what they want done.
+pub fn lead_verb(text: &str) -> Option<String> {
+    const LEAD_IN: &[&str] = &[
+        "please", "also", "then", "just", "can", "could", "you", "i", "we",
+    ];
+    let first = text
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .find(|w| !w.is_empty() && !LEAD_IN.contains(&w.as_str()))?;
+    let stemmed = stem(&first);
+    let verb = actions_of(&stemmed) != Actions::default() || STEP_VERB_STEMS.contains(&stemmed);
+    verb.then_some(stemmed)
 }
 
 /// Nouns that people also use as the verb of a request ("file an issue", "log a bug",
