@@ -17,8 +17,9 @@ use crate::protocol::questions::{Origin, ProjectHooks, ProjectHooksAnswer, Reply
 use crate::protocol::{AgentEvent, CompactionTrigger, ToolOutcome};
 use crate::settings::HookEvent;
 
-/// The hooks of the session's settings. Headless never asks: a project's hooks are left
-/// out, and a notice says so once.
+/// The hooks of the session's settings. Headless never asks: its consent is
+/// `--trust-project`, given up front (`hooks_project_consent`); project hooks held back
+/// without it are named once.
 pub(super) fn hooks(config: &mut super::AgentConfig) -> Hooks {
     let hooks = Hooks::new(
         &config.hooks,

@@ -224,6 +224,9 @@ pub fn prepare_with(
     }
     config.project = project;
     config.hooks = hooks.value;
+    // A headless run cannot ask; `--trust-project` is the person's consent given up front,
+    // for the project's hooks as for its servers (without it the project file is not read).
+    config.hooks_project_consent = config.headless && opts.trust_project;
     if let Some(from) = &opts.resume {
         let dir = config
             .sessions_dir

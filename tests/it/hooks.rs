@@ -282,8 +282,11 @@ hooks = [{ type = "command", command = '''echo '{"decision":"block","reason":"ru
     );
 }
 
+/// Headless, a project's hooks run only with `--trust-project` (the consent a run that
+/// cannot ask is given up front, as for the project's servers); without it the project's
+/// file is not read at all.
 #[test]
-fn a_projects_hooks_do_not_run_without_consent() {
+fn a_projects_hooks_run_headless_only_when_the_folder_is_trusted() {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::create_dir(workspace.path().join(".toolgate")).unwrap();
     std::fs::write(
@@ -294,18 +297,27 @@ hooks = [{ type = "command", command = "touch project_hook_ran" }]
 "#,
     )
     .unwrap();
-    // Even in a trusted folder (its rules and servers count), its hooks wait for consent.
+    let ran = workspace.path().join("project_hook_ran");
+    let (code, events, err) = deploy_with("", &[], workspace.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !ran.exists(),
+        "an untrusted project's hook ran: {events:#?}"
+    );
+
     let (code, events, err) = deploy_with("", &["--trust-project"], workspace.path());
     assert_eq!(code, 0, "{err}");
+    assert!(
+        ran.exists(),
+        "the trusted project's hook did not run: {events:#?}"
+    );
     let notices = notices(&events);
     assert!(
-        notices.iter().any(
-            |n| n.contains("this project's hooks are not run without your consent")
-                && n.contains("PreToolUse: touch project_hook_ran")
-        ),
+        !notices
+            .iter()
+            .any(|n| n.contains("not run without your consent")),
         "{notices:?}"
     );
-    assert!(!workspace.path().join("project_hook_ran").exists());
 }
 
 #[test]
