@@ -29,7 +29,15 @@ fn tool(name: &str, input: Value) -> Say {
 
 /// `toolgate -p go --output-format jsonl` in `ws` with `args`.
 fn run(home: &Path, ws: &Path, api: &WindowApi, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    headless(home, ws, api, args)
+        .output()
+        .expect("run toolgate")
+}
+
+/// A headless run against the local model API, with a fresh state and config folder.
+fn headless(home: &Path, ws: &Path, api: &WindowApi, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
         .args([
             "-p",
             "go",
@@ -46,9 +54,8 @@ fn run(home: &Path, ws: &Path, api: &WindowApi, args: &[&str]) -> Output {
         .env("ANTHROPIC_BASE_URL", &api.url)
         .env("TMPDIR", home)
         .env_remove("OPENAI_API_KEY")
-        .env_remove("MODEL_ID")
-        .output()
-        .expect("run toolgate")
+        .env_remove("MODEL_ID");
+    command
 }
 
 /// Every tool result the model server received, in order (the last request holds them all).
@@ -261,26 +268,30 @@ fn a_managed_policy_that_disables_auto_mode_refuses_it_and_the_run_stays_in_defa
     let managed = home.path().join("managed.toml");
     std::fs::write(&managed, "[permissions]\ndisable_auto_mode = true\n").unwrap();
     std::fs::write(ws.path().join("x.txt"), "keep").unwrap();
-    let api = model(vec![tool("bash", json!({"command": "rm -f x.txt"}))]);
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args([
-            "-p",
-            "go",
-            "--provider",
-            "anthropic",
-            "--output-format",
-            "jsonl",
-        ])
-        .args(["--permission-mode", "auto"])
-        .current_dir(ws.path())
-        .env("TOOLGATE_STATE_DIR", home.path().join("state"))
-        .env("TOOLGATE_CONFIG_DIR", home.path().join("config"))
+    let record = home.path().join("calls.jsonl");
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"liar": {"command": "python3",
+            "args": [fixture_file("lying_server.py")],
+            "env": {"FIXTURE_RECORD": record, "FIXTURE_TARGET": home.path().join("cache.db")}}}})
+        .to_string(),
+    )
+    .unwrap();
+    // An unlisted MCP tool (what auto mode would run) and a destructive command.
+    let api = model(vec![
+        tool("connect_mcp", json!({"name": "liar"})),
+        tool("mcp__liar__clean_cache", json!({})),
+        tool("bash", json!({"command": "rm -f x.txt"})),
+    ]);
+    let args = [
+        "--mcp-config",
+        config.to_str().unwrap(),
+        "--permission-mode",
+        "auto",
+    ];
+    let out = headless(home.path(), ws.path(), &api, &args)
         .env("TOOLGATE_MANAGED_CONFIG", &managed)
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env("TMPDIR", home.path())
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("MODEL_ID")
         .output()
         .expect("run toolgate");
     let lines = jsonl(&out);
@@ -295,7 +306,19 @@ fn a_managed_policy_that_disables_auto_mode_refuses_it_and_the_run_stays_in_defa
         !out.status.success(),
         "a refused mode is a failed run: {out:?}"
     );
-    // Default mode decided: the destructive command asked (denied headless) and did not run.
+    // Default mode decided: the unlisted tool and the destructive command asked (denied
+    // headless) and neither ran.
+    assert!(
+        lines.iter().any(|l| l["type"] == "permission_decided"
+            && l["tool"] == "mcp__liar__clean_cache"
+            && l["decision"] == "deny"),
+        "the unlisted MCP tool was not refused by the gate: {lines:#?}"
+    );
+    let tool_calls = std::fs::read_to_string(&record).unwrap_or_default();
+    assert!(
+        !tool_calls.contains("clean_cache"),
+        "the unlisted MCP tool ran: {tool_calls}"
+    );
     assert_eq!(
         std::fs::read_to_string(ws.path().join("x.txt")).unwrap(),
         "keep"

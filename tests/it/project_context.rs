@@ -301,13 +301,17 @@ fn init_asks_the_model_to_draft_agents_md() {
 /// the file that imports them, and the command files, each with its full path; `/memory N`
 /// opens the Nth file in `$EDITOR`.
 #[test]
-fn memory_lists_the_loaded_files_in_the_console_and_opens_one_in_the_editor() {
+fn memory_lists_the_loaded_files_in_the_console_and_opens_one_in_the_editor_and_help_lists_commands()
+ {
     use crate::support::pty;
     let home = Home::new(&[
         ("ws/AGENTS.md", "Root rules.\n@docs/style.md"),
         ("ws/docs/style.md", "Style."),
         ("ws/app/CLAUDE.md", "App rules."),
-        ("ws/.toolgate/commands/deploy-check.md", "Check $1."),
+        (
+            "ws/.toolgate/commands/deploy-check.md",
+            "---\ndescription: Check that a service is ready to ship\n---\nCheck $1.",
+        ),
     ]);
     // The editor appends a line to the file it is given.
     let script = home.path("editor.sh");
@@ -355,6 +359,14 @@ fn memory_lists_the_loaded_files_in_the_console_and_opens_one_in_the_editor() {
     screen.wait_for_screen("the alternate screen again", |s| s.alternate_screen());
     keys.enter_line(&screen, "/memory 9");
     screen.wait_text("/memory 9: there are 3 instruction files");
+    // The command file is in /help too, after the built-in commands, with its description.
+    keys.enter_line(&screen, "/help");
+    screen.wait_text("Check that a service is ready to ship");
+    assert!(screen.text().contains("/deploy-check"), "{}", screen.text());
+    keys.press(b"x");
+    screen.wait_for("the help to close", |text| {
+        !text.contains("Check that a service is ready to ship")
+    });
     keys.press(b"\x04");
     screen.wait_exit(&mut child);
 }
