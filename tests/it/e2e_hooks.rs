@@ -51,3 +51,53 @@ fn a_projects_hooks_run_only_after_the_person_agrees_and_hooks_lists_them() {
     let status = screen.wait_exit(&mut child);
     assert!(status.success(), "toolgate exited with {status:?}");
 }
+
+/// A Notification hook (the user's own file) runs when a tool call waits for the person,
+/// with Claude Code's fields; the question is still there to answer.
+#[test]
+fn a_notification_hook_runs_when_a_tool_call_waits_for_the_person() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    std::fs::write(
+        home.path().join("config/config.toml"),
+        "[[hooks.Notification]]\nhooks = [{ type = \"command\", command = \"cat > notification_stdin.json\" }]\n",
+    )
+    .unwrap();
+    let steps = serde_json::json!([
+        {"id": "connect", "say": "Connecting.", "tools": [
+            {"name": "connect_mcp", "input": {"name": "deploy"}}]},
+        {"id": "call", "after": "connect", "say": "Deploying.", "tools": [
+            {"name": "mcp__deploy__trigger", "input": {"service": "web"}}]},
+        {"id": "done", "after": "call", "say": "Finished."}]);
+    let cmd = pty::scripted_console(home.path(), workspace.path(), steps);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, ROWS, COLS);
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "deploy web");
+    pty::wait_question(&screen, "mcp__deploy__trigger");
+    let written = workspace.path().join("notification_stdin.json");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut stdin = String::new();
+    while Instant::now() < deadline {
+        stdin = std::fs::read_to_string(&written).unwrap_or_default();
+        if stdin.ends_with('}') || stdin.ends_with("}\n") {
+            break;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    let stdin: serde_json::Value =
+        serde_json::from_str(&stdin).unwrap_or_else(|e| panic!("{e}: {stdin:?}"));
+    assert_eq!(stdin["hook_event_name"], "Notification", "{stdin}");
+    assert!(
+        stdin["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("mcp__deploy__trigger")),
+        "{stdin}"
+    );
+    // Denied: nothing was deployed, and the turn finished.
+    keys.press(b"n");
+    screen.wait_text("Finished.");
+    crate::support::deploy_record::assert_none(workspace.path());
+    keys.press(b"\x04");
+    screen.wait_exit(&mut child);
+}

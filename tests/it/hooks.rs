@@ -480,3 +480,95 @@ hooks = [{ type = "command", command = "cat >> session_end.jsonl; echo >> sessio
     assert!(!id.is_empty());
     assert_eq!(end[0]["session_id"], id);
 }
+
+/// A bash call rewritten by a hook, as run by the local model server: `updatedInput` is what
+/// runs, and the rules judge it again (a hook's allow never beats a deny rule).
+fn rewritten_bash(workspace: &std::path::Path, rewritten: &str) -> Vec<Value> {
+    let mut script = vec![Say::Tool {
+        name: "bash".into(),
+        input: json!({ "command": "echo hello" }),
+    }]
+    .into_iter();
+    let api = WindowApi::start(10_000_000, move |_| {
+        script.next().unwrap_or_else(|| Say::Text("Done.".into()))
+    });
+    let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "allow", "updatedInput": {"command": rewritten}}});
+    let config = format!(
+        r#"
+[permissions]
+allow = ["Bash(echo:*)", "Bash(touch:*)"]
+deny = ["Bash(rm:*)"]
+
+[[hooks.PreToolUse]]
+matcher = "bash"
+hooks = [{{ type = "command", command = '''echo '{output}' ''' }}]
+"#
+    );
+    let out = run_on_api(&api, "say hello", &config, workspace);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lines(&String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn a_hooks_updated_input_is_what_runs_and_the_rules_judge_it_again() {
+    let workspace = tempfile::tempdir().unwrap();
+    rewritten_bash(workspace.path(), "touch made_by_the_hook");
+    assert!(
+        workspace.path().join("made_by_the_hook").exists(),
+        "the rewritten command did not run"
+    );
+
+    std::fs::write(workspace.path().join("keep.txt"), "keep").unwrap();
+    let events = rewritten_bash(workspace.path(), "rm -f keep.txt");
+    let decision = events
+        .iter()
+        .find(|e| e["type"] == "permission_decided" && e["tool"] == "bash")
+        .unwrap_or_else(|| panic!("no bash decision: {events:#?}"));
+    assert_eq!(decision["decision"], "deny", "{decision}");
+    assert_eq!(decision["decider"]["by"], "rule", "{decision}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("keep.txt")).unwrap(),
+        "keep"
+    );
+}
+
+/// Hooks that match one event run at once, not one after another: each of these two waits
+/// (up to 10 s) for the other to have started, and only then says it finished.
+#[test]
+fn hooks_of_one_event_run_in_parallel() {
+    let workspace = tempfile::tempdir().unwrap();
+    let wait_for = |mine: &str, other: &str| {
+        format!(
+            "touch {mine}_started; for i in $(seq 100); do if [ -e {other}_started ]; then touch {mine}_saw_{other}; exit 0; fi; sleep 0.1; done; exit 1"
+        )
+    };
+    let config = format!(
+        r#"
+[[hooks.PreToolUse]]
+matcher = "mcp__deploy__trigger"
+hooks = [{{ type = "command", command = "{}" }}, {{ type = "command", command = "{}" }}]
+"#,
+        wait_for("a", "b"),
+        wait_for("b", "a")
+    );
+    let (code, _, err) = deploy_with(
+        &config,
+        &["--allow", "mcp__deploy__trigger"],
+        workspace.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        workspace.path().join("a_saw_b").exists(),
+        "hook a never saw b start"
+    );
+    assert!(
+        workspace.path().join("b_saw_a").exists(),
+        "hook b never saw a start"
+    );
+    deploy_record::assert_one_of(workspace.path(), "web");
+}

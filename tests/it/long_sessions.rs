@@ -319,3 +319,25 @@ fn an_overflow_compaction_cannot_fix_ends_with_a_clear_error_after_one_retry() {
     assert_eq!(seen.len(), 2, "the request and one retry");
     assert!(seen.iter().all(|s| s.refused));
 }
+
+/// On the Chat Completions format as well, a configured window keeps every request under the
+/// server's limit; and a PreCompact hook (decision 0086) runs before each automatic
+/// compaction with Claude Code's fields.
+#[test]
+fn chat_completions_with_a_configured_window_compacts_in_time_and_pre_compact_hooks_run() {
+    let config = r#"[model]
+context_window = 60000
+
+[[hooks.PreCompact]]
+hooks = [{ type = "command", command = "cat > pre_compact_stdin.json" }]
+"#;
+    let home = Home::new(FILES, config);
+    let api = WindowApi::start(LIMIT_BYTES, reader(Arc::new(Mutex::new(0))));
+    let out = home.run(&api, "openai", "read every file", &[]);
+    assert_finished_within_the_limit(&out, &api.seen(), 0);
+    let stdin = std::fs::read_to_string(home.path("ws/pre_compact_stdin.json"))
+        .expect("the PreCompact hook wrote its stdin");
+    let stdin: serde_json::Value = serde_json::from_str(&stdin).expect("JSON on stdin");
+    assert_eq!(stdin["hook_event_name"], "PreCompact", "{stdin}");
+    assert_eq!(stdin["trigger"], "auto", "{stdin}");
+}

@@ -471,3 +471,30 @@ fn the_console_says_why_a_server_is_blocked_and_shows_the_managed_policy() {
     let status = screen.wait_exit(&mut child);
     assert!(status.success(), "toolgate exited with {status:?}");
 }
+
+/// A managed hook runs whatever the other layers say: its block (exit 2) stops a call the
+/// user allows on the command line, and nothing is deployed.
+#[test]
+fn a_managed_hook_blocks_a_call_the_user_allows() {
+    let home = Home::new();
+    home.write(
+        "managed.toml",
+        r#"
+[[hooks.PreToolUse]]
+matcher = "mcp__deploy__trigger"
+hooks = [{ type = "command", command = "touch managed_hook_ran; echo 'change freeze, ask the release team' >&2; exit 2" }]
+"#,
+    );
+    let api = model(deploy_web());
+    let out = home.headless(&api, &["--allow", "mcp__deploy__trigger"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(home.workspace().join("managed_hook_ran").exists());
+    let results = tool_results(&api);
+    assert!(
+        results
+            .last()
+            .is_some_and(|r| r.contains("change freeze, ask the release team")),
+        "{results:?}"
+    );
+    deploy_record::assert_none(&home.workspace());
+}
