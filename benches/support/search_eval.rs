@@ -68,6 +68,12 @@ pub fn tasks() -> Vec<Task> {
     tasks_in("tool_tasks.json")
 }
 
+/// The second tuning set of single-tool tasks (`tool_tasks_tune2.json`, issue 28), written by
+/// a helper who never saw the method or its results: its misses may be read.
+pub fn tune2_tasks() -> Vec<Task> {
+    tasks_in("tool_tasks_tune2.json")
+}
+
 /// The third task set (`tool_tasks_fresh.json`), written after tuning and never tuned on.
 pub fn fresh_tasks() -> Vec<Task> {
     tasks_in("tool_tasks_fresh.json")

@@ -10,7 +10,7 @@ mod search_eval;
 use search_eval::{
     Ranker, blind_tasks, compound_heldout_tasks, compound_quality, compound_tune_tasks,
     compound_tune2_tasks, corpus, fresh_tasks, quality, quality_with, replicated, tasks,
-    unseen_tasks,
+    tune2_tasks, unseen_tasks,
 };
 use toolgate::pool::search::ToolIndex;
 
@@ -27,7 +27,7 @@ fn report<'a>(
         "{label}: {} tasks, recall@5 {:.3} (one query {:.3}), with the named siblings {:.3}, MRR {:.3} ({:.3})",
         q.tasks, q.recall_at_k, single.recall_at_k, q.reach_at_k, q.mrr, single.mrr
     );
-    if label == "tune" {
+    if label.starts_with("tune") {
         for (task, rank) in &q.misses {
             eprintln!("  miss: {task:?} (rank {rank:?})");
         }
@@ -57,6 +57,22 @@ fn tuned_tasks_find_their_tools() {
     assert!(q.recall_at_k >= 0.98, "recall@5 {:.3}", q.recall_at_k);
     assert!(q.mrr >= 0.80, "MRR {:.3}", q.mrr);
 }
+
+/// The second tuning set (issue 28), written by a helper blind to the method.
+#[test]
+fn second_tuning_set_finds_its_tools() {
+    let index = ToolIndex::new(&corpus());
+    let q = report("tune 2", &index, tune2_tasks().iter());
+    assert!(q.tasks >= 150, "{} tasks", q.tasks);
+    assert!(
+        q.recall_at_k >= TUNE2_RECALL,
+        "recall@5 {:.3}",
+        q.recall_at_k
+    );
+}
+
+/// Measured when written: 0.853; after run 7's changes, 0.900.
+const TUNE2_RECALL: f64 = 0.90;
 
 #[test]
 fn held_out_tasks_find_their_tools() {
@@ -130,9 +146,10 @@ fn blind_tasks_find_their_tools() {
     assert!(q.mrr >= BLIND_MRR, "MRR {:.3}", q.mrr);
 }
 
-const BLIND_RECALL: f64 = 0.81;
-/// 0.532 when first measured; 0.524 after run 7's changes (decided on the tuned sets only).
-const BLIND_MRR: f64 = 0.52;
+/// recall@5 0.812 and MRR 0.532 when first measured; 0.825 and 0.540 after run 7's changes
+/// (decided on the tuned sets only, read once after).
+const BLIND_RECALL: f64 = 0.82;
+const BLIND_MRR: f64 = 0.53;
 
 /// Issue 28: tasks that need two tools (benches/data/tool_tasks_compound_*.json, written
 /// before the split-and-merge search). Held out: only this aggregate is read. The request is
@@ -192,10 +209,10 @@ fn compound(label: &str, set: &[search_eval::CompoundTask], floor: f64, show_mis
 }
 
 /// Measured 2026-12-06 (docs/BENCHMARKS.md, "Tool search run 7"): tune 0.933 (one query
-/// 0.867); second tune set 0.680 (0.580); held-out 0.750 (0.725), read once after tuning.
+/// 0.867); second tune set 0.720 (0.600); held-out 0.775 (0.725), read once after tuning.
 const COMPOUND_TUNE: f64 = 0.93;
-const COMPOUND_TUNE2: f64 = 0.68;
-const COMPOUND_HELDOUT: f64 = 0.75;
+const COMPOUND_TUNE2: f64 = 0.72;
+const COMPOUND_HELDOUT: f64 = 0.77;
 
 /// Why a tuned compound task missed: the parts the host split it into, and where each
 /// missing part's tools rank for the whole text and for each part alone.

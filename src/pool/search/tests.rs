@@ -213,6 +213,19 @@ fn the_neighbouring_word_decides_what_a_verb_asks_for() {
         ["web", "search", "cve", "2025", "1234"]
     );
     assert!(terms("google maps directions").contains(&text::stem("google")));
+    assert_eq!(terms("pull up issue 842")[0], "show");
+    // A path's own words count less than the request's.
+    let weights = text::query_terms("last commits in ~/code/api");
+    let api = weights
+        .iter()
+        .find(|(t, _)| t == "api")
+        .expect("the path's word");
+    assert!(api.1 < 0.5, "{weights:?}");
+    // A past participle describes the object: "created" asks for no creation.
+    assert_eq!(
+        wanted_actions("find the bugs created this week"),
+        only(&[Action::Search])
+    );
 }
 
 /// An acronym's plural is one word ("PRs" → prs → pr), not a letter and "rs".

@@ -175,6 +175,10 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
             } else if is_path(part) {
                 out.push((stem("file"), 0.5));
                 out.push((stem("path"), 0.5));
+                let mut words = Vec::new();
+                push_terms(part, &mut words);
+                out.extend(words.into_iter().map(|w| (w, PATH_WORD_WEIGHT)));
+                continue;
             }
             let mut words = Vec::new();
             push_terms(part, &mut words);
@@ -197,6 +201,9 @@ fn phrasal_verb(parts: &[&str], at: usize) -> Option<&'static [&'static str]> {
         {
             Some(&["checkout"])
         }
+        // "pull up issue 842" shows it; "spin up a database" creates one.
+        "pull" if word(at + 1).as_deref() == Some("up") => Some(&["show"]),
+        "spin" if word(at + 1).as_deref() == Some("up") => Some(&["create"]),
         "google" => {
             const PRODUCTS: &[&str] = &[
                 "maps", "map", "drive", "sheet", "sheets", "doc", "docs", "calendar", "cloud",
@@ -207,6 +214,10 @@ fn phrasal_verb(parts: &[&str], at: usize) -> Option<&'static [&'static str]> {
         _ => None,
     }
 }
+
+/// What the words of a path count: they name the person's files (`~/code/api`,
+/// `config/prod.env`), and only sometimes what a tool does (`README.md`).
+const PATH_WORD_WEIGHT: f32 = 0.3;
 
 /// `abc123`, a full SHA: 6 to 40 hex digits with at least one digit and one letter (people
 /// shorten hashes to six as often as to git's seven).
@@ -310,7 +321,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["time", "clock", "timezone", "tz", "hour", "date", "now", "current"],
     &["convert", "translate", "transform", "conversion"],
     &["database", "db", "sql", "table", "query", "row", "record", "schema", "column"],
-    &["page", "webpage", "url", "website", "site", "link", "web", "html", "internet", "online"],
+    &["page", "webpage", "url", "website", "site", "link", "web", "html", "internet", "online", "news"],
     &["memory", "remember", "knowledge", "entity", "graph", "fact", "recall", "observation", "relation", "memorize", "forget"],
     &["diff", "difference", "change", "compare", "modification", "changeset"],
     &["log", "history", "past", "previous", "timeline"],
@@ -336,7 +347,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["star", "favorite", "bookmark"],
     &["notification", "alert", "inbox", "mention"],
     &["route", "direction", "distance", "travel", "drive"],
-    &["place", "location", "address", "map", "geocode", "nearby", "coordinate"],
+    &["place", "location", "address", "map", "geocode", "nearby", "coordinate", "latitude", "longitude", "lat", "lng"],
     &["reaction", "emoji", "react"],
     &["balance", "fund", "money", "available"],
     &["worklog", "timesheet", "hour", "spent", "track"],
@@ -366,13 +377,15 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["schedule", "cron", "timer"],
     &["archive", "backup", "snapshot"],
     &["rename", "relabel", "retitle"],
+    &["approve", "review", "lgtm", "accept"],
+    &["undo", "revert", "reset", "unstage", "rollback"],
     &["summary", "summarize", "overview", "digest"],
     &["description", "body", "summary"],
     &["owner", "author", "creator"],
     &["import", "ingest", "load"],
     &["scroll", "swipe"],
     &["drag", "drop"],
-    &["resize", "dimension", "width", "height"],
+    &["resize", "dimension", "width", "height", "viewport"],
     &["keyboard", "keystroke"],
 ];
 
@@ -611,6 +624,11 @@ pub fn wanted_actions(query: &str) -> Actions {
             } else {
                 wanted.insert(Action::Read);
             }
+            continue;
+        }
+        // "PRs sarah opened", "bugs created this week": a past participle describes the
+        // object, it asks for nothing.
+        if word.len() > 4 && word.ends_with("ed") && at > 0 {
             continue;
         }
         let actions = actions_of(&stemmed);
