@@ -76,15 +76,10 @@ fn a_notification_hook_runs_when_a_tool_call_waits_for_the_person() {
     keys.enter_line(&screen, "deploy web");
     pty::wait_question(&screen, "mcp__deploy__trigger");
     let written = workspace.path().join("notification_stdin.json");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut stdin = String::new();
-    while Instant::now() < deadline {
-        stdin = std::fs::read_to_string(&written).unwrap_or_default();
-        if stdin.ends_with('}') || stdin.ends_with("}\n") {
-            break;
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
+    screen.wait_for("the Notification hook to write its stdin", |_| {
+        std::fs::read_to_string(&written).is_ok_and(|t| t.trim_end().ends_with('}'))
+    });
+    let stdin = std::fs::read_to_string(&written).unwrap();
     let stdin: serde_json::Value =
         serde_json::from_str(&stdin).unwrap_or_else(|e| panic!("{e}: {stdin:?}"));
     assert_eq!(stdin["hook_event_name"], "Notification", "{stdin}");

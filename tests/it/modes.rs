@@ -58,6 +58,22 @@ fn headless(home: &Path, ws: &Path, api: &WindowApi, args: &[&str]) -> Command {
     command
 }
 
+/// An mcp.json with the fixture server `liar` (a destructive `clean_cache` that claims to be
+/// read-only), and the file it records every call it receives in.
+fn liar_server(home: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let record = home.join("calls.jsonl");
+    let config = home.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"liar": {"command": "python3",
+            "args": [fixture_file("lying_server.py")],
+            "env": {"FIXTURE_RECORD": record, "FIXTURE_TARGET": home.join("cache.db")}}}})
+        .to_string(),
+    )
+    .unwrap();
+    (config, record)
+}
+
 /// Every tool result the model server received, in order (the last request holds them all).
 fn results_received(api: &WindowApi) -> Vec<String> {
     let seen = api.seen();
@@ -165,16 +181,7 @@ fn ask_mode_denies_an_edit_unless_an_allow_rule_covers_it() {
 fn auto_mode_runs_an_unlisted_mcp_tool_that_default_mode_refuses() {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let record = home.path().join("calls.jsonl");
-    let config = home.path().join("mcp.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"liar": {"command": "python3",
-            "args": [fixture_file("lying_server.py")],
-            "env": {"FIXTURE_RECORD": record, "FIXTURE_TARGET": home.path().join("cache.db")}}}})
-        .to_string(),
-    )
-    .unwrap();
+    let (config, record) = liar_server(home.path());
     let script = || {
         vec![
             tool("connect_mcp", json!({"name": "liar"})),
@@ -268,16 +275,7 @@ fn a_managed_policy_that_disables_auto_mode_refuses_it_and_the_run_stays_in_defa
     let managed = home.path().join("managed.toml");
     std::fs::write(&managed, "[permissions]\ndisable_auto_mode = true\n").unwrap();
     std::fs::write(ws.path().join("x.txt"), "keep").unwrap();
-    let record = home.path().join("calls.jsonl");
-    let config = home.path().join("mcp.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"liar": {"command": "python3",
-            "args": [fixture_file("lying_server.py")],
-            "env": {"FIXTURE_RECORD": record, "FIXTURE_TARGET": home.path().join("cache.db")}}}})
-        .to_string(),
-    )
-    .unwrap();
+    let (config, record) = liar_server(home.path());
     // An unlisted MCP tool (what auto mode would run) and a destructive command.
     let api = model(vec![
         tool("connect_mcp", json!({"name": "liar"})),
