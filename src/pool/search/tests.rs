@@ -237,6 +237,11 @@ fn acronym_plurals_are_words() {
     assert_eq!(text::stem("prs"), "pr");
     assert_eq!(text::stem("ids"), "id");
     assert_eq!(text::stem("has"), "has", "a word with a vowel stays");
+    assert_eq!(
+        text::stem("aés"),
+        "aés",
+        "not ASCII: left whole, never cut inside a letter"
+    );
 }
 
 /// A word the index lacks still finds another form of itself ("modified" → modification):
@@ -510,4 +515,38 @@ fn a_server_named_once_applies_to_every_part() {
         hits,
         ["mcp__gitlab__get_pipeline", "mcp__gitlab__create_issue"]
     );
+}
+
+/// Requests in any script, with accents, emoji and odd punctuation, are ranked without a
+/// panic (the text rules look at letters, never at byte positions inside one).
+#[test]
+fn requests_in_any_script_are_ranked_without_a_panic() {
+    let fs = Arc::new(ServerTools::new(
+        "filesystem",
+        vec![tool(
+            "write_file",
+            "Write text to a file",
+            &[("path", "Path")],
+        )],
+    ));
+    let index = ToolIndex::new(&[fs]);
+    for query in [
+        "aés",
+        "ñés PRs",
+        "écris le fichier résumé.md",
+        "Ünïcödé/ßtraße and then ✓ it",
+        "файл и затем check it out",
+        "ファイルを書く; google 東京",
+        "🙂s and 🙂🙂 before é",
+        "s",
+        "",
+        "ß/ß",
+        "éé-12",
+        "check",
+        "pull",
+        "before and then",
+    ] {
+        let found = index.find(&super::SearchRequest::query(query), 5);
+        assert!(found.hits.len() <= 5, "{query}");
+    }
 }

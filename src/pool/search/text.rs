@@ -69,6 +69,7 @@ pub fn stem(word: &str) -> String {
     if len <= 3 || !w.is_ascii() {
         // Plurals of two-letter abbreviations ("PRs", "MRs", "VMs", "DBs", "IDs").
         if len == 3
+            && w.is_ascii()
             && w.ends_with('s')
             && (w == "ids" || !w[..2].contains(['a', 'e', 'i', 'o', 'u']))
         {
