@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 use super::conversation::Conversation;
 use super::tool_run::ToolRun;
-use super::tools::ToolHost;
 use crate::hooks::{EventResult, Hooks, PreToolDecision, PreToolSay};
 use crate::model::ContentBlock;
 use crate::pool::PoolTool;
@@ -164,9 +163,12 @@ pub(super) async fn prompt_submitted(
 }
 
 /// SessionStart: its context is held for the first prompt.
-pub(super) async fn session_started(tools: &mut ToolHost, conv: &Conversation, resumed: bool) {
-    let headless = tools.gate.is_headless();
-    let hooks = &mut tools.hooks;
+pub(super) async fn session_started(
+    hooks: &mut Hooks,
+    headless: bool,
+    conv: &Conversation,
+    resumed: bool,
+) {
     let source = if resumed { "resume" } else { "startup" };
     if let Some(log) = conv.log() {
         hooks.set_session(&conv.session_id, Some(log.path.clone()));
@@ -251,8 +253,8 @@ async fn notify_with(hooks: &mut Hooks, conv: &Conversation, event: HookEvent, f
 }
 
 /// `/hooks`: the hooks in force, where each comes from and how it last ended.
-pub(super) async fn show(tools: &ToolHost, conv: &Conversation) {
-    let lines = tools.hooks.lines();
+pub(super) async fn show(hooks: &Hooks, conv: &Conversation) {
+    let lines = hooks.lines();
     let text = if lines.is_empty() {
         "No hooks in force. Add [[hooks.EVENT]] tables to config.toml (decision 0086).".to_string()
     } else {

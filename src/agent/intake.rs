@@ -181,7 +181,9 @@ pub(super) async fn read_commands(
             }
             // In force at once: the running turn's next call is decided in the new mode.
             UiCommand::CyclePermissionMode => {
-                super::modes::cycle_beside_turn(&modes, &sampling, &work).await;
+                if super::modes::cycle_beside_turn(&modes, &sampling).await {
+                    let _ = work.send(Work::ModeChanged);
+                }
                 continue;
             }
             UiCommand::Shutdown => break,

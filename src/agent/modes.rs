@@ -5,10 +5,7 @@
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
-
 use super::conversation::Conversation;
-use super::intake::Work;
 use super::sampling::SamplingHost;
 use super::session::{self, Record};
 use crate::gate::{ModeLimits, ModeRefused, ModeSwitch};
@@ -92,23 +89,20 @@ impl PendingStart {
 }
 
 /// Shift+Tab, answered beside a running turn so the turn's next call sees the new mode:
-/// the change is logged through the shared log and announced at once; the agent loop
-/// refreshes the badges afterwards.
-pub(super) async fn cycle_beside_turn(
-    modes: &ModeSwitch,
-    host: &Arc<SamplingHost>,
-    work: &mpsc::UnboundedSender<Work>,
-) {
+/// the change is logged through the shared log and announced at once. Whether the mode
+/// changed (the agent loop then refreshes the badges).
+pub(super) async fn cycle_beside_turn(modes: &ModeSwitch, host: &Arc<SamplingHost>) -> bool {
     match modes.cycle() {
         Ok(change) => {
             announce_shared(host, change).await;
-            let _ = work.send(Work::ModeChanged);
+            true
         }
         Err(refused) => {
             let _ = host
                 .events
                 .send(AgentEvent::Notice(refused.to_string()))
                 .await;
+            false
         }
     }
 }

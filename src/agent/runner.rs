@@ -282,7 +282,14 @@ impl Agent {
             .announce(modes, &mut self.conversation, resumed_mode)
             .await;
         let resumed = self.resume.is_some();
-        super::hook_events::session_started(&mut self.tools, &self.conversation, resumed).await;
+        let headless = self.tools.gate.is_headless();
+        super::hook_events::session_started(
+            &mut self.tools.hooks,
+            headless,
+            &self.conversation,
+            resumed,
+        )
+        .await;
         // The first snapshot: every front end learns the starting pool from it.
         if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
             self.emit(AgentEvent::Error(e.to_string())).await;
@@ -373,7 +380,9 @@ impl Agent {
                     self.compact(CompactionTrigger::Manual, focus, fixed, &cancel)
                         .await;
                 }
-                Work::ShowHooks => super::hook_events::show(&self.tools, &self.conversation).await,
+                Work::ShowHooks => {
+                    super::hook_events::show(&self.tools.hooks, &self.conversation).await
+                }
                 Work::ShowContext => {
                     let breakdown = self.breakdown().await;
                     self.emit(AgentEvent::ContextBreakdown(breakdown)).await;

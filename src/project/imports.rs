@@ -6,10 +6,18 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::instructions::InstructionFile;
-
 /// Levels of imports below a top-level instruction file.
 pub const MAX_IMPORT_DEPTH: usize = 5;
+
+/// One file that was read: a top-level instruction file, or one it imported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstructionFile {
+    pub path: PathBuf,
+    /// The file whose `@path` line imported it.
+    pub imported_by: Option<PathBuf>,
+    /// Characters of its own text (imports not counted).
+    pub chars: usize,
+}
 
 /// One loading of instruction files: what was included, and what went wrong.
 pub(super) struct Imports {

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::imports::Imports;
+use super::imports::{Imports, InstructionFile};
 
 /// Characters of instruction text the model gets (about 10,000 tokens); past it the rest is
 /// cut, and both the person and the model are told.
@@ -14,16 +14,6 @@ pub const INSTRUCTIONS_CAP: usize = 40_000;
 
 /// The file names read in each folder, the first found wins.
 const NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
-
-/// One file that was read: a top-level instruction file, or one it imported.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstructionFile {
-    pub path: PathBuf,
-    /// The file whose `@path` line imported it.
-    pub imported_by: Option<PathBuf>,
-    /// Characters of its own text (imports not counted).
-    pub chars: usize,
-}
 
 /// The instruction files of a session and the system prompt's section made of them.
 #[derive(Debug, Clone, Default)]

@@ -13,7 +13,8 @@ pub mod instructions;
 use std::path::{Path, PathBuf};
 
 pub use commands::{FileCommand, Typed};
-pub use instructions::{InstructionFile, Instructions};
+pub use imports::InstructionFile;
+pub use instructions::Instructions;
 
 /// `/init`: what the model is asked (a normal turn, so writing the file passes the gate
 /// like any other write, and an existing AGENTS.md is improved, not silently replaced).

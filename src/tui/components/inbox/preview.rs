@@ -7,38 +7,12 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 
 use super::state::{Entry, RAW_KEY};
-use crate::protocol::questions::{DiffKind, DiffLine, FileDiff, Preview};
-use crate::sanitize::for_terminal;
+use crate::protocol::questions::{DiffKind, DiffLine, Preview};
 use crate::tui::components::draw::text;
 use crate::tui::components::transcript::highlight::CodeHighlighter;
 use crate::tui::components::transcript::markdown;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::LogicalLine;
-
-/// The preview with every text from the call cleaned for the terminal.
-pub fn cleaned(preview: Preview) -> Preview {
-    match preview {
-        Preview::Diff(diff) => Preview::Diff(FileDiff {
-            path: for_terminal(&diff.path),
-            lines: diff
-                .lines
-                .into_iter()
-                .map(|l| DiffLine {
-                    kind: l.kind,
-                    text: for_terminal(&l.text),
-                })
-                .collect(),
-            ..diff
-        }),
-        Preview::NoDiff { path, reason } => Preview::NoDiff {
-            path: path.as_deref().map(for_terminal),
-            reason: for_terminal(&reason),
-        },
-        Preview::Shell { command } => Preview::Shell {
-            command: for_terminal(&command),
-        },
-    }
-}
 
 /// The heading and lines of the details the modal shows for `entry` (a plan's are
 /// markdown).

@@ -11,7 +11,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::mcp::form::{Field, FieldKind, Form, Item};
 use crate::protocol::questions::{
-    Card, ChoiceView, Closed, Fact, HostRequest, Open, Origin, Preview, short_duration,
+    Card, ChoiceView, Closed, DiffLine, Fact, FileDiff, HostRequest, Open, Origin, Preview,
+    short_duration,
 };
 use crate::sanitize::for_terminal;
 
@@ -70,7 +71,7 @@ impl Entry {
             clean_form(form);
         }
         let meta = request.meta();
-        let preview = request.preview().map(super::preview::cleaned);
+        let preview = request.preview().map(cleaned);
         Entry {
             preview,
             raw: false,
@@ -543,5 +544,30 @@ impl Inbox {
             _ => {}
         }
         KeyResult::Consumed
+    }
+}
+
+/// The preview with every text from the call cleaned for the terminal.
+fn cleaned(preview: Preview) -> Preview {
+    match preview {
+        Preview::Diff(diff) => Preview::Diff(FileDiff {
+            path: for_terminal(&diff.path),
+            lines: diff
+                .lines
+                .into_iter()
+                .map(|l| DiffLine {
+                    kind: l.kind,
+                    text: for_terminal(&l.text),
+                })
+                .collect(),
+            ..diff
+        }),
+        Preview::NoDiff { path, reason } => Preview::NoDiff {
+            path: path.as_deref().map(for_terminal),
+            reason: for_terminal(&reason),
+        },
+        Preview::Shell { command } => Preview::Shell {
+            command: for_terminal(&command),
+        },
     }
 }
