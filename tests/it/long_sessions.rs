@@ -6,7 +6,7 @@
 
 use crate::support::jsonl;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -50,30 +50,17 @@ impl Home {
 
     /// `toolgate -p PROMPT` against `api` with `provider`, JSONL out, plus `extra` args.
     fn run(&self, api: &WindowApi, provider: &str, prompt: &str, extra: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.args([
-            "-p",
-            prompt,
-            "--provider",
+        crate::support::headless_run::on_model_api(
+            &api.url,
             provider,
-            "--output-format",
-            "jsonl",
-        ])
+            &self.path("state"),
+            &self.path("config"),
+            &self.path("ws"),
+        )
+        .args(["-p", prompt, "--output-format", "jsonl"])
         .args(extra)
-        .current_dir(self.path("ws"))
-        .env("TOOLGATE_STATE_DIR", self.path("state"))
-        .env("TOOLGATE_CONFIG_DIR", self.path("config"))
-        .env_remove("MODEL_ID");
-        if provider == "openai" {
-            cmd.env("OPENAI_API_KEY", "test-key")
-                .env("OPENAI_BASE_URL", format!("{}/v1", api.url))
-                .env_remove("ANTHROPIC_API_KEY");
-        } else {
-            cmd.env("ANTHROPIC_API_KEY", "test-key")
-                .env("ANTHROPIC_BASE_URL", &api.url)
-                .env_remove("OPENAI_API_KEY");
-        }
-        cmd.output().expect("run toolgate")
+        .output()
+        .expect("run toolgate")
     }
 }
 

@@ -53,8 +53,14 @@ impl Home {
             .current_dir(self.workspace())
             .env("TOOLGATE_STATE_DIR", self.path("state"))
             .env("TOOLGATE_CONFIG_DIR", self.path("config"))
-            .env_remove("TOOLGATE_SCENARIO")
-            .env_remove("MODEL_ID")
+            .env_remove("MODEL_ID");
+        self.managed(cmd)
+    }
+
+    /// The managed file `managed.toml` for `cmd` when one was written, and nothing that
+    /// could stand in for it or for the model.
+    fn managed(&self, mut cmd: Command) -> Command {
+        cmd.env_remove("TOOLGATE_SCENARIO")
             .env_remove(toolgate::settings::managed::MANAGED_CONFIG_VAR);
         let managed = self.path("managed.toml");
         if managed.exists() {
@@ -63,21 +69,23 @@ impl Home {
         cmd
     }
 
-    /// `toolgate -p PROMPT` (JSONL) on the anthropic provider pointed at `api`.
-    fn headless(&self, api: &WindowApi, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "-p",
-            "go",
-            "--provider",
+    /// `toolgate -p go` (JSONL) on the anthropic provider pointed at `api`, not run yet.
+    fn headless_command(&self, api: &WindowApi, extra: &[&str]) -> Command {
+        let mut cmd = self.managed(crate::support::headless_run::on_model_api(
+            &api.url,
             "anthropic",
-            "--output-format",
-            "jsonl",
-        ];
-        args.extend_from_slice(extra);
-        self.toolgate(&args)
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env("ANTHROPIC_BASE_URL", &api.url)
-            .env_remove("OPENAI_API_KEY")
+            &self.path("state"),
+            &self.path("config"),
+            &self.workspace(),
+        ));
+        cmd.args(["-p", "go", "--output-format", "jsonl"])
+            .args(extra);
+        cmd
+    }
+
+    /// `toolgate -p go` (JSONL) on the anthropic provider pointed at `api`.
+    fn headless(&self, api: &WindowApi, extra: &[&str]) -> Output {
+        self.headless_command(api, extra)
             .output()
             .expect("run toolgate -p")
     }
@@ -336,17 +344,8 @@ fn a_managed_sandbox_floor_keeps_bash_in_the_workspace_whatever_the_user_says() 
         }
         let command = format!("touch '{}'", escaped.display());
         let api = model(vec![("bash", json!({ "command": command }))]);
-        let mut cmd = home.toolgate(&[
-            "-p",
-            "go",
-            "--provider",
-            "anthropic",
-            "--output-format",
-            "jsonl",
-        ]);
-        let out = cmd
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env("ANTHROPIC_BASE_URL", &api.url)
+        let out = home
+            .headless_command(&api, &[])
             .env("TMPDIR", &tmp)
             .output()
             .unwrap();

@@ -36,25 +36,17 @@ fn run(home: &Path, ws: &Path, api: &WindowApi, args: &[&str]) -> Output {
 
 /// A headless run against the local model API, with a fresh state and config folder.
 fn headless(home: &Path, ws: &Path, api: &WindowApi, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut command = crate::support::headless_run::on_model_api(
+        &api.url,
+        "anthropic",
+        &home.join("state"),
+        &home.join("config"),
+        ws,
+    );
     command
-        .args([
-            "-p",
-            "go",
-            "--provider",
-            "anthropic",
-            "--output-format",
-            "jsonl",
-        ])
+        .args(["-p", "go", "--output-format", "jsonl"])
         .args(args)
-        .current_dir(ws)
-        .env("TOOLGATE_STATE_DIR", home.join("state"))
-        .env("TOOLGATE_CONFIG_DIR", home.join("config"))
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env("TMPDIR", home)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("MODEL_ID");
+        .env("TMPDIR", home);
     command
 }
 

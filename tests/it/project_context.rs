@@ -6,7 +6,7 @@
 
 use crate::support::stderr;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -59,18 +59,16 @@ impl Home {
 impl Home {
     /// toolgate with `args` in `cwd` on the anthropic provider, pointed at `api`.
     fn run(&self, cwd: &str, api: &ModelApi, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(args)
-            .args(["--provider", "anthropic"])
-            .current_dir(self.path(cwd))
-            .env("TOOLGATE_STATE_DIR", self.path("state"))
-            .env("TOOLGATE_CONFIG_DIR", self.path("config"))
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env("ANTHROPIC_BASE_URL", &api.url)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("MODEL_ID")
-            .output()
-            .expect("run toolgate")
+        crate::support::headless_run::on_model_api(
+            &api.url,
+            "anthropic",
+            &self.path("state"),
+            &self.path("config"),
+            &self.path(cwd),
+        )
+        .args(args)
+        .output()
+        .expect("run toolgate")
     }
 }
 

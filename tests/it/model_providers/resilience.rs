@@ -4,7 +4,7 @@
 //! Messages API); toolgate runs headless (`-p`, JSONL and text output) and in a pty.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
@@ -32,24 +32,16 @@ impl Home {
 
     /// `toolgate -p PROMPT` against `api`, with `format` output.
     fn prompt(&self, api: &ModelApi, format: &str) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args([
-                "-p",
-                "hello",
-                "--provider",
-                "anthropic",
-                "--output-format",
-                format,
-            ])
-            .current_dir(self.path("ws"))
-            .env("TOOLGATE_STATE_DIR", self.path("state"))
-            .env("TOOLGATE_CONFIG_DIR", self.path("config"))
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env("ANTHROPIC_BASE_URL", &api.url)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("MODEL_ID")
-            .output()
-            .expect("run toolgate")
+        crate::support::headless_run::on_model_api(
+            &api.url,
+            "anthropic",
+            &self.path("state"),
+            &self.path("config"),
+            &self.path("ws"),
+        )
+        .args(["-p", "hello", "--output-format", format])
+        .output()
+        .expect("run toolgate")
     }
 
     /// The session log's records (the one session of this home).

@@ -74,3 +74,35 @@ impl Headless {
         )
     }
 }
+
+/// The shipped binary in `workspace` with these state and config folders, its model the
+/// local model server at `api_url` speaking `provider`'s wire format ("anthropic", or
+/// "openai" for Chat Completions): a fake key, no other provider's key, no model override.
+/// Callers add the command line (`-p PROMPT`, …).
+pub fn on_model_api(
+    api_url: &str,
+    provider: &str,
+    state: &Path,
+    config: &Path,
+    workspace: &Path,
+) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["--provider", provider])
+        .current_dir(workspace)
+        .env("TOOLGATE_STATE_DIR", state)
+        .env("TOOLGATE_CONFIG_DIR", config)
+        .env_remove("MODEL_ID");
+    if provider == "openai" {
+        command
+            .env("OPENAI_API_KEY", "test-key")
+            .env("OPENAI_BASE_URL", format!("{api_url}/v1"))
+            .env_remove("ANTHROPIC_API_KEY");
+    } else {
+        command
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", api_url)
+            .env_remove("OPENAI_API_KEY");
+    }
+    command
+}
