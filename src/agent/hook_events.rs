@@ -16,24 +16,16 @@ use crate::protocol::questions::{Origin, ProjectHooks, ProjectHooksAnswer, Reply
 use crate::protocol::{AgentEvent, CompactionTrigger, ToolOutcome};
 use crate::settings::HookEvent;
 
-/// The hooks of the session's settings. Headless never asks: its consent is
-/// `--trust-project`, given up front (`hooks_project_consent`); project hooks held back
-/// without it are named once.
-pub(super) fn hooks(config: &mut super::AgentConfig) -> Hooks {
-    let hooks = Hooks::new(
+/// The hooks of the session's settings. A project's hooks run once consented to: the
+/// console asks ([`session_started`]); headless, `--trust-project` is the consent given up
+/// front (`hooks_project_consent`), and without it the project's file is not read at all.
+pub(super) fn hooks(config: &super::AgentConfig) -> Hooks {
+    Hooks::new(
         &config.hooks,
         &config.workspace,
         config.sandbox.clone(),
         config.hooks_project_consent,
-    );
-    let (held, _) = hooks.held_back();
-    if config.headless && !held.is_empty() {
-        config.startup_notices.push(format!(
-            "hooks: this project's hooks are not run without your consent (a non-interactive run cannot ask): {}",
-            held.join(", ")
-        ));
-    }
-    hooks
+    )
 }
 
 /// The console asks once per session, showing every command, before a project's hooks run.

@@ -113,7 +113,7 @@ pub(super) struct Agent {
 
 impl Agent {
     fn new(
-        mut config: AgentConfig,
+        config: AgentConfig,
         events: mpsc::Sender<AgentEvent>,
         control: Arc<Control>,
         shared_log: SharedLog,
@@ -122,7 +122,7 @@ impl Agent {
         let window = config
             .context_window
             .unwrap_or_else(|| config.model.context_window());
-        let hooks = super::hook_events::hooks(&mut config);
+        let hooks = super::hook_events::hooks(&config);
         let gate = {
             let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
             gate.set_ask_timeout(config.ask_timeout);

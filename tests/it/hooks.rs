@@ -208,17 +208,16 @@ fn run_on_api(
     // Only its state and config folders: the run itself talks to the local model server.
     let run = Headless::new(prompt, "jsonl");
     std::fs::write(run.config_dir().join("config.toml"), config).unwrap();
-    std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["-p", prompt, "--output-format", "jsonl"])
-        .args(["--provider", "anthropic"])
-        .current_dir(workspace)
-        .env("TOOLGATE_STATE_DIR", run.state_dir())
-        .env("TOOLGATE_CONFIG_DIR", run.config_dir())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env_remove("MODEL_ID")
-        .output()
-        .unwrap()
+    crate::support::headless_run::on_model_api(
+        &api.url,
+        "anthropic",
+        &run.state_dir(),
+        &run.config_dir(),
+        workspace,
+    )
+    .args(["-p", prompt, "--output-format", "jsonl"])
+    .output()
+    .unwrap()
 }
 
 #[test]
@@ -304,19 +303,19 @@ hooks = [{ type = "command", command = "touch project_hook_ran" }]
         !ran.exists(),
         "an untrusted project's hook ran: {events:#?}"
     );
+    let untrusted = notices(&events);
+    assert!(
+        untrusted
+            .iter()
+            .any(|n| n.contains(".toolgate/config.toml") && n.contains("not trusted")),
+        "the person is not told why the project's file was left out: {untrusted:?}"
+    );
 
     let (code, events, err) = deploy_with("", &["--trust-project"], workspace.path());
     assert_eq!(code, 0, "{err}");
     assert!(
         ran.exists(),
         "the trusted project's hook did not run: {events:#?}"
-    );
-    let notices = notices(&events);
-    assert!(
-        !notices
-            .iter()
-            .any(|n| n.contains("not run without your consent")),
-        "{notices:?}"
     );
 }
 
