@@ -74,6 +74,22 @@ pub fn tune2_tasks() -> Vec<Task> {
     tasks_in("tool_tasks_tune2.json")
 }
 
+/// The third tuning set of single-tool tasks (`tool_tasks_tune3.json`, issue 28, third
+/// pass), written by a helper who never saw the method or its results: its misses may be read.
+pub fn tune3_tasks() -> Vec<Task> {
+    tasks_in("tool_tasks_tune3.json")
+}
+
+/// The sixth set (`tool_tasks_blind2.json`), written by a helper who never saw the method, its
+/// code or any result, for issue 28's "+5 points on held-out raw wording": measured once with
+/// the ranking before issue 28 and once with the final one, never tuned on, never read.
+pub fn blind2_tasks() -> Vec<Task> {
+    tasks_in("tool_tasks_blind2.json")
+        .into_iter()
+        .map(|t| Task { holdout: true, ..t })
+        .collect()
+}
+
 /// The third task set (`tool_tasks_fresh.json`), written after tuning and never tuned on.
 pub fn fresh_tasks() -> Vec<Task> {
     tasks_in("tool_tasks_fresh.json")

@@ -432,6 +432,7 @@ impl ToolIndex {
                 matched.then_some((id as u32, words + SEMANTIC_WEIGHT * similarity))
             })
             .collect();
+        self.prefer_the_wanted_verb(&mut hits, wanted);
         hits.sort_by(|a, b| {
             exact[b.0 as usize]
                 .cmp(&exact[a.0 as usize])
@@ -447,6 +448,36 @@ impl ToolIndex {
                 id,
             })
             .collect()
+    }
+
+    /// Among siblings (one server, one resource, different verbs), the one that does what the
+    /// request asks ranks right above a sibling that does not: "what PRs are open" wants
+    /// `list_pull_requests` even where `get_pull_request`'s shorter description matches the
+    /// words better. Only siblings that matched the request move, and never past a tool of
+    /// another resource that scored higher than the sibling they pass.
+    fn prefer_the_wanted_verb(&self, hits: &mut [(u32, f32)], wanted: text::Actions) {
+        if wanted == text::Actions::default() {
+            return;
+        }
+        let mut scores: HashMap<u32, f32> = hits.iter().copied().collect();
+        for &(id, score) in hits.iter() {
+            if self.actions[id as usize].intersects(wanted) {
+                continue;
+            }
+            for sibling in self.siblings.of(id) {
+                if !self.actions[sibling as usize].intersects(wanted) {
+                    continue;
+                }
+                if let Some(s) = scores.get_mut(&sibling)
+                    && *s < score
+                {
+                    *s = score + SIBLING_STEP;
+                }
+            }
+        }
+        for (id, score) in hits.iter_mut() {
+            *score = scores[id];
+        }
     }
 
     /// Per tool, the cosine between the query's meaning and the tool's; `None` when the
@@ -560,6 +591,10 @@ struct Expansions<'a> {
     /// Word → the embedding model's tokens.
     tokens: semantic::TokenCache,
 }
+
+/// How far above a sibling the one with the wanted verb is placed (see
+/// [`ToolIndex::prefer_the_wanted_verb`]): enough to pass it, too little to pass anything else.
+const SIBLING_STEP: f32 = 1e-4;
 
 /// How many indexed words one query word may bring in by meaning.
 const MEANING_KIN: usize = 2;

@@ -172,9 +172,14 @@ fn the_neighbouring_word_decides_what_a_verb_asks_for() {
         wanted_actions("open the config file"),
         only(&[Action::Read])
     );
+    // A plural asked about as a set lists: "which PRs", "what gitlab projects".
     assert_eq!(
         wanted_actions("which PRs are still open"),
-        Actions::default()
+        only(&[Action::List])
+    );
+    assert_eq!(
+        wanted_actions("what gitlab projects can I see"),
+        only(&[Action::List, Action::Read])
     );
     assert_eq!(
         wanted_actions("show me the open bugs"),
@@ -226,6 +231,47 @@ fn the_neighbouring_word_decides_what_a_verb_asks_for() {
         wanted_actions("find the bugs created this week"),
         only(&[Action::Search])
     );
+}
+
+/// What people paste into a request stands for its kind: an issue or PR number, a merge
+/// request, a file pattern, a directory, an emoji, a time of day, Slack's and Stripe's ids.
+#[test]
+fn pasted_references_stand_for_their_kind() {
+    let terms =
+        |q: &str| -> Vec<String> { text::query_terms(q).into_iter().map(|(t, _)| t).collect() };
+    let has = |q: &str, kind: &str| terms(q).contains(&text::stem(kind));
+    assert!(has("drop a note on acme/api#311", "issue"));
+    assert!(has("drop a note on acme/api#311", "pull"));
+    assert!(!has("drop a note on acme/api#311", "file"), "not a path");
+    assert!(has("what is #482 about", "issue"));
+    assert!(has("give me the rundown on !87", "merge"));
+    assert!(has("hunt down any *.sqlite files", "pattern"));
+    assert!(has("what's in /var/log/myapp", "directory"));
+    assert!(!has("show me src/main.rs", "directory"));
+    assert!(
+        !has("show me ~/api/.env.example", "directory"),
+        "a dotfile is a file"
+    );
+    assert!(
+        !has("read https://docs.rs/serde/", "directory"),
+        "a URL is a page"
+    );
+    assert!(has("slap a :white_check_mark: on it", "reaction"));
+    assert!(has("if it's 3pm in new york", "time"));
+    assert!(has("move the call to 15:30", "time"));
+    assert!(!has("version 3.12 is out", "time"));
+    assert!(has("what timezone is U04ABCD8 in", "user"));
+    assert!(has("react to 1733398811.004500", "message"));
+    assert!(has("move sub_1Mz9xQ to the annual price", "subscription"));
+    assert!(has("refund cus_NffrFeUfNV2Hib", "customer"));
+    assert!(
+        !has("open my_notes", "customer"),
+        "a prefix Stripe does not use"
+    );
+    // Phrasal verbs: a short note is added, not dropped; "sign off" approves.
+    assert_eq!(terms("drop a note on it")[0], "add");
+    assert_eq!(terms("sign off on the PR")[0], "approv");
+    assert!(has("mark PROJ-2 as blocked by PROJ-1", "link"));
 }
 
 /// An acronym's plural is one word ("PRs" → prs → pr), not a letter and "rs".

@@ -148,6 +148,10 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
             out.extend(meant.iter().map(|w| (stem(w), 1.0)));
             continue;
         }
+        if let Some(kinds) = reference_kinds(part) {
+            out.extend(kinds.iter().copied().map(|(k, w)| (stem(k), w)));
+            continue;
+        }
         let part = part.trim_matches(|c: char| {
             matches!(c, ',' | ';' | ':' | '?' | '!' | '(' | ')' | '"' | '\'')
         });
@@ -176,6 +180,9 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
             } else if is_path(part) {
                 out.push((stem("file"), 0.5));
                 out.push((stem("path"), 0.5));
+                if is_directory(part) {
+                    out.push((stem("directory"), 0.25));
+                }
                 let mut words = Vec::new();
                 push_terms(part, &mut words);
                 out.extend(words.into_iter().map(|w| (w, PATH_WORD_WEIGHT)));
@@ -189,6 +196,144 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
         out.extend(kinds.iter().map(|k| (stem(k), 1.0)));
     }
     out
+}
+
+/// What a reference that people paste into requests stands for, with the weight of each kind
+/// word: `acme/api#311` and `#311` are an issue or a pull request (GitHub numbers both alike),
+/// `!87` is a GitLab merge request, `*.sqlite` a file name pattern, Slack's ids a user,
+/// a channel or a message, Stripe's ids (`cus_…`, `sub_…`) the object their prefix names.
+fn reference_kinds(part: &str) -> Option<&'static [(&'static str, f32)]> {
+    if let Some(name) = part.strip_prefix(':').and_then(|p| p.strip_suffix(':'))
+        && !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-'))
+    {
+        return Some(&[("emoji", 1.0), ("reaction", 1.0)]);
+    }
+    let part = part
+        .trim_start_matches(['(', '"', '\''])
+        .trim_end_matches([',', ';', ':', '?', '!', ')', '.', '"', '\'']);
+    if is_clock_time(part) {
+        return Some(&[("time", 1.0)]);
+    }
+    const ISSUE_OR_PR: &[(&str, f32)] = &[("issue", 0.5), ("pull", 0.5), ("repo", 0.25)];
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    if let Some((repo, number)) = part.split_once('#')
+        && digits(number)
+        && (repo.is_empty() || is_repository_name(repo))
+    {
+        return Some(ISSUE_OR_PR);
+    }
+    if let Some(number) = part.strip_prefix('!')
+        && digits(number)
+    {
+        return Some(&[("merge", 1.0), ("request", 1.0)]);
+    }
+    if part.contains('*') && part.chars().any(char::is_alphanumeric) {
+        return Some(&[("file", 0.5), ("pattern", 0.5), ("search", 0.5)]);
+    }
+    if let Some(kind) = slack_id(part) {
+        return Some(kind);
+    }
+    stripe_id(part)
+}
+
+/// `3pm`, `9:30am`, `15:00`: a time of day.
+fn is_clock_time(part: &str) -> bool {
+    let lower = part.to_ascii_lowercase();
+    let (clock, meridiem) = match lower
+        .strip_suffix("am")
+        .or_else(|| lower.strip_suffix("pm"))
+    {
+        Some(clock) => (clock, true),
+        None => (lower.as_str(), false),
+    };
+    let (hours, minutes) = match clock.split_once(':') {
+        Some((h, m)) => (h, Some(m)),
+        None => (clock, None),
+    };
+    let number = |s: &str, max: u32| {
+        (1..=2).contains(&s.len())
+            && s.chars().all(|c| c.is_ascii_digit())
+            && s.parse::<u32>().is_ok_and(|n| n <= max)
+    };
+    number(hours, if meridiem { 12 } else { 23 })
+        && match minutes {
+            Some(m) => m.len() == 2 && number(m, 59),
+            None => meridiem,
+        }
+}
+
+/// `U04ABCD12` (a user), `C01ABC234` (a channel), `1733398811.004500` (a message's time
+/// stamp): the ids Slack shows.
+fn slack_id(part: &str) -> Option<&'static [(&'static str, f32)]> {
+    if let Some((seconds, micros)) = part.split_once('.')
+        && seconds.len() == 10
+        && micros.len() == 6
+        && seconds
+            .chars()
+            .chain(micros.chars())
+            .all(|c| c.is_ascii_digit())
+    {
+        return Some(&[("message", 1.0)]);
+    }
+    let mut chars = part.chars();
+    let first = chars.next()?;
+    let rest: Vec<char> = chars.collect();
+    let id = (6..=12).contains(&rest.len())
+        && rest
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && rest.iter().any(char::is_ascii_digit);
+    match first {
+        'U' | 'W' if id => Some(&[("user", 1.0)]),
+        'C' | 'G' if id => Some(&[("channel", 1.0)]),
+        _ => None,
+    }
+}
+
+/// Stripe's object ids name their kind in the prefix (`cus_NffrFeUfNV2Hib`).
+fn stripe_id(part: &str) -> Option<&'static [(&'static str, f32)]> {
+    const PREFIXES: &[(&str, &[(&str, f32)])] = &[
+        ("cus", &[("customer", 1.0)]),
+        ("sub", &[("subscription", 1.0)]),
+        ("pi", &[("payment", 1.0), ("intent", 1.0)]),
+        ("in", &[("invoice", 1.0)]),
+        ("ii", &[("invoice", 1.0), ("item", 1.0)]),
+        ("price", &[("price", 1.0)]),
+        ("prod", &[("product", 1.0)]),
+        ("ch", &[("charge", 1.0), ("payment", 0.5)]),
+        ("re", &[("refund", 1.0)]),
+        ("po", &[("payout", 1.0)]),
+        ("dp", &[("dispute", 1.0)]),
+        ("du", &[("dispute", 1.0)]),
+        ("plink", &[("payment", 1.0), ("link", 1.0)]),
+        ("coupon", &[("coupon", 1.0)]),
+        ("promo", &[("promotion", 1.0), ("code", 1.0)]),
+    ];
+    let (prefix, id) = part.split_once('_')?;
+    if id.len() < 3 || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    PREFIXES
+        .iter()
+        .find(|(p, _)| *p == prefix)
+        .map(|(_, kinds)| *kinds)
+}
+
+/// Whether a path names a directory (`./frontend`, `~/work/`, `/var/log/myapp`), not a file
+/// (`notes.md`, `.env.example`) or something relative that could be either (`src/app`).
+fn is_directory(part: &str) -> bool {
+    let rooted = part.starts_with(['/', '.', '~']) || part.ends_with('/');
+    let last = part
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(part);
+    let file = !part.ends_with('/')
+        && (last.trim_start_matches('.').contains('.') || (last.starts_with('.') && last != ".."));
+    rooted && !file
 }
 
 /// What a verb means when the words around it change it: "check out a branch" (or "check it
@@ -205,6 +350,19 @@ fn phrasal_verb(parts: &[&str], at: usize) -> Option<&'static [&'static str]> {
         // "pull up issue 842" shows it; "spin up a database" creates one.
         "pull" if word(at + 1).as_deref() == Some("up") => Some(&["show"]),
         "spin" if word(at + 1).as_deref() == Some("up") => Some(&["create"]),
+        // "drop a note on #311", "drop them a line": a short message, not a deletion.
+        "drop"
+            if matches!(
+                word(at + 1).as_deref(),
+                Some("a" | "an" | "them" | "him" | "her")
+            ) =>
+        {
+            Some(&["add"])
+        }
+        // "sign off on the PR" approves it.
+        "sign" if word(at + 1).as_deref() == Some("off") => Some(&["approve"]),
+        // "blocked by PROJ-12" is a link between two issues.
+        "blocked" if word(at + 1).as_deref() == Some("by") => Some(&["link"]),
         "google" => {
             const PRODUCTS: &[&str] = &[
                 "maps", "map", "drive", "sheet", "sheets", "doc", "docs", "calendar", "cloud",
@@ -279,13 +437,13 @@ fn is_path(part: &str) -> bool {
 #[rustfmt::skip]
 const SYNONYM_GROUPS: &[&[&str]] = &[
     // Reading one thing.
-    &["get", "fetch", "read", "retrieve", "show", "view", "open", "see", "display", "detail", "info", "inspect", "describe", "look", "check", "load", "content"],
+    &["get", "fetch", "read", "retrieve", "show", "view", "open", "see", "display", "detail", "info", "inspect", "describe", "look", "check", "load", "content", "rundown"],
     // Enumerating.
     &["list", "show", "enumerate", "browse", "overview"],
     // Searching.
     &["search", "find", "query", "lookup", "look", "locate", "filter", "grep", "match", "where", "discover"],
     // Creating.
-    &["create", "add", "new", "make", "open", "start", "insert", "raise", "register", "draft", "generate"],
+    &["create", "add", "new", "make", "open", "start", "insert", "raise", "register", "draft", "generate", "cut"],
     // Deleting.
     &["delete", "remove", "drop", "destroy", "erase", "purge", "trash", "rm", "forget", "clear", "unlink", "wipe", "discard"],
     // Changing.
@@ -294,13 +452,13 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["run", "execute", "exec", "invoke", "trigger", "launch", "call", "evaluate", "eval", "perform"],
     // Telling people.
     &["send", "post", "message", "notify", "reply", "dm", "ping", "tell", "announce", "share", "say"],
-    &["comment", "reply", "note", "remark", "respond", "feedback", "review"],
+    &["comment", "reply", "note", "remark", "respond", "feedback", "review", "said"],
     &["close", "resolve", "stop", "finish", "complete", "done", "mark", "archive", "cancel", "end"],
     &["merge", "combine", "land", "integrate"],
     &["download", "save", "export", "pull"],
     &["upload", "push", "publish", "deploy"],
     &["screenshot", "capture", "snapshot", "image", "picture", "screen", "png"],
-    &["click", "press", "tap", "select", "choose"],
+    &["click", "press", "tap", "select", "choose", "hit"],
     &["navigate", "goto", "go", "visit", "browse", "url", "load", "open"],
     &["type", "fill", "enter", "input", "form", "key"],
     // Objects.
@@ -309,7 +467,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["repo", "repository", "project", "codebase"],
     &["file", "document", "doc", "content", "readme", "config"],
     &["folder", "directory", "dir", "tree"],
-    &["user", "member", "person", "people", "teammate", "assignee", "account", "profile", "colleague", "who"],
+    &["user", "member", "person", "people", "ppl", "teammate", "assignee", "account", "profile", "colleague", "who", "handle", "username"],
     &["channel", "room", "conversation", "chat", "thread"],
     &["message", "msg", "chat", "post", "text"],
     &["error", "exception", "crash", "failure", "bug", "incident"],
@@ -342,20 +500,20 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["console", "log", "output", "devtools"],
     &["wiki", "page", "confluence", "doc", "documentation", "article", "space"],
     &["sprint", "cycle", "iteration", "milestone"],
-    &["release", "version", "tag"],
+    &["release", "version", "tag", "live", "shipped"],
     &["workflow", "action", "pipeline", "ci", "job", "build"],
     &["secret", "credential", "token", "key", "password"],
     &["star", "favorite", "bookmark"],
-    &["notification", "alert", "inbox", "mention"],
+    &["notification", "alert", "inbox", "mention", "attention"],
     &["route", "direction", "distance", "travel", "drive"],
-    &["place", "location", "address", "map", "geocode", "nearby", "coordinate", "latitude", "longitude", "lat", "lng"],
+    &["place", "location", "address", "map", "geocode", "nearby", "near", "coordinate", "latitude", "longitude", "lat", "lng", "restaurant", "cafe", "food"],
     &["reaction", "emoji", "react"],
-    &["balance", "fund", "money", "available"],
-    &["worklog", "timesheet", "hour", "spent", "track"],
+    &["balance", "fund", "money", "available", "payout", "afford"],
+    &["worklog", "timesheet", "hour", "minute", "spent", "track"],
     &["network", "request", "call", "api", "traffic", "http"],
     &["block", "paragraph", "section", "content"],
-    &["link", "relate", "duplicate", "connect", "associate"],
-    &["dialog", "popup", "alert", "modal", "prompt", "confirm"],
+    &["link", "relate", "duplicate", "dupe", "connect", "associate"],
+    &["dialog", "popup", "pop", "alert", "modal", "prompt", "confirm"],
     &["count", "many", "number", "total", "statistic", "aggregate", "metric"],
     // General software vocabulary (issue 16 item 2): common verbs and nouns of developer
     // tools and their everyday equivalents, not drawn from any task set.
@@ -387,7 +545,13 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["scroll", "swipe"],
     &["drag", "drop"],
     &["resize", "dimension", "width", "height", "viewport"],
-    &["keyboard", "keystroke"],
+    &["keyboard", "keystroke", "key", "escape", "esc", "hotkey", "shortcut"],
+    &["accessibility", "a11y"],
+    &["postgres", "postgresql", "pg", "psql"],
+    &["sub", "child", "children", "subtask"],
+    &["vulnerability", "vulnerable", "cve", "advisory", "security"],
+    &["append", "tack", "attach"],
+    &["status", "uncommitted", "dirty"],
 ];
 
 /// Stem → the stems it is related to through `SYNONYM_GROUPS` (not itself), sorted so that
@@ -458,7 +622,7 @@ pub fn actions_of(stem_: &str) -> Actions {
     const TABLE: &[(&str, &[Action])] = &[
         ("create", &[Create]), ("add", &[Create]), ("new", &[Create]), ("make", &[Create]),
         ("insert", &[Create]), ("raise", &[Create]), ("register", &[Create]), ("draft", &[Create]),
-        ("generate", &[Create]), ("start", &[Create, Run]), ("open", &[Create, Read]),
+        ("generate", &[Create]), ("start", &[Create, Run]), ("open", &[Create, Read]), ("cut", &[Create]),
         ("get", &[Read]), ("fetch", &[Read]), ("read", &[Read]), ("retrieve", &[Read]),
         ("show", &[Read, List]), ("view", &[Read]), ("see", &[Read]), ("display", &[Read]),
         ("look", &[Read, Search]), ("check", &[Read]), ("describe", &[Read]), ("inspect", &[Read]),
@@ -633,9 +797,18 @@ pub fn wanted_actions(query: &str) -> Actions {
             continue;
         }
         let actions = actions_of(&stemmed);
+        // "which MRs are waiting", "what gitlab projects can I see", "any open PRs": a
+        // plural object asked about as a set.
+        let asked_as_set = (1..=3).any(|back| {
+            at.checked_sub(back)
+                .is_some_and(|p| SET_QUESTIONS.contains(&lower[p].to_lowercase().as_str()))
+        });
         if actions.intersects(Actions(Action::Read as u8)) {
             reading = true;
-        } else if reading && is_plural(word) && !is_stop_word(word) && actions == Actions::default()
+        } else if (reading || asked_as_set)
+            && is_plural(word)
+            && !is_stop_word(word)
+            && actions == Actions::default()
         {
             wanted.insert(Action::List);
         }
@@ -644,9 +817,12 @@ pub fn wanted_actions(query: &str) -> Actions {
     wanted
 }
 
+/// Words that ask about a set of things ("which PRs", "any open bugs", "every ticket").
+const SET_QUESTIONS: &[&str] = &["what", "which", "any", "every", "all"];
+
 /// A plural noun by its ending ("bugs", "issues", "branches"), not "status" or "this".
 fn is_plural(word: &str) -> bool {
-    word.len() > 3
+    word.len() >= 3
         && word.is_ascii()
         && stem(word) != word
         && word.ends_with('s')
