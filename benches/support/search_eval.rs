@@ -80,6 +80,12 @@ pub fn tune3_tasks() -> Vec<Task> {
     tasks_in("tool_tasks_tune3.json")
 }
 
+/// The fourth tuning set (`tool_tasks_tune4.json`, issue 28, third pass), written blind to
+/// the method by people of different kinds (terse, chatty, pasting ids): its misses may be read.
+pub fn tune4_tasks() -> Vec<Task> {
+    tasks_in("tool_tasks_tune4.json")
+}
+
 /// The sixth set (`tool_tasks_blind2.json`), written by a helper who never saw the method, its
 /// code or any result, for issue 28's "+5 points on held-out raw wording": measured once with
 /// the ranking before issue 28 and once with the final one, never tuned on, never read.

@@ -178,6 +178,10 @@ fn the_neighbouring_word_decides_what_a_verb_asks_for() {
         only(&[Action::List])
     );
     assert_eq!(
+        wanted_actions("open p1 bugs in acme/checkout"),
+        only(&[Action::List])
+    );
+    assert_eq!(
         wanted_actions("what gitlab projects can I see"),
         only(&[Action::List, Action::Read])
     );
@@ -218,7 +222,35 @@ fn the_neighbouring_word_decides_what_a_verb_asks_for() {
         ["web", "search", "cve", "2025", "1234"]
     );
     assert!(terms("google maps directions").contains(&text::stem("google")));
-    assert_eq!(terms("pull up issue 842")[0], "show");
+    // "pull up issue 842" reads it: no term of its own (git's `show`, a pull request).
+    assert_eq!(terms("pull up issue 842"), ["issu", "842"]);
+    assert!(wanted_actions("pull up issue 842").intersects(only(&[Action::Read])));
+    // Quoted words are what a tool writes, not what it does.
+    let weights = text::query_terms("commit it with message 'pager: handle the empty page'");
+    let handle = weights
+        .iter()
+        .find(|(t, _)| t == "handl")
+        .expect("quoted word");
+    assert!(handle.1 < 0.5, "{weights:?}");
+    let commit = weights
+        .iter()
+        .find(|(t, _)| t == "commit")
+        .expect("the verb");
+    assert_eq!(commit.1, 1.0);
+    assert!(
+        text::query_terms("what's in it's folder")
+            .iter()
+            .all(|(_, w)| *w == 1.0),
+        "apostrophes inside words quote nothing"
+    );
+    // A how-to question is for the documentation.
+    assert!(terms("how do I wire sentry into next.js").contains(&text::stem("documentation")));
+    assert!(
+        !terms("how does feature/parser differ from main").contains(&text::stem("documentation"))
+    );
+    // A bare number after a verb is an issue or a pull request.
+    assert!(terms("close 77 in acme/cli").contains(&text::stem("issue")));
+    assert!(!terms("top 10 orders").contains(&text::stem("issue")));
     // A path's own words count less than the request's.
     let weights = text::query_terms("last commits in ~/code/api");
     let api = weights
@@ -268,6 +300,42 @@ fn pasted_references_stand_for_their_kind() {
         !has("open my_notes", "customer"),
         "a prefix Stripe does not use"
     );
+    // A link to a known service is its object there, not a page to fetch.
+    let pr = terms("https://github.com/acme/api/pull/1290 still a draft?");
+    assert!(
+        pr.contains(&text::stem("github")) && pr.contains(&text::stem("pull")),
+        "{pr:?}"
+    );
+    assert!(!pr.contains(&text::stem("url")), "{pr:?}");
+    assert!(has("see https://acme.atlassian.net/browse/PROJ-7", "jira"));
+    assert!(
+        has("what does https://blog.example.dev/posts/x say", "url"),
+        "any other link"
+    );
+    // Shell commands before a path are verbs; a cat elsewhere is a cat.
+    assert_eq!(
+        terms("cat /etc/nginx/sites-enabled/default")[..2],
+        ["read", "file"]
+    );
+    assert_eq!(terms("I love my cat"), ["love", "cat"]);
+    // A number after a repository is an issue or a pull request.
+    assert!(has("are checks green on acme/web 219", "pull"));
+    // "my local checkout" is the git repository here, not a branch to check out.
+    assert_eq!(
+        terms("commits in my local checkout")[1..],
+        ["git", "repository"]
+    );
+    // "what did people say" asks for the comments.
+    assert!(has("what did people say on DES-77", "comment"));
+    // The text after the colon of a request to create is the thing's text, and counts less.
+    let weights = text::query_terms("file a bug on acme/web: login button dead on safari");
+    let button = weights
+        .iter()
+        .find(|(t, _)| t == "button")
+        .expect("payload word");
+    assert!(button.1 < 0.5, "{weights:?}");
+    let weights = text::query_terms("jira: everything assigned to me, by priority");
+    assert!(weights.iter().all(|(_, w)| *w >= 1.0), "{weights:?}");
     // Phrasal verbs: a short note is added, not dropped; "sign off" approves.
     assert_eq!(terms("drop a note on it")[0], "add");
     assert_eq!(terms("sign off on the PR")[0], "approv");

@@ -43,6 +43,9 @@ fn flush(word: &mut String, emit: &mut impl FnMut(&str)) {
     }
 }
 
+/// The actions whose request may carry the text to write after a colon.
+const WRITING: Actions = Actions(Action::Create as u8 | Action::Send as u8 | Action::Update as u8);
+
 /// Words too common in requests and descriptions to say anything about which tool is meant.
 #[rustfmt::skip]
 const STOP_WORDS: &[&str] = &[
@@ -138,23 +141,128 @@ fn push_terms(text: &str, out: &mut Vec<String>) {
 pub fn query_terms(query: &str) -> Vec<(String, f32)> {
     let mut out = Vec::new();
     let parts: Vec<&str> = query.split_whitespace().collect();
-    for (at, part) in parts.iter().enumerate() {
+    let quoted = quoted_parts(&parts);
+    for (at, quoted) in quoted.iter().enumerate() {
+        let start = out.len();
+        push_part_terms(&parts, at, &mut out);
+        if *quoted {
+            for (_, weight) in &mut out[start..] {
+                *weight *= QUOTED_WEIGHT;
+            }
+        }
+    }
+    if asks_how_to(query) {
+        out.push((stem("documentation"), 0.5));
+        out.push((stem("docs"), 0.5));
+    }
+    out
+}
+
+/// What the words of a quotation count: they are what the tool is to write ("commit it
+/// with message 'pager: handle empty page'", "say 'tested locally'"), not what it does.
+const QUOTED_WEIGHT: f32 = 0.25;
+
+/// Per part of a request, whether it is what a tool is to write rather than what it does:
+/// inside quotes (from a part that opens a quote to the part that closes it; an apostrophe
+/// inside a word opens nothing, and a quote never closed quotes nothing), or after the colon
+/// that ends a request to create or send ("file a bug on acme/web: login button dead on
+/// Safari" — the bug's text; "jira: my open bugs" is no such request).
+fn quoted_parts(parts: &[&str]) -> Vec<bool> {
+    let mut quoted = vec![false; parts.len()];
+    if let Some(colon) = parts
+        .iter()
+        .position(|p| p.ends_with(':') && !p.starts_with([':', '(']))
+        && colon >= 2
+        && parts[..=colon].iter().any(|p| {
+            let word = p
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase();
+            // "open" is as often a state ("open bugs (label: p1)") as a creation.
+            (word != "open" && actions_of(&stem(&word)).intersects(WRITING))
+                || is_verb_use(&word, Some("a"))
+        })
+    {
+        quoted[colon + 1..].iter_mut().for_each(|q| *q = true);
+    }
+    let mut at = 0;
+    while at < parts.len() {
+        let opening = parts[at].trim_start_matches('(');
+        let Some(quote) = opening
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '\'' | '"' | '`'))
+        else {
+            at += 1;
+            continue;
+        };
+        let closes = |i: usize| {
+            let part = parts[i].trim_end_matches([',', ';', ':', '?', '!', ')', '.']);
+            let inner = if i == at { &opening[1..] } else { part };
+            inner.ends_with(quote) && (i != at || inner.len() > 1)
+        };
+        match (at..parts.len()).find(|&i| closes(i)) {
+            Some(end) => {
+                quoted[at..=end].iter_mut().for_each(|q| *q = true);
+                at = end + 1;
+            }
+            None => at += 1,
+        }
+    }
+    quoted
+}
+
+/// "how do I wire sentry into next.js", "how to handle 3DS": a question the documentation
+/// answers.
+fn asks_how_to(query: &str) -> bool {
+    let lower = query.to_lowercase();
+    [
+        "how do i ",
+        "how to ",
+        "how can i ",
+        "how should i ",
+        "how do we ",
+    ]
+    .iter()
+    .any(|q| lower.starts_with(q) || lower.contains(&format!(" {q}")))
+}
+
+/// The terms one whitespace-separated part of a request adds (see [`query_terms`]).
+fn push_part_terms(parts: &[&str], at: usize, out: &mut Vec<(String, f32)>) {
+    let part = &parts[at];
+    {
         // "file an issue", "log a bug": a noun used as the verb names no object.
         let next = parts.get(at + 1).map(|n| n.to_lowercase());
         if is_verb_use(&part.to_lowercase(), next.as_deref()) {
-            continue;
+            return;
         }
-        if let Some(meant) = phrasal_verb(&parts, at) {
+        if let Some(meant) = phrasal_verb(parts, at) {
             out.extend(meant.iter().map(|w| (stem(w), 1.0)));
-            continue;
+            return;
         }
         if let Some(kinds) = reference_kinds(part) {
             out.extend(kinds.iter().copied().map(|(k, w)| (stem(k), w)));
-            continue;
+            return;
+        }
+        // "close 77", "merge 1234", "acme/web 219": a bare number right after a verb or a
+        // repository is an issue or a pull request.
+        let previous = at.checked_sub(1).map(|p| stem(&parts[p].to_lowercase()));
+        if part.len() <= 6
+            && part.chars().all(|c| c.is_ascii_digit())
+            && (previous.is_some_and(|p| actions_of(&p) != Actions::default())
+                || at
+                    .checked_sub(1)
+                    .is_some_and(|p| is_repository_name(parts[p])))
+        {
+            out.extend([("issue", 0.5), ("pull", 0.5)].map(|(k, w)| (stem(k), w)));
+            return;
         }
         let part = part.trim_matches(|c: char| {
             matches!(c, ',' | ';' | ':' | '?' | '!' | '(' | ')' | '"' | '\'')
         });
+        if let Some(kinds) = service_url(part) {
+            out.extend(kinds.iter().map(|k| (stem(k), 1.0)));
+            return;
+        }
         let kinds: &[&str] = if part.contains("://") || part.starts_with("www.") {
             &["url", "web"]
         } else if part.contains('@') && part.contains('.') && !part.starts_with('@') {
@@ -176,7 +284,7 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
                 // words name somebody's project, not what a tool does.
                 out.push((stem("repo"), 0.5));
                 out.push((stem("repository"), 0.5));
-                continue;
+                return;
             } else if is_path(part) {
                 out.push((stem("file"), 0.5));
                 out.push((stem("path"), 0.5));
@@ -186,16 +294,15 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
                 let mut words = Vec::new();
                 push_terms(part, &mut words);
                 out.extend(words.into_iter().map(|w| (w, PATH_WORD_WEIGHT)));
-                continue;
+                return;
             }
             let mut words = Vec::new();
             push_terms(part, &mut words);
             out.extend(words.into_iter().map(|w| (w, 1.0)));
-            continue;
+            return;
         };
         out.extend(kinds.iter().map(|k| (stem(k), 1.0)));
     }
-    out
 }
 
 /// What a reference that people paste into requests stands for, with the weight of each kind
@@ -237,6 +344,66 @@ fn reference_kinds(part: &str) -> Option<&'static [(&'static str, f32)]> {
         return Some(kind);
     }
     stripe_id(part)
+}
+
+/// What a link to a known service shows: `github.com/acme/api/pull/1290` is a GitHub pull
+/// request, not a web page to fetch; `acme.atlassian.net/browse/PROJ-1` a Jira issue. The
+/// service's name and the object's kind, or `None` for any other link.
+fn service_url(part: &str) -> Option<Vec<&'static str>> {
+    let rest = part.split_once("://").map_or(part, |(_, rest)| rest);
+    let rest = rest.strip_prefix("www.").unwrap_or(rest);
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = host.to_ascii_lowercase();
+    if !part.contains("://") && !part.starts_with("www.") && !host.contains('.') {
+        return None;
+    }
+    let segments: Vec<&str> = path
+        .split(['/', '?', '#'])
+        .filter(|s| !s.is_empty())
+        .collect();
+    let has = |s: &str| segments.contains(&s);
+    let mut out: Vec<&'static str> = Vec::new();
+    if host == "github.com" || host == "gitlab.com" {
+        out.push(if host == "github.com" {
+            "github"
+        } else {
+            "gitlab"
+        });
+        if has("pull") || has("pulls") {
+            out.extend(["pull", "request"]);
+        } else if has("merge_requests") {
+            out.extend(["merge", "request"]);
+        } else if has("issues") {
+            out.push("issue");
+        } else if has("commit") || has("commits") {
+            out.push("commit");
+        } else if has("actions") || has("runs") || has("pipelines") || has("jobs") {
+            out.extend(["workflow", "run", "job"]);
+        } else if has("blob") || has("tree") {
+            out.push("file");
+        } else if has("releases") {
+            out.push("release");
+        } else if segments.len() <= 2 {
+            out.push("repository");
+        }
+    } else if host == "linear.app" {
+        out.push("linear");
+        out.push(if has("project") { "project" } else { "issue" });
+    } else if host.ends_with(".atlassian.net") {
+        out.push(if has("wiki") { "confluence" } else { "jira" });
+        out.push(if has("wiki") { "page" } else { "issue" });
+    } else if host.ends_with("notion.so") || host.ends_with("notion.site") {
+        out.extend(["notion", "page"]);
+    } else if host.ends_with("sentry.io") {
+        out.extend(["sentry", "issue"]);
+    } else if host.ends_with("slack.com") {
+        out.extend(["slack", "message"]);
+    } else if host == "docs.google.com" || host == "drive.google.com" {
+        out.extend(["drive", "file"]);
+    } else {
+        return None;
+    }
+    Some(out)
 }
 
 /// `3pm`, `9:30am`, `15:00`: a time of day.
@@ -348,7 +515,11 @@ fn phrasal_verb(parts: &[&str], at: usize) -> Option<&'static [&'static str]> {
             Some(&["checkout"])
         }
         // "pull up issue 842" shows it; "spin up a database" creates one.
-        "pull" if word(at + 1).as_deref() == Some("up") => Some(&["show"]),
+        "pull" if word(at + 1).as_deref() == Some("up") => Some(&[]),
+        // "save this as notes.md" writes a file.
+        "save" if (1..=3).any(|i| word(at + i).as_deref() == Some("as")) => {
+            Some(&["write", "file"])
+        }
         "spin" if word(at + 1).as_deref() == Some("up") => Some(&["create"]),
         // "drop a note on #311", "drop them a line": a short message, not a deletion.
         "drop"
@@ -358,6 +529,52 @@ fn phrasal_verb(parts: &[&str], at: usize) -> Option<&'static [&'static str]> {
             ) =>
         {
             Some(&["add"])
+        }
+        "mouse" if word(at + 1).as_deref() == Some("over") => Some(&["hover"]),
+        // Shell commands used as verbs, before a path: "cat /etc/hosts", "ls ./src".
+        "cat" | "less" | "head" | "tail"
+            if parts
+                .get(at + 1)
+                .is_some_and(|p| is_path(p) && !is_repository_name(p)) =>
+        {
+            Some(&["read", "file"])
+        }
+        "ls" if parts.get(at + 1).is_none_or(|p| is_path(p)) => Some(&["list", "directory"]),
+        "mkdir" => Some(&["create", "directory"]),
+        // "what did people say on DES-77", "what have ppl been saying": the comments.
+        "say" | "saying" | "said"
+            if (1..=3).any(|back| {
+                at.checked_sub(back).and_then(word).is_some_and(|w| {
+                    matches!(
+                        w.as_str(),
+                        "people"
+                            | "ppl"
+                            | "folks"
+                            | "everyone"
+                            | "they"
+                            | "others"
+                            | "reviewers"
+                            | "anyone"
+                            | "someone"
+                            | "somebody"
+                            | "team"
+                    )
+                })
+            }) =>
+        {
+            Some(&["comment"])
+        }
+        // "my local checkout", "the local repo": the git repository on this machine.
+        "local"
+            if matches!(
+                word(at + 1).as_deref(),
+                Some("checkout" | "clone" | "copy" | "repo" | "repository" | "branch" | "branches")
+            ) =>
+        {
+            Some(&["git"])
+        }
+        "checkout" | "clone" if word(at.wrapping_sub(1)).as_deref() == Some("local") => {
+            Some(&["repository"])
         }
         // "sign off on the PR" approves it.
         "sign" if word(at + 1).as_deref() == Some("off") => Some(&["approve"]),
@@ -452,7 +669,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["run", "execute", "exec", "invoke", "trigger", "launch", "call", "evaluate", "eval", "perform"],
     // Telling people.
     &["send", "post", "message", "notify", "reply", "dm", "ping", "tell", "announce", "share", "say"],
-    &["comment", "reply", "note", "remark", "respond", "feedback", "review", "said"],
+    &["comment", "reply", "note", "remark", "respond", "feedback", "review", "said", "discussion"],
     &["close", "resolve", "stop", "finish", "complete", "done", "mark", "archive", "cancel", "end"],
     &["merge", "combine", "land", "integrate"],
     &["download", "save", "export", "pull"],
@@ -473,13 +690,14 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["error", "exception", "crash", "failure", "bug", "incident"],
     &["customer", "client", "buyer", "payer", "shopper"],
     &["payment", "charge", "transaction", "pay", "paid", "money", "intent"],
-    &["refund", "reimburse", "return", "chargeback"],
+    &["refund", "reimburse", "return"],
+    &["dispute", "chargeback", "contest"],
     &["invoice", "bill", "billing", "receipt"],
     &["subscription", "plan", "recurring", "renewal", "membership"],
     &["price", "pricing", "cost", "amount", "product"],
     &["time", "clock", "timezone", "tz", "hour", "date", "now", "current"],
     &["convert", "translate", "transform", "conversion"],
-    &["database", "db", "sql", "table", "query", "row", "record", "schema", "column"],
+    &["database", "db", "sql", "table", "query", "row", "record", "schema", "column", "entry"],
     &["page", "webpage", "url", "website", "site", "link", "web", "html", "internet", "online", "news"],
     &["memory", "remember", "knowledge", "entity", "graph", "fact", "recall", "observation", "relation", "memorize", "forget"],
     &["diff", "difference", "change", "compare", "modification", "changeset"],
@@ -505,8 +723,8 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["secret", "credential", "token", "key", "password"],
     &["star", "favorite", "bookmark"],
     &["notification", "alert", "inbox", "mention", "attention"],
-    &["route", "direction", "distance", "travel", "drive"],
-    &["place", "location", "address", "map", "geocode", "nearby", "near", "coordinate", "latitude", "longitude", "lat", "lng", "restaurant", "cafe", "food"],
+    &["route", "direction", "distance", "travel", "drive", "transit", "train", "commute", "walking"],
+    &["place", "location", "address", "map", "geocode", "nearby", "near", "somewhere", "shop", "coordinate", "latitude", "longitude", "lat", "lng", "restaurant", "cafe", "food"],
     &["reaction", "emoji", "react"],
     &["balance", "fund", "money", "available", "payout", "afford"],
     &["worklog", "timesheet", "hour", "minute", "spent", "track"],
@@ -519,7 +737,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     // tools and their everyday equivalents, not drawn from any task set.
     &["hierarchy", "structure", "tree", "subfolder"],
     &["reject", "decline", "deny"],
-    &["assign", "assignee", "owner", "responsible"],
+    &["assign", "assignee", "owner", "responsible", "plate"],
     &["due", "deadline"],
     &["priority", "urgent", "severity"],
     &["restart", "reboot", "rerun", "retry"],
@@ -547,11 +765,13 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["resize", "dimension", "width", "height", "viewport"],
     &["keyboard", "keystroke", "key", "escape", "esc", "hotkey", "shortcut"],
     &["accessibility", "a11y"],
+    &["dependency", "package", "dependabot", "npm"],
     &["postgres", "postgresql", "pg", "psql"],
-    &["sub", "child", "children", "subtask"],
+    &["sub", "child", "children", "subtask", "nest"],
     &["vulnerability", "vulnerable", "cve", "advisory", "security"],
     &["append", "tack", "attach"],
-    &["status", "uncommitted", "dirty"],
+    &["status", "uncommitted", "dirty", "green", "passing"],
+    &["hover", "mouseover"],
 ];
 
 /// Stem → the stems it is related to through `SYNONYM_GROUPS` (not itself), sorted so that
@@ -778,8 +998,15 @@ pub fn wanted_actions(query: &str) -> Actions {
             wanted.insert(Action::Create);
             continue;
         }
+        if stemmed == "pull" && next == Some("up") {
+            wanted.insert(Action::Read);
+            continue;
+        }
         if stemmed == "open" {
-            let plural_next = next.is_some_and(is_plural);
+            // "open bugs", "open p1 bugs": a state of the things listed.
+            let plural_next = next.is_some_and(is_plural)
+                || (!matches!(next, Some("a" | "an" | "new" | "the"))
+                    && lower.get(at + 2).is_some_and(|w| is_plural(w)));
             if matches!(next, Some("a" | "an" | "new")) {
                 wanted.insert(Action::Create);
             } else if prev.is_some_and(|p| OPEN_AS_STATE.contains(&p)) || plural_next {
