@@ -104,8 +104,9 @@ fn held_out_tasks_find_their_tools() {
     let tasks = tasks();
     let q = report("holdout", &index, tasks.iter().filter(|t| t.holdout));
     assert!(q.tasks >= 50, "{} tasks", q.tasks);
-    assert!(q.recall_at_k >= 0.92, "recall@5 {:.3}", q.recall_at_k);
-    assert!(q.mrr >= 0.75, "MRR {:.3}", q.mrr);
+    // 0.922 (MRR 0.758) before issue 28; 0.941 (0.797) after its third pass.
+    assert!(q.recall_at_k >= 0.94, "recall@5 {:.3}", q.recall_at_k);
+    assert!(q.mrr >= 0.79, "MRR {:.3}", q.mrr);
 }
 
 /// The third set, written after tuning (benches/data/tool_tasks_fresh.json): the floor is
@@ -144,7 +145,7 @@ fn unseen_tasks_find_their_tools() {
 }
 
 const UNSEEN_RECALL: f64 = 0.90;
-const UNSEEN_MRR: f64 = 0.78;
+const UNSEEN_MRR: f64 = 0.81;
 
 /// The fifth set (benches/data/tool_tasks_blind.json), written by a helper that never saw the
 /// method, its code or its results, after the meaning-based ranking was built; measured once.
@@ -170,10 +171,10 @@ fn blind_tasks_find_their_tools() {
     assert!(q.mrr >= BLIND_MRR, "MRR {:.3}", q.mrr);
 }
 
-/// recall@5 0.812 and MRR 0.532 when first measured; 0.825 and 0.540 after run 7's changes
-/// (decided on the tuned sets only, read once after).
-const BLIND_RECALL: f64 = 0.82;
-const BLIND_MRR: f64 = 0.53;
+/// recall@5 0.812 and MRR 0.532 when first measured; 0.825 and 0.540 after run 7's changes;
+/// 0.863 and 0.630 after the third pass (each decided on the tuned sets only, read once after).
+const BLIND_RECALL: f64 = 0.86;
+const BLIND_MRR: f64 = 0.63;
 
 /// The fourth tuning set (issue 28, third pass), written by a helper blind to the method:
 /// 0.840 with run 7's ranking, 0.865 with the third pass's changes made before it was read
@@ -208,8 +209,10 @@ fn second_blind_set_finds_its_tools() {
     assert!(q.mrr >= BLIND2_MRR, "MRR {:.3}", q.mrr);
 }
 
-const BLIND2_RECALL: f64 = 0.0;
-const BLIND2_MRR: f64 = 0.0;
+/// Measured once each: 0.800 (MRR 0.634) with the ranking before issue 28 (f232793), 0.850
+/// (0.661) with the third pass's.
+const BLIND2_RECALL: f64 = 0.85;
+const BLIND2_MRR: f64 = 0.66;
 
 /// Issue 28: tasks that need two tools (benches/data/tool_tasks_compound_*.json, written
 /// before the split-and-merge search). Held out: only this aggregate is read. The request is
