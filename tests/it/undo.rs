@@ -628,13 +628,12 @@ fn console_undo_lists_the_files_and_asks_first() {
 
     // First the person keeps things as they are.
     keys.enter_line(&screen, "/undo");
-    screen.wait_text("Undo the last turn?");
-    let modal = screen.text();
-    assert!(
-        modal.contains("restore  notes.txt  (deleted by the turn)"),
-        "{modal}"
-    );
-    assert!(modal.contains("Restore 1 file"), "{modal}");
+    // The whole question, not its title alone: a frame can be read half written.
+    screen.wait_for("the undo question with its file and choice", |t| {
+        t.contains("Undo the last turn?")
+            && t.contains("restore  notes.txt  (deleted by the turn)")
+            && t.contains("Restore 1 file")
+    });
     // Keys right after a request appears are ignored (the guard window).
     thread::sleep(Duration::from_millis(400));
     keys.press(b"n");
@@ -679,14 +678,12 @@ fn console_undo_shows_the_difference_of_a_file_changed_since_and_keeps_it_when_a
     .unwrap();
 
     keys.enter_line(&screen, "/undo");
-    screen.wait_text("Undo the last turn?");
-    screen.wait_text("+person wrote this");
-    let modal = screen.text();
-    assert!(modal.contains("[changed since the turn]"), "{modal}");
-    assert!(
-        modal.contains("Restore the 1 file unchanged since, keep the rest"),
-        "{modal}"
-    );
+    screen.wait_for("the undo question with the difference and choice", |t| {
+        t.contains("Undo the last turn?")
+            && t.contains("+person wrote this")
+            && t.contains("[changed since the turn]")
+            && t.contains("Restore the 1 file unchanged since, keep the rest")
+    });
     thread::sleep(Duration::from_millis(400));
     // Only what is unchanged since: new.txt goes, the person's notes stay.
     keys.press(b"u");
