@@ -300,8 +300,8 @@ fn list_shows_each_turn_and_undo_walks_back_recording_in_the_session_log() {
 #[test]
 fn a_change_made_by_an_mcp_server_is_undone_too() {
     let c = case();
-    // The default demo: its deploy server (a child process) records the deployment in
-    // the workspace.
+    // The default demo: its deploy server (a child process) logs the call it received and
+    // records the deployment in the workspace.
     let out = c
         .command(&[
             "-p",
@@ -321,12 +321,17 @@ fn a_change_made_by_an_mcp_server_is_undone_too() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("This turn changed 1 file: .toolgate/deployments.json"),
+        stderr.contains(
+            "This turn changed 2 files: .toolgate/deploy-calls.jsonl, .toolgate/deployments.json"
+        ),
         "{stderr}"
     );
+    let undone = c.undo();
     assert!(
-        c.undo()
-            .ends_with("1 file\n  removed .toolgate/deployments.json\n")
+        undone.ends_with(
+            "2 files\n  removed .toolgate/deploy-calls.jsonl\n  removed .toolgate/deployments.json\n"
+        ),
+        "{undone}"
     );
     assert!(!c.ws.join(".toolgate").exists());
     assert_eq!(c.read("notes.txt").as_deref(), Some(NOTES));

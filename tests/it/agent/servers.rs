@@ -201,8 +201,13 @@ async fn ask_answers_decide_each_call() {
     ];
     let got: Vec<Decider> = deciders.into_iter().map(|(_, d)| d).collect();
     assert_eq!(got, expected);
-    // The far side: the deploy server ran web once (the two denied calls never reached
-    // it, and the unknown service failed before running) and api twice.
+    // The far side: the two denied calls never reached the deploy server; it received
+    // the other four, ran web once (the unknown service failed before running) and api
+    // twice.
+    assert_eq!(
+        deploy_record::received_triggers(h.workspace.path()),
+        ["web", "no-such-service", "api", "api"]
+    );
     let ran: Vec<String> = deploy_record::deployments(h.workspace.path())
         .iter()
         .map(|d| d["service"].as_str().unwrap().to_string())
@@ -374,7 +379,7 @@ async fn allow_always_writes_a_rule_and_stops_asking() {
         vec![ToolOutcome::Ok, ToolOutcome::Ok, ToolOutcome::Ok]
     );
     // Both calls reached the deploy server.
-    assert_eq!(deploy_record::deployments(h.workspace.path()).len(), 2);
+    deploy_record::assert_received(h.workspace.path(), &["web", "web"]);
 }
 
 #[cfg(unix)]
