@@ -174,6 +174,14 @@ pub trait Backend: Send + Sync + 'static {
         ctx: CallContext,
     ) -> impl Future<Output = Result<ToolOutput, String>> + Send;
 
+    /// The first thing done with any `tools/call`, before the tool is looked up or its
+    /// arguments checked: a backend that keeps a record of the calls it received writes it
+    /// here. `Err` refuses the call (an `isError` result): a call that cannot be recorded
+    /// is not run.
+    fn received(&self, _tool: &str, _args: Option<&JsonObject>) -> Result<(), String> {
+        Ok(())
+    }
+
     fn has_resources(&self) -> bool {
         false
     }
@@ -271,6 +279,12 @@ impl<B: Backend> ServerHandler for Server<B> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if let Err(message) = self
+            .backend
+            .received(&request.name, request.arguments.as_ref())
+        {
+            return Ok(error_result(message).into());
+        }
         let Some(spec) = self
             .tools
             .iter()

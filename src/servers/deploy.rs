@@ -4,6 +4,8 @@
 //! `assets/deploy.toml` (services `web` and `api` whose steps only echo and sleep).
 //! `trigger` runs a service's steps with `sh -c` in the workspace and records every
 //! attempt in `<workspace>/.toolgate/deployments.json`, so `status` survives restarts.
+//! Every call but the read-only `status` is first logged as received in
+//! `<workspace>/.toolgate/deploy-calls.jsonl` ([`super::deploy_calls`]).
 
 use std::{
     collections::{BTreeMap, HashSet},
@@ -20,6 +22,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::common::{Backend, CallContext, SetupError, ToolOutput, ToolSpec, read_only};
+use super::deploy_calls::CallLog;
 
 const EMBEDDED_CONFIG: &str = include_str!("../../assets/deploy.toml");
 /// Lines of output kept per deployment record.
@@ -122,6 +125,7 @@ pub struct DeployBackend {
     /// Serialises read-modify-write of the state file within this process.
     state_lock: tokio::sync::Mutex<()>,
     running: Mutex<HashSet<String>>,
+    received: CallLog,
 }
 
 impl DeployBackend {
@@ -176,11 +180,12 @@ impl DeployBackend {
         let services = parse_config(&text, &origin)?;
         tracing::info!(config = %origin, services = services.len(), "deploy services loaded");
         Ok(Self {
-            workspace,
             config_origin: origin,
             services,
             state_lock: tokio::sync::Mutex::new(()),
             running: Mutex::new(HashSet::new()),
+            received: CallLog::new(&workspace),
+            workspace,
         })
     }
 
@@ -591,6 +596,19 @@ impl Backend for DeployBackend {
                     .idempotent(false),
             )?,
         ])
+    }
+
+    /// Every call but `status` is logged before anything else happens to it. `status` is
+    /// left out because it is read-only: a line written for it would make a read-only call
+    /// change the workspace (a checkpoint, a "changed 1 file" after every status).
+    fn received(&self, tool: &str, args: Option<&JsonObject>) -> Result<(), String> {
+        if tool == "status" {
+            return Ok(());
+        }
+        let arguments = args.cloned().map(Value::Object).unwrap_or(Value::Null);
+        self.received.record(tool, arguments).map_err(|e| {
+            format!("Not run: the deploy server records every call before running it, and {e}")
+        })
     }
 
     async fn call(

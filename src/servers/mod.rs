@@ -7,6 +7,7 @@
 
 mod common;
 pub mod deploy;
+pub mod deploy_calls;
 pub mod docs;
 pub mod fs;
 mod http;

@@ -15,6 +15,8 @@ fn demo_session(workspace: &Path) -> Headless {
     let run = Headless::new("deploy web", "jsonl");
     let (code, out, err) = run.run(workspace);
     assert_eq!(code, 0, "stderr: {err}\nstdout: {out}");
+    // The denial the audit records is real: the deploy server received no trigger.
+    crate::support::deploy_record::assert_none(workspace);
     run
 }
 

@@ -312,7 +312,7 @@ fn a_cut_session_record_does_not_corrupt_the_records_after_it() {
 
 /// A deny or ask rule that does not parse fails closed: `-p` does not start (exit 2, the
 /// rule's file:line:column on stderr), so the tool it was meant to stop never runs (the
-/// deploy server writes no record). Before, the rule was skipped with a notice and the
+/// deploy server receives no call). Before, the rule was skipped with a notice and the
 /// deploy ran under `allow = ["mcp__deploy"]`. A bad allow rule stays a notice.
 #[test]
 fn a_malformed_deny_or_ask_rule_refuses_the_start() {
@@ -340,10 +340,7 @@ fn a_malformed_deny_or_ask_rule_refuses_the_start() {
             "{list}: {stderr}"
         );
         assert!(!stdout(&run).contains("Successful deployment"), "{run:?}");
-        assert!(
-            !ws.path().join(".toolgate/deployments.json").exists(),
-            "{list}: the deploy ran"
-        );
+        deploy_record::assert_none(ws.path());
 
         // `toolgate status` lists the error.
         let status = toolgate(ws.path(), &["status"]);
@@ -368,7 +365,7 @@ fn a_malformed_deny_or_ask_rule_refuses_the_start() {
     .unwrap();
     let run = toolgate(ws.path(), &["-p", "deploy web"]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    assert!(!ws.path().join(".toolgate/deployments.json").exists());
+    deploy_record::assert_none(ws.path());
     let status = stdout(&toolgate(ws.path(), &["status"]));
     assert!(
         status.contains("Permission rules: no errors") && status.contains("  warning: "),

@@ -128,3 +128,160 @@ fn an_approved_plan_leaves_plan_mode_and_the_next_edit_runs() {
     );
     quit(&screen, &mut keys, &mut child);
 }
+
+/// How many tool results `body` (a Messages request) carries, and whether its last message
+/// is one: the model's place in a script, read from the request it received.
+fn tool_results_in(body: &serde_json::Value) -> (usize, bool) {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let is_result = |m: &serde_json::Value| {
+        m["content"]
+            .as_array()
+            .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"))
+    };
+    let count = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .count();
+    (count, messages.last().is_some_and(is_result))
+}
+
+/// The tool results the model received, in order (the last request carries them all).
+fn results_received(api: &WindowApi) -> Vec<String> {
+    let seen = api.seen();
+    let last = seen.last().expect("a model request");
+    last.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["content"].to_string())
+        .collect()
+}
+
+/// What the terminal was sent from byte `from` on, as text.
+fn written_since(screen: &Screen, from: usize) -> String {
+    let raw = screen.raw.lock().expect("raw lock");
+    String::from_utf8_lossy(&raw[from.min(raw.len())..]).into_owned()
+}
+
+fn written_so_far(screen: &Screen) -> usize {
+    screen.raw.lock().expect("raw lock").len()
+}
+
+/// Shift+Tab from default to plan, then the model writes a file and runs `touch`: plan
+/// mode refuses both without a question (default mode runs both: a file tool inside the
+/// workspace and a command that is not destructive), nothing lands on disk, and the model
+/// is told to plan.
+#[test]
+fn a_switch_to_plan_mode_with_shift_tab_refuses_the_next_writes() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let calls = [
+        Say::Tool {
+            name: "write_file".into(),
+            input: json!({"path": "written.txt", "content": "x"}),
+        },
+        Say::Tool {
+            name: "bash".into(),
+            input: json!({"command": "touch f"}),
+        },
+    ];
+    let api = WindowApi::start(1 << 20, move |body| {
+        let (done, _) = tool_results_in(body);
+        calls
+            .get(done)
+            .cloned()
+            .unwrap_or_else(|| Say::Text(format!("Done after {done} calls.")))
+    });
+    let (mut child, screen, mut keys) =
+        pty::spawn(console(home.path(), ws.path(), &api), ROWS, COLS);
+    wait_status(&screen, "default");
+    keys.press(SHIFT_TAB);
+    wait_status(&screen, "accept-edits");
+    keys.press(SHIFT_TAB);
+    wait_status(&screen, "plan");
+    let from = written_so_far(&screen);
+    keys.enter_line(&screen, "write the files");
+    screen.wait_text("Done after 2 calls.");
+    assert!(!ws.path().join("written.txt").exists(), "write_file ran");
+    assert!(!ws.path().join("f").exists(), "touch ran");
+    let shown = written_since(&screen, from);
+    assert!(
+        !shown.contains("Permission required"),
+        "plan mode asked instead of refusing: {shown}"
+    );
+    let results = results_received(&api);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for refused in &results {
+        assert!(
+            refused.contains("plan mode") && refused.contains("exit_plan_mode"),
+            "{refused}"
+        );
+    }
+    assert!(
+        status_line(&screen).contains("· plan mode"),
+        "{}",
+        screen.text()
+    );
+    quit(&screen, &mut keys, &mut child);
+}
+
+/// The same command before and after Shift+Tab from default to accept-edits: `rm` of a
+/// file in the workspace asks in default mode (denied here: the file stays), and runs
+/// without a question once accept-edits is in force (the file is gone).
+#[test]
+fn a_switch_to_accept_edits_with_shift_tab_runs_what_default_mode_asked() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    for name in ["old1.txt", "old2.txt"] {
+        std::fs::write(ws.path().join(name), "old").unwrap();
+    }
+    let api = WindowApi::start(1 << 20, move |body| {
+        let (done, answering) = tool_results_in(body);
+        if answering {
+            Say::Text(format!("Done with call {done}."))
+        } else {
+            Say::Tool {
+                name: "bash".into(),
+                input: json!({"command": format!("rm old{}.txt", done + 1)}),
+            }
+        }
+    });
+    let (mut child, screen, mut keys) =
+        pty::spawn(console(home.path(), ws.path(), &api), ROWS, COLS);
+    wait_status(&screen, "default");
+    keys.enter_line(&screen, "remove the first");
+    pty::wait_question(&screen, "bash");
+    keys.press(b"n");
+    screen.wait_text("Done with call 1.");
+    assert!(ws.path().join("old1.txt").exists(), "the denied rm ran");
+
+    keys.press(SHIFT_TAB);
+    wait_status(&screen, "accept-edits");
+    let from = written_so_far(&screen);
+    keys.enter_line(&screen, "remove the second");
+    screen.wait_text("Done with call 2.");
+    assert!(
+        !ws.path().join("old2.txt").exists(),
+        "accept-edits did not run the rm: {}",
+        screen.text()
+    );
+    let shown = written_since(&screen, from);
+    assert!(
+        !shown.contains("Permission required"),
+        "accept-edits asked: {shown}"
+    );
+    // The session log names the mode as the decider of the second call.
+    let log =
+        std::fs::read_to_string(crate::support::session_log(&home.path().join("state"))).unwrap();
+    let deciders: Vec<String> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["type"] == "permission" && r["tool"] == "bash")
+        .map(|r| r["decider"]["by"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(deciders, ["person", "mode"], "{log}");
+    quit(&screen, &mut keys, &mut child);
+}

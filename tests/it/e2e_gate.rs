@@ -106,10 +106,11 @@ fn a_grant_for_the_next_calls_is_used_up_and_then_the_modal_asks_again() {
         t.contains("Deploy 6.") && t.contains("Permission required")
     });
     screen.wait_modal_armed("the second modal to take keys");
-    assert_eq!(deploy_record::deployments(workspace.path()).len(), 5);
+    deploy_record::assert_received(workspace.path(), &["web"; 5]);
     keys.press(b"n");
     screen.wait_text("Model received: Permission denied");
-    assert_eq!(deploy_record::deployments(workspace.path()).len(), 5);
+    // The sixth, denied, never reached the server.
+    deploy_record::assert_received(workspace.path(), &["web"; 5]);
     // The grant is used up: /permissions lists none.
     keys.enter_line(&screen, "/permissions");
     screen.wait_for("the permissions overlay without grants", |t| {
@@ -117,7 +118,7 @@ fn a_grant_for_the_next_calls_is_used_up_and_then_the_modal_asks_again() {
     });
     keys.press(b"\x1b");
     quit(&screen, &mut keys, &mut child);
-    assert_eq!(deploy_record::deployments(workspace.path()).len(), 5);
+    deploy_record::assert_received(workspace.path(), &["web"; 5]);
     // The session log names the grant for each call it let through, with what it left.
     let log =
         std::fs::read_to_string(crate::support::session_log(&home.path().join("state"))).unwrap();

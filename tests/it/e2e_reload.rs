@@ -89,7 +89,7 @@ fn edits_of_mcp_json_reach_the_running_console() {
 /// Issue 23: a deny rule broken by an edit while the console runs does not fail open. The
 /// reload is refused with the rule's position, the rules in force stay, and the deploy the
 /// deny rule stops still does not run under `allow = ["mcp__deploy"]`: the deploy server
-/// writes no record.
+/// receives no call.
 #[test]
 fn a_deny_rule_broken_in_a_live_reload_keeps_the_rules_in_force() {
     let home = tempfile::tempdir().unwrap();
@@ -123,10 +123,7 @@ fn a_deny_rule_broken_in_a_live_reload_keeps_the_rules_in_force() {
 
     keys.enter_line(&screen, "deploy web");
     screen.wait_text("The deploy was not approved");
-    assert!(
-        !workspace.path().join(".toolgate/deployments.json").exists(),
-        "the deploy ran"
-    );
+    crate::support::deploy_record::assert_none(workspace.path());
 
     keys.press(b"\x04");
     let status = screen.wait_exit(&mut child);

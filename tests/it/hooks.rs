@@ -58,6 +58,32 @@ fn read_json(path: &std::path::Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
+/// The start of a hook command that proves the hook ran: it appends its stdin (one JSON
+/// line) to `hook_calls.jsonl` in the workspace before doing whatever follows. A test whose
+/// hook is meant to decide checks this log, so it cannot pass because the hook silently
+/// never ran.
+const LOG_STDIN: &str = "cat >> hook_calls.jsonl; echo >> hook_calls.jsonl;";
+
+/// The stdin of every run of a hook that logged itself with [`LOG_STDIN`], in order.
+fn hook_calls(workspace: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(workspace.join("hook_calls.jsonl")).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The hook for `event` ran for `tool` with the demo's deploy input on its stdin.
+fn assert_hook_ran_for_the_trigger(workspace: &std::path::Path, event: &str) {
+    let calls = hook_calls(workspace);
+    assert!(
+        calls.iter().any(|c| c["hook_event_name"] == event
+            && c["tool_name"] == "mcp__deploy__trigger"
+            && c["tool_input"] == json!({ "service": "web" })),
+        "no {event} hook ran for the trigger: {calls:#?}"
+    );
+}
+
 const ALLOW_JSON: &str = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"release window open"}}"#;
 
 #[test]
@@ -110,7 +136,7 @@ fn a_json_allow_runs_an_unlisted_tool_headless_and_post_tool_use_sees_the_respon
         r#"
 [[hooks.PreToolUse]]
 matcher = "mcp__deploy__.*"
-hooks = [{{ type = "command", command = '''echo '{ALLOW_JSON}' ''' }}]
+hooks = [{{ type = "command", command = '''{LOG_STDIN} echo '{ALLOW_JSON}' ''' }}]
 
 [[hooks.PostToolUse]]
 matcher = "mcp__deploy__trigger"
@@ -123,6 +149,7 @@ hooks = [{{ type = "command", command = '''cat > post_stdin.json; echo '{{"decis
     assert_eq!(decision["decision"], "allow", "{decision}");
     assert_eq!(decision["decider"]["by"], "hook");
     assert_eq!(decision["decider"]["reason"], "release window open");
+    assert_hook_ran_for_the_trigger(workspace.path(), "PreToolUse");
     deploy_record::assert_one_of(workspace.path(), "web");
     // PostToolUse saw the response, and its block reason reached the model.
     let stdin = read_json(&workspace.path().join("post_stdin.json"));
@@ -147,7 +174,7 @@ fn a_hook_cannot_beat_a_deny_rule() {
     let config = format!(
         r#"
 [[hooks.PreToolUse]]
-hooks = [{{ type = "command", command = '''echo '{ALLOW_JSON}' ''' }}]
+hooks = [{{ type = "command", command = '''{LOG_STDIN} echo '{ALLOW_JSON}' ''' }}]
 "#
     );
     let (code, events, err) = deploy_with(
@@ -159,6 +186,8 @@ hooks = [{{ type = "command", command = '''echo '{ALLOW_JSON}' ''' }}]
     let decision = trigger_decision(&events);
     assert_eq!(decision["decision"], "deny", "{decision}");
     assert_eq!(decision["decider"]["by"], "rule");
+    // The hook did say allow for this call: the rule beat it, it was not left out.
+    assert_hook_ran_for_the_trigger(workspace.path(), "PreToolUse");
     deploy_record::assert_none(workspace.path());
 }
 
@@ -168,7 +197,7 @@ fn a_hanging_hook_is_stopped_its_call_does_not_run_and_the_run_goes_on() {
     let config = r#"
 [[hooks.PreToolUse]]
 matcher = "mcp__deploy__trigger"
-hooks = [{ type = "command", command = "sleep 300", timeout = 2 }]
+hooks = [{ type = "command", command = "cat >> hook_calls.jsonl; echo >> hook_calls.jsonl; sleep 300", timeout = 2 }]
 "#;
     let (code, events, err) = deploy_with(
         config,
@@ -195,6 +224,7 @@ hooks = [{ type = "command", command = "sleep 300", timeout = 2 }]
         "{decision}"
     );
     assert_eq!(events.last().unwrap()["type"], "turn_finished");
+    assert_hook_ran_for_the_trigger(workspace.path(), "PreToolUse");
     deploy_record::assert_none(workspace.path());
 }
 
@@ -338,7 +368,7 @@ fn a_permission_request_hook_answers_the_question_headless() {
     let config = r#"
 [[hooks.PermissionRequest]]
 matcher = "mcp__deploy__trigger"
-hooks = [{ type = "command", command = '''echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ''' }]
+hooks = [{ type = "command", command = '''cat >> hook_calls.jsonl; echo >> hook_calls.jsonl; echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ''' }]
 "#;
     let (code, events, err) = deploy_with(config, &[], workspace.path());
     assert_eq!(code, 0, "{err}");
@@ -352,6 +382,7 @@ hooks = [{ type = "command", command = '''echo '{"hookSpecificOutput":{"hookEven
             .starts_with("PermissionRequest hook"),
         "{decision}"
     );
+    assert_hook_ran_for_the_trigger(workspace.path(), "PermissionRequest");
     deploy_record::assert_one_of(workspace.path(), "web");
 }
 
@@ -425,7 +456,7 @@ fn a_hook_cannot_answer_a_managed_ask() {
     std::fs::write(
         run.config_dir().join("config.toml"),
         format!(
-            "[[hooks.PreToolUse]]\nhooks = [{{ type = \"command\", command = '''echo '{ALLOW_JSON}' ''' }}]\n"
+            "[[hooks.PreToolUse]]\nhooks = [{{ type = \"command\", command = '''{LOG_STDIN} echo '{ALLOW_JSON}' ''' }}]\n"
         ),
     )
     .unwrap();
@@ -448,6 +479,7 @@ fn a_hook_cannot_answer_a_managed_ask() {
     let decision = trigger_decision(&events);
     assert_eq!(decision["decision"], "deny", "{decision}");
     assert_eq!(decision["decider"]["by"], "headless", "{decision}");
+    assert_hook_ran_for_the_trigger(workspace.path(), "PreToolUse");
     deploy_record::assert_none(workspace.path());
 }
 
@@ -501,7 +533,7 @@ deny = ["Bash(rm:*)"]
 
 [[hooks.PreToolUse]]
 matcher = "bash"
-hooks = [{{ type = "command", command = '''echo '{output}' ''' }}]
+hooks = [{{ type = "command", command = '''{LOG_STDIN} echo '{output}' ''' }}]
 "#
     );
     let out = run_on_api(&api, "say hello", &config, workspace);
@@ -534,6 +566,14 @@ fn a_hooks_updated_input_is_what_runs_and_the_rules_judge_it_again() {
         std::fs::read_to_string(workspace.path().join("keep.txt")).unwrap(),
         "keep"
     );
+    // The hook ran in both runs, each time on the model's own command: what the rules
+    // judged was its rewrite.
+    let inputs: Vec<Value> = hook_calls(workspace.path())
+        .iter()
+        .filter(|c| c["hook_event_name"] == "PreToolUse" && c["tool_name"] == "bash")
+        .map(|c| c["tool_input"].clone())
+        .collect();
+    assert_eq!(inputs, vec![json!({ "command": "echo hello" }); 2]);
 }
 
 /// Hooks that match one event run at once, not one after another: each of these two waits

@@ -2,6 +2,7 @@
 //! (`toolgate serve docs|deploy|fs`) as a child process, spoken to with rmcp's client over
 //! stdio in both protocol eras.
 
+use crate::support::deploy_record;
 use crate::support::process::alive;
 use std::{
     path::{Path, PathBuf},
@@ -487,6 +488,68 @@ async fn deploy_uses_the_workspace_config_and_reports_failed_steps() {
     let err = session.tool_error("status", json!({ "service": 7 })).await;
     assert!(err.contains("field 'service'"), "{err}");
     session.stop().await;
+}
+
+/// Every call but the read-only `status` is logged as received before anything else
+/// happens to it: a step that reads the log finds its own call already there, a call
+/// whose arguments fail the schema is logged too, and `status` writes nothing. A call the
+/// server cannot log is refused and its steps do not run.
+#[tokio::test]
+async fn deploy_logs_each_call_it_receives_before_its_steps_run() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join(".toolgate")).unwrap();
+    std::fs::write(
+        workspace.path().join(".toolgate/deploy.toml"),
+        "[services.check]\ncommand = \"grep -q '\\\"service\\\":\\\"check\\\"' .toolgate/deploy-calls.jsonl && echo found my call && touch step_ran\"\n",
+    )
+    .unwrap();
+    let log = deploy_record::received_path(workspace.path());
+    let session = start(&["deploy"], workspace.path(), Era::Initialize).await;
+
+    session.ok("status", json!({})).await;
+    assert!(!log.exists(), "a status call was logged");
+
+    let (out, _) = session.ok("trigger", json!({ "service": "check" })).await;
+    assert!(
+        out.contains("found my call"),
+        "the step did not find its call: {out}"
+    );
+    let err = session.tool_error("trigger", json!({ "service": 7 })).await;
+    assert!(err.contains("service"), "{err}");
+    session.stop().await;
+
+    let calls = deploy_record::received(workspace.path());
+    let seen: Vec<(&Value, &Value, &Value)> = calls
+        .iter()
+        .map(|c| (&c["seq"], &c["tool"], &c["arguments"]))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (&json!(1), &json!("trigger"), &json!({"service": "check"})),
+            (&json!(2), &json!("trigger"), &json!({"service": 7})),
+        ]
+    );
+    assert_eq!(calls[0]["pid"], calls[1]["pid"]);
+    assert!(calls[0]["received_at"].is_string(), "{calls:?}");
+
+    // The log cannot be written (a folder stands in its place): the call is refused and
+    // nothing runs.
+    std::fs::remove_file(workspace.path().join("step_ran")).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    let session = start(&["deploy"], workspace.path(), Era::Discover).await;
+    let err = session
+        .tool_error("trigger", json!({ "service": "check" }))
+        .await;
+    assert!(
+        err.starts_with("Not run: the deploy server records every call before running it")
+            && err.contains("deploy-calls.jsonl"),
+        "{err}"
+    );
+    session.stop().await;
+    assert!(!workspace.path().join("step_ran").exists(), "the step ran");
+    assert_eq!(deploy_record::deployments(workspace.path()).len(), 1);
 }
 
 #[tokio::test]

@@ -300,8 +300,8 @@ fn list_shows_each_turn_and_undo_walks_back_recording_in_the_session_log() {
 #[test]
 fn a_change_made_by_an_mcp_server_is_undone_too() {
     let c = case();
-    // The default demo: its deploy server (a child process) records the deployment in
-    // the workspace.
+    // The default demo: its deploy server (a child process) logs the call it received and
+    // records the deployment in the workspace.
     let out = c
         .command(&[
             "-p",
@@ -321,12 +321,17 @@ fn a_change_made_by_an_mcp_server_is_undone_too() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("This turn changed 1 file: .toolgate/deployments.json"),
+        stderr.contains(
+            "This turn changed 2 files: .toolgate/deploy-calls.jsonl, .toolgate/deployments.json"
+        ),
         "{stderr}"
     );
+    let undone = c.undo();
     assert!(
-        c.undo()
-            .ends_with("1 file\n  removed .toolgate/deployments.json\n")
+        undone.ends_with(
+            "2 files\n  removed .toolgate/deploy-calls.jsonl\n  removed .toolgate/deployments.json\n"
+        ),
+        "{undone}"
     );
     assert!(!c.ws.join(".toolgate").exists());
     assert_eq!(c.read("notes.txt").as_deref(), Some(NOTES));
@@ -454,8 +459,11 @@ impl Running {
 #[test]
 fn the_persons_edits_while_the_agents_command_runs_are_not_the_turns() {
     let c = case();
-    let mut turn = c.spawn_slow_turn("touch started.flag; sleep 3; echo agent > agent.txt");
-    // While the command sleeps (inside the call), the person edits and creates files.
+    // The command waits (inside the call) for the person's last edit, so the edits are
+    // made while it runs however slow the machine.
+    let mut turn = c.spawn_slow_turn(
+        "touch started.flag; while [ ! -e user.txt ]; do sleep 0.05; done; echo agent > agent.txt",
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while !c.ws.join("started.flag").exists() {
         assert!(
@@ -565,8 +573,11 @@ fn a_file_changed_since_the_turn_is_refused_with_its_name_and_restored_only_with
 #[test]
 fn two_sessions_in_one_workspace_undo_only_their_own_files() {
     let c = case();
-    // Session A's command runs (it sleeps); meanwhile session B runs a whole turn.
-    let mut a = c.spawn_slow_turn("touch a.flag; sleep 3; echo a > a.txt");
+    // Session A's command runs until the person says B is done (`b.done`, the person's
+    // file, not A's); meanwhile session B runs a whole turn.
+    let mut a = c.spawn_slow_turn(
+        "touch a.flag; while [ ! -e b.done ]; do sleep 0.05; done; echo a > a.txt",
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while !c.ws.join("a.flag").exists() {
         assert!(
@@ -580,6 +591,7 @@ fn two_sessions_in_one_workspace_undo_only_their_own_files() {
         b_stderr.contains("This turn changed 1 file: b.txt"),
         "{b_stderr}"
     );
+    std::fs::write(c.ws.join("b.done"), "").unwrap();
     a.wait_for_bash();
     let a_session = a.session();
     let a_stderr = a.finish();
@@ -634,8 +646,9 @@ fn console_undo_lists_the_files_and_asks_first() {
             && t.contains("restore  notes.txt  (deleted by the turn)")
             && t.contains("Restore 1 file")
     });
-    // Keys right after a request appears are ignored (the guard window).
-    thread::sleep(Duration::from_millis(400));
+    // Keys right after a request appears are ignored (the guard window): wait until the
+    // question shows it takes them.
+    screen.wait_modal_armed("the undo question to take keys");
     keys.press(b"n");
     screen.wait_text("Undo cancelled; no file was changed.");
     assert_eq!(c.read("notes.txt"), None);
@@ -643,7 +656,7 @@ fn console_undo_lists_the_files_and_asks_first() {
     // Then restores.
     keys.enter_line(&screen, "/undo");
     screen.wait_text("Undo the last turn?");
-    thread::sleep(Duration::from_millis(400));
+    screen.wait_modal_armed("the second undo question to take keys");
     keys.press(b"y");
     screen.wait_text("restored notes.txt");
     assert_eq!(c.read("notes.txt").as_deref(), Some(NOTES));
@@ -684,7 +697,7 @@ fn console_undo_shows_the_difference_of_a_file_changed_since_and_keeps_it_when_a
             && t.contains("[changed since the turn]")
             && t.contains("Restore the 1 file unchanged since, keep the rest")
     });
-    thread::sleep(Duration::from_millis(400));
+    screen.wait_modal_armed("the undo question to take keys");
     // Only what is unchanged since: new.txt goes, the person's notes stay.
     keys.press(b"u");
     screen.wait_text("kept notes.txt (changed since the turn)");

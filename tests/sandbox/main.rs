@@ -466,6 +466,7 @@ async fn toolgates_own_servers_run_confined() {
     // Its own records and the first step's file are there: `.toolgate/` is writable.
     assert!(ws.path().join(".toolgate/marker").is_file());
     assert!(ws.path().join(".toolgate/deployments.json").is_file());
+    assert!(ws.path().join(".toolgate/deploy-calls.jsonl").is_file());
 
     // docs runs read-only and offline: no new privileges, a seccomp filter.
     hub.connect("docs").await.unwrap();

@@ -187,6 +187,20 @@ impl Harness {
     fn requests(&self) -> Vec<ModelRequest> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// Shuts the agent down and waits until it is gone (its event channel closed): by
+    /// then the hub has closed every server and waited for it to exit, so a server's own
+    /// records are complete, a call sent after the turn's last event included.
+    async fn shut_down(&mut self) {
+        let _ = self.handle.commands.send(UiCommand::Shutdown).await;
+        loop {
+            match tokio::time::timeout(WAIT, self.handle.events.recv()).await {
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(_) => panic!("the agent did not stop within {WAIT:?}"),
+            }
+        }
+    }
 }
 
 /// What a request is about: the tool's name, `project:NAME` or `trust:FOLDER`.

@@ -201,8 +201,15 @@ async fn ask_answers_decide_each_call() {
     ];
     let got: Vec<Decider> = deciders.into_iter().map(|(_, d)| d).collect();
     assert_eq!(got, expected);
-    // The far side: the deploy server ran web once (the two denied calls never reached
-    // it, and the unknown service failed before running) and api twice.
+    // The far side, once the servers have exited: the two denied calls never reached the
+    // deploy server; it received
+    // the other four, ran web once (the unknown service failed before running) and api
+    // twice.
+    h.shut_down().await;
+    assert_eq!(
+        deploy_record::received_triggers(h.workspace.path()),
+        ["web", "no-such-service", "api", "api"]
+    );
     let ran: Vec<String> = deploy_record::deployments(h.workspace.path())
         .iter()
         .map(|d| d["service"].as_str().unwrap().to_string())
@@ -255,6 +262,7 @@ async fn an_unanswered_question_expires_into_a_denial_recorded_as_expired() {
                 && record.decider == Decider::Expired { asked_by: "mcp__deploy__trigger".into() }))
     );
     assert!(request.is_withdrawn(), "the agent stopped waiting");
+    h.shut_down().await;
     deploy_record::assert_none(h.workspace.path());
 }
 
@@ -297,6 +305,7 @@ async fn cancel_while_asking_gives_a_cancelled_result() {
         "the agent stopped waiting for the answer"
     );
     assert_eq!(h.requests().len(), 2);
+    h.shut_down().await;
     deploy_record::assert_none(h.workspace.path());
 }
 
@@ -331,6 +340,7 @@ async fn headless_turns_an_ask_into_a_denial_naming_the_allow_rule() {
             if call_id == "t"
                 && record.decision == Permit::Deny
                 && record.decider == Decider::Headless { asked_by: "mcp__deploy__trigger".into() })));
+    h.shut_down().await;
     deploy_record::assert_none(h.workspace.path());
 }
 
@@ -374,7 +384,8 @@ async fn allow_always_writes_a_rule_and_stops_asking() {
         vec![ToolOutcome::Ok, ToolOutcome::Ok, ToolOutcome::Ok]
     );
     // Both calls reached the deploy server.
-    assert_eq!(deploy_record::deployments(h.workspace.path()).len(), 2);
+    h.shut_down().await;
+    deploy_record::assert_received(h.workspace.path(), &["web", "web"]);
 }
 
 #[cfg(unix)]

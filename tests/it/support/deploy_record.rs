@@ -1,15 +1,25 @@
-//! The far side of a deploy call: the deploy server's own record,
-//! `<workspace>/.toolgate/deployments.json`, which it writes on every attempt (success or
-//! failure). toolgate's report of a denial proves nothing by itself: a gate that sent the
-//! call and then printed "denied" would report the same. The record does.
+//! The far side of a deploy call: the deploy server's own records in `<workspace>/.toolgate/`.
+//!
+//! - `deploy-calls.jsonl`: every call it received (but the read-only `status`), appended
+//!   and synced as its first act, before its arguments are checked or a step runs.
+//! - `deployments.json`: the deployments it ran, written when each one ends.
+//!
+//! toolgate's report of a denial proves nothing by itself: a gate that sent the call and
+//! then printed "denied" would report the same. The history alone is not enough either
+//! (a call cut off during its steps leaves none); the log of received calls is.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-/// Where the deploy server records its attempts for `workspace`.
-pub fn record_path(workspace: &Path) -> std::path::PathBuf {
+/// Where the deploy server records the deployments it ran for `workspace`.
+pub fn record_path(workspace: &Path) -> PathBuf {
     workspace.join(".toolgate").join("deployments.json")
+}
+
+/// Where the deploy server logs the calls it received for `workspace`.
+pub fn received_path(workspace: &Path) -> PathBuf {
+    workspace.join(".toolgate").join("deploy-calls.jsonl")
 }
 
 /// Every deployment the server recorded for `workspace`, oldest first; none when the file
@@ -29,9 +39,49 @@ pub fn deployments(workspace: &Path) -> Vec<Value> {
         .clone()
 }
 
-/// The server ran nothing for `workspace`: no record file at all (a trigger that reached
-/// the server writes one even when the deployment fails).
+/// Every call the server received for `workspace`, oldest first (`tool`, `arguments`,
+/// `seq`, `pid`, `received_at`); none when the log does not exist.
+pub fn received(workspace: &Path) -> Vec<Value> {
+    let path = received_path(workspace);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => panic!("cannot read {}: {e}", path.display()),
+    };
+    text.lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| {
+                panic!(
+                    "{} has a line that is not JSON ({e}): {line}",
+                    path.display()
+                )
+            })
+        })
+        .collect()
+}
+
+/// The services of the `trigger` calls the server received for `workspace`, in order.
+pub fn received_triggers(workspace: &Path) -> Vec<String> {
+    received(workspace)
+        .iter()
+        .filter(|call| call["tool"] == "trigger")
+        .map(|call| {
+            call["arguments"]["service"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a trigger without a service: {call}"))
+                .to_string()
+        })
+        .collect()
+}
+
+/// The server received no call for `workspace` (no log line, so not even one it refused
+/// or was cut off in) and ran no deployment.
 pub fn assert_none(workspace: &Path) {
+    let calls = received(workspace);
+    assert!(
+        calls.is_empty(),
+        "the deploy server received a call although it was denied: {calls:?}"
+    );
     let path = record_path(workspace);
     assert!(
         !path.exists(),
@@ -40,10 +90,34 @@ pub fn assert_none(workspace: &Path) {
     );
 }
 
-/// The server ran exactly one deployment of `service` for `workspace`, and it succeeded.
+/// The server received exactly the `trigger` calls for these services, in this order, and
+/// recorded one deployment for each (whatever its result).
+pub fn assert_received(workspace: &Path, services: &[&str]) {
+    let calls = received(workspace);
+    let expected: Vec<Value> = services
+        .iter()
+        .map(|s| json!({"tool": "trigger", "arguments": {"service": s}}))
+        .collect();
+    let got: Vec<Value> = calls
+        .iter()
+        .map(|c| json!({"tool": c["tool"], "arguments": c["arguments"]}))
+        .collect();
+    assert_eq!(got, expected, "the calls the deploy server received");
+    let ran: Vec<Value> = deployments(workspace)
+        .iter()
+        .map(|d| d["service"].clone())
+        .collect();
+    assert_eq!(
+        ran,
+        services.iter().map(|s| json!(s)).collect::<Vec<_>>(),
+        "the deployments the deploy server ran"
+    );
+}
+
+/// The server received exactly one call, a `trigger` of `service`, and ran it: one
+/// deployment, which succeeded.
 pub fn assert_one_of(workspace: &Path, service: &str) {
+    assert_received(workspace, &[service]);
     let all = deployments(workspace);
-    assert_eq!(all.len(), 1, "expected one deployment: {all:?}");
-    assert_eq!(all[0]["service"], service, "{all:?}");
     assert_eq!(all[0]["succeeded"], true, "{all:?}");
 }
