@@ -34,6 +34,10 @@ pub struct Profile {
     /// Neither readable nor writable, wherever they are (except inside `readable` paths
     /// that a denied path contains, see above).
     pub deny: Vec<PathBuf>,
+    /// Whether the process and everything it starts stay in the session the process
+    /// starts in (`setsid` refused by seccomp), so that ending the session ends them all:
+    /// a bash call's background processes end with the call. Ignored when `Off`.
+    pub keep_in_session: bool,
 }
 
 impl Profile {
@@ -45,6 +49,7 @@ impl Profile {
             writable: Vec::new(),
             readable: Vec::new(),
             deny: Vec::new(),
+            keep_in_session: false,
         }
     }
 
@@ -57,6 +62,7 @@ impl Profile {
             writable: Vec::new(),
             readable: Vec::new(),
             deny: Vec::new(),
+            keep_in_session: true,
         }
     }
 

@@ -13,6 +13,8 @@
 #[path = "../it/support/fixture_server.rs"]
 mod fixture_server;
 
+mod kernel_modes;
+
 use std::io::ErrorKind;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
