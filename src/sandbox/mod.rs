@@ -272,7 +272,7 @@ impl Sandbox {
     pub fn startup_notice(&self, workspace: &Path) -> Option<String> {
         if self.settings.mode == SandboxMode::Off {
             return Some(
-                "sandbox: off for bash ([sandbox] mode = \"off\"): commands run with your full rights"
+                "sandbox: off for bash ([sandbox] mode = \"off\"): commands run with your full rights, except in plan mode (read-only)"
                     .into(),
             );
         }
