@@ -42,7 +42,7 @@ done
 sweep() {
   for f in /proc/[0-9]*/stat; do
     line=
-    read -r line < "$f" 2>/dev/null
+    read -r line 2>/dev/null < "$f"
     [ -n "$line" ] || continue
     set -- ${line##*) }
     case $1 in Z|X|x) continue ;; esac

@@ -37,6 +37,8 @@ mod store;
 mod trust;
 
 #[cfg(test)]
+mod mode_tests;
+#[cfg(test)]
 mod tests;
 
 pub use ask::ask;
