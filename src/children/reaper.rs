@@ -303,7 +303,7 @@ mod tests {
         }
         let mut reaper = reaper();
         let mut input = reaper.stdin.take().unwrap();
-        write!(input, "+ {}\n", leader.id()).unwrap();
+        writeln!(input, "+ {}", leader.id()).unwrap();
         drop(input);
         assert!(reaper.wait().unwrap().success());
         leader.wait().unwrap();
