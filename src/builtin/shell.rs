@@ -17,7 +17,7 @@ use super::BuiltinOutput;
 use super::args::Args;
 use super::capture::HeadTailCapture;
 use crate::children::{self, DeathSignal, Registration};
-use crate::sandbox::{Confinement, Sandbox, Tracer, WriteLog};
+use crate::sandbox::{BashWrites, Confinement, Sandbox, Tracer, WriteLog};
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -81,7 +81,11 @@ pub async fn run_bash(
     };
     match execute_with(&SHELLS, command, workspace, timeout, cancel, &launch).await {
         Ok(mut output) => {
-            if let Some(hint) = profile.blocked_hint(&output.text, output.is_error) {
+            let hint = match sandbox.bash_writes() {
+                BashWrites::Nothing => profile.plan_mode_hint(&output.text, output.is_error),
+                BashWrites::AsConfigured => profile.blocked_hint(&output.text, output.is_error),
+            };
+            if let Some(hint) = hint {
                 output.text.push('\n');
                 output.text.push_str(&hint);
             }

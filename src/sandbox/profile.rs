@@ -97,6 +97,18 @@ impl Profile {
         }
     }
 
+    /// [`Self::blocked_hint`] for a call whose permission mode writes nothing (plan): leaving
+    /// the sandbox is no way out there, so the model is pointed at the plan instead.
+    pub fn plan_mode_hint(&self, output: &str, failed: bool) -> Option<String> {
+        if !failed || !self.is_confined() || !looks_blocked(output) {
+            return None;
+        }
+        Some(format!(
+            "[sandbox: toolgate is in plan mode, so this command ran in a read-only sandbox ({}; credential folders unreadable). The error above may be a write it refused: nothing can be changed in plan mode, and a command cannot leave the sandbox there. Keep to reading; present the plan with exit_plan_mode.]",
+            self.describe()
+        ))
+    }
+
     /// The line added to a failed command's output when the failure looks like the
     /// sandbox refusing something, so the model knows why instead of retrying variants.
     pub fn blocked_hint(&self, output: &str, failed: bool) -> Option<String> {

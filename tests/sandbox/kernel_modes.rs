@@ -77,8 +77,9 @@ async fn assert_writes_nothing(sandbox: &Sandbox, ws: &Path) {
             out.text
         );
         assert!(
-            out.text.contains("read-only"),
-            "{what}: the result should say bash ran read-only:\n{}",
+            out.text.contains("[sandbox: toolgate is in plan mode")
+                && out.text.contains("read-only"),
+            "{what}: the result should say bash ran read-only in plan mode:\n{}",
             out.text
         );
     }
