@@ -527,6 +527,10 @@ async fn an_unavailable_sandbox_refuses_instead_of_running_unconfined() {
         ),
         "{status}"
     );
+    assert!(
+        status.contains("\n  bash in plan mode: read-only, no network — cannot be enforced, so bash is refused in plan mode: forced by TOOLGATE_SANDBOX_FORCE_UNAVAILABLE=1\n"),
+        "{status}"
+    );
     let (code, out) = run(&["mcp", "call", "fs", "list_dir", "{}"]);
     assert_eq!(code, Some(1));
     assert!(
