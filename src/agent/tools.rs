@@ -25,7 +25,8 @@ use crate::mcp::{McpError, McpHub};
 use crate::model::ContentBlock;
 use crate::pool::{Pool, PoolError, PoolTool, ServerTools, ToolOrigin};
 use crate::protocol::{
-    AgentEvent, CallId, ImageSummary, PermissionLine, ServerName, ToolCallStart, ToolOutcome,
+    AgentEvent, CallId, ImageSummary, PermissionLine, PermissionMode, ServerName, ToolCallStart,
+    ToolOutcome,
 };
 use crate::sandbox::Sandbox;
 use crate::sandbox::WriteLog;
@@ -198,6 +199,7 @@ impl ToolHost {
             decision: gated,
             audit: decided,
             notices,
+            decided_in,
         } = self
             .gate
             .check_hooked(
@@ -246,12 +248,14 @@ impl ToolHost {
             },
             Gated::Run => {
                 let trace = watch.as_ref().map(CallWatch::trace);
-                self.guarded_execute(conv, call_id, tool, input, cancel, trace)
+                let run = Confined::In(decided_in);
+                self.guarded_execute(conv, call_id, tool, input, cancel, run, trace)
                     .await
             }
             // The person saw the command and let it run as it is (unconfined: not traced).
             Gated::RunUnconfined => {
-                self.execute(conv, call_id, tool, input, cancel, true, None)
+                let run = Confined::Not(decided_in);
+                self.execute(conv, call_id, tool, input, cancel, run, None)
                     .await
             }
         };
@@ -261,6 +265,7 @@ impl ToolHost {
 
     /// Runs a call that nobody was asked about file by file (a bash command, an MCP tool)
     /// and puts toolgate's own configuration back if the call changed it.
+    #[allow(clippy::too_many_arguments)]
     async fn guarded_execute(
         &mut self,
         conv: &mut Conversation,
@@ -268,6 +273,7 @@ impl ToolHost {
         tool: &PoolTool,
         input: Value,
         cancel: &CancellationToken,
+        run: Confined,
         trace: Option<&WriteLog>,
     ) -> ToolRun {
         let may_change_files = matches!(
@@ -276,7 +282,7 @@ impl ToolHost {
         );
         if !may_change_files {
             return self
-                .execute(conv, call_id, tool, input, cancel, false, trace)
+                .execute(conv, call_id, tool, input, cancel, run, trace)
                 .await;
         }
         let workspace = self.workspace.clone();
@@ -284,7 +290,7 @@ impl ToolHost {
             .await
             .ok();
         let mut run = self
-            .execute(conv, call_id, tool, input, cancel, false, trace)
+            .execute(conv, call_id, tool, input, cancel, run, trace)
             .await;
         let restored = match before {
             Some(before) => tokio::task::spawn_blocking(move || before.restore_changes())
@@ -302,8 +308,8 @@ impl ToolHost {
         run
     }
 
-    /// `unconfined`: the person approved running this bash command outside the sandbox.
-    /// `trace`: where a confined bash records the paths it asks to change.
+    /// `run`: the sandbox a bash command runs in. `trace`: where a confined bash records
+    /// the paths it asks to change.
     #[allow(clippy::too_many_arguments)]
     async fn execute(
         &mut self,
@@ -312,7 +318,7 @@ impl ToolHost {
         tool: &PoolTool,
         input: Value,
         cancel: &CancellationToken,
-        unconfined: bool,
+        run: Confined,
         trace: Option<&WriteLog>,
     ) -> ToolRun {
         match &tool.origin {
@@ -343,11 +349,7 @@ impl ToolHost {
                 | BuiltinTool::EditFile
                 | BuiltinTool::Glob),
             ) => {
-                let sandbox = if unconfined {
-                    self.sandbox.without_confinement()
-                } else {
-                    self.sandbox.clone()
-                };
+                let sandbox = run.sandbox(&self.sandbox);
                 let call = crate::builtin::run_traced(
                     *kind,
                     &input,
@@ -617,4 +619,25 @@ fn server_argument(input: &Value) -> Option<String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
+}
+
+/// The sandbox a call the gate let run goes into: the one of the mode it was decided in
+/// (plan: bash read-only), confined or, when the person allowed it, not.
+#[derive(Debug, Clone, Copy)]
+enum Confined {
+    In(PermissionMode),
+    Not(PermissionMode),
+}
+
+impl Confined {
+    /// The session's sandbox narrowed to this call. Leaving the sandbox keeps a mode's
+    /// read-only rule (the gate never lets a plan-mode call leave; this holds if it did).
+    fn sandbox(self, session: &Sandbox) -> Sandbox {
+        match self {
+            Confined::In(mode) => session.with_bash_writes(crate::gate::bash_writes(mode)),
+            Confined::Not(mode) => session
+                .with_bash_writes(crate::gate::bash_writes(mode))
+                .without_confinement(),
+        }
+    }
 }

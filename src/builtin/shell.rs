@@ -1,11 +1,13 @@
 //! The `bash` tool: one shell per call, leading a session (so a process group) of its own so a
-//! timeout or a cancel can stop everything it started, with stdout and stderr sharing one
-//! pipe so their order is kept. The group is listed with the reaper and the shell gets a
+//! timeout, a cancel or the shell's end can stop everything it started, with stdout and
+//! stderr sharing one pipe so their order is kept. When the shell exits, every process left
+//! in its session is killed: a confined command cannot leave the session (the sandbox
+//! refuses `setsid`), so its background processes end with the call (decision 0088). The group is listed with the reaper and the shell gets a
 //! parent-death signal, so nothing it started outlives toolgate (see [`crate::children`]).
 //!
-//! The shell's leader process is never reaped before its group has been signalled: while the
-//! leader exists (even as a zombie) its pid, which is also the group id, cannot be reused, so
-//! `killpg` can never hit an unrelated group.
+//! The shell's leader process is never reaped before its session has been ended: while the
+//! leader exists (even as a zombie) its pid, which is also the group and session id, cannot
+//! be reused, so the kill can never hit an unrelated group or session.
 //!
 //! The shell runs under the session's sandbox profile (applied in the child between fork
 //! and exec) with an environment without secrets; a profile the kernel cannot enforce
@@ -15,7 +17,7 @@ use super::BuiltinOutput;
 use super::args::Args;
 use super::capture::HeadTailCapture;
 use crate::children::{self, DeathSignal, Registration};
-use crate::sandbox::{Confinement, Sandbox, Tracer, WriteLog};
+use crate::sandbox::{BashWrites, Confinement, Sandbox, Tracer, WriteLog};
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -34,8 +36,9 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 /// Characters of output the model sees at most (half from the start, half from the end).
 pub const OUTPUT_LIMIT_CHARS: usize = 50_000;
 
-/// How long to keep reading after the shell is gone. Its group has been killed by then, so
-/// only a process that left the group (`setsid`) can hold the pipe open this long.
+/// How long to keep reading after the shell is gone. Its session has been killed by then, so
+/// only a process that left the session (`setsid` in an unconfined command) can hold the
+/// pipe open this long.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// Bound on waiting for a SIGKILLed leader to be reaped; it only matters for a process
 /// stuck in the kernel, and then we stop waiting rather than hang the agent.
@@ -78,7 +81,11 @@ pub async fn run_bash(
     };
     match execute_with(&SHELLS, command, workspace, timeout, cancel, &launch).await {
         Ok(mut output) => {
-            if let Some(hint) = profile.blocked_hint(&output.text, output.is_error) {
+            let hint = match sandbox.bash_writes() {
+                BashWrites::Nothing => profile.plan_mode_hint(&output.text, output.is_error),
+                BashWrites::AsConfigured => profile.blocked_hint(&output.text, output.is_error),
+            };
+            if let Some(hint) = hint {
                 output.text.push('\n');
                 output.text.push_str(&hint);
             }
@@ -122,22 +129,18 @@ struct Leader {
 }
 
 impl Leader {
-    /// SIGKILL to the whole group, unless the leader is already reaped (then its group was
-    /// killed just before and the id may belong to someone else now).
-    fn kill_group(&self) {
+    /// SIGKILL to the whole session, unless the leader is already reaped (then its
+    /// session was ended just before and the id may belong to someone else now).
+    fn kill_session(&self) {
         let reaped = self.reaped.lock().unwrap_or_else(PoisonError::into_inner);
         if !*reaped {
-            kill_group(self.pid);
+            children::kill_session(self.pid);
         }
     }
 }
 
-fn kill_group(pgid: libc::pid_t) {
-    children::signal_group(pgid, libc::SIGKILL);
-}
-
 /// Runs on a blocking thread: waits for the shell to exit, stops whatever it left running
-/// in its group, then reaps it (the reaper forgets the group first: its id is free after).
+/// in its session, then reaps it (the reaper forgets the group first: its id is free after).
 fn wait_and_reap(
     mut child: Child,
     leader: Arc<Leader>,
@@ -146,7 +149,7 @@ fn wait_and_reap(
     let exited = children::wait_unreaped(leader.pid, true);
     let mut reaped = leader.reaped.lock().unwrap_or_else(PoisonError::into_inner);
     if exited.is_ok() {
-        kill_group(leader.pid);
+        children::kill_session(leader.pid);
     }
     registration.release();
     let status = child.wait();
@@ -255,7 +258,7 @@ pub(super) async fn execute_with(
         Err(e) => {
             // Without a reader the command's output is lost; stop it rather than let it
             // run unobserved.
-            leader.kill_group();
+            leader.kill_session();
             return Err(e);
         }
     };
@@ -299,7 +302,7 @@ pub(super) async fn execute_with(
     }
 
     if !matches!(ending, Ending::Finished) {
-        leader.kill_group();
+        leader.kill_session();
         if status.is_none() {
             status = tokio::time::timeout(REAP_GRACE, &mut exit)
                 .await

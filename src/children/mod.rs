@@ -15,7 +15,9 @@
 mod group;
 mod leader;
 pub mod reaper;
+mod session;
 
 pub use group::{DeathSignal, detach, signal_group};
 pub use leader::{GroupChild, wait_unreaped};
 pub use reaper::Registration;
+pub use session::kill_session;

@@ -8,7 +8,9 @@
 //! happens when the last copy of the pipe's write end closes, i.e. when toolgate's process
 //! ends by any path including SIGKILL, it sends SIGTERM to every listed group, waits for
 //! them to empty (a grace of [`GRACE_TENTHS`] tenths of a second), then SIGKILLs what is
-//! left and exits.
+//! left and exits. Each listed id is also a session id (every child leads its session), so
+//! both signals also go to the processes of those sessions found in /proc that moved to
+//! another group (a confined bash command cannot leave its session, decision 0088).
 //!
 //! It is `/bin/sh` running a fixed script rather than toolgate itself: it needs no binary
 //! path (tests and benches link toolgate into other executables), and it is small (dash:
@@ -37,16 +39,30 @@ while read -r op pg; do
   esac
 done
 [ "$live" = ' ' ] && exit 0
+sweep() {
+  for f in /proc/[0-9]*/stat; do
+    line=
+    read -r line 2>/dev/null < "$f"
+    [ -n "$line" ] || continue
+    set -- ${line##*) }
+    case $1 in Z|X|x) continue ;; esac
+    case $live in *" $4 "*) p=${f#/proc/}; kill -"$sig" "${p%/stat}" 2>/dev/null ;; esac
+  done
+}
+sig=TERM
 for pg in $live; do kill -TERM -"$pg" 2>/dev/null; done
+sweep
 n=0
 while [ "$n" -lt "$1" ]; do
   left=
   for pg in $live; do kill -0 -"$pg" 2>/dev/null && left=1; done
-  [ -z "$left" ] && exit 0
+  [ -z "$left" ] && break
   sleep 0.1 2>/dev/null || { sleep 1; n=$((n + 9)); }
   n=$((n + 1))
 done
+sig=KILL
 for pg in $live; do kill -KILL -"$pg" 2>/dev/null; done
+sweep
 "#;
 
 /// Starts the reaper (`$1`, with the grace as `$2`) in the background with this stdin and
@@ -251,6 +267,53 @@ mod tests {
         );
         released.kill().unwrap();
         released.wait().unwrap();
+    }
+
+    /// The state letter of `pid`, None once it is gone.
+    fn state(pid: u32) -> Option<String> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after = &stat[stat.rfind(')')? + 1..];
+        after.split_whitespace().next().map(str::to_string)
+    }
+
+    #[test]
+    fn end_of_input_also_stops_a_process_that_moved_to_another_group_of_the_session() {
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            "python3 -c 'import os, time; os.setpgid(0, 0); time.sleep(300)' & echo $!; wait",
+        ]);
+        command.stdout(Stdio::piped());
+        super::super::detach(&mut command, super::super::DeathSignal::Terminate);
+        let mut leader = command.spawn().unwrap();
+        let mut out = std::io::BufReader::new(leader.stdout.take().unwrap());
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        let moved: u32 = line.trim().parse().unwrap();
+        // Wait until it has its own group (field 5 of its stat is its own pid).
+        let group_of = |pid: u32| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let after = stat.rsplit(')').next().unwrap_or_default().to_string();
+            after.split_whitespace().nth(2).map(str::to_string)
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while group_of(moved) != Some(moved.to_string()) {
+            assert!(std::time::Instant::now() < deadline, "it never moved");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let mut reaper = reaper();
+        let mut input = reaper.stdin.take().unwrap();
+        writeln!(input, "+ {}", leader.id()).unwrap();
+        drop(input);
+        assert!(reaper.wait().unwrap().success());
+        leader.wait().unwrap();
+        while state(moved).is_some_and(|s| s != "Z") {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the process in another group of the session outlived the reaper"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     #[test]

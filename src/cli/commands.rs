@@ -405,6 +405,19 @@ pub fn status(flags: &ConfigFlags) -> String {
             e.reason()
         ),
     };
+    // Plan mode's "no writes" is the kernel's (decision 0088): say what that takes here.
+    let plan = sandbox
+        .with_bash_writes(crate::sandbox::BashWrites::Nothing)
+        .bash_profile(&workspace);
+    let _ = match sandbox.status().check(&plan) {
+        Ok(()) => writeln!(out, "  bash in plan mode: {}", plan.describe()),
+        Err(e) => writeln!(
+            out,
+            "  bash in plan mode: {} — cannot be enforced, so bash is refused in plan mode: {}",
+            plan.describe(),
+            e.reason()
+        ),
+    };
     report_rule_problems(&rule_problems, &mut out);
     for line in managed {
         let _ = writeln!(out, "{line}");

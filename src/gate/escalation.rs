@@ -16,17 +16,49 @@ use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, RuleSo
 use crate::pool::PoolTool;
 use crate::protocol::AgentEvent;
 use crate::protocol::questions::{Escalation, EscalationReason, Origin, Reply, Request};
+use crate::sandbox::BashWrites;
 use crate::settings::SandboxMode;
+
+/// Why a bash call that would leave the sandbox does not even get that question.
+pub(super) enum NoEscalation {
+    /// Its arguments are wrong (`unsandboxed` without a justification).
+    Invalid(String),
+    /// Its mode writes nothing (plan), which only the kernel's read-only sandbox
+    /// guarantees: it cannot leave the sandbox, and without one it cannot run.
+    ReadOnly { why: String, verdict: Verdict },
+}
 
 impl Gate {
     /// Why this bash call would run outside the sandbox, if it would: the model asked for
     /// it, or the sandbox cannot confine bash on this machine. A sandbox the person turned
-    /// off in their configuration is their decision, not a question.
+    /// off in their configuration is their decision, not a question. In a mode that writes
+    /// nothing neither is possible: the call is refused (fail closed).
     pub(super) fn escalation_reason(
         &self,
         input: &Value,
-    ) -> Result<Option<EscalationReason>, String> {
+    ) -> Result<Option<EscalationReason>, NoEscalation> {
         let requested = input.get("unsandboxed").and_then(Value::as_bool) == Some(true);
+        let writes = super::mode::bash_writes(self.decision_mode());
+        if writes == BashWrites::Nothing {
+            let sandbox = self.sandbox.with_bash_writes(writes);
+            let what = match (requested, sandbox.check_bash(&self.workspace)) {
+                (true, _) => {
+                    "a command cannot leave the sandbox in plan mode (it runs read-only there)"
+                        .to_string()
+                }
+                (false, Err(e)) => format!(
+                    "bash runs read-only in the OS sandbox in plan mode, and the sandbox is unavailable here ({})",
+                    e.reason()
+                ),
+                (false, Ok(())) => return Ok(None),
+            };
+            let verdict = crate::policy::plan_refusal(&what);
+            let why = match &verdict.decision {
+                Decision::Deny { why } | Decision::Ask { why } => why.clone(),
+                Decision::Allow => what,
+            };
+            return Err(NoEscalation::ReadOnly { why, verdict });
+        }
         if requested {
             let justification = input
                 .get("justification")
@@ -37,8 +69,8 @@ impl Gate {
                 Some(j) => Ok(Some(EscalationReason::Requested {
                     justification: j.to_string(),
                 })),
-                None => Err("Invalid arguments for bash: `unsandboxed: true` needs a one-line `justification` saying why the command cannot run in the sandbox"
-                    .into()),
+                None => Err(NoEscalation::Invalid("Invalid arguments for bash: `unsandboxed: true` needs a one-line `justification` saying why the command cannot run in the sandbox"
+                    .into())),
             };
         }
         if self.sandbox.settings().mode == SandboxMode::Off {

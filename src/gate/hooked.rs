@@ -22,9 +22,28 @@ impl Gate {
         self.headless
     }
 
-    /// Decides one call with a PreToolUse hook's say (None: no hook had one).
+    /// Decides one call with a PreToolUse hook's say (None: no hook had one), in the mode in
+    /// force as the decision starts (the outcome says which).
     #[allow(clippy::too_many_arguments)]
     pub async fn check_hooked(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+        call_id: &str,
+        hook: Option<&PreToolDecision>,
+        hooks: &mut Hooks,
+        events: &mpsc::Sender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> GateOutcome {
+        let mode = self.start_decision();
+        let outcome = self
+            .check_hooked_in_mode(tool, input, call_id, hook, hooks, events, cancel)
+            .await;
+        self.decided(mode, outcome)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn check_hooked_in_mode(
         &mut self,
         tool: &PoolTool,
         input: &Value,

@@ -37,12 +37,14 @@ mod store;
 mod trust;
 
 #[cfg(test)]
+mod mode_tests;
+#[cfg(test)]
 mod tests;
 
 pub use ask::ask;
 pub use error::GateError;
 pub use grants::{Grants, Spent, is_sampling_grant};
-pub use mode::{ModeLimits, ModeRefused, ModeSwitch};
+pub use mode::{ModeLimits, ModeRefused, ModeSwitch, bash_writes};
 pub use outcome::{GateOutcome, Gated};
 pub use resolve::resolve_target;
 pub use sampling::SamplingGate;
@@ -55,9 +57,11 @@ use crate::policy::{
     RuleChanges, Verdict, always_rule, grant_key,
 };
 use crate::pool::{Pool, PoolTool, ServerTools};
+use crate::protocol::PermissionMode;
 use crate::protocol::questions::{Origin, Request, ToolCall};
 use crate::protocol::{AgentEvent, ExcludedTool, ToolMark};
 use crate::sandbox::Sandbox;
+use escalation::NoEscalation;
 use outcome::{answered, headless_refusal, person_refusal, suggested_rule};
 use pins::state::Pinning;
 
@@ -80,6 +84,10 @@ pub struct Gate {
     pinning: Pinning,
     /// The permission mode in force (shared with the command reader).
     mode: ModeSwitch,
+    /// The mode the decision under way is taken in, read once when it starts: a Shift+Tab
+    /// while it runs (a question open) changes neither the decision nor the sandbox the
+    /// call runs in (see [`GateOutcome::decided_in`]).
+    deciding_in: Option<PermissionMode>,
 }
 
 impl Gate {
@@ -94,7 +102,29 @@ impl Gate {
             approved_projects: Default::default(),
             pinning: Pinning::default(),
             mode: ModeSwitch::default(),
+            deciding_in: None,
             workspace,
+        }
+    }
+
+    /// The mode the decision under way is taken in (the current one between decisions).
+    fn decision_mode(&self) -> PermissionMode {
+        self.deciding_in.unwrap_or_else(|| self.mode.current())
+    }
+
+    /// Starts a decision in the mode in force now; [`Self::decided`] ends it.
+    fn start_decision(&mut self) -> PermissionMode {
+        let mode = self.mode.current();
+        self.deciding_in = Some(mode);
+        mode
+    }
+
+    /// Ends the decision started in `mode`, stamping the outcome with it.
+    fn decided(&mut self, mode: PermissionMode, outcome: GateOutcome) -> GateOutcome {
+        self.deciding_in = None;
+        GateOutcome {
+            decided_in: mode,
+            ..outcome
         }
     }
 
@@ -144,7 +174,7 @@ impl Gate {
     fn context(&self, tool: &PoolTool, input: &Value) -> PolicyContext<'_> {
         PolicyContext::new(&self.workspace)
             .with_target(resolve_target(&self.workspace, tool, input))
-            .with_mode(self.mode.current())
+            .with_mode(self.decision_mode())
     }
 
     /// The policy's verdict for one call (session grants included).
@@ -238,9 +268,12 @@ impl Gate {
         events: &mpsc::Sender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> GateOutcome {
+        let mode = self.start_decision();
         let verdict = self.verdict(tool, input);
-        self.check_verdict(tool, input, call_id, verdict, events, cancel)
-            .await
+        let outcome = self
+            .check_verdict(tool, input, call_id, verdict, events, cancel)
+            .await;
+        self.decided(mode, outcome)
     }
 
     /// [`Self::check`] once the policy's verdict is known (or a hook has changed it).
@@ -265,7 +298,15 @@ impl Gate {
                         .escalate(tool, input, call_id, reason, &verdict, events, cancel)
                         .await;
                 }
-                Err(problem) => return GateOutcome::new(Gated::Refused(problem), None),
+                Err(NoEscalation::Invalid(problem)) => {
+                    return GateOutcome::new(Gated::Refused(problem), None);
+                }
+                Err(NoEscalation::ReadOnly { why, verdict }) => {
+                    return GateOutcome::new(
+                        Gated::Refused(format!("Permission denied: {why}")),
+                        AuditRecord::from_verdict(&tool.name, input, &verdict),
+                    );
+                }
             }
         }
         if let Some(news) = self.definition_news(tool, &verdict) {

@@ -9,6 +9,19 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::protocol::{ModeCause, ModeChange, PermissionMode};
+use crate::sandbox::BashWrites;
+
+/// What bash may write in `mode`: plan mode's promise is no writes, which the kernel keeps
+/// (a read-only sandbox); every other mode writes what `[sandbox]` allows.
+pub fn bash_writes(mode: PermissionMode) -> BashWrites {
+    match mode {
+        PermissionMode::Plan => BashWrites::Nothing,
+        PermissionMode::Default
+        | PermissionMode::AcceptEdits
+        | PermissionMode::Ask
+        | PermissionMode::Auto => BashWrites::AsConfigured,
+    }
+}
 
 /// Modes this session may not enter, each with the reason the person is told.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::builtin::BuiltinTool;
 use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer};
 use crate::pool::{PoolTool, ToolOrigin};
+use crate::protocol::PermissionMode;
 use crate::protocol::questions::Reply;
 
 /// What the gate lets happen to one call.
@@ -31,6 +32,10 @@ pub struct GateOutcome {
     pub audit: Option<AuditRecord>,
     /// Notices for the person (a grant given, a rule written, a pin that was not saved).
     pub notices: Vec<String>,
+    /// The permission mode the call was decided in: it runs in that mode's sandbox (plan:
+    /// read-only), whatever the mode is by the time it runs. Stamped by the gate's entry
+    /// points; until then the strictest mode, so a path that missed the stamp fails closed.
+    pub decided_in: PermissionMode,
 }
 
 impl GateOutcome {
@@ -39,6 +44,7 @@ impl GateOutcome {
             decision,
             audit,
             notices: Vec::new(),
+            decided_in: PermissionMode::Plan,
         }
     }
 

@@ -49,7 +49,7 @@ pub async fn run(spec: &HookSpec, input: &[u8], workspace: &Path, sandbox: &Sand
     // First, so the session exists before the sandbox's own hook runs.
     children::detach(cmd.as_std_mut(), DeathSignal::Kill);
     if spec.sandboxed {
-        let confinement = match sandbox.confine(&sandbox.bash_profile(workspace)) {
+        let confinement = match sandbox.confine(&sandbox.hook_profile(workspace)) {
             Ok(confinement) => confinement,
             Err(e) => return Ran::Failed(format!("the hook was not run: {e}")),
         };

@@ -39,7 +39,7 @@ pub use decide::grant_key;
 pub use limit::{GrantLeft, GrantLimit};
 pub use load::{RuleProblem, Severity, from_settings, from_settings_checked, parse_permissions};
 pub use managed::managed_summary;
-pub use mode::{BashEffect, PermissionMode, READ_ONLY, WORKSPACE_EDITS, bash_effect};
+pub use mode::{BashEffect, PermissionMode, READ_ONLY, WORKSPACE_EDITS, bash_effect, plan_refusal};
 pub use rule::{Rule, RuleError};
 pub use sampling::SAMPLING_DEFAULT_RULE;
 pub use target::{Resolved, ResolvedTarget, path_to_resolve};

@@ -195,7 +195,7 @@ pub(super) fn by_mode(mode: PermissionMode, decision: Decision) -> Verdict {
 }
 
 /// The refusal plan mode gives; `what` says what the call would have done.
-pub(super) fn plan_refusal(what: &str) -> Verdict {
+pub fn plan_refusal(what: &str) -> Verdict {
     by_mode(
         PermissionMode::Plan,
         Decision::Deny {

@@ -8,14 +8,14 @@ use super::SandboxError;
 use super::detect::SandboxStatus;
 use super::profile::Profile;
 
-/// Everything the child needs, built in the parent: the Landlock ruleset fd and, with the
-/// network off, the seccomp program. Dropping it (with the `Command` that holds it) closes
+/// Everything the child needs, built in the parent: the Landlock ruleset fd and the seccomp
+/// programs (one with the network off, one keeping the process in its session). Dropping it (with the `Command` that holds it) closes
 /// the ruleset in the parent; the child's copy is closed by exec (`O_CLOEXEC`).
 pub struct Confinement {
     #[cfg(target_os = "linux")]
     ruleset: std::os::fd::OwnedFd,
     #[cfg(target_os = "linux")]
-    seccomp: Option<seccompiler::BpfProgram>,
+    seccomp: Vec<seccompiler::BpfProgram>,
 }
 
 impl std::fmt::Debug for Confinement {
@@ -44,11 +44,13 @@ impl Confinement {
             SandboxError::Unavailable("the kernel's capabilities are unknown".into())
         })?;
         let ruleset = super::landlock::build_ruleset(profile, &caps)?;
-        let seccomp = if profile.network {
-            None
-        } else {
-            Some(super::seccomp::no_network_filter()?)
-        };
+        let mut seccomp = Vec::new();
+        if !profile.network {
+            seccomp.push(super::seccomp::no_network_filter()?);
+        }
+        if profile.keep_in_session {
+            seccomp.push(super::seccomp::same_session_filter()?);
+        }
         Ok(Confinement { ruleset, seccomp })
     }
 
@@ -97,7 +99,7 @@ impl Confinement {
                 return Err(io::Error::last_os_error());
             }
         }
-        if let Some(program) = &self.seccomp {
+        for program in &self.seccomp {
             seccompiler::apply_filter(program).map_err(|e| match e {
                 seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e) => e,
                 // Only an empty program gets here, and ours never is.

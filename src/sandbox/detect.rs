@@ -100,6 +100,11 @@ impl SandboxStatus {
                 "seccomp filters are not available, so network access cannot be turned off".into(),
             ));
         }
+        if profile.keep_in_session && !caps.seccomp {
+            return Err(SandboxError::Unavailable(
+                "seccomp filters are not available, so a command's background processes could outlive it".into(),
+            ));
+        }
         Ok(())
     }
 
@@ -212,9 +217,13 @@ mod tests {
                 .describe()
                 .contains("network cannot be turned off")
         );
-        // With the network allowed, seccomp is not needed.
+        // With the network allowed, seccomp is still needed to keep background processes
+        // in the call's session; without that rule it is not.
         let mut online = Profile::default_shape();
         online.network = true;
+        let err = no_seccomp.check(&online).unwrap_err();
+        assert!(err.reason().contains("background processes"), "{err}");
+        online.keep_in_session = false;
         assert!(no_seccomp.check(&online).is_ok());
     }
 

@@ -350,6 +350,7 @@ mod tests {
                 base.join("home/.config/gcloud"),
                 base.join("home/.aws"),
             ],
+            keep_in_session: false,
         };
         assert_eq!(
             rules_under(&profile, &base),
@@ -376,6 +377,7 @@ mod tests {
             writable: vec![base.join("secret/ws")],
             readable: vec![base.join("secret/ws")],
             deny: vec![base.join("secret"), base.join("secret/ws/.ssh")],
+            keep_in_session: false,
         };
         let rules = rules_under(&profile, &base);
         assert!(

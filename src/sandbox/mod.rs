@@ -53,11 +53,23 @@ impl SandboxError {
     }
 }
 
+/// What a bash call may write, from the permission mode the gate decided it under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BashWrites {
+    /// What `[sandbox] mode` allows (the workspace, temp dirs and `writable` by default).
+    #[default]
+    AsConfigured,
+    /// Nothing but devices such as /dev/null, enforced by the kernel whatever the settings
+    /// say (`mode = "off"` included) and whatever the call asks: plan mode.
+    Nothing,
+}
+
 /// A session's sandbox: settings and the machine's status. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     settings: Arc<SandboxSettings>,
     status: Arc<SandboxStatus>,
+    bash_writes: BashWrites,
 }
 
 impl Default for Sandbox {
@@ -78,6 +90,7 @@ impl Sandbox {
         Sandbox {
             settings: Arc::new(settings),
             status: Arc::new(status),
+            bash_writes: BashWrites::AsConfigured,
         }
     }
 
@@ -90,18 +103,57 @@ impl Sandbox {
     }
 
     /// The same sandbox with bash unconfined (the environment is still scrubbed): for a
-    /// command the person allowed to run outside the sandbox.
+    /// command the person allowed to run outside the sandbox. A sandbox whose bash writes
+    /// [`BashWrites::Nothing`] stays read-only: leaving it is not a way out of plan mode.
     pub fn without_confinement(&self) -> Sandbox {
         let mut settings = (*self.settings).clone();
         settings.mode = SandboxMode::Off;
         Sandbox {
             settings: Arc::new(settings),
             status: self.status.clone(),
+            bash_writes: self.bash_writes,
         }
     }
 
-    /// bash's profile in `workspace`.
+    /// The same sandbox with bash writing `writes` (the gate's mode decides).
+    pub fn with_bash_writes(&self, writes: BashWrites) -> Sandbox {
+        Sandbox {
+            bash_writes: writes,
+            ..self.clone()
+        }
+    }
+
+    pub fn bash_writes(&self) -> BashWrites {
+        self.bash_writes
+    }
+
+    /// The profile of a bash call in `workspace`: the configured one, or read-only when
+    /// the call may write nothing. A confined call's processes stay in its session, so
+    /// they end with it.
     pub fn bash_profile(&self, workspace: &Path) -> Profile {
+        let s = &self.settings;
+        let mut profile = match self.bash_writes {
+            BashWrites::AsConfigured => self.configured_bash_profile(workspace),
+            // With the sandbox turned off, the network setting was never in force: plan
+            // mode takes away writes, not what the person allowed besides.
+            BashWrites::Nothing => {
+                let network = s.network || s.mode == SandboxMode::Off;
+                self.profile(SandboxMode::ReadOnly, network, Vec::new(), workspace)
+            }
+        };
+        profile.keep_in_session = profile.is_confined();
+        profile
+    }
+
+    /// The profile of a sandboxed hook: `[sandbox]` as configured, in every mode. Hooks
+    /// are the person's own commands, not the model's: plan mode does not narrow them, and
+    /// a hook may start a process meant to outlive it (its group is still stopped when it
+    /// ends, as before).
+    pub fn hook_profile(&self, workspace: &Path) -> Profile {
+        self.configured_bash_profile(workspace)
+    }
+
+    fn configured_bash_profile(&self, workspace: &Path) -> Profile {
         let s = &self.settings;
         let writable = match s.mode {
             SandboxMode::WorkspaceWrite => {
@@ -115,8 +167,8 @@ impl Sandbox {
         self.profile(s.mode, s.network, writable, workspace)
     }
 
-    /// Whether bash can run sandboxed as configured; an error says why not (the gate asks
-    /// the person instead of running the command).
+    /// Whether a bash call can run sandboxed as its profile asks; an error says why not
+    /// (the gate asks the person instead of running the command, or refuses in plan mode).
     pub fn check_bash(&self, workspace: &Path) -> Result<(), SandboxError> {
         self.status.check(&self.bash_profile(workspace))
     }
@@ -190,6 +242,7 @@ impl Sandbox {
             writable,
             readable,
             deny: self.denied(),
+            keep_in_session: false,
         }
     }
 
@@ -219,7 +272,7 @@ impl Sandbox {
     pub fn startup_notice(&self, workspace: &Path) -> Option<String> {
         if self.settings.mode == SandboxMode::Off {
             return Some(
-                "sandbox: off for bash ([sandbox] mode = \"off\"): commands run with your full rights"
+                "sandbox: off for bash ([sandbox] mode = \"off\"): commands run with your full rights, except in plan mode (read-only)"
                     .into(),
             );
         }

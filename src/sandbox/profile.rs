@@ -34,6 +34,10 @@ pub struct Profile {
     /// Neither readable nor writable, wherever they are (except inside `readable` paths
     /// that a denied path contains, see above).
     pub deny: Vec<PathBuf>,
+    /// Whether the process and everything it starts stay in the session the process
+    /// starts in (`setsid` refused by seccomp), so that ending the session ends them all:
+    /// a bash call's background processes end with the call. Ignored when `Off`.
+    pub keep_in_session: bool,
 }
 
 impl Profile {
@@ -45,6 +49,7 @@ impl Profile {
             writable: Vec::new(),
             readable: Vec::new(),
             deny: Vec::new(),
+            keep_in_session: false,
         }
     }
 
@@ -57,6 +62,7 @@ impl Profile {
             writable: Vec::new(),
             readable: Vec::new(),
             deny: Vec::new(),
+            keep_in_session: true,
         }
     }
 
@@ -89,6 +95,18 @@ impl Profile {
                 format!("workspace-write (writes only under {places}), {network}")
             }
         }
+    }
+
+    /// [`Self::blocked_hint`] for a call whose permission mode writes nothing (plan): leaving
+    /// the sandbox is no way out there, so the model is pointed at the plan instead.
+    pub fn plan_mode_hint(&self, output: &str, failed: bool) -> Option<String> {
+        if !failed || !self.is_confined() || !looks_blocked(output) {
+            return None;
+        }
+        Some(format!(
+            "[sandbox: toolgate is in plan mode, so this command ran in a read-only sandbox ({}; credential folders unreadable). The error above may be a write it refused: nothing can be changed in plan mode, and a command cannot leave the sandbox there. Keep to reading; present the plan with exit_plan_mode.]",
+            self.describe()
+        ))
     }
 
     /// The line added to a failed command's output when the failure looks like the

@@ -1,9 +1,16 @@
-//! The seccomp filter that turns the network off: `socket()` fails with EACCES for every
-//! family but AF_UNIX (local IPC keeps working), and so does `io_uring_setup`, whose
-//! socket operations would not pass through the `socket` system call at all.
+//! The seccomp filters of a confinement.
 //!
-//! Landlock's TCP rules (ABI 4) refuse TCP bind/connect as well, but not UDP, raw or
-//! netlink sockets; refusing the sockets themselves covers every protocol.
+//! - No network: `socket()` fails with EACCES for every family but AF_UNIX (local IPC keeps
+//!   working), and so does `io_uring_setup`, whose socket operations would not pass through
+//!   the `socket` system call at all. Landlock's TCP rules (ABI 4) refuse TCP bind/connect
+//!   as well, but not UDP, raw or netlink sockets; refusing the sockets themselves covers
+//!   every protocol.
+//! - Kept in its session: `setsid()` fails with EPERM, so nothing the process starts can
+//!   leave the session toolgate made for it (a process may still change its process group,
+//!   but the kernel only lets it join a group of the same session). Ending the session's
+//!   processes then ends everything the command started (decision 0088). `setpgid` stays
+//!   allowed on purpose: `timeout` puts itself in a group of its own and signals that
+//!   group, which would otherwise hit the shell that ran it.
 
 use std::collections::BTreeMap;
 
@@ -19,9 +26,16 @@ use super::SandboxError;
 #[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 
+fn fail(e: seccompiler::BackendError) -> SandboxError {
+    SandboxError::Prepare(format!("seccomp: {e}"))
+}
+
+fn this_arch() -> Result<TargetArch, SandboxError> {
+    TargetArch::try_from(std::env::consts::ARCH).map_err(fail)
+}
+
 pub(super) fn no_network_filter() -> Result<BpfProgram, SandboxError> {
-    let fail = |e: seccompiler::BackendError| SandboxError::Prepare(format!("seccomp: {e}"));
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(fail)?;
+    let arch = this_arch()?;
     let not_unix = SeccompCondition::new(
         0,
         SeccompCmpArgLen::Dword,
@@ -48,11 +62,27 @@ pub(super) fn no_network_filter() -> Result<BpfProgram, SandboxError> {
     filter.try_into().map_err(fail)
 }
 
+/// `setsid` refused with EPERM (through the x32 ABI as well).
+pub(super) fn same_session_filter() -> Result<BpfProgram, SandboxError> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(libc::SYS_setsid, Vec::new());
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(X32_SYSCALL_BIT | libc::SYS_setsid, Vec::new());
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        this_arch()?,
+    )
+    .map_err(fail)?;
+    filter.try_into().map_err(fail)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_filter_compiles_for_this_machine() {
-        let program = super::no_network_filter().unwrap();
-        assert!(!program.is_empty());
+    fn the_filters_compile_for_this_machine() {
+        assert!(!super::no_network_filter().unwrap().is_empty());
+        assert!(!super::same_session_filter().unwrap().is_empty());
     }
 }

@@ -60,6 +60,7 @@ mod audit;
 mod cli;
 mod headless;
 mod hooks;
+mod kernel_modes;
 mod lifetime;
 mod managed;
 mod mcp_manage;

@@ -13,6 +13,8 @@
 #[path = "../it/support/fixture_server.rs"]
 mod fixture_server;
 
+mod kernel_modes;
+
 use std::io::ErrorKind;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -524,6 +526,10 @@ async fn an_unavailable_sandbox_refuses_instead_of_running_unconfined() {
         status.starts_with(
             "Sandbox: unavailable: forced by TOOLGATE_SANDBOX_FORCE_UNAVAILABLE=1\n  bash: workspace-write"
         ),
+        "{status}"
+    );
+    assert!(
+        status.contains("\n  bash in plan mode: read-only, no network — cannot be enforced, so bash is refused in plan mode: forced by TOOLGATE_SANDBOX_FORCE_UNAVAILABLE=1\n"),
         "{status}"
     );
     let (code, out) = run(&["mcp", "call", "fs", "list_dir", "{}"]);
