@@ -252,11 +252,15 @@ fn a_switch_to_accept_edits_with_shift_tab_runs_what_default_mode_asked() {
     let (mut child, screen, mut keys) =
         pty::spawn(console(home.path(), ws.path(), &api), ROWS, COLS);
     wait_status(&screen, "default");
+    let before_first = written_so_far(&screen);
     keys.enter_line(&screen, "remove the first");
     pty::wait_question(&screen, "bash");
     keys.press(b"n");
     screen.wait_text("Done with call 1.");
     assert!(ws.path().join("old1.txt").exists(), "the denied rm ran");
+    // What the terminal was sent shows a question when there was one (so its absence
+    // below means something).
+    assert!(written_since(&screen, before_first).contains("Permission required"));
 
     keys.press(SHIFT_TAB);
     wait_status(&screen, "accept-edits");

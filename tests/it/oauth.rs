@@ -57,6 +57,27 @@ impl Machine {
         self.path("state/oauth/tokens.json")
     }
 
+    /// Waits until the token stored for `remote` at `url` has run out by toolgate's own
+    /// count (when it received the token, plus the lifetime the server gave), so the next
+    /// command must renew it before use. Read from the token file, not guessed as a margin
+    /// for how late the client got the token.
+    async fn wait_until_the_client_counts_the_token_expired(&self, url: &str) {
+        let file = toolgate::oauth::TokenFile::at(self.token_file());
+        let expires_at = file
+            .entry("remote", url)
+            .unwrap()
+            .and_then(|entry| entry.expires_at())
+            .unwrap_or_else(|| {
+                panic!(
+                    "no stored token with a lifetime: {}",
+                    std::fs::read_to_string(self.token_file()).unwrap_or_default()
+                )
+            });
+        while chrono::Utc::now() <= expires_at {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// `.mcp.json` with one HTTP server `remote` and its `oauth` object.
     fn configure(&self, url: &str, oauth: serde_json::Value) {
         let config = serde_json::json!({"mcpServers": {"remote": {
@@ -232,9 +253,11 @@ async fn tokens_are_refreshed_before_expiry_and_after_a_401_without_a_new_sign_i
 
     // The token runs out: the next command refreshes it before using it, so the server
     // never sees an expired token. Wait until the server says the signed-in token has
-    // expired, then a margin past its lifetime as the client counts it.
+    // expired, and until the client counts it expired too.
     auth.state.wait_until_all_expired().await;
-    tokio::time::sleep(lifetime / 2).await;
+    machine
+        .wait_until_the_client_counts_the_token_expired(&rs.url)
+        .await;
     let call = machine
         .toolgate(&["mcp", "call", "remote", "get_version", "{}"], &[])
         .await;
@@ -284,10 +307,12 @@ async fn a_rejected_refresh_shows_as_refresh_failed() {
     let login = machine.toolgate(&["mcp", "login", "remote"], &[]).await;
     assert_eq!(login.code, 0, "{login:?}");
     let before = auth.state.refreshes();
-    // Wait until the server says the token has expired, then a margin past its lifetime
-    // as the client counts it (it received the token a moment after the server issued it).
+    // Wait until the server says the token has expired, and until the client counts it
+    // expired too (it received the token a moment after the server issued it).
     auth.state.wait_until_all_expired().await;
-    tokio::time::sleep(lifetime / 2).await;
+    machine
+        .wait_until_the_client_counts_the_token_expired(&rs.url)
+        .await;
     let list = machine.toolgate(&["mcp", "list"], &[]).await;
     assert!(
         list.stdout.contains(
