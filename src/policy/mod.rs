@@ -21,7 +21,7 @@
 
 mod always;
 mod audit;
-mod bash_guard;
+pub mod bash;
 mod decide;
 mod guards;
 mod limit;
@@ -30,7 +30,6 @@ mod managed;
 mod mode;
 mod rule;
 mod sampling;
-pub mod shell;
 mod target;
 
 pub use always::{AlwaysRule, always_rule};
