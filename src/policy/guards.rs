@@ -150,7 +150,7 @@ impl Policy {
                 Decision::Ask {
                     why: format!("{why}; it is not run without asking"),
                 },
-                "bash guard: unresolved",
+                super::BASH_UNRESOLVED,
                 RuleSource::Default,
             )),
             (_, PermissionMode::Plan, None) if effect != BashEffect::ReadOnly => {

@@ -33,6 +33,10 @@ mod sampling;
 mod target;
 
 pub use always::{AlwaysRule, always_rule};
+
+/// The rule named by a bash command the analysis cannot resolve (decision 0087): it asks
+/// and no allow rule, grant or mode lets it run.
+pub const BASH_UNRESOLVED: &str = "bash guard: unresolved";
 pub use audit::{AuditRecord, Decider, Permit, PersonAnswer, input_digest};
 pub use decide::grant_key;
 pub use limit::{GrantLeft, GrantLimit};
