@@ -818,8 +818,25 @@ fn program_options(program: &str, args: &[Word], found: &mut Found) {
         {
             found.unresolve("`enable -f` loads a builtin from a library")
         }
+        "mapfile" | "readarray" if strings.iter().any(|a| a.starts_with("-C")) => {
+            found.unresolve(format!("`{program} -C` runs a callback"))
+        }
+        "compgen" | "complete" => {
+            for (k, a) in strings.iter().enumerate() {
+                if a == "-C" {
+                    if let Some(s) = args.get(k + 1) {
+                        found.script(s, &format!("`{program} -C`"));
+                    }
+                } else if let Some(v) = a.strip_prefix("-C") {
+                    found.scripts.push(v.to_string());
+                }
+            }
+        }
         "find" => find(args, found),
         "git" => git(args, found),
+        "let" if strings.iter().any(|a| a.contains("$(") || a.contains('`')) => {
+            found.unresolve("`let` evaluates text that holds a command")
+        }
         "sort" => {
             let spec = Spec {
                 long: &[
@@ -980,6 +997,13 @@ fn program_options(program: &str, args: &[Word], found: &mut Found) {
         }
         _ => {}
     }
+    // Builtins that take a variable name evaluate a subscript in it: `unset 'a[$(cmd)]'`,
+    // `test -v 'a[$(cmd)]'` and `let` run cmd.
+    if NAME_TAKING.contains(&program) && strings.iter().any(|a| holds_subscript_command(a)) {
+        found.unresolve(format!(
+            "`{program}` evaluates a subscript that holds a command"
+        ));
+    }
     // A read-only program given a word made by an expansion: it may be an option that writes.
     if dynamic_arg
         && matches!(
@@ -998,6 +1022,32 @@ fn program_options(program: &str, args: &[Word], found: &mut Found) {
     {
         found.change(format!("`{program}` is given words made by expansions"));
     }
+}
+
+/// Builtins that read a variable name (and so evaluate a subscript in it).
+const NAME_TAKING: &[&str] = &[
+    "unset",
+    "test",
+    "[",
+    "let",
+    "read",
+    "printf",
+    "mapfile",
+    "readarray",
+    "wait",
+    "getopts",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "compgen",
+];
+
+/// `a[$(cmd)]`, `x[`cmd`]`: text that runs cmd where bash evaluates it as a subscript.
+pub fn holds_subscript_command(text: &str) -> bool {
+    text.find('[')
+        .is_some_and(|at| text[at..].contains("$(") || text[at..].contains('`'))
 }
 
 /// A program named by an option (`rg --pre PROG`): a command of its own.
@@ -1160,6 +1210,40 @@ fn git(args: &[Word], found: &mut Found) {
         }
         "bisect" if strings.first().map(String::as_str) == Some("run") && rest.len() > 1 => {
             found.commands.push(rest[1..].to_vec());
+        }
+        "config" => {
+            const RUNS: &[&str] = &[
+                "fsmonitor",
+                "pager",
+                "editor",
+                "sshcommand",
+                "askpass",
+                "textconv",
+                "external",
+                "hookspath",
+                "alias.",
+                "filter.",
+                "program",
+                "helper",
+                "gitproxy",
+                "command",
+                "driver",
+                "uploadpack",
+                "include",
+                "exec",
+                "tool",
+                "cmd",
+                "browser",
+                "worktree",
+            ];
+            if rest.iter().any(|w| w.dynamic)
+                || strings.iter().any(|a| {
+                    let lower = a.to_ascii_lowercase();
+                    RUNS.iter().any(|k| lower.contains(k))
+                })
+            {
+                found.unresolve("`git config` sets a key that names a program git runs");
+            }
         }
         "difftool" | "mergetool"
             if (has_long(&["extcmd", "tool"])

@@ -209,9 +209,17 @@ impl<'s> Walker<'_, 's> {
                 Ok(())
             }
             "test_command" => {
-                // `[[ x -eq 1 ]]` evaluates its operands as arithmetic.
-                if self.text(n).starts_with("[[") {
+                // `[[ x -eq 1 ]]` evaluates its operands as arithmetic, `[[ -v 'a[$(cmd)]' ]]`
+                // a subscript.
+                let text = self.text(n);
+                if text.starts_with("[[") {
                     self.collect_names(n)?;
+                }
+                if runs::holds_subscript_command(text.trim_start_matches('[')) {
+                    self.out.units.push(
+                        Unit::new(Vec::new())
+                            .unresolved("a test evaluates text that holds a command"),
+                    );
                 }
                 self.children(n)
             }
@@ -387,6 +395,13 @@ impl<'s> Walker<'_, 's> {
     /// arithmetic, `${!x}` reads the variable x names.
     fn expansion(&mut self, n: Node) -> Result<(), BashError> {
         let text = self.text(n);
+        // `${x@P}` expands the value as a prompt, running the substitutions in it.
+        if text.contains("@P") {
+            self.out.units.push(
+                Unit::new(Vec::new())
+                    .unresolved(format!("`{text}` expands a value that may hold a command")),
+            );
+        }
         if text.starts_with("${!") {
             for child in named_children(n) {
                 if child.kind() == "variable_name" {
@@ -523,6 +538,13 @@ impl<'s> Walker<'_, 's> {
             .collect();
         if unit.written.iter().skip(1).any(|w| w.dynamic) {
             unit = unit.unresolved("a declaration whose names or values come from expansions");
+        }
+        if unit
+            .written
+            .iter()
+            .any(|w| runs::holds_subscript_command(&w.text))
+        {
+            unit = unit.unresolved("a declaration evaluates a subscript that holds a command");
         }
         if flags.contains('n') {
             unit = unit.unresolved("a name reference (declare -n) can set any variable");

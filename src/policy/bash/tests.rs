@@ -71,6 +71,16 @@ fn what_cannot_be_resolved_says_why() {
         "hash -p /tmp/x ls",
         "x=$(cat f); echo $((x))",
         "read x; echo ${a[x]}",
+        "unset 'a[$(rm f)]'",
+        "test -v 'a[$(rm f)]'",
+        "[ -v 'a[`rm f`]' ]",
+        "[[ -v 'a[$(rm f)]' ]]",
+        "x='$(rm f)'; echo ${x@P}",
+        "mapfile -C 'rm f' -c 1 a < f",
+        "git config core.fsmonitor 'rm f'",
+        "let 'x=a[$(rm f)]'",
+        "declare 'a[$(rm f)]=1'",
+        "printf -v 'a[$(rm f)]' x",
     ] {
         assert!(
             first_unresolved(line).is_some(),

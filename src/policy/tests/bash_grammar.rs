@@ -228,6 +228,10 @@ const RM_PROBES: &[(&str, &str)] = &[
     ("if true; then rm v1.txt; fi", "deny"),
     ("true && { rm v1.txt; }", "deny"),
     ("coproc rm v1.txt", "deny"),
+    ("compgen -C 'rm v1.txt' x", "deny"),
+    ("cat <<E | rm v1.txt\nx\nE", "deny"),
+    ("unset 'a[$(rm v1.txt)]'", "ask"),
+    ("git config core.fsmonitor 'rm v1.txt'; git status", "ask"),
     // Cannot be checked: asks.
     ("$CMD v1.txt", "ask"),
     ("${X:-rm} v1.txt", "ask"),
