@@ -54,7 +54,21 @@ pub fn command(
             found.unresolve(format!("setting {name} {why}"));
         }
     }
-    let run = strip(&written, &mut found, 0);
+    // Words the grammar did not see as assignments (a backslash-newline inside the name
+    // hides it) are still assignments to bash.
+    let mut start = 0;
+    while let Some(w) = written.get(start) {
+        match w.text.split_once('=') {
+            Some((name, _)) if !w.dynamic && word::is_identifier(name) => {
+                if let Some(why) = variables::runs_programs(name) {
+                    found.unresolve(format!("setting {name} {why}"));
+                }
+                start += 1;
+            }
+            _ => break,
+        }
+    }
+    let run = strip(&written[start..], &mut found, 0);
     note_variables(w, &run);
     let mut unit = Unit::new(written);
     unit.words = run;

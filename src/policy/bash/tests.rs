@@ -81,6 +81,7 @@ fn what_cannot_be_resolved_says_why() {
         "let 'x=a[$(rm f)]'",
         "declare 'a[$(rm f)]=1'",
         "printf -v 'a[$(rm f)]' x",
+        "BASH_\\\nENV=/dev/stdin bash -c true",
     ] {
         assert!(
             first_unresolved(line).is_some(),
