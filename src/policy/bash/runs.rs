@@ -49,7 +49,16 @@ pub fn command(
     redirects: &[Redirect],
 ) -> Result<(), BashError> {
     let mut found = Found::default();
+    // `IFS= read -r line`: IFS given to a builtin that splits its own input changes only
+    // that splitting.
+    let splits_input = written
+        .iter()
+        .find(|w| !w.text.contains('='))
+        .is_some_and(|w| matches!(w.text.as_str(), "read" | "mapfile" | "readarray"));
     for (name, _) in &assignments {
+        if name == "IFS" && splits_input {
+            continue;
+        }
         if let Some(why) = variables::runs_programs(name) {
             found.unresolve(format!("setting {name} {why}"));
         }

@@ -362,6 +362,19 @@ impl<'s> Walker<'_, 's> {
             },
             "string" | "concatenation" | "translated_string" => self.joined(n)?,
             "number" if n.named_child_count() == 0 => Word::literal(text),
+            "array" => {
+                let mut parts = Vec::new();
+                let mut dynamic = false;
+                for child in named_children(n) {
+                    let part = self.word(child)?;
+                    dynamic |= part.dynamic;
+                    parts.push(part.text);
+                }
+                Word {
+                    text: parts.join(" "),
+                    dynamic,
+                }
+            }
             "simple_expansion" => Word::dynamic(text),
             "expansion" => {
                 self.expansion(n)?;
@@ -414,7 +427,7 @@ impl<'s> Walker<'_, 's> {
             match child.kind() {
                 "variable_name" | "special_variable_name" => {}
                 "regex" => self.check_leaf(child)?,
-                "subscript" => self.arithmetic(child)?,
+                "subscript" => self.subscript_index(child)?,
                 kind if WORD_KINDS.contains(&kind) => {
                     self.word(child)?;
                 }
@@ -422,6 +435,26 @@ impl<'s> Walker<'_, 's> {
             }
         }
         Ok(())
+    }
+
+    /// `${a[i]}`, `a[i]=x`: the index is arithmetic; the array's own name is not evaluated.
+    fn subscript_index(&mut self, n: Node) -> Result<(), BashError> {
+        match n.child_by_field_name("index") {
+            Some(index) => {
+                let text = self.text(index);
+                if word::is_identifier(text) {
+                    self.out.evaluated(text);
+                }
+                self.collect_names(index)?;
+                if WORD_KINDS.contains(&index.kind()) {
+                    self.word(index)?;
+                } else {
+                    self.visit(index)?;
+                }
+                Ok(())
+            }
+            None => self.arithmetic(n),
+        }
     }
 
     /// A string or concatenation: the pieces joined, dynamic if any piece is.
@@ -465,7 +498,7 @@ impl<'s> Walker<'_, 's> {
         let mut value = Word::literal("");
         if let Some(target) = n.child_by_field_name("name") {
             if target.kind() == "subscript" {
-                self.arithmetic(target)?;
+                self.subscript_index(target)?;
                 if let Some(base) = target.child_by_field_name("name") {
                     name = self.text(base).to_string();
                 }
@@ -739,10 +772,8 @@ impl<'s> Walker<'_, 's> {
                             let w = self.word(child)?;
                             words.push((w, child.byte_range()));
                         }
-                        _ => {
-                            self.visit(child)?;
-                            words.push((Word::dynamic(self.text(child)), child.byte_range()));
-                        }
+                        // `time (cmd)`, `coproc { cmd; }`: a statement, walked as one.
+                        _ => self.visit(child)?,
                     }
                 }
                 if !cursor.goto_next_sibling() {

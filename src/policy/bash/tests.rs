@@ -97,6 +97,9 @@ fn what_cannot_be_resolved_says_why() {
         "for i in 1 2; do echo $((i*2)); done",
         "env FOO=1 ls",
         "git -C sub status",
+        "while IFS= read -r line; do echo \"$line\"; done < f",
+        "arr=(1 2 3); echo ${arr[@]} ${#arr[@]} $((arr[0] + 1))",
+        "time (sleep 1)",
     ] {
         assert_eq!(first_unresolved(line), None, "{line}");
     }
