@@ -168,6 +168,11 @@ pub(super) fn headless_refusal(
         format!(
             "Permission denied: {why}; approval is unavailable in non-interactive mode, and no --allow can override the managed policy"
         )
+    } else if verdict.rule == crate::policy::BASH_UNRESOLVED {
+        // No allow rule lets such a command run (decision 0087): say so, not "--allow".
+        format!(
+            "Permission denied: {why}; approval is unavailable in non-interactive mode, and no --allow rule lets a command that cannot be checked run"
+        )
     } else if policy.managed_rules_only() {
         format!(
             "Permission denied: approval is unavailable in non-interactive mode; the managed policy sets managed_rules_only, so only its own allow rules apply ({rule} would need to be allowed there)"

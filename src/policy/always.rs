@@ -5,7 +5,7 @@
 use serde_json::Value;
 use std::path::PathBuf;
 
-use super::bash_guard;
+use super::bash;
 use super::rule::{Rule, escape_glob, file_family};
 use super::target::path_request;
 use super::{Decision, Policy, PolicyContext, PolicyError, PolicyRule, RuleList, RuleSource};
@@ -66,16 +66,24 @@ fn builtin_rule(
     Ok(match kind {
         BuiltinTool::Bash => {
             let command = text_field("command")?;
-            let units = bash_guard::analyze(command)
+            let units = bash::analyze(command)
                 .map_err(|e| PolicyError::NoRule(format!("the command cannot be parsed ({e})")))?;
+            // An allow rule never lets an unresolved command run, so none is offered.
+            if let Some(unit) = units.iter().find(|u| u.unresolved.is_some()) {
+                return Err(PolicyError::NoRule(format!(
+                    "`{}` cannot be checked, so no rule can allow it",
+                    unit.shown()
+                )));
+            }
             let asking = units.iter().find(|u| {
-                let single = serde_json::json!({ "command": u.words.join(" ") });
+                let single = serde_json::json!({ "command": u.texts().join(" ") });
                 !u.words.is_empty()
                     && !matches!(policy.decide(tool, &single, ctx).decision, Decision::Allow)
             });
             let word = asking
                 .or_else(|| units.iter().find(|u| !u.words.is_empty()))
                 .and_then(|u| u.words.first())
+                .map(|w| w.text.clone())
                 .ok_or_else(|| PolicyError::NoRule("the command is empty".into()))?;
             if word.contains(['(', ')', '*', ':']) || word.chars().any(char::is_whitespace) {
                 return Err(PolicyError::NoRule(format!(

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use super::bash_guard::{self, Class};
+use super::bash::{self, Class, Unit};
 use super::decide::{Guard, names_whole_tool};
 use super::mode::{self, BashEffect, PermissionMode};
-use super::rule::RuleKind;
+use super::rule::{RuleKind, WordsMatch};
 use super::target::{self, PathRequest};
 use super::{
     Decision, OutsideWorkspace, Policy, PolicyContext, Rule, RuleList, RuleSource, Verdict,
@@ -31,90 +31,14 @@ impl Policy {
                 RuleSource::Default,
             );
         };
-        let units = match bash_guard::analyze(command) {
+        let units = match bash::analyze(command) {
             Ok(units) => units,
-            Err(e) => {
-                let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-                let matches = |r: &Rule, list: RuleList| match &r.kind {
-                    RuleKind::Bash(p) => list != RuleList::Allow && p.matches(&words),
-                    _ => r.matches_tool(tool),
-                };
-                return self.evaluate(
-                    tool,
-                    ctx,
-                    &matches,
-                    Guard::Firm(if ctx.mode == PermissionMode::Plan {
-                        mode::plan_refusal(&format!(
-                            "this command cannot be checked ({e}), so it may change something"
-                        ))
-                    } else {
-                        Verdict::new(
-                            Decision::Ask {
-                                why: format!(
-                                    "cannot check this command ({e}), so it is not run without asking"
-                                ),
-                            },
-                            "bash guard: unparsable",
-                            RuleSource::Default,
-                        )
-                    }),
-                );
-            }
+            Err(e) => return self.unparsable_bash(tool, ctx, command, &e),
         };
         let mut first_ask = None;
         let mut allowed_by_rule = None;
         for unit in &units {
-            let raw_words: Vec<String> = unit.raw.split(' ').map(str::to_string).collect();
-            // Deny and ask rules match the command as written or as run; allow rules only as
-            // run, so `env rm x` is not allowed by `Bash(env:*)`.
-            let matches = |r: &Rule, list: RuleList| match &r.kind {
-                RuleKind::Bash(p) => {
-                    p.matches(&unit.words) || (list != RuleList::Allow && p.matches(&raw_words))
-                }
-                _ => r.matches_tool(tool),
-            };
-            let shown = if unit.raw.is_empty() {
-                "(redirection)".to_string()
-            } else {
-                unit.raw.clone()
-            };
-            let effect = mode::bash_effect(unit, ctx.workspace);
-            let guard = match (&unit.class, ctx.mode) {
-                (Class::Denied(pattern), _) => Guard::Hard(Verdict::new(
-                    Decision::Deny {
-                        why: format!("`{shown}` matches the bash deny list ({pattern})"),
-                    },
-                    format!("bash deny list: {pattern}"),
-                    RuleSource::Default,
-                )),
-                (_, PermissionMode::Plan) if effect != BashEffect::ReadOnly => {
-                    Guard::Firm(mode::plan_refusal(&format!("`{shown}` may change files")))
-                }
-                (Class::Destructive(_), PermissionMode::AcceptEdits)
-                    if effect == BashEffect::WorkspaceEdit =>
-                {
-                    Guard::Fallback(mode::allowed_by(PermissionMode::AcceptEdits))
-                }
-                (Class::Destructive(_), PermissionMode::Auto) => {
-                    Guard::Fallback(mode::allowed_by(PermissionMode::Auto))
-                }
-                (Class::Destructive(what), _) => Guard::Soft(Verdict::new(
-                    Decision::Ask {
-                        why: format!("`{shown}` is destructive ({what})"),
-                    },
-                    format!("bash guard: destructive ({what})"),
-                    RuleSource::Default,
-                )),
-                (Class::Ordinary, PermissionMode::Ask) => {
-                    Guard::Fallback(mode::ask_mode(&format!("`{shown}`")))
-                }
-                (Class::Ordinary, _) => Guard::Fallback(Verdict::new(
-                    Decision::Allow,
-                    "bash guard",
-                    RuleSource::Default,
-                )),
-            };
-            let v = self.evaluate(tool, ctx, &matches, guard);
+            let v = self.decide_unit(tool, ctx, unit);
             match v.decision {
                 Decision::Deny { .. } => return v,
                 Decision::Ask { .. } => {
@@ -148,6 +72,139 @@ impl Policy {
             );
         }
         Verdict::new(Decision::Allow, "bash guard", RuleSource::Default)
+    }
+
+    /// A line the grammar cannot read: it asks (plan mode refuses it); deny and ask rules
+    /// are matched against its plain words, allow rules never.
+    fn unparsable_bash(
+        &self,
+        tool: &PoolTool,
+        ctx: &PolicyContext<'_>,
+        command: &str,
+        e: &bash::BashError,
+    ) -> Verdict {
+        let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+        let matches = |r: &Rule, list: RuleList| match &r.kind {
+            RuleKind::Bash(p) => list != RuleList::Allow && p.matches(&words),
+            _ => r.matches_tool(tool),
+        };
+        self.evaluate(
+            tool,
+            ctx,
+            &matches,
+            Guard::Firm(if ctx.mode == PermissionMode::Plan {
+                mode::plan_refusal(&format!(
+                    "this command cannot be checked ({e}), so it may change something"
+                ))
+            } else {
+                Verdict::new(
+                    Decision::Ask {
+                        why: format!(
+                            "cannot check this command ({e}), so it is not run without asking"
+                        ),
+                    },
+                    "bash guard: unparsable",
+                    RuleSource::Default,
+                )
+            }),
+        )
+    }
+
+    /// One command of a line. Deny and ask rules match it as written or as run; allow rules
+    /// only as run, and only when every word they look at is known. A command the analysis
+    /// cannot resolve, or whose words made by expansions might match a deny or ask rule,
+    /// asks (plan mode refuses): no allow rule, grant or mode lets it run.
+    fn decide_unit(&self, tool: &PoolTool, ctx: &PolicyContext<'_>, unit: &Unit) -> Verdict {
+        let resolved = unit.unresolved.is_none();
+        let matches = |r: &Rule, list: RuleList| match &r.kind {
+            RuleKind::Bash(p) => {
+                let run = p.match_words(&unit.words);
+                let written = p.match_words(&unit.written);
+                match list {
+                    RuleList::Allow => resolved && run == WordsMatch::Yes,
+                    _ => run == WordsMatch::Yes || written == WordsMatch::Yes,
+                }
+            }
+            _ => r.matches_tool(tool),
+        };
+        let shown = unit.shown();
+        let effect = mode::bash_effect(unit, ctx.workspace);
+        let unchecked = match &unit.unresolved {
+            Some(why) => Some(format!("`{shown}` cannot be checked: {why}")),
+            None => self.possibly_matching(unit).map(|rule| {
+                format!("`{shown}` has words made by expansions that may match the rule {rule}")
+            }),
+        };
+        let guard = match (&unit.class, ctx.mode, unchecked) {
+            (Class::Denied(pattern), _, _) => Guard::Hard(Verdict::new(
+                Decision::Deny {
+                    why: format!("`{shown}` matches the bash deny list ({pattern})"),
+                },
+                format!("bash deny list: {pattern}"),
+                RuleSource::Default,
+            )),
+            (_, PermissionMode::Plan, Some(why)) => Guard::Firm(mode::plan_refusal(&format!(
+                "{why}, so it may change files"
+            ))),
+            (_, _, Some(why)) => Guard::Firm(Verdict::new(
+                Decision::Ask {
+                    why: format!("{why}; it is not run without asking"),
+                },
+                super::BASH_UNRESOLVED,
+                RuleSource::Default,
+            )),
+            (_, PermissionMode::Plan, None) if effect != BashEffect::ReadOnly => {
+                let why = match &unit.changes {
+                    Some(what) => format!("`{shown}` may change files ({what})"),
+                    None => format!("`{shown}` may change files"),
+                };
+                Guard::Firm(mode::plan_refusal(&why))
+            }
+            (Class::Destructive(_), PermissionMode::AcceptEdits, None)
+                if effect == BashEffect::WorkspaceEdit =>
+            {
+                Guard::Fallback(mode::allowed_by(PermissionMode::AcceptEdits))
+            }
+            (Class::Destructive(_), PermissionMode::Auto, None) => {
+                Guard::Fallback(mode::allowed_by(PermissionMode::Auto))
+            }
+            (Class::Destructive(what), _, None) => Guard::Soft(Verdict::new(
+                Decision::Ask {
+                    why: format!("`{shown}` is destructive ({what})"),
+                },
+                format!("bash guard: destructive ({what})"),
+                RuleSource::Default,
+            )),
+            (Class::Ordinary, PermissionMode::Ask, None) => {
+                Guard::Fallback(mode::ask_mode(&format!("`{shown}`")))
+            }
+            (Class::Ordinary, _, None) => Guard::Fallback(Verdict::new(
+                Decision::Allow,
+                "bash guard",
+                RuleSource::Default,
+            )),
+        };
+        self.evaluate(tool, ctx, &matches, guard)
+    }
+
+    /// The first deny or ask rule (the person's or the shipped ones) that the unit's
+    /// dynamic words might match, though its known words do not decide it.
+    fn possibly_matching(&self, unit: &Unit) -> Option<&str> {
+        self.rules
+            .iter()
+            .chain(self.defaults.iter())
+            .filter(|r| r.list != RuleList::Allow)
+            .find(|r| match &r.rule.kind {
+                RuleKind::Bash(p) => {
+                    let run = p.match_words(&unit.words);
+                    let written = p.match_words(&unit.written);
+                    run != WordsMatch::Yes
+                        && written != WordsMatch::Yes
+                        && (run == WordsMatch::Possibly || written == WordsMatch::Possibly)
+                }
+                _ => false,
+            })
+            .map(|r| r.rule.text.as_str())
     }
 
     pub(super) fn decide_file(

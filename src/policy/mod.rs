@@ -21,7 +21,7 @@
 
 mod always;
 mod audit;
-mod bash_guard;
+pub mod bash;
 mod decide;
 mod guards;
 mod limit;
@@ -30,10 +30,13 @@ mod managed;
 mod mode;
 mod rule;
 mod sampling;
-pub mod shell;
 mod target;
 
 pub use always::{AlwaysRule, always_rule};
+
+/// The rule named by a bash command the analysis cannot resolve (decision 0087): it asks
+/// and no allow rule, grant or mode lets it run.
+pub const BASH_UNRESOLVED: &str = "bash guard: unresolved";
 pub use audit::{AuditRecord, Decider, Permit, PersonAnswer, input_digest};
 pub use decide::grant_key;
 pub use limit::{GrantLeft, GrantLimit};

@@ -15,7 +15,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::bash_guard::Effective;
+use super::bash::Unit;
 use super::{Decision, RuleSource, Verdict};
 pub use crate::settings::PermissionMode;
 
@@ -72,6 +72,21 @@ pub const READ_ONLY: &[&str] = &[
     "less",
     "more",
     "eval",
+    "command",
+    ":",
+    "uniq",
+    "tac",
+    "rev",
+    "paste",
+    "join",
+    "fold",
+    "seq",
+    "sleep",
+    "nproc",
+    "cksum",
+    "sha512sum",
+    "b2sum",
+    "strings",
 ];
 
 /// git subcommands that only read.
@@ -102,11 +117,16 @@ pub enum BashEffect {
     Changes,
 }
 
-/// How `unit` (one command of a bash line) touches files. Shells and `eval` count as
-/// read-only themselves: the commands they run are units of their own; `sh script.sh`
-/// runs a script nobody has seen, so it changes.
-pub fn bash_effect(unit: &Effective, workspace: &Path) -> BashEffect {
-    let Some(program) = unit.words.first().map(String::as_str) else {
+/// How `unit` (one command of a bash line) touches files. Shells given `-c`, `eval`,
+/// `env`, `xargs` and `find -exec` count as read-only themselves: what they run are units
+/// of their own, judged the same way; `sh script.sh` runs a script nobody has seen, so it
+/// changes. A unit the analysis could not resolve changes.
+pub fn bash_effect(unit: &Unit, workspace: &Path) -> BashEffect {
+    if unit.unresolved.is_some() {
+        return BashEffect::Changes;
+    }
+    let words = unit.texts();
+    let Some(program) = words.first().map(String::as_str) else {
         return if unit.writes_to.is_empty() {
             BashEffect::ReadOnly
         } else if unit.writes_to.iter().all(|t| inside(t, workspace)) {
@@ -115,30 +135,39 @@ pub fn bash_effect(unit: &Effective, workspace: &Path) -> BashEffect {
             BashEffect::Changes
         };
     };
-    let args = &unit.words[1..];
+    if unit.words.first().is_some_and(|w| w.dynamic) {
+        return BashEffect::Changes;
+    }
+    let args = &words[1..];
     let reads_only = match program {
         "git" => {
             args.first()
                 .is_some_and(|sub| GIT_READ_ONLY.contains(&sub.as_str()))
-                && !writes_despite_program("git", args)
+                && !writes_despite_program(unit)
         }
-        // `-c` (or `-ec`, `-lc`): the script is parsed into units of its own; `--norc x.sh`
-        // runs a file nobody has seen.
-        "sh" | "bash" | "zsh" | "dash" => args
-            .iter()
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c')),
-        p => READ_ONLY.contains(&p) && !writes_despite_program(p, args),
+        // The script of `-c` is parsed into units of its own; a script file or standard
+        // input is not read-only (the analysis marks those).
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" => {
+            !writes_despite_program(unit)
+                && args
+                    .iter()
+                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
+        }
+        p => READ_ONLY.contains(&p) && !writes_despite_program(unit),
     };
     if reads_only && unit.writes_to.is_empty() {
         return BashEffect::ReadOnly;
     }
-    let edits_only = reads_only || WORKSPACE_EDITS.contains(&program);
-    let paths_inside = args
+    let edits_only = (reads_only || WORKSPACE_EDITS.contains(&program)) && unit.changes.is_none();
+    let paths_inside = unit.words[1..]
         .iter()
-        .filter(|a| !a.starts_with('-') || a.contains('='))
-        .map(|a| a.split_once('=').map_or(a.as_str(), |(_, v)| v))
-        .chain(unit.writes_to.iter().map(String::as_str))
-        .all(|path| inside(path, workspace));
+        .all(|w| !w.dynamic || !w.text.contains('$'))
+        && args
+            .iter()
+            .filter(|a| !a.starts_with('-') || a.contains('='))
+            .map(|a| a.split_once('=').map_or(a.as_str(), |(_, v)| v))
+            .chain(unit.writes_to.iter().map(String::as_str))
+            .all(|path| inside(path, workspace));
     if edits_only && paths_inside {
         BashEffect::WorkspaceEdit
     } else {
@@ -146,22 +175,12 @@ pub fn bash_effect(unit: &Effective, workspace: &Path) -> BashEffect {
     }
 }
 
-/// Options with which a read-only program writes a file or runs another program.
-fn writes_despite_program(program: &str, args: &[String]) -> bool {
-    match program {
-        "find" => args.iter().any(|a| {
-            matches!(
-                a.as_str(),
-                "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls" | "-ok" | "-okdir"
-            )
-        }),
-        "sort" => args.iter().any(|a| a == "-o" || a.starts_with("--output")),
-        "git" => args.iter().any(|a| a.starts_with("--output")),
-        "tree" => args.iter().any(|a| a == "-o"),
-        "rg" => args.iter().any(|a| a.starts_with("--pre")),
-        // `env` with a program runs it (the guard already made that program a unit).
-        _ => false,
-    }
+/// Whether a read-only program writes a file or runs another program here: the analysis
+/// reads each program's options as its parser does (`sort -of f`, `sort --outp=f`, `git
+/// grep -Ocmd`, `git diff --ext-diff`, `rg --pre`, `find -fprint`, `tree -o`, `less -o`)
+/// and notes the ones that write or run something.
+fn writes_despite_program(unit: &Unit) -> bool {
+    unit.changes.is_some()
 }
 
 /// Whether `path`, as a bash word, names something inside the workspace (lexically; a word
@@ -226,7 +245,7 @@ pub(super) fn allowed_by(mode: PermissionMode) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::bash_guard::analyze;
+    use crate::policy::bash::analyze;
 
     fn effects(line: &str) -> Vec<BashEffect> {
         analyze(line)
@@ -258,7 +277,11 @@ mod tests {
             effects("git diff --output=x.patch"),
             vec![BashEffect::Changes]
         );
-        assert_eq!(effects("rg --pre=./x foo"), vec![BashEffect::Changes]);
+        // The program `--pre` names is a unit of its own.
+        assert_eq!(
+            effects("rg --pre=./x foo"),
+            vec![BashEffect::Changes, BashEffect::Changes]
+        );
         assert_eq!(
             effects("sh -c 'ls'"),
             vec![BashEffect::ReadOnly, BashEffect::ReadOnly]

@@ -8,6 +8,7 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 mod bash;
+mod bash_grammar;
 mod modes;
 
 pub(crate) fn mcp(server: &str, tool: &str) -> PoolTool {
