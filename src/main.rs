@@ -385,8 +385,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         })),
         Some(Command::Status) => {
-            print!("{}", commands::status(&flags));
-            Ok(())
+            let (out, code) = commands::status(&flags);
+            print!("{out}");
+            Failure::from_reported_code(code)
         }
         Some(Command::Undo {
             list,
