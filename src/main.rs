@@ -401,7 +401,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 (false, true) => UndoAction::DryRun,
                 (false, false) => UndoAction::Restore,
             };
-            let output = toolgate::cli::undo::run(
+            let (output, code) = toolgate::cli::undo::run(
                 toolgate::checkpoint::default_root().as_deref(),
                 toolgate::agent::session::default_sessions_dir().as_deref(),
                 &flags.workspace(),
@@ -412,7 +412,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 },
             )?;
             print!("{output}");
-            Ok(())
+            Failure::from_reported_code(code)
         }
         Some(Command::Hooks { command }) => reported(toolgate::cli::hooks::run(
             &command,
