@@ -267,3 +267,44 @@ fn io(path: &Path, source: std::io::Error) -> Refusal {
 fn c_string(name: &OsStr, path: &Path) -> Result<CString, Refusal> {
     CString::new(name.as_bytes()).map_err(|_| Refusal::NotPlain(path.to_path_buf()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder swapped for a link to an outside folder refuses the path, and nothing is
+    /// created outside; a missing folder is created and the file written inside.
+    #[test]
+    fn a_link_on_the_path_is_refused_and_a_plain_path_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, outside) = (dir.path().join("ws"), dir.path().join("outside"));
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("d")).unwrap();
+        let beneath = Beneath::open(&ws).unwrap();
+
+        let refused = beneath.entry(Path::new("d/secret.txt"), true);
+        assert!(
+            matches!(&refused, Err(Refusal::Link(p)) if p == Path::new("d")),
+            "{:?}",
+            refused.err()
+        );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+
+        let entry = beneath
+            .entry(Path::new("new/deep/file.txt"), true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(entry.kind().unwrap(), Kind::Missing);
+        entry.write_file(b"back\n", 0o640).unwrap();
+        let written = ws.join("new/deep/file.txt");
+        assert_eq!(std::fs::read(&written).unwrap(), b"back\n");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&written).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o640);
+        assert!(matches!(
+            beneath.entry(Path::new("../escape"), true),
+            Err(Refusal::NotPlain(_))
+        ));
+    }
+}
