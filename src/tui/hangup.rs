@@ -75,6 +75,12 @@ impl HangupWatch {
         }
     }
 
+    /// Whether the terminal is gone right now (a SIGHUP may come with a live terminal,
+    /// sent by `kill`, or with a dead one, its window closed).
+    pub fn is_gone_now(&self) -> bool {
+        is_gone(self.fd.get_ref())
+    }
+
     /// Lets go of the dead terminal: standard input becomes a descriptor that always
     /// answers "would block", so crossterm's reading thread goes back to waiting instead of
     /// spinning on it; standard output and error, where they are that terminal, write to

@@ -78,7 +78,9 @@ pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Resu
     let hangup = hangup::HangupWatch::new()
         .map_err(|e| anyhow::anyhow!("the terminal cannot be watched for a hang-up: {e}"))?;
     let result = event_loop(&mut term, &mut handle, info, signals, &hangup).await;
-    if matches!(result, Ok(Ending::TerminalGone)) {
+    let sighup_on_dead_terminal =
+        matches!(result, Ok(Ending::Signal(libc::SIGHUP))) && hangup.is_gone_now();
+    if matches!(result, Ok(Ending::TerminalGone)) || sighup_on_dead_terminal {
         // Restore is attempted (on a dead terminal each write fails at once, nothing
         // waits), then the process lets go of the dead terminal: crossterm's reader stops
         // spinning on it while the agent shuts down, and nothing written after can fail.

@@ -203,9 +203,17 @@ fn session_log(state: &Path) -> String {
     std::fs::read_to_string(file).expect("session log")
 }
 
-/// The console, started in `workspace` on the pty `slave` in a session of its own: the
-/// pty is its terminal but not its controlling one.
-fn start_console(home: &Path, workspace: &Path, slave: OwnedFd) -> std::process::Child {
+/// How the console holds its pty.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tty {
+    /// Its terminal, not its controlling one: a hang-up sends no signal.
+    NotControlling,
+    /// Its controlling terminal: the hang-up sends SIGHUP, and the terminal is dead too.
+    Controlling,
+}
+
+/// The console, started in `workspace` on the pty `slave` in a session of its own.
+fn start_console(home: &Path, workspace: &Path, slave: OwnedFd, held: Tty) -> std::process::Child {
     let tty = File::from(slave);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     cmd.current_dir(workspace)
@@ -220,24 +228,27 @@ fn start_console(home: &Path, workspace: &Path, slave: OwnedFd) -> std::process:
     // SAFETY: setsid is async-signal-safe. A new session has no controlling terminal, and
     // none is taken (no TIOCSCTTY), so the pty's hang-up sends the console no SIGHUP.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if held == Tty::Controlling && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
     }
     let child = cmd.spawn().expect("start toolgate");
-    // The console has no controlling terminal (tty_nr, field 7 of stat(5), is 0).
+    // tty_nr (field 7 of stat(5)) is 0 without a controlling terminal.
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
     let tty_nr = stat[stat.rfind(')').unwrap() + 1..]
         .split_whitespace()
         .nth(4)
         .map(str::to_string);
     assert_eq!(
-        tty_nr.as_deref(),
-        Some("0"),
-        "the pty is not the controlling terminal"
+        tty_nr.as_deref() == Some("0"),
+        held == Tty::NotControlling,
+        "controlling terminal: {tty_nr:?}"
     );
     child
 }
@@ -303,7 +314,7 @@ fn an_idle_console_ends_when_its_terminal_hangs_up_without_a_signal() {
     let home = tempfile::tempdir().expect("tempdir");
     let workspace = tempfile::tempdir().expect("workspace tempdir");
     let (master, screen, slave) = open_pty();
-    let mut child = start_console(home.path(), workspace.path(), slave);
+    let mut child = start_console(home.path(), workspace.path(), slave, Tty::NotControlling);
     screen.wait_text("scripted demo");
     let after = hang_up(master, &mut child);
     assert_ended_like_sighup(&after);
@@ -316,7 +327,7 @@ fn a_busy_console_ends_with_its_servers_when_its_terminal_hangs_up() {
     let home = tempfile::tempdir().expect("tempdir");
     let workspace = tempfile::tempdir().expect("workspace tempdir");
     let (master, screen, slave) = open_pty();
-    let mut child = start_console(home.path(), workspace.path(), slave);
+    let mut child = start_console(home.path(), workspace.path(), slave, Tty::NotControlling);
     let pid = child.id();
     screen.wait_text("scripted demo");
     // The demo's turn connects its docs and deploy servers (child processes) and stops on
@@ -349,4 +360,19 @@ fn a_busy_console_ends_with_its_servers_when_its_terminal_hangs_up() {
         serde_json::from_str::<serde_json::Value>(line)
             .unwrap_or_else(|e| panic!("a broken session line ({e}): {line}"));
     }
+}
+
+/// The window closed on a console whose controlling terminal it was: SIGHUP arrives and
+/// the terminal is dead. Whichever the console sees first, the signal or the hang-up, it
+/// lets go of the dead terminal and ends with 129 (a write to it on the way out, ratatui's
+/// cursor when it is dropped, would panic: 101).
+#[test]
+fn a_console_whose_controlling_terminal_closes_ends_with_129() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let workspace = tempfile::tempdir().expect("workspace tempdir");
+    let (master, screen, slave) = open_pty();
+    let mut child = start_console(home.path(), workspace.path(), slave, Tty::Controlling);
+    screen.wait_text("scripted demo");
+    let after = hang_up(master, &mut child);
+    assert_ended_like_sighup(&after);
 }
