@@ -385,8 +385,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         })),
         Some(Command::Status) => {
-            print!("{}", commands::status(&flags));
-            Ok(())
+            let (out, code) = commands::status(&flags);
+            print!("{out}");
+            Failure::from_reported_code(code)
         }
         Some(Command::Undo {
             list,
@@ -400,7 +401,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 (false, true) => UndoAction::DryRun,
                 (false, false) => UndoAction::Restore,
             };
-            let output = toolgate::cli::undo::run(
+            let (output, code) = toolgate::cli::undo::run(
                 toolgate::checkpoint::default_root().as_deref(),
                 toolgate::agent::session::default_sessions_dir().as_deref(),
                 &flags.workspace(),
@@ -411,7 +412,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 },
             )?;
             print!("{output}");
-            Ok(())
+            Failure::from_reported_code(code)
         }
         Some(Command::Hooks { command }) => reported(toolgate::cli::hooks::run(
             &command,

@@ -447,12 +447,19 @@ impl Checkpoints {
             .map_err(blocking_failed)
             .and_then(|restored| restored);
         match restored {
-            Ok(restored) if restored.is_empty() => {
+            Ok(done) if done.files.is_empty() && done.left.is_empty() => {
                 "Undo left every file as it is: they all changed since the turn.".to_string()
             }
-            Ok(restored) => {
-                let mut text = crate::checkpoint::restored_report(&info, &restored);
-                for kept in files.iter().filter(|f| !restored.contains(f)) {
+            Ok(done) if done.files.is_empty() => format!(
+                "Undo restored nothing; no file was changed.{}",
+                crate::checkpoint::unrestored_report(&done.left)
+            ),
+            Ok(done) => {
+                let mut text = crate::checkpoint::restored_report(&info, &done.files);
+                text.push_str(&crate::checkpoint::unrestored_report(&done.left));
+                let left =
+                    |f: &crate::checkpoint::FileChange| done.left.iter().any(|l| l.path == f.path);
+                for kept in files.iter().filter(|f| !done.files.contains(f) && !left(f)) {
                     text.push_str(&format!(
                         "\n  kept {} (changed since the turn)",
                         crate::sanitize::for_terminal(&kept.path.display().to_string())
@@ -460,7 +467,7 @@ impl Checkpoints {
                 }
                 conv.record(Record::Undo {
                     checkpoint: id,
-                    restored,
+                    restored: done.files,
                 })
                 .await;
                 text

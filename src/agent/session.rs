@@ -6,7 +6,9 @@
 //! # Record schema
 //!
 //! Every line is a JSON object with `ts` (RFC 3339, UTC), `type`, and (since the hash
-//! chain, [`super::chain`]) `seq` and `prev`, plus:
+//! chain, [`super::chain`]) `seq` and `prev`, plus (since decision 0090) `chain` on the
+//! `session_start` and `resumed` records: the chain rule the writer follows, so a file
+//! whose links were stripped is known to have had them. Then:
 //!
 //! | `type`            | fields |
 //! |-------------------|--------|
@@ -186,6 +188,11 @@ struct Line {
     seq: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     prev: Option<String>,
+    /// On the records that open a writer's part of the file (`session_start`, `resumed`):
+    /// the chain rule it follows ([`super::chain::RULE`]). Its presence says the file
+    /// was written chained from there on, links or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chain: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -576,7 +583,14 @@ impl SessionLog {
             record,
             seq: None,
             prev: None,
+            chain: None,
         };
+        if matches!(
+            line.record,
+            Record::SessionStart { .. } | Record::Resumed { .. }
+        ) {
+            line.chain = Some(super::chain::RULE.to_string());
+        }
         // The handles take turns on the chain; other processes on the file's lock.
         let mut chain = self.chain.lock().unwrap_or_else(PoisonError::into_inner);
         let _locked = Chain::lock(&self.file).map_err(write_error(&self.path))?;

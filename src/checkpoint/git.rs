@@ -42,15 +42,6 @@ impl Git {
         }
     }
 
-    /// The same repository read through another index file (restores use a throwaway one,
-    /// so the snapshot index keeps its stat cache).
-    pub(super) fn with_index(&self, index: PathBuf) -> Git {
-        Git {
-            index,
-            ..self.clone()
-        }
-    }
-
     fn command(&self, args: &[&str]) -> Command {
         let mut command = isolated_git();
         command

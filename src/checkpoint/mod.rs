@@ -17,6 +17,7 @@
 //! a file changed again since the turn only when the caller says so (see [`conflict`]).
 
 mod attribution;
+mod beneath;
 mod conflict;
 mod git;
 mod lock;
@@ -34,6 +35,7 @@ pub use attribution::OwnChange;
 pub use conflict::{ChangedSince, Since};
 pub use git::GitError;
 pub use log::{Blob, CallFile, CallInfo, Change, CheckpointInfo, FileChange};
+pub use restore::{Restored, Unrestored};
 pub use snapshot::Limits;
 
 use git::Git;
@@ -490,12 +492,10 @@ impl Shadow {
     /// Restores the files of `plan` that `scope` allows (checked again now, under the
     /// lock: a file changed since the plan was made counts as changed) and records the
     /// undo. The workspace as it was just before is kept as a snapshot too (its commit is
-    /// in the log). Nothing restored: nothing recorded, the turn stays undoable.
-    pub fn undo(
-        &self,
-        plan: &UndoPlan,
-        scope: UndoScope,
-    ) -> Result<Vec<FileChange>, CheckpointError> {
+    /// in the log). A file that cannot be restored safely (a link where a folder of its
+    /// path was) is left as it is and named in [`Restored::left`]; the others are
+    /// restored. Nothing restored: nothing recorded, the turn stays undoable.
+    pub fn undo(&self, plan: &UndoPlan, scope: UndoScope) -> Result<Restored, CheckpointError> {
         let _lock = self.lock()?;
         let id = plan.checkpoint.id;
         let current = self
@@ -514,7 +514,7 @@ impl Shadow {
             .filter(|own| scope == UndoScope::All || conflict::untouched_since(own, &now))
             .collect();
         if chosen.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Restored::default());
         }
         // Each file comes back from the snapshot taken before the call that first changed
         // it; one restore per such snapshot.
@@ -525,25 +525,38 @@ impl Shadow {
                 None => by_origin.push((own.origin.as_str(), vec![own.file_change()])),
             }
         }
-        let mut restored = Vec::new();
+        let mut done = Restored::default();
         for (origin, files) in by_origin {
-            restored.extend(restore::restore(
-                &self.git,
-                self.dir.join("undo.index"),
-                &self.workspace,
-                origin,
-                &files,
-            )?);
+            let part = restore::restore(&self.git, &self.workspace, origin, &files)?;
+            done.files.extend(part.files);
+            done.left.extend(part.left);
         }
-        restored.sort_by(|a, b| a.path.cmp(&b.path));
+        done.files.sort_by(|a, b| a.path.cmp(&b.path));
+        done.left.sort_by(|a, b| a.path.cmp(&b.path));
+        if done.files.is_empty() {
+            return Ok(done);
+        }
         self.append(&Event::Undone {
             id,
             time: Utc::now(),
             saved: saved.commit,
-            restored: restored.clone(),
+            restored: done.files.clone(),
         })?;
-        Ok(restored)
+        Ok(done)
     }
+}
+
+/// The lines naming each file undo left as it is, and why.
+pub fn unrestored_report(left: &[Unrestored]) -> String {
+    let mut text = String::new();
+    for file in left {
+        text.push_str(&format!(
+            "\n  not restored {}: {}",
+            crate::sanitize::for_terminal(&file.path.display().to_string()),
+            crate::sanitize::for_terminal(&file.why)
+        ));
+    }
+    text
 }
 
 /// "1 file", "3 files".

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::collections::HashMap;
 
 use super::CheckpointError;
-use super::git::{Git, nul_list, path_from_git};
+use super::beneath::{Beneath, Kind, Refusal};
+use super::git::{Git, path_from_git};
 use super::log::{Blob, CallFile, Change, FileChange};
 
 /// The files that differ between two snapshots, as `before` → `after`.
@@ -155,120 +156,142 @@ fn parse_name_status(output: &[u8]) -> Vec<FileChange> {
     files
 }
 
+/// A file undo left as it is, and why (in words for the person).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrestored {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// What a restore did: the files put back, and those it could not put back safely.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Restored {
+    pub files: Vec<FileChange>,
+    pub left: Vec<Unrestored>,
+}
+
 /// Puts `files` back as they were in snapshot `before`: created files are removed (and
 /// the folders that only they filled), the others are written from the snapshot with
-/// their recorded type and executable bit. `scratch_index` is a file name git may use
-/// for the duration; the snapshot index is not touched.
+/// their recorded type and executable bit. Every write goes through the handle of the
+/// folder that holds the file, reached from the workspace without following a link
+/// ([`super::beneath`]): a path with a link (or a file) where a folder belongs is left as
+/// it is and named, and the rest is restored.
 pub(super) fn restore(
     git: &Git,
-    scratch_index: PathBuf,
     workspace: &Path,
     before: &str,
     files: &[FileChange],
-) -> Result<Vec<FileChange>, CheckpointError> {
-    let io_error = |path: &Path, source: std::io::Error| CheckpointError::Io {
-        path: path.to_path_buf(),
+) -> Result<Restored, CheckpointError> {
+    let beneath = Beneath::open(workspace).map_err(|source| CheckpointError::Io {
+        path: workspace.to_path_buf(),
         source,
+    })?;
+    let mut done = Restored::default();
+    let mut leave = |file: &FileChange, why: String| {
+        done.left.push(Unrestored {
+            path: file.path.clone(),
+            why,
+        })
     };
+    let mut restored = Vec::new();
     for file in files.iter().filter(|f| f.change == Change::Created) {
-        let full = workspace.join(&file.path);
-        match std::fs::symlink_metadata(&full) {
-            Ok(meta) if meta.is_dir() => continue,
-            Ok(_) => std::fs::remove_file(&full).map_err(|e| io_error(&full, e))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_error(&full, e)),
+        match remove_created(&beneath, &file.path) {
+            Ok(()) => restored.push(file.clone()),
+            Err(refusal) => leave(file, refusal.to_string()),
         }
-        prune_empty_parents(workspace, &full);
     }
     let back: Vec<&FileChange> = files
         .iter()
         .filter(|f| f.change != Change::Created)
         .collect();
-    if back.is_empty() {
-        return Ok(files.to_vec());
+    let paths: Vec<PathBuf> = back.iter().map(|f| f.path.clone()).collect();
+    let recorded = if paths.is_empty() {
+        HashMap::new()
+    } else {
+        blobs_in(git, before, &paths)?
+    };
+    for file in back {
+        let Some(blob) = recorded.get(&file.path) else {
+            leave(file, "it is not in the checkpoint".to_string());
+            continue;
+        };
+        match put_back(git, &beneath, &file.path, blob, file.change) {
+            Ok(()) => restored.push(file.clone()),
+            Err(Failed::Refused(refusal)) => leave(file, refusal.to_string()),
+            Err(Failed::Checkpoint(e)) => return Err(e),
+        }
     }
-    // git writes a restored file anew with the umask's permissions; a file the turn only
-    // edited keeps the permissions it has (a 0600 secret stays 0600).
-    let kept: Vec<(PathBuf, u32)> = back
-        .iter()
-        .filter(|f| f.change == Change::Modified)
-        .filter_map(|f| {
-            let full = workspace.join(&f.path);
-            let meta = std::fs::symlink_metadata(&full).ok()?;
-            meta.is_file().then(|| (full, permissions_of(&meta)))
-        })
-        .collect();
-    for file in &back {
+    restored.sort_by(|a, b| a.path.cmp(&b.path));
+    done.files = restored;
+    Ok(done)
+}
+
+enum Failed {
+    /// This path cannot be written safely: named, the others go on.
+    Refused(Refusal),
+    /// The checkpoint itself cannot be read: the undo stops.
+    Checkpoint(CheckpointError),
+}
+
+/// Removes a file the turn created, then the folders that only it filled.
+fn remove_created(beneath: &Beneath, path: &Path) -> Result<(), Refusal> {
+    let Some(entry) = beneath.entry(path, false)? else {
+        return Ok(());
+    };
+    match entry.kind()? {
+        Kind::Missing | Kind::Folder => return Ok(()),
+        Kind::Link | Kind::File(_) => entry.remove(false)?,
+    }
+    let mut folder = path.parent();
+    while let Some(current) = folder.filter(|p| !p.as_os_str().is_empty()) {
+        match beneath.entry(current, false) {
+            Ok(Some(entry)) if entry.remove(true).is_ok() => folder = current.parent(),
+            _ => break,
+        }
+    }
+    Ok(())
+}
+
+/// Writes one file back from its recorded blob.
+fn put_back(
+    git: &Git,
+    beneath: &Beneath,
+    path: &Path,
+    blob: &Blob,
+    change: Change,
+) -> Result<(), Failed> {
+    let entry = beneath
+        .entry(path, true)
+        .map_err(Failed::Refused)?
+        .ok_or_else(|| Failed::Refused(Refusal::NotPlain(path.to_path_buf())))?;
+    let now = entry.kind().map_err(Failed::Refused)?;
+    if now == Kind::Folder {
         // A folder where the file was (the turn replaced it): empty after the created
         // files in it were removed, so it can go.
-        let full = workspace.join(&file.path);
-        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
-            std::fs::remove_dir(&full).map_err(|e| io_error(&full, e))?;
-        }
+        entry.remove(true).map_err(Failed::Refused)?;
     }
-    let source = format!("--source={before}");
-    let input = nul_list(back.iter().map(|f| f.path.as_path()));
-    let result = git.with_index(scratch_index.clone()).run(
-        &[
-            "restore",
-            &source,
-            "--worktree",
-            "--overlay",
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-        ],
-        Some(&input),
-    );
-    let _ = std::fs::remove_file(&scratch_index);
-    result?;
-    for (full, mode) in kept {
-        keep_permissions(&full, mode);
-    }
-    Ok(files.to_vec())
-}
-
-/// Removes the folders above `file` that are empty now, up to the workspace.
-fn prune_empty_parents(workspace: &Path, file: &Path) {
-    let mut dir = file.parent();
-    while let Some(current) = dir {
-        if current == workspace || !current.starts_with(workspace) {
-            break;
+    let bytes = blob_bytes(git, &blob.oid).map_err(Failed::Checkpoint)?;
+    let written = match blob.mode & 0o170000 {
+        0o120000 => entry.write_link(&bytes),
+        0o100000 => {
+            let executable = blob.mode & 0o100 != 0;
+            // A file the turn only edited keeps the permissions it has (a 0600 secret
+            // stays 0600) unless its executable bit was recorded otherwise.
+            let mode = match now {
+                Kind::File(mode)
+                    if change == Change::Modified && (mode & 0o100 != 0) == executable =>
+                {
+                    mode
+                }
+                _ if executable => 0o755,
+                _ => 0o644,
+            };
+            entry.write_file(&bytes, mode)
         }
-        if std::fs::remove_dir(current).is_err() {
-            break;
-        }
-        dir = current.parent();
-    }
-}
-
-#[cfg(unix)]
-fn permissions_of(meta: &std::fs::Metadata) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o7777
-}
-
-#[cfg(not(unix))]
-fn permissions_of(_meta: &std::fs::Metadata) -> u32 {
-    0
-}
-
-/// Sets the earlier permissions again unless the restored file's executable bit says
-/// the checkpoint had it otherwise.
-#[cfg(unix)]
-fn keep_permissions(path: &Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt;
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return;
+        _ => Err(Refusal::NotPlain(path.to_path_buf())),
     };
-    let restored = meta.permissions().mode() & 0o7777;
-    let executable = |m: u32| m & 0o100 != 0;
-    if meta.is_file() && executable(restored) == executable(mode) && restored != mode {
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
-    }
+    written.map_err(Failed::Refused)
 }
-
-#[cfg(not(unix))]
-fn keep_permissions(_path: &Path, _mode: u32) {}
 
 #[cfg(test)]
 mod tests {

@@ -119,7 +119,8 @@ fn undo_restores_modified_deleted_and_created_files_with_their_modes() {
     assert_eq!(plan.checkpoint.session, "s1");
     assert_eq!(changes(&plan.files), expected);
     let restored = shadow.undo(&plan, UndoScope::Untouched).unwrap();
-    assert_eq!(changes(&restored), expected);
+    assert!(restored.left.is_empty(), "{:?}", restored.left);
+    assert_eq!(changes(&restored.files), expected);
 
     assert_eq!(read(&f.ws, "notes.txt").as_deref(), Some("my notes\n"));
     assert_eq!(
@@ -347,7 +348,7 @@ fn only_the_calls_changes_are_the_turns_and_later_changes_are_kept_unless_forced
     // Only what is untouched since: agent.txt goes, shared.txt stays the person's.
     let restored = shadow.undo(&plan, UndoScope::Untouched).unwrap();
     assert_eq!(
-        changes(&restored),
+        changes(&restored.files),
         [("agent.txt".to_string(), Change::Created)]
     );
     assert_eq!(read(&f.ws, "agent.txt"), None);
@@ -382,7 +383,8 @@ fn forcing_restores_a_file_changed_since_and_sessions_keep_their_own_chains() {
     write(&f.ws, "a.txt", "a1 and the person\n");
     let plan = shadow.plan_undo(Some("s1")).unwrap().unwrap();
     assert_eq!(plan.changed.len(), 1);
-    assert!(shadow.undo(&plan, UndoScope::Untouched).unwrap().is_empty());
+    let restored = shadow.undo(&plan, UndoScope::Untouched).unwrap();
+    assert!(restored.files.is_empty() && restored.left.is_empty());
     assert_eq!(read(&f.ws, "a.txt").as_deref(), Some("a1 and the person\n"));
     shadow.undo(&plan, UndoScope::All).unwrap();
     assert_eq!(read(&f.ws, "a.txt").as_deref(), Some("a0\n"));

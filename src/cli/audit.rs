@@ -131,6 +131,12 @@ fn verify_one(sessions: &Path, id: &str) -> (String, bool) {
             ),
             true,
         ),
+        Verdict::NotVerifiable { lines, declared_at } => (
+            format!(
+                "{id}: NOT VERIFIABLE: its audit chain was removed (line {declared_at} says it was written chained, yet none of its {lines} lines carries a link and its head is missing); nothing in it can be trusted as written\n"
+            ),
+            false,
+        ),
         Verdict::Broken(b) => (
             format!("{id}: BROKEN at line {}: {}\n", b.line, b.what),
             false,

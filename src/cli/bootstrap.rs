@@ -98,6 +98,10 @@ pub fn prepare_with(
     front_end: FrontEnd,
     settings: Settings,
 ) -> Result<AgentConfig, Failure> {
+    let refusals = start_refusals(&settings);
+    if !refusals.is_empty() {
+        return Err(Failure::Usage(refusals.join("\n")));
+    }
     let Settings {
         servers: loaded,
         permissions,
@@ -109,21 +113,9 @@ pub fn prepare_with(
         managed,
         hooks,
     } = settings;
-    // A managed policy read in part would be looser than written: no start (0082).
-    if let Some(refusal) = crate::settings::ManagedSettings::refusal(&managed) {
-        return Err(Failure::Usage(refusal));
-    }
-    // A hook read in part could be a guard that silently never runs: no start (0086).
-    if !hooks.diagnostics.is_empty() {
-        let lines: Vec<String> = hooks.diagnostics.iter().map(|d| format!("  {d}")).collect();
-        return Err(Failure::Usage(format!(
-            "hooks: toolgate does not start while a hook cannot be read:\n{}",
-            lines.join("\n")
-        )));
-    }
     // The console reloads on file changes and `/mcp reload`; a headless run keeps the
     // configuration it started with.
-    let (policy, policy_notices, rules) = build_policy(&permissions)?;
+    let (policy, policy_notices, rules) = build_policy(&permissions);
     let mut notices: Vec<String> = loaded
         .diagnostics
         .iter()
@@ -239,40 +231,64 @@ pub fn prepare_with(
     Ok(config)
 }
 
+/// Why toolgate does not start with these settings, one paragraph per reason (none: it
+/// starts). The one check behind both the start ([`prepare_with`]) and `toolgate status`,
+/// so the two never disagree:
+/// - a managed policy read in part would be looser than written (0082);
+/// - a hook read in part could be a guard that silently never runs (0086);
+/// - a rule problem that may hide a deny or ask rule would make the rules looser than
+///   written (0068), as would a bad `--allow`/`--deny` flag (typed just now).
+pub fn start_refusals(settings: &Settings) -> Vec<String> {
+    let mut refusals = Vec::new();
+    refusals.extend(crate::settings::ManagedSettings::refusal(&settings.managed));
+    if !settings.hooks.diagnostics.is_empty() {
+        let lines: Vec<String> = settings
+            .hooks
+            .diagnostics
+            .iter()
+            .map(|d| format!("  {d}"))
+            .collect();
+        refusals.push(format!(
+            "hooks: toolgate does not start while a hook cannot be read:\n{}",
+            lines.join("\n")
+        ));
+    }
+    let (_, problems) = crate::policy::from_settings_checked(&settings.permissions);
+    let mut file_problems = Vec::new();
+    for problem in problems {
+        let diagnostic = problem.diagnostic;
+        if diagnostic.file.starts_with("--allow ") || diagnostic.file.starts_with("--deny ") {
+            refusals.push(diagnostic.to_string());
+        } else if problem.severity == Severity::Refuses {
+            file_problems.push(format!("  {diagnostic}"));
+        }
+    }
+    if !file_problems.is_empty() {
+        refusals.push(refused_rules(&file_problems));
+    }
+    refusals
+}
+
 /// The host policy: shipped defaults < user config < project config (when trusted) <
-/// `--allow` / `--deny`. A problem that may hide a deny or ask rule stops the start (the
-/// rules would be looser than written, decision 0068), as does a bad flag rule (typed
-/// just now); a problem that only loses an allow rule is a notice. Also what the console
-/// needs to reload the rules when their files change.
-fn build_policy(
-    permissions: &Permissions,
-) -> Result<(Policy, Vec<String>, crate::agent::RulesReload), Failure> {
+/// `--allow` / `--deny`, with the rule problems that do not stop the start as notices
+/// (those that do are [`start_refusals`]'). Also what the console needs to reload the
+/// rules when their files change.
+fn build_policy(permissions: &Permissions) -> (Policy, Vec<String>, crate::agent::RulesReload) {
     let (policy, problems) = crate::policy::from_settings_checked(permissions);
     let rules = crate::agent::RulesReload {
         known_problems: problems.iter().map(|p| p.diagnostic.clone()).collect(),
         // Set once the other settings are read (prepare).
         settings_seen: None,
     };
-    let mut flag_problems = Vec::new();
-    let mut file_problems = Vec::new();
-    let mut notices = Vec::new();
-    for problem in problems {
-        let diagnostic = problem.diagnostic;
-        if diagnostic.file.starts_with("--allow ") || diagnostic.file.starts_with("--deny ") {
-            flag_problems.push(diagnostic.to_string());
-        } else if problem.severity == Severity::Refuses {
-            file_problems.push(format!("  {diagnostic}"));
-        } else {
-            notices.push(format!("permissions: {diagnostic}"));
-        }
-    }
-    if !file_problems.is_empty() {
-        flag_problems.push(refused_rules(&file_problems));
-    }
-    if !flag_problems.is_empty() {
-        return Err(Failure::Usage(flag_problems.join("\n")));
-    }
-    Ok((policy, notices, rules))
+    let notices = problems
+        .into_iter()
+        .filter(|p| p.severity != Severity::Refuses)
+        .filter(|p| {
+            !p.diagnostic.file.starts_with("--allow ") && !p.diagnostic.file.starts_with("--deny ")
+        })
+        .map(|p| format!("permissions: {}", p.diagnostic))
+        .collect();
+    (policy, notices, rules)
 }
 
 /// Why toolgate does not start with these rules, each problem on a line of its own.

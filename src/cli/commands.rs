@@ -385,10 +385,14 @@ fn report_rule_problems(problems: &[crate::policy::RuleProblem], out: &mut Strin
     }
 }
 
-/// What `toolgate` printed before the console existed, kept as `toolgate status`.
-pub fn status(flags: &ConfigFlags) -> String {
+/// What `toolgate` printed before the console existed, kept as `toolgate status`, and
+/// whether toolgate would start with this configuration: exit code 2 where the start
+/// refuses (the same check, [`crate::cli::bootstrap::start_refusals`]), else 0.
+pub fn status(flags: &ConfigFlags) -> (String, i32) {
     let mut out = String::new();
     let settings = flags.settings();
+    let refusals = crate::cli::bootstrap::start_refusals(&settings);
+    let notices = section_notices(&settings);
     let (policy, rule_problems) = crate::policy::from_settings_checked(&settings.permissions);
     let managed = crate::policy::managed_summary(&settings.managed.value, &policy);
     let (loaded, sandbox, hub) =
@@ -419,6 +423,9 @@ pub fn status(flags: &ConfigFlags) -> String {
         ),
     };
     report_rule_problems(&rule_problems, &mut out);
+    for notice in &notices {
+        let _ = writeln!(out, "warning: {notice}");
+    }
     for line in managed {
         let _ = writeln!(out, "{line}");
     }
@@ -450,5 +457,37 @@ pub fn status(flags: &ConfigFlags) -> String {
             let _ = writeln!(out, "error: {e}");
         }
     }
-    out
+    // Last, where it is seen: the verdict, and each reason in the start's own words.
+    if refusals.is_empty() {
+        let _ = writeln!(out, "Start: toolgate starts with this configuration.");
+        (out, 0)
+    } else {
+        let _ = writeln!(
+            out,
+            "Start: refused. toolgate does not start until this is fixed:"
+        );
+        for refusal in &refusals {
+            let _ = writeln!(out, "error: {refusal}");
+        }
+        (out, 2)
+    }
+}
+
+/// The settings sections read in part (`[tools]`, the host's, `[tui]`, `[model]`): what
+/// the start announces as notices about them, listed by `toolgate status` too.
+fn section_notices(settings: &crate::settings::Settings) -> Vec<String> {
+    let sections = [
+        ("tools", &settings.tools.diagnostics),
+        ("host", &settings.host.diagnostics),
+        ("tui", &settings.tui.diagnostics),
+        ("model", &settings.model.diagnostics),
+    ];
+    sections
+        .into_iter()
+        .flat_map(|(section, diagnostics)| {
+            diagnostics
+                .iter()
+                .map(move |d| format!("config [{section}]: {d}"))
+        })
+        .collect()
 }

@@ -128,6 +128,10 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
         Ok(crate::tui::Ending::Signal(signal)) => {
             Err(Failure::Reported(FailureKind::Signal(signal)))
         }
+        // A terminal gone without a signal ends as its hang-up signal would have.
+        Ok(crate::tui::Ending::TerminalGone) => {
+            Err(Failure::Reported(FailureKind::Signal(libc::SIGHUP)))
+        }
         Err(e) => Err(Failure::from(e)),
     }
 }
@@ -222,6 +226,11 @@ async fn forward(
             }
         }
     }
+    // The agent takes a closed command channel as its front end gone, and shuts down: a
+    // loop left because the console stopped listening (its receiver dropped while an event
+    // was on its way) has not passed the console's Shutdown on, and waiting for the agent's
+    // events to end while still holding its command sender would wait for nothing.
+    drop(agent_commands);
     // Let the agent finish its shutdown (servers closed) before the process exits.
     while agent_events.recv().await.is_some() {}
 }

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::session::{self, Record, SessionLog};
 use crate::checkpoint::{
-    ChangedSince, CheckpointInfo, Shadow, UndoScope, count_files, describe, restored_report,
+    ChangedSince, CheckpointInfo, FileChange, Shadow, UndoScope, count_files, describe,
+    restored_report, unrestored_report,
 };
 use crate::error::Failure;
 
@@ -34,13 +35,14 @@ pub struct UndoOptions {
 }
 
 /// Runs `toolgate undo` for `workspace` with checkpoints under `root` (None: no state
-/// directory) and session logs under `sessions`; returns what to print.
+/// directory) and session logs under `sessions`; returns what to print and the exit code
+/// (1 when a file was left unrestored: the report says which and why).
 pub fn run(
     root: Option<&Path>,
     sessions: Option<&Path>,
     workspace: &Path,
     options: UndoOptions,
-) -> Result<String, Failure> {
+) -> Result<(String, i32), Failure> {
     let action = options.action;
     let root = root.ok_or_else(|| {
         Failure::Run("no state directory for checkpoints (set TOOLGATE_STATE_DIR)".into())
@@ -49,14 +51,17 @@ pub fn run(
     let shadow = Shadow::existing(root, workspace).map_err(run_failure)?;
     let Some(shadow) = shadow else {
         return match action {
-            UndoAction::List => Ok(format!("No checkpoints for {} yet.\n", workspace.display())),
+            UndoAction::List => Ok((
+                format!("No checkpoints for {} yet.\n", workspace.display()),
+                0,
+            )),
             UndoAction::Restore | UndoAction::DryRun => Err(nothing_to_undo(workspace)),
         };
     };
     match action {
-        UndoAction::List => Ok(list(
-            &shadow.list().map_err(run_failure)?,
-            shadow.workspace(),
+        UndoAction::List => Ok((
+            list(&shadow.list().map_err(run_failure)?, shadow.workspace()),
+            0,
         )),
         UndoAction::DryRun | UndoAction::Restore => {
             let plan = shadow
@@ -64,7 +69,10 @@ pub fn run(
                 .map_err(run_failure)?
                 .ok_or_else(|| nothing_to_undo(shadow.workspace()))?;
             if action == UndoAction::DryRun {
-                return Ok(would_restore(&plan.checkpoint, &plan.files, &plan.changed));
+                return Ok((
+                    would_restore(&plan.checkpoint, &plan.files, &plan.changed),
+                    0,
+                ));
             }
             if !plan.changed.is_empty() && !options.force {
                 return Err(refused(&plan.checkpoint, &plan.changed));
@@ -74,28 +82,44 @@ pub fn run(
             } else {
                 UndoScope::Untouched
             };
-            let restored = shadow.undo(&plan, scope).map_err(run_failure)?;
-            if restored.is_empty() {
+            let done = shadow.undo(&plan, scope).map_err(run_failure)?;
+            if done.files.is_empty() && done.left.is_empty() {
                 // Every file changed between the plan and the undo; nothing was touched.
                 return Err(Failure::Run(format!(
                     "not undoing {}: its files changed while undoing; nothing was changed",
                     describe(&plan.checkpoint)
                 )));
             }
-            let mut out = restored_report(&plan.checkpoint, &restored);
+            let mut out = if done.files.is_empty() {
+                format!(
+                    "Not undoing {}: no file could be restored safely; nothing was changed",
+                    describe(&plan.checkpoint)
+                )
+            } else {
+                restored_report(&plan.checkpoint, &done.files)
+            };
+            // A file that cannot be restored safely is left as it is, and named with why.
+            out.push_str(&unrestored_report(&done.left));
             out.push('\n');
             // A file changed between the plan and the undo stays as it is, and is named.
-            for file in plan.files.iter().filter(|f| !restored.contains(f)) {
+            let left = |f: &FileChange| done.left.iter().any(|l| l.path == f.path);
+            for file in plan
+                .files
+                .iter()
+                .filter(|f| !done.files.contains(f) && !left(f))
+            {
                 let _ = writeln!(
                     out,
                     "  kept {} (changed since the turn)",
                     crate::sanitize::for_terminal(&file.path.display().to_string())
                 );
             }
-            if let Some(sessions) = sessions {
-                record_in_session(sessions, &plan.checkpoint, restored);
+            if let (Some(sessions), false) = (sessions, done.files.is_empty()) {
+                record_in_session(sessions, &plan.checkpoint, done.files);
             }
-            Ok(out)
+            // Something left unrestored is a failure to report, after the report.
+            let code = i32::from(!done.left.is_empty());
+            Ok((out, code))
         }
     }
 }

@@ -14,6 +14,7 @@ mod app;
 mod components;
 mod editor;
 mod effect;
+mod hangup;
 mod history_file;
 mod layout;
 mod limiter;
@@ -57,10 +58,14 @@ const SHUTDOWN_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_mil
 /// How the console ended (an error is the `Err` beside it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
-    /// The person quit, or the terminal's input ended.
+    /// The person quit.
     Quit,
     /// This signal asked it to end (its number).
     Signal(i32),
+    /// The terminal is gone without a signal saying so: its input ended or failed (a
+    /// hung-up pty that is not the controlling terminal), or drawing on it failed. The
+    /// caller ends as on SIGHUP (decision 0090).
+    TerminalGone,
 }
 
 /// Runs the console until the user quits (or a signal asks it to). Restores the terminal
@@ -70,7 +75,18 @@ pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Resu
     // Signals first: a SIGTERM arriving while the screen is being set up still restores it.
     let signals = terminal::Signals::new()?;
     let mut term = terminal::TerminalGuard::enter()?;
-    let result = event_loop(&mut term, &mut handle, info, signals).await;
+    let hangup = hangup::HangupWatch::new()
+        .map_err(|e| anyhow::anyhow!("the terminal cannot be watched for a hang-up: {e}"))?;
+    let result = event_loop(&mut term, &mut handle, info, signals, &hangup).await;
+    let sighup_on_dead_terminal =
+        matches!(result, Ok(Ending::Signal(libc::SIGHUP))) && hangup.is_gone_now();
+    if matches!(result, Ok(Ending::TerminalGone)) || sighup_on_dead_terminal {
+        // Restore is attempted (on a dead terminal each write fails at once, nothing
+        // waits), then the process lets go of the dead terminal: crossterm's reader stops
+        // spinning on it while the agent shuts down, and nothing written after can fail.
+        term.restore();
+        hangup.detach();
+    }
     // Tell the agent first so it can close servers while we restore the screen.
     // A stuck agent must not keep the terminal hostage, hence the bound.
     let _ = handle
@@ -84,8 +100,8 @@ pub async fn run(mut handle: AgentHandle, mut info: ConsoleInfo) -> anyhow::Resu
 #[allow(clippy::large_enum_variant)] // see `Msg`
 enum Wake {
     Msg(Msg),
-    Quit,
     Signal(i32),
+    TerminalGone,
     Deadline,
 }
 
@@ -94,6 +110,7 @@ async fn event_loop(
     handle: &mut AgentHandle,
     info: ConsoleInfo,
     mut signals: terminal::Signals,
+    hangup: &hangup::HangupWatch,
 ) -> anyhow::Result<Ending> {
     let mut history = history_file::open_for(&info.workspace);
     let mut app = App::new(info, Instant::now());
@@ -130,7 +147,11 @@ async fn event_loop(
         }
         if limiter.should_draw(now) {
             app.now = now;
-            term.terminal.draw(|f| view(&app, f))?;
+            if let Err(e) = term.terminal.draw(|f| view(&app, f)) {
+                // A terminal that cannot be written to is gone, whatever the watch saw yet.
+                tracing::warn!("drawing on the terminal failed: {e}");
+                return Ok(Ending::TerminalGone);
+            }
             limiter.drawn(now);
         }
         let deadline = [limiter.next_draw_at(now), app.next_deadline()]
@@ -141,9 +162,14 @@ async fn event_loop(
         let wake = tokio::select! {
             ev = input.next() => match ev {
                 Some(Ok(ev)) => Wake::Msg(Msg::Terminal(ev)),
-                Some(Err(e)) => return Err(anyhow::anyhow!("reading the terminal failed: {e}")),
-                None => Wake::Quit,
+                Some(Err(e)) => {
+                    tracing::warn!("reading the terminal failed: {e}");
+                    Wake::TerminalGone
+                }
+                None => Wake::TerminalGone,
             },
+            // crossterm never reports a hang-up (its reader spins on it): watched here.
+            () = hangup.gone() => Wake::TerminalGone,
             ev = handle.events.recv(), if agent_open => match ev {
                 Some(ev) => Wake::Msg(Msg::Agent(ev)),
                 None => {
@@ -157,8 +183,8 @@ async fn event_loop(
 
         app.now = Instant::now();
         let msg = match wake {
-            Wake::Quit => return Ok(Ending::Quit),
             Wake::Signal(signal) => return Ok(Ending::Signal(signal)),
+            Wake::TerminalGone => return Ok(Ending::TerminalGone),
             Wake::Deadline => Msg::Tick,
             Wake::Msg(m) => m,
         };

@@ -204,3 +204,88 @@ fn export_lists_the_decisions() {
     );
     assert_eq!(csv.lines().count(), rows.len() + 1);
 }
+
+/// Issue 41: a session whose links were all stripped and whose head was deleted is not
+/// "unchained" (that is only for files written before the chain): its first record says it
+/// was written chained, so `audit verify` calls it not verifiable and exits 1, alone and
+/// under `--all`. A resumed session says so again in its `resumed` record.
+#[test]
+fn a_session_whose_chain_was_removed_is_not_verifiable() {
+    let workspace = tempfile::tempdir().unwrap();
+    let run = demo_session(workspace.path());
+    let lines = log_lines(&run);
+    let first: Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(first["type"], "session_start");
+    assert!(first["chain"].is_string(), "{first}");
+
+    // Strip every link (the rest of each record as written), delete the head.
+    let stripped: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            let record = v.as_object_mut().unwrap();
+            record.remove("seq");
+            record.remove("prev");
+            serde_json::to_string(&v).unwrap()
+        })
+        .collect();
+    write_lines(&run, &stripped);
+    let heads = run.state_dir().join("sessions").join("heads");
+    for head in std::fs::read_dir(&heads).unwrap() {
+        std::fs::remove_file(head.unwrap().path()).unwrap();
+    }
+
+    let (code, out, err) = run.run_args(&["audit", "verify"], workspace.path());
+    assert_eq!(code, 1, "stdout: {out}\nstderr: {err}");
+    assert!(
+        out.contains(
+            ": NOT VERIFIABLE: its audit chain was removed (line 1 says it was written chained"
+        ) && !out.contains("unchained"),
+        "{out}"
+    );
+    let (code, out, _) = run.run_args(&["audit", "verify", "--all"], workspace.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.ends_with("1 session(s) checked, 1 broken.\n"), "{out}");
+}
+
+/// The `resumed` record declares the chain too: a session whose first part carries no
+/// declaration (as one written before the chain would), resumed since, then stripped of
+/// its links and head, is not verifiable either: the `resumed` record names the chain.
+#[test]
+fn a_resumed_session_whose_chain_was_removed_is_not_verifiable() {
+    let workspace = tempfile::tempdir().unwrap();
+    let first = demo_session(workspace.path()).arg("-c");
+    let (code, out, err) = first.run(workspace.path());
+    assert_eq!(code, 0, "stderr: {err}\nstdout: {out}");
+    let lines = log_lines(&first);
+    let resumed = lines
+        .iter()
+        .position(|l| serde_json::from_str::<Value>(l).unwrap()["type"] == "resumed")
+        .expect("a resumed record");
+    let stripped: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            let record = v.as_object_mut().unwrap();
+            record.remove("seq");
+            record.remove("prev");
+            if record["type"] == "session_start" {
+                record.remove("chain");
+            }
+            serde_json::to_string(&v).unwrap()
+        })
+        .collect();
+    write_lines(&first, &stripped);
+    for head in std::fs::read_dir(first.state_dir().join("sessions").join("heads")).unwrap() {
+        std::fs::remove_file(head.unwrap().path()).unwrap();
+    }
+    let (code, out, _) = first.run_args(&["audit", "verify"], workspace.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "NOT VERIFIABLE: its audit chain was removed (line {} says it was written chained",
+            resumed + 1
+        )),
+        "{out}"
+    );
+}

@@ -372,3 +372,58 @@ fn a_malformed_deny_or_ask_rule_refuses_the_start() {
         "{status}"
     );
 }
+
+/// Issue 41: `toolgate status` says what the start would do. A hook that cannot be read
+/// refuses the start, so status names it and exits 2 (it used to say "no errors" and exit
+/// 0); a `[model]` key it ignores is listed as a notice. Fixed, both starts and status
+/// agree again: exit 0.
+#[test]
+fn status_names_a_bad_hook_and_model_notices_and_exits_2_where_the_start_refuses() {
+    let ws = tempfile::tempdir().unwrap();
+    let config = ws.path().join(".config");
+    std::fs::create_dir_all(&config).unwrap();
+    let file = config.join("config.toml");
+    std::fs::write(
+        &file,
+        "[model]\nretriez = 3\n\n[[hooks.PreToolUse]]\nmatcher = \"(\"\nhooks = [{ type = \"command\", command = \"true\" }]\n",
+    )
+    .unwrap();
+
+    // The start refuses.
+    let run = toolgate(ws.path(), &["-p", "hello", "--provider", "scripted"]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    let refused = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(refused.contains("hook cannot be read"), "{refused}");
+
+    // Status says so, with the hook's place and the [model] notice, and exits 2.
+    let status = toolgate(ws.path(), &["status"]);
+    let text = stdout(&status);
+    assert_eq!(status.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("Start: refused")
+            && text.contains("hook cannot be read")
+            && text.contains(&format!("{}:5:", file.display()))
+            && text.contains("matcher is not a valid regex"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning: config [model]: ") && text.contains("unknown key model.retriez"),
+        "{text}"
+    );
+
+    // With the hook fixed, the start goes ahead and status agrees (the notice stays).
+    std::fs::write(
+        &file,
+        "[model]\nretriez = 3\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{ type = \"command\", command = \"true\" }]\n",
+    )
+    .unwrap();
+    let run = toolgate(ws.path(), &["-p", "hello", "--provider", "scripted"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let status = toolgate(ws.path(), &["status"]);
+    let text = stdout(&status);
+    assert_eq!(status.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("Start: toolgate starts") && text.contains("unknown key model.retriez"),
+        "{text}"
+    );
+}

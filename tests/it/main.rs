@@ -14,6 +14,7 @@ mod support;
 mod e2e_approvals;
 mod e2e_composer;
 mod e2e_console;
+mod e2e_console_hangup;
 mod e2e_console_modes;
 mod e2e_console_queue;
 mod e2e_gate;

@@ -711,3 +711,52 @@ fn console_undo_shows_the_difference_of_a_file_changed_since_and_keeps_it_when_a
     let status = screen.wait_exit(&mut child);
     assert!(status.success(), "{status:?}");
 }
+
+/// Issue 41: a folder swapped for a symbolic link after the turn. Undo restores what it
+/// can (notes.txt), names the file under the link and why instead of stopping on git's
+/// "beyond a symbolic link", never writes through the link (the outside folder stays
+/// empty), and exits 1 because something was left unrestored.
+#[test]
+fn undo_restores_the_rest_and_names_a_file_under_a_folder_swapped_for_a_link() {
+    let c = case();
+    std::fs::create_dir_all(c.ws.join("d")).unwrap();
+    std::fs::write(c.ws.join("d/secret.txt"), "inside d\n").unwrap();
+    let outside = c.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    c.turn("rm d/secret.txt notes.txt", &["Bash(rm:*)"]);
+    assert_eq!(c.read("notes.txt"), None);
+
+    // After the turn, the folder becomes a link to a folder outside the workspace.
+    std::fs::remove_dir(c.ws.join("d")).unwrap();
+    std::os::unix::fs::symlink(&outside, c.ws.join("d")).unwrap();
+
+    let out = c.toolgate(&["undo"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(
+        stdout.contains("restored notes.txt")
+            && stdout.contains(
+                "not restored d/secret.txt: d is now a symbolic link; restoring through it could write outside the workspace"
+            ),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(!stderr.contains("beyond a symbolic link"), "{stderr}");
+    // The rest came back; nothing was written through the link.
+    assert_eq!(c.read("notes.txt").as_deref(), Some(NOTES));
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "undo wrote outside the workspace"
+    );
+    assert!(
+        std::fs::symlink_metadata(c.ws.join("d"))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link is left as it is"
+    );
+}

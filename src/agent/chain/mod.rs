@@ -35,6 +35,11 @@ use sha2::{Digest, Sha256};
 
 pub use head::{Head, HeadFile, head_path, read_head};
 
+/// The chain rule this writer follows, named on the records that open a writer's part of
+/// a file (`session_start`, `resumed`): a file that names it was written chained, so one
+/// without links is not "written before the chain" but "its chain was removed".
+pub const RULE: &str = "sha256-v1";
+
 /// A record's link as the line carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
@@ -58,6 +63,20 @@ pub enum LineKind {
     Unchained,
     /// Not a JSON object: a record cut short (or an empty line).
     Cut,
+}
+
+/// The `chain` field of a line: the rule its writer declared (see [`RULE`]).
+#[derive(Deserialize)]
+struct RuleField {
+    chain: Option<String>,
+}
+
+/// Whether this line declares that its writer chains (it names a chain rule): true for
+/// the `session_start` and `resumed` records of every toolgate since decision 0090.
+pub fn declares_chain(line: &[u8]) -> bool {
+    let trimmed = line.strip_suffix(b"\n").unwrap_or(line);
+    trimmed.starts_with(b"{")
+        && serde_json::from_slice::<RuleField>(trimmed).is_ok_and(|f| f.chain.is_some())
 }
 
 /// Classifies one line (its bytes, with or without the newline).

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
 
-use super::{Head, LineKind, classify, hex_digest};
+use super::{Head, LineKind, classify, declares_chain, hex_digest};
 
 /// What a check found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,10 @@ pub enum Verdict {
     },
     /// Written before the chain existed: there is nothing to check.
     Unchained { lines: usize },
+    /// Written chained (line `declared_at` names the chain rule), yet no line carries a
+    /// link and there is no head: the chain was removed, so nothing in the file can be
+    /// checked. Not "unchained": that verdict is only for files that predate the chain.
+    NotVerifiable { lines: usize, declared_at: usize },
     /// The first place the chain does not hold.
     Broken(Break),
 }
@@ -179,7 +183,14 @@ pub fn verify(file: &[u8], head: Result<Option<Head>, String>) -> Verdict {
     }
     let Some(head) = head else {
         if records == 0 {
-            return Verdict::Unchained { lines: lines.len() };
+            let declared = lines.iter().position(|line| declares_chain(line));
+            return match declared {
+                Some(index) => Verdict::NotVerifiable {
+                    lines: lines.len(),
+                    declared_at: index + 1,
+                },
+                None => Verdict::Unchained { lines: lines.len() },
+            };
         }
         return broken(lines.len() + 1, Breakage::HeadMissing);
     };
