@@ -2,6 +2,7 @@
 //! gate, execution of connectors, built-ins and MCP tools, output budget, events and
 //! session records), connecting and disconnecting servers, and keeping the pool.
 
+use crate::beneath::FileTarget;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -198,6 +199,7 @@ impl ToolHost {
             decision: gated,
             audit: decided,
             notices,
+            target,
         } = self
             .gate
             .check_hooked(
@@ -246,12 +248,12 @@ impl ToolHost {
             },
             Gated::Run => {
                 let trace = watch.as_ref().map(CallWatch::trace);
-                self.guarded_execute(conv, call_id, tool, input, cancel, trace)
+                self.guarded_execute(conv, call_id, tool, input, cancel, trace, target.as_ref())
                     .await
             }
             // The person saw the command and let it run as it is (unconfined: not traced).
             Gated::RunUnconfined => {
-                self.execute(conv, call_id, tool, input, cancel, true, None)
+                self.execute(conv, call_id, tool, input, cancel, true, None, None)
                     .await
             }
         };
@@ -261,6 +263,7 @@ impl ToolHost {
 
     /// Runs a call that nobody was asked about file by file (a bash command, an MCP tool)
     /// and puts toolgate's own configuration back if the call changed it.
+    #[allow(clippy::too_many_arguments)]
     async fn guarded_execute(
         &mut self,
         conv: &mut Conversation,
@@ -269,6 +272,7 @@ impl ToolHost {
         input: Value,
         cancel: &CancellationToken,
         trace: Option<&WriteLog>,
+        target: Option<&FileTarget>,
     ) -> ToolRun {
         let may_change_files = matches!(
             tool.origin,
@@ -276,7 +280,7 @@ impl ToolHost {
         );
         if !may_change_files {
             return self
-                .execute(conv, call_id, tool, input, cancel, false, trace)
+                .execute(conv, call_id, tool, input, cancel, false, trace, target)
                 .await;
         }
         let workspace = self.workspace.clone();
@@ -284,7 +288,7 @@ impl ToolHost {
             .await
             .ok();
         let mut run = self
-            .execute(conv, call_id, tool, input, cancel, false, trace)
+            .execute(conv, call_id, tool, input, cancel, false, trace, target)
             .await;
         let restored = match before {
             Some(before) => tokio::task::spawn_blocking(move || before.restore_changes())
@@ -303,7 +307,8 @@ impl ToolHost {
     }
 
     /// `unconfined`: the person approved running this bash command outside the sandbox.
-    /// `trace`: where a confined bash records the paths it asks to change.
+    /// `trace`: where a confined bash records the paths it asks to change. `target`: the
+    /// location the gate decided a file tool's call on, which the tool opens.
     #[allow(clippy::too_many_arguments)]
     async fn execute(
         &mut self,
@@ -314,6 +319,7 @@ impl ToolHost {
         cancel: &CancellationToken,
         unconfined: bool,
         trace: Option<&WriteLog>,
+        target: Option<&FileTarget>,
     ) -> ToolRun {
         match &tool.origin {
             ToolOrigin::Builtin(BuiltinTool::ConnectMcp) => {
@@ -355,6 +361,7 @@ impl ToolHost {
                     &sandbox,
                     cancel.child_token(),
                     trace,
+                    target,
                 );
                 let output = tokio::select! {
                     output = call => Some(output),

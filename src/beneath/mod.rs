@@ -235,9 +235,14 @@ impl Beneath {
         Ok(out)
     }
 
-    /// Whether `name` (a link in this folder) leads to a directory beneath this folder.
+    /// Whether `name` (a link in this folder) leads to a directory, wherever it points.
+    /// Only for deciding whether to list the link's name: nothing behind it is opened.
     pub fn link_is_dir(&self, name: &OsStr) -> bool {
-        self.dir.metadata(name).is_ok_and(|m| m.is_dir())
+        match self.dir.metadata(name) {
+            Ok(meta) => meta.is_dir(),
+            // A link out of the folder: its kind by its path (a stat, never an open).
+            Err(_) => std::fs::metadata(self.shown.join(name)).is_ok_and(|m| m.is_dir()),
+        }
     }
 
     pub fn shown(&self) -> &Path {

@@ -34,6 +34,24 @@ impl Gate {
         events: &mpsc::Sender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> GateOutcome {
+        self.begin_call(tool, input);
+        let outcome = self
+            .decide_hooked(tool, input, call_id, hook, hooks, events, cancel)
+            .await;
+        self.end_call(outcome)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn decide_hooked(
+        &mut self,
+        tool: &PoolTool,
+        input: &Value,
+        call_id: &str,
+        hook: Option<&PreToolDecision>,
+        hooks: &mut Hooks,
+        events: &mpsc::Sender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> GateOutcome {
         let verdict = self.verdict(tool, input);
         let Some(hook) = hook else {
             return self

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::beneath::FileTarget;
 use crate::builtin::BuiltinTool;
 use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer};
 use crate::pool::{PoolTool, ToolOrigin};
@@ -31,6 +32,9 @@ pub struct GateOutcome {
     pub audit: Option<AuditRecord>,
     /// Notices for the person (a grant given, a rule written, a pin that was not saved).
     pub notices: Vec<String>,
+    /// For a file tool's call that may run: the location the decision was made on, which
+    /// is what the tool opens (never the input's path resolved again).
+    pub target: Option<FileTarget>,
 }
 
 impl GateOutcome {
@@ -39,6 +43,7 @@ impl GateOutcome {
             decision,
             audit,
             notices: Vec::new(),
+            target: None,
         }
     }
 
@@ -48,6 +53,15 @@ impl GateOutcome {
 
     pub fn with_notices(self, notices: Vec<String>) -> GateOutcome {
         GateOutcome { notices, ..self }
+    }
+
+    /// The decided location goes with a call that may run, and only with one.
+    pub(super) fn with_target(self, target: Option<FileTarget>) -> GateOutcome {
+        let target = match self.decision {
+            Gated::Run | Gated::RunUnconfined => target,
+            Gated::Refused(_) | Gated::Cancelled => None,
+        };
+        GateOutcome { target, ..self }
     }
 }
 
