@@ -57,6 +57,7 @@ mod servers;
 
 // The command line, the policy files, undo and the processes toolgate starts.
 mod audit;
+mod beneath;
 mod cli;
 mod headless;
 mod hooks;
