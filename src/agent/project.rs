@@ -10,11 +10,18 @@ use super::conversation::Conversation;
 use crate::model::ContentBlock;
 use crate::project::files::{self, FileMention};
 use crate::project::{ProjectContext, commands};
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, InstructionsLoaded};
 
 /// Tells the front ends what was loaded (`/memory`, `/help`, completion).
 pub(super) async fn announce(conv: &Conversation, project: &ProjectContext) {
     conv.emit(AgentEvent::Project(project.view())).await;
+    for file in &project.instructions.loaded {
+        conv.emit(AgentEvent::InstructionsLoaded(InstructionsLoaded::of(
+            file,
+            project.trusted,
+        )))
+        .await;
+    }
 }
 
 /// Lists the workspace's files for `@path` completion on a thread of its own: a large
