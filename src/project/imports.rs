@@ -48,6 +48,9 @@ pub(super) struct Imports {
 /// Why a project's file that resolves outside the project is not read.
 pub(super) const OUTSIDE_PROJECT: &str = "it is outside the project (only your own ~/.config/toolgate/AGENTS.md may import from elsewhere)";
 
+/// Why a project's top-level instruction file that resolves outside it is not read.
+const TOP_OUTSIDE: &str = "it resolves outside the project (a project's instruction file must stay inside it; a symbolic link that points out is not followed)";
+
 impl Imports {
     pub fn new(boundary: PathBuf) -> Imports {
         Imports {
@@ -104,6 +107,16 @@ impl Imports {
     ) -> Option<String> {
         let given = self.shown(path);
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        // Refused before the "each file once" check: two links to the same outside file
+        // are each named to the person.
+        if !free && !path.starts_with(&self.boundary) {
+            let why = match imported_by {
+                Some(_) => OUTSIDE_PROJECT.to_string(),
+                None => TOP_OUTSIDE.to_string(),
+            };
+            self.refuse(given, imported_by, why);
+            return None;
+        }
         if !self.seen.insert(path.clone()) {
             return None;
         }
@@ -117,11 +130,7 @@ impl Imports {
                 Err(why) => {
                     let why = match imported_by {
                         Some(_) => why,
-                        None => format!(
-                            "it resolves outside the project (a project's instruction file \
-                             must stay inside it; a symbolic link that points out is not \
-                             followed): {why}"
-                        ),
+                        None => format!("{TOP_OUTSIDE}: {why}"),
                     };
                     self.refuse(given, imported_by, why);
                     return None;
