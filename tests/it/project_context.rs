@@ -464,4 +464,14 @@ fn jsonl_reports_each_instruction_file_and_whether_the_project_is_trusted() {
     assert_eq!(trusted.len(), 2, "{trusted:?}");
     assert_eq!(trusted[1]["project_trusted"], true);
     assert_eq!(trusted[1]["path"], "AGENTS.md");
+    // The session log keeps the same record.
+    let logged: Vec<String> = std::fs::read_dir(home.path("state/sessions"))
+        .expect("sessions")
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .flat_map(|text| text.lines().map(str::to_string).collect::<Vec<_>>())
+        .filter(|line| line.contains("\"type\":\"instructions_loaded\""))
+        .collect();
+    assert_eq!(logged.len(), 4, "{logged:?}");
 }
