@@ -9,6 +9,7 @@
 //! task; `tui` and `headless` are the two front ends and `cli` the entry points.
 
 pub mod agent;
+pub mod beneath;
 pub mod builtin;
 pub mod checkpoint;
 pub mod children;

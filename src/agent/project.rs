@@ -7,14 +7,21 @@ use std::path::Path;
 use tokio::sync::mpsc;
 
 use super::conversation::Conversation;
+use super::session::Record;
 use crate::model::ContentBlock;
 use crate::project::files::{self, FileMention};
 use crate::project::{ProjectContext, commands};
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, InstructionsLoaded};
 
 /// Tells the front ends what was loaded (`/memory`, `/help`, completion).
-pub(super) async fn announce(conv: &Conversation, project: &ProjectContext) {
+pub(super) async fn announce(conv: &mut Conversation, project: &ProjectContext) {
     conv.emit(AgentEvent::Project(project.view())).await;
+    for file in &project.instructions.loaded {
+        let loaded = InstructionsLoaded::of(file, project.trusted);
+        conv.record(Record::InstructionsLoaded(loaded.clone()))
+            .await;
+        conv.emit(AgentEvent::InstructionsLoaded(loaded)).await;
+    }
 }
 
 /// Lists the workspace's files for `@path` completion on a thread of its own: a large

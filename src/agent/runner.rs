@@ -272,7 +272,7 @@ impl Agent {
         if let Some(problem) = self.tools.gate.take_pins_problem() {
             self.startup_notices.push(problem);
         }
-        super::project::announce(&self.conversation, &self.project).await;
+        super::project::announce(&mut self.conversation, &self.project).await;
         for notice in std::mem::take(&mut self.startup_notices) {
             self.emit(AgentEvent::Notice(notice)).await;
         }

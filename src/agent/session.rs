@@ -156,6 +156,9 @@ pub enum Record {
     /// The permission mode changed (or the session started in one other than default); a
     /// resumed session goes back to the last one.
     PermissionMode(crate::protocol::ModeChange),
+    /// An instruction file that went into the system prompt (same fields as the JSONL
+    /// `instructions_loaded` line), written at every start and resume.
+    InstructionsLoaded(crate::protocol::InstructionsLoaded),
 }
 
 /// A second handle on the session's log for what happens beside the agent loop (sampling,

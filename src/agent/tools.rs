@@ -2,6 +2,7 @@
 //! gate, execution of connectors, built-ins and MCP tools, output budget, events and
 //! session records), connecting and disconnecting servers, and keeping the pool.
 
+use crate::beneath::FileTarget;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -200,6 +201,7 @@ impl ToolHost {
             audit: decided,
             notices,
             decided_in,
+            target,
         } = self
             .gate
             .check_hooked(
@@ -249,13 +251,22 @@ impl ToolHost {
             Gated::Run => {
                 let trace = watch.as_ref().map(CallWatch::trace);
                 let run = Confined::In(decided_in);
-                self.guarded_execute(conv, call_id, tool, input, cancel, run, trace)
-                    .await
+                self.guarded_execute(
+                    conv,
+                    call_id,
+                    tool,
+                    input,
+                    cancel,
+                    run,
+                    trace,
+                    target.as_ref(),
+                )
+                .await
             }
             // The person saw the command and let it run as it is (unconfined: not traced).
             Gated::RunUnconfined => {
                 let run = Confined::Not(decided_in);
-                self.execute(conv, call_id, tool, input, cancel, run, None)
+                self.execute(conv, call_id, tool, input, cancel, run, None, None)
                     .await
             }
         };
@@ -275,6 +286,7 @@ impl ToolHost {
         cancel: &CancellationToken,
         run: Confined,
         trace: Option<&WriteLog>,
+        target: Option<&FileTarget>,
     ) -> ToolRun {
         let may_change_files = matches!(
             tool.origin,
@@ -282,7 +294,7 @@ impl ToolHost {
         );
         if !may_change_files {
             return self
-                .execute(conv, call_id, tool, input, cancel, run, trace)
+                .execute(conv, call_id, tool, input, cancel, run, trace, target)
                 .await;
         }
         let workspace = self.workspace.clone();
@@ -290,7 +302,7 @@ impl ToolHost {
             .await
             .ok();
         let mut run = self
-            .execute(conv, call_id, tool, input, cancel, run, trace)
+            .execute(conv, call_id, tool, input, cancel, run, trace, target)
             .await;
         let restored = match before {
             Some(before) => tokio::task::spawn_blocking(move || before.restore_changes())
@@ -309,7 +321,8 @@ impl ToolHost {
     }
 
     /// `run`: the sandbox a bash command runs in. `trace`: where a confined bash records
-    /// the paths it asks to change.
+    /// the paths it asks to change. `target`: the location the gate decided a file tool's
+    /// call on, which the tool opens.
     #[allow(clippy::too_many_arguments)]
     async fn execute(
         &mut self,
@@ -320,6 +333,7 @@ impl ToolHost {
         cancel: &CancellationToken,
         run: Confined,
         trace: Option<&WriteLog>,
+        target: Option<&FileTarget>,
     ) -> ToolRun {
         match &tool.origin {
             ToolOrigin::Builtin(BuiltinTool::ConnectMcp) => {
@@ -357,6 +371,7 @@ impl ToolHost {
                     &sandbox,
                     cancel.child_token(),
                     trace,
+                    target,
                 );
                 let output = tokio::select! {
                     output = call => Some(output),

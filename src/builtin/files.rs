@@ -3,8 +3,9 @@
 
 use super::args::{ArgError, Args};
 use super::{BuiltinOutput, BuiltinTool};
+use crate::beneath::{BeneathError, FileTarget};
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Lines read_file shows when the call gives no limit.
 pub const DEFAULT_LINE_LIMIT: u64 = 2000;
@@ -70,14 +71,25 @@ fn into_output(result: Result<String, FileError>) -> BuiltinOutput {
     }
 }
 
-/// Relative paths resolve against the workspace; absolute ones stay as they are (whether
-/// they may be used was the policy's decision).
-pub fn resolve(workspace: &Path, path: &str) -> PathBuf {
-    let path = Path::new(path);
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        workspace.join(path)
+/// What the call opens: the gate's resolved target when it decided one, else the path as
+/// typed (beneath the workspace when relative). Never the input's text resolved again.
+fn target_of(workspace: &Path, shown: &str, decided: Option<&FileTarget>) -> FileTarget {
+    decided
+        .cloned()
+        .unwrap_or_else(|| FileTarget::requested(workspace, shown))
+}
+
+/// A beneath-open's failure as the tool's error: a path that leads out (or through a link
+/// put there since the check) is refused and says so; other failures as I/O errors.
+fn beneath_error(tool: &'static str, shown: &str, error: BeneathError) -> FileError {
+    match error {
+        BeneathError::Io { source, .. } => FileError::io(tool, shown, source),
+        refused @ (BeneathError::Escapes { .. } | BeneathError::Link { .. }) => {
+            FileError::Refused(format!(
+                "{tool}: {shown} was not opened: {refused} (files are opened beneath the \
+                 workspace, or exactly as approved, and a path that leads elsewhere is refused)"
+            ))
+        }
     }
 }
 
@@ -115,7 +127,11 @@ async fn blocking<T: Send + 'static>(
 // ---------------------------------------------------------------------------------------
 // read_file
 
-pub async fn read_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
+pub async fn read_file(
+    input: &serde_json::Value,
+    workspace: &Path,
+    decided: Option<&FileTarget>,
+) -> BuiltinOutput {
     const TOOL: &str = BuiltinTool::ReadFile.name();
     let parsed = (|| {
         let (args, path) = path_args(TOOL, input, &["path", "limit"])?;
@@ -129,13 +145,21 @@ pub async fn read_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOu
         Ok(p) => p,
         Err(e) => return into_output(Err(e)),
     };
-    let full = resolve(workspace, &shown);
-    into_output(blocking(TOOL, move || read_numbered(&full, &shown, limit)).await)
+    let target = target_of(workspace, &shown, decided);
+    let workspace = workspace.to_path_buf();
+    into_output(
+        blocking(TOOL, move || {
+            let file = target
+                .open_read(&workspace)
+                .map_err(|e| beneath_error(TOOL, &shown, e))?;
+            read_numbered(file, &shown, limit)
+        })
+        .await,
+    )
 }
 
-fn read_numbered(full: &Path, shown: &str, limit: u64) -> Result<String, FileError> {
+fn read_numbered(file: std::fs::File, shown: &str, limit: u64) -> Result<String, FileError> {
     const TOOL: &str = BuiltinTool::ReadFile.name();
-    let file = std::fs::File::open(full).map_err(|e| FileError::io(TOOL, shown, e))?;
     let meta = file.metadata().map_err(|e| FileError::io(TOOL, shown, e))?;
     if meta.is_dir() {
         return Err(FileError::IsDirectory {
@@ -227,29 +251,32 @@ pub(super) fn decode_text(bytes: &[u8], truncated: bool) -> Result<&str, &'stati
 // ---------------------------------------------------------------------------------------
 // write_file
 
-pub async fn write_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
+pub async fn write_file(
+    input: &serde_json::Value,
+    workspace: &Path,
+    decided: Option<&FileTarget>,
+) -> BuiltinOutput {
     const TOOL: &str = BuiltinTool::WriteFile.name();
     let parsed = write_args(input);
     let (shown, content) = match parsed {
         Ok(p) => p,
         Err(e) => return into_output(Err(e)),
     };
-    let full = resolve(workspace, &shown);
+    let target = target_of(workspace, &shown, decided);
+    let workspace = workspace.to_path_buf();
     into_output(
         blocking(TOOL, move || {
-            if full.is_dir() {
-                return Err(FileError::IsDirectory {
-                    tool: TOOL,
-                    path: shown,
-                });
-            }
-            let existed = full.exists();
-            if let Some(parent) = full.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| FileError::io(TOOL, &shown, e))?;
-            }
-            std::fs::write(&full, content.as_bytes())
-                .map_err(|e| FileError::io(TOOL, &shown, e))?;
-            let what = if existed { "replaced" } else { "created" };
+            // The folder is opened (made when missing) once, as a handle; the file is
+            // written through it.
+            let replaced = target
+                .place(&workspace, true)
+                .and_then(|place| place.replace(content.as_bytes()))
+                .map_err(|e| beneath_error(TOOL, &shown, e))?;
+            let what = if replaced.existed {
+                "replaced"
+            } else {
+                "created"
+            };
             Ok(format!(
                 "Wrote {} bytes to {shown} ({what} the file)",
                 content.len()
@@ -270,15 +297,20 @@ pub(super) fn write_args(input: &serde_json::Value) -> Result<(String, String), 
 // ---------------------------------------------------------------------------------------
 // edit_file
 
-pub async fn edit_file(input: &serde_json::Value, workspace: &Path) -> BuiltinOutput {
+pub async fn edit_file(
+    input: &serde_json::Value,
+    workspace: &Path,
+    decided: Option<&FileTarget>,
+) -> BuiltinOutput {
     const TOOL: &str = BuiltinTool::EditFile.name();
     let parsed = edit_args(input);
     let (shown, old, new) = match parsed {
         Ok(p) => p,
         Err(e) => return into_output(Err(e)),
     };
-    let full = resolve(workspace, &shown);
-    into_output(blocking(TOOL, move || edit(&full, &shown, &old, &new)).await)
+    let target = target_of(workspace, &shown, decided);
+    let workspace = workspace.to_path_buf();
+    into_output(blocking(TOOL, move || edit(&workspace, &target, &shown, &old, &new)).await)
 }
 
 /// edit_file's path, old_text and new_text, checked.
@@ -303,15 +335,28 @@ pub(super) fn edit_args(input: &serde_json::Value) -> Result<(String, String, St
     Ok((path.to_string(), old.to_string(), new.to_string()))
 }
 
-fn edit(full: &Path, shown: &str, old: &str, new: &str) -> Result<String, FileError> {
+fn edit(
+    workspace: &Path,
+    target: &FileTarget,
+    shown: &str,
+    old: &str,
+    new: &str,
+) -> Result<String, FileError> {
     const TOOL: &str = BuiltinTool::EditFile.name();
-    if full.is_dir() {
+    // Read and written through the same folder handle: what was read is what is replaced.
+    let place = target
+        .place(workspace, false)
+        .map_err(|e| beneath_error(TOOL, shown, e))?;
+    let mut file = place.read().map_err(|e| beneath_error(TOOL, shown, e))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(FileError::IsDirectory {
             tool: TOOL,
             path: shown.to_string(),
         });
     }
-    let bytes = std::fs::read(full).map_err(|e| FileError::io(TOOL, shown, e))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| FileError::io(TOOL, shown, e))?;
     let content = decode_text(&bytes, false).map_err(|why| FileError::NotText {
         tool: TOOL,
         path: shown.to_string(),
@@ -319,7 +364,9 @@ fn edit(full: &Path, shown: &str, old: &str, new: &str) -> Result<String, FileEr
     })?;
 
     let (updated, line) = replaced(content, shown, old, new)?;
-    std::fs::write(full, updated.as_bytes()).map_err(|e| FileError::io(TOOL, shown, e))?;
+    place
+        .replace(updated.as_bytes())
+        .map_err(|e| beneath_error(TOOL, shown, e))?;
     Ok(format!(
         "Edited {shown}: replaced 1 occurrence starting at line {line}"
     ))

@@ -1,4 +1,5 @@
-//! The `glob` tool. It walks the workspace itself (never following symbolic links) and
+//! The `glob` tool. It walks the workspace itself through directory handles (never
+//! following symbolic links, each folder opened beneath the one that listed it) and
 //! matches each file's workspace-relative path, so no pattern can list a file outside it.
 
 use super::BuiltinOutput;
@@ -6,7 +7,8 @@ use super::args::Args;
 use globset::GlobBuilder;
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
-use walkdir::WalkDir;
+
+use crate::beneath::Beneath;
 
 /// Paths listed at most; the rest are counted.
 pub const MAX_RESULTS: usize = 200;
@@ -39,43 +41,13 @@ pub async fn run_glob(
     };
     let root = workspace.to_path_buf();
     let walked = tokio::task::spawn_blocking(move || {
-        let mut matches = Vec::new();
-        let mut unreadable = 0usize;
-        let walker = WalkDir::new(&root)
-            .follow_links(false)
-            .into_iter()
-            .filter_entry(|e| {
-                !(e.depth() > 0 && e.file_type().is_dir() && is_skipped(e.file_name()))
-            });
-        for entry in walker {
-            if cancel.is_cancelled() {
-                return None;
-            }
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(_) => {
-                    unreadable += 1;
-                    continue;
-                }
-            };
-            // A symbolic link to a directory is a directory to the model; it is not
-            // descended into, so nothing behind it is listed.
-            if entry.file_type().is_dir() || (entry.path_is_symlink() && entry.path().is_dir()) {
-                continue;
-            }
-            let Ok(rel) = entry.path().strip_prefix(&root) else {
-                continue;
-            };
-            if matcher.is_match(rel) {
-                matches.push(rel.to_string_lossy().into_owned());
-            }
-        }
-        Some((matches, unreadable))
+        Beneath::open_root(&root).map(|top| walk(top, &matcher, &cancel))
     })
     .await;
     let (mut matches, unreadable) = match walked {
-        Ok(Some(found)) => found,
-        Ok(None) => return BuiltinOutput::error("glob: cancelled by the user"),
+        Ok(Ok(Some(found))) => found,
+        Ok(Ok(None)) => return BuiltinOutput::error("glob: cancelled by the user"),
+        Ok(Err(e)) => return BuiltinOutput::error(format!("glob: {e}")),
         Err(e) => return BuiltinOutput::error(format!("glob: internal error: {e}")),
     };
     matches.sort();
@@ -97,6 +69,51 @@ pub async fn run_glob(
         ));
     }
     BuiltinOutput::ok(text)
+}
+
+/// Walks the workspace through directory handles: each folder is opened beneath the one
+/// that listed it with no link followed, so a folder swapped for a link meanwhile is not
+/// entered. The matched paths and the count of entries that could not be read; None when
+/// cancelled.
+fn walk(
+    top: Beneath,
+    matcher: &globset::GlobMatcher,
+    cancel: &CancellationToken,
+) -> Option<(Vec<String>, usize)> {
+    let mut matches = Vec::new();
+    let mut unreadable = 0usize;
+    let mut pending: Vec<(Beneath, PathBuf)> = vec![(top, PathBuf::new())];
+    while let Some((dir, rel_dir)) = pending.pop() {
+        let Ok(entries) = dir.entries() else {
+            unreadable += 1;
+            continue;
+        };
+        for (name, kind) in entries {
+            if cancel.is_cancelled() {
+                return None;
+            }
+            let rel = rel_dir.join(&name);
+            if kind.is_dir() {
+                if is_skipped(&name) {
+                    continue;
+                }
+                match dir.child_dir(&name, false) {
+                    Ok(child) => pending.push((child, rel)),
+                    Err(_) => unreadable += 1,
+                }
+                continue;
+            }
+            // A symbolic link to a directory is a directory to the model; it is not
+            // descended into, so nothing behind it is listed.
+            if kind.is_symlink() && dir.link_is_dir(&name) {
+                continue;
+            }
+            if matcher.is_match(&rel) {
+                matches.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    Some((matches, unreadable))
 }
 
 fn is_skipped(name: &std::ffi::OsStr) -> bool {

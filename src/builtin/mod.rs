@@ -22,6 +22,7 @@ pub use kind::BuiltinTool;
 pub use proposed::{NoPreview, PREVIEW_BYTE_LIMIT, ProposedWrite, proposed_write};
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
 
+use crate::beneath::FileTarget;
 use crate::sandbox::{Sandbox, WriteLog};
 use serde_json::Value;
 use std::path::Path;
@@ -73,11 +74,14 @@ pub async fn run_with(
     sandbox: &Sandbox,
     cancel: CancellationToken,
 ) -> BuiltinOutput {
-    run_traced(tool, input, workspace, sandbox, cancel, None).await
+    run_traced(tool, input, workspace, sandbox, cancel, None, None).await
 }
 
 /// [`run_with`], recording in `trace` the paths a confined bash command asks to change
-/// (checkpoints keep only those as the call's own changes).
+/// (checkpoints keep only those as the call's own changes). `target`: the location the
+/// gate resolved and decided for a file tool's call; read_file, write_file and edit_file
+/// open exactly that (beneath the workspace's handle, or as approved outside it).
+#[allow(clippy::too_many_arguments)]
 pub async fn run_traced(
     tool: BuiltinTool,
     input: &Value,
@@ -85,12 +89,13 @@ pub async fn run_traced(
     sandbox: &Sandbox,
     cancel: CancellationToken,
     trace: Option<&WriteLog>,
+    target: Option<&FileTarget>,
 ) -> BuiltinOutput {
     match tool {
         BuiltinTool::Bash => shell::run_bash(input, workspace, sandbox, cancel, trace).await,
-        BuiltinTool::ReadFile => files::read_file(input, workspace).await,
-        BuiltinTool::WriteFile => files::write_file(input, workspace).await,
-        BuiltinTool::EditFile => files::edit_file(input, workspace).await,
+        BuiltinTool::ReadFile => files::read_file(input, workspace, target).await,
+        BuiltinTool::WriteFile => files::write_file(input, workspace, target).await,
+        BuiltinTool::EditFile => files::edit_file(input, workspace, target).await,
         BuiltinTool::Glob => glob::run_glob(input, workspace, cancel).await,
         BuiltinTool::ConnectMcp
         | BuiltinTool::DisconnectMcp

@@ -3,10 +3,12 @@
 //! content comes from the tools' own argument checks and replacement (files.rs), so the
 //! preview is what the call would write, byte for byte.
 
-use std::path::{Component, Path, PathBuf};
+use std::io::Read;
+use std::path::Path;
 
 use super::BuiltinTool;
-use super::files::{FileError, decode_text, edit_args, replaced, resolve, write_args};
+use super::files::{FileError, decode_text, edit_args, replaced, write_args};
+use crate::beneath::{Beneath, BeneathError, FileTarget};
 
 /// Files larger than this are not read for a preview (the diff would not be readable).
 pub const PREVIEW_BYTE_LIMIT: u64 = 1024 * 1024;
@@ -75,23 +77,33 @@ pub fn proposed_write(
     }
 }
 
-/// The file's text today; Ok(None) when it does not exist and `may_be_new`.
+/// The file's text today; Ok(None) when it does not exist and `may_be_new`. Read beneath
+/// the workspace's handle: a path that leads out of it is not shown.
 fn current(workspace: &Path, shown: &str, may_be_new: bool) -> Result<Option<String>, NoPreview> {
     let refuse = |reason: String| NoPreview {
         path: Some(shown.to_string()),
         reason,
     };
-    let full = resolve(workspace, shown);
-    if !inside(workspace, &full) {
-        return Err(refuse(format!(
+    let outside = || {
+        refuse(format!(
             "{shown} is outside the workspace: its content is not shown"
-        )));
-    }
-    let meta = match std::fs::metadata(&full) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && may_be_new => return Ok(None),
+        ))
+    };
+    let FileTarget::Workspace(rel) = FileTarget::requested(workspace, shown) else {
+        return Err(outside());
+    };
+    let opened = Beneath::open_root(workspace).and_then(|root| root.open_read(&rel));
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) && may_be_new => {
+            return Ok(None);
+        }
+        Err(BeneathError::Escapes { .. } | BeneathError::Link { .. }) => return Err(outside()),
         Err(e) => return Err(refuse(format!("{shown} cannot be read: {e}"))),
     };
+    let meta = file
+        .metadata()
+        .map_err(|e| refuse(format!("{shown} cannot be read: {e}")))?;
     if meta.is_dir() {
         return Err(refuse(format!("{shown} is a directory")));
     }
@@ -101,47 +113,13 @@ fn current(workspace: &Path, shown: &str, may_be_new: bool) -> Result<Option<Str
             meta.len()
         )));
     }
-    let bytes = std::fs::read(&full).map_err(|e| refuse(format!("{shown} cannot be read: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(PREVIEW_BYTE_LIMIT)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(format!("{shown} cannot be read: {e}")))?;
     let text = decode_text(&bytes, false)
         .map_err(|why| refuse(format!("{shown} is not a text file ({why})")))?;
     Ok(Some(text.to_string()))
-}
-
-/// Whether `full` lies in `workspace`, symbolic links followed as far as they exist (a link
-/// inside the workspace may point out of it).
-fn inside(workspace: &Path, full: &Path) -> bool {
-    let root = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf());
-    real_path(full).starts_with(root)
-}
-
-/// `path` with its longest existing prefix resolved, `..` and `.` folded in the rest.
-fn real_path(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent.to_path_buf();
-            }
-            _ => break,
-        }
-    }
-    let mut out = existing.canonicalize().unwrap_or(existing);
-    for part in rest.iter().rev() {
-        for component in Path::new(part).components() {
-            match component {
-                Component::ParentDir => {
-                    out.pop();
-                }
-                Component::CurDir => {}
-                other => out.push(other),
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

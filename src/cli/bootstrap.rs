@@ -214,7 +214,10 @@ pub fn prepare_with(
             .disabled
             .insert(crate::settings::PermissionMode::Auto, why);
     }
-    config.project = project;
+    config.project = crate::project::ProjectContext {
+        trusted: opts.trust_project,
+        ..project
+    };
     config.hooks = hooks.value;
     // A headless run cannot ask; `--trust-project` is the person's consent given up front,
     // for the project's hooks as for its servers (without it the project file is not read).

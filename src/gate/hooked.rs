@@ -36,14 +36,16 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> GateOutcome {
         let mode = self.start_decision();
+        self.begin_call(tool, input);
         let outcome = self
-            .check_hooked_in_mode(tool, input, call_id, hook, hooks, events, cancel)
+            .decide_hooked(tool, input, call_id, hook, hooks, events, cancel)
             .await;
+        let outcome = self.end_call(outcome);
         self.decided(mode, outcome)
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn check_hooked_in_mode(
+    async fn decide_hooked(
         &mut self,
         tool: &PoolTool,
         input: &Value,

@@ -54,7 +54,7 @@ pub use trust::TrustStore;
 use crate::builtin::BuiltinTool;
 use crate::policy::{
     AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
-    RuleChanges, Verdict, always_rule, grant_key,
+    ResolvedTarget, RuleChanges, Verdict, always_rule, grant_key, path_to_resolve,
 };
 use crate::pool::{Pool, PoolTool, ServerTools};
 use crate::protocol::PermissionMode;
@@ -88,6 +88,9 @@ pub struct Gate {
     /// while it runs (a question open) changes neither the decision nor the sandbox the
     /// call runs in (see [`GateOutcome::decided_in`]).
     deciding_in: Option<PermissionMode>,
+    /// The path of the call being checked, resolved once as its check starts: the
+    /// decision is made on it and the tool opens it (decision 0089).
+    call_target: Option<ResolvedTarget>,
 }
 
 impl Gate {
@@ -103,6 +106,7 @@ impl Gate {
             pinning: Pinning::default(),
             mode: ModeSwitch::default(),
             deciding_in: None,
+            call_target: None,
             workspace,
         }
     }
@@ -172,9 +176,28 @@ impl Gate {
     /// The policy's context for one call. A file tool's path is resolved here (file-system
     /// metadata: symlinks, `..`), so the policy's decision itself does no I/O.
     fn context(&self, tool: &PoolTool, input: &Value) -> PolicyContext<'_> {
+        let checked = self
+            .call_target
+            .as_ref()
+            .filter(|t| path_to_resolve(tool, input).as_deref() == Some(t.requested.as_str()));
+        let target = match checked {
+            Some(target) => Some(target.clone()),
+            None => resolve_target(&self.workspace, tool, input),
+        };
         PolicyContext::new(&self.workspace)
-            .with_target(resolve_target(&self.workspace, tool, input))
+            .with_target(target)
             .with_mode(self.decision_mode())
+    }
+
+    /// Starts the check of one call: its path resolved once, for the decision and the run.
+    fn begin_call(&mut self, tool: &PoolTool, input: &Value) {
+        self.call_target = resolve_target(&self.workspace, tool, input);
+    }
+
+    /// Ends the check: a call that may run carries the location it was decided on.
+    fn end_call(&mut self, outcome: GateOutcome) -> GateOutcome {
+        let target = self.call_target.take();
+        outcome.with_target(target.map(|t| t.resolved.file_target()))
     }
 
     /// The policy's verdict for one call (session grants included).
@@ -269,10 +292,12 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> GateOutcome {
         let mode = self.start_decision();
+        self.begin_call(tool, input);
         let verdict = self.verdict(tool, input);
         let outcome = self
             .check_verdict(tool, input, call_id, verdict, events, cancel)
             .await;
+        let outcome = self.end_call(outcome);
         self.decided(mode, outcome)
     }
 

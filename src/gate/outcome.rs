@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::beneath::FileTarget;
 use crate::builtin::BuiltinTool;
 use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer};
 use crate::pool::{PoolTool, ToolOrigin};
@@ -36,6 +37,9 @@ pub struct GateOutcome {
     /// read-only), whatever the mode is by the time it runs. Stamped by the gate's entry
     /// points; until then the strictest mode, so a path that missed the stamp fails closed.
     pub decided_in: PermissionMode,
+    /// For a file tool's call that may run: the location the decision was made on, which
+    /// is what the tool opens (never the input's path resolved again).
+    pub target: Option<FileTarget>,
 }
 
 impl GateOutcome {
@@ -45,6 +49,7 @@ impl GateOutcome {
             audit,
             notices: Vec::new(),
             decided_in: PermissionMode::Plan,
+            target: None,
         }
     }
 
@@ -54,6 +59,15 @@ impl GateOutcome {
 
     pub fn with_notices(self, notices: Vec<String>) -> GateOutcome {
         GateOutcome { notices, ..self }
+    }
+
+    /// The decided location goes with a call that may run, and only with one.
+    pub(super) fn with_target(self, target: Option<FileTarget>) -> GateOutcome {
+        let target = match self.decision {
+            Gated::Run | Gated::RunUnconfined => target,
+            Gated::Refused(_) | Gated::Cancelled => None,
+        };
+        GateOutcome { target, ..self }
     }
 }
 

@@ -270,3 +270,36 @@ fn the_gate_resolves_what_the_policy_expects() {
     );
     assert_eq!(resolve_target(&ws, &builtin("read_file"), &json!({})), None);
 }
+
+#[tokio::test]
+async fn a_call_that_may_run_carries_the_target_it_was_decided_on() {
+    use crate::beneath::FileTarget;
+    let (dir, ws) = temp_workspace(&["src"]);
+    std::fs::write(ws.join("src/a.rs"), "").unwrap();
+    std::os::unix::fs::symlink("src/a.rs", ws.join("alias.rs")).unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "").unwrap();
+    let mut gate = super::Gate::new(Policy::default(), ws.clone(), true);
+    let (events, _rx) = tokio::sync::mpsc::channel(16);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let read = builtin("read_file");
+    let mut check = async |path: &str| {
+        gate.check(&read, &json!({"path": path}), "c", &events, &cancel)
+            .await
+    };
+    let inside = check("src/./a.rs").await;
+    assert_eq!(inside.decision, super::Gated::Run);
+    assert_eq!(
+        inside.target,
+        Some(FileTarget::Workspace(PathBuf::from("src/a.rs")))
+    );
+    // A link inside is opened as what it resolved to when it was checked.
+    let linked = check("alias.rs").await;
+    assert_eq!(
+        linked.target,
+        Some(FileTarget::Workspace(PathBuf::from("src/a.rs")))
+    );
+    // Refused (headless cannot ask about an outside path): nothing to open.
+    let outside = check("../outside.txt").await;
+    assert!(matches!(outside.decision, super::Gated::Refused(_)));
+    assert_eq!(outside.target, None);
+}

@@ -98,6 +98,9 @@ pub enum JsonlEvent {
     /// The conversation was compacted to fit the model's window (same fields as the
     /// session log's `compacted` record, without what it needs to redo it).
     Compacted(crate::protocol::CompactionReport),
+    /// An instruction file that went into the system prompt: the user's own or the
+    /// project's, whether the project is trusted, its imports and refused imports.
+    InstructionsLoaded(crate::protocol::InstructionsLoaded),
     /// The instructions a server gave when it connected.
     ServerInstructions {
         server: ServerName,

@@ -461,6 +461,9 @@ impl Printer<'_> {
             }
             // Headless never asks, so a changed or new definition is refused (the tool
             // result and the permission record say why); the marks are the panel's.
+            AgentEvent::InstructionsLoaded(loaded) => {
+                self.line(&JsonlEvent::InstructionsLoaded(loaded));
+            }
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }
             | AgentEvent::ServerEnabled { .. }

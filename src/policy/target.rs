@@ -5,6 +5,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+use crate::beneath::FileTarget;
 use crate::builtin::BuiltinTool;
 use crate::pool::PoolTool;
 
@@ -19,6 +20,15 @@ pub struct Resolved {
 impl Resolved {
     pub fn inside(&self) -> bool {
         self.relative.is_some()
+    }
+
+    /// What a file tool opens for this location: beneath the workspace when inside it,
+    /// else the resolved absolute path with no link followed (decision 0089).
+    pub fn file_target(&self) -> FileTarget {
+        match &self.relative {
+            Some(rel) => FileTarget::Workspace(PathBuf::from(rel)),
+            None => FileTarget::Approved(self.absolute.clone()),
+        }
     }
 
     /// The text `Read(…)`/`Edit(…)`/`Write(…)` rules are matched against.

@@ -9,6 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::beneath::{Beneath, BeneathError};
+
 /// The folders commands are read from, below a project folder, in order.
 const PROJECT_FOLDERS: [&str; 2] = [".toolgate/commands", ".claude/commands"];
 
@@ -121,6 +123,19 @@ fn split_args(args: &str) -> Vec<String> {
     words
 }
 
+/// Where command files are looked for.
+enum CommandFolder {
+    /// A project's folder, relative to the project root: read beneath the root's handle
+    /// (decision 0089), so a folder or file that leads out of the project is refused.
+    Project(PathBuf),
+    /// The user's own folder: the user's (its links may point anywhere).
+    User(PathBuf),
+}
+
+/// One `.md` file found: its path (for messages and `/NAME runs …`) and its text, or why
+/// it was not read.
+type Found = (PathBuf, Result<Option<String>, String>);
+
 /// Reads every command folder. `reserved`: names taken by built-in commands.
 pub fn load(
     workspace: &Path,
@@ -128,21 +143,39 @@ pub fn load(
     reserved: &[&str],
 ) -> (Vec<FileCommand>, Vec<String>) {
     let root = super::project_root(workspace);
+    let below = workspace.strip_prefix(&root).unwrap_or(Path::new(""));
     let mut folders = Vec::new();
     for sub in PROJECT_FOLDERS {
-        folders.push(workspace.join(sub));
+        folders.push(CommandFolder::Project(below.join(sub)));
         if root != workspace {
-            folders.push(root.join(sub));
+            folders.push(CommandFolder::Project(PathBuf::from(sub)));
         }
     }
     if let Some(user) = user_dir {
-        folders.push(user.join("commands"));
+        folders.push(CommandFolder::User(user.join("commands")));
     }
+    let project = Beneath::open_root(&root).ok();
     let mut commands: Vec<FileCommand> = Vec::new();
     let mut problems = Vec::new();
     for folder in folders {
-        for path in markdown_files(&folder) {
-            let Some(name) = command_name(&folder, &path) else {
+        let (base, found) = match &folder {
+            CommandFolder::User(dir) => (dir.clone(), user_markdown(dir)),
+            CommandFolder::Project(rel) => {
+                let Some(project) = &project else { continue };
+                match project_markdown(project, rel) {
+                    Ok(found) => (root.join(rel), found),
+                    Err(why) => {
+                        problems.push(format!(
+                            "commands: {} was not read: {why}",
+                            root.join(rel).display()
+                        ));
+                        continue;
+                    }
+                }
+            }
+        };
+        for (path, text) in found {
+            let Some(name) = command_name(&base, &path) else {
                 continue;
             };
             let shown = path.display();
@@ -165,7 +198,7 @@ pub fn load(
                 ));
                 continue;
             }
-            match read(&path, name) {
+            match parse(text, &path, name) {
                 Ok(command) => commands.push(command),
                 Err(why) => problems.push(format!("commands: {shown}: {why}; it is not used")),
             }
@@ -174,8 +207,8 @@ pub fn load(
     (commands, problems)
 }
 
-/// The `.md` files below `folder`, sorted, at most [`MAX_DEPTH`] folders down.
-fn markdown_files(folder: &Path) -> Vec<PathBuf> {
+/// The `.md` files below the user's `folder`, sorted, at most [`MAX_DEPTH`] folders down.
+fn user_markdown(folder: &Path) -> Vec<Found> {
     if !folder.is_dir() {
         return Vec::new();
     }
@@ -190,6 +223,56 @@ fn markdown_files(folder: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+        .into_iter()
+        .map(|path| {
+            let text = super::read_text(&path).map_err(|e| format!("cannot read it: {e}"));
+            (path, text)
+        })
+        .collect()
+}
+
+/// The `.md` files below the project's folder `rel`, read beneath the project root: the
+/// folders walked through handles (a linked folder is not entered), each file opened
+/// beneath the root (a link inside the project is followed, one out of it refused). Err
+/// when the folder itself leads out of the project; nothing when it does not exist.
+fn project_markdown(project: &Beneath, rel: &Path) -> Result<Vec<Found>, String> {
+    let top = match project.dir(rel, false) {
+        Ok(dir) => dir,
+        Err(e) if e.io_kind().is_some() => return Ok(Vec::new()),
+        Err(e) => return Err(format!("it leads outside the project ({e})")),
+    };
+    let mut found = Vec::new();
+    let mut pending = vec![(top, PathBuf::new(), 1usize)];
+    while let Some((dir, below, depth)) = pending.pop() {
+        let Ok(entries) = dir.entries() else { continue };
+        for (name, kind) in entries {
+            let sub = below.join(&name);
+            if kind.is_dir() {
+                if depth < MAX_DEPTH
+                    && let Ok(child) = dir.child_dir(&name, false)
+                {
+                    pending.push((child, sub, depth + 1));
+                }
+                continue;
+            }
+            if !(kind.is_file() || kind.is_symlink())
+                || Path::new(&name).extension() != Some("md".as_ref())
+            {
+                continue;
+            }
+            let path = project.shown().join(rel).join(&sub);
+            let text = match project.open_read(&rel.join(&sub)) {
+                Ok(file) => super::read_text_from(file).map_err(|e| format!("cannot read it: {e}")),
+                Err(e @ BeneathError::Io { .. }) => Err(format!("cannot read it: {e}")),
+                Err(e) => Err(format!(
+                    "it resolves outside the project, so it is not read ({e})"
+                )),
+            };
+            found.push((path, text));
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(found)
 }
 
 /// `a/b.md` below the folder is `a:b`; a name with white space cannot be typed, so is
@@ -204,11 +287,15 @@ fn command_name(folder: &Path, path: &Path) -> Option<String> {
     (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
 }
 
-fn read(path: &Path, name: String) -> Result<FileCommand, String> {
-    let text = match super::read_text(path) {
+fn parse(
+    read: Result<Option<String>, String>,
+    path: &Path,
+    name: String,
+) -> Result<FileCommand, String> {
+    let text = match read {
         Ok(Some(text)) => text,
         Ok(None) => return Err("not a text file".into()),
-        Err(e) => return Err(format!("cannot read it: {e}")),
+        Err(why) => return Err(why),
     };
     let (fields, body) = front_matter(&text);
     let field = |key: &str| {

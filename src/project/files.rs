@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::beneath::{Beneath, BeneathError};
+
 /// Characters of one attached file the model gets.
 pub const FILE_CAP: usize = 50_000;
 
@@ -70,10 +72,18 @@ fn attach(typed: &str, path: &Path, root: &Path) -> FileMention {
         path: typed.to_string(),
         why,
     };
-    if !path.starts_with(root) {
+    let Ok(rel) = path.strip_prefix(root) else {
         return refused("it is outside the workspace".into());
-    }
-    let text = match super::read_text(path) {
+    };
+    // Read beneath the workspace's handle (decision 0089): a link swapped in since the
+    // path was looked at cannot lead the read out of the workspace.
+    let opened = Beneath::open_root(root).and_then(|root| root.open_read(rel));
+    let read = match opened {
+        Ok(file) => super::read_text_from(file),
+        Err(BeneathError::Io { source, .. }) => Err(source),
+        Err(_) => return refused("it is outside the workspace".into()),
+    };
+    let text = match read {
         Ok(Some(text)) => text,
         Ok(None) => return refused("it is a binary file".into()),
         Err(e) => return refused(format!("it cannot be read: {e}")),

@@ -6,6 +6,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use crate::beneath::{Beneath, BeneathError};
+
 /// Levels of imports below a top-level instruction file.
 pub const MAX_IMPORT_DEPTH: usize = 5;
 
@@ -19,23 +21,78 @@ pub struct InstructionFile {
     pub chars: usize,
 }
 
+/// An import (or a top-level file) that was not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// As written after `@` (or the file's path in the project).
+    pub path: String,
+    /// The file whose `@path` line asked for it; None for a top-level file.
+    pub by: Option<PathBuf>,
+    pub why: String,
+}
+
 /// One loading of instruction files: what was included, and what went wrong.
 pub(super) struct Imports {
     /// The project root, canonical: imports from project files stay inside it.
     boundary: PathBuf,
+    /// The project root's handle: a project's files are read beneath it (decision 0089),
+    /// so a link out, or one swapped in after the check, is refused by the kernel. None
+    /// when the root cannot be opened: then no project file is read.
+    project: Option<Beneath>,
     seen: HashSet<PathBuf>,
     pub files: Vec<InstructionFile>,
     pub problems: Vec<String>,
+    pub refused: Vec<Refused>,
 }
+
+/// Why a project's file that resolves outside the project is not read.
+pub(super) const OUTSIDE_PROJECT: &str = "it is outside the project (only your own ~/.config/toolgate/AGENTS.md may import from elsewhere)";
+
+/// Why a project's top-level instruction file that resolves outside it is not read.
+const TOP_OUTSIDE: &str = "it resolves outside the project (a project's instruction file must stay inside it; a symbolic link that points out is not followed)";
 
 impl Imports {
     pub fn new(boundary: PathBuf) -> Imports {
         Imports {
+            project: Beneath::open_root(&boundary).ok(),
             boundary,
             seen: HashSet::new(),
             files: Vec::new(),
             problems: Vec::new(),
+            refused: Vec::new(),
         }
+    }
+
+    /// A project's file read beneath the project root: Err(why) when it leads out (or the
+    /// root could not be opened), else as [`super::read_text`].
+    fn read_in_project(&self, path: &Path) -> Result<std::io::Result<Option<String>>, String> {
+        let Some(rel) = path.strip_prefix(&self.boundary).ok() else {
+            return Err(OUTSIDE_PROJECT.to_string());
+        };
+        let Some(project) = &self.project else {
+            return Err("the project's folder cannot be opened".to_string());
+        };
+        match project.open_read(rel) {
+            Ok(file) => Ok(super::read_text_from(file)),
+            Err(BeneathError::Io { source, .. }) => Ok(Err(source)),
+            Err(refused @ (BeneathError::Escapes { .. } | BeneathError::Link { .. })) => {
+                Err(format!("{OUTSIDE_PROJECT}: {refused}"))
+            }
+        }
+    }
+
+    /// Notes a file that was not read: for the person (a notice) and the event.
+    pub fn refuse(&mut self, path: String, by: Option<&Path>, why: String) {
+        let notice = match by {
+            Some(by) => format!("instructions: {} imports @{path}: {why}", self.shown(by)),
+            None => format!("instructions: {path} was not read: {why}"),
+        };
+        self.problems.push(notice);
+        self.refused.push(Refused {
+            path,
+            by: by.map(Path::to_path_buf),
+            why,
+        });
     }
 
     /// A file's text with its imports expanded, and it listed (None when it was included
@@ -48,11 +105,39 @@ impl Imports {
         depth: usize,
         free: bool,
     ) -> Option<String> {
+        let given = self.shown(path);
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        // Refused before the "each file once" check: two links to the same outside file
+        // are each named to the person.
+        if !free && !path.starts_with(&self.boundary) {
+            let why = match imported_by {
+                Some(_) => OUTSIDE_PROJECT.to_string(),
+                None => TOP_OUTSIDE.to_string(),
+            };
+            self.refuse(given, imported_by, why);
+            return None;
+        }
         if !self.seen.insert(path.clone()) {
             return None;
         }
-        let text = match super::read_text(&path) {
+        // The user's own chain is the user's (its links may point anywhere); a project's
+        // file is read beneath the project root, whatever its path said when checked.
+        let read = if free {
+            super::read_text(&path)
+        } else {
+            match self.read_in_project(&path) {
+                Ok(read) => read,
+                Err(why) => {
+                    let why = match imported_by {
+                        Some(_) => why,
+                        None => format!("{TOP_OUTSIDE}: {why}"),
+                    };
+                    self.refuse(given, imported_by, why);
+                    return None;
+                }
+            }
+        };
+        let text = match read {
             Ok(Some(text)) => text,
             Ok(None) => {
                 self.problems.push(format!(
@@ -100,10 +185,8 @@ impl Imports {
     }
 
     fn import(&mut self, target: &str, file: &Path, depth: usize, free: bool) -> String {
-        let from = self.shown(file);
         let refuse = |me: &mut Imports, why: String| {
-            me.problems
-                .push(format!("instructions: {from} imports @{target}: {why}"));
+            me.refuse(target.to_string(), Some(file), why.clone());
             format!("[@{target} not imported: {why}]")
         };
         if depth >= MAX_IMPORT_DEPTH {
@@ -123,10 +206,7 @@ impl Imports {
             Err(_) => return refuse(self, "no such file".into()),
         };
         if !free && !resolved.starts_with(&self.boundary) {
-            return refuse(
-                self,
-                "it is outside the project (only your own ~/.config/toolgate/AGENTS.md may import from elsewhere)".into(),
-            );
+            return refuse(self, OUTSIDE_PROJECT.into());
         }
         if self.seen.contains(&resolved) {
             return format!("[@{target}: included above]");

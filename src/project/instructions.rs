@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::imports::{Imports, InstructionFile};
+use super::imports::{Imports, InstructionFile, Refused};
 
 /// Characters of instruction text the model gets (about 10,000 tokens); past it the rest is
 /// cut, and both the person and the model are told.
@@ -25,6 +25,31 @@ pub struct Instructions {
     pub cut: Option<String>,
     /// Imports refused, files that could not be read.
     pub problems: Vec<String>,
+    /// Each top-level file that was read, with what it imported and what it was refused.
+    pub loaded: Vec<LoadedFile>,
+}
+
+/// Whose instruction file it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstructionScope {
+    /// The user's own `~/.config/toolgate/AGENTS.md` (its links and imports may point
+    /// anywhere: the person wrote it).
+    User,
+    /// A file of the project (kept inside the project root).
+    Project,
+}
+
+/// One top-level instruction file as it was loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedFile {
+    /// As the person reads it: relative to the project root when inside it.
+    pub shown: String,
+    pub scope: InstructionScope,
+    /// The files its `@path` lines pulled in (and theirs), as shown.
+    pub imports: Vec<String>,
+    /// Its imports that were not read.
+    pub refused: Vec<Refused>,
 }
 
 /// Reads the instruction files for a session working in `workspace`.
@@ -34,19 +59,46 @@ pub fn load(workspace: &Path, user_dir: Option<&Path>) -> Instructions {
     let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     let mut imports = Imports::new(root.clone());
     let mut parts: Vec<(String, String)> = Vec::new();
+    let mut loaded = Vec::new();
+    let mut top = |imports: &mut Imports, file: &Path, scope: InstructionScope| {
+        let (files_before, refused_before) = (imports.files.len(), imports.refused.len());
+        let free = scope == InstructionScope::User;
+        let text = imports.include(file, None, 0, free)?;
+        let shown = match scope {
+            InstructionScope::User => file.display().to_string(),
+            InstructionScope::Project => imports.shown(file),
+        };
+        loaded.push(LoadedFile {
+            shown: shown.clone(),
+            scope,
+            imports: imports.files[files_before..]
+                .iter()
+                .skip(1)
+                .map(|f| imports.shown(&f.path))
+                .collect(),
+            refused: imports.refused[refused_before..].to_vec(),
+        });
+        Some((shown, text))
+    };
     if let Some(user) = user_dir
         .map(|d| d.join("AGENTS.md"))
         .filter(|p| p.is_file())
-        && let Some(text) = imports.include(&user, None, 0, true)
+        && let Some(part) = top(&mut imports, &user, InstructionScope::User)
     {
-        parts.push((user.display().to_string(), text));
+        parts.push(part);
     }
     for dir in folders(&root, &workspace) {
-        let Some(file) = NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file()) else {
+        // A link counts as the folder's file even when it points nowhere readable: it is
+        // refused with a notice, never silently passed over for the other name.
+        let Some(file) = NAMES
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| p.is_file() || p.is_symlink())
+        else {
             continue;
         };
-        if let Some(text) = imports.include(&file, None, 0, false) {
-            parts.push((imports.shown(&file), text));
+        if let Some(part) = top(&mut imports, &file, InstructionScope::Project) {
+            parts.push(part);
         }
     }
     let (section, cut) = section(&parts);
@@ -55,6 +107,7 @@ pub fn load(workspace: &Path, user_dir: Option<&Path>) -> Instructions {
         section,
         cut,
         problems: imports.problems,
+        loaded,
     }
 }
 

@@ -13,8 +13,8 @@ pub mod instructions;
 use std::path::{Path, PathBuf};
 
 pub use commands::{FileCommand, Typed};
-pub use imports::InstructionFile;
-pub use instructions::Instructions;
+pub use imports::{InstructionFile, Refused};
+pub use instructions::{InstructionScope, Instructions, LoadedFile};
 
 /// `/init`: what the model is asked (a normal turn, so writing the file passes the gate
 /// like any other write, and an existing AGENTS.md is improved, not silently replaced).
@@ -30,6 +30,9 @@ it rather than starting over. Then write it to AGENTS.md at the workspace's root
 pub struct ProjectContext {
     pub instructions: Instructions,
     pub commands: Vec<FileCommand>,
+    /// Whether the person trusts the project (`--trust-project`, or yes in the console);
+    /// the instruction files are reported as a trusted or an untrusted project's.
+    pub trusted: bool,
 }
 
 /// What a front end shows of the project's context (`/memory`, `/help`, completion).
@@ -64,6 +67,7 @@ impl ProjectContext {
             ProjectContext {
                 instructions,
                 commands,
+                trusted: false,
             },
             notices,
         )
@@ -98,7 +102,14 @@ pub fn shown(path: &Path, base: &Path) -> String {
 /// A file's text if it is text: None for a file that holds a NUL byte in its first 8 KB
 /// or is not UTF-8 (read as binary, and refused by the callers).
 pub fn read_text(path: &Path) -> std::io::Result<Option<String>> {
-    let bytes = std::fs::read(path)?;
+    read_text_from(std::fs::File::open(path)?)
+}
+
+/// [`read_text`] of a file already opened (beneath a directory handle).
+pub fn read_text_from(mut file: std::fs::File) -> std::io::Result<Option<String>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Ok(None);
     }

@@ -8,6 +8,7 @@
 //! agent events, and a bare `Event` would need renaming at every such import.
 
 mod context;
+mod instructions;
 mod mode;
 mod model;
 mod pool;
@@ -18,6 +19,7 @@ mod tools;
 
 pub use crate::ids::{CallId, ServerName, ToolName};
 pub use context::{CompactionReport, CompactionTrigger, ContextBreakdown, ContextGauge};
+pub use instructions::{InstructionsLoaded, RefusedImport};
 pub use mode::{ModeCause, ModeChange, PermissionMode};
 pub use model::{ModelRetry, ReplyCut};
 pub use pool::{DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
@@ -226,6 +228,9 @@ pub enum AgentEvent {
     /// The project's instruction files and file commands, as loaded at the start (sent
     /// right after `SessionStarted`): `/memory`, `/help` and completion show them.
     Project(crate::project::ProjectView),
+    /// One instruction file that went into the system prompt (sent at the start, after
+    /// `Project`, one event per file).
+    InstructionsLoaded(InstructionsLoaded),
     /// The workspace's files for `@path` completion (listed beside the session's start).
     WorkspaceFiles(Vec<String>),
     /// `/model` switched the model (or a resumed session's switch was redone): the new

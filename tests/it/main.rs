@@ -59,6 +59,7 @@ mod servers;
 // The command line, the policy files, undo and the processes toolgate starts.
 mod audit;
 mod bash_grammar;
+mod beneath;
 mod cli;
 mod headless;
 mod hooks;

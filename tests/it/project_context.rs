@@ -368,3 +368,110 @@ fn memory_lists_the_loaded_files_in_the_console_and_opens_one_in_the_editor_and_
     keys.press(b"\x04");
     screen.wait_exit(&mut child);
 }
+
+/// A project's instruction file, command file or folder, or an `@file` that is a link
+/// out of the project (issue 41): not read, the person told which, nothing of it sent.
+#[test]
+fn links_out_of_the_project_are_not_read_and_the_person_is_told() {
+    const KEY: &str = "FAKE-SSH-KEY-d41d8c-not-for-the-model";
+    const COMMAND_SECRET: &str = "OUTSIDE-COMMAND-e3b0c4";
+    let home = Home::new(&[
+        ("secret/id_rsa", KEY),
+        ("secret-cmds/steal.md", COMMAND_SECRET),
+        ("ws/sub/notes.txt", "inside notes"),
+    ]);
+    let link = |target: &str, at: &str| {
+        let at = home.path(at);
+        std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
+        std::os::unix::fs::symlink(target, at).expect("symlink");
+    };
+    link("../secret/id_rsa", "ws/CLAUDE.md");
+    link("../../secret/id_rsa", "ws/sub/AGENTS.md");
+    link("../../../secret/id_rsa", "ws/.toolgate/commands/leak.md");
+    link("../../secret-cmds", "ws/.claude/commands");
+    link("../../secret/id_rsa", "ws/sub/key.txt");
+    let (out, request) = home.prompt("ws/sub", "look at @key.txt and @notes.txt");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = request.to_string();
+    assert!(!sent.contains(KEY), "the key reached the model: {sent}");
+    assert!(!sent.contains(COMMAND_SECRET), "{sent}");
+    assert!(sent.contains("inside notes"), "{sent}");
+    let told = stderr(&out);
+    for notice in [
+        "instructions: CLAUDE.md was not read: it resolves outside the project",
+        "instructions: sub/AGENTS.md was not read: it resolves outside the project",
+        "leak.md: it resolves outside the project, so it is not read",
+        ".claude/commands was not read: it leads outside the project",
+        "@key.txt is not attached: it is outside the workspace",
+    ] {
+        assert!(
+            told.contains(notice),
+            "missing notice {notice:?} in:\n{told}"
+        );
+    }
+    // The refused /leak is no command: the words are sent as typed.
+    let (_, request) = home.prompt("ws/sub", "/leak now");
+    assert_eq!(last_user_text(&request), "/leak now");
+}
+
+/// Headless JSONL names each instruction file it loaded, whose it is, whether the project
+/// is trusted, its imports and refused imports.
+#[test]
+fn jsonl_reports_each_instruction_file_and_whether_the_project_is_trusted() {
+    let home = Home::new(&[
+        ("config/AGENTS.md", "USER-RULE"),
+        ("ws/AGENTS.md", "ROOT-RULE\n@docs/a.md\n@../outside.md"),
+        ("ws/docs/a.md", "A-RULE"),
+        ("outside.md", "OUTSIDE"),
+    ]);
+    let loaded = |trust: bool| -> Vec<Value> {
+        let api = ModelApi::start(vec![Answer::Stream(anthropic_text_stream(&["ok"], true))]);
+        let mut args = vec!["-p", "hi", "--output-format", "jsonl"];
+        if trust {
+            args.push("--trust-project");
+        }
+        let out = home.run("ws", &api, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        api.finish();
+        crate::support::jsonl(&out)
+            .into_iter()
+            .filter(|l| l["type"] == "instructions_loaded")
+            .collect()
+    };
+    let untrusted = loaded(false);
+    assert_eq!(untrusted.len(), 2, "{untrusted:?}");
+    let user = &untrusted[0];
+    assert_eq!(user["scope"], "user");
+    assert!(
+        user["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("config/AGENTS.md")),
+        "{user}"
+    );
+    let project = &untrusted[1];
+    assert_eq!(project["path"], "AGENTS.md");
+    assert_eq!(project["scope"], "project");
+    assert_eq!(project["project_trusted"], false);
+    assert_eq!(project["imports"], serde_json::json!(["docs/a.md"]));
+    assert_eq!(project["refused"][0]["path"], "../outside.md");
+    assert!(
+        project["refused"][0]["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("outside the project")),
+        "{project}"
+    );
+    let trusted = loaded(true);
+    assert_eq!(trusted.len(), 2, "{trusted:?}");
+    assert_eq!(trusted[1]["project_trusted"], true);
+    assert_eq!(trusted[1]["path"], "AGENTS.md");
+    // The session log keeps the same record.
+    let logged: Vec<String> = std::fs::read_dir(home.path("state/sessions"))
+        .expect("sessions")
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .flat_map(|text| text.lines().map(str::to_string).collect::<Vec<_>>())
+        .filter(|line| line.contains("\"type\":\"instructions_loaded\""))
+        .collect();
+    assert_eq!(logged.len(), 4, "{logged:?}");
+}

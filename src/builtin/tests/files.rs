@@ -300,3 +300,62 @@ async fn edit_file_errors() {
     .await;
     assert_eq!(read(&ws, "f.txt"), "abc");
 }
+
+/// The file tools open the target the gate decided on, not the input's text again, and
+/// refuse where that target now leads out.
+#[tokio::test]
+async fn the_decided_target_is_what_is_opened() {
+    use crate::beneath::FileTarget;
+    use crate::sandbox::Sandbox;
+    let outside = workspace();
+    std::fs::write(outside.path().join("approved.txt"), "approved text").unwrap();
+    let ws = workspace();
+    std::fs::create_dir_all(ws.path().join("d")).unwrap();
+    let run = |tool, input: serde_json::Value, target: FileTarget| {
+        let ws = ws.path().to_path_buf();
+        async move {
+            crate::builtin::run_traced(
+                tool,
+                &input,
+                &ws,
+                &Sandbox::default(),
+                CancellationToken::new(),
+                None,
+                Some(&target),
+            )
+            .await
+        }
+    };
+    // Approved outside: read exactly as resolved.
+    let approved = FileTarget::Approved(
+        std::fs::canonicalize(outside.path())
+            .unwrap()
+            .join("approved.txt"),
+    );
+    let out = run(BuiltinTool::ReadFile, json!({"path": "x"}), approved).await;
+    assert!(out.text.contains("approved text"), "{}", out.text);
+    // `d` checked as a folder, swapped for a link out before the write: refused, and
+    // nothing is written outside.
+    std::fs::remove_dir(ws.path().join("d")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("d")).unwrap();
+    let out = run(
+        BuiltinTool::WriteFile,
+        json!({"path": "d/new.txt", "content": "x"}),
+        FileTarget::Workspace("d/new.txt".into()),
+    )
+    .await;
+    assert!(out.is_error, "{}", out.text);
+    assert!(out.text.contains("was not opened"), "{}", out.text);
+    assert!(!outside.path().join("new.txt").exists());
+    let out = run(
+        BuiltinTool::ReadFile,
+        json!({"path": "d/approved.txt"}),
+        FileTarget::Workspace("d/approved.txt".into()),
+    )
+    .await;
+    assert!(
+        out.is_error && !out.text.contains("approved text"),
+        "{}",
+        out.text
+    );
+}
