@@ -10,6 +10,7 @@
 //! matching every deny and ask rule and never lets run on an allow.
 
 mod classify;
+mod languages;
 mod options;
 mod runs;
 mod syntax;

@@ -5,6 +5,7 @@
 //! write or run something noted for plan mode.
 
 use super::classify::{self, apply_redirects};
+use super::languages::{self, Said};
 use super::options::{self, Spec};
 use super::syntax::{Redirect, Walker};
 use super::variables;
@@ -856,6 +857,7 @@ fn program_options(program: &str, args: &[Word], found: &mut Found) {
             }
         }
         "find" => find(args, found),
+        "fd" | "fdfind" => fd(args, found),
         "git" => git(args, found),
         "let" if strings.iter().any(|a| a.contains("$(") || a.contains('`')) => {
             found.unresolve("`let` evaluates text that holds a command")
@@ -1020,6 +1022,11 @@ fn program_options(program: &str, args: &[Word], found: &mut Found) {
         }
         _ => {}
     }
+    match languages::said(program, &strings) {
+        Some(Said::Runs(why)) => found.unresolve(why),
+        Some(Said::Writes(why)) => found.change(why),
+        None => {}
+    }
     // Builtins that take a variable name evaluate a subscript in it: `unset 'a[$(cmd)]'`,
     // `test -v 'a[$(cmd)]'` and `let` run cmd.
     if NAME_TAKING.contains(&program) && strings.iter().any(|a| holds_subscript_command(a)) {
@@ -1100,6 +1107,29 @@ fn find(args: &[Word], found: &mut Found) {
             i = end;
         } else if matches!(t, "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls") {
             found.change(format!("`find {t}` writes"));
+        }
+        i += 1;
+    }
+}
+
+/// `fd … -x CMD …` (and `--exec`, `-X`, `--exec-batch`): the rest of the line up to `;` is
+/// a command run for each file found.
+fn fd(args: &[Word], found: &mut Found) {
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if matches!(t, "-x" | "--exec" | "-X" | "--exec-batch") {
+            let start = i + 1;
+            let mut end = start;
+            while end < args.len() && args[end].text != ";" {
+                end += 1;
+            }
+            if start < end {
+                found.commands.push(args[start..end].to_vec());
+            } else {
+                found.unresolve(format!("`fd {t}` without a command"));
+            }
+            i = end;
         }
         i += 1;
     }

@@ -265,6 +265,19 @@ const RM_PROBES: &[(&str, &str)] = &[
     ("x='a[$(rm v1.txt)]'; echo $((x))", "ask"),
     ("strace -o /dev/null rm v1.txt", "ask"),
     ("awk 'BEGIN{system(\"rm v1.txt\")}'", "ask"),
+    // Programs whose own languages run commands (sed's `e`, vim's `!`, ed, gdb, zip -TT)
+    // and fd's `-x`, found by a second look after the grammar landed.
+    ("sed 'e rm v1.txt' notes", "ask"),
+    ("sed -n '1s/x/rm v1.txt/e' notes", "ask"),
+    ("sed --expression='1{e rm v1.txt\n}' notes", "ask"),
+    ("sed -f script.sed notes", "ask"),
+    ("fd -x rm", "deny"),
+    ("fd . -X rm -f", "deny"),
+    ("fd --exec rm {} ';'", "deny"),
+    ("vim -es -c '!rm v1.txt' -c q", "ask"),
+    ("echo '!rm v1.txt' | ed", "ask"),
+    ("gdb -batch -ex 'shell rm v1.txt'", "ask"),
+    ("zip a.zip x -T -TT 'rm v1.txt'", "ask"),
 ];
 
 #[test]
