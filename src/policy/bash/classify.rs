@@ -2,7 +2,7 @@
 //! its redirections write.
 
 use super::Unit;
-use super::syntax::Redirect;
+use super::analysis::Redirect;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Class {

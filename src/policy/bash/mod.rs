@@ -9,6 +9,7 @@
 //! another) is a unit with [`Unit::unresolved`] set, which the policy treats as possibly
 //! matching every deny and ask rule and never lets run on an allow.
 
+mod analysis;
 mod classify;
 mod languages;
 mod options;
@@ -139,7 +140,7 @@ impl std::error::Error for BashError {}
 
 /// Every command `line` can run, or why it could not be analyzed.
 pub fn analyze(line: &str) -> Result<Vec<Unit>, BashError> {
-    let mut out = syntax::Analysis::default();
+    let mut out = analysis::Analysis::default();
     syntax::analyze_script(line, 0, &mut out)?;
     out.finish();
     Ok(out.units)

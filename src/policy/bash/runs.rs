@@ -7,10 +7,10 @@
 use super::classify::{self, apply_redirects};
 use super::languages::{self, Said};
 use super::options::{self, Spec};
-use super::syntax::{Redirect, Walker};
+use super::analysis::{Analysis, Redirect};
 use super::variables;
 use super::word;
-use super::{BashError, Unit, Word, basename};
+use super::{Unit, Word, basename};
 
 /// What resolving a command found besides its words as run.
 #[derive(Default)]
@@ -42,13 +42,15 @@ impl Found {
     }
 }
 
-/// Resolves one simple command and pushes its unit (and the units of what it runs).
+/// Resolves one simple command and pushes its unit (and the units of the commands it
+/// names as words). Returns the scripts it runs (`sh -c`, `eval`, …), for the walk to
+/// analyze one level deeper.
 pub fn command(
-    w: &mut Walker<'_, '_>,
+    out: &mut Analysis,
     assignments: Vec<(String, Word)>,
     written: Vec<Word>,
     redirects: &[Redirect],
-) -> Result<(), BashError> {
+) -> Vec<String> {
     let mut found = Found::default();
     // `IFS= read -r line`: IFS given to a builtin that splits its own input changes only
     // that splitting.
@@ -79,7 +81,7 @@ pub fn command(
         }
     }
     let run = strip(&written[start..], &mut found, 0);
-    note_variables(w, &run);
+    note_variables(out, &run);
     let mut unit = Unit::new(written);
     unit.words = run;
     if let Some(first) = unit.words.first_mut()
@@ -91,19 +93,17 @@ pub fn command(
     apply_redirects(&mut unit, redirects);
     unit.unresolved = found.unresolved;
     unit.changes = found.changes;
-    w.out.units.push(unit);
-    for script in found.scripts {
-        w.nested(&script)?;
-    }
+    out.units.push(unit);
+    let mut scripts = found.scripts;
     for words in found.commands {
-        command(w, Vec::new(), words, &[])?;
+        scripts.extend(command(out, Vec::new(), words, &[]));
     }
-    Ok(())
+    scripts
 }
 
 /// Variables a builtin sets from values nobody has seen (`read x`, `printf -v x`), and
 /// names `let` evaluates as arithmetic.
-fn note_variables(w: &mut Walker<'_, '_>, run: &[Word]) {
+fn note_variables(out: &mut Analysis, run: &[Word]) {
     let Some(program) = run.first().map(|p| p.text.as_str()) else {
         return;
     };
@@ -112,7 +112,7 @@ fn note_variables(w: &mut Walker<'_, '_>, run: &[Word]) {
             for arg in &run[1..] {
                 let name = arg.text.trim_start_matches("-v");
                 if word::is_identifier(name) {
-                    w.out.taint(name);
+                    out.taint(name);
                 }
             }
         }
@@ -123,7 +123,7 @@ fn note_variables(w: &mut Walker<'_, '_>, run: &[Word]) {
                     .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                     .filter(|n| word::is_identifier(n))
                 {
-                    w.out.evaluated(name);
+                    out.evaluated(name);
                 }
             }
         }

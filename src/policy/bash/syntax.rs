@@ -10,57 +10,16 @@
 //! ambiguous and the line is refused.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::ops::Range;
 
 use tree_sitter::{Node, Parser, Tree};
 
+use super::analysis::{Analysis, Redirect};
 use super::classify;
 use super::runs;
 use super::variables;
 use super::word;
 use super::{BashError, MAX_DEPTH, MAX_TREE_DEPTH, Unit, Word};
-
-/// What the walk found: the units, and what it needs to judge the line as a whole.
-#[derive(Default)]
-pub struct Analysis {
-    pub units: Vec<Unit>,
-    /// Variables given a value that arithmetic evaluation could run as a command
-    /// (`x='a[$(cmd)]'`, `x=$(cat f)`).
-    tainted: BTreeSet<String>,
-    /// Variables read where bash evaluates their value as arithmetic (`$((x))`, `[[ x -eq
-    /// 1 ]]`, `${a[x]}`, `${!x}`).
-    evaluated: BTreeSet<String>,
-}
-
-impl Analysis {
-    /// Judges what only the whole line shows: a value that may hold a command substitution
-    /// read in arithmetic (bash runs it there).
-    pub fn finish(&mut self) {
-        if let Some(name) = self.evaluated.intersection(&self.tainted).next() {
-            let unit = Unit::new(Vec::new()).unresolved(format!(
-                "`{name}` may hold a command that arithmetic evaluation of it would run"
-            ));
-            self.units.push(unit);
-        }
-    }
-
-    pub fn taint(&mut self, name: &str) {
-        self.tainted.insert(name.to_string());
-    }
-
-    /// Notes an assignment's value: a dynamic value or one with `[`, `$` or a backtick
-    /// could run a command when evaluated as arithmetic.
-    pub fn assigned(&mut self, name: &str, value: &Word) {
-        if value.dynamic || value.text.contains(['[', '$', '`']) {
-            self.taint(name);
-        }
-    }
-
-    pub fn evaluated(&mut self, name: &str) {
-        self.evaluated.insert(name.to_string());
-    }
-}
 
 thread_local! {
     /// One parser per thread: setting the language up costs more than a short line's parse.
@@ -99,29 +58,6 @@ pub fn analyze_script(src: &str, depth: usize, out: &mut Analysis) -> Result<(),
         level: 0,
     };
     walker.visit(root)
-}
-
-/// A redirection of a command.
-#[derive(Debug, Clone)]
-pub struct Redirect {
-    /// `>`, `>>`, `>|`, `&>`, `&>>`, `<`, `<>`, `>&`, `<&`, `<<`, `<<-`, `<<<`.
-    pub op: String,
-    pub target: Option<Word>,
-}
-
-impl Redirect {
-    /// A file this redirection writes (not a descriptor, not /dev/null).
-    pub fn written_file(&self) -> Option<&str> {
-        const DEVICES: [&str; 3] = ["/dev/null", "/dev/stdout", "/dev/stderr"];
-        let target = self.target.as_ref()?;
-        let writes = match self.op.as_str() {
-            ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => true,
-            // `2>&1`, `>&-`: a descriptor, not a file.
-            ">&" => !(target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit())),
-            _ => false,
-        };
-        (writes && !DEVICES.contains(&target.text.as_str())).then_some(target.text.as_str())
-    }
 }
 
 pub struct Walker<'a, 's> {
@@ -280,9 +216,7 @@ impl<'s> Walker<'_, 's> {
         }
         let mut attempt = Analysis::default();
         if analyze_script(&format!(": {text}"), self.depth + 1, &mut attempt).is_ok() {
-            self.out.units.append(&mut attempt.units);
-            self.out.tainted.append(&mut attempt.tainted);
-            self.out.evaluated.append(&mut attempt.evaluated);
+            self.out.absorb(attempt);
             return Ok(());
         }
         if text.contains("$(") {
@@ -782,7 +716,10 @@ impl<'s> Walker<'_, 's> {
             }
         }
         let words = self.join_continued(words);
-        runs::command(self, assignments, words, &redirects)
+        for script in runs::command(self.out, assignments, words, &redirects) {
+            self.nested(&script)?;
+        }
+        Ok(())
     }
 
     /// `r\<newline>m x`: bash removes the backslash-newline and reads `rm`; the grammar
