@@ -75,4 +75,3 @@ impl Redirect {
         (writes && !DEVICES.contains(&target.text.as_str())).then_some(target.text.as_str())
     }
 }
-

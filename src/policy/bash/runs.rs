@@ -4,10 +4,10 @@
 //! --compress-program`) made units of their own, and options of read-only programs that
 //! write or run something noted for plan mode.
 
+use super::analysis::{Analysis, Redirect};
 use super::classify::{self, apply_redirects};
 use super::languages::{self, Said};
 use super::options::{self, Spec};
-use super::analysis::{Analysis, Redirect};
 use super::variables;
 use super::word;
 use super::{Unit, Word, basename};

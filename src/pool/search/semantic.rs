@@ -242,7 +242,11 @@ mod tests {
         // Llama 2's 32,000 tokens less those written outside ASCII and the byte tokens
         // (scripts/shrink_search_model.py).
         assert_eq!(m.token_ids.len(), 25234);
-        assert!(m.token_ids.keys().all(|t| t.chars().all(|c| c.is_ascii() || c == WORD_START)));
+        assert!(
+            m.token_ids
+                .keys()
+                .all(|t| t.chars().all(|c| c.is_ascii() || c == WORD_START))
+        );
         // Whole common words are single tokens, with the word-start marker.
         assert_eq!(m.tokens("the").len(), 1);
         assert_eq!(m.tokens("address").len(), 1);
