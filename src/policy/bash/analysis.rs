@@ -15,6 +15,10 @@ pub struct Analysis {
     /// Variables read where bash evaluates their value as arithmetic (`$((x))`, `[[ x -eq
     /// 1 ]]`, `${a[x]}`, `${!x}`).
     evaluated: BTreeSet<String>,
+    /// Tree levels of the scripts around the one being walked (`sh -c` inside `sh -c`):
+    /// the walk's depth is bounded over the whole line, so nesting scripts cannot multiply
+    /// the stack it needs.
+    pub(super) outer_levels: usize,
 }
 
 impl Analysis {
@@ -26,6 +30,14 @@ impl Analysis {
                 "`{name}` may hold a command that arithmetic evaluation of it would run"
             ));
             self.units.push(unit);
+        }
+    }
+
+    /// An analysis for part of a line walked separately, `levels` deep in it.
+    pub fn within(levels: usize) -> Analysis {
+        Analysis {
+            outer_levels: levels,
+            ..Analysis::default()
         }
     }
 

@@ -91,7 +91,7 @@ impl<'s> Walker<'_, 's> {
 
     fn enter(&mut self) -> Result<(), BashError> {
         self.level += 1;
-        if self.level > MAX_TREE_DEPTH {
+        if self.level + self.out.outer_levels > MAX_TREE_DEPTH {
             return Err(BashError::TooDeep);
         }
         Ok(())
@@ -100,7 +100,10 @@ impl<'s> Walker<'_, 's> {
     /// Parses a script found inside this one (`sh -c`, `eval`, backticks the grammar left
     /// as text), one level deeper.
     pub fn nested(&mut self, script: &str) -> Result<(), BashError> {
-        analyze_script(script, self.depth + 1, self.out)
+        self.out.outer_levels += self.level;
+        let result = analyze_script(script, self.depth + 1, self.out);
+        self.out.outer_levels -= self.level;
+        result
     }
 
     fn visit(&mut self, n: Node) -> Result<(), BashError> {
@@ -214,7 +217,7 @@ impl<'s> Walker<'_, 's> {
         if !text.contains('`') && !text.contains("$(") {
             return Ok(());
         }
-        let mut attempt = Analysis::default();
+        let mut attempt = Analysis::within(self.out.outer_levels + self.level);
         if analyze_script(&format!(": {text}"), self.depth + 1, &mut attempt).is_ok() {
             self.out.absorb(attempt);
             return Ok(());

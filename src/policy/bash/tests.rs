@@ -189,3 +189,42 @@ fn options_read_as_their_parsers_do() {
         assert!(!changes(line), "{line}");
     }
 }
+
+/// A line whose syntax trees are deep at every level of `sh -c` nesting: the walk's depth
+/// is bounded over the whole line, not per script, so it refuses (asks) instead of running
+/// the thread out of stack (a crash a hostile model could cause). Run on a thread with the
+/// stack a tokio worker has (2 MiB).
+#[test]
+fn deep_trees_nested_in_scripts_are_refused_not_a_crash() {
+    let mut line = "true".to_string();
+    for _ in 0..MAX_DEPTH {
+        let deep = format!("{}{line}{}", "( ".repeat(150), " )".repeat(150));
+        line = format!("sh -c '{}'", deep.replace('\'', "'\\''"));
+    }
+    let result = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || analyze(&line).map(|units| units.len()))
+        .expect("thread starts")
+        .join()
+        .expect("the analysis returns instead of crashing");
+    assert_eq!(result, Err(BashError::TooDeep));
+    // One script as deep as the bound allows, in each nesting construct: an answer, not a
+    // crash.
+    for (open, close) in [
+        ("( ", " )"),
+        ("$( echo ", " )"),
+        ("{ ", "; }"),
+        ("`echo ", "`"),
+    ] {
+        for count in [40, 95, 200] {
+            let line = format!("{}true{}", open.repeat(count), close.repeat(count));
+            std::thread::Builder::new()
+                .stack_size(2 * 1024 * 1024)
+                .spawn(move || analyze(&line).map(|units| units.len()))
+                .expect("thread starts")
+                .join()
+                .expect("the analysis returns instead of crashing")
+                .ok();
+        }
+    }
+}
