@@ -37,8 +37,32 @@ fn parse(src: &str) -> Result<Tree, BashError> {
             *slot = Some(parser);
         }
         let parser = slot.as_mut().ok_or(BashError::NoTree)?;
-        parser.parse(src, None).ok_or(BashError::NoTree)
+        parser
+            .parse(ascii_shape(src).as_bytes(), None)
+            .ok_or(BashError::NoTree)
     })
+}
+
+/// `src` with every character outside ASCII replaced by as many `a`s as it has bytes.
+///
+/// tree-sitter-bash's external scanner (C) crashes on some lines with characters outside
+/// ASCII (found by the analyzer's property test: a SIGSEGV inside `scan`), so a hostile
+/// line could end toolgate. Bash never reads such characters as operators or blanks, only
+/// as parts of words, exactly as it reads a letter, so the copy has the same syntax at the
+/// same byte offsets; every text is still read from `src` by those offsets.
+fn ascii_shape(src: &str) -> std::borrow::Cow<'_, str> {
+    if src.is_ascii() {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    let mut shaped = String::with_capacity(src.len());
+    for c in src.chars() {
+        if c.is_ascii() {
+            shaped.push(c);
+        } else {
+            shaped.extend(std::iter::repeat_n('a', c.len_utf8()));
+        }
+    }
+    std::borrow::Cow::Owned(shaped)
 }
 
 /// Analyzes `src` (a line, or the script of `sh -c`/`eval` found at nesting `depth`).

@@ -228,3 +228,19 @@ fn deep_trees_nested_in_scripts_are_refused_not_a_crash() {
         }
     }
 }
+
+/// Characters outside ASCII are parsed as the letters bash reads them as (the grammar's C
+/// scanner is given an ASCII copy, see `syntax::ascii_shape`), and every word keeps its text.
+#[test]
+fn words_outside_ascii_keep_their_text() {
+    let units = analyze("rm 'café déjà'.txt → && echo \"naïve $(rm ünïcode)\"").expect("parses");
+    let texts: Vec<Vec<String>> = units.iter().map(Unit::texts).collect();
+    assert!(
+        texts.contains(&vec!["rm".into(), "café déjà.txt".into(), "→".into()]),
+        "{texts:?}"
+    );
+    assert!(
+        texts.contains(&vec!["rm".into(), "ünïcode".into()]),
+        "{texts:?}"
+    );
+}
