@@ -11,8 +11,10 @@
 
 mod analysis;
 mod classify;
+mod found;
 mod languages;
 mod options;
+mod program_options;
 mod runs;
 mod syntax;
 mod variables;

@@ -16,6 +16,7 @@ use tree_sitter::{Node, Parser, Tree};
 
 use super::analysis::{Analysis, Redirect};
 use super::classify;
+use super::program_options;
 use super::runs;
 use super::variables;
 use super::word;
@@ -178,7 +179,7 @@ impl<'s> Walker<'_, 's> {
                 if text.starts_with("[[") {
                     self.collect_names(n)?;
                 }
-                if runs::holds_subscript_command(text.trim_start_matches('[')) {
+                if program_options::holds_subscript_command(text.trim_start_matches('[')) {
                     self.out.units.push(
                         Unit::new(Vec::new())
                             .unresolved("a test evaluates text that holds a command"),
@@ -536,7 +537,7 @@ impl<'s> Walker<'_, 's> {
         if unit
             .written
             .iter()
-            .any(|w| runs::holds_subscript_command(&w.text))
+            .any(|w| program_options::holds_subscript_command(&w.text))
         {
             unit = unit.unresolved("a declaration evaluates a subscript that holds a command");
         }
