@@ -1,6 +1,7 @@
 //! The session log: records written, read back, compactions redone, cut lines skipped.
 
 use super::*;
+use crate::protocol::ModelRetry;
 
 /// A compaction is redone on resume: the model gets the summary and what came after,
 /// the replay shows every message with the marker where it was compacted.
@@ -10,11 +11,11 @@ fn a_compacted_session_resumes_compacted_and_replays_whole() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = SessionLog::open(dir.path(), "s1").unwrap();
     for text in ["first", "second"] {
-        log.append(Record::Message {
+        log.append(Journal::Message {
             message: Message::user_text(text),
         })
         .unwrap();
-        log.append(Record::Message {
+        log.append(Journal::Message {
             message: Message {
                 role: Role::Assistant,
                 content: vec![ContentBlock::Text {
@@ -32,17 +33,15 @@ fn a_compacted_session_resumes_compacted_and_replays_whole() {
         summarized_messages: 4,
         kept_messages: 0,
     };
-    log.append(Record::Compacted(
-        super::super::compaction::CompactionRecord {
-            report: report.clone(),
-            cleared: vec![],
-            kept_from: 4,
-            summary: Some("both done".into()),
-            focus: None,
-        },
-    ))
+    log.append(Journal::Compacted(redo::CompactionRecord {
+        report: report.clone(),
+        cleared: vec![],
+        kept_from: 4,
+        summary: Some("both done".into()),
+        focus: None,
+    }))
     .unwrap();
-    log.append(Record::Message {
+    log.append(Journal::Message {
         message: Message::user_text("third"),
     })
     .unwrap();
@@ -71,31 +70,33 @@ fn round_trip_restores_messages_and_connections() {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let mut log = SessionLog::open(dir.path(), "s1").unwrap();
-    log.append(Record::SessionStart {
+    log.append(Event::SessionStart {
         session_id: "s1".into(),
         workspace: ws.clone(),
         model: "test".into(),
+        servers: None,
+        pool: None,
     })
     .unwrap();
-    log.append(Record::Message {
+    log.append(Journal::Message {
         message: Message::user_text("hello"),
     })
     .unwrap();
-    log.append(Record::Connect {
+    log.append(Journal::Connect {
         server: "docs".into(),
         tools: vec!["search".into()],
     })
     .unwrap();
-    log.append(Record::Connect {
+    log.append(Journal::Connect {
         server: "deploy".into(),
         tools: vec![],
     })
     .unwrap();
-    log.append(Record::Disconnect {
+    log.append(Journal::Disconnect {
         server: "docs".into(),
     })
     .unwrap();
-    log.append(Record::Message {
+    log.append(Journal::Message {
         message: Message {
             role: Role::Assistant,
             content: vec![ContentBlock::ToolUse {
@@ -147,19 +148,19 @@ fn cut_replies_come_back_in_place_and_old_logs_without_them_still_load() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = SessionLog::open(dir.path(), "s2").unwrap();
     let cut = |text: &str| {
-        Record::ReplyCut(ReplyCut {
+        Event::ReplyCut(ReplyCut {
             text: text.into(),
             retrying: true,
         })
     };
     log.append(cut("before the clear")).unwrap();
-    log.append(Record::Cleared).unwrap();
-    log.append(Record::Message {
+    log.append(Journal::Cleared).unwrap();
+    log.append(Journal::Message {
         message: Message::user_text("hello"),
     })
     .unwrap();
     log.append(cut("Half of")).unwrap();
-    log.append(Record::ModelRetry(ModelRetry {
+    log.append(Event::ModelRetry(ModelRetry {
         attempt: 2,
         max_attempts: 10,
         wait_ms: 300,
@@ -167,7 +168,7 @@ fn cut_replies_come_back_in_place_and_old_logs_without_them_still_load() {
         detail: "connection lost mid-response".into(),
     }))
     .unwrap();
-    log.append(Record::Message {
+    log.append(Journal::Message {
         message: Message {
             role: Role::Assistant,
             content: vec![ContentBlock::Text {
