@@ -55,6 +55,7 @@ pub const PAGES: &[Page] = &[
     page!("sandbox"),
     page!("audit"),
     page!("long-sessions"),
+    page!("headless"),
     page!("project-context"),
 ];
 

@@ -453,3 +453,28 @@ fn the_project_context_examples_reach_the_model() {
         "{command}"
     );
 }
+
+/// Every page in assets/docs/ is one the `docs` server serves (to the model too): a page
+/// written but left out of the server's list would reach no one who asks the agent.
+#[test]
+fn every_page_is_served_by_the_docs_server() {
+    let home = Home::new();
+    let out = home
+        .toolgate(&["mcp", "call", "docs", "get_version", "{}"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", shown(&out));
+    let served = String::from_utf8_lossy(&out.stdout).into_owned();
+    let pages = pages();
+    assert!(pages.len() >= 13, "{pages:?}");
+    assert!(
+        served.contains(&format!("({} pages: ", pages.len())),
+        "{served}"
+    );
+    for (page, _) in &pages {
+        assert!(
+            served.contains(page.as_str()),
+            "{page} not served: {served}"
+        );
+    }
+}
