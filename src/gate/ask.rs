@@ -5,12 +5,11 @@
 
 use std::future::Future;
 
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::{GateOutcome, refused_unanswered};
-use crate::pool::PoolTool;
+use super::pipeline::CallContext;
 use crate::protocol::AgentEvent;
 use crate::protocol::questions::{HostRequest, Kind, Reply, Request};
 
@@ -69,24 +68,20 @@ where
     }
 }
 
-/// Waits for the person's answer to a question about a call of `tool`. Err: what the
+/// Waits for the person's answer to a question about the call of `ctx`. Err: what the
 /// gate returns when there is none (the turn was cancelled, the request expired or was
 /// dismissed), with its audit record.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn person_answer<K>(
-    tool: &PoolTool,
-    input: &Value,
+    ctx: &CallContext<'_>,
     request: Request<K>,
     answer: oneshot::Receiver<Reply<K::Answer>>,
     asked_by: &str,
-    events: &mpsc::Sender<AgentEvent>,
-    cancel: &CancellationToken,
 ) -> Result<K::Answer, GateOutcome>
 where
     K: Kind,
     Request<K>: Into<HostRequest>,
 {
-    let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
+    let Some(reply) = ask(ctx.events(), request, answer, Some(ctx.cancel())).await else {
         return Err(GateOutcome::cancelled());
     };
     match reply {
@@ -97,8 +92,8 @@ where
                 _ => "the permission request was dismissed",
             };
             Err(refused_unanswered(
-                tool,
-                input,
+                ctx.tool(),
+                ctx.input(),
                 &unanswered,
                 why.into(),
                 asked_by.to_string(),
