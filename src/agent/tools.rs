@@ -21,7 +21,7 @@ use super::session::Record;
 use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
 use crate::builtin::BuiltinTool;
-use crate::gate::{Gate, GateCall, GateOutcome, Gated, Judged};
+use crate::gate::{Decided, Gate, GateCall, GateOutcome, Gated, Judged};
 use crate::mcp::{McpError, McpHub};
 use crate::model::ContentBlock;
 use crate::pool::{Pool, PoolError, PoolTool, ServerTools, ToolOrigin};
@@ -200,9 +200,13 @@ impl ToolHost {
             hooks: &mut self.hooks,
             check_arguments: &mut check_arguments,
         };
-        let judged = match self.gate.judge(call).await {
+        let Decided {
+            outcome,
+            input,
+            after_run,
+        } = match self.gate.judge(call).await {
             Judged::Invalid(problem) => return ToolRun::error(problem),
-            Judged::Decided(judged) => judged,
+            Judged::Decided(decided) => *decided,
         };
         let GateOutcome {
             decision: gated,
@@ -210,8 +214,7 @@ impl ToolHost {
             notices,
             decided_in,
             target,
-        } = judged.outcome.clone();
-        let input = judged.input.clone();
+        } = outcome;
         if let Some(record) = decided {
             conv.record(Record::Permission(PermissionLine {
                 call_id: call_id.into(),
@@ -274,8 +277,8 @@ impl ToolHost {
         self.checkpoints.after_call(watch, conv).await;
         // The pipeline's last stage: PostToolUse hooks see what ran.
         if matches!(run.outcome, ToolOutcome::Ok | ToolOutcome::Error) {
-            run.text = judged
-                .after_run(&mut self.hooks, conv.events(), run.text)
+            run.text = after_run
+                .run(&mut self.hooks, conv.events(), run.text)
                 .await;
         }
         run

@@ -8,8 +8,6 @@ use std::future::Future;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::outcome::{GateOutcome, refused_unanswered};
-use super::pipeline::CallContext;
 use crate::protocol::AgentEvent;
 use crate::protocol::questions::{HostRequest, Kind, Reply, Request};
 
@@ -65,39 +63,5 @@ where
         reply = answer => Some(reply.unwrap_or(Reply::Dismissed(safe))),
         () = stop => None,
         () = expiry => Some(Reply::Expired(safe)),
-    }
-}
-
-/// Waits for the person's answer to a question about the call of `ctx`. Err: what the
-/// gate returns when there is none (the turn was cancelled, the request expired or was
-/// dismissed), with its audit record.
-pub(super) async fn person_answer<K>(
-    ctx: &CallContext<'_>,
-    request: Request<K>,
-    answer: oneshot::Receiver<Reply<K::Answer>>,
-    asked_by: &str,
-) -> Result<K::Answer, GateOutcome>
-where
-    K: Kind,
-    Request<K>: Into<HostRequest>,
-{
-    let Some(reply) = ask(ctx.events(), request, answer, Some(ctx.cancel())).await else {
-        return Err(GateOutcome::cancelled());
-    };
-    match reply {
-        Reply::Person(answer) => Ok(answer),
-        unanswered => {
-            let why = match unanswered {
-                Reply::Expired(_) => "nobody answered before the request's deadline",
-                _ => "the permission request was dismissed",
-            };
-            Err(refused_unanswered(
-                ctx.tool(),
-                ctx.input(),
-                &unanswered,
-                why.into(),
-                asked_by.to_string(),
-            ))
-        }
     }
 }

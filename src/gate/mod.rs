@@ -8,7 +8,7 @@
 //! A tool call goes through one pipeline of named stages over one call context
 //! (`pipeline/`, decision 0092), hooks included.
 //!
-//! The agent uses it through: [`Gate::judge`] (and [`Decided::after_run`]), [`Gate::badge`], [`Gate::revoke`],
+//! The agent uses it through: [`Gate::judge`] (and [`AfterRun`]), [`Gate::badge`], [`Gate::revoke`],
 //! [`Gate::approve_project_server`] / [`Gate::approve_changed_project_server`],
 //! [`Gate::reload_rules`], the pinning calls ([`Gate::observe_listings`],
 //! [`Gate::pool_marks`], [`Gate::take_pins_problem`]) and [`Gate::sampling`] (a handle
@@ -45,7 +45,7 @@ pub use error::GateError;
 pub use grants::{Grants, Spent, is_sampling_grant};
 pub use mode::{ModeLimits, ModeRefused, ModeSwitch, bash_writes};
 pub use outcome::{GateOutcome, Gated};
-pub use pipeline::{Decided, GateCall, Judged};
+pub use pipeline::{AfterRun, Decided, GateCall, Judged};
 pub use resolve::resolve_target;
 pub use sampling::SamplingGate;
 pub use store::append_allow_rule;

@@ -11,8 +11,8 @@ pub(super) mod state;
 
 use self::file::{Pin, PinCheck, definition_diff};
 use super::Gate;
-use super::ask::person_answer;
 use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused};
+use super::pipeline::person::person_answer;
 use super::pipeline::{CallContext, Stage};
 use crate::policy::{Decider, Decision, Permit, PersonAnswer, Rule, RuleSource, Verdict};
 use crate::pool::PoolTool;

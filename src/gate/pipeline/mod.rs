@@ -1,6 +1,6 @@
 //! The gate's pipeline for one tool call (decision 0092): named stages run in order over
-//! one [`CallContext`]. The agent sees one entry point, [`Gate::judge`], and on the
-//! judgement it returns, the stage that follows the run ([`Decided::after_run`]).
+//! one [`CallContext`]. The agent sees one entry point, [`Gate::judge`], and in the
+//! judgement it returns, the stage that follows the run ([`AfterRun`]).
 //!
 //! The stages, in order:
 //! 1. `pre_tool_use`: the PreToolUse hooks say allow, deny, ask or nothing, and may
@@ -70,11 +70,18 @@ pub enum Judged {
     Decided(Box<Decided>),
 }
 
-/// A decided call: the outcome, and the input it was decided on (and runs with).
+/// A decided call: the outcome, the input it was decided on (and runs with), and the
+/// stage that follows its run.
 pub struct Decided {
     pub outcome: GateOutcome,
     pub input: Value,
+    pub after_run: AfterRun,
+}
+
+/// The pipeline's last stage, held by the agent while the call runs.
+pub struct AfterRun {
     tool_name: String,
+    input: Value,
 }
 
 impl Gate {
@@ -131,10 +138,10 @@ impl Gate {
     }
 }
 
-impl Decided {
+impl AfterRun {
     /// The last stage, once the call ran (its result is `response`): PostToolUse hooks see
     /// it, and a block's reason is added to what the model reads.
-    pub async fn after_run(
+    pub async fn run(
         &self,
         hooks: &mut Hooks,
         events: &mpsc::Sender<AgentEvent>,

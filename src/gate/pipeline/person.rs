@@ -4,12 +4,14 @@
 
 use std::time::Instant;
 
+use tokio::sync::oneshot;
+
 use super::CallContext;
-use crate::gate::ask::person_answer;
-use crate::gate::outcome::{answered, person_refusal};
+use crate::gate::ask::ask;
+use crate::gate::outcome::{answered, person_refusal, refused_unanswered};
 use crate::gate::{Gate, GateOutcome, Gated, preview};
 use crate::policy::{Permit, PersonAnswer, Verdict, grant_key};
-use crate::protocol::questions::{Origin, Request, ToolCall};
+use crate::protocol::questions::{HostRequest, Kind, Origin, Reply, Request, ToolCall};
 
 impl Gate {
     /// Asks the person about the call; `why` is what the question says.
@@ -82,5 +84,39 @@ impl Gate {
             }
         };
         answered(tool, input, answer, asked_by, gated, notices)
+    }
+}
+
+/// Waits for the person's answer to a question about the call of `ctx`. Err: what the
+/// gate returns when there is none (the turn was cancelled, the request expired or was
+/// dismissed), with its audit record.
+pub(in crate::gate) async fn person_answer<K>(
+    ctx: &CallContext<'_>,
+    request: Request<K>,
+    answer: oneshot::Receiver<Reply<K::Answer>>,
+    asked_by: &str,
+) -> Result<K::Answer, GateOutcome>
+where
+    K: Kind,
+    Request<K>: Into<HostRequest>,
+{
+    let Some(reply) = ask(ctx.events(), request, answer, Some(ctx.cancel())).await else {
+        return Err(GateOutcome::cancelled());
+    };
+    match reply {
+        Reply::Person(answer) => Ok(answer),
+        unanswered => {
+            let why = match unanswered {
+                Reply::Expired(_) => "nobody answered before the request's deadline",
+                _ => "the permission request was dismissed",
+            };
+            Err(refused_unanswered(
+                ctx.tool(),
+                ctx.input(),
+                &unanswered,
+                why.into(),
+                asked_by.to_string(),
+            ))
+        }
     }
 }

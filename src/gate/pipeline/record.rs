@@ -2,7 +2,7 @@
 //! runs in that mode's sandbox), the location a call that may run was decided on (what
 //! the tool opens), and the hook stages' notices before the outcome's own.
 
-use super::{CallContext, Decided, Judged};
+use super::{AfterRun, CallContext, Decided, Judged};
 use crate::gate::GateOutcome;
 
 pub(super) fn finish(ctx: CallContext<'_>, outcome: GateOutcome) -> Judged {
@@ -14,9 +14,13 @@ pub(super) fn finish(ctx: CallContext<'_>, outcome: GateOutcome) -> Judged {
         notices,
         ..outcome.with_target(target)
     };
+    let after_run = AfterRun {
+        tool_name: ctx.call.tool.name.clone(),
+        input: ctx.call.input.clone(),
+    };
     Judged::Decided(Box::new(Decided {
         outcome,
         input: ctx.call.input,
-        tool_name: ctx.call.tool.name.clone(),
+        after_run,
     }))
 }
