@@ -185,7 +185,6 @@ mod tools;
 mod tui;
 pub mod watch;
 
-pub use crate::protocol::PermissionMode;
 pub use expand::expand;
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, HookEvent, HookSettings, HookSpec, compile_matcher};
 pub use host::{
