@@ -18,6 +18,8 @@ and the verdicts. replay.py judges a candidate flow rule offline from a recordin
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -122,6 +124,17 @@ def build_plan(user_task: BaseUserTask, injection_task: BaseInjectionTask | None
 def starting_environment(suite: TaskSuite, user_task: BaseUserTask, injections: dict[str, str]) -> TaskEnvironment:
     """The environment a run starts from: the suite's, with the injections, as the task sets it up."""
     return user_task.init_environment(suite.load_and_inject_default_environment(injections))
+
+
+def judge(suite: TaskSuite, user_task: BaseUserTask, injection_task: BaseInjectionTask | None, output: list[Any],
+          pre_env: TaskEnvironment, post_env: TaskEnvironment, trace: list[FunctionCall]) -> tuple[bool, bool | None]:
+    """AgentDojo's own checkers: utility of the user task, and whether the injection task was
+    carried out (its `security` is True when the attack succeeded). Some checkers print; that
+    stays off our output."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        utility = suite._check_task_result(user_task, output, pre_env, post_env, trace)
+        security = suite._check_task_result(injection_task, output, pre_env, post_env, trace) if injection_task else None
+    return utility, security
 
 
 def needs_tool_call(suite: TaskSuite, task: BaseInjectionTask) -> bool:
@@ -235,8 +248,7 @@ def run_one(spec: RunSpec, setup: Setup, binary: Path, model: ModelServer, work:
     post_env = suite.environment_type.model_validate_json(env_after.read_text()) if env_after.exists() else pre_env.model_copy(deep=True)
     trace = [FunctionCall(function=c["function"], args=c["args"]) for c in server_calls]
     output = [text_content_block_from_string(parsed["final_text"])]
-    utility = suite._check_task_result(user_task, output, pre_env, post_env, trace)
-    security = suite._check_task_result(injection_task, output, pre_env, post_env, trace) if injection_task else None
+    utility, security = judge(suite, user_task, injection_task, output, pre_env, post_env, trace)
 
     # Which planned call each of the model's calls was: the plan is a pure function of results.
     labels = label_calls(plan, [c.get("output") or "" for c in parsed["calls"]])
