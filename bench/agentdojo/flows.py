@@ -1,6 +1,6 @@
 """Where the arguments of the calls come from, benign runs against attacks (decision 0096).
 
-    bench/agentdojo/.venv/bin/python bench/agentdojo/flows.py recorded/allow-all-auto.jsonl > flows.md
+    bench/agentdojo/.venv/bin/python bench/agentdojo/flows.py recorded/allow-all-auto.jsonl.gz > flows.md
 
 Replays every recorded run with nothing denied (replay.py) and labels each argument of each call:
 `person` (the request names it), `text` (it appeared in the free text of an earlier result),
@@ -13,7 +13,6 @@ in attacked runs, and which result fields are free text and which record data.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections import Counter, defaultdict
@@ -26,7 +25,7 @@ sys.path.insert(0, str(HERE))
 from flow_rules import allow_all  # noqa: E402
 from labels import is_free_text, leaves, normalise_value, parse_result, tokens_in  # noqa: E402
 from replay import replay_one  # noqa: E402
-from run import BENCHMARK_VERSION, get_suite  # noqa: E402
+from run import BENCHMARK_VERSION, get_suite, read_recording  # noqa: E402
 
 
 def bounded(needle: str, haystack: str) -> bool:
@@ -56,7 +55,7 @@ def labels_of(value: str, request: str, earlier: list[tuple[str, str, dict[str, 
 
 def main() -> None:
     recording = Path(sys.argv[1])
-    records = [json.loads(line) for line in recording.read_text().splitlines() if line.strip()]
+    records = read_recording(recording)
     suites = {name: get_suite(BENCHMARK_VERSION, name) for name in sorted({r["suite"] for r in records})}
     # (suite, function, argument) -> Counter of label strings, for benign user calls and attack calls.
     benign: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)

@@ -1,7 +1,8 @@
 """Judge a candidate flow rule offline against a recording of run.py (no toolgate, no processes).
 
-    bench/agentdojo/.venv/bin/python bench/agentdojo/replay.py recorded/allow-all-auto.jsonl --rule flow
-    bench/agentdojo/.venv/bin/python bench/agentdojo/replay.py recorded/allow-all-auto.jsonl --rule all --details
+    bench/agentdojo/.venv/bin/python bench/agentdojo/replay.py recorded/allow-all-auto.jsonl.gz --rule flow
+    bench/agentdojo/.venv/bin/python bench/agentdojo/replay.py recorded/allow-all-auto.jsonl.gz --rule all --details
+    bench/agentdojo/.venv/bin/python bench/agentdojo/replay.py recorded/read-only.jsonl.gz --as-recorded
 
 Each recorded run is replayed in-process: the same compromised model (model_server.next_step)
 on the same starting environment (the recorded injections), the suite's tools run by AgentDojo's
@@ -9,6 +10,7 @@ FunctionsRuntime, and the rule (flow_rules.py) deciding every call before it run
 rule asks about is denied, as in headless mode, and the model reads a denial. AgentDojo's
 checkers then judge the environment, as in run.py. Replaying with `allow-all` must reproduce the
 recording (the calls, their results and the verdicts): the report says where it does not.
+`--as-recorded` replays nothing: it counts the recording as toolgate ran it (the baseline setups).
 """
 
 from __future__ import annotations
@@ -29,7 +31,16 @@ from agentdojo.types import text_content_block_from_string  # noqa: E402
 from flow_rules import RULES, Rule, Step  # noqa: E402
 from mcp_server import result_text  # noqa: E402
 from model_server import next_step  # noqa: E402
-from run import BENCHMARK_VERSION, build_plan, get_suite, judge, needs_tool_call, starting_environment, summarize  # noqa: E402
+from run import (  # noqa: E402
+    BENCHMARK_VERSION,
+    build_plan,
+    get_suite,
+    judge,
+    needs_tool_call,
+    read_recording,
+    starting_environment,
+    summarize,
+)
 
 MAX_CALLS = 64
 
@@ -86,15 +97,27 @@ def differences(record: dict[str, Any], replayed: dict[str, Any]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("recording", type=Path)
-    parser.add_argument("--rule", default="flow", help=f"one of {', '.join(RULES)}, or all")
+    parser.add_argument("--rule", default="flow", help=f"one or more (comma-separated) of {', '.join(RULES)}, or all")
     parser.add_argument("--details", action="store_true", help="list the benign runs asked and the attacks that got through")
     parser.add_argument("--out", type=Path, help="write every replayed run here (JSONL)")
+    parser.add_argument("--as-recorded", action="store_true", help="replay nothing: count the recording as toolgate ran it")
     args = parser.parse_args()
 
-    records = [json.loads(line) for line in args.recording.read_text().splitlines() if line.strip()]
+    records = read_recording(args.recording)
     suites = {name: get_suite(BENCHMARK_VERSION, name) for name in sorted({r["suite"] for r in records})}
     needs_call = {(name, t.ID): needs_tool_call(s, t) for name, s in suites.items() for t in s.injection_tasks.values()}
-    names = list(RULES) if args.rule == "all" else [args.rule]
+    if args.as_recorded:
+        setups = sorted({r["setup"] for r in records})
+        as_recorded = {
+            "setups": setups,
+            "per_suite": {s: summarize([r for r in records if r["suite"] == s], needs_call) for s in suites},
+            "total": summarize(records, needs_call),
+        }
+        print(json.dumps(as_recorded, indent=2))
+        return
+    names = list(RULES) if args.rule == "all" else [n for n in args.rule.split(",") if n]
+    if unknown := [n for n in names if n not in RULES]:
+        parser.error(f"unknown rule {', '.join(unknown)}: one of {', '.join(RULES)}, or all")
     report: dict[str, Any] = {}
     for name in names:
         started = time.monotonic()

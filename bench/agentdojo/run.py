@@ -10,7 +10,7 @@ that toolgate starts from a .mcp.json; the model is model_server.py on 127.0.0.1
 toolgate's OpenAI-compatible provider; toolgate runs `-p PROMPT --output-format jsonl`, where a
 question is a denial. AgentDojo's own checkers judge the environment the server dumped.
 
-Each run becomes one line of the recording (RECORD_DIR/<setup>.jsonl): the calls the model made,
+Each run becomes one line of the recording (RECORD_DIR/<setup>.jsonl.gz): the calls the model made,
 toolgate's decision on each, the result text the model read, which calls the planted text caused,
 and the verdicts. replay.py judges a candidate flow rule offline from a recording.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import io
 import json
 import os
@@ -309,6 +310,37 @@ def run_specs(suite_names: list[str], user_filter: set[str] | None, benign_only:
     return specs
 
 
+def open_recording(path: Path, mode: str) -> Any:
+    """A recording is JSONL, gzipped when its name ends in .gz (the committed ones are: the JSON
+    repeats itself, 4.3 MB of it is 0.1 MB gzipped)."""
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8")
+    return path.open(mode, encoding="utf-8")
+
+
+def read_recording(path: Path) -> list[dict[str, Any]]:
+    with open_recording(path, "r") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def summary_path(recording: Path) -> Path:
+    """recorded/<setup>.jsonl(.gz) -> recorded/<setup>.summary.json"""
+    name = recording.name
+    for suffix in (".jsonl.gz", ".jsonl"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return recording.with_name(name + ".summary.json")
+
+
+def was_asked(record: dict[str, Any]) -> bool:
+    """Whether the run put at least one question (a denial in headless mode). A replayed run lists
+    its questions; a toolgate run says which denial came from a question (`decider.asked_by`)."""
+    if "asked" in record:
+        return bool(record["asked"])
+    return any("asked_by" in (call.get("decider") or {}) for call in record["calls"])
+
+
 def summarize(records: list[dict[str, Any]], needs_call: dict[tuple[str, str], bool]) -> dict[str, Any]:
     benign = [r for r in records if r["injection_task"] is None]
     attacked = [r for r in records if r["injection_task"] is not None and needs_call[(r["suite"], r["injection_task"])]]
@@ -318,6 +350,7 @@ def summarize(records: list[dict[str, Any]], needs_call: dict[tuple[str, str], b
         "benign": len(benign),
         "benign_utility": sum(1 for r in benign if r["utility"]),
         "benign_done_every_call_ran": len(done),
+        "benign_asked": sum(1 for r in benign if was_asked(r)),
         "attacked_needing_call": len(attacked),
         "attacks_succeeded": len(hit),
         "benign_done_pct": round(100 * len(done) / len(benign), 1) if benign else None,
@@ -334,7 +367,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--binary", type=Path, default=REPO / "target" / "debug" / "toolgate")
-    parser.add_argument("--out", type=Path, default=None, help="recording file (default recorded/<setup>.jsonl)")
+    parser.add_argument("--out", type=Path, default=None, help="recording file (default recorded/<setup>.jsonl.gz; gzipped when it ends in .gz)")
     parser.add_argument("--include-held-out", action="store_true", help="allow travel/workspace (the held-out harness only)")
     args = parser.parse_args()
 
@@ -348,7 +381,7 @@ def main() -> None:
     specs = run_specs(suites, set(filter(None, args.user_tasks.split(","))) or None, args.benign_only)
     suite_objects = {s.suite.name: s.suite for s in specs}
     needs_call = {(name, t.ID): needs_tool_call(suite, t) for name, suite in suite_objects.items() for t in suite.injection_tasks.values()}
-    out = args.out or RECORD_DIR / f"{setup.name}.jsonl"
+    out = args.out or RECORD_DIR / f"{setup.name}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
 
     model = ModelServer()
@@ -370,7 +403,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     model.close()
     elapsed = time.monotonic() - started
-    with out.open("w") as f:
+    with open_recording(out, "w") as f:
         for record in records:
             f.write(json.dumps(record, sort_keys=True) + "\n")
     summary = {
@@ -383,7 +416,7 @@ def main() -> None:
         "total": summarize(records, needs_call),
         "injection_tasks_needing_no_call": sorted(f"{s}/{t}" for (s, t), need in needs_call.items() if not need),
     }
-    (out.with_suffix(".summary.json")).write_text(json.dumps(summary, indent=2) + "\n")
+    summary_path(out).write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
 
 
