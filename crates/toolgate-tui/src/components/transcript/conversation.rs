@@ -84,7 +84,9 @@ impl Conversation<'_> {
             "Ask the agent something. Tools it may use are listed on the right; \
              anything that is not allowed by a rule asks you first.",
         )]));
-        if self.model_label != toolgate_protocol::SCRIPTED_MODEL_LABEL && !self.model_label.is_empty() {
+        if self.model_label != toolgate_protocol::SCRIPTED_MODEL_LABEL
+            && !self.model_label.is_empty()
+        {
             welcome.push(LogicalLine::blank());
             welcome.push(LogicalLine::plain(vec![Span::styled(
                 self.in_force(),
