@@ -160,6 +160,7 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+mod allow_rule;
 pub mod diff;
 pub mod edit;
 mod expand;
@@ -185,6 +186,7 @@ mod tools;
 mod tui;
 pub mod watch;
 
+pub use allow_rule::{AllowRuleError, append_allow_rule};
 pub use expand::expand;
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, HookEvent, HookSettings, HookSpec, compile_matcher};
 pub use host::{
