@@ -7,7 +7,7 @@ use toolgate::protocol::questions::{FileDiff, Preview};
 
 fn builtin_ask(kind: BuiltinTool) -> PoolEntry {
     PoolEntry {
-        tool: PoolTool::builtin(kind, "", object_schema(json!({}))),
+        tool: PoolTool::builtin(kind.name(), "", object_schema(json!({}))),
         verdict: ask(kind.name(), "rule asks before every change"),
     }
 }

@@ -16,12 +16,12 @@ use toolgate::model::Usage;
 use toolgate::policy::{
     AuditRecord, Decider, Decision, Permit, PersonAnswer as UserDecision, RuleSource, Verdict,
 };
-use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
 use toolgate::protocol::questions::{
     HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
     WorkspaceTrust,
 };
 use toolgate::protocol::{AgentEvent, Containment, PoolEntry, PoolUpdate, ToolOutcome, UiCommand};
+use toolgate::protocol::{PoolTool, ToolClaims, ToolOrigin};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
     Msg, Overlay, ServerInfo, update,
@@ -79,15 +79,18 @@ fn builtin_entries() -> Vec<PoolEntry> {
     ]
     .iter()
     .map(|(kind, desc)| PoolEntry {
-        tool: PoolTool::builtin(*kind, desc, object_schema(json!({}))),
+        tool: PoolTool::builtin(kind.name(), desc, object_schema(json!({}))),
         verdict: allow("default: built-in"),
     })
     .collect();
-    let connect = PoolTool::builtin(
-        BuiltinTool::ConnectMcp,
-        "Connect a configured MCP server and add its tools",
-        object_schema(json!({"server": {"type": "string", "enum": ["docs", "deploy", "fs"]}})),
-    );
+    let connect = PoolTool {
+        origin: ToolOrigin::Builtin { connector: true },
+        ..PoolTool::builtin(
+            BuiltinTool::ConnectMcp.name(),
+            "Connect a configured MCP server and add its tools",
+            object_schema(json!({"server": {"type": "string", "enum": ["docs", "deploy", "fs"]}})),
+        )
+    };
     out.push(PoolEntry {
         tool: connect,
         verdict: allow("default: connector"),
