@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-const TEXT: &str = include_str!("../../../../assets/search/vocabulary.toml");
+const TEXT: &str = include_str!("../../../../../../assets/search/vocabulary.toml");
 
 /// The vocabulary, read on first use. The asset is compiled in and a test reads it, so a
 /// broken one fails the build's tests; should it fail all the same, search ranks without
