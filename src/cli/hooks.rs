@@ -92,7 +92,7 @@ fn copy(
     let (text, report) = import_claude_hooks(&json, &toml, run)?;
     if !report.copied.is_empty() {
         crate::paths::write_atomically(into, text.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", into.display()))?;
+            .map_err(|e| format!("cannot write {}: {}", into.display(), e.source))?;
     }
     Ok(Some((report, run)))
 }

@@ -22,6 +22,7 @@
 mod always;
 
 pub mod bash;
+mod bash_pattern;
 mod decide;
 mod guards;
 

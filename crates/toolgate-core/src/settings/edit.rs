@@ -168,7 +168,7 @@ impl ServerFile {
         crate::paths::write_atomically(&self.path, self.text().as_bytes()).map_err(|error| {
             EditError::Write {
                 file: self.path.display().to_string(),
-                error,
+                error: error.source,
             }
         })
     }

@@ -24,7 +24,7 @@ impl McpHub {
         } else {
             self.workspace().join(dir)
         };
-        let (added, canonical) = self.inner.roots.add(&dir)?;
+        let (added, canonical) = self.inner.roots.add(&dir).map_err(|e| e.to_string())?;
         if !added {
             return Ok((canonical, None));
         }
