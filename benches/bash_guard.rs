@@ -12,10 +12,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
 use toolgate::builtin::BuiltinTool;
-use toolgate::policy::{
-    PermissionMode, Policy, PolicyContext, PolicyRule, Rule, RuleList, RuleSource,
-};
+use toolgate::policy::{Policy, PolicyContext, PolicyRule, Rule, RuleList, RuleSource};
 use toolgate::pool::PoolTool;
+use toolgate::protocol::PermissionMode;
 
 const TYPICAL: &[(&str, &str)] = &[
     ("ls", "ls -la"),

@@ -1,20 +1,16 @@
 //! Where the session's events meet the hooks (decision 0086): each function runs the hooks
-//! of one event, shows the person their errors, and returns what the turn or the call
-//! does with what they said. The gate weighs a PreToolUse say ([`crate::gate`]).
+//! of one event of the turn loop, shows the person their errors, and returns what the turn
+//! does with what they said. The events that decide a tool call run in the gate's
+//! pipeline (decision 0092); each event's payload is built in `crate::hooks`.
 
 use std::path::Path;
 use std::time::Instant;
 
-use serde_json::{Value, json};
-
 use super::conversation::Conversation;
-use super::tool_run::ToolRun;
-use crate::hooks::{EventResult, Hooks, PreToolDecision, PreToolSay};
+use crate::hooks::{Block, EventResult, HookEvent, Hooks};
 use crate::model::ContentBlock;
-use crate::pool::PoolTool;
 use crate::protocol::questions::{Origin, ProjectHooks, ProjectHooksAnswer, Reply, Request};
-use crate::protocol::{AgentEvent, CompactionTrigger, ToolOutcome};
-use crate::settings::HookEvent;
+use crate::protocol::{AgentEvent, CompactionTrigger};
 
 /// The hooks of the session's settings. A project's hooks run once consented to: the
 /// console asks ([`session_started`]); headless, `--trust-project` is the consent given up
@@ -63,62 +59,6 @@ async fn show_errors(conv: &Conversation, result: &EventResult) {
     }
 }
 
-/// PreToolUse: the hooks' say on this call, and the input it runs with (a hook's
-/// `updatedInput`, which the gate then checks like any other input).
-pub(super) async fn pre_tool(
-    hooks: &mut Hooks,
-    conv: &Conversation,
-    tool: &PoolTool,
-    input: Value,
-) -> (Value, Option<PreToolDecision>) {
-    if !hooks.has(HookEvent::PreToolUse) {
-        return (input, None);
-    }
-    let Some(decision) = hooks.pre_tool_use(&tool.name, &input).await else {
-        return (input, None);
-    };
-    if let PreToolSay::Failed(why) = &decision.say {
-        conv.emit(AgentEvent::Notice(format!(
-            "hooks: the {} {why}; the call asks instead of running on its word",
-            decision.hook
-        )))
-        .await;
-    }
-    let input = match decision.updated_input.clone() {
-        Some(updated) if !matches!(decision.say, PreToolSay::Deny(_)) => updated,
-        _ => input,
-    };
-    (input, Some(decision))
-}
-
-/// PostToolUse: a call that ran, its response shown to the hooks; a block's reason is
-/// added to what the model reads.
-pub(super) async fn post_tool(
-    hooks: &mut Hooks,
-    conv: &Conversation,
-    tool: &PoolTool,
-    input: &Value,
-    mut run: ToolRun,
-) -> ToolRun {
-    let ran = matches!(run.outcome, ToolOutcome::Ok | ToolOutcome::Error);
-    if !ran || !hooks.has(HookEvent::PostToolUse) {
-        return run;
-    }
-    let fields = json!({
-        "tool_name": tool.name,
-        "tool_input": input,
-        "tool_response": run.text,
-    });
-    let result = hooks
-        .event(HookEvent::PostToolUse, Some(&tool.name), fields)
-        .await;
-    show_errors(conv, &result).await;
-    if let Some((reason, hook)) = result.block {
-        run.text = format!("{}\n\nThe {hook} says: {reason}", run.text.trim_end());
-    }
-    run
-}
-
 /// UserPromptSubmit: None when a hook blocks the prompt (the person is told why and the
 /// turn ends before the model is called); otherwise the context the hooks add after it.
 pub(super) async fn prompt_submitted(
@@ -129,15 +69,9 @@ pub(super) async fn prompt_submitted(
     if !hooks.has(HookEvent::UserPromptSubmit) {
         return Some(context_blocks(hooks.take_held()));
     }
-    let result = hooks
-        .event(
-            HookEvent::UserPromptSubmit,
-            None,
-            json!({ "prompt": prompt }),
-        )
-        .await;
+    let result = hooks.user_prompt_submit(prompt).await;
     show_errors(conv, &result).await;
-    if let Some((reason, hook)) = result.block {
+    if let Some(Block { reason, hook }) = result.block {
         conv.emit(AgentEvent::Notice(format!(
             "hooks: the {hook} blocked this prompt: {reason}"
         )))
@@ -161,7 +95,6 @@ pub(super) async fn session_started(
     conv: &Conversation,
     resumed: bool,
 ) {
-    let source = if resumed { "resume" } else { "startup" };
     if let Some(log) = conv.log() {
         hooks.set_session(&conv.session_id, Some(log.path.clone()));
     } else {
@@ -173,9 +106,7 @@ pub(super) async fn session_started(
     if !hooks.has(HookEvent::SessionStart) {
         return;
     }
-    let result = hooks
-        .event(HookEvent::SessionStart, None, json!({ "source": source }))
-        .await;
+    let result = hooks.session_start(resumed).await;
     show_errors(conv, &result).await;
     hooks.hold(result.context);
 }
@@ -190,10 +121,9 @@ pub(super) async fn stop_blocked(
     if !hooks.has(HookEvent::Stop) {
         return false;
     }
-    let fields = json!({ "stop_hook_active": *blocks > 0 });
-    let result = hooks.event(HookEvent::Stop, None, fields).await;
+    let result = hooks.stop(*blocks > 0).await;
     show_errors(conv, &result).await;
-    let Some((reason, hook)) = result.block else {
+    let Some(Block { reason, hook }) = result.block else {
         return false;
     };
     if *blocks >= MAX_STOP_BLOCKS {
@@ -213,13 +143,10 @@ pub(super) async fn stop_blocked(
 
 /// SessionEnd: nothing to decide; errors shown.
 pub(super) async fn session_end(hooks: &mut Hooks, conv: &Conversation) {
-    notify_with(
-        hooks,
-        conv,
-        HookEvent::SessionEnd,
-        json!({ "reason": "other" }),
-    )
-    .await;
+    if hooks.has(HookEvent::SessionEnd) {
+        let result = hooks.session_end().await;
+        show_errors(conv, &result).await;
+    }
 }
 
 /// PreCompact, with Claude Code's `trigger` ("manual" for /compact, else "auto").
@@ -228,18 +155,10 @@ pub(super) async fn pre_compact(
     conv: &Conversation,
     trigger: CompactionTrigger,
 ) {
-    let trigger = if trigger == CompactionTrigger::Manual {
-        "manual"
-    } else {
-        "auto"
-    };
-    let fields = json!({ "trigger": trigger, "custom_instructions": "" });
-    notify_with(hooks, conv, HookEvent::PreCompact, fields).await;
-}
-
-async fn notify_with(hooks: &mut Hooks, conv: &Conversation, event: HookEvent, fields: Value) {
-    if hooks.has(event) {
-        let result = hooks.event(event, None, fields).await;
+    if hooks.has(HookEvent::PreCompact) {
+        let result = hooks
+            .pre_compact(trigger == CompactionTrigger::Manual)
+            .await;
         show_errors(conv, &result).await;
     }
 }

@@ -20,7 +20,7 @@ use super::server_switch::ServerSwitch;
 use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
 use crate::builtin::BuiltinTool;
-use crate::gate::{Gate, GateOutcome, Gated};
+use crate::gate::{Decided, Gate, GateCall, GateOutcome, Gated, Judged};
 use crate::journal::Journal;
 use crate::mcp::{McpError, McpHub};
 use crate::model::ContentBlock;
@@ -52,7 +52,7 @@ pub(super) struct ToolHost {
     pub(super) sandbox: Sandbox,
     /// `/mcp enable|disable` for this session.
     pub(super) switch: ServerSwitch,
-    /// The hooks in force (decision 0086): PreToolUse and PostToolUse run here.
+    /// The hooks in force (decision 0086); those of a tool call run in the gate's pipeline.
     pub(super) hooks: crate::hooks::Hooks,
 }
 
@@ -191,31 +191,36 @@ impl ToolHost {
         if let Err(problem) = self.limits.check(tool, &input) {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
         }
-        let (input, hook) = super::hook_events::pre_tool(&mut self.hooks, conv, tool, input).await;
-        // A hook's updatedInput is checked like the model's own.
-        if hook.as_ref().is_some_and(|h| h.updated_input.is_some())
-            && let Err(problem) = self.limits.check(tool, &input)
-        {
-            return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
-        }
+        let limits = &mut self.limits;
+        let mut check_arguments = |input: &Value| {
+            limits
+                .check(tool, input)
+                .map_err(|problem| problem.to_string())
+        };
+        let call = GateCall {
+            call_id,
+            tool,
+            input,
+            events: conv.events(),
+            cancel,
+            hooks: &mut self.hooks,
+            check_arguments: &mut check_arguments,
+        };
+        let Decided {
+            outcome,
+            input,
+            after_run,
+        } = match self.gate.judge(call).await {
+            Judged::Invalid(problem) => return ToolRun::error(problem),
+            Judged::Decided(decided) => *decided,
+        };
         let GateOutcome {
             decision: gated,
             audit: decided,
             notices,
             decided_in,
             target,
-        } = self
-            .gate
-            .check_hooked(
-                tool,
-                &input,
-                call_id,
-                hook.as_ref(),
-                &mut self.hooks,
-                conv.events(),
-                cancel,
-            )
-            .await;
+        } = outcome;
         if let Some(record) = decided {
             conv.record(Event::PermissionDecided(PermissionLine {
                 call_id: call_id.into(),
@@ -242,8 +247,7 @@ impl ToolHost {
         } else {
             None
         };
-        let seen_input = input.clone();
-        let run = match gated {
+        let mut run = match gated {
             Gated::Cancelled => ToolRun::cancelled(),
             Gated::Refused(text) => ToolRun {
                 outcome: ToolOutcome::Denied,
@@ -251,61 +255,57 @@ impl ToolHost {
                 images: Vec::new(),
             },
             Gated::Run => {
-                let trace = watch.as_ref().map(CallWatch::trace);
-                let run = Confined::In(decided_in);
-                self.guarded_execute(
-                    conv,
+                let run = Execution {
                     call_id,
                     tool,
                     input,
                     cancel,
-                    run,
-                    trace,
-                    target.as_ref(),
-                )
-                .await
+                    confined: Confined::In(decided_in),
+                    trace: watch.as_ref().map(CallWatch::trace),
+                    target: target.as_ref(),
+                };
+                self.guarded_execute(conv, run).await
             }
             // The person saw the command and let it run as it is (unconfined: not traced).
             Gated::RunUnconfined => {
-                let run = Confined::Not(decided_in);
-                self.execute(conv, call_id, tool, input, cancel, run, None, None)
-                    .await
+                let run = Execution {
+                    call_id,
+                    tool,
+                    input,
+                    cancel,
+                    confined: Confined::Not(decided_in),
+                    trace: None,
+                    target: None,
+                };
+                self.execute(conv, run).await
             }
         };
         self.checkpoints.after_call(watch, conv).await;
-        super::hook_events::post_tool(&mut self.hooks, conv, tool, &seen_input, run).await
+        // The pipeline's last stage: PostToolUse hooks see what ran.
+        if matches!(run.outcome, ToolOutcome::Ok | ToolOutcome::Error) {
+            run.text = after_run
+                .run(&mut self.hooks, conv.events(), run.text)
+                .await;
+        }
+        run
     }
 
     /// Runs a call that nobody was asked about file by file (a bash command, an MCP tool)
     /// and puts toolgate's own configuration back if the call changed it.
-    #[allow(clippy::too_many_arguments)]
-    async fn guarded_execute(
-        &mut self,
-        conv: &mut Conversation,
-        call_id: &str,
-        tool: &PoolTool,
-        input: Value,
-        cancel: &CancellationToken,
-        run: Confined,
-        trace: Option<&WriteLog>,
-        target: Option<&FileTarget>,
-    ) -> ToolRun {
+    async fn guarded_execute(&mut self, conv: &mut Conversation, run: Execution<'_>) -> ToolRun {
+        let tool = run.tool;
         let may_change_files = matches!(
             tool.origin,
             ToolOrigin::Builtin(BuiltinTool::Bash) | ToolOrigin::Mcp { .. }
         );
         if !may_change_files {
-            return self
-                .execute(conv, call_id, tool, input, cancel, run, trace, target)
-                .await;
+            return self.execute(conv, run).await;
         }
         let workspace = self.workspace.clone();
         let before = tokio::task::spawn_blocking(move || HostFiles::snapshot(&workspace))
             .await
             .ok();
-        let mut run = self
-            .execute(conv, call_id, tool, input, cancel, run, trace, target)
-            .await;
+        let mut run = self.execute(conv, run).await;
         let restored = match before {
             Some(before) => tokio::task::spawn_blocking(move || before.restore_changes())
                 .await
@@ -322,21 +322,17 @@ impl ToolHost {
         run
     }
 
-    /// `run`: the sandbox a bash command runs in. `trace`: where a confined bash records
-    /// the paths it asks to change. `target`: the location the gate decided a file tool's
-    /// call on, which the tool opens.
-    #[allow(clippy::too_many_arguments)]
-    async fn execute(
-        &mut self,
-        conv: &mut Conversation,
-        call_id: &str,
-        tool: &PoolTool,
-        input: Value,
-        cancel: &CancellationToken,
-        run: Confined,
-        trace: Option<&WriteLog>,
-        target: Option<&FileTarget>,
-    ) -> ToolRun {
+    /// Runs a call the gate let run, as `run` says.
+    async fn execute(&mut self, conv: &mut Conversation, run: Execution<'_>) -> ToolRun {
+        let Execution {
+            call_id,
+            tool,
+            input,
+            cancel,
+            confined,
+            trace,
+            target,
+        } = run;
         match &tool.origin {
             ToolOrigin::Builtin(BuiltinTool::ConnectMcp) => {
                 match self.connector_server(tool, &input) {
@@ -365,7 +361,7 @@ impl ToolHost {
                 | BuiltinTool::EditFile
                 | BuiltinTool::Glob),
             ) => {
-                let sandbox = run.sandbox(&self.sandbox);
+                let sandbox = confined.sandbox(&self.sandbox);
                 let call = crate::builtin::run_traced(
                     *kind,
                     &input,
@@ -636,6 +632,21 @@ fn server_argument(input: &Value) -> Option<String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
+}
+
+/// A call the gate let run, as it is executed.
+struct Execution<'a> {
+    call_id: &'a str,
+    tool: &'a PoolTool,
+    /// The input the gate decided on.
+    input: Value,
+    cancel: &'a CancellationToken,
+    /// The sandbox a bash command runs in.
+    confined: Confined,
+    /// Where a confined bash records the paths it asks to change.
+    trace: Option<&'a WriteLog>,
+    /// The location the gate decided a file tool's call on, which the tool opens.
+    target: Option<&'a FileTarget>,
 }
 
 /// The sandbox a call the gate let run goes into: the one of the mode it was decided in

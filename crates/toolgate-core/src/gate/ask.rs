@@ -5,12 +5,9 @@
 
 use std::future::Future;
 
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::outcome::{GateOutcome, refused_unanswered};
-use crate::pool::PoolTool;
 use crate::protocol::AgentEvent;
 use crate::protocol::questions::{HostRequest, Kind, Reply, Request};
 
@@ -66,43 +63,5 @@ where
         reply = answer => Some(reply.unwrap_or(Reply::Dismissed(safe))),
         () = stop => None,
         () = expiry => Some(Reply::Expired(safe)),
-    }
-}
-
-/// Waits for the person's answer to a question about a call of `tool`. Err: what the
-/// gate returns when there is none (the turn was cancelled, the request expired or was
-/// dismissed), with its audit record.
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn person_answer<K>(
-    tool: &PoolTool,
-    input: &Value,
-    request: Request<K>,
-    answer: oneshot::Receiver<Reply<K::Answer>>,
-    asked_by: &str,
-    events: &mpsc::Sender<AgentEvent>,
-    cancel: &CancellationToken,
-) -> Result<K::Answer, GateOutcome>
-where
-    K: Kind,
-    Request<K>: Into<HostRequest>,
-{
-    let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
-        return Err(GateOutcome::cancelled());
-    };
-    match reply {
-        Reply::Person(answer) => Ok(answer),
-        unanswered => {
-            let why = match unanswered {
-                Reply::Expired(_) => "nobody answered before the request's deadline",
-                _ => "the permission request was dismissed",
-            };
-            Err(refused_unanswered(
-                tool,
-                input,
-                &unanswered,
-                why.into(),
-                asked_by.to_string(),
-            ))
-        }
     }
 }

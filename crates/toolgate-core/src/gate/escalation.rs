@@ -4,17 +4,17 @@
 
 use std::time::Instant;
 
+use std::ops::ControlFlow;
+
 use serde_json::Value;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::Gate;
 use super::ask::ask;
 use super::grants::UNSANDBOXED_GRANT;
 use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused, refused_unanswered};
+use super::pipeline::{CallContext, Stage};
+use crate::builtin::BuiltinTool;
 use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, RuleSource, Verdict};
-use crate::pool::PoolTool;
-use crate::protocol::AgentEvent;
 use crate::protocol::questions::{Escalation, EscalationReason, Origin, Reply, Request};
 use crate::sandbox::BashWrites;
 use crate::settings::SandboxMode;
@@ -29,16 +29,42 @@ pub(super) enum NoEscalation {
 }
 
 impl Gate {
+    /// Stage 7 of the pipeline: a bash call the policy does not deny, that would leave the
+    /// sandbox (or cannot run in it), ends the pipeline here.
+    pub(super) async fn escalation_stage(
+        &mut self,
+        ctx: &CallContext<'_>,
+        verdict: &Verdict,
+    ) -> Stage {
+        if matches!(verdict.decision, Decision::Deny { .. })
+            || ctx.tool().builtin_kind() != Some(BuiltinTool::Bash)
+        {
+            return ControlFlow::Continue(());
+        }
+        match self.escalation_reason(ctx) {
+            Ok(None) => ControlFlow::Continue(()),
+            Ok(Some(reason)) => ControlFlow::Break(self.escalate(ctx, reason, verdict).await),
+            Err(NoEscalation::Invalid(problem)) => {
+                ControlFlow::Break(GateOutcome::new(Gated::Refused(problem), None))
+            }
+            Err(NoEscalation::ReadOnly { why, verdict }) => ControlFlow::Break(GateOutcome::new(
+                Gated::Refused(format!("Permission denied: {why}")),
+                AuditRecord::from_verdict(&ctx.tool().name, ctx.input(), &verdict),
+            )),
+        }
+    }
+
     /// Why this bash call would run outside the sandbox, if it would: the model asked for
     /// it, or the sandbox cannot confine bash on this machine. A sandbox the person turned
     /// off in their configuration is their decision, not a question. In a mode that writes
     /// nothing neither is possible: the call is refused (fail closed).
     pub(super) fn escalation_reason(
         &self,
-        input: &Value,
+        ctx: &CallContext<'_>,
     ) -> Result<Option<EscalationReason>, NoEscalation> {
+        let input = ctx.input();
         let requested = input.get("unsandboxed").and_then(Value::as_bool) == Some(true);
-        let writes = super::mode::bash_writes(self.decision_mode());
+        let writes = super::mode::bash_writes(ctx.mode);
         if writes == BashWrites::Nothing {
             let sandbox = self.sandbox.with_bash_writes(writes);
             let what = match (requested, sandbox.check_bash(&self.workspace)) {
@@ -85,17 +111,13 @@ impl Gate {
 
     /// Running bash outside the sandbox: never by a rule, only by the person (or their
     /// grant for this session); headless mode cannot ask, so it refuses, saying why.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn escalate(
+    async fn escalate(
         &mut self,
-        tool: &PoolTool,
-        input: &Value,
-        call_id: &str,
+        ctx: &CallContext<'_>,
         reason: EscalationReason,
         verdict: &Verdict,
-        events: &mpsc::Sender<AgentEvent>,
-        cancel: &CancellationToken,
     ) -> GateOutcome {
+        let (tool, input) = (ctx.tool(), ctx.input());
         let asked_by = match &reason {
             EscalationReason::Requested { .. } => "sandbox: the model asked to leave it",
             EscalationReason::SandboxUnavailable { .. } => "sandbox: unavailable",
@@ -131,17 +153,7 @@ impl Gate {
             // The grant covers leaving the sandbox, not what the policy asks about besides
             // (a destructive command): that question is still asked, as a tool call.
             if let Decision::Ask { why } = &verdict.decision {
-                let mut outcome = self
-                    .ask_person(
-                        tool,
-                        input,
-                        call_id,
-                        why.clone(),
-                        verdict.clone(),
-                        events,
-                        cancel,
-                    )
-                    .await;
+                let mut outcome = self.ask_person(ctx, why.clone(), verdict.clone()).await;
                 if outcome.decision == Gated::Run {
                     outcome.decision = Gated::RunUnconfined;
                 }
@@ -176,7 +188,7 @@ impl Gate {
                 server: None,
             },
             Escalation {
-                call_id: call_id.to_string(),
+                call_id: ctx.call_id().to_string(),
                 command,
                 workspace: self.workspace.clone(),
                 reason,
@@ -185,7 +197,7 @@ impl Gate {
             now,
             self.ask_timeout.map(|t| now + t),
         );
-        let Some(reply) = ask(events, request, answer, Some(cancel)).await else {
+        let Some(reply) = ask(ctx.events(), request, answer, Some(ctx.cancel())).await else {
             return GateOutcome::cancelled();
         };
         let answer = match reply {

@@ -7,15 +7,15 @@ use serde_json::Value;
 
 use super::Gate;
 use super::clock::Clock;
-use super::grants::{Grants, Spent};
-use crate::policy::{AuditRecord, Decider, GrantLimit, Permit, RuleSource, Verdict, grant_key};
+use super::grants::Grants;
+use crate::policy::{AuditRecord, Decider, GrantLimit, Permit, Verdict, grant_key};
 use crate::pool::PoolTool;
 
 /// What a call spent of a limited grant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct LimitedUse {
-    limit: GrantLimit,
-    left: crate::policy::GrantLeft,
+    pub(super) limit: GrantLimit,
+    pub(super) left: crate::policy::GrantLeft,
 }
 
 impl Gate {
@@ -24,24 +24,6 @@ impl Gate {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.grants = Grants::with_clock(clock);
         self
-    }
-
-    /// A verdict a grant reached spends it now; a limited grant that ended since the
-    /// verdict is gone, and the call is decided again without it.
-    pub(super) fn spend_grant(
-        &self,
-        tool: &PoolTool,
-        input: &Value,
-        verdict: Verdict,
-    ) -> (Verdict, Option<LimitedUse>) {
-        if verdict.source != RuleSource::SessionGrant {
-            return (verdict, None);
-        }
-        match self.grants.spend(&verdict.rule) {
-            Spent::Unlimited => (verdict, None),
-            Spent::Limited { limit, left } => (verdict, Some(LimitedUse { limit, left })),
-            Spent::Gone => (self.verdict(tool, input), None),
-        }
     }
 
     /// The record of a call the policy allowed: a limited grant is named with what is left.

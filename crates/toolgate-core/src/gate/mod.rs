@@ -5,7 +5,10 @@
 //! (`project_server.rs`) and sampling requests (`sampling.rs`). Every decision returns a
 //! [`GateOutcome`]; every "allow for this session" lands in one store ([`Grants`]).
 //!
-//! The agent uses it through: [`Gate::check`], [`Gate::badge`], [`Gate::revoke`],
+//! A tool call goes through one pipeline of named stages over one call context
+//! (`pipeline/`, decision 0092), hooks included.
+//!
+//! The agent uses it through: [`Gate::judge`] (and [`AfterRun`]), [`Gate::badge`], [`Gate::revoke`],
 //! [`Gate::approve_project_server`] / [`Gate::approve_changed_project_server`],
 //! [`Gate::reload_rules`], the pinning calls ([`Gate::observe_listings`],
 //! [`Gate::pool_marks`], [`Gate::take_pins_problem`]) and [`Gate::sampling`] (a handle
@@ -13,22 +16,18 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
-
-use serde_json::Value;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use std::time::Duration;
 
 mod ask;
 pub mod clock;
 mod error;
 mod escalation;
 mod grants;
-mod hooked;
 mod limited;
 mod mode;
 mod outcome;
 mod pins;
+mod pipeline;
 mod preview;
 mod project_server;
 mod resolve;
@@ -48,24 +47,18 @@ pub use error::GateError;
 pub use grants::{Grants, Spent, is_sampling_grant};
 pub use mode::{ModeLimits, ModeRefused, ModeSwitch, bash_writes};
 pub use outcome::{GateOutcome, Gated};
+pub use pipeline::{AfterRun, Decided, GateCall, Judged};
 pub use resolve::resolve_target;
 pub use sampling::SamplingGate;
 pub use store::append_allow_rule;
 pub use trust::TrustStore;
 
-use crate::builtin::BuiltinTool;
-use crate::policy::{
-    AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
-    ResolvedTarget, RuleChanges, Verdict, always_rule, grant_key, path_to_resolve,
-};
+use crate::policy::{AlwaysRule, Policy, PolicyContext, RuleChanges, Verdict};
 use crate::pool::{Pool, PoolTool, ServerTools};
-use crate::protocol::PermissionMode;
-use crate::protocol::questions::{Origin, Request, ToolCall};
-use crate::protocol::{AgentEvent, ExcludedTool, ToolMark};
+use crate::protocol::{ExcludedTool, ToolMark};
 use crate::sandbox::Sandbox;
-use escalation::NoEscalation;
-use outcome::{answered, headless_refusal, person_refusal, suggested_rule};
 use pins::state::Pinning;
+use pipeline::CallContext;
 
 pub struct Gate {
     policy: Policy,
@@ -86,13 +79,6 @@ pub struct Gate {
     pinning: Pinning,
     /// The permission mode in force (shared with the command reader).
     mode: ModeSwitch,
-    /// The mode the decision under way is taken in, read once when it starts: a Shift+Tab
-    /// while it runs (a question open) changes neither the decision nor the sandbox the
-    /// call runs in (see [`GateOutcome::decided_in`]).
-    deciding_in: Option<PermissionMode>,
-    /// The path of the call being checked, resolved once as its check starts: the
-    /// decision is made on it and the tool opens it (decision 0089).
-    call_target: Option<ResolvedTarget>,
 }
 
 impl Gate {
@@ -107,30 +93,7 @@ impl Gate {
             approved_projects: Default::default(),
             pinning: Pinning::default(),
             mode: ModeSwitch::default(),
-            deciding_in: None,
-            call_target: None,
             workspace,
-        }
-    }
-
-    /// The mode the decision under way is taken in (the current one between decisions).
-    fn decision_mode(&self) -> PermissionMode {
-        self.deciding_in.unwrap_or_else(|| self.mode.current())
-    }
-
-    /// Starts a decision in the mode in force now; [`Self::decided`] ends it.
-    fn start_decision(&mut self) -> PermissionMode {
-        let mode = self.mode.current();
-        self.deciding_in = Some(mode);
-        mode
-    }
-
-    /// Ends the decision started in `mode`, stamping the outcome with it.
-    fn decided(&mut self, mode: PermissionMode, outcome: GateOutcome) -> GateOutcome {
-        self.deciding_in = None;
-        GateOutcome {
-            decided_in: mode,
-            ..outcome
         }
     }
 
@@ -175,48 +138,6 @@ impl Gate {
         changes
     }
 
-    /// The policy's context for one call. A file tool's path is resolved here (file-system
-    /// metadata: symlinks, `..`), so the policy's decision itself does no I/O.
-    fn context(&self, tool: &PoolTool, input: &Value) -> PolicyContext<'_> {
-        let checked = self
-            .call_target
-            .as_ref()
-            .filter(|t| path_to_resolve(tool, input).as_deref() == Some(t.requested.as_str()));
-        let target = match checked {
-            Some(target) => Some(target.clone()),
-            None => resolve_target(&self.workspace, tool, input),
-        };
-        PolicyContext::new(&self.workspace)
-            .with_target(target)
-            .with_mode(self.decision_mode())
-    }
-
-    /// Starts the check of one call: its path resolved once, for the decision and the run.
-    fn begin_call(&mut self, tool: &PoolTool, input: &Value) {
-        self.call_target = resolve_target(&self.workspace, tool, input);
-    }
-
-    /// Ends the check: a call that may run carries the location it was decided on.
-    fn end_call(&mut self, outcome: GateOutcome) -> GateOutcome {
-        let target = self.call_target.take();
-        outcome.with_target(target.map(|t| t.resolved.file_target()))
-    }
-
-    /// The policy's verdict for one call (session grants included).
-    fn verdict(&self, tool: &PoolTool, input: &Value) -> Verdict {
-        let ctx = self.context(tool, input);
-        self.grants
-            .with(|grants| self.policy.decide(tool, input, &ctx.with_grants(grants)))
-    }
-
-    /// The "always" rule for this call (session grants included, as in [`Self::verdict`]).
-    fn always_rule(&self, tool: &PoolTool, input: &Value) -> Result<AlwaysRule, GateError> {
-        let ctx = self.context(tool, input);
-        self.grants
-            .with(|grants| always_rule(&self.policy, tool, input, &ctx.with_grants(grants)))
-            .map_err(GateError::from)
-    }
-
     /// How the pool panel shows a tool before any input is known (a changed or new
     /// definition asks whatever the rules say).
     pub fn badge(&self, tool: &PoolTool) -> Verdict {
@@ -229,12 +150,8 @@ impl Gate {
 
     /// "Always allow": works out the rule, writes it into the workspace's config file on a
     /// blocking thread (never on the async executor), then applies it to this session.
-    async fn save_always(
-        &mut self,
-        tool: &PoolTool,
-        input: &Value,
-    ) -> Result<AlwaysRule, GateError> {
-        let rule = self.always_rule(tool, input)?;
+    async fn save_always(&mut self, ctx: &CallContext<'_>) -> Result<AlwaysRule, GateError> {
+        let rule = self.always_rule(ctx)?;
         let (file, text) = (rule.file.clone(), rule.text.clone());
         tokio::task::spawn_blocking(move || store::append_allow_rule(&file, &text))
             .await
@@ -284,175 +201,8 @@ impl Gate {
         self.pinning.load_problem.take()
     }
 
-    /// Decides one call, asking the person when the policy says Ask.
-    pub async fn check(
-        &mut self,
-        tool: &PoolTool,
-        input: &Value,
-        call_id: &str,
-        events: &mpsc::Sender<AgentEvent>,
-        cancel: &CancellationToken,
-    ) -> GateOutcome {
-        let mode = self.start_decision();
-        self.begin_call(tool, input);
-        let verdict = self.verdict(tool, input);
-        let outcome = self
-            .check_verdict(tool, input, call_id, verdict, events, cancel)
-            .await;
-        let outcome = self.end_call(outcome);
-        self.decided(mode, outcome)
-    }
-
-    /// [`Self::check`] once the policy's verdict is known (or a hook has changed it).
-    async fn check_verdict(
-        &mut self,
-        tool: &PoolTool,
-        input: &Value,
-        call_id: &str,
-        verdict: Verdict,
-        events: &mpsc::Sender<AgentEvent>,
-        cancel: &CancellationToken,
-    ) -> GateOutcome {
-        // A grant is checked (time) and spent (calls) at the moment of the call.
-        let (verdict, limited) = self.spend_grant(tool, input, verdict);
-        if !matches!(verdict.decision, Decision::Deny { .. })
-            && tool.builtin_kind() == Some(BuiltinTool::Bash)
-        {
-            match self.escalation_reason(input) {
-                Ok(None) => {}
-                Ok(Some(reason)) => {
-                    return self
-                        .escalate(tool, input, call_id, reason, &verdict, events, cancel)
-                        .await;
-                }
-                Err(NoEscalation::Invalid(problem)) => {
-                    return GateOutcome::new(Gated::Refused(problem), None);
-                }
-                Err(NoEscalation::ReadOnly { why, verdict }) => {
-                    return GateOutcome::new(
-                        Gated::Refused(format!("Permission denied: {why}")),
-                        AuditRecord::from_verdict(&tool.name, input, &verdict),
-                    );
-                }
-            }
-        }
-        if let Some(news) = self.definition_news(tool, &verdict) {
-            return self
-                .ask_definition(tool, input, call_id, news, verdict, events, cancel)
-                .await;
-        }
-        match verdict.decision.clone() {
-            Decision::Allow => GateOutcome::new(
-                Gated::Run,
-                Self::allow_record(tool, input, &verdict, limited),
-            )
-            .with_notices(self.pin_on_rule_use(tool, &verdict).await),
-            Decision::Deny { why } => GateOutcome::new(
-                Gated::Refused(format!("Permission denied: {why}")),
-                AuditRecord::from_verdict(&tool.name, input, &verdict),
-            ),
-            Decision::Ask { why } if self.headless => {
-                let rule = self
-                    .always_rule(tool, input)
-                    .map_or_else(|_| suggested_rule(tool, input), |always| always.text);
-                let record = AuditRecord::new(
-                    &tool.name,
-                    input,
-                    Permit::Deny,
-                    Some(format!(
-                        "{why}; approval is unavailable in non-interactive mode"
-                    )),
-                    Decider::Headless {
-                        asked_by: verdict.rule.clone(),
-                    },
-                );
-                GateOutcome::new(
-                    Gated::Refused(headless_refusal(&self.policy, &verdict, &why, &rule)),
-                    Some(record),
-                )
-            }
-            Decision::Ask { why } => {
-                self.ask_person(tool, input, call_id, why, verdict, events, cancel)
-                    .await
-            }
-        }
-    }
-
-    /// Asks the person about a call the policy asks about.
-    #[allow(clippy::too_many_arguments)]
-    async fn ask_person(
-        &mut self,
-        tool: &PoolTool,
-        input: &Value,
-        call_id: &str,
-        why: String,
-        verdict: Verdict,
-        events: &mpsc::Sender<AgentEvent>,
-        cancel: &CancellationToken,
-    ) -> GateOutcome {
-        let preview = preview::for_call(tool, input, &self.workspace).await;
-        let now = Instant::now();
-        let asked_by = verdict.rule.clone();
-        let (request, answer) = Request::new(
-            Origin::Tool {
-                tool: tool.name.clone(),
-                server: tool.server().map(str::to_string),
-            },
-            ToolCall {
-                call_id: call_id.to_string(),
-                tool: crate::views::pool_tool(tool),
-                input: input.clone(),
-                why,
-                verdict,
-                preview,
-            },
-            now,
-            self.ask_timeout.map(|t| now + t),
-        );
-        let answer =
-            match ask::person_answer(tool, input, request, answer, &asked_by, events, cancel).await
-            {
-                Ok(answer) => answer,
-                Err(outcome) => return outcome,
-            };
-        let mut notices = Vec::new();
-        if answer.permit() == Permit::Allow {
-            self.pinning.acknowledge(tool);
-        }
-        let gated = match &answer {
-            PersonAnswer::AllowOnce => Gated::Run,
-            PersonAnswer::AllowSession => {
-                let key = grant_key(tool, input);
-                self.grant_session(&key, tool);
-                notices.push(format!("{key} is allowed for the rest of this session."));
-                Gated::Run
-            }
-            PersonAnswer::AllowLimited(limit) => {
-                notices.push(self.grant_limited(tool, input, *limit));
-                Gated::Run
-            }
-            PersonAnswer::AllowAlways => {
-                match self.save_always(tool, input).await {
-                    Ok(always) => {
-                        notices.push(format!(
-                            "Always allowed: wrote the allow rule {} to {}.",
-                            always.text,
-                            always.file.display()
-                        ));
-                        notices.extend(self.save_project_pin(tool, "always grant").await);
-                    }
-                    Err(e) => {
-                        let key = grant_key(tool, input);
-                        self.grant_session(&key, tool);
-                        notices.push(format!("{e}; {key} is allowed for this session only."));
-                    }
-                }
-                Gated::Run
-            }
-            PersonAnswer::Deny | PersonAnswer::DenyWithNote(_) => {
-                person_refusal(&answer, "Permission denied: the user denied this call")
-            }
-        };
-        answered(tool, input, answer, asked_by, gated, notices)
+    /// Non-interactive: nobody can be asked (the agent's hooks need to know too).
+    pub fn is_headless(&self) -> bool {
+        self.headless
     }
 }

@@ -1,9 +1,14 @@
 //! Hooks (decision 0086): commands the person (or the managed policy, or a consenting
 //! project) attaches to the session's events, in Claude Code's protocol so that existing
-//! hook scripts work. This module runs them and reads what they say; the agent decides
-//! where each event happens, and the gate weighs a PreToolUse hook's say against the
-//! rules (a deny rule always wins).
+//! hook scripts work. This module holds the hooks API: the configuration types (read from
+//! the files by `settings`, which owns the file format; re-exported here), each event's
+//! payload (`events.rs`), the runner and the reading of what hooks say (`output.rs`).
+//! Where they run (decision 0092): the events that decide a tool call (PreToolUse,
+//! PermissionRequest, Notification of a question, PostToolUse) in the gate's pipeline;
+//! the session's events (SessionStart, UserPromptSubmit, Stop, PreCompact, SessionEnd)
+//! in the agent's turn loop.
 
+mod events;
 mod output;
 mod runner;
 
@@ -13,10 +18,14 @@ use serde_json::{Map, Value, json};
 
 pub use output::PreToolSay;
 pub use runner::Ran;
+// The configuration types: `settings` reads them from the files (it is below the hooks,
+// which run under the sandbox that settings configure; owning them here would make an
+// import circle, decision 0092).
+pub use crate::settings::{DEFAULT_HOOK_TIMEOUT, HookEvent, HookSettings, HookSpec};
 
 use crate::sandbox::Sandbox;
 use crate::settings::FileLayer;
-use crate::settings::{HookEvent, HookSettings, HookSpec, compile_matcher};
+use crate::settings::compile_matcher;
 
 /// One hook in force, with its compiled matcher and how it last ended.
 struct Entry {
@@ -76,14 +85,31 @@ pub struct PreToolDecision {
 /// What a set of hooks said about an event beyond a tool decision.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventResult {
-    /// The first blocking reason (exit 2, or `decision: "block"`), with the hook's label.
-    pub block: Option<(String, String)>,
+    /// The first blocking reason (exit 2, or `decision: "block"`).
+    pub block: Option<Block>,
     /// Context for the model (UserPromptSubmit, SessionStart).
     pub context: Vec<String>,
     /// Errors to show the person (non-blocking).
     pub notices: Vec<String>,
-    /// PermissionRequest: an answer (allow?) with its reason and hook.
-    pub answer: Option<(bool, String, String)>,
+    /// PermissionRequest: a hook's answer to the question.
+    pub answer: Option<PermissionAnswer>,
+}
+
+/// A hook that blocks what its event is about (a prompt, a stop, a call's result).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub reason: String,
+    /// The hook that blocks (its label).
+    pub hook: String,
+}
+
+/// A PermissionRequest hook's answer to a question about a tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionAnswer {
+    pub allow: bool,
+    pub reason: String,
+    /// The hook that answered (its label).
+    pub hook: String,
 }
 
 /// The hooks in force for one session, and where they run.
@@ -243,46 +269,19 @@ impl Hooks {
             .collect()
     }
 
-    /// PreToolUse for one call. None when no hook matched or none had a say. A deny beats
-    /// a failure, a failure beats an ask, an ask beats an allow.
-    pub async fn pre_tool_use(&mut self, tool: &str, input: &Value) -> Option<PreToolDecision> {
-        let fields = object(json!({ "tool_name": tool, "tool_input": input }));
-        let endings = self.run(HookEvent::PreToolUse, Some(tool), fields).await;
-        let rank = |say: &PreToolSay| match say {
-            PreToolSay::Nothing => 0,
-            PreToolSay::Allow(_) => 1,
-            PreToolSay::Ask(_) => 2,
-            PreToolSay::Failed(_) => 3,
-            PreToolSay::Deny(_) => 4,
-        };
-        endings
-            .into_iter()
-            .map(|(hook, ran)| {
-                let (say, updated_input) = output::pre_tool(&ran);
-                PreToolDecision {
-                    say,
-                    hook,
-                    updated_input,
-                }
-            })
-            .filter(|d| d.say != PreToolSay::Nothing)
-            .max_by_key(|d| rank(&d.say))
-    }
-
-    /// Any event but PreToolUse: blocks, context, answers and errors of the matching hooks.
-    pub async fn event(
-        &mut self,
-        event: HookEvent,
-        tool: Option<&str>,
-        fields: Value,
-    ) -> EventResult {
+    /// Any event but PreToolUse: blocks, context, answers and errors of the matching hooks
+    /// (each event's payload is built in `events.rs`).
+    async fn event(&mut self, event: HookEvent, tool: Option<&str>, fields: Value) -> EventResult {
         let endings = self.run(event, tool, object(fields)).await;
         let mut result = EventResult::default();
         for (hook, ran) in endings {
             if result.block.is_none()
                 && let Some(reason) = output::block_reason(&ran)
             {
-                result.block = Some((reason, hook.clone()));
+                result.block = Some(Block {
+                    reason,
+                    hook: hook.clone(),
+                });
             }
             if let Some(error) = output::error(&ran) {
                 result.notices.push(format!("{hook} {error}"));
@@ -293,17 +292,21 @@ impl Hooks {
                 result.context.push(context);
             }
             if event == HookEvent::PermissionRequest
-                && result.answer.as_ref().is_none_or(|(allow, ..)| *allow)
+                && result.answer.as_ref().is_none_or(|answer| answer.allow)
                 && let Some((allow, reason)) = output::permission_answer(&ran)
             {
-                result.answer = Some((allow, reason, hook));
+                result.answer = Some(PermissionAnswer {
+                    allow,
+                    reason,
+                    hook,
+                });
             }
         }
         result
     }
 }
 
-fn object(value: Value) -> Map<String, Value> {
+pub(crate) fn object(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,
         _ => Map::new(),

@@ -3,22 +3,19 @@
 //! refused, saying why); grants and rule uses pin what they covered. `state.rs` keeps the
 //! session's pins and which tools are new, `file.rs` the pins files.
 
+use std::ops::ControlFlow;
 use std::time::Instant;
-
-use serde_json::Value;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 pub mod file;
 pub(super) mod state;
 
 use self::file::{Pin, PinCheck, definition_diff};
 use super::Gate;
-use super::ask::person_answer;
 use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused};
+use super::pipeline::person::person_answer;
+use super::pipeline::{CallContext, Stage};
 use crate::policy::{Decider, Decision, Permit, PersonAnswer, Rule, RuleSource, Verdict};
 use crate::pool::PoolTool;
-use crate::protocol::AgentEvent;
 use crate::protocol::questions::{ChangedDefinition, DefinitionNews, Origin, Request};
 
 /// Why a call cannot go by its grant or rule alone.
@@ -138,18 +135,27 @@ impl Gate {
         write_pin(tool, write).await
     }
 
-    /// Asks about a call whose definition changed or is new (headless: refuses, saying why).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn ask_definition(
+    /// Stage 8 of the pipeline: a call whose definition changed or is new asks about it
+    /// (headless: is refused), whatever its verdict.
+    pub(super) async fn definition_stage(
         &mut self,
-        tool: &PoolTool,
-        input: &Value,
-        call_id: &str,
+        ctx: &CallContext<'_>,
+        verdict: &Verdict,
+    ) -> Stage {
+        match self.definition_news(ctx.tool(), verdict) {
+            None => ControlFlow::Continue(()),
+            Some(news) => ControlFlow::Break(self.ask_definition(ctx, news, verdict.clone()).await),
+        }
+    }
+
+    /// Asks about a call whose definition changed or is new (headless: refuses, saying why).
+    async fn ask_definition(
+        &mut self,
+        ctx: &CallContext<'_>,
         news: DefinitionNews,
         verdict: Verdict,
-        events: &mpsc::Sender<AgentEvent>,
-        cancel: &CancellationToken,
     ) -> GateOutcome {
+        let (tool, input) = (ctx.tool(), ctx.input());
         let asked_by = match &news {
             DefinitionNews::Changed { .. } => "pinned definition: changed",
             DefinitionNews::New => "pinned definition: new tool",
@@ -159,7 +165,7 @@ impl Gate {
         let allowed_by_rule =
             verdict.decision == Decision::Allow && verdict.source != RuleSource::SessionGrant;
         let payload = ChangedDefinition {
-            call_id: call_id.to_string(),
+            call_id: ctx.call_id().to_string(),
             tool: crate::views::pool_tool(tool),
             input: input.clone(),
             news,
@@ -182,11 +188,10 @@ impl Gate {
             now,
             self.ask_timeout.map(|t| now + t),
         );
-        let answer =
-            match person_answer(tool, input, request, answer, &asked_by, events, cancel).await {
-                Ok(answer) => answer,
-                Err(outcome) => return outcome,
-            };
+        let answer = match person_answer(ctx, request, answer, &asked_by).await {
+            Ok(answer) => answer,
+            Err(outcome) => return outcome,
+        };
         if answer.permit() == Permit::Allow {
             self.pinning.acknowledge(tool);
         }
@@ -204,7 +209,7 @@ impl Gate {
             }
             PersonAnswer::AllowAlways => {
                 if !allowed_by_rule {
-                    match self.save_always(tool, input).await {
+                    match self.save_always(ctx).await {
                         Ok(always) => notices.push(format!(
                             "Always allowed: wrote the allow rule {} to {}.",
                             always.text,
