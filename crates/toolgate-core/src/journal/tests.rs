@@ -198,3 +198,54 @@ fn cut_replies_come_back_in_place_and_old_logs_without_them_still_load() {
     assert_eq!((restored.messages.len(), restored.skipped_lines), (1, 0));
     assert!(restored.cut_replies.is_empty());
 }
+
+/// A log written before decision 0097 named three facts differently (`tool_call`,
+/// `tool_result` without `name`, `permission`); they read as the events that replaced them,
+/// and the journal's own `compacted` record still wins over the event of that name.
+#[test]
+fn a_log_written_before_one_event_type_reads_as_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = [
+        r#"{"ts":"2026-12-01T00:00:00Z","type":"session_start","session_id":"s","workspace":"/w","model":"m","seq":1,"prev":"x","chain":"sha256-v1"}"#,
+        r#"{"ts":"2026-12-01T00:00:01Z","type":"tool_call","call_id":"c1","name":"bash","server":null,"input":{"command":"ls"}}"#,
+        r#"{"ts":"2026-12-01T00:00:02Z","type":"permission","call_id":"c1","time":"2026-12-01T00:00:02.000Z","tool":"bash","input_digest":"0123456789abcdef","decision":"allow","decider":{"by":"default","rule":"bash guard"}}"#,
+        r#"{"ts":"2026-12-01T00:00:03Z","type":"tool_result","call_id":"c1","outcome":"ok","output":"a.txt"}"#,
+        r#"{"ts":"2026-12-01T00:00:04Z","type":"compacted","trigger":"manual","tokens_before":9,"tokens_after":1,"cleared_outputs":0,"summarized_messages":0,"kept_messages":0}"#,
+        r#"{"ts":"2026-12-01T00:00:05Z","type":"turn_finished","usage":{"input_tokens":1,"output_tokens":2},"cancelled":false,"model_calls":1}"#,
+    ];
+    let text: String = old.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(log_path(dir.path(), "s"), text).unwrap();
+    let records = read_records(dir.path(), "s").unwrap();
+    assert_eq!(records.len(), old.len(), "{records:#?}");
+    assert!(matches!(
+        &records[0],
+        Record::Fact(Event::SessionStart {
+            servers: None,
+            pool: None,
+            ..
+        })
+    ));
+    assert!(matches!(&records[1], Record::Fact(Event::ToolStarted(s)) if s.name == "bash"));
+    assert!(
+        matches!(&records[2], Record::Fact(Event::PermissionDecided(p)) if p.record.tool == "bash")
+    );
+    assert!(matches!(
+        &records[3],
+        Record::Fact(Event::ToolFinished { name, output, .. }) if name.is_empty() && output == "a.txt"
+    ));
+    assert!(matches!(
+        &records[4],
+        Record::Journal(Journal::Compacted(_))
+    ));
+    assert!(matches!(
+        &records[5],
+        Record::Fact(Event::TurnFinished {
+            model_calls: Some(1),
+            exit_code: None,
+            ..
+        })
+    ));
+    let restored = load(dir.path(), "s").unwrap();
+    assert_eq!(restored.skipped_lines, 0);
+    assert_eq!(restored.turns, 1);
+}
