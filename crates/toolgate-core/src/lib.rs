@@ -13,6 +13,7 @@ pub mod builtin;
 pub mod checkpoint;
 pub mod children;
 pub mod error;
+pub mod flow;
 pub mod gate;
 pub mod hooks;
 pub mod journal;
