@@ -197,6 +197,7 @@ pub fn prepare_with(
     config.ask_timeout = opts.ask_timeout;
     config.sandbox = sandbox;
     config.sampling_max_tokens = host_settings.sampling_max_tokens;
+    config.flow_enabled = host_settings.flow_enabled;
     config.tool_search = tools.value;
     config.mcp_output_tokens = mcp_output_tokens;
     config.reload = reload;

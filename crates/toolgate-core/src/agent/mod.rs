@@ -22,6 +22,7 @@ mod modes;
 mod plan_exit;
 mod pool_keeper;
 mod project;
+mod provenance;
 mod reload;
 mod resources;
 mod roots;
@@ -105,6 +106,8 @@ pub struct AgentConfig {
     pub sandbox: crate::sandbox::Sandbox,
     /// `[sampling] max_tokens`: a server's sampling request asking for more is refused.
     pub sampling_max_tokens: u32,
+    /// `[flow] enabled`: the flow rule (decision 0098).
+    pub flow_enabled: bool,
     /// `[tools]`: when MCP tools are deferred behind `search_tools`.
     pub tool_search: crate::settings::SearchSettings,
     /// Estimated tokens (see [`crate::tokens`]) of one MCP tool result the model gets;
@@ -155,6 +158,7 @@ impl AgentConfig {
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
             sampling_max_tokens: crate::settings::DEFAULT_SAMPLING_MAX_TOKENS,
+            flow_enabled: true,
             permission_mode: ModeStart::default(),
             mode_limits: Default::default(),
             tool_search: Default::default(),

@@ -125,6 +125,7 @@ impl Agent {
         let gate = {
             let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
             gate.set_ask_timeout(config.ask_timeout);
+            gate.set_flow_enabled(config.flow_enabled);
             gate.set_sandbox(config.sandbox.clone());
             gate.load_pins(config.pins_dir.as_deref());
             gate
@@ -184,6 +185,7 @@ impl Agent {
         if self.replay_history {
             self.conversation.replay_all(&restored).await;
         }
+        super::provenance::restore(&mut self.tools, &restored);
         self.conversation.restore(restored.messages);
         self.tools.pool.search.restore_loaded(restored.loaded_tools);
         if let Some(model) = restored.model {
@@ -472,6 +474,7 @@ impl Agent {
     async fn run_turn_with(&mut self, opening: Vec<Message>, cancel: CancellationToken) {
         self.tools.checkpoints.begin_turn();
         let ends_with_user = opening.last().is_some_and(|m| m.role == Role::User);
+        super::provenance::note_person(&mut self.tools, &opening);
         for message in opening {
             match message.role {
                 Role::User => self.conversation.push_user(message.content).await,

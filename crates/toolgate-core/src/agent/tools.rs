@@ -122,6 +122,8 @@ impl ToolHost {
         cancel: &CancellationToken,
     ) -> ContentBlock {
         let tool = pool.get(name).cloned();
+        let call_number = self.gate.flow_labels().next_call();
+        let flow_input = input.clone();
         let start = ToolCallStart {
             call_id: CallId::from(call_id),
             name: name.to_string().into(),
@@ -151,6 +153,18 @@ impl ToolHost {
             Some(ToolOrigin::Mcp { .. } | ToolOrigin::Builtin(BuiltinTool::ReadMcpResource))
         );
         let (output, full_output_path) = self.fit_budget(conv, call_id, run.text.clone(), is_mcp);
+        let finished = super::provenance::Finished {
+            call_id,
+            call: call_number,
+            tool: pool.get(name),
+            name,
+            input: &flow_input,
+            outcome: run.outcome,
+            // The whole result, not only what fitted: the rest is kept in a file the model
+            // can read with a built-in (whose results are trusted).
+            output: &run.text,
+        };
+        self.label_result(conv, finished).await;
         if !run.images.is_empty() {
             conv.emit(AgentEvent::ToolImages {
                 call_id: call_id.into(),

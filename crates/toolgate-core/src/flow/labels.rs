@@ -148,6 +148,9 @@ pub struct FlowLabels {
     record_tokens: HashMap<Token, Source>,
     values: HashMap<String, Source>,
     texts: Vec<(Source, String)>,
+    /// Tokens the person's messages named (the question says so; it does not make a
+    /// token safe).
+    person: BTreeSet<Token>,
 }
 
 impl FlowLabels {
@@ -212,6 +215,15 @@ impl FlowLabels {
                 .find(|(_, text)| text.contains(value))
                 .map(|(source, _)| source)
         })
+    }
+
+    /// A message of the person's (typed, a chosen file, an instruction): its tokens.
+    pub fn note_person(&mut self, text: &str) {
+        self.person.extend(tokens_in(text));
+    }
+
+    pub fn person(&self) -> &BTreeSet<Token> {
+        &self.person
     }
 
     pub fn is_empty(&self) -> bool {

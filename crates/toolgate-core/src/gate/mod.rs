@@ -38,6 +38,8 @@ mod trust;
 #[cfg(test)]
 mod ask_tests;
 #[cfg(test)]
+mod flow_tests;
+#[cfg(test)]
 mod mode_tests;
 #[cfg(test)]
 mod tests;
@@ -79,6 +81,11 @@ pub struct Gate {
     pinning: Pinning,
     /// The permission mode in force (shared with the command reader).
     mode: ModeSwitch,
+    /// Where values came from (decision 0098): the labels of untrusted results, which the
+    /// `flow` stage checks a call's arguments against.
+    flow: crate::flow::FlowLabels,
+    /// `[flow] enabled`.
+    flow_enabled: bool,
 }
 
 impl Gate {
@@ -93,6 +100,8 @@ impl Gate {
             approved_projects: Default::default(),
             pinning: Pinning::default(),
             mode: ModeSwitch::default(),
+            flow: Default::default(),
+            flow_enabled: true,
             workspace,
         }
     }
@@ -114,6 +123,18 @@ impl Gate {
 
     pub fn set_ask_timeout(&mut self, timeout: Option<Duration>) {
         self.ask_timeout = timeout;
+    }
+
+    /// `[flow] enabled = false` turns the flow stage off (the labels are still kept, so a
+    /// resumed session with it on again knows them).
+    pub fn set_flow_enabled(&mut self, enabled: bool) {
+        self.flow_enabled = enabled;
+    }
+
+    /// The session's flow labels: the agent adds each untrusted result's, and the person's
+    /// messages.
+    pub fn flow_labels(&mut self) -> &mut crate::flow::FlowLabels {
+        &mut self.flow
     }
 
     /// The handle sampling requests are decided through: the same rules (kept in step on

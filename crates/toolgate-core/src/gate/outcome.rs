@@ -178,7 +178,13 @@ pub(super) fn headless_refusal(
     why: &str,
     rule: &str,
 ) -> String {
-    if verdict.source.is_managed() {
+    if verdict.rule == crate::flow::FLOW_RULE {
+        // An allow rule let the call run; the flow rule asked (decision 0098): say where
+        // the value came from, not "--allow".
+        format!(
+            "Permission denied: {why}. A value that came from a tool's result needs the person's approval before it is sent on; approval is unavailable in non-interactive mode"
+        )
+    } else if verdict.source.is_managed() {
         format!(
             "Permission denied: {why}; approval is unavailable in non-interactive mode, and no --allow can override the managed policy"
         )

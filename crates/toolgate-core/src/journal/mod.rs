@@ -36,6 +36,7 @@
 //! | `server_log`      | `server`, `level` (`debug` … `emergency`), `message` — a server's `notifications/message` |
 //! | `model_retry`     | `attempt` (the one that follows), `max_attempts`, `wait_ms`, `reason` (`overloaded`\|`rate_limited`\|`server_error`\|`connection`\|`cut`), `detail` — a model request failed and was sent again |
 //! | `model_switched`  | `model` (the model's name, e.g. `claude-opus-4-1`) — `/model` switched the model for the requests after it; a resumed session goes on with the last one |
+//! | `flow_labels`     | `call_id`, `call` (the call's number in the session), `tool`, `text` / `record` (`[{kind: url\|email\|account\|digits, value, field}]`: tokens seen in free text / record data), `values` / `texts` (`[{field, text}]`, normalised) — the labels of one untrusted tool result (decision 0098); a resume rebuilds the flow state from them, also after a compaction |
 //! | `reply_cut`       | `text` (what the person saw of the reply), `retrying` — the reply's stream broke off; the text is not part of the conversation (the retry's reply, in the next `message`, is) |
 //!
 //! Images in messages are kept out of the log: a `message` record's image has `file`
@@ -256,6 +257,8 @@ pub struct RestoredSession {
     pub mode: Option<crate::protocol::PermissionMode>,
     /// The model `/model` switched to last, if it was used.
     pub model: Option<String>,
+    /// The flow labels of the untrusted results, oldest first (decision 0098).
+    pub flow_labels: Vec<crate::flow::ResultLabels>,
 }
 
 /// A tool call as the session log recorded it.
@@ -346,6 +349,7 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             }
             Record::Fact(Event::PermissionMode(change)) => restored.mode = Some(change.mode),
             Record::Journal(Journal::ModelSwitched { model }) => restored.model = Some(model),
+            Record::Journal(Journal::FlowLabels(labels)) => restored.flow_labels.push(labels),
             Record::Journal(Journal::ToolsLoaded { tools }) => {
                 for tool in tools {
                     if !restored.loaded_tools.contains(&tool) {

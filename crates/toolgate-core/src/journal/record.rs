@@ -100,4 +100,7 @@ pub enum Journal {
     /// The conversation was compacted; a resumed session redoes it (see
     /// [`super::redo::apply`]), so the model sees what it saw.
     Compacted(CompactionRecord),
+    /// The flow labels of one untrusted tool result (decision 0098): kept beside the
+    /// messages so compaction does not drop them, and read back on resume.
+    FlowLabels(crate::flow::ResultLabels),
 }

@@ -397,6 +397,21 @@ mod tests {
     }
 
     #[test]
+    fn trust_marks_a_servers_results_as_the_persons_data() {
+        let (servers, diags) = run(r#"{"mcpServers": {
+            "mine": {"command": "x", "trust": "trusted"},
+            "theirs": {"command": "x", "trust": "untrusted"},
+            "bad": {"command": "x", "trust": true}
+        }}"#);
+        assert_eq!(servers.len(), 2);
+        assert!(servers[0].pool.trusted && !servers[1].pool.trusted);
+        assert_eq!(
+            diags[0].message,
+            "server 'bad': \"trust\" must be \"trusted\" or \"untrusted\""
+        );
+    }
+
+    #[test]
     fn unknown_builtin_and_type() {
         let (_, diags) = run(
             r#"{"mcpServers": {"a": {"type": "builtin", "server": "nope"}, "b": {"type": "ws"}}}"#,

@@ -1,7 +1,8 @@
 //! How one server's tools enter the pool, from its `.mcp.json` entry: `"enabled"`,
 //! `"includeTools"` / `"excludeTools"` (gemini-cli's names; globs over raw tool names;
 //! exclude wins) and `"trustNewTools"` (tools that appear mid-session are not asked about
-//! first when a server-wide rule allows them).
+//! first when a server-wide rule allows them), and `"trust"` (`"trusted"`: the server's
+//! results are the person's own data, not untrusted content for the flow rule, decision 0098).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -16,6 +17,9 @@ pub struct PoolSettings {
     pub exclude_tools: Vec<String>,
     /// A tool that appears after the first connect is covered by server-wide rules at once.
     pub trust_new_tools: bool,
+    /// `"trust": "trusted"`: the server's results carry the person's own data, so values in
+    /// them get no flow label (decision 0098). Default: untrusted.
+    pub trusted: bool,
 }
 
 impl Default for PoolSettings {
@@ -25,6 +29,7 @@ impl Default for PoolSettings {
             include_tools: None,
             exclude_tools: Vec::new(),
             trust_new_tools: false,
+            trusted: false,
         }
     }
 }
@@ -72,6 +77,12 @@ pub(super) fn parse(obj: &Map<String, Value>) -> Result<PoolSettings, String> {
         include_tools: patterns("includeTools")?,
         exclude_tools: patterns("excludeTools")?.unwrap_or_default(),
         trust_new_tools: flag("trustNewTools", false)?,
+        trusted: match obj.get("trust") {
+            None | Some(Value::Null) => false,
+            Some(Value::String(s)) if s == "trusted" => true,
+            Some(Value::String(s)) if s == "untrusted" => false,
+            Some(_) => return Err("\"trust\" must be \"trusted\" or \"untrusted\"".into()),
+        },
     };
     for pattern in settings.include_tools.iter().flatten() {
         tool_glob(pattern).map_err(|e| e.to_string())?;

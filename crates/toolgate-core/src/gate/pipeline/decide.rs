@@ -1,4 +1,4 @@
-//! Stage 9, the verdict carried out: allow (a hand-written rule's first use pins the
+//! Stage 10, the verdict carried out: allow (a hand-written rule's first use pins the
 //! definition), deny, or ask: the person (`person.rs`), or headless a refusal that says
 //! how to allow the call.
 

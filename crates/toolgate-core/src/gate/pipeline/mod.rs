@@ -11,15 +11,18 @@
 //! 5. `permission_request`: a question about to be asked may be answered by
 //!    PermissionRequest hooks; else Notification hooks hear that one waits;
 //! 6. `grant_use`: a grant the verdict reached is spent (a limited one may have ended);
-//! 7. escalation (`../escalation.rs`): bash that would leave the sandbox;
-//! 8. definition (`../pins/`): a changed or new tool definition;
-//! 9. `decide`: allow, deny, or ask (the person, or headless a refusal), `person.rs`;
-//! 10. `record`: the outcome stamped with the mode, the decided location, the notices;
-//! 11. `post_tool_use` (after the agent ran the call): PostToolUse hooks, whose block
+//! 7. `flow`: a call the verdict lets run asks when an argument came from the free text
+//!    of an untrusted tool result (decision 0098);
+//! 8. escalation (`../escalation.rs`): bash that would leave the sandbox;
+//! 9. definition (`../pins/`): a changed or new tool definition;
+//! 10. `decide`: allow, deny, or ask (the person, or headless a refusal), `person.rs`;
+//! 11. `record`: the outcome stamped with the mode, the decided location, the notices;
+//! 12. `post_tool_use` (after the agent ran the call): PostToolUse hooks, whose block
 //!     reason is added to what the model reads.
 
 mod context;
 mod decide;
+mod flow;
 mod grant_use;
 mod hook_say;
 mod permission_request;
@@ -99,12 +102,13 @@ impl Gate {
         record::finish(ctx, outcome)
     }
 
-    /// Stages 3 to 9: each hands the verdict on, or ends the pipeline with the outcome.
+    /// Stages 3 to 10: each hands the verdict on, or ends the pipeline with the outcome.
     async fn stages(&mut self, ctx: &mut CallContext<'_>) -> ControlFlow<GateOutcome, GateOutcome> {
         let verdict = policy::verdict(self, ctx);
         let verdict = hook_say::weigh(self, ctx, verdict)?;
         let verdict = permission_request::run(self, ctx, verdict).await?;
         let (verdict, limited) = grant_use::spend(self, ctx, verdict);
+        let verdict = flow::weigh(self, ctx, verdict);
         self.escalation_stage(ctx, &verdict).await?;
         self.definition_stage(ctx, &verdict).await?;
         ControlFlow::Continue(decide::run(self, ctx, verdict, limited).await)

@@ -1,4 +1,4 @@
-//! Stage 11, after the agent ran the call: PostToolUse hooks see its response; a block's
+//! Stage 12, after the agent ran the call: PostToolUse hooks see its response; a block's
 //! reason is added to what the model reads (the call has run: nothing is undone).
 
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! Stage 10, the decision recorded on its outcome: the mode it was decided in (the call
+//! Stage 11, the decision recorded on its outcome: the mode it was decided in (the call
 //! runs in that mode's sandbox), the location a call that may run was decided on (what
 //! the tool opens), and the hook stages' notices before the outcome's own.
 

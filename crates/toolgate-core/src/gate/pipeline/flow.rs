@@ -1,0 +1,29 @@
+//! Stage 7, where the arguments came from (decision 0098): a call the verdict lets run (an
+//! allow rule, a grant, accept-edits, auto mode) asks when an argument carries a value
+//! that first appeared in the free text of an untrusted tool result, or is a credential
+//! seen in untrusted content. The question names each such argument, the value and the
+//! call and field it came from. Deny and ask verdicts pass unchanged: deny still wins.
+//! It runs after the grant is spent, so the ask it makes is never re-decided by a grant.
+
+use crate::flow::{FLOW_RULE, check, reason};
+use crate::gate::Gate;
+use crate::policy::{Decision, Verdict};
+
+use super::CallContext;
+
+pub(super) fn weigh(gate: &Gate, ctx: &CallContext<'_>, verdict: Verdict) -> Verdict {
+    if !gate.flow_enabled || verdict.decision != Decision::Allow {
+        return verdict;
+    }
+    let taints = check(&gate.flow, gate.flow.person(), ctx.input());
+    if taints.is_empty() {
+        return verdict;
+    }
+    Verdict {
+        decision: Decision::Ask {
+            why: reason(&taints),
+        },
+        rule: FLOW_RULE.to_string(),
+        source: verdict.source,
+    }
+}
