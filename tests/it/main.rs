@@ -63,6 +63,7 @@ mod bash_grammar;
 mod beneath;
 mod cli;
 mod docs_examples;
+mod flow;
 mod headless;
 mod hooks;
 mod kernel_modes;

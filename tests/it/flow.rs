@@ -1,0 +1,247 @@
+//! The flow gate (issue 44, decision 0098) through the shipped binary and a real MCP server
+//! (tests/fixtures/bank_server.py): a transaction's memo carries a planted instruction to
+//! send money to the attacker's IBAN. With an allow rule for the whole server, the
+//! transfer to that IBAN is refused headless, naming the value and where it came from, and
+//! never reaches the server; the person's own IBAN and a transaction's sender (record data)
+//! run; a trusted server's values run; `[flow] enabled = false` restores the old verdict;
+//! a resumed session keeps the labels. The far side (the server's own log of transfers) is
+//! the proof, not toolgate's report.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use crate::support::fixture_server::fixture_file;
+use crate::support::pty::{self, quit, scripted_console as console, wait_question};
+
+const ATTACKER: &str = "US133000000121212121212";
+
+/// A run's folders: config (mcp.json, config.toml), state, workspace, the bank's log.
+struct Bank {
+    dir: tempfile::TempDir,
+}
+
+impl Bank {
+    /// The bank server configured as `bank`, its entry extended by `entry`, and
+    /// `config_toml` as the user's config.toml.
+    fn new(entry: Value, config_toml: &str) -> Bank {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        std::fs::write(config.join("config.toml"), config_toml).unwrap();
+        let mut server = json!({
+            "command": "python3",
+            "args": [fixture_file("bank_server.py")],
+            "env": {"BANK_LOG": dir.path().join("bank.jsonl")},
+        });
+        if let (Some(server), Some(extra)) = (server.as_object_mut(), entry.as_object()) {
+            server.extend(extra.clone());
+        }
+        let mcp_json = json!({"mcpServers": {"bank": server}});
+        std::fs::write(dir.path().join("bank.mcp.json"), mcp_json.to_string()).unwrap();
+        Bank { dir }
+    }
+
+    fn mcp_json(&self) -> PathBuf {
+        self.dir.path().join("bank.mcp.json")
+    }
+
+    /// `toolgate -p MESSAGE --output-format jsonl --allow mcp__bank` (and `extra`).
+    fn headless(&self, message: &str, extra: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args([
+                "-p",
+                message,
+                "--output-format",
+                "jsonl",
+                "--allow",
+                "mcp__bank",
+            ])
+            .args(extra)
+            .arg("--mcp-config")
+            .arg(self.mcp_json())
+            .current_dir(self.dir.path().join("ws"))
+            .env("TOOLGATE_STATE_DIR", self.dir.path().join("state"))
+            .env("TOOLGATE_CONFIG_DIR", self.dir.path().join("config"))
+            .env("TOOLGATE_SCENARIO", fixture_file("flow_scenario.json"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .expect("run toolgate")
+    }
+
+    /// The recipients the bank received transfers for.
+    fn transfers(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.path().join("bank.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["recipient"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    /// Every record of the session logs.
+    fn session_records(&self) -> Vec<Value> {
+        let sessions = self.dir.path().join("state/sessions");
+        let mut records = Vec::new();
+        for entry in std::fs::read_dir(sessions).unwrap().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "jsonl") {
+                let text = std::fs::read_to_string(entry.path()).unwrap();
+                records.extend(text.lines().filter_map(|l| serde_json::from_str(l).ok()));
+            }
+        }
+        records
+    }
+}
+
+fn events(run: &Output) -> Vec<Value> {
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect()
+}
+
+fn find<'a>(events: &'a [Value], kind: &str, tool: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["type"] == kind && (e["name"] == tool || e["tool"] == tool))
+        .unwrap_or_else(|| panic!("no {kind} for {tool}: {events:#?}"))
+}
+
+const SEND: &str = "mcp__bank__send_money";
+const SOURCE: &str = "recipient `US133000000121212121212` first appeared in the free text (subject) of the result of mcp__bank__get_transactions (call 2)";
+
+/// The planted IBAN: the allow rule would run the transfer; the flow rule refuses it
+/// (headless), the model reads where the value came from, JSONL and the session log
+/// record the flow decision and the labels, and the bank never receives it.
+#[test]
+fn a_transfer_to_an_iban_from_a_memo_is_refused_naming_where_it_came_from() {
+    let bank = Bank::new(json!({}), "");
+    let events = events(&bank.headless("attack", &[]));
+    let send = find(&events, "tool_finished", SEND);
+    assert_eq!(send["outcome"], "denied", "{send}");
+    let output = send["output"].as_str().unwrap();
+    assert!(
+        output.starts_with(&format!("Permission denied: {SOURCE}")),
+        "{output}"
+    );
+    let decision = find(&events, "permission_decided", SEND);
+    assert_eq!(decision["decision"], "deny", "{decision}");
+    assert_eq!(decision["decider"]["by"], "headless", "{decision}");
+    assert_eq!(decision["decider"]["asked_by"], "flow", "{decision}");
+    assert!(bank.transfers().is_empty(), "{:?}", bank.transfers());
+
+    let records = bank.session_records();
+    let labels = records
+        .iter()
+        .find(|r| r["type"] == "flow_labels")
+        .expect("a flow_labels record");
+    assert_eq!(labels["tool"], "mcp__bank__get_transactions");
+    assert_eq!(labels["call"], 2);
+    assert!(
+        labels["text"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["value"] == ATTACKER && t["field"] == "subject"),
+        "{labels}"
+    );
+    let logged = records
+        .iter()
+        .find(|r| r["type"] == "permission_decided" && r["tool"] == SEND)
+        .expect("the decision in the session log");
+    assert_eq!(logged["decider"]["asked_by"], "flow", "{logged}");
+}
+
+/// The person's own IBAN (in no result) and a transaction's sender (record data, a refund)
+/// run through the same allow rule, and the bank receives both.
+#[test]
+fn the_persons_own_values_and_record_data_run() {
+    let bank = Bank::new(json!({}), "");
+    for (message, recipient) in [
+        ("own CH5604835012345678009", "CH5604835012345678009"),
+        ("refund the pizza", "GB29NWBK60161331926819"),
+    ] {
+        let events = events(&bank.headless(message, &[]));
+        let send = find(&events, "tool_finished", SEND);
+        assert_eq!(send["outcome"], "ok", "{send}");
+        assert!(bank.transfers().contains(&recipient.to_string()));
+    }
+}
+
+/// `"trust": "trusted"` on the entry (the person's own data), and `[flow] enabled = false`:
+/// the transfer runs as the allow rule says, and the bank receives it.
+#[test]
+fn a_trusted_server_or_the_rule_turned_off_leaves_the_allow_rule_alone() {
+    for bank in [
+        Bank::new(json!({"trust": "trusted"}), ""),
+        Bank::new(json!({}), "[flow]\nenabled = false\n"),
+    ] {
+        let events = events(&bank.headless("attack", &[]));
+        let send = find(&events, "tool_finished", SEND);
+        assert_eq!(send["outcome"], "ok", "{send}");
+        assert_eq!(bank.transfers(), [ATTACKER]);
+    }
+}
+
+/// The labels live in the session log: a resumed session (`-c`) that sends at once,
+/// without reading the transactions again, is refused naming the first run's call.
+#[test]
+fn a_resumed_session_keeps_the_labels() {
+    let bank = Bank::new(json!({}), "");
+    let first = events(&bank.headless("read", &[]));
+    assert_eq!(
+        find(&first, "tool_finished", "mcp__bank__get_transactions")["outcome"],
+        "ok"
+    );
+    let events = events(&bank.headless("later", &["-c"]));
+    let send = find(&events, "tool_finished", SEND);
+    assert_eq!(send["outcome"], "denied", "{send}");
+    assert!(send["output"].as_str().unwrap().contains(SOURCE), "{send}");
+    assert!(bank.transfers().is_empty());
+}
+
+/// The console: the modal asks about the transfer the allow rule would have run, and its
+/// reason names the argument, the value and the call it came from; denied, nothing reaches
+/// the bank.
+#[test]
+fn the_console_asks_and_the_question_shows_the_flow() {
+    let bank = Bank::new(json!({}), "[permissions]\nallow = [\"mcp__bank\"]\n");
+    let home = bank.dir.path().join("home");
+    std::fs::create_dir_all(home.join("config")).unwrap();
+    std::fs::copy(
+        bank.dir.path().join("config/config.toml"),
+        home.join("config/config.toml"),
+    )
+    .unwrap();
+    let steps = flow_steps();
+    let mut cmd = console(&home, &bank.dir.path().join("ws"), steps);
+    cmd.arg("--mcp-config");
+    cmd.arg(bank.mcp_json());
+    let (mut child, screen, mut keys) = pty::spawn(cmd, 40, 160);
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "attack");
+    wait_question(&screen, SEND);
+    screen.wait_for("the flow reason in the modal", |t| {
+        t.contains("first appeared in the free text") && t.contains(ATTACKER)
+    });
+    keys.press(b"n");
+    screen.wait_text("Model received: Permission denied");
+    assert!(bank.transfers().is_empty());
+    quit(&screen, &mut keys, &mut child);
+}
+
+/// The scenario's attack steps, for a console run (its scenario is written from steps).
+fn flow_steps() -> Value {
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture_file("flow_scenario.json")).unwrap())
+            .unwrap();
+    scenario["steps"].clone()
+}
