@@ -232,6 +232,9 @@ fn the_console_asks_and_the_question_shows_the_flow() {
     screen.wait_for("the flow reason in the modal", |t| {
         t.contains("first appeared in the free text") && t.contains(ATTACKER)
     });
+    if std::env::var_os("FLOW_SHOW_MODAL").is_some() {
+        eprintln!("{}", screen.text());
+    }
     keys.press(b"n");
     screen.wait_text("Model received: Permission denied");
     assert!(bank.transfers().is_empty());

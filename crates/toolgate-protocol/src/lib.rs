@@ -58,7 +58,7 @@ pub use project::{FileCommand, InstructionFile, InstructionScope, ProjectView};
 pub use sampling::{SamplingOutcome, SamplingReport, SamplingRequest, SamplingTurn};
 pub use servers::{Containment, LogLevel, ServerInfo, ServerLogLine, ServerStatus};
 pub use tools::{ImageSummary, PermissionLine, ToolCallStart, ToolOutcome};
-pub use verdict::{Decision, RuleSource, Verdict};
+pub use verdict::{Decision, FLOW_RULE, RuleSource, Verdict};
 
 use serde_json::Value;
 

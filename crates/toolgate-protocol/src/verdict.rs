@@ -51,6 +51,11 @@ impl std::fmt::Display for RuleSource {
     }
 }
 
+/// The rule of a verdict the flow stage turned into a question (decision 0098): an argument
+/// came from an untrusted tool result. The verdict keeps the source of the rule that would
+/// have allowed the call.
+pub const FLOW_RULE: &str = "flow";
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     pub decision: Decision,

@@ -14,7 +14,7 @@ use super::labels::{FlowLabels, Source, argument_strings, normalise_value};
 use super::tokens::{Token, tokens_in};
 
 /// The rule's name, as a verdict's rule and a decision's `asked_by`.
-pub const FLOW_RULE: &str = "flow";
+pub use crate::protocol::FLOW_RULE;
 
 /// Argument names that hold a credential.
 static CREDENTIAL_ARG: LazyLock<Regex> = LazyLock::new(|| {

@@ -36,11 +36,7 @@ impl Kind for ToolCall {
         };
         let mut facts = vec![
             Fact::new("why", &self.why, Tone::Warn),
-            Fact::new(
-                "rule",
-                format!("{} ({})", self.verdict.rule, self.verdict.source),
-                Tone::Dim,
-            ),
+            Fact::new("rule", self.rule_line(), Tone::Dim),
         ];
         if let ToolOrigin::Mcp { .. } = self.tool.origin {
             facts.push(claims_fact(&self.tool));
@@ -119,6 +115,19 @@ pub(super) fn run_choices(
         choices.push(deny_with_note());
     }
     choices
+}
+
+impl ToolCall {
+    /// The rule that asked, and where it came from; a flow question says that a rule
+    /// would have allowed the call.
+    fn rule_line(&self) -> String {
+        let Verdict { rule, source, .. } = &self.verdict;
+        if rule == crate::FLOW_RULE {
+            format!("flow: an argument came from a tool's result (the call is allowed by {source})")
+        } else {
+            format!("{rule} ({source})")
+        }
+    }
 }
 
 /// The server's claims about a tool, as a card shows them (never verified).
