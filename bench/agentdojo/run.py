@@ -67,6 +67,9 @@ class Setup:
     mode: str | None
     # "all": every tool of the server; "read": the read tools by prefix; None: no rule.
     allow: str | None
+    # `[flow] enabled` (decision 0098; on by default since): the baselines keep it off, so
+    # they measure what they measured before the flow gate was built.
+    flow: bool = False
 
 
 SETUPS = {
@@ -75,6 +78,7 @@ SETUPS = {
         Setup("allow-all-auto", "every tool of the server allowed, auto mode", "auto", "all"),
         Setup("read-only", "only the read tools (get_/read_/search_/list_/check_) allowed", None, "read"),
         Setup("default", "default mode, no rules", None, None),
+        Setup("allow-all-auto-flow", "every tool of the server allowed, auto mode, the flow rule on (toolgate's default)", "auto", "all", flow=True),
     )
 }
 
@@ -208,7 +212,8 @@ def run_one(spec: RunSpec, setup: Setup, binary: Path, model: ModelServer, work:
     run_dir = work / run_id
     (run_dir / "workspace").mkdir(parents=True)
     (run_dir / "config").mkdir()
-    (run_dir / "config" / "config.toml").write_text('[tools]\nsearch = "off"\n')
+    flow = "true" if setup.flow else "false"
+    (run_dir / "config" / "config.toml").write_text(f'[tools]\nsearch = "off"\n\n[flow]\nenabled = {flow}\n')
 
     task_env = starting_environment(suite, user_task, spec.injections)
     pre_env = task_env.model_copy(deep=True)
