@@ -11,11 +11,10 @@ use serde_json::Value;
 const FREE_TEXT_WORDS: usize = 4;
 
 /// Keys whose values are prose even when short: a one-word memo can still carry an order.
-static PROSE_KEYS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+static PROSE_KEYS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    super::compiled(
         r"(?i)(subject|body|content|text|message|description|memo|note|comment|review|snippet|summary|bio|about)",
     )
-    .expect("prose keys")
 });
 
 /// One string leaf of a result: the key it sits under (the parent's for a list item, empty
@@ -61,7 +60,7 @@ pub fn leaves(text: &str) -> Vec<Leaf> {
 pub fn is_free_text(key: &str, value: &str) -> bool {
     value.trim().contains('\n')
         || value.split_whitespace().count() >= FREE_TEXT_WORDS
-        || PROSE_KEYS.is_match(key)
+        || PROSE_KEYS.as_ref().is_some_and(|r| r.is_match(key))
 }
 
 fn json_leaves(value: &Value, key: &str, out: &mut Vec<(String, String)>) {
@@ -74,8 +73,8 @@ fn json_leaves(value: &Value, key: &str, out: &mut Vec<(String, String)>) {
     }
 }
 
-static KEY_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:\s+(.*))?$").expect("key line"));
+static KEY_LINE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| super::compiled(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:\s+(.*))?$"));
 
 /// How the value being read goes on over the next lines.
 #[derive(Clone, Copy, PartialEq)]
@@ -136,7 +135,7 @@ fn yamlish(text: &str) -> Option<Vec<(String, String)>> {
             rest = after.trim_start();
             item = true;
         }
-        if let Some(caps) = KEY_LINE.captures(rest) {
+        if let Some(caps) = KEY_LINE.as_ref().and_then(|r| r.captures(rest)) {
             keys += 1;
             let key = caps[1].to_string();
             let raw = caps.get(2).map_or("", |m| m.as_str()).trim();
@@ -269,6 +268,11 @@ mod tests {
             [leaf("", "Bill\n----\nCar 98.70", true)]
         );
         assert_eq!(shown("13"), [leaf("", "13", true)]);
+    }
+
+    #[test]
+    fn the_patterns_compile() {
+        assert!(PROSE_KEYS.is_some() && KEY_LINE.is_some());
     }
 
     #[test]

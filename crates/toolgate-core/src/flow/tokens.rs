@@ -45,18 +45,16 @@ const FILE_ENDINGS: &[&str] = &[
     "js", "ts", "sh", "toml", "ics", "eml",
 ];
 
-static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+").expect("email pattern")
-});
-static URL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+static EMAIL: LazyLock<Option<Regex>> =
+    LazyLock::new(|| super::compiled(r"(?i)[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"));
+static URL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    super::compiled(
         r#"(?i)(?:https?://)?(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24}(?::\d+)?(?:/[^\s'"<>)\]]*)?"#,
     )
-    .expect("url pattern")
 });
-static ACCOUNT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b[a-z]{2}\d{2}[a-z0-9]{10,30}\b").expect("account pattern"));
-static DIGITS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\d{8,}").expect("digits pattern"));
+static ACCOUNT: LazyLock<Option<Regex>> =
+    LazyLock::new(|| super::compiled(r"(?i)\b[a-z]{2}\d{2}[a-z0-9]{10,30}\b"));
+static DIGITS: LazyLock<Option<Regex>> = LazyLock::new(|| super::compiled(r"\d{8,}"));
 
 /// A URL as compared: lower case, no scheme, no trailing slash or sentence punctuation.
 pub fn normalise_url(value: &str) -> String {
@@ -78,12 +76,15 @@ pub fn tokens_in(text: &str) -> BTreeSet<Token> {
     let mut add = |kind, value: String| {
         found.insert(Token { kind, value });
     };
-    for m in EMAIL.find_iter(text) {
+    for m in EMAIL.iter().flat_map(|r| r.find_iter(text)) {
         add(TokenKind::Email, m.as_str().to_lowercase());
     }
     // An address's domain is not a host of its own: mask the addresses first.
-    let masked = EMAIL.replace_all(text, " ");
-    for m in URL.find_iter(&masked) {
+    let masked = match EMAIL.as_ref() {
+        Some(email) => email.replace_all(text, " "),
+        None => std::borrow::Cow::Borrowed(text),
+    };
+    for m in URL.iter().flat_map(|r| r.find_iter(&masked)) {
         let url = normalise_url(m.as_str());
         let host = url.split('/').next().unwrap_or("");
         let host = host.split(':').next().unwrap_or("");
@@ -96,13 +97,13 @@ pub fn tokens_in(text: &str) -> BTreeSet<Token> {
         }
         add(TokenKind::Url, url);
     }
-    for m in ACCOUNT.find_iter(text) {
+    for m in ACCOUNT.iter().flat_map(|r| r.find_iter(text)) {
         // Letters, two digits, then at least one more digit: not a word like "ab12cdefghijkl".
         if m.as_str()[4..].bytes().any(|b| b.is_ascii_digit()) {
             add(TokenKind::Account, m.as_str().to_uppercase());
         }
     }
-    for m in DIGITS.find_iter(text) {
+    for m in DIGITS.iter().flat_map(|r| r.find_iter(text)) {
         // A run that is part of a decimal number (`12345678.5`) is an amount, not an id.
         let before = text[..m.start()].chars().next_back();
         let after = text[m.end()..].chars().next();
@@ -146,6 +147,11 @@ mod tests {
             shown("order 123456789 for 1234567.50"),
             ["number:123456789"]
         );
+    }
+
+    #[test]
+    fn the_patterns_compile() {
+        assert!(EMAIL.is_some() && URL.is_some() && ACCOUNT.is_some() && DIGITS.is_some());
     }
 
     #[test]
