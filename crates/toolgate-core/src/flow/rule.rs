@@ -91,10 +91,15 @@ fn describe(taint: &Taint) -> String {
             } else {
                 ""
             };
+            // A whole-string result (a file's, a page's content) has no field to name.
+            let text = if source.field.is_empty() {
+                "the text".to_string()
+            } else {
+                format!("the free text ({})", source.field)
+            };
             format!(
-                "{argument} `{}` first appeared in the free text {} of the result of {}{also}",
+                "{argument} `{}` first appeared in {text} of the result of {}{also}",
                 quoted(&token.value),
-                where_in(source),
                 call_of(source)
             )
         }
@@ -104,10 +109,6 @@ fn describe(taint: &Taint) -> String {
             field_of(source)
         ),
     }
-}
-
-fn where_in(source: &Source) -> String {
-    format!("({})", field_of(source))
 }
 
 fn field_of(source: &Source) -> &str {
