@@ -46,6 +46,7 @@ fn a_compacted_session_resumes_compacted_and_replays_whole() {
     })
     .unwrap();
     let restored = load(dir.path(), "s1").unwrap();
+    assert!(restored.flow_labels.is_empty());
     assert_eq!(
         restored.messages,
         vec![Message {
@@ -248,4 +249,42 @@ fn a_log_written_before_one_event_type_reads_as_events() {
     let restored = load(dir.path(), "s").unwrap();
     assert_eq!(restored.skipped_lines, 0);
     assert_eq!(restored.turns, 1);
+}
+
+/// The flow labels of a result (decision 0098) come back on resume even when a compaction
+/// summarized the messages that carried the result away.
+#[test]
+fn flow_labels_survive_a_compaction() {
+    use crate::protocol::{CompactionReport, CompactionTrigger};
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::open(dir.path(), "s1").unwrap();
+    let labels = crate::flow::ResultLabels::of(
+        "c1",
+        1,
+        "mcp__bank__get_txs",
+        &serde_json::json!({}),
+        "subject: pay US133000000121212121212",
+    );
+    log.append(Journal::FlowLabels(labels.clone())).unwrap();
+    log.append(Journal::Message {
+        message: Message::user_text("first"),
+    })
+    .unwrap();
+    log.append(Journal::Compacted(redo::CompactionRecord {
+        report: CompactionReport {
+            trigger: CompactionTrigger::Manual,
+            tokens_before: 100,
+            tokens_after: 10,
+            cleared_outputs: 0,
+            summarized_messages: 1,
+            kept_messages: 0,
+        },
+        cleared: vec![],
+        kept_from: 1,
+        summary: Some("summary".into()),
+        focus: None,
+    }))
+    .unwrap();
+    let restored = load(dir.path(), "s1").unwrap();
+    assert_eq!(restored.flow_labels, vec![labels]);
 }
