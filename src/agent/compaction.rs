@@ -462,7 +462,7 @@ fn summary_message(summary: &str, part: &[Message], state: &[String]) -> String 
         let ContentBlock::ToolUse { name, input, .. } = block else {
             continue;
         };
-        let Some(kind) = crate::builtin::BuiltinTool::from_name(name) else {
+        let Some(kind) = crate::builtin::BuiltinId::from_name(name) else {
             continue;
         };
         let Some(path) = kind
@@ -477,7 +477,7 @@ fn summary_message(summary: &str, part: &[Message], state: &[String]) -> String 
         }
         if kind.writes_files() {
             changed.push(path.to_string());
-        } else if kind == crate::builtin::BuiltinTool::ReadFile {
+        } else if kind == crate::builtin::tools::read_file::ID {
             read.push(path.to_string());
         }
     }

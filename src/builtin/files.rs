@@ -1,8 +1,9 @@
 //! read_file, write_file and edit_file. Text only: a file with NUL bytes or invalid UTF-8 is
 //! refused rather than shown garbled or rewritten lossily.
 
+use super::BuiltinOutput;
 use super::args::{ArgError, Args};
-use super::{BuiltinOutput, BuiltinTool};
+use super::tools::{edit_file, read_file, write_file};
 use crate::beneath::{BeneathError, FileTarget};
 use std::io::{self, Read};
 use std::path::Path;
@@ -132,7 +133,7 @@ pub async fn read_file(
     workspace: &Path,
     decided: Option<&FileTarget>,
 ) -> BuiltinOutput {
-    const TOOL: &str = BuiltinTool::ReadFile.name();
+    const TOOL: &str = read_file::NAME;
     let parsed = (|| {
         let (args, path) = path_args(TOOL, input, &["path", "limit"])?;
         let limit = args
@@ -159,7 +160,7 @@ pub async fn read_file(
 }
 
 fn read_numbered(file: std::fs::File, shown: &str, limit: u64) -> Result<String, FileError> {
-    const TOOL: &str = BuiltinTool::ReadFile.name();
+    const TOOL: &str = read_file::NAME;
     let meta = file.metadata().map_err(|e| FileError::io(TOOL, shown, e))?;
     if meta.is_dir() {
         return Err(FileError::IsDirectory {
@@ -256,7 +257,7 @@ pub async fn write_file(
     workspace: &Path,
     decided: Option<&FileTarget>,
 ) -> BuiltinOutput {
-    const TOOL: &str = BuiltinTool::WriteFile.name();
+    const TOOL: &str = write_file::NAME;
     let parsed = write_args(input);
     let (shown, content) = match parsed {
         Ok(p) => p,
@@ -288,7 +289,7 @@ pub async fn write_file(
 
 /// write_file's path and content, checked.
 pub(super) fn write_args(input: &serde_json::Value) -> Result<(String, String), FileError> {
-    const TOOL: &str = BuiltinTool::WriteFile.name();
+    const TOOL: &str = write_file::NAME;
     let (args, path) = path_args(TOOL, input, &["path", "content"])?;
     let content = args.string("content").map_err(invalid_input(TOOL))?;
     Ok((path.to_string(), content.to_string()))
@@ -302,7 +303,7 @@ pub async fn edit_file(
     workspace: &Path,
     decided: Option<&FileTarget>,
 ) -> BuiltinOutput {
-    const TOOL: &str = BuiltinTool::EditFile.name();
+    const TOOL: &str = edit_file::NAME;
     let parsed = edit_args(input);
     let (shown, old, new) = match parsed {
         Ok(p) => p,
@@ -315,7 +316,7 @@ pub async fn edit_file(
 
 /// edit_file's path, old_text and new_text, checked.
 pub(super) fn edit_args(input: &serde_json::Value) -> Result<(String, String, String), FileError> {
-    const TOOL: &str = BuiltinTool::EditFile.name();
+    const TOOL: &str = edit_file::NAME;
     let (args, path) = path_args(TOOL, input, &["path", "old_text", "new_text"])?;
     let old = args.string("old_text").map_err(invalid_input(TOOL))?;
     let new = args.string("new_text").map_err(invalid_input(TOOL))?;
@@ -342,7 +343,7 @@ fn edit(
     old: &str,
     new: &str,
 ) -> Result<String, FileError> {
-    const TOOL: &str = BuiltinTool::EditFile.name();
+    const TOOL: &str = edit_file::NAME;
     // Read and written through the same folder handle: what was read is what is replaced.
     let place = target
         .place(workspace, false)

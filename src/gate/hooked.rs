@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Gate, GateOutcome, Gated};
-use crate::builtin::BuiltinTool;
+use crate::builtin::BuiltinId;
 use crate::hooks::{Hooks, PreToolDecision, PreToolSay};
 use crate::policy::{AuditRecord, Decider, Decision, Permit, Verdict};
 use crate::pool::PoolTool;
@@ -196,7 +196,7 @@ impl Gate {
     /// Whether a hook's allow may answer this ask: not a step out of the sandbox (only the
     /// person decides that) and not a changed or new definition (the person sees it).
     fn hook_may_answer(&self, tool: &PoolTool, input: &Value, verdict: &Verdict) -> bool {
-        let escalates = tool.builtin_kind() == Some(BuiltinTool::Bash)
+        let escalates = tool.builtin_kind().is_some_and(BuiltinId::is_shell)
             && !matches!(self.escalation_reason(input), Ok(None));
         !escalates && self.definition_news(tool, verdict).is_none()
     }

@@ -51,7 +51,7 @@ pub use sampling::SamplingGate;
 pub use store::append_allow_rule;
 pub use trust::TrustStore;
 
-use crate::builtin::BuiltinTool;
+use crate::builtin::BuiltinId;
 use crate::policy::{
     AlwaysRule, AuditRecord, Decider, Decision, Permit, PersonAnswer, Policy, PolicyContext,
     ResolvedTarget, RuleChanges, Verdict, always_rule, grant_key, path_to_resolve,
@@ -314,7 +314,7 @@ impl Gate {
         // A grant is checked (time) and spent (calls) at the moment of the call.
         let (verdict, limited) = self.spend_grant(tool, input, verdict);
         if !matches!(verdict.decision, Decision::Deny { .. })
-            && tool.builtin_kind() == Some(BuiltinTool::Bash)
+            && tool.builtin_kind().is_some_and(BuiltinId::is_shell)
         {
             match self.escalation_reason(input) {
                 Ok(None) => {}

@@ -12,7 +12,7 @@ use super::target::{self, PathRequest};
 use super::{
     Decision, OutsideWorkspace, Policy, PolicyContext, Rule, RuleList, RuleSource, Verdict,
 };
-use crate::builtin::BuiltinTool;
+use crate::builtin::BuiltinId;
 use crate::pool::PoolTool;
 
 impl Policy {
@@ -209,7 +209,7 @@ impl Policy {
 
     pub(super) fn decide_file(
         &self,
-        kind: BuiltinTool,
+        kind: BuiltinId,
         tool: &PoolTool,
         input: &Value,
         ctx: &PolicyContext<'_>,

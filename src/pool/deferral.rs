@@ -48,7 +48,7 @@ impl Deferral {
                 .visible
                 .tools
                 .iter()
-                .any(|t| t.builtin_kind() == Some(crate::builtin::BuiltinTool::SearchTools))
+                .any(|t| t.builtin_kind() == Some(crate::builtin::tools::search_tools::ID))
     }
 }
 
@@ -121,7 +121,6 @@ pub fn defer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtin::BuiltinTool;
     use crate::pool::{McpToolInfo, ServerTools, ToolClaims, assemble};
     use serde_json::json;
 
@@ -142,7 +141,7 @@ mod tests {
 
     fn search_tool() -> PoolTool {
         PoolTool::builtin(
-            BuiltinTool::SearchTools,
+            crate::builtin::tools::search_tools::ID,
             "find tools",
             json!({"type": "object"}),
         )
@@ -150,7 +149,7 @@ mod tests {
 
     fn full() -> Pool {
         let builtins = vec![PoolTool::builtin(
-            BuiltinTool::Bash,
+            crate::builtin::tools::bash::ID,
             "bash",
             json!({"type": "object"}),
         )];

@@ -37,7 +37,7 @@ fn tools_come_in_order_with_origins() {
             "disconnect_mcp"
         ]
     );
-    for (tool, kind) in tools.iter().zip(BuiltinTool::ALL) {
+    for (tool, kind) in tools.iter().zip(BuiltinId::all()) {
         assert_eq!(tool.origin, ToolOrigin::Builtin(kind), "{}", tool.name);
         assert_eq!(tool.name, kind.name());
     }

@@ -314,16 +314,16 @@ async fn the_decided_target_is_what_is_opened() {
     let run = |tool, input: serde_json::Value, target: FileTarget| {
         let ws = ws.path().to_path_buf();
         async move {
-            crate::builtin::run_traced(
-                tool,
-                &input,
-                &ws,
-                &Sandbox::default(),
-                CancellationToken::new(),
-                None,
-                Some(&target),
-            )
-            .await
+            BuiltinId::handler(tool)
+                .run(LocalCall {
+                    input: &input,
+                    workspace: &ws,
+                    sandbox: &Sandbox::default(),
+                    cancel: CancellationToken::new(),
+                    trace: None,
+                    target: Some(&target),
+                })
+                .await
         }
     };
     // Approved outside: read exactly as resolved.

@@ -7,7 +7,7 @@ mod files;
 mod glob;
 
 use super::*;
-use crate::pool::ToolOrigin;
+use crate::pool::{ToolOrigin, builtin_tools, pool_builtins};
 use serde_json::json;
 use std::time::Duration;
 
