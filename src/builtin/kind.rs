@@ -1,14 +1,13 @@
 //! Which built-in a pool entry is: a handle on the tool's handler, compared by name. The
 //! pool, the policy and the agent ask it (or the handler behind it) what they need, so a
-//! new built-in needs no decision anywhere else.
+//! new built-in needs no decision anywhere else. Listing, lookup by name, order and
+//! reading back from text come from the registry (`registry.rs`).
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::cmp::Ordering;
+use serde::{Serialize, Serializer};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
 use super::handler::{BuiltinHandler, FileAccess, Judgement, Presence, RunsIn};
-use super::registry;
 
 /// A built-in tool: its handler, known by its model-facing name.
 #[derive(Clone, Copy)]
@@ -17,16 +16,6 @@ pub struct BuiltinId(&'static dyn BuiltinHandler);
 impl BuiltinId {
     pub const fn new(handler: &'static dyn BuiltinHandler) -> Self {
         BuiltinId(handler)
-    }
-
-    /// Every built-in, in pool order.
-    pub fn all() -> impl Iterator<Item = BuiltinId> {
-        registry::HANDLERS.iter().map(|handler| BuiltinId(*handler))
-    }
-
-    /// The built-in with this model-facing name, if any.
-    pub fn from_name(name: &str) -> Option<BuiltinId> {
-        BuiltinId::all().find(|id| id.name() == name)
     }
 
     pub fn handler(self) -> &'static dyn BuiltinHandler {
@@ -79,13 +68,6 @@ impl BuiltinId {
     pub fn writes_files(self) -> bool {
         self.file_access().is_some_and(FileAccess::writes)
     }
-
-    /// The position in pool order.
-    fn position(self) -> usize {
-        BuiltinId::all()
-            .position(|id| id.name() == self.name())
-            .unwrap_or(usize::MAX)
-    }
 }
 
 impl PartialEq for BuiltinId {
@@ -99,19 +81,6 @@ impl Eq for BuiltinId {}
 impl Hash for BuiltinId {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.name().hash(state);
-    }
-}
-
-impl PartialOrd for BuiltinId {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// Pool order, as the enum this replaced ordered them.
-impl Ord for BuiltinId {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.position(), self.name()).cmp(&(other.position(), other.name()))
     }
 }
 
@@ -130,15 +99,6 @@ impl fmt::Display for BuiltinId {
 impl Serialize for BuiltinId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.name())
-    }
-}
-
-/// Only a registered name reads back; anything else is refused, never guessed.
-impl<'de> Deserialize<'de> for BuiltinId {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        BuiltinId::from_name(&name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown built-in tool `{name}`")))
     }
 }
 

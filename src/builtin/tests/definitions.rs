@@ -128,10 +128,10 @@ fn connector_tools_enumerate_the_configured_servers() {
 async fn connectors_are_not_run_here() {
     // connect_mcp changes the pool, which only the agent can do.
     let ws = workspace();
-    let out = call(BuiltinTool::ConnectMcp, json!({"name": "docs"}), ws.path()).await;
+    let out = call(tools::connect_mcp::ID, json!({"name": "docs"}), ws.path()).await;
     assert_eq!(out, BuiltinOutput::error("Unknown tool: connect_mcp"));
     let out = call(
-        BuiltinTool::DisconnectMcp,
+        tools::disconnect_mcp::ID,
         json!({"name": "docs"}),
         ws.path(),
     )

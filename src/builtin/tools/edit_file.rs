@@ -16,12 +16,11 @@ use crate::builtin::{BuiltinId, BuiltinOutput, files};
 pub struct EditFile;
 
 pub const ID: BuiltinId = BuiltinId::new(&EditFile);
-pub(crate) const NAME: &str = "edit_file";
 
 #[async_trait]
 impl BuiltinHandler for EditFile {
     fn name(&self) -> &'static str {
-        NAME
+        files::EDIT_FILE
     }
 
     fn definition(&self, _: &DefinitionContext<'_>) -> Definition {

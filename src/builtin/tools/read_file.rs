@@ -14,12 +14,11 @@ use crate::builtin::{BuiltinId, BuiltinOutput};
 pub struct ReadFile;
 
 pub const ID: BuiltinId = BuiltinId::new(&ReadFile);
-pub(crate) const NAME: &str = "read_file";
 
 #[async_trait]
 impl BuiltinHandler for ReadFile {
     fn name(&self) -> &'static str {
-        NAME
+        files::READ_FILE
     }
 
     fn definition(&self, _: &DefinitionContext<'_>) -> Definition {

@@ -16,12 +16,11 @@ use crate::builtin::{BuiltinId, BuiltinOutput, files};
 pub struct WriteFile;
 
 pub const ID: BuiltinId = BuiltinId::new(&WriteFile);
-pub(crate) const NAME: &str = "write_file";
 
 #[async_trait]
 impl BuiltinHandler for WriteFile {
     fn name(&self) -> &'static str {
-        NAME
+        files::WRITE_FILE
     }
 
     fn definition(&self, _: &DefinitionContext<'_>) -> Definition {
