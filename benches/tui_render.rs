@@ -19,10 +19,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use toolgate::builtin::BuiltinTool;
 use toolgate::policy::{Decision, RuleSource, Verdict};
-use toolgate::pool::{PoolTool, ToolOrigin};
-use toolgate::protocol::{AgentEvent, PoolEntry, PoolUpdate, ToolOutcome};
+use toolgate::protocol::{AgentEvent, PoolEntry, PoolTool, PoolUpdate, ToolOrigin, ToolOutcome};
 use toolgate::tui::{App, ConsoleInfo, Msg, update, view};
 
 const WIDTH: u16 = 120;
@@ -82,24 +80,17 @@ fn verdict(decision: Decision) -> Verdict {
 
 /// The six starting tools, plus `mcp_tools` tools spread over servers of 38 tools each.
 fn pool(mcp_tools: usize) -> Vec<PoolEntry> {
-    let mut out: Vec<PoolEntry> = [
-        BuiltinTool::Bash,
-        BuiltinTool::ReadFile,
-        BuiltinTool::WriteFile,
-        BuiltinTool::EditFile,
-        BuiltinTool::Glob,
-    ]
-    .into_iter()
-    .map(|kind| PoolEntry {
-        tool: PoolTool::builtin(kind, "a built-in", json!({"type": "object"})),
-        verdict: verdict(Decision::Allow),
-    })
-    .collect();
-    let connect = PoolTool::builtin(
-        BuiltinTool::ConnectMcp,
-        "connect",
-        json!({"type": "object"}),
-    );
+    let mut out: Vec<PoolEntry> = ["bash", "read_file", "write_file", "edit_file", "glob"]
+        .into_iter()
+        .map(|name| PoolEntry {
+            tool: PoolTool::builtin(name, "a built-in", json!({"type": "object"})),
+            verdict: verdict(Decision::Allow),
+        })
+        .collect();
+    let connect = PoolTool {
+        origin: ToolOrigin::Builtin { connector: true },
+        ..PoolTool::builtin("connect_mcp", "connect", json!({"type": "object"}))
+    };
     out.push(PoolEntry {
         tool: connect,
         verdict: verdict(Decision::Allow),
@@ -118,7 +109,7 @@ fn pool(mcp_tools: usize) -> Vec<PoolEntry> {
         let mut tool = PoolTool {
             name: format!("mcp__{server}__{name}"),
             ..PoolTool::builtin(
-                BuiltinTool::Bash,
+                "bash",
                 "Does one thing on the server",
                 json!({"type": "object", "properties": properties}),
             )

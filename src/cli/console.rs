@@ -9,10 +9,9 @@ use crate::agent::AgentHandle;
 use crate::cli::bootstrap::{FrontEnd, StartOptions};
 use crate::error::{Failure, FailureKind};
 use crate::gate::TrustStore;
-use crate::protocol::Containment;
 use crate::protocol::questions::{Origin, Reply, Request, TrustAnswer, WorkspaceTrust};
 use crate::protocol::{AgentEvent, UiCommand};
-use crate::tui::{ConsoleInfo, ServerInfo};
+use crate::tui::ConsoleInfo;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tokio::sync::mpsc;
@@ -73,7 +72,7 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
             .iter()
             .map(|config| {
                 let profile = sandbox.server_profile(config, &workspace);
-                ServerInfo::from_config(config, Containment::of(config, Some(&profile)))
+                crate::views::server_info(config, Some(&profile))
             })
             .collect(),
         no_color: false,

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::mcp::ServerStatus;
 use crate::model::Usage;
 use crate::policy::Decision;
-use crate::pool::ToolOrigin;
 use crate::protocol::{
-    CallId, PermissionLine, PoolEntry, PoolUpdate, ServerLogLine, ToolCallStart, ToolOutcome,
+    CallId, PermissionLine, PoolEntry, PoolUpdate, ServerLogLine, ToolCallStart, ToolOrigin,
+    ToolOutcome,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -179,8 +179,8 @@ pub struct PoolLine {
 impl From<&PoolEntry> for PoolLine {
     fn from(entry: &PoolEntry) -> PoolLine {
         let (origin, server, tool) = match &entry.tool.origin {
-            ToolOrigin::Builtin(kind) if kind.is_connector() => (OriginKind::Connector, None, None),
-            ToolOrigin::Builtin(_) => (OriginKind::Builtin, None, None),
+            ToolOrigin::Builtin { connector: true } => (OriginKind::Connector, None, None),
+            ToolOrigin::Builtin { connector: false } => (OriginKind::Builtin, None, None),
             ToolOrigin::Mcp { server, tool } => {
                 (OriginKind::Mcp, Some(server.clone()), Some(tool.clone()))
             }

@@ -515,6 +515,12 @@ hooks = [{ type = "command", command = "cat >> session_end.jsonl; echo >> sessio
 /// A bash call rewritten by a hook, as run by the local model server: `updatedInput` is what
 /// runs, and the rules judge it again (a hook's allow never beats a deny rule).
 fn rewritten_bash(workspace: &std::path::Path, rewritten: &str) -> Vec<Value> {
+    bash_with_updated_input(workspace, json!({ "command": rewritten }))
+}
+
+/// The local model server's bash call, its input replaced by a PreToolUse hook's
+/// `updatedInput`: the run's events.
+fn bash_with_updated_input(workspace: &std::path::Path, updated: Value) -> Vec<Value> {
     let mut script = vec![Say::Tool {
         name: "bash".into(),
         input: json!({ "command": "echo hello" }),
@@ -524,7 +530,7 @@ fn rewritten_bash(workspace: &std::path::Path, rewritten: &str) -> Vec<Value> {
         script.next().unwrap_or_else(|| Say::Text("Done.".into()))
     });
     let output = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
-        "permissionDecision": "allow", "updatedInput": {"command": rewritten}}});
+        "permissionDecision": "allow", "updatedInput": updated}});
     let config = format!(
         r#"
 [permissions]
@@ -574,6 +580,81 @@ fn a_hooks_updated_input_is_what_runs_and_the_rules_judge_it_again() {
         .map(|c| c["tool_input"].clone())
         .collect();
     assert_eq!(inputs, vec![json!({ "command": "echo hello" }); 2]);
+}
+
+/// An `updatedInput` the tool's argument check refuses is not run and not decided: the
+/// model reads the problem, as for its own invalid input.
+#[test]
+fn an_updated_input_the_tool_refuses_is_neither_decided_nor_run() {
+    let workspace = tempfile::tempdir().unwrap();
+    let events = bash_with_updated_input(workspace.path(), json!({ "command": 42 }));
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool_finished" && e["name"] == "bash")
+        .unwrap_or_else(|| panic!("no bash result: {events:#?}"));
+    assert_eq!(result["outcome"], "error", "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid arguments for bash"),
+        "{result}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "permission_decided" && e["tool"] == "bash"),
+        "a refused input was decided: {events:#?}"
+    );
+    let hooked: Vec<Value> = hook_calls(workspace.path())
+        .iter()
+        .filter(|c| c["hook_event_name"] == "PreToolUse")
+        .map(|c| c["tool_input"].clone())
+        .collect();
+    assert_eq!(hooked, vec![json!({ "command": "echo hello" })]);
+}
+
+/// A PreToolUse hook that fails makes the call ask, and that question is the person's: a
+/// PermissionRequest hook that would allow it is not asked (headless: refused).
+#[test]
+fn a_failed_pre_tool_use_hook_is_not_answered_by_a_permission_request_hook() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = format!(
+        r#"
+[[hooks.PreToolUse]]
+matcher = "mcp__deploy__trigger"
+hooks = [{{ type = "command", command = "{LOG_STDIN} echo 'guard broke' >&2; exit 1" }}]
+
+[[hooks.PermissionRequest]]
+matcher = "mcp__deploy__trigger"
+hooks = [{{ type = "command", command = '''{LOG_STDIN} echo '{{"hookSpecificOutput":{{"hookEventName":"PermissionRequest","decision":{{"behavior":"allow"}}}}}}' ''' }}]
+"#
+    );
+    let (code, events, err) = deploy_with(
+        &config,
+        &["--allow", "mcp__deploy__trigger"],
+        workspace.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let decision = trigger_decision(&events);
+    assert_eq!(decision["decision"], "deny", "{decision}");
+    assert_eq!(decision["decider"]["by"], "headless", "{decision}");
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|n| n.contains("guard broke") && n.contains("asks instead of running")),
+        "{events:#?}"
+    );
+    assert_hook_ran_for_the_trigger(workspace.path(), "PreToolUse");
+    let asked: Vec<Value> = hook_calls(workspace.path())
+        .into_iter()
+        .filter(|c| c["hook_event_name"] == "PermissionRequest")
+        .collect();
+    assert!(
+        asked.is_empty(),
+        "the PermissionRequest hook ran: {asked:#?}"
+    );
+    deploy_record::assert_none(workspace.path());
 }
 
 /// Hooks that match one event run at once, not one after another: each of these two waits

@@ -10,18 +10,18 @@ use tokio::sync::oneshot;
 
 use crate::support::console_view::{colours_of, render, resize, screen, screen_of};
 use crate::support::real_tools;
-use toolgate::builtin::BuiltinTool;
+use toolgate::builtin::{BuiltinId, tools};
 use toolgate::mcp::ServerStatus;
 use toolgate::model::Usage;
 use toolgate::policy::{
     AuditRecord, Decider, Decision, Permit, PersonAnswer as UserDecision, RuleSource, Verdict,
 };
-use toolgate::pool::{PoolTool, ToolClaims, ToolOrigin};
 use toolgate::protocol::questions::{
     HostRequest, Origin, ProjectServer, ProjectServerAnswer, Reply, Request, ToolCall, TrustAnswer,
     WorkspaceTrust,
 };
 use toolgate::protocol::{AgentEvent, Containment, PoolEntry, PoolUpdate, ToolOutcome, UiCommand};
+use toolgate::protocol::{PoolTool, ToolClaims, ToolOrigin};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
     Msg, Overlay, ServerInfo, update,
@@ -71,23 +71,26 @@ fn object_schema(props: serde_json::Value) -> serde_json::Value {
 
 fn builtin_entries() -> Vec<PoolEntry> {
     let mut out: Vec<PoolEntry> = [
-        (BuiltinTool::Bash, "Run a shell command in the workspace"),
-        (BuiltinTool::ReadFile, "Read a file"),
-        (BuiltinTool::WriteFile, "Write a file"),
-        (BuiltinTool::EditFile, "Replace text in a file"),
-        (BuiltinTool::Glob, "List files matching a pattern"),
+        (tools::bash::ID, "Run a shell command in the workspace"),
+        (tools::read_file::ID, "Read a file"),
+        (tools::write_file::ID, "Write a file"),
+        (tools::edit_file::ID, "Replace text in a file"),
+        (tools::glob::ID, "List files matching a pattern"),
     ]
     .iter()
     .map(|(kind, desc)| PoolEntry {
-        tool: PoolTool::builtin(*kind, desc, object_schema(json!({}))),
+        tool: PoolTool::builtin(kind.name(), desc, object_schema(json!({}))),
         verdict: allow("default: built-in"),
     })
     .collect();
-    let connect = PoolTool::builtin(
-        BuiltinTool::ConnectMcp,
-        "Connect a configured MCP server and add its tools",
-        object_schema(json!({"server": {"type": "string", "enum": ["docs", "deploy", "fs"]}})),
-    );
+    let connect = PoolTool {
+        origin: ToolOrigin::Builtin { connector: true },
+        ..PoolTool::builtin(
+            tools::connect_mcp::ID.name(),
+            "Connect a configured MCP server and add its tools",
+            object_schema(json!({"server": {"type": "string", "enum": ["docs", "deploy", "fs"]}})),
+        )
+    };
     out.push(PoolEntry {
         tool: connect,
         verdict: allow("default: connector"),

@@ -1,0 +1,277 @@
+//! The types that cross between the front ends (console, headless) and the agent task:
+//! [`UiCommand`] in, [`AgentEvent`] out, the payloads they carry, the ids that name servers
+//! and calls, and the typed [`questions`] a front end answers through each request's own
+//! reply channel. Nothing here imports the agent or a front end: both sides import this.
+//!
+//! The two enums keep their names (`UiCommand`, `AgentEvent`) rather than the shorter
+//! `Op` / `Event`: the console imports crossterm's `Event` in the same files that match on
+//! agent events, and a bare `Event` would need renaming at every such import.
+
+pub use toolgate_base::{canonical, ids};
+
+pub mod audit;
+mod auth_status;
+pub mod catalog;
+mod changes;
+mod context;
+pub mod conversation;
+pub mod form;
+pub mod form_schema;
+mod instructions;
+mod limit;
+mod mode;
+mod model;
+mod notify;
+mod permission_mode;
+mod pool;
+mod project;
+pub mod questions;
+mod sampling;
+mod servers;
+mod tools;
+mod verdict;
+pub mod window;
+
+pub use crate::ids::{CallId, ServerName, ToolName};
+pub use audit::{AuditRecord, Decider, Permit, PersonAnswer};
+pub use auth_status::AuthStatus;
+pub use catalog::{Catalog, CompletionTarget};
+pub use changes::{Change, ChangedSince, FileChange, Since, count_files, lossy_path};
+pub use context::{CompactionReport, CompactionTrigger, ContextBreakdown, ContextGauge};
+pub use conversation::{
+    ContentBlock, ImageData, Message, RetryNotice, RetryReason, Role, StopReason, Usage,
+};
+pub use form_schema::form_from_schema;
+pub use instructions::{InstructionsLoaded, RefusedImport};
+pub use limit::{GrantLeft, GrantLimit};
+pub use mode::{ModeCause, ModeChange};
+pub use model::{ModelRetry, ReplyCut};
+pub use notify::NotifySetting;
+pub use permission_mode::PermissionMode;
+pub use pool::{
+    DefinitionMark, ExcludedTool, PoolEntry, PoolParts, PoolTool, PoolUpdate, ToolClaims, ToolMark,
+    ToolOrigin,
+};
+pub use project::{FileCommand, InstructionFile, InstructionScope, ProjectView};
+pub use sampling::{SamplingOutcome, SamplingReport, SamplingRequest, SamplingTurn};
+pub use servers::{Containment, LogLevel, ServerInfo, ServerLogLine, ServerStatus};
+pub use tools::{ImageSummary, PermissionLine, ToolCallStart, ToolOutcome};
+pub use verdict::{Decision, RuleSource, Verdict};
+
+use serde_json::Value;
+
+use questions::HostRequest;
+
+/// Front end → agent.
+#[derive(Debug)]
+pub enum UiCommand {
+    Submit(String),
+    /// Cancel the running turn (stream and in-flight tool calls).
+    Cancel,
+    Connect(String),
+    Disconnect(String),
+    /// Revoke a session grant by tool name.
+    RevokeGrant(String),
+    /// Forget the conversation (keeps connections).
+    Clear,
+    /// `/compact [focus]`: summarize the conversation now; the focus steers the summary.
+    Compact(Option<String>),
+    /// `/context`: what fills the window, answered with `AgentEvent::ContextBreakdown`.
+    ShowContext,
+    /// `/hooks`: the hooks in force, answered with a notice (decision 0086).
+    ShowHooks,
+    /// `/undo`: restore the files the last turn changed, after the person confirms the
+    /// list (an inbox request); the outcome comes back as a notice.
+    Undo,
+    /// `/roots add DIR`: a folder servers may work in besides the workspace (relative to
+    /// the workspace); connected servers are told the list changed.
+    AddRoot(std::path::PathBuf),
+    /// `/roots`: the roots, as a notice.
+    ListRoots,
+    /// `/mcp enable|disable NAME [--save]`: for this session, or written as `"enabled"`
+    /// into the file the server's entry came from.
+    SetServerEnabled {
+        server: ServerName,
+        enabled: bool,
+        save: bool,
+    },
+    /// `/mcp reload`: read the server configuration and the permission rules again and
+    /// apply what changed.
+    ReloadConfig,
+    /// `/mcp__server__prompt …`: fetch the prompt with these arguments, put its messages
+    /// into the conversation and let the model answer (a turn, like Submit).
+    RunPrompt {
+        server: ServerName,
+        prompt: String,
+        arguments: std::collections::HashMap<String, String>,
+    },
+    /// `/model NAME`: the following requests go to this model (same provider); answered
+    /// with `AgentEvent::ModelChanged`, or an error when the provider cannot switch.
+    SetModel(String),
+    /// The models the provider offers, for `/model` completion (asked once, when it is
+    /// first completed); answered with `AgentEvent::ModelNames`. Runs beside a turn.
+    ListModels,
+    /// Complete one argument of a prompt or a resource template (`completion/complete`);
+    /// answered with `AgentEvent::Completions` carrying the same `id`. Runs beside a turn.
+    Complete {
+        id: u64,
+        server: ServerName,
+        target: crate::CompletionTarget,
+        argument: String,
+        value: String,
+        /// Arguments already chosen.
+        context: std::collections::HashMap<String, String>,
+    },
+    /// Shift+Tab: the next permission mode the session may take (the agent decides which).
+    CyclePermissionMode,
+    Shutdown,
+}
+
+/// A front end's two ends of the agent task's channels.
+pub struct AgentHandle {
+    pub commands: tokio::sync::mpsc::Sender<UiCommand>,
+    pub events: tokio::sync::mpsc::Receiver<AgentEvent>,
+}
+
+/// Agent → front end.
+// Events are moved through a channel once each; boxing the larger variants would buy
+// nothing measurable and make every match noisier.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum AgentEvent {
+    SessionStarted {
+        session_id: String,
+        /// e.g. `scripted demo`, `anthropic claude-sonnet-4-5`.
+        model_label: String,
+        workspace: std::path::PathBuf,
+        /// Every configured server, as the agent loaded them (after the trust question:
+        /// the front end's own preview may predate the project's servers).
+        servers: Vec<ServerInfo>,
+        /// Why bash does not run in the sandbox this session (unavailable, or turned off);
+        /// None when it does. The console keeps this on its status line.
+        sandbox_problem: Option<String>,
+    },
+    /// A user message as recorded (also replayed on resume).
+    UserMessage(String),
+    TextDelta(String),
+    /// A piece of the model's thinking, shown collapsed while it streams (decision 0079).
+    ThinkingDelta(String),
+    /// The assistant finished a text block (lets the UI close a streaming paragraph).
+    AssistantMessageDone,
+    /// The reply being streamed broke off; what was shown stays on screen, marked, and
+    /// ends the streaming paragraph (sent instead of `AssistantMessageDone`).
+    ReplyCut(ReplyCut),
+    /// The model request failed and is sent again after a wait (the console counts it
+    /// down on the status line until the next event from the model).
+    ModelRetry(ModelRetry),
+    ToolCallStarted {
+        call_id: CallId,
+        name: ToolName,
+        server: Option<ServerName>,
+        input: Value,
+    },
+    ToolProgress {
+        call_id: CallId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// Images the call returned, sent to the model as images (before its
+    /// `ToolCallFinished`); the console names them on the call's card.
+    ToolImages {
+        call_id: CallId,
+        images: Vec<ImageSummary>,
+    },
+    ToolCallFinished {
+        call_id: CallId,
+        outcome: ToolOutcome,
+        output: String,
+    },
+    /// The pool changed (its tools, their badges, marks, or the deferred tools); sent
+    /// first when the agent starts, then whenever a part changes.
+    PoolChanged(PoolUpdate),
+    /// A server was enabled or disabled (`/mcp enable|disable`; `saved`: in its file).
+    ServerEnabled {
+        server: ServerName,
+        enabled: bool,
+    },
+    ServerStatus {
+        server: ServerName,
+        status: ServerStatus,
+    },
+    /// An HTTP server's sign-in changed ("sign in needed", "signed in (expires …)",
+    /// "refresh failed"); `/mcp` shows it.
+    ServerAuth {
+        server: ServerName,
+        status: crate::AuthStatus,
+    },
+    /// A question for the person (tool call, workspace trust, project server, …); the
+    /// front end answers it through the request's own reply channel.
+    Request(HostRequest),
+    /// A tool call's permission was decided; the record says by whom (rule and its file,
+    /// default, the person, a session grant, headless).
+    PermissionDecided {
+        call_id: CallId,
+        record: AuditRecord,
+    },
+    TurnFinished {
+        usage: Usage,
+        cancelled: bool,
+    },
+    /// A server's sampling request ended (answered, refused, failed, withdrawn).
+    Sampling(SamplingReport),
+    /// A server's log message (`notifications/message`), at or above the level asked.
+    ServerLog {
+        server: ServerName,
+        level: crate::LogLevel,
+        message: String,
+    },
+    /// The `instructions` a server gave when it connected (`/mcp` shows them).
+    ServerInstructions {
+        server: ServerName,
+        text: String,
+    },
+    /// A connected server's resources, templates and prompts as last listed (after its
+    /// connect or a `list_changed`); the console completes `@` and `/mcp__…` from them.
+    Catalog {
+        server: ServerName,
+        catalog: std::sync::Arc<crate::Catalog>,
+    },
+    /// The answer to `UiCommand::Complete` with that `id` (empty when the server offers
+    /// no completion or the request failed).
+    Completions {
+        id: u64,
+        values: Vec<String>,
+    },
+    /// How full the model's context window is (after each model call and each change to
+    /// the conversation's size).
+    Context(ContextGauge),
+    /// The conversation was compacted to fit the window.
+    Compacted(CompactionReport),
+    /// The answer to `UiCommand::ShowContext`.
+    ContextBreakdown(ContextBreakdown),
+    Error(String),
+    Notice(String),
+    /// The permission mode in force changed (also sent once at the start).
+    ModeChanged(ModeChange),
+    /// The server configuration was reloaded: every configured server now (new ones are
+    /// not connected; removed ones were disconnected first).
+    ServersChanged {
+        servers: Vec<ServerInfo>,
+    },
+    /// The project's instruction files and file commands, as loaded at the start (sent
+    /// right after `SessionStarted`): `/memory`, `/help` and completion show them.
+    Project(crate::ProjectView),
+    /// One instruction file that went into the system prompt (sent at the start, after
+    /// `Project`, one event per file).
+    InstructionsLoaded(InstructionsLoaded),
+    /// The workspace's files for `@path` completion (listed beside the session's start).
+    WorkspaceFiles(Vec<String>),
+    /// `/model` switched the model (or a resumed session's switch was redone): the new
+    /// label, e.g. `anthropic claude-opus-4-1`.
+    ModelChanged {
+        label: String,
+    },
+    /// The provider's own list of models (empty when it offers none or did not answer).
+    ModelNames(Vec<String>),
+}
