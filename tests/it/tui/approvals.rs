@@ -42,12 +42,7 @@ fn edit_preview() -> Preview {
 #[test]
 fn an_edit_question_shows_a_coloured_diff_and_the_json_on_a_key() {
     let mut app = started_app();
-    let rx = open(
-        &mut app,
-        tools::edit_file::ID,
-        edit_input(),
-        edit_preview(),
-    );
+    let rx = open(&mut app, tools::edit_file::ID, edit_input(), edit_preview());
     let terminal = render(&mut app, 100, 30);
     let text = screen_of(&terminal);
     for needle in [

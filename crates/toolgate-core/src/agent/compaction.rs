@@ -477,7 +477,11 @@ fn summary_message(summary: &str, part: &[Message], state: &[String]) -> String 
         }
         if kind.writes_files() {
             changed.push(path.to_string());
-        } else if kind == crate::builtin::tools::read_file::ID {
+        } else if kind
+            .file_access()
+            .is_some_and(|access| access.locate == crate::builtin::Locate::Path)
+        {
+            // A file named by its path (read_file), not a listing by pattern (glob).
             read.push(path.to_string());
         }
     }

@@ -1,5 +1,5 @@
 //! The built-ins against real files in temporary workspaces and real shell processes, one
-//! file per tool (the definitions, bash, the file tools, glob); the helpers they share.
+//! file per tool (the connectors, bash, the file tools, glob); the helpers they share.
 
 mod bash;
 mod definitions;
@@ -7,7 +7,6 @@ mod files;
 mod glob;
 
 use super::*;
-use crate::pool::{ToolOrigin, builtin_tools, pool_builtins};
 use serde_json::json;
 use std::time::Duration;
 
@@ -27,10 +26,6 @@ async fn bash(command: &str, ws: &Path) -> BuiltinOutput {
 /// glob with only a pattern.
 async fn glob(pattern: &str, ws: &Path) -> BuiltinOutput {
     call(tools::glob::ID, json!({ "pattern": pattern }), ws).await
-}
-
-fn names(servers: &[&str]) -> Vec<String> {
-    servers.iter().map(|s| s.to_string()).collect()
 }
 
 /// True once `pid` no longer runs. A killed process may linger as a zombie until its new

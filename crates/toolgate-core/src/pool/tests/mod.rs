@@ -1,3 +1,5 @@
+mod builtins;
+
 use super::*;
 use serde_json::json;
 
