@@ -11,10 +11,9 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
-use toolgate::policy::{
-    PermissionMode, Policy, PolicyContext, PolicyRule, Rule, RuleList, RuleSource,
-};
+use toolgate::policy::{Policy, PolicyContext, PolicyRule, Rule, RuleList, RuleSource};
 use toolgate::pool::PoolTool;
+use toolgate::protocol::PermissionMode;
 
 const TYPICAL: &[(&str, &str)] = &[
     ("ls", "ls -la"),

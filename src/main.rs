@@ -55,7 +55,7 @@ struct Cli {
     /// Permission mode: default, accept-edits, plan, ask or auto (default: [permissions]
     /// default_mode in config.toml, else default).
     #[arg(long, value_name = "MODE")]
-    permission_mode: Option<toolgate::settings::PermissionMode>,
+    permission_mode: Option<toolgate::protocol::PermissionMode>,
 
     /// Deny a tool-call question nobody answered within this many seconds (console).
     #[arg(long, value_name = "SECS")]

@@ -51,7 +51,7 @@ pub struct StartOptions {
     pub ask_timeout: Option<Duration>,
     /// `--permission-mode MODE`: wins over `[permissions] default_mode` and over the mode
     /// a resumed session was in.
-    pub permission_mode: Option<crate::settings::PermissionMode>,
+    pub permission_mode: Option<crate::protocol::PermissionMode>,
 }
 
 impl StartOptions {
@@ -212,7 +212,7 @@ pub fn prepare_with(
         config
             .mode_limits
             .disabled
-            .insert(crate::settings::PermissionMode::Auto, why);
+            .insert(crate::protocol::PermissionMode::Auto, why);
     }
     config.project = crate::project::ProjectContext {
         trusted: opts.trust_project,

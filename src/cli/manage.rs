@@ -166,7 +166,7 @@ fn write_new(
     entry: &Value,
     replace: bool,
 ) -> Result<String, Failure> {
-    check_entry(name, entry).map_err(Failure::Usage)?;
+    check_entry(name, entry).map_err(|invalid| Failure::Usage(invalid.to_string()))?;
     let path = scope_file(places, scope)?;
     let mut file = open(&path)?;
     let existed = file.get(name).is_some();

@@ -73,26 +73,36 @@ impl HeadlessOptions {
 pub async fn run(opts: HeadlessOptions) -> Result<(), Failure> {
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
-    let prompt = read_prompt(&opts.prompt, &mut std::io::stdin()).map_err(Failure::Usage)?;
+    let prompt = read_prompt(&opts.prompt, &mut std::io::stdin())
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let config = crate::cli::bootstrap::prepare(&opts.start, FrontEnd::Headless)?;
     run_with(config, prompt, opts.output_format, &mut stdout, &mut stderr).await
 }
 
 /// The prompt text; `-` reads all of stdin. An empty prompt is a usage error.
-pub fn read_prompt(prompt: &str, stdin: &mut dyn Read) -> Result<String, String> {
+pub fn read_prompt(prompt: &str, stdin: &mut dyn Read) -> Result<String, PromptError> {
     let text = if prompt == "-" {
         let mut text = String::new();
         stdin
             .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+            .map_err(PromptError::Stdin)?;
         text
     } else {
         prompt.to_string()
     };
     if text.trim().is_empty() {
-        return Err("the prompt is empty (pass PROMPT, or - to read it from stdin)".into());
+        return Err(PromptError::Empty);
     }
     Ok(text)
+}
+
+/// Why there is no prompt to run (a usage error).
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("cannot read the prompt from stdin: {0}")]
+    Stdin(#[source] std::io::Error),
+    #[error("the prompt is empty (pass PROMPT, or - to read it from stdin)")]
+    Empty,
 }
 
 /// Runs one turn on an already configured agent, writing to `out` / `err`. This is
@@ -487,7 +497,12 @@ mod tests {
         let mut stdin: &[u8] = b"from stdin\n";
         assert_eq!(read_prompt("-", &mut stdin).unwrap(), "from stdin\n");
         let mut empty: &[u8] = b"  \n";
-        assert!(read_prompt("-", &mut empty).unwrap_err().contains("empty"));
+        assert!(
+            read_prompt("-", &mut empty)
+                .unwrap_err()
+                .to_string()
+                .contains("empty")
+        );
         assert_eq!(read_prompt("hi", &mut empty).unwrap(), "hi");
     }
 

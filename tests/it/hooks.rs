@@ -423,11 +423,22 @@ fn hooks_import_claude_copies_both_files_and_reports_them() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The user's own hook is copied as Claude Code ran it, unsandboxed, and says so; the
+    // project's stays in the sandbox (a project file may not leave it), and says so.
     assert!(
-        stdout.contains("+ PreToolUse [Bash]: ~/bin/guard"),
+        stdout.contains(
+            "+ PreToolUse [Bash]: ~/bin/guard (sandbox = false: runs outside the sandbox, as Claude Code ran it)"
+        ),
         "{stdout}"
     );
-    assert!(stdout.contains("+ Stop: make lint"), "{stdout}");
+    assert!(
+        stdout.contains("+ Stop: make lint (runs in the sandbox"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Claude Code runs hooks unsandboxed"),
+        "{stdout}"
+    );
     let user = std::fs::read_to_string(config_dir.join("config.toml")).unwrap();
     assert!(
         user.starts_with("# mine\n[tools]\nsearch = \"auto\"\n"),
@@ -437,9 +448,57 @@ fn hooks_import_claude_copies_both_files_and_reports_them() {
         user.contains("[[hooks.PreToolUse]]\nmatcher = \"Bash\""),
         "{user}"
     );
+    assert!(user.contains("sandbox = false"), "{user}");
     let project = std::fs::read_to_string(workspace.path().join(".toolgate/config.toml")).unwrap();
     assert!(project.contains("[[hooks.Stop]]"), "{project}");
     assert!(project.contains("command = \"make lint\""), "{project}");
+    assert!(!project.contains("sandbox"), "{project}");
+    // The file it wrote is one toolgate starts with: `status` reads the hooks.
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("status")
+        .current_dir(workspace.path())
+        .env("HOME", home.path())
+        .env("TOOLGATE_CONFIG_DIR", &config_dir)
+        .env("TOOLGATE_STATE_DIR", home.path().join("state"))
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&status.stdout),
+        String::from_utf8_lossy(&status.stderr)
+    );
+}
+
+#[test]
+fn hooks_import_claude_with_sandbox_keeps_your_own_hooks_confined() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join("config");
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        r#"{"hooks":{"PostToolUse":[{"hooks":[{"type":"command","command":"log-it"}]}]}}"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["hooks", "import", "claude", "--sandbox"])
+        .current_dir(workspace.path())
+        .env("HOME", home.path())
+        .env("TOOLGATE_CONFIG_DIR", &config_dir)
+        .env("TOOLGATE_STATE_DIR", home.path().join("state"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("+ PostToolUse: log-it (runs in the sandbox"),
+        "{stdout}"
+    );
+    let user = std::fs::read_to_string(config_dir.join("config.toml")).unwrap();
+    assert!(user.contains("command = \"log-it\""), "{user}");
+    assert!(!user.contains("sandbox"), "{user}");
 }
 
 #[test]

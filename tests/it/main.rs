@@ -23,6 +23,7 @@ mod e2e_reload;
 mod e2e_resources;
 mod e2e_sampling;
 mod e2e_thinking;
+mod readme_picture;
 mod tui;
 mod tui_resources;
 
@@ -61,6 +62,7 @@ mod audit;
 mod bash_grammar;
 mod beneath;
 mod cli;
+mod docs_examples;
 mod headless;
 mod hooks;
 mod kernel_modes;

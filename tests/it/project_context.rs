@@ -155,6 +155,62 @@ fn a_run_in_a_subfolder_sends_the_instruction_files_from_the_root_down_and_the_u
     );
 }
 
+/// Claude Code's CLAUDE.md imports `@path` anywhere in its text (issue 45): a CLAUDE.md
+/// written for it sends the imported files to the model, not only whole-line imports.
+#[test]
+fn a_claude_md_with_inline_imports_sends_the_imported_text_to_the_model() {
+    let home = Home::new(&[
+        (
+            "ws/CLAUDE.md",
+            "See @README for the overview and @docs/style.md for style.\n\
+             Mail ops@example.com or ask @alice; `@docs/secret.md` is only an example,\n\
+             and so is @../outside.md.\n\
+             ```\n@docs/fenced.md\n```",
+        ),
+        ("ws/README", "OVERVIEW-TEXT: toolgate gates tool calls."),
+        ("ws/docs/style.md", "STYLE-TEXT: short sentences."),
+        ("ws/docs/secret.md", "SPAN-TEXT: must not be imported."),
+        ("ws/docs/fenced.md", "FENCED-TEXT: must not be imported."),
+        ("outside.md", "OUTSIDE-TEXT: must not be imported."),
+    ]);
+    let (out, request) = home.prompt("ws", "hello");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let system = system(&request);
+    let at = positions(
+        &system,
+        &[
+            "See @README for the overview",
+            "[imported from README]",
+            "OVERVIEW-TEXT",
+            "[imported from docs/style.md]",
+            "STYLE-TEXT",
+            "Mail ops@example.com or ask @alice",
+        ],
+    );
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "in order: {at:?}\n{system}"
+    );
+    for absent in [
+        "SPAN-TEXT",
+        "FENCED-TEXT",
+        "OUTSIDE-TEXT",
+        "[imported from ops",
+    ] {
+        assert!(!system.contains(absent), "{absent} in:\n{system}");
+    }
+    assert!(
+        system.contains("[@../outside.md. not imported: it is outside the project")
+            || system.contains("[@../outside.md not imported: it is outside the project"),
+        "{system}"
+    );
+    assert!(
+        stderr(&out).contains("outside.md"),
+        "the person is told: {}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn command_files_run_headless_with_their_arguments_from_every_folder() {
     let home = Home::new(&[

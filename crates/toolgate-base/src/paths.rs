@@ -26,21 +26,54 @@ pub fn workspace_dir(workspace: &std::path::Path) -> PathBuf {
     workspace.join(".toolgate")
 }
 
+/// A file that [`write_atomically`] could not write, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct WriteError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl From<WriteError> for std::io::Error {
+    /// The system's error alone, for callers that name the file themselves.
+    fn from(error: WriteError) -> std::io::Error {
+        error.source
+    }
+}
+
 /// Writes `contents` to `path` through a temporary file in the same folder and a rename, so
 /// a reader (a running console's watcher, another toolgate) sees the old or the new file,
-/// never half of one. Creates the folder when needed; the temporary file does not outlive
-/// a failed rename.
-pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+/// never half of one, and a crash never leaves half a file. Creates the folder when needed;
+/// the temporary file does not outlive a failed rename.
+pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> Result<(), WriteError> {
+    let failed = |source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(failed)?;
     }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, contents)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
+    std::fs::write(&tmp, contents).map_err(failed)?;
+    std::fs::rename(&tmp, path).map_err(|source| {
         let _ = std::fs::remove_file(&tmp);
+        failed(source)
     })
+}
+
+/// Takes an exclusive advisory lock on `file` (`flock(2)` on Unix), waiting for another
+/// holder; the kernel releases it when the file closes, also after a crash. A wait broken
+/// by a signal is taken up again rather than reported.
+pub fn lock_exclusive(file: &std::fs::File) -> std::io::Result<()> {
+    loop {
+        match file.lock() {
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
 }
 
 /// `a/./b/../c` as `a/c`, without touching the file system (the file may not exist, and a

@@ -133,6 +133,10 @@ pub struct AgentHandle {
     pub events: tokio::sync::mpsc::Receiver<AgentEvent>,
 }
 
+/// The `model_label` of the scripted demo model: the console's welcome teaches what to
+/// type when it sees it (issue 45), so both ends name it from here.
+pub const SCRIPTED_MODEL_LABEL: &str = "scripted demo";
+
 /// Agent → front end.
 // Events are moved through a channel once each; boxing the larger variants would buy
 // nothing measurable and make every match noisier.

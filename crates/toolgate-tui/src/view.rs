@@ -30,6 +30,11 @@ pub fn view(app: &App, frame: &mut Frame) {
             theme: t,
             model_label: &app.model_label,
             workspace: &app.info.workspace,
+            servers: &app.info.servers,
+            rules: &match app.transcript.is_empty() {
+                true => super::components::overlays::rule_lines(&app.pool),
+                false => Vec::new(),
+            },
         },
         a.conversation,
     );

@@ -32,7 +32,7 @@ pub(super) async fn add(
             AgentEvent::Notice(format!("{} is a root already", file_uri(&root))),
             None,
         ),
-        Err(message) => (AgentEvent::Error(message), None),
+        Err(refused) => (AgentEvent::Error(refused.to_string()), None),
     };
     let _ = events.send(event).await;
     added
@@ -45,7 +45,7 @@ pub(super) async fn restore(hub: &McpHub, roots: &[PathBuf]) -> RestoredRoots {
     for dir in roots {
         match hub.add_root(dir).await {
             Ok(_) => outcome.restored += 1,
-            Err(message) => outcome.problems.push(message),
+            Err(refused) => outcome.problems.push(refused.to_string()),
         }
     }
     outcome

@@ -17,7 +17,7 @@ use super::context::{self, ContextMeter};
 use super::conversation::Conversation;
 use super::intake::{Control, Work};
 use super::pool_keeper::PoolKeeper;
-use super::reloader::Reloader;
+use super::reload::Reloader;
 use super::sampling::SamplingHost;
 use super::server_switch::ServerSwitch;
 use super::session::{self, Record, SharedLog};
@@ -305,7 +305,7 @@ impl Agent {
                 Work::Submit(text, cancel) => self.run_turn(text, cancel).await,
                 Work::Prompt(server, prompt, arguments, cancel) => {
                     let names = (server.as_str(), prompt.as_str());
-                    let opening = super::prompts::opening(
+                    let opening = super::mcp_prompts::opening(
                         &self.tools.hub,
                         &self.conversation,
                         names,
@@ -614,13 +614,13 @@ impl Agent {
     /// system prompt and the tool definitions.
     async fn request_parts(&mut self) -> (Pool, String, Vec<ToolDef>) {
         let pool = self.tools.pool_for_call(&self.conversation).await;
-        let system = super::prompt::system_prompt(
+        let system = super::system_prompt::system_prompt(
             &self.tools.workspace,
             &self.tools.connectable(),
             &self.tools.connected_servers(),
             self.tools.pool.search.deferred_count(),
         ) + &self.project.instructions.section
-            + &super::prompt::server_instructions(&self.tools.hub.instructions());
+            + &super::system_prompt::server_instructions(&self.tools.hub.instructions());
         let tools = pool.tools.iter().map(|t| ToolDef::from(&**t)).collect();
         (pool, system, tools)
     }

@@ -30,7 +30,7 @@ impl ToolLimits {
     /// A malformed call is refused before anyone is asked about it. Connector arguments
     /// are checked by the connector itself, whose answer to an unknown server lists the
     /// available ones (the schema's enum would only say "not one of").
-    pub fn check(&mut self, tool: &PoolTool, input: &Value) -> Result<(), String> {
+    pub fn check(&mut self, tool: &PoolTool, input: &Value) -> Result<(), InvalidArguments> {
         match tool.origin {
             ToolOrigin::Builtin(kind) if kind.is_connector() => require_object(input),
             ToolOrigin::Builtin(_) | ToolOrigin::Mcp { .. } => self
@@ -130,7 +130,10 @@ impl ToolLimits {
 
 /// Checks the model's arguments against the tool's input schema, so a malformed call gets
 /// a precise message instead of whatever the tool would make of it.
-fn check_arguments(validator: &jsonschema::Validator, input: &Value) -> Result<(), String> {
+fn check_arguments(
+    validator: &jsonschema::Validator,
+    input: &Value,
+) -> Result<(), InvalidArguments> {
     require_object(input)?;
     let problems: Vec<String> = validator
         .iter_errors(input)
@@ -147,14 +150,24 @@ fn check_arguments(validator: &jsonschema::Validator, input: &Value) -> Result<(
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("; "))
+        Err(InvalidArguments::Schema(problems))
     }
 }
 
-fn require_object(input: &Value) -> Result<(), String> {
+fn require_object(input: &Value) -> Result<(), InvalidArguments> {
     if input.is_object() {
         Ok(())
     } else {
-        Err(format!("expected a JSON object, got {input}"))
+        Err(InvalidArguments::NotAnObject(input.to_string()))
     }
+}
+
+/// Why the model's arguments for a tool are refused before the call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidArguments {
+    #[error("expected a JSON object, got {0}")]
+    NotAnObject(String),
+    /// What the input schema found wrong (at most five problems, each with its place).
+    #[error("{}", .0.join("; "))]
+    Schema(Vec<String>),
 }

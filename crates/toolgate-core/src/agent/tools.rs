@@ -193,7 +193,11 @@ impl ToolHost {
             return ToolRun::error(format!("Invalid arguments for {}: {problem}", tool.name));
         }
         let limits = &mut self.limits;
-        let mut check_arguments = |input: &Value| limits.check(tool, input);
+        let mut check_arguments = |input: &Value| {
+            limits
+                .check(tool, input)
+                .map_err(|problem| problem.to_string())
+        };
         let call = GateCall {
             call_id,
             tool,

@@ -18,28 +18,7 @@ impl DirLock {
             .truncate(false)
             .write(true)
             .open(path)?;
-        lock_exclusive(&file)?;
+        crate::paths::lock_exclusive(&file)?;
         Ok(DirLock { _file: file })
     }
-}
-
-#[cfg(unix)]
-fn lock_exclusive(file: &File) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    loop {
-        // SAFETY: flock on a descriptor this function's caller owns for the call's length.
-        let result = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        if result == 0 {
-            return Ok(());
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            return Err(error);
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn lock_exclusive(_file: &File) -> std::io::Result<()> {
-    Ok(())
 }

@@ -1,124 +1,27 @@
-//! The gate's write-back to disk: "always" rules into a config file, and the atomic write
-//! the trust store and the pins files use. Kept apart from the decision so it can run
-//! where blocking I/O belongs (the gate runs it through `spawn_blocking`).
+//! The gate's write-back to disk, run where blocking I/O belongs (the gate runs it through
+//! `spawn_blocking`): "always" rules go into a config file through settings, the one
+//! module that edits configuration files; the trust store and the pins files are written
+//! with the one atomic write of [`crate::paths`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::GateError;
+use crate::settings::AllowRuleError;
 
-/// Adds `rule` to `[permissions] allow` of the TOML file at `path` (for "always": the
-/// file and text of a [`crate::policy::AlwaysRule`]), creating file and table as needed.
-/// Returns false when the rule was already there. A file that is not valid TOML, or whose
-/// `permissions`/`allow` have another shape, is left untouched and reported.
+/// Adds `rule` to `[permissions] allow` of the config file at `path`; false when it was
+/// already there. See [`crate::settings::append_allow_rule`].
 pub fn append_allow_rule(path: &Path, rule: &str) -> Result<bool, GateError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(GateError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let mut doc: toml_edit::DocumentMut =
-        text.parse()
-            .map_err(|e: toml_edit::TomlError| GateError::Toml {
-                path: path.to_path_buf(),
-                message: e.message().trim().to_string(),
-            })?;
-    let shape = |what: &str| GateError::Shape {
-        path: path.to_path_buf(),
-        what: what.to_string(),
-    };
-    let permissions = doc
-        .entry("permissions")
-        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
-        .as_table_like_mut()
-        .ok_or_else(|| shape("permissions"))?;
-    let allow = permissions
-        .entry("allow")
-        .or_insert(toml_edit::Item::Value(toml_edit::Value::Array(
-            toml_edit::Array::new(),
-        )))
-        .as_array_mut()
-        .ok_or_else(|| shape("permissions.allow"))?;
-    if allow.iter().any(|v| v.as_str() == Some(rule)) {
-        return Ok(false);
-    }
-    allow.push(rule);
-    write_atomically(path, &doc.to_string())?;
-    Ok(true)
-}
-
-/// Writes through a temporary file in the same folder, so a crash never leaves half a file.
-pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), GateError> {
-    let io = |source| GateError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
+    crate::settings::append_allow_rule(path, rule).map_err(|error| match error {
+        AllowRuleError::Io { path, source } => GateError::Io { path, source },
+        AllowRuleError::Toml { path, message } => GateError::Toml { path, message },
+        AllowRuleError::Shape { path, what } => GateError::Shape { path, what },
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::test_support::{temp_file, temp_path};
-
-    #[test]
-    fn keeps_comments_other_keys_and_does_not_duplicate() {
-        let original = "# my settings\n[model]\nname = \"local\" # keep me\n\n[permissions]\n# reviewed rules\nallow = [\"mcp__docs__search\"]\ndeny = [\"Bash(curl:*)\"]\n";
-        let (_dir, path) = temp_file("config.toml", original);
-        assert!(append_allow_rule(&path, "Bash(rm:*)").unwrap());
-        assert!(!append_allow_rule(&path, "Bash(rm:*)").unwrap());
-        let text = std::fs::read_to_string(&path).unwrap();
-        for kept in [
-            "# my settings",
-            "name = \"local\" # keep me",
-            "# reviewed rules",
-            "deny = [\"Bash(curl:*)\"]",
-        ] {
-            assert!(text.contains(kept), "{kept} missing from:\n{text}");
-        }
-        assert_eq!(text.matches("Bash(rm:*)").count(), 1);
-        let parsed: toml::Table = toml::from_str(&text).unwrap();
-        let allow = parsed["permissions"]["allow"].as_array().unwrap();
-        assert_eq!(allow.len(), 2);
-    }
-
-    #[test]
-    fn malformed_file_is_left_alone() {
-        let (_dir, path) = temp_file("config.toml", "[permissions\n");
-        assert!(matches!(
-            append_allow_rule(&path, "mcp__x").unwrap_err(),
-            GateError::Toml { .. }
-        ));
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[permissions\n");
-        std::fs::write(&path, "permissions = 3\n").unwrap();
-        assert!(matches!(
-            append_allow_rule(&path, "mcp__x").unwrap_err(),
-            GateError::Shape { .. }
-        ));
-    }
-
-    #[test]
-    fn creates_missing_file_and_folder() {
-        let (_dir, path) = temp_path(".toolgate/config.toml");
-        assert!(append_allow_rule(&path, "mcp__deploy__trigger").unwrap());
-        let parsed: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(
-            parsed["permissions"]["allow"][0].as_str(),
-            Some("mcp__deploy__trigger")
-        );
-    }
+/// [`crate::paths::write_atomically`], its failure as the gate's error.
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), GateError> {
+    crate::paths::write_atomically(path, text.as_bytes()).map_err(|error| GateError::Io {
+        path: error.path,
+        source: error.source,
+    })
 }

@@ -28,14 +28,13 @@ impl Roots {
     }
 
     /// Adds a folder (canonical form). Ok(false) when it is a root already.
-    pub fn add(&self, dir: &Path) -> Result<(bool, PathBuf), String> {
-        let canonical = std::fs::canonicalize(dir)
-            .map_err(|e| format!("cannot add {} as a root: {e}", dir.display()))?;
+    pub fn add(&self, dir: &Path) -> Result<(bool, PathBuf), RootError> {
+        let canonical = std::fs::canonicalize(dir).map_err(|source| RootError::Unreachable {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
         if !canonical.is_dir() {
-            return Err(format!(
-                "cannot add {} as a root: not a folder",
-                dir.display()
-            ));
+            return Err(RootError::NotAFolder(dir.to_path_buf()));
         }
         let mut roots = self.0.write().unwrap_or_else(PoisonError::into_inner);
         if roots.contains(&canonical) {
@@ -73,6 +72,19 @@ pub fn file_uri(path: &Path) -> String {
         }
     }
     uri
+}
+
+/// Why a folder cannot be a root.
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    #[error("cannot add {} as a root: {source}", dir.display())]
+    Unreachable {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot add {} as a root: not a folder", .0.display())]
+    NotAFolder(PathBuf),
 }
 
 #[cfg(test)]

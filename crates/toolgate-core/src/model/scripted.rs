@@ -33,7 +33,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
-pub const LABEL: &str = "scripted demo";
+pub const LABEL: &str = toolgate_protocol::SCRIPTED_MODEL_LABEL;
 pub const DEFAULT_SCENARIO: &str = "deploy_demo";
 
 /// Scenarios compiled into the binary, by name (the file stem).

@@ -42,24 +42,40 @@ impl Opener {
 
     /// Starts the browser without waiting for it (a browser may run for hours). An error
     /// only means it could not be started; the person still has the URL.
-    pub fn open(&self, url: &str) -> Result<(), String> {
+    pub fn open(&self, url: &str) -> Result<(), BrowserError> {
         let Some(words) = self.command_for(url) else {
             return Ok(());
         };
-        let (program, args) = words.split_first().ok_or("empty browser command")?;
+        let (program, args) = words.split_first().ok_or(BrowserError::Empty)?;
         let mut child = tokio::process::Command::new(program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start '{program}': {e}"))?;
+            .map_err(|source| BrowserError::Start {
+                program: program.clone(),
+                source,
+            })?;
         // Reap it whenever it exits, so no zombie is left behind.
         tokio::spawn(async move {
             let _ = child.wait().await;
         });
         Ok(())
     }
+}
+
+/// Why a browser could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error("empty browser command")]
+    Empty,
+    #[error("cannot start '{program}': {source}")]
+    Start {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 #[cfg(test)]

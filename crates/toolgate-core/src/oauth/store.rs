@@ -315,7 +315,7 @@ impl TokenFile {
     }
 }
 
-/// An `flock(2)` lock; closing the file releases it.
+/// An exclusive advisory lock (`flock(2)` on Unix); closing the file releases it.
 #[derive(Debug)]
 pub(super) struct FileLock {
     _file: File,
@@ -323,18 +323,8 @@ pub(super) struct FileLock {
 
 impl FileLock {
     fn exclusive(file: File) -> std::io::Result<FileLock> {
-        use std::os::fd::AsRawFd;
-        loop {
-            // SAFETY: flock on a descriptor this function owns for the lock's lifetime.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if rc == 0 {
-                return Ok(FileLock { _file: file });
-            }
-            let error = std::io::Error::last_os_error();
-            if error.kind() != std::io::ErrorKind::Interrupted {
-                return Err(error);
-            }
-        }
+        crate::paths::lock_exclusive(&file)?;
+        Ok(FileLock { _file: file })
     }
 }
 

@@ -1,6 +1,7 @@
 //! "Always allow": which allow rule would let a call through from now on, and which file
-//! it belongs in. Pure: writing it is the gate's (`crate::gate::append_allow_rule`, run
-//! where blocking I/O belongs), applying it to the session is [`Policy::apply_always`].
+//! it belongs in. Pure: writing it is settings' (`crate::settings::append_allow_rule`, which
+//! the gate runs where blocking I/O belongs), applying it to the session is
+//! [`Policy::apply_always`].
 
 use serde_json::Value;
 use std::path::PathBuf;
@@ -125,7 +126,7 @@ fn builtin_rule(
 
 impl Policy {
     /// Applies an "always" rule to this session at once (after the caller wrote it with
-    /// `crate::gate::append_allow_rule`); a rule already present is not added twice.
+    /// `crate::settings::append_allow_rule`); a rule already present is not added twice.
     pub fn apply_always(&mut self, always: &AlwaysRule) -> Result<(), PolicyError> {
         let rule = Rule::parse(&always.text).map_err(|e| {
             PolicyError::NoRule(format!("{} is not a valid rule: {e}", always.text))

@@ -3,11 +3,12 @@
 
 use serde_json::Value;
 
-use super::mode::{self, PermissionMode};
+use super::mode;
 use super::rule::{self, RuleKind};
 use super::{Decision, Policy, PolicyContext, PolicyRule, Rule, RuleList, RuleSource, Verdict};
 use crate::builtin::{BuiltinId, Judgement};
 use crate::pool::{PoolTool, ToolOrigin};
+use crate::protocol::PermissionMode;
 
 /// A guard's opinion about one unit of a call.
 pub(super) enum Guard {

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::bash::{self, Class, Unit};
 use super::decide::{Guard, names_whole_tool};
-use super::mode::{self, BashEffect, PermissionMode};
+use super::mode::{self, BashEffect};
 use super::rule::{RuleKind, WordsMatch};
 use super::target::{self, PathRequest};
 use super::{
@@ -14,6 +14,7 @@ use super::{
 };
 use crate::builtin::BuiltinId;
 use crate::pool::PoolTool;
+use crate::protocol::PermissionMode;
 
 impl Policy {
     pub(super) fn decide_bash(

@@ -22,6 +22,7 @@
 mod always;
 
 pub mod bash;
+mod bash_pattern;
 mod decide;
 mod guards;
 
@@ -42,7 +43,7 @@ pub use crate::protocol::{GrantLeft, GrantLimit};
 pub use decide::grant_key;
 pub use load::{RuleProblem, Severity, from_settings, from_settings_checked, parse_permissions};
 pub use managed::managed_summary;
-pub use mode::{BashEffect, PermissionMode, READ_ONLY, WORKSPACE_EDITS, bash_effect, plan_refusal};
+pub use mode::{BashEffect, READ_ONLY, WORKSPACE_EDITS, bash_effect, plan_refusal};
 pub use rule::{Rule, RuleError};
 pub use sampling::SAMPLING_DEFAULT_RULE;
 pub use target::{Resolved, ResolvedTarget, path_to_resolve};
@@ -50,6 +51,8 @@ pub use target::{Resolved, ResolvedTarget, path_to_resolve};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+
+use crate::protocol::PermissionMode;
 
 pub use crate::protocol::{Decision, RuleSource, Verdict};
 

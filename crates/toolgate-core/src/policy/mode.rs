@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::bash::Unit;
 use super::{Decision, RuleSource, Verdict};
-pub use crate::settings::PermissionMode;
+use crate::protocol::PermissionMode;
 
 /// Programs that only read (with no option that writes, see [`writes_despite_program`]).
 pub const READ_ONLY: &[&str] = &[

@@ -6,7 +6,7 @@
 use globset::GlobMatcher;
 use serde::{Deserialize, Serialize};
 
-use crate::settings::{PoolSettings, tool_glob};
+use crate::settings::{PoolSettings, ToolPatternError, tool_glob};
 
 /// Compiled include and exclude patterns of one server. Exclude wins over include.
 #[derive(Debug, Clone, Default)]
@@ -23,7 +23,7 @@ struct Pattern {
 }
 
 impl Pattern {
-    fn new(text: &str) -> Result<Pattern, String> {
+    fn new(text: &str) -> Result<Pattern, ToolPatternError> {
         Ok(Pattern {
             text: text.to_string(),
             matcher: tool_glob(text)?.compile_matcher(),
@@ -52,7 +52,10 @@ impl std::fmt::Display for Exclusion {
 
 impl ToolFilter {
     /// Compiles the patterns; a pattern that is not a valid glob is an error naming it.
-    pub fn new(include: Option<&[String]>, exclude: &[String]) -> Result<ToolFilter, String> {
+    pub fn new(
+        include: Option<&[String]>,
+        exclude: &[String],
+    ) -> Result<ToolFilter, ToolPatternError> {
         let compile = |patterns: &[String]| {
             patterns
                 .iter()
@@ -134,7 +137,9 @@ mod tests {
 
     #[test]
     fn a_bad_glob_is_named() {
-        let err = ToolFilter::new(None, &strings(&["a[b"])).unwrap_err();
+        let err = ToolFilter::new(None, &strings(&["a[b"]))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("invalid tool pattern 'a[b'"), "{err}");
     }
 }

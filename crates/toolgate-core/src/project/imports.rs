@@ -1,4 +1,8 @@
-//! `@path` lines in instruction files: each imports another file in its place. Bounded:
+//! `@path` in instruction files imports another file, as Claude Code reads CLAUDE.md: a
+//! line that is only `@path` is replaced by the file; an `@path` inside other text ("See
+//! @README for the overview") keeps the line and adds the file after it. Not inside code
+//! spans or fenced code blocks, and only after a space or at a line's start (so an email
+//! address like a@b.com is no import); an inline `@word` naming no file stays text. Bounded:
 //! at most [`MAX_IMPORT_DEPTH`] levels, each file once (which also stops cycles), and no
 //! file outside the project unless the chain started in the user's own file (the person
 //! wrote that one; a project's file must not pull in `~/.ssh/…`).
@@ -154,7 +158,8 @@ impl Imports {
         Some(self.expand(&text, &path, depth, free))
     }
 
-    /// The text with every `@path` line (outside code fences) replaced by what it imports.
+    /// The text with every `@path` line (outside code fences) replaced by what it imports,
+    /// and every inline `@path` (outside code spans) followed by what it imports.
     fn expand(&mut self, text: &str, file: &Path, depth: usize, free: bool) -> String {
         let mut out = String::with_capacity(text.len());
         let mut in_fence = false;
@@ -163,12 +168,29 @@ impl Imports {
             if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
                 in_fence = !in_fence;
             }
-            match import_target(trimmed).filter(|_| !in_fence) {
-                Some(target) => {
-                    let replaced = self.import(target, file, depth, free);
-                    out.push_str(&replaced);
+            if in_fence {
+                out.push_str(line);
+            } else if let Some(target) = import_target(trimmed) {
+                let replaced = self.import(target, file, depth, free, Missing::Refuse);
+                out.push_str(&replaced.unwrap_or_default());
+            } else {
+                out.push_str(line);
+                for target in inline_targets(line) {
+                    let imported = self
+                        .import(target, file, depth, free, Missing::LeaveAsText)
+                        .or_else(|| {
+                            // "… and @docs/style.md." : the sentence's punctuation is not
+                            // part of the path when the path as written names no file.
+                            let bare = target.trim_end_matches(TRAILING_PUNCTUATION);
+                            (bare != target && !bare.is_empty())
+                                .then(|| self.import(bare, file, depth, free, Missing::LeaveAsText))
+                                .flatten()
+                        });
+                    if let Some(imported) = imported {
+                        out.push('\n');
+                        out.push_str(&imported);
+                    }
                 }
-                None => out.push_str(line),
             }
             out.push('\n');
         }
@@ -176,10 +198,35 @@ impl Imports {
         out
     }
 
-    fn import(&mut self, target: &str, file: &Path, depth: usize, free: bool) -> String {
+    /// What `@target` in `file` brings in: the file's text between markers, or a marker
+    /// saying why not (and a notice). None only for an inline `@word` that names no file,
+    /// which is left as the text it is.
+    fn import(
+        &mut self,
+        target: &str,
+        file: &Path,
+        depth: usize,
+        free: bool,
+        missing: Missing,
+    ) -> Option<String> {
         let refuse = |me: &mut Imports, why: String| {
             me.refuse(target.to_string(), Some(file), why.clone());
-            format!("[@{target} not imported: {why}]")
+            Some(format!("[@{target} not imported: {why}]"))
+        };
+        let dir = file.parent().unwrap_or(Path::new("/"));
+        let wanted = match target.strip_prefix("~/") {
+            Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
+            None => dir.join(target),
+        };
+        let resolved = match std::fs::canonicalize(crate::paths::lexically_normal(&wanted)) {
+            Ok(path) if path.is_file() => Ok(path),
+            Ok(_) => Err("not a file"),
+            Err(_) => Err("no such file"),
+        };
+        let resolved = match (resolved, missing) {
+            (Ok(path), _) => path,
+            (Err(_), Missing::LeaveAsText) => return None,
+            (Err(why), Missing::Refuse) => return refuse(self, why.into()),
         };
         if depth >= MAX_IMPORT_DEPTH {
             return refuse(
@@ -187,33 +234,70 @@ impl Imports {
                 format!("imports nest deeper than {MAX_IMPORT_DEPTH} levels"),
             );
         }
-        let dir = file.parent().unwrap_or(Path::new("/"));
-        let wanted = match target.strip_prefix("~/") {
-            Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
-            None => dir.join(target),
-        };
-        let resolved = match std::fs::canonicalize(crate::paths::lexically_normal(&wanted)) {
-            Ok(path) if path.is_file() => path,
-            Ok(_) => return refuse(self, "not a file".into()),
-            Err(_) => return refuse(self, "no such file".into()),
-        };
         if !free && !resolved.starts_with(&self.boundary) {
             return refuse(self, OUTSIDE_PROJECT.into());
         }
         if self.seen.contains(&resolved) {
-            return format!("[@{target}: included above]");
+            return Some(format!("[@{target}: included above]"));
         }
         let shown = self.shown(&resolved);
-        match self.include(&resolved, Some(file), depth + 1, free) {
+        Some(match self.include(&resolved, Some(file), depth + 1, free) {
             Some(text) => format!("[imported from {shown}]\n{text}\n[end of {shown}]"),
             None => format!("[@{target} not imported: see the notices]"),
-        }
+        })
     }
 
     /// A path relative to the project root when inside it.
     pub fn shown(&self, path: &Path) -> String {
         super::shown(path, &self.boundary)
     }
+}
+
+/// What an `@path` naming no file means: a whole-line import is a mistake the person is
+/// told of; an inline `@word` may be a mention ("ask @alice"), left as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    Refuse,
+    LeaveAsText,
+}
+
+/// Punctuation that ends a sentence after an inline `@path`.
+const TRAILING_PUNCTUATION: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '"', '\''];
+
+/// The `@path` words of a line outside its code spans: `@` at the line's start or after
+/// whitespace, then a path up to the next whitespace.
+fn inline_targets(line: &str) -> Vec<&str> {
+    let mut targets = Vec::new();
+    // The length of the backtick run that opened the code span we are in (CommonMark: a
+    // span closes at a run of the same length).
+    let mut span: Option<usize> = None;
+    let mut previous: Option<char> = None;
+    let mut chars = line.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if c == '`' {
+            let mut run = 1;
+            while chars.next_if(|&(_, c)| c == '`').is_some() {
+                run += 1;
+            }
+            span = match span {
+                Some(open) if open == run => None,
+                Some(open) => Some(open),
+                None => Some(run),
+            };
+            previous = Some('`');
+            continue;
+        }
+        if c == '@' && span.is_none() && previous.is_none_or(char::is_whitespace) {
+            let rest = &line[at + 1..];
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            let target = &rest[..end];
+            if !target.is_empty() && !target.starts_with('@') && !target.contains('`') {
+                targets.push(target);
+            }
+        }
+        previous = Some(c);
+    }
+    targets
 }
 
 /// The path of an import line: `@` and a path, nothing else on the line.
@@ -244,6 +328,47 @@ mod tests {
         assert_eq!(imports.files.len(), 2);
         assert_eq!(imports.files[1].imported_by, Some(root.join("a.md")));
         assert_eq!(imports.problems.len(), 2, "{:?}", imports.problems);
+    }
+
+    #[test]
+    fn inline_imports_outside_code_spans_and_not_in_email_addresses() {
+        assert_eq!(
+            inline_targets("See @README for the overview and @docs/style.md for style"),
+            ["README", "docs/style.md"]
+        );
+        assert_eq!(
+            inline_targets("mail a@b.com or `@code.md` or ``a ` @x``"),
+            Vec::<&str>::new()
+        );
+        assert_eq!(inline_targets("`x` then @after.md"), ["after.md"]);
+        assert_eq!(inline_targets("@first.md starts it"), ["first.md"]);
+    }
+
+    #[test]
+    fn an_inline_import_follows_its_line_and_a_mention_stays_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap().join("p");
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("../outside.md"), "secret").unwrap();
+        std::fs::write(root.join("README"), "OVERVIEW").unwrap();
+        std::fs::write(root.join("docs/style.md"), "STYLE").unwrap();
+        std::fs::write(
+            root.join("CLAUDE.md"),
+            "See @README for the overview and @docs/style.md.\nAsk @alice, mail a@README, not @../outside.md\n```\nsee @README\n```",
+        )
+        .unwrap();
+        let mut imports = Imports::new(root.clone());
+        let text = imports
+            .include(&root.join("CLAUDE.md"), None, 0, false)
+            .unwrap();
+        assert!(
+            text.starts_with("See @README for the overview and @docs/style.md.\n[imported from README]\nOVERVIEW\n[end of README]\n[imported from docs/style.md]\nSTYLE\n[end of docs/style.md]\nAsk @alice, mail a@README, not @../outside.md\n[@../outside.md not imported: it is outside the project"),
+            "{text}"
+        );
+        assert!(text.ends_with("```\nsee @README\n```"), "{text}");
+        assert!(!text.contains("secret"));
+        assert_eq!(imports.files.len(), 3);
+        assert_eq!(imports.problems.len(), 1, "{:?}", imports.problems);
     }
 
     #[test]

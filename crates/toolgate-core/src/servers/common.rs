@@ -59,7 +59,7 @@ impl ToolSpec {
     }
 
     /// Checks `args` against the schema; the error names every offending field.
-    pub fn check(&self, args: &Value) -> Result<(), String> {
+    pub fn check(&self, args: &Value) -> Result<(), InvalidArguments> {
         let problems: Vec<String> = self
             .validator
             .iter_errors(args)
@@ -68,13 +68,20 @@ impl ToolSpec {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "Invalid arguments for tool '{}': {}",
-                self.tool.name,
-                problems.join("; ")
-            ))
+            Err(InvalidArguments {
+                tool: self.tool.name.to_string(),
+                problems,
+            })
         }
     }
+}
+
+/// Arguments a tool's schema refuses; the message names the tool and every offending field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid arguments for tool '{tool}': {}", problems.join("; "))]
+pub struct InvalidArguments {
+    pub tool: String,
+    pub problems: Vec<String>,
 }
 
 /// Turns one schema violation into "field 'x': what is wrong", so a model can fix its call.
@@ -302,7 +309,7 @@ impl<B: Backend> ServerHandler for Server<B> {
         let args = request.arguments.unwrap_or_default();
         let args_value = Value::Object(args);
         if let Err(message) = spec.check(&args_value) {
-            return Ok(error_result(message).into());
+            return Ok(error_result(message.to_string()).into());
         }
         let Value::Object(args) = args_value else {
             // Built from an object two lines above.

@@ -48,8 +48,15 @@ pub const PAGES: &[Page] = &[
     page!("configuration"),
     page!("mcp-servers"),
     page!("permissions"),
+    page!("modes"),
+    page!("hooks"),
+    page!("managed-policy"),
     page!("keys"),
     page!("sandbox"),
+    page!("audit"),
+    page!("long-sessions"),
+    page!("headless"),
+    page!("project-context"),
 ];
 
 const VERSION_FILE: &str = include_str!("../../../../assets/docs/VERSION");

@@ -168,7 +168,7 @@ impl ServerFile {
         crate::paths::write_atomically(&self.path, self.text().as_bytes()).map_err(|error| {
             EditError::Write {
                 file: self.path.display().to_string(),
-                error,
+                error: error.source,
             }
         })
     }
@@ -209,11 +209,9 @@ fn check(text: &str, label: &str) -> Result<Value, EditError> {
 
 /// Checks one entry the way the loader will read it (`${VAR}` references are not resolved
 /// here: they may be set only where the server runs).
-pub fn check_entry(name: &str, entry: &Value) -> Result<(), String> {
+pub fn check_entry(name: &str, entry: &Value) -> Result<(), InvalidEntry> {
     if !super::valid_server_name(name) {
-        return Err(format!(
-            "invalid server name '{name}': names must match [A-Za-z0-9_-]+"
-        ));
+        return Err(InvalidEntry::Name(name.to_string()));
     }
     let mut servers = serde_json::Map::new();
     servers.insert(name.to_string(), entry.clone());
@@ -225,9 +223,19 @@ pub fn check_entry(name: &str, entry: &Value) -> Result<(), String> {
             Some(String::new())
         });
     match diagnostics.into_iter().next() {
-        Some(d) => Err(d.message),
+        Some(d) => Err(InvalidEntry::Definition(d.message)),
         None => Ok(()),
     }
+}
+
+/// Why a server entry would not load.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidEntry {
+    #[error("invalid server name '{0}': names must match [A-Za-z0-9_-]+")]
+    Name(String),
+    /// The loader's own message, naming the server and the field.
+    #[error("{0}")]
+    Definition(String),
 }
 
 /// A JSON text given on the command line, with the position of a syntax error.
@@ -316,7 +324,9 @@ mod tests {
         assert!(check_entry("ok", &json!({"command": "x"})).is_ok());
         assert!(check_entry("bad name", &json!({"command": "x"})).is_err());
         assert_eq!(
-            check_entry("s", &json!({"args": []})).unwrap_err(),
+            check_entry("s", &json!({"args": []}))
+                .unwrap_err()
+                .to_string(),
             "server 's': expected a \"command\" string (or \"type\": \"http\")"
         );
     }

@@ -6,14 +6,14 @@ pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 /// Expands every `${…}` in `input` using `lookup`. A variable that is unset and has no
 /// default is an error naming it (the caller reports it and skips the entry, rather than
 /// starting a server with a silently empty argument).
-pub fn expand(input: &str, lookup: Env<'_>) -> Result<String, String> {
+pub fn expand(input: &str, lookup: Env<'_>) -> Result<String, ExpandError> {
     let mut out = String::with_capacity(input.len());
     let mut rest = input;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("unterminated '${{' in {input:?}"));
+            return Err(ExpandError::Unterminated(input.to_string()));
         };
         let body = &after[..end];
         let (name, default) = match body.find(":-") {
@@ -21,7 +21,10 @@ pub fn expand(input: &str, lookup: Env<'_>) -> Result<String, String> {
             None => (body, None),
         };
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(format!("invalid variable name {name:?} in {input:?}"));
+            return Err(ExpandError::InvalidName {
+                name: name.to_string(),
+                input: input.to_string(),
+            });
         }
         match (lookup(name), default) {
             // `:-` also applies to a set-but-empty variable, as in the shell.
@@ -29,15 +32,24 @@ pub fn expand(input: &str, lookup: Env<'_>) -> Result<String, String> {
             (Some(v), Some(_)) if !v.is_empty() => out.push_str(&v),
             (_, Some(d)) => out.push_str(d),
             (None, None) => {
-                return Err(format!(
-                    "environment variable {name} is not set (write ${{{name}:-default}} to give a default)"
-                ));
+                return Err(ExpandError::Unset(name.to_string()));
             }
         }
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Why a `${…}` could not be expanded (the entry holding it is skipped).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError {
+    #[error("unterminated '${{' in {0:?}")]
+    Unterminated(String),
+    #[error("invalid variable name {name:?} in {input:?}")]
+    InvalidName { name: String, input: String },
+    #[error("environment variable {0} is not set (write ${{{0}:-default}} to give a default)")]
+    Unset(String),
 }
 
 #[cfg(test)]
@@ -68,12 +80,19 @@ mod tests {
         assert!(
             expand("${NOPE}", &env)
                 .unwrap_err()
+                .to_string()
                 .contains("NOPE is not set")
         );
-        assert!(expand("${HOME", &env).unwrap_err().contains("unterminated"));
+        assert!(
+            expand("${HOME", &env)
+                .unwrap_err()
+                .to_string()
+                .contains("unterminated")
+        );
         assert!(
             expand("${A B}", &env)
                 .unwrap_err()
+                .to_string()
                 .contains("invalid variable")
         );
     }

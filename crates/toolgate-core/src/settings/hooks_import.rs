@@ -2,11 +2,40 @@
 //! a toolgate `config.toml` as `[[hooks.EVENT]]` tables, keeping the rest of the file as
 //! it is written (toml_edit). A hook already there (same event, matcher and command) is
 //! not copied twice; an entry toolgate cannot run is reported, not copied.
+//!
+//! Claude Code runs its hooks outside any sandbox; toolgate runs hooks in the bash sandbox
+//! unless a hook says `sandbox = false`. So a hook copied from the user's own file is
+//! written `sandbox = false` (as it was written to run) unless the person asks for the
+//! sandbox, and a project's hook, which may never leave the sandbox, is copied as it is;
+//! each copied line says which way it will run.
 
 use serde_json::Value;
 use toml_edit::{ArrayOfTables, DocumentMut, InlineTable, Item, Table, value};
 
 use super::HookEvent;
+
+/// How the copied hooks will run: the choice is written into each copied hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopiedHooksRun {
+    /// `sandbox = false`: as Claude Code ran them (the user's own file only).
+    Unsandboxed,
+    /// No `sandbox` key: in the bash sandbox, like every hook by default.
+    Sandboxed,
+}
+
+impl CopiedHooksRun {
+    /// What the person reads after each copied hook.
+    fn note(self) -> &'static str {
+        match self {
+            CopiedHooksRun::Unsandboxed => {
+                "sandbox = false: runs outside the sandbox, as Claude Code ran it"
+            }
+            CopiedHooksRun::Sandboxed => {
+                "runs in the sandbox: writes only in the workspace and temp, no network"
+            }
+        }
+    }
+}
 
 /// What one import did, one line per hook, for the person.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -20,6 +49,7 @@ pub struct ImportReport {
 pub fn import_claude_hooks(
     settings_json: &str,
     config_toml: &str,
+    run: CopiedHooksRun,
 ) -> Result<(String, ImportReport), String> {
     let settings: Value = serde_json::from_str(settings_json)
         .map_err(|e| format!("not valid JSON ({e}); nothing was copied"))?;
@@ -74,8 +104,8 @@ pub fn import_claude_hooks(
                     report.skipped.push(format!("{shown} (already there)"));
                     continue;
                 }
-                add(&mut doc, event, matcher, command, timeout)?;
-                report.copied.push(shown);
+                add(&mut doc, event, matcher, command, timeout, run)?;
+                report.copied.push(format!("{shown} ({})", run.note()));
             }
         }
     }
@@ -114,6 +144,7 @@ fn add(
     matcher: Option<&str>,
     command: &str,
     timeout: Option<i64>,
+    run: CopiedHooksRun,
 ) -> Result<(), String> {
     let hooks = doc
         .entry("hooks")
@@ -134,6 +165,9 @@ fn add(
     hook.insert("command", command.into());
     if let Some(seconds) = timeout {
         hook.insert("timeout", seconds.into());
+    }
+    if run == CopiedHooksRun::Unsandboxed {
+        hook.insert("sandbox", false.into());
     }
     let mut list = toml_edit::Array::new();
     list.push(hook);
@@ -158,11 +192,16 @@ mod tests {
     #[test]
     fn hooks_are_copied_keeping_the_file_and_read_back() {
         let before = "# mine\n[permissions]\nallow = [\"read_file\"]  # keep\n";
-        let (after, report) = import_claude_hooks(CLAUDE, before).unwrap();
+        let (after, report) =
+            import_claude_hooks(CLAUDE, before, CopiedHooksRun::Unsandboxed).unwrap();
         assert!(after.starts_with(before), "{after}");
+        let note = CopiedHooksRun::Unsandboxed.note();
         assert_eq!(
             report.copied,
-            ["PreToolUse [Bash]: guard.sh", "Stop: notify-done"]
+            [
+                format!("PreToolUse [Bash]: guard.sh ({note})"),
+                format!("Stop: notify-done ({note})")
+            ]
         );
         assert_eq!(report.skipped.len(), 1, "{report:?}");
         let mut read = super::super::HookSettings::default();
@@ -174,9 +213,30 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}\n{after}");
         assert_eq!(read.hooks.len(), 2);
         assert_eq!(read.hooks[0].timeout.as_secs(), 5);
+        assert!(read.hooks.iter().all(|h| !h.sandboxed), "{after}");
         // A second import copies nothing again.
-        let (again, report) = import_claude_hooks(CLAUDE, &after).unwrap();
+        let (again, report) =
+            import_claude_hooks(CLAUDE, &after, CopiedHooksRun::Unsandboxed).unwrap();
         assert_eq!(again, after);
         assert!(report.copied.is_empty());
+    }
+
+    #[test]
+    fn sandboxed_copies_carry_no_sandbox_key_and_a_project_file_reads_them() {
+        let (after, report) = import_claude_hooks(CLAUDE, "", CopiedHooksRun::Sandboxed).unwrap();
+        assert!(!after.contains("sandbox"), "{after}");
+        assert!(
+            report.copied[0].ends_with(
+                "(runs in the sandbox: writes only in the workspace and temp, no network)"
+            )
+        );
+        let mut read = super::super::HookSettings::default();
+        let problems = read.add_file(
+            &after,
+            std::path::Path::new("p.toml"),
+            super::super::FileLayer::Project,
+        );
+        assert!(problems.is_empty(), "{problems:?}\n{after}");
+        assert!(read.hooks.iter().all(|h| h.sandboxed));
     }
 }

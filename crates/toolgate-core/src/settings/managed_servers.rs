@@ -38,7 +38,7 @@ impl PartialEq for ServerPattern {
 }
 
 impl ServerPattern {
-    pub fn parse(text: &str) -> Result<ServerPattern, String> {
+    pub fn parse(text: &str) -> Result<ServerPattern, ServerPatternError> {
         let (kind, glob) = if let Some(rest) = text.strip_prefix("command:") {
             (PatternKind::Command, rest)
         } else if let Some(rest) = text.strip_prefix("url:") {
@@ -47,12 +47,15 @@ impl ServerPattern {
             (PatternKind::Name, text)
         };
         if glob.trim().is_empty() {
-            return Err(format!("server pattern {text:?} is empty"));
+            return Err(ServerPatternError::Empty(text.to_string()));
         }
         let matcher = globset::GlobBuilder::new(glob)
             .literal_separator(false)
             .build()
-            .map_err(|e| format!("invalid server pattern {text:?}: {}", e.kind()))?
+            .map_err(|e| ServerPatternError::Invalid {
+                text: text.to_string(),
+                kind: e.kind().clone(),
+            })?
             .compile_matcher();
         Ok(ServerPattern {
             kind,
@@ -75,6 +78,36 @@ impl ServerPattern {
             }
         }
     }
+}
+
+/// A managed server pattern that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServerPatternError {
+    #[error("server pattern {0:?} is empty")]
+    Empty(String),
+    #[error("invalid server pattern {text:?}: {kind}")]
+    Invalid {
+        text: String,
+        kind: globset::ErrorKind,
+    },
+}
+
+/// Why the managed policy does not admit a server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServerRefused {
+    /// The managed files could not be read, so no server is admitted.
+    #[error("server '{server}' is not started: {reason}")]
+    Unreadable { server: String, reason: String },
+    #[error(
+        "server '{server}' is blocked by the managed policy: denied_servers pattern {pattern:?} in {file}"
+    )]
+    Denied {
+        server: String,
+        pattern: String,
+        file: String,
+    },
+    #[error("server '{server}' is blocked by the managed policy: not in allowed_servers of {file}")]
+    NotAllowed { server: String, file: String },
 }
 
 /// One file's list, with the file it came from.
@@ -110,24 +143,28 @@ impl ServerPolicy {
 
     /// Ok when `config` may be started; else why not, naming the managed file and the
     /// pattern (or the list it is missing from).
-    pub fn check(&self, config: &ServerConfig) -> Result<(), String> {
+    pub fn check(&self, config: &ServerConfig) -> Result<(), ServerRefused> {
         if let Some(reason) = &self.unreadable {
-            return Err(format!("server '{}' is not started: {reason}", config.name));
+            return Err(ServerRefused::Unreadable {
+                server: config.name.clone(),
+                reason: reason.clone(),
+            });
         }
         for list in &self.denied {
             if let Some(pattern) = list.patterns.iter().find(|p| p.matches(config)) {
-                return Err(format!(
-                    "server '{}' is blocked by the managed policy: denied_servers pattern {:?} in {}",
-                    config.name, pattern.text, list.file
-                ));
+                return Err(ServerRefused::Denied {
+                    server: config.name.clone(),
+                    pattern: pattern.text.clone(),
+                    file: list.file.clone(),
+                });
             }
         }
         for list in &self.allowed {
             if !list.patterns.iter().any(|p| p.matches(config)) {
-                return Err(format!(
-                    "server '{}' is blocked by the managed policy: not in allowed_servers of {}",
-                    config.name, list.file
-                ));
+                return Err(ServerRefused::NotAllowed {
+                    server: config.name.clone(),
+                    file: list.file.clone(),
+                });
             }
         }
         Ok(())
@@ -279,12 +316,16 @@ mod tests {
         );
         let refused = policy
             .check(&http("h", "https://evil.example/acme.example/"))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             refused,
             "server 'h' is blocked by the managed policy: not in allowed_servers of m.toml"
         );
-        let denied = policy.check(&stdio("deploy", "anything", &[])).unwrap_err();
+        let denied = policy
+            .check(&stdio("deploy", "anything", &[]))
+            .unwrap_err()
+            .to_string();
         assert!(
             denied.contains("denied_servers pattern \"deploy\" in m.toml"),
             "{denied}"

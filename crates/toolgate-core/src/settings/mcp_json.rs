@@ -104,13 +104,15 @@ fn parse_entry(
                     "a \"command\" string (or \"type\": \"http\")",
                 )?,
                 env,
-            )?,
+            )
+            .map_err(|e| e.to_string())?,
             args: string_list(obj, "args", env)?,
             env: string_map(obj, "env", env)?,
             cwd: optional_str(obj, "cwd", env)?.map(Into::into),
         },
         "http" | "streamable-http" | "streamableHttp" => ServerTransport::Http {
-            url: expand(required_str(obj, "url", "a \"url\" string")?, env)?,
+            url: expand(required_str(obj, "url", "a \"url\" string")?, env)
+                .map_err(|e| e.to_string())?,
             headers: string_map(obj, "headers", env)?,
             oauth: super::oauth::parse(obj, env)?,
         },
@@ -192,7 +194,7 @@ fn optional_str(
 ) -> Result<Option<String>, String> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => expand(s, env).map(Some),
+        Some(Value::String(s)) => expand(s, env).map(Some).map_err(|e| e.to_string()),
         Some(_) => Err(format!("\"{key}\" must be a string")),
     }
 }
@@ -204,7 +206,7 @@ fn string_list(obj: &Map<String, Value>, key: &str, env: Env<'_>) -> Result<Vec<
             .iter()
             .enumerate()
             .map(|(i, v)| match v {
-                Value::String(s) => expand(s, env),
+                Value::String(s) => expand(s, env).map_err(|e| e.to_string()),
                 _ => Err(format!("\"{key}\"[{i}] must be a string")),
             })
             .collect(),
@@ -222,7 +224,9 @@ fn string_map(
         Some(Value::Object(map)) => map
             .iter()
             .map(|(k, v)| match v {
-                Value::String(s) => expand(s, env).map(|s| (k.clone(), s)),
+                Value::String(s) => expand(s, env)
+                    .map(|s| (k.clone(), s))
+                    .map_err(|e| e.to_string()),
                 _ => Err(format!("\"{key}\".{k} must be a string")),
             })
             .collect(),

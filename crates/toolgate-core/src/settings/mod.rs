@@ -160,6 +160,7 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+mod allow_rule;
 pub mod diff;
 pub mod edit;
 mod expand;
@@ -185,8 +186,8 @@ mod tools;
 mod tui;
 pub mod watch;
 
-pub use crate::protocol::PermissionMode;
-pub use expand::expand;
+pub use allow_rule::{AllowRuleError, append_allow_rule};
+pub use expand::{ExpandError, expand};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, HookEvent, HookSettings, HookSpec, compile_matcher};
 pub use host::{
     DEFAULT_LOG_LEVEL, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_SAMPLING_MAX_TOKENS, HostSettings,
@@ -195,7 +196,7 @@ pub use host::{
 pub use load::{Section, Settings, load, load_with_env, project_config_path, rule_files};
 pub use managed::{ManagedPlaces, ManagedSettings};
 pub use managed_sandbox::SandboxFloor;
-pub use managed_servers::{ServerPattern, ServerPolicy};
+pub use managed_servers::{ServerPattern, ServerPatternError, ServerPolicy, ServerRefused};
 pub use mcp_json::{DEFAULT_CALL_TIMEOUT_MS, valid_server_name};
 pub use model::{
     DEFAULT_AUTO_COMPACT_PERCENT, DEFAULT_RETRY_MAX_ATTEMPTS, DEFAULT_RETRY_MAX_SECONDS,
@@ -206,7 +207,7 @@ pub use permissions::{
     FileLayer, OutsideSetting, PermissionEntry, PermissionList, Permissions, PermissionsFile,
     parse_table as parse_permissions_table,
 };
-pub use pool_settings::{PoolSettings, tool_glob};
+pub use pool_settings::{PoolSettings, ToolPatternError, tool_glob};
 pub use sandbox::{SandboxMode, SandboxSettings, ServerDefaults};
 pub use tools::{DEFAULT_AUTO_THRESHOLD_TOKENS, SearchMode, SearchSettings, apply_tools_layer};
 pub use tui::{NotifySetting, TuiSettings};

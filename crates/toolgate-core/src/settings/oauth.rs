@@ -69,7 +69,7 @@ pub(super) fn parse(
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => {
-                let value = expand(s, env)?;
+                let value = expand(s, env).map_err(|e| e.to_string())?;
                 Ok((!value.is_empty()).then_some(value))
             }
             Some(_) => Err(format!("\"oauth\".{key} must be a string")),

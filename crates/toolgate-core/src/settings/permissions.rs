@@ -14,7 +14,8 @@
 
 use std::path::PathBuf;
 
-use super::{Diagnostic, PermissionMode};
+use super::Diagnostic;
+use crate::protocol::PermissionMode;
 
 /// Which list of `[permissions]` a rule string is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -31,8 +31,19 @@ impl Default for PoolSettings {
 
 /// One `includeTools` / `excludeTools` pattern as a glob; an error names the pattern. The
 /// pool compiles its filters with this, so an entry that was read compiles the same way.
-pub fn tool_glob(text: &str) -> Result<globset::Glob, String> {
-    globset::Glob::new(text).map_err(|e| format!("invalid tool pattern '{text}': {}", e.kind()))
+pub fn tool_glob(text: &str) -> Result<globset::Glob, ToolPatternError> {
+    globset::Glob::new(text).map_err(|e| ToolPatternError {
+        pattern: text.to_string(),
+        kind: e.kind().clone(),
+    })
+}
+
+/// An `includeTools` / `excludeTools` pattern that is not a valid glob.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid tool pattern '{pattern}': {kind}")]
+pub struct ToolPatternError {
+    pub pattern: String,
+    kind: globset::ErrorKind,
 }
 
 /// Reads the entry's pool settings; an error names the field and what was expected.
@@ -63,10 +74,10 @@ pub(super) fn parse(obj: &Map<String, Value>) -> Result<PoolSettings, String> {
         trust_new_tools: flag("trustNewTools", false)?,
     };
     for pattern in settings.include_tools.iter().flatten() {
-        tool_glob(pattern)?;
+        tool_glob(pattern).map_err(|e| e.to_string())?;
     }
     for pattern in &settings.exclude_tools {
-        tool_glob(pattern)?;
+        tool_glob(pattern).map_err(|e| e.to_string())?;
     }
     Ok(settings)
 }

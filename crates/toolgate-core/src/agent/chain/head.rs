@@ -70,11 +70,16 @@ pub fn head_path(sessions: &Path, id: &str) -> PathBuf {
 
 /// The head at `path`: None when there is none; an error names a head that cannot be read
 /// or has no whole slot.
-pub fn read_head(path: &Path) -> Result<Option<Head>, String> {
+pub fn read_head(path: &Path) -> Result<Option<Head>, HeadError> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(source) => {
+            return Err(HeadError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
     bytes
         .chunks(SLOT)
@@ -83,7 +88,20 @@ pub fn read_head(path: &Path) -> Result<Option<Head>, String> {
         .map(|slot| slot.head)
         .max_by_key(|head| head.records)
         .map(Some)
-        .ok_or_else(|| format!("{}: no whole head in the file", path.display()))
+        .ok_or_else(|| HeadError::NoWholeHead(path.to_path_buf()))
+}
+
+/// A head file that exists but cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum HeadError {
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: no whole head in the file", .0.display())]
+    NoWholeHead(PathBuf),
 }
 
 /// The open head file of one session, rewritten in place.

@@ -2,7 +2,6 @@
 //! processes appending to one session (a console and `toolgate undo`) take turns.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 
 /// Held while it lives.
 pub struct Locked<'a> {
@@ -11,25 +10,15 @@ pub struct Locked<'a> {
 
 impl<'a> Locked<'a> {
     pub fn exclusive(file: &'a File) -> std::io::Result<Locked<'a>> {
-        loop {
-            // SAFETY: flock on a descriptor the borrowed file keeps open while this lives.
-            let result = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if result == 0 {
-                return Ok(Locked { file });
-            }
-            let error = std::io::Error::last_os_error();
-            if error.kind() != std::io::ErrorKind::Interrupted {
-                return Err(error);
-            }
-        }
+        crate::paths::lock_exclusive(file)?;
+        Ok(Locked { file })
     }
 }
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
-        // SAFETY: as above; unlocking a descriptor this process locked.
-        unsafe {
-            libc::flock(self.file.as_raw_fd(), libc::LOCK_UN);
-        }
+        // The borrowed file stays open after this guard, so the lock is released by hand;
+        // a failure leaves it to the close of the file, which releases it as well.
+        let _ = self.file.unlock();
     }
 }

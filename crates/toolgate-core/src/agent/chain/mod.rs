@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-pub use head::{Head, HeadFile, head_path, read_head};
+pub use head::{Head, HeadError, HeadFile, head_path, read_head};
 
 /// The chain rule this writer follows, named on the records that open a writer's part of
 /// a file (`session_start`, `resumed`): a file that names it was written chained, so one

@@ -273,5 +273,10 @@ fn a_head_write_cut_short_leaves_the_one_before() {
     // Both slots spoilt: the head cannot be read, and says so.
     bytes[20] ^= 1;
     std::fs::write(&path, &bytes).unwrap();
-    assert!(read_head(&path).unwrap_err().contains("no whole head"));
+    assert!(
+        read_head(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("no whole head")
+    );
 }

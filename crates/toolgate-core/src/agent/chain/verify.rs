@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
 
-use super::{Head, LineKind, classify, declares_chain, hex_digest};
+use super::{Head, HeadError, LineKind, classify, declares_chain, hex_digest};
 
 /// What a check found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,7 +109,7 @@ struct Seen {
 }
 
 /// Checks `file` (a session file's bytes) against `head` (as [`super::read_head`] read it).
-pub fn verify(file: &[u8], head: Result<Option<Head>, String>) -> Verdict {
+pub fn verify(file: &[u8], head: Result<Option<Head>, HeadError>) -> Verdict {
     let lines = split_lines(file);
     let seen: Vec<Seen> = lines
         .iter()
@@ -124,7 +124,7 @@ pub fn verify(file: &[u8], head: Result<Option<Head>, String>) -> Verdict {
         Err(why) => {
             return Verdict::Broken(Break {
                 line: 1,
-                what: Breakage::HeadUnreadable(why),
+                what: Breakage::HeadUnreadable(why.to_string()),
             });
         }
     };

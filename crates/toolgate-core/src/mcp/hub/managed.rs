@@ -11,15 +11,20 @@ impl McpHub {
     /// not configured).
     pub fn blocked_reason(&self, name: &str) -> Option<String> {
         let config = self.config(name)?;
-        self.inner.managed_servers.check(&config).err()
+        self.inner
+            .managed_servers
+            .check(&config)
+            .err()
+            .map(|refused| refused.to_string())
     }
 
     /// Refuses a server the managed policy does not admit, before anything is spawned or
     /// any URL is contacted; its status says why.
     pub(super) fn refuse_blocked(&self, config: &ServerConfig) -> Result<(), McpError> {
-        let Err(reason) = self.inner.managed_servers.check(config) else {
+        let Err(refused) = self.inner.managed_servers.check(config) else {
             return Ok(());
         };
+        let reason = refused.to_string();
         self.inner.servers.set_status(
             &config.name,
             ServerStatus::Failed {

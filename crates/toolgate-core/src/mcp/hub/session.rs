@@ -4,6 +4,7 @@
 
 use super::McpHub;
 use super::locks::lock;
+use crate::mcp::roots::RootError;
 use crate::settings::LogLevel;
 use rmcp::{Peer, RoleClient};
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ impl McpHub {
     /// Adds a root and, when it is new, sends `notifications/roots/list_changed` to every
     /// connected server. Returns the canonical folder and how many servers were told
     /// (None when it was a root already).
-    pub async fn add_root(&self, dir: &Path) -> Result<(PathBuf, Option<usize>), String> {
+    pub async fn add_root(&self, dir: &Path) -> Result<(PathBuf, Option<usize>), RootError> {
         let dir = if dir.is_absolute() {
             dir.to_path_buf()
         } else {

@@ -16,6 +16,7 @@ mod languages;
 mod options;
 mod program_options;
 mod runs;
+mod shells;
 mod syntax;
 mod variables;
 mod word;

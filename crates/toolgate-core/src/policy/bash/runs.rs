@@ -9,6 +9,7 @@ use super::classify::{self, apply_redirects};
 use super::found::{Found, texts};
 use super::options::{self, Spec};
 use super::program_options::program_options;
+use super::shells;
 use super::variables;
 use super::word;
 use super::{Unit, Word, basename};
@@ -101,11 +102,6 @@ fn note_variables(out: &mut Analysis, run: &[Word]) {
         _ => {}
     }
 }
-
-const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "rbash", "yash", "posh", "fish", "csh",
-    "tcsh", "ksh93", "pdksh", "oksh", "loksh",
-];
 
 /// Wrappers whose options we do not model: what they run is only known when no option
 /// stands before it.
@@ -382,8 +378,8 @@ fn strip(words: &[Word], found: &mut Found, nesting: usize) -> Vec<Word> {
                 unknown(found);
                 return words[i..].to_vec();
             }
-            p if SHELLS.contains(&p) => {
-                shell(p, rest, found);
+            p if shells::SHELLS.contains(&p) => {
+                shells::shell(p, rest, found);
                 return words[i..].to_vec();
             }
             _ => {
@@ -660,100 +656,4 @@ fn watch(args: &[Word], whole: &[Word], found: &mut Found, nesting: usize) -> Ve
             whole.to_vec()
         }
     }
-}
-
-/// `sh|bash|zsh|… [options] [-c SCRIPT | FILE | (stdin)] [ARG…]`. Options end at the first
-/// operand: in `bash FILE -c`, `-c` is FILE's first argument and FILE is the script.
-fn shell(program: &str, args: &[Word], found: &mut Found) {
-    let mut c_flag = false;
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if a.dynamic {
-            found.unresolve(format!(
-                "`{program}` is given `{}`, made by an expansion",
-                a.text
-            ));
-            return;
-        }
-        let t = a.text.as_str();
-        if t == "--" || t == "-" {
-            i += 1;
-            break;
-        }
-        if let Some(long) = t.strip_prefix("--") {
-            match long {
-                "version" | "help" => return,
-                "rcfile" | "init-file" => i += 1,
-                "command" if program == "fish" => c_flag = true,
-                _ if long.starts_with("command=") && program == "fish" => {
-                    found.script(
-                        &Word::literal(&long["command=".len()..]),
-                        "`fish --command`",
-                    );
-                    return;
-                }
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
-        if let Some(flags) = t.strip_prefix('-').or_else(|| t.strip_prefix('+'))
-            && !flags.is_empty()
-        {
-            for c in flags.chars() {
-                match c {
-                    'c' if t.starts_with('-') => c_flag = true,
-                    // `-o pipefail`, `-O extglob`: each takes the next word.
-                    'o' | 'O' => i += 1,
-                    's' if t.starts_with('-') => {
-                        found.unresolve(format!(
-                            "`{program} -s` reads its script from standard input"
-                        ));
-                        return;
-                    }
-                    'i' if t.starts_with('-') => {
-                        found.unresolve(format!(
-                            "an interactive `{program}` reads startup files and standard input"
-                        ));
-                        return;
-                    }
-                    _ => {}
-                }
-            }
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    let operand = args.get(i);
-    if c_flag {
-        if let Some(script) = operand {
-            found.script(script, &format!("`{program} -c`"));
-        }
-        return;
-    }
-    match operand {
-        None => found.unresolve(format!(
-            "`{program}` without a script reads its commands from standard input"
-        )),
-        Some(file) if file.dynamic => found.unresolve(format!(
-            "the script `{program}` runs is made by an expansion"
-        )),
-        Some(file) if reads_input(&file.text) => found.unresolve(format!(
-            "`{program} {}` reads its commands from standard input or a descriptor",
-            file.text
-        )),
-        // A script file: nobody has seen it; plan mode counts it as changing.
-        Some(file) => found.change(format!("`{program}` runs the script `{}`", file.text)),
-    }
-}
-
-/// Paths that name standard input or an open descriptor.
-fn reads_input(path: &str) -> bool {
-    path == "-"
-        || path.starts_with("/dev/stdin")
-        || path.starts_with("/dev/fd/")
-        || path.starts_with("/dev/tcp/")
-        || path.starts_with("/dev/udp/")
-        || (path.starts_with("/proc/") && path.contains("/fd/"))
 }

@@ -2,6 +2,7 @@
 //! spellings of the same kinds, and ordinary lines that must still run.
 
 use super::*;
+use crate::protocol::PermissionMode;
 
 fn plan() -> PolicyContext<'static> {
     PolicyContext::new(Path::new("/w")).with_mode(PermissionMode::Plan)

@@ -1,6 +1,7 @@
 //! What each permission mode changes, and that rules keep their meaning in every mode.
 
 use super::*;
+use crate::protocol::PermissionMode;
 
 fn in_mode(mode: PermissionMode) -> PolicyContext<'static> {
     PolicyContext::new(Path::new("/w")).with_mode(mode)

@@ -56,22 +56,22 @@ pub fn embedder() -> Option<&'static Embedder> {
 
 impl Embedder {
     /// Reads the model file's layout; every length is checked against the bytes there are.
-    pub fn parse(bytes: &'static [u8]) -> Result<Self, String> {
+    pub fn parse(bytes: &'static [u8]) -> Result<Self, ModelError> {
         let mut reader = Reader { bytes, at: 0 };
         if reader.take(MAGIC.len())? != MAGIC {
-            return Err("is not a toolgate embedding file (wrong magic)".into());
+            return Err(ModelError::WrongMagic);
         }
         let vocabulary = reader.u32()? as usize;
         let dimensions = reader.u32()? as usize;
         if vocabulary == 0 || dimensions == 0 {
-            return Err("is empty".into());
+            return Err(ModelError::Empty);
         }
         let mut token_ids = HashMap::with_capacity(vocabulary);
         let mut longest = 0;
         for id in 0..vocabulary {
             let len = usize::from(reader.u16()?);
-            let token = std::str::from_utf8(reader.take(len)?)
-                .map_err(|_| format!("has a token that is not UTF-8 (id {id})"))?;
+            let token =
+                std::str::from_utf8(reader.take(len)?).map_err(|_| ModelError::TokenNotUtf8(id))?;
             longest = longest.max(token.len());
             // Llama's vocabulary has a few duplicates of special tokens; the first id wins.
             token_ids.entry(token).or_insert(id as u32);
@@ -83,10 +83,7 @@ impl Embedder {
             .collect();
         let vectors = reader.take(vocabulary * dimensions)?;
         if reader.at != bytes.len() {
-            return Err(format!(
-                "has {} bytes after its vectors",
-                bytes.len() - reader.at
-            ));
+            return Err(ModelError::TrailingBytes(bytes.len() - reader.at));
         }
         Ok(Embedder {
             token_ids,
@@ -199,29 +196,44 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + rest
 }
 
+/// What is wrong with an embedding model file; each reads after "the embedding model".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("is not a toolgate embedding file (wrong magic)")]
+    WrongMagic,
+    #[error("is empty")]
+    Empty,
+    #[error("has a token that is not UTF-8 (id {0})")]
+    TokenNotUtf8(usize),
+    #[error("has {0} bytes after its vectors")]
+    TrailingBytes(usize),
+    #[error("is cut short at byte {0}")]
+    CutShort(usize),
+}
+
 struct Reader {
     bytes: &'static [u8],
     at: usize,
 }
 
 impl Reader {
-    fn take(&mut self, len: usize) -> Result<&'static [u8], String> {
+    fn take(&mut self, len: usize) -> Result<&'static [u8], ModelError> {
         let end = self
             .at
             .checked_add(len)
             .filter(|&end| end <= self.bytes.len())
-            .ok_or_else(|| format!("is cut short at byte {}", self.at))?;
+            .ok_or(ModelError::CutShort(self.at))?;
         let slice = &self.bytes[self.at..end];
         self.at = end;
         Ok(slice)
     }
 
-    fn u16(&mut self) -> Result<u16, String> {
+    fn u16(&mut self) -> Result<u16, ModelError> {
         let b = self.take(2)?;
         Ok(u16::from_le_bytes([b[0], b[1]]))
     }
 
-    fn u32(&mut self) -> Result<u32, String> {
+    fn u32(&mut self) -> Result<u32, ModelError> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
@@ -282,9 +294,11 @@ mod tests {
 
     #[test]
     fn malformed_files_are_refused_with_the_reason() {
-        let err = Embedder::parse(b"NOTAMODEL").unwrap_err();
+        let err = Embedder::parse(b"NOTAMODEL").unwrap_err().to_string();
         assert!(err.contains("magic"), "{err}");
-        let err = Embedder::parse(&MODEL[..MODEL.len() / 2]).unwrap_err();
+        let err = Embedder::parse(&MODEL[..MODEL.len() / 2])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cut short"), "{err}");
     }
 }

@@ -1,5 +1,8 @@
 //! The conversation: the transcript's visible lines (or a welcome text before the first
 //! message) and, when the user scrolled up, a marker that more is below.
+//!
+//! The welcome teaches (issue 45): the scripted demo names what to type, since a newcomer
+//! cannot guess what it understands; a real model's names the servers and rules in force.
 
 use std::path::Path;
 
@@ -10,8 +13,10 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::state::{Scroll, Transcript};
 use crate::components::draw::draw_lines;
+use crate::components::overlays::RuleLine;
 use crate::theme::Theme;
 use crate::wrap::{LogicalLine, wrap_lines};
+use toolgate_protocol::ServerInfo;
 
 pub struct Conversation<'a> {
     pub transcript: &'a Transcript,
@@ -22,7 +27,24 @@ pub struct Conversation<'a> {
     /// For the welcome text.
     pub model_label: &'a str,
     pub workspace: &'a Path,
+    /// The configured servers and the rules in force, for the welcome text.
+    pub servers: &'a [ServerInfo],
+    pub rules: &'a [RuleLine],
 }
+
+/// What the scripted demo understands, as the welcome suggests it: every message starts its
+/// deploy walk (assets/scenarios/deploy_demo.json), and `/help` is the console's own.
+const DEMO_SUGGESTIONS: &[(&str, &str)] = &[
+    (
+        "deploy web",
+        "connects the docs and deploy servers, then asks you before it deploys",
+    ),
+    (
+        "what can you do?",
+        "the same walk: watch the tool pool on the right grow",
+    ),
+    ("/help", "keys and commands"),
+];
 
 impl Conversation<'_> {
     fn welcome(&self, area: Rect, buf: &mut Buffer) {
@@ -32,7 +54,7 @@ impl Conversation<'_> {
         } else {
             self.model_label
         };
-        let welcome = vec![
+        let mut welcome = vec![
             LogicalLine::plain(vec![
                 Span::styled("toolgate", t.heading()),
                 Span::styled(format!(" · {model}"), t.dim()),
@@ -40,17 +62,60 @@ impl Conversation<'_> {
             LogicalLine::plain(vec![Span::styled(
                 format!(
                     "workspace {}",
-                    crate::sanitize::for_terminal(&self.workspace.display().to_string())
+                    toolgate_base::sanitize::for_terminal(&self.workspace.display().to_string())
                 ),
                 t.dim(),
             )]),
             LogicalLine::blank(),
-            LogicalLine::plain(vec![Span::raw(
-                "Ask the agent something. Tools it may use are listed on the right; \
-                 anything that is not allowed by a rule asks you first.",
-            )]),
         ];
+        if self.model_label == toolgate_protocol::SCRIPTED_MODEL_LABEL {
+            welcome.push(LogicalLine::plain(vec![Span::raw(
+                "This is the scripted demo (no API key needed). Try typing:",
+            )]));
+            for (typed, what) in DEMO_SUGGESTIONS {
+                welcome.push(LogicalLine::plain(vec![
+                    Span::styled(format!("  {typed:<18}"), t.accent()),
+                    Span::styled(*what, t.dim()),
+                ]));
+            }
+            welcome.push(LogicalLine::blank());
+        }
+        welcome.push(LogicalLine::plain(vec![Span::raw(
+            "Ask the agent something. Tools it may use are listed on the right; \
+             anything that is not allowed by a rule asks you first.",
+        )]));
+        if self.model_label != toolgate_protocol::SCRIPTED_MODEL_LABEL
+            && !self.model_label.is_empty()
+        {
+            welcome.push(LogicalLine::blank());
+            welcome.push(LogicalLine::plain(vec![Span::styled(
+                self.in_force(),
+                t.dim(),
+            )]));
+        }
         draw_lines(&wrap_lines(&welcome, area.width as usize), area, buf);
+    }
+}
+
+impl Conversation<'_> {
+    /// "Servers: docs, deploy · rules: 3 allow, 1 ask, 2 deny (/permissions)".
+    fn in_force(&self) -> String {
+        let servers: Vec<String> = self
+            .servers
+            .iter()
+            .map(|s| toolgate_base::sanitize::for_terminal(&s.name))
+            .collect();
+        let servers = match servers.is_empty() {
+            true => "no servers configured".to_string(),
+            false => format!("Servers: {}", servers.join(", ")),
+        };
+        let count = |decision: &str| self.rules.iter().filter(|r| r.decision == decision).count();
+        format!(
+            "{servers} · rules: {} allow, {} ask, {} deny (/permissions lists them, /mcp the servers)",
+            count("allow"),
+            count("ask"),
+            count("deny")
+        )
     }
 }
 
@@ -100,6 +165,8 @@ mod tests {
             theme,
             model_label: "scripted demo",
             workspace: Path::new("/home/dev/project"),
+            servers: &[],
+            rules: &[],
         }
     }
 

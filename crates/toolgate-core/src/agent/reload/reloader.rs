@@ -1,28 +1,28 @@
 //! The agent's reload part ([`Reloader`]): the one reading of every file a reload starts
-//! with, then the rules (`reload_rules.rs`, which also applies the rest of `config.toml`)
-//! and the servers (`reload_servers.rs`).
+//! with, then the rules (`rules.rs`, which also applies the rest of `config.toml`)
+//! and the servers (`servers.rs`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::conversation::Conversation;
-use super::reload::{ConfigReload, ReloadCause};
-use super::sampling::SamplingConfig;
-use super::tools::ToolHost;
+use crate::agent::conversation::Conversation;
+use crate::agent::reload::{ConfigReload, ReloadCause};
+use crate::agent::sampling::SamplingConfig;
+use crate::agent::tools::ToolHost;
 use crate::protocol::AgentEvent;
 use crate::settings::Settings;
 
 /// The agent's reload part: what a reload reads and what the last one put in force.
-pub(super) struct Reloader {
+pub(in crate::agent) struct Reloader {
     /// `None` where reloading is not available.
-    pub(super) state: Option<ConfigReload>,
+    pub(in crate::agent) state: Option<ConfigReload>,
     /// What sampling reads of the configuration (a reload updates it); `None` until the
     /// agent task starts.
-    pub(super) sampling_config: Option<Arc<SamplingConfig>>,
+    pub(in crate::agent) sampling_config: Option<Arc<SamplingConfig>>,
 }
 
 impl Reloader {
-    pub(super) fn new(state: Option<ConfigReload>) -> Self {
+    pub(in crate::agent) fn new(state: Option<ConfigReload>) -> Self {
         Reloader {
             state,
             sampling_config: None,
@@ -31,7 +31,7 @@ impl Reloader {
 
     /// Reloads what the changed files (or `/mcp reload`: everything) configure: the
     /// permission rules first, so reconnected servers' tools get the new verdicts.
-    pub(super) async fn reload(
+    pub(in crate::agent) async fn reload(
         &mut self,
         cause: ReloadCause,
         tools: &mut ToolHost,
@@ -72,7 +72,7 @@ impl Reloader {
                 }
             };
         if let Some(rules) = rules {
-            super::reload_rules::apply(
+            crate::agent::reload::rules::apply(
                 (&mut self.state, self.sampling_config.as_deref()),
                 tools,
                 conv,
@@ -84,7 +84,7 @@ impl Reloader {
         }
         if touched(&server_files) {
             let loaded = fresh.servers;
-            super::reload_servers::apply(
+            crate::agent::reload::servers::apply(
                 &mut self.state,
                 tools,
                 conv,

@@ -1,11 +1,18 @@
 //! What the agent needs to reload its configuration while the session runs (after the
 //! config watcher saw a file change, or on `/mcp reload`), and why a reload runs. The
-//! reload itself starts in `reloader.rs`; applying what was read is in `reload_rules.rs`
-//! (rules), `reload_settings.rs` (the rest of `config.toml`) and `reload_servers.rs`.
+//! reload itself starts in `reloader.rs`; applying what was read is in `rules.rs`
+//! (rules), `settings.rs` (the rest of `config.toml`) and `servers.rs`.
+
+mod reloader;
+mod rules;
+mod servers;
+mod settings;
 
 use std::path::PathBuf;
 
 use crate::settings::{Diagnostic, LoadOptions};
+
+pub(super) use reloader::Reloader;
 
 /// What the agent needs to load the configuration again.
 #[derive(Debug, Clone)]

@@ -1,8 +1,8 @@
 //! The rest of `config.toml` on a reload: what changed is decided by
 //! [`crate::settings::reload::changes`]; this puts it in force.
 
-use super::reload::RulesReload;
-use super::sampling::SamplingConfig;
+use crate::agent::reload::RulesReload;
+use crate::agent::sampling::SamplingConfig;
 use crate::mcp::McpHub;
 use crate::settings::reload::{SettingChange, log_level_line};
 use crate::settings::{SearchSettings, Settings};
@@ -10,7 +10,7 @@ use crate::settings::{SearchSettings, Settings};
 /// Applies `[tools]` (to `search`), `[sampling]` and `[mcp]` from `fresh` and names a
 /// changed `[sandbox]`; the lines for the notice. `current` is the reload state in force:
 /// it remembers the settings seen now.
-pub(super) fn apply(
+pub(in crate::agent) fn apply(
     rules: &RulesReload,
     current: Option<&mut RulesReload>,
     search: &mut SearchSettings,

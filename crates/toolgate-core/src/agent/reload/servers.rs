@@ -7,16 +7,16 @@
 
 use std::path::PathBuf;
 
-use super::conversation::Conversation;
-use super::reload::{ConfigReload, ReloadCause, new_problems};
-use super::tools::ToolHost;
+use crate::agent::conversation::Conversation;
+use crate::agent::reload::{ConfigReload, ReloadCause, new_problems};
+use crate::agent::tools::ToolHost;
 use crate::protocol::AgentEvent;
 use crate::settings::LoadedServers;
 use crate::settings::diff::ConfigDiff;
 
 /// Applies a reload's servers: removed ones disconnect, changed connected ones reconnect
 /// (a project's entry only after the person said yes), new ones appear as not connected.
-pub(super) async fn apply(
+pub(in crate::agent) async fn apply(
     state: &mut Option<ConfigReload>,
     tools: &mut ToolHost,
     conv: &mut Conversation,

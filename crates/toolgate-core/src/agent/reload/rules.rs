@@ -3,17 +3,17 @@
 //! not applied at all: a half-read file could drop a deny rule, so the rules in force stay
 //! and the error names each problem's file and position (the same as for server files).
 
-use super::conversation::Conversation;
-use super::reload::{ConfigReload, ReloadCause, RulesReload, new_problems};
-use super::sampling::SamplingConfig;
-use super::tools::ToolHost;
+use crate::agent::conversation::Conversation;
+use crate::agent::reload::{ConfigReload, ReloadCause, RulesReload, new_problems};
+use crate::agent::sampling::SamplingConfig;
+use crate::agent::tools::ToolHost;
 use crate::policy::{OutsideWorkspace, RuleChanges};
 use crate::protocol::AgentEvent;
 use crate::settings::Settings;
 
 /// Puts reloaded rules (and the rest of `config.toml`) in force, unless the files have new
 /// problems.
-pub(super) async fn apply(
+pub(in crate::agent) async fn apply(
     (state, sampling): (&mut Option<ConfigReload>, Option<&SamplingConfig>),
     tools: &mut ToolHost,
     conv: &mut Conversation,
@@ -36,7 +36,7 @@ pub(super) async fn apply(
     }
     // `sampling(SERVER)` rules live in the same files: the gate puts them in force too.
     let changes = tools.gate.reload_rules(fresh, files);
-    let settings = super::reload_settings::apply(
+    let settings = crate::agent::reload::settings::apply(
         rules,
         state.as_mut().and_then(|r| r.rules.as_mut()),
         &mut tools.pool.search.settings,

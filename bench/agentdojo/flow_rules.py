@@ -1,0 +1,147 @@
+"""Candidate flow rules, judged offline by replay.py.
+
+A rule is a function `rule(call, history, request) -> Verdict`:
+- `call`: {"function": name, "args": {...}} about to run;
+- `history`: the session's earlier calls (Step: function, args, ran, result text when it ran);
+- `request`: the person's message (trusted).
+Every result is untrusted (the suite's server has no `"trust": "trusted"` entry). A Verdict that
+asks is a denial in headless mode, as in the measured setups.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from labels import Seen, argument_strings, normalise_value, tokens_in
+
+
+@dataclass
+class Step:
+    function: str
+    args: dict[str, Any]
+    ran: bool
+    result: str | None
+
+
+@dataclass
+class Verdict:
+    ask: bool
+    reason: str = ""
+
+
+Rule = Callable[[dict[str, Any], list[Step], str], Verdict]
+
+ALLOW = Verdict(False)
+CREDENTIAL_ARG = re.compile(r"(password|passwd|passphrase|secret|token|api_?key|pin|otp)", re.I)
+
+
+def allow_all(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
+    """Today's first row: every tool of the server allowed, auto mode."""
+    return ALLOW
+
+
+def string_match(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
+    """The obvious rule the issue measured: ask when any argument string appeared in an earlier
+    tool result and not in the person's request."""
+    results = [s.result.lower() for s in history if s.ran and s.result]
+    asked = request.lower()
+    for name, value in argument_strings(call["args"]):
+        v = value.strip().lower()
+        if v and v not in asked and any(v in r for r in results):
+            return Verdict(True, f"{name}={value!r} appeared in an earlier result")
+    return ALLOW
+
+
+def seen_before(history: list[Step]) -> Seen:
+    seen = Seen()
+    for index, step in enumerate(history):
+        if step.ran and step.result:
+            seen.add_result(index, step.result, step.args)
+    return seen
+
+
+def flow_rule(person_overrides: bool) -> Rule:
+    """The candidate of decision 0096.
+
+    - An argument carrying a tracked token (URL or host, e-mail address, account number, long
+      digit run) that appeared in the **free text** of an untrusted result before the call asks.
+      The same token seen only as **record data** (a sender field, an id, a URL field) does not.
+    - A credential argument (password, secret, token, key, PIN) whose value appeared anywhere in
+      untrusted content asks.
+    - `person_overrides`: a token the person's request names is trusted even if free text also
+      carried it. False: free text taints it all the same (the request cannot tell which of the
+      two the model followed).
+    """
+
+    request_tokens_cache: dict[str, set[Any]] = {}
+
+    def rule(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
+        seen = seen_before(history)
+        person = request_tokens_cache.setdefault(request, tokens_in(request))
+        for name, value in argument_strings(call["args"]):
+            for token in sorted(tokens_in(value), key=lambda t: (t.kind, t.value)):
+                if person_overrides and token in person:
+                    continue
+                sources = seen.text_tokens.get(token)
+                if sources:
+                    index, key = sources[0]
+                    return Verdict(True, f"{name}: {token.kind} {token.value} first appeared in free text "
+                                         f"({key or 'text'}) of the result of {history[index].function} (call {index + 1})")
+            if CREDENTIAL_ARG.search(name):
+                v = normalise_value(value)
+                if v and (v in seen.record_values or any(v in blob for _, _, blob in seen.text_blobs)):
+                    return Verdict(True, f"{name}: a credential value that appeared in untrusted content")
+        return ALLOW
+
+    return rule
+
+
+READ_PREFIXES = ("get_", "read_", "search_", "list_", "check_")
+
+
+def whole_value_in_text(value: str, seen: Seen) -> tuple[int, str] | None:
+    """Where an argument's whole value first appeared, word-bounded, in untrusted free text."""
+    v = normalise_value(value)
+    if not v:
+        return None
+    pattern = re.compile(r"(?<![a-z0-9])" + re.escape(v) + r"(?![a-z0-9])")
+    for index, key, blob in seen.text_blobs:
+        if pattern.search(blob):
+            return index, key
+    return None
+
+
+def flow_values_rule(base: Rule) -> Rule:
+    """`base`, and for a call that changes something (not a read by name), any argument whose
+    whole value appeared in untrusted free text and not in the request asks: names and short ids
+    carry no shape, so only the whole value can be matched."""
+
+    def rule(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
+        verdict = base(call, history, request)
+        if verdict.ask or call["function"].startswith(READ_PREFIXES):
+            return verdict
+        seen = seen_before(history)
+        asked = normalise_value(request)
+        for name, value in argument_strings(call["args"]):
+            v = normalise_value(value)
+            if re.search(r"(?<![a-z0-9])" + re.escape(v) + r"(?![a-z0-9])", asked):
+                continue
+            where = whole_value_in_text(value, seen)
+            if where:
+                index, key = where
+                return Verdict(True, f"{name}={value!r} appeared in free text ({key or 'text'}) of the result of "
+                                     f"{history[index].function} (call {index + 1})")
+        return ALLOW
+
+    return rule
+
+
+RULES: dict[str, Rule] = {
+    "allow-all": allow_all,
+    "string-match": string_match,
+    "flow": flow_rule(person_overrides=False),
+    "flow-person-overrides": flow_rule(person_overrides=True),
+    "flow+values": flow_values_rule(flow_rule(person_overrides=False)),
+}
