@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::settings::hooks_import::{CopiedHooksRun, ImportReport, import_claude_hooks};
+use crate::settings::hooks_import::{CopiedHooksRun, ImportReport, copy_claude_hooks};
 
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum HooksCommand {
@@ -62,9 +62,9 @@ pub fn run(
     let mut out = String::new();
     let mut code = 0;
     for (from, into, run) in pairs {
-        match copy(&from, &into, run) {
+        match copy_claude_hooks(&from, &into, run) {
             Ok(None) => out.push_str(&format!("{}: not found\n", from.display())),
-            Ok(Some((report, run))) => out.push_str(&shown(&from, &into, &report, run)),
+            Ok(Some(report)) => out.push_str(&shown(&from, &into, &report, run)),
             Err(e) => {
                 code = 1;
                 out.push_str(&format!("{}: {e}\n", from.display()));
@@ -72,29 +72,6 @@ pub fn run(
         }
     }
     (out, code)
-}
-
-fn copy(
-    from: &Path,
-    into: &Path,
-    run: CopiedHooksRun,
-) -> Result<Option<(ImportReport, CopiedHooksRun)>, String> {
-    let json = match std::fs::read_to_string(from) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read: {e}")),
-    };
-    let toml = match std::fs::read_to_string(into) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", into.display())),
-    };
-    let (text, report) = import_claude_hooks(&json, &toml, run)?;
-    if !report.copied.is_empty() {
-        crate::paths::write_atomically(into, text.as_bytes())
-            .map_err(|e| format!("cannot write {}: {}", into.display(), e.source))?;
-    }
-    Ok(Some((report, run)))
 }
 
 fn shown(from: &Path, into: &Path, report: &ImportReport, run: CopiedHooksRun) -> String {

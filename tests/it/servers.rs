@@ -232,7 +232,7 @@ async fn docs_discover_era_searches_versions_and_serves_pages_as_resources() {
         hash.len() == 12 && hash.chars().all(|c| c.is_ascii_hexdigit()),
         "{version}"
     );
-    assert!(out.contains(&version) && out.contains("6 pages"), "{out}");
+    assert!(out.contains(&version) && out.contains("13 pages"), "{out}");
 
     let resources = session
         .client
@@ -247,8 +247,15 @@ async fn docs_discover_era_searches_versions_and_serves_pages_as_resources() {
             "docs://configuration",
             "docs://mcp-servers",
             "docs://permissions",
+            "docs://modes",
+            "docs://hooks",
+            "docs://managed-policy",
             "docs://keys",
-            "docs://sandbox"
+            "docs://sandbox",
+            "docs://audit",
+            "docs://long-sessions",
+            "docs://headless",
+            "docs://project-context"
         ]
     );
     let read = session

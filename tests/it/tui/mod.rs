@@ -751,9 +751,20 @@ fn mcp_reload_asks_the_agent_and_a_reloaded_list_updates_the_panel() {
         },
     );
     let text = screen(&mut app, 110, 30);
-    assert!(text.contains("tracker ○ not connected"), "{text}");
-    assert!(text.contains("docs ○ not connected"), "{text}");
-    assert!(!text.contains("deploy"), "{text}");
+    // The pool panel is the right-hand column (the demo's welcome, on the left, names
+    // `deploy web` as something to try).
+    let panel: String = text
+        .lines()
+        .filter_map(|line| {
+            line.char_indices()
+                .find(|(_, c)| *c == '│')
+                .map(|(at, _)| &line[at..])
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(panel.contains("tracker ○ not connected"), "{text}");
+    assert!(panel.contains("docs ○ not connected"), "{text}");
+    assert!(!panel.contains("deploy"), "{text}");
 }
 
 #[test]

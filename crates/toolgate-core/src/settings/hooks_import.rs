@@ -9,6 +9,8 @@
 //! sandbox, and a project's hook, which may never leave the sandbox, is copied as it is;
 //! each copied line says which way it will run.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
 use toml_edit::{ArrayOfTables, DocumentMut, InlineTable, Item, Table, value};
 
@@ -44,18 +46,77 @@ pub struct ImportReport {
     pub skipped: Vec<String>,
 }
 
+/// Why an import copied nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum HooksImportError {
+    /// Claude Code's settings file (the caller names it).
+    #[error("cannot read: {0}")]
+    ReadSettings(#[source] std::io::Error),
+    #[error("not valid JSON ({0}); nothing was copied")]
+    NotJson(#[source] serde_json::Error),
+    #[error("cannot read {}: {source}", path.display())]
+    ReadConfig {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the config file is not valid TOML ({0}); nothing was copied")]
+    NotToml(#[source] toml_edit::TomlError),
+    /// The config file's `hooks` (None) or `hooks.EVENT` is something else than tables.
+    #[error("{}; nothing was copied", not_tables(*.0))]
+    NotHookTables(Option<HookEvent>),
+    #[error("cannot write {}: {}", .0.path.display(), .0.source)]
+    Write(#[source] crate::paths::WriteError),
+}
+
+fn not_tables(event: Option<HookEvent>) -> String {
+    match event {
+        None => "the config file's hooks is not a table".to_string(),
+        Some(event) => {
+            format!("hooks.{event} in the config file is not [[hooks.{event}]] tables")
+        }
+    }
+}
+
+/// Copies the hooks of the Claude Code settings file `from` into the toolgate config file
+/// `into` (which may not exist yet), written atomically and only when a hook was copied.
+/// None when `from` does not exist.
+pub fn copy_claude_hooks(
+    from: &Path,
+    into: &Path,
+    run: CopiedHooksRun,
+) -> Result<Option<ImportReport>, HooksImportError> {
+    let json = match std::fs::read_to_string(from) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(HooksImportError::ReadSettings(e)),
+    };
+    let toml = match std::fs::read_to_string(into) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(HooksImportError::ReadConfig {
+                path: into.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let (text, report) = import_claude_hooks(&json, &toml, run)?;
+    if !report.copied.is_empty() {
+        crate::paths::write_atomically(into, text.as_bytes()).map_err(HooksImportError::Write)?;
+    }
+    Ok(Some(report))
+}
+
 /// Adds the hooks of Claude Code's `settings_json` to `config_toml`; the new text of the
 /// config file and what was copied. An error when either file cannot be read as its format.
 pub fn import_claude_hooks(
     settings_json: &str,
     config_toml: &str,
     run: CopiedHooksRun,
-) -> Result<(String, ImportReport), String> {
-    let settings: Value = serde_json::from_str(settings_json)
-        .map_err(|e| format!("not valid JSON ({e}); nothing was copied"))?;
-    let mut doc: DocumentMut = config_toml
-        .parse()
-        .map_err(|e| format!("the config file is not valid TOML ({e}); nothing was copied"))?;
+) -> Result<(String, ImportReport), HooksImportError> {
+    let settings: Value = serde_json::from_str(settings_json).map_err(HooksImportError::NotJson)?;
+    let mut doc: DocumentMut = config_toml.parse().map_err(HooksImportError::NotToml)?;
     let mut report = ImportReport::default();
     let Some(events) = settings.get("hooks").and_then(Value::as_object) else {
         return Ok((doc.to_string(), report));
@@ -145,7 +206,7 @@ fn add(
     command: &str,
     timeout: Option<i64>,
     run: CopiedHooksRun,
-) -> Result<(), String> {
+) -> Result<(), HooksImportError> {
     let hooks = doc
         .entry("hooks")
         .or_insert_with(|| {
@@ -154,12 +215,12 @@ fn add(
             Item::Table(table)
         })
         .as_table_mut()
-        .ok_or("the config file's hooks is not a table; nothing was copied")?;
+        .ok_or(HooksImportError::NotHookTables(None))?;
     let groups = hooks
         .entry(event.name())
         .or_insert(Item::ArrayOfTables(ArrayOfTables::new()))
         .as_array_of_tables_mut()
-        .ok_or_else(|| format!("hooks.{event} in the config file is not [[hooks.{event}]] tables; nothing was copied"))?;
+        .ok_or(HooksImportError::NotHookTables(Some(event)))?;
     let mut hook = InlineTable::new();
     hook.insert("type", "command".into());
     hook.insert("command", command.into());
