@@ -44,11 +44,11 @@ impl Deferral {
     /// Whether tools are deferred (and so `search_tools` is in the request).
     pub fn searching(&self) -> bool {
         !self.deferred.is_empty()
-            || self
-                .visible
-                .tools
-                .iter()
-                .any(|t| t.builtin_kind() == Some(crate::builtin::tools::search_tools::ID))
+            || self.visible.tools.iter().any(|t| {
+                // The built-in the pool carries only while deferring (search_tools).
+                t.builtin_kind()
+                    .is_some_and(|k| k.presence() == crate::builtin::Presence::WhileDeferring)
+            })
     }
 }
 
