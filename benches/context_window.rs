@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
 use serde_json::json;
-use toolgate::agent::compaction::{ClearedOutput, CompactionRecord, apply};
 use toolgate::agent::context::{ContextMeter, message_tokens};
+use toolgate::journal::redo::{ClearedOutput, CompactionRecord, apply};
 use toolgate::model::{ContentBlock, Message, Role};
 use toolgate::protocol::{CompactionReport, CompactionTrigger};
 

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use serde_json::json;
-use toolgate::agent::session::{Record, SessionLog};
+use toolgate::journal::{Record, SessionLog};
 use toolgate::policy::{AuditRecord, Decider, Permit, RuleSource};
-use toolgate::protocol::PermissionLine;
+use toolgate::protocol::{Event, PermissionLine};
 
 fn record() -> Record {
-    Record::Permission(PermissionLine {
+    Record::Fact(Event::PermissionDecided(PermissionLine {
         call_id: "toolu_01HXYZ".into(),
         record: AuditRecord::new(
             "mcp__deploy__trigger",
@@ -29,7 +29,7 @@ fn record() -> Record {
                 source: RuleSource::ProjectConfig("/work/project/.toolgate/config.toml".into()),
             },
         ),
-    })
+    }))
 }
 
 /// The append as it was before the chain: the line with its time, one write.

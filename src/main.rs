@@ -3,10 +3,10 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use toolgate::agent::session::ResumeFrom;
 use toolgate::cli::bootstrap::StartOptions;
 use toolgate::cli::commands::{self, ConfigFlags};
 use toolgate::error::Failure;
+use toolgate::journal::ResumeFrom;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -403,7 +403,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             };
             let (output, code) = toolgate::cli::undo::run(
                 toolgate::checkpoint::default_root().as_deref(),
-                toolgate::agent::session::default_sessions_dir().as_deref(),
+                toolgate::journal::default_sessions_dir().as_deref(),
                 &flags.workspace(),
                 UndoOptions {
                     action,
@@ -424,7 +424,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         )),
         Some(Command::Audit { command }) => reported(toolgate::cli::audit::run(
             &command,
-            toolgate::agent::session::default_sessions_dir().as_deref(),
+            toolgate::journal::default_sessions_dir().as_deref(),
             &flags.workspace(),
         )?),
         None => {

@@ -1,16 +1,17 @@
 //! `toolgate audit verify|export`: checks a session file's hash chain against its head
-//! (see `agent::chain`), and lists a session's permission decisions as JSONL or CSV.
+//! (see `journal::chain`), and lists a session's permission decisions as JSONL or CSV.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::agent::chain::verify::{Verdict, verify};
-use crate::agent::chain::{Chain, head_path, read_head};
-use crate::agent::session::{self, Record, ResumeFrom, SessionError};
 use crate::error::Failure;
+use crate::journal::chain::verify::{Verdict, verify};
+use crate::journal::chain::{Chain, head_path, read_head};
+use crate::journal::{self, Record, ResumeFrom, SessionError};
 use crate::policy::AuditRecord;
+use crate::protocol::Event;
 
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum AuditCommand {
@@ -58,7 +59,7 @@ pub fn run(
         AuditCommand::Export { session, format } => {
             let id = pick(sessions, workspace, session.as_deref())?;
             let records =
-                session::read_records(sessions, &id).map_err(|e| Failure::Run(e.to_string()))?;
+                journal::read_records(sessions, &id).map_err(|e| Failure::Run(e.to_string()))?;
             Ok((export(&records, *format), 0))
         }
     }
@@ -67,11 +68,11 @@ pub fn run(
 /// The session named, or the latest of the workspace.
 fn pick(sessions: &Path, workspace: &Path, id: Option<&str>) -> Result<String, Failure> {
     let from = id.map_or(ResumeFrom::Latest, |id| ResumeFrom::Id(id.to_string()));
-    session::resolve(sessions, workspace, &from).map_err(|e| Failure::Usage(e.to_string()))
+    journal::resolve(sessions, workspace, &from).map_err(|e| Failure::Usage(e.to_string()))
 }
 
 fn verify_all(sessions: &Path) -> (String, i32) {
-    let ids = session::all_ids(sessions);
+    let ids = journal::all_ids(sessions);
     if ids.is_empty() {
         return (format!("No sessions in {}.\n", sessions.display()), 0);
     }
@@ -88,7 +89,7 @@ fn verify_all(sessions: &Path) -> (String, i32) {
 
 /// One line saying how session `id` stands, and whether it holds.
 fn verify_one(sessions: &Path, id: &str) -> (String, bool) {
-    let path = session::log_path(sessions, id);
+    let path = journal::log_path(sessions, id);
     let read = || -> std::io::Result<(Vec<u8>, _)> {
         use std::io::Read as _;
         let file = std::fs::File::open(&path)?;
@@ -199,8 +200,10 @@ const CSV_HEADER: &str = "time,call_id,tool,input_digest,decision,decider,detail
 /// The permission decisions among `records`: tool calls and servers' sampling requests.
 fn export(records: &[Record], format: ExportFormat) -> String {
     let rows = records.iter().filter_map(|record| match record {
-        Record::Permission(line) => Some(Row::new(line.call_id.as_str(), &line.record)),
-        Record::Sampling(report) => report.decision.as_ref().map(|d| Row::new("", d)),
+        Record::Fact(Event::PermissionDecided(line)) => {
+            Some(Row::new(line.call_id.as_str(), &line.record))
+        }
+        Record::Fact(Event::Sampling(report)) => report.decision.as_ref().map(|d| Row::new("", d)),
         _ => None,
     });
     let mut out = String::new();

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::agent::session::{self, ResumeFrom};
 use crate::agent::{AgentConfig, DEFAULT_OUTPUT_BUDGET, DEFAULT_TURN_CAP};
 use crate::error::Failure;
+use crate::journal::{self, ResumeFrom};
 use crate::mcp::McpHub;
 use crate::policy::{Policy, Severity};
 use crate::settings::reload::SettingsSeen;
@@ -226,8 +226,8 @@ pub fn prepare_with(
         let dir = config
             .sessions_dir
             .clone()
-            .ok_or_else(|| Failure::Usage(session::SessionError::NoStateDir.to_string()))?;
-        let id = session::resolve(&dir, &opts.workspace, from)
+            .ok_or_else(|| Failure::Usage(journal::SessionError::NoStateDir.to_string()))?;
+        let id = journal::resolve(&dir, &opts.workspace, from)
             .map_err(|e| Failure::Usage(e.to_string()))?;
         config.resume = Some(id);
     }

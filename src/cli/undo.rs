@@ -7,12 +7,12 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::agent::session::{self, Record, SessionLog};
 use crate::checkpoint::{
     ChangedSince, CheckpointInfo, FileChange, Shadow, UndoScope, count_files, describe,
     restored_report, unrestored_report,
 };
 use crate::error::Failure;
+use crate::journal::{self, Journal, SessionLog};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UndoAction {
@@ -232,12 +232,12 @@ fn record_in_session(
     info: &CheckpointInfo,
     restored: Vec<crate::checkpoint::FileChange>,
 ) {
-    let path: PathBuf = session::log_path(sessions, &info.session);
+    let path: PathBuf = journal::log_path(sessions, &info.session);
     if !path.is_file() {
         return;
     }
     let appended = SessionLog::open(sessions, &info.session).and_then(|mut log| {
-        log.append(Record::Undo {
+        log.append(Journal::Undo {
             checkpoint: info.id,
             restored,
         })

@@ -7,12 +7,9 @@
 //! usage error (empty prompt, unreadable stdin, unknown session id). A tool call that
 //! fails is the model's to read and does not change the code (decision 0067).
 //!
-//! `--output-format jsonl` prints one [`JsonlEvent`] per line, flushed per line; the
-//! schema is documented in docs/EVENTS.md.
-
-mod jsonl;
-
-pub use jsonl::{Badge, JsonlEvent, OriginKind, PoolLine, ServerLine};
+//! `--output-format jsonl` prints one protocol [`Event`] per line, flushed per line (the
+//! same type the session log writes for the same facts); the schema is documented in
+//! docs/EVENTS.md.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -23,8 +20,8 @@ use crate::cli::bootstrap::{FrontEnd, StartOptions};
 use crate::error::{Failure, FailureKind};
 use crate::mcp::ServerStatus;
 use crate::protocol::{
-    AgentEvent, CallId, PermissionLine, PoolEntry, ServerLogLine, ToolCallStart, ToolOutcome,
-    UiCommand,
+    AgentEvent, CallId, Event, PermissionLine, PoolEntry, PoolLine, ServerLine, ServerLogLine,
+    ToolCallStart, ToolOutcome, UiCommand,
 };
 use crate::sanitize::for_terminal;
 
@@ -158,7 +155,7 @@ pub async fn run_with(
                     printer.event(event);
                 }
                 if update.changed.deferred {
-                    printer.line(&JsonlEvent::deferred(&update));
+                    printer.line(&Event::deferred(&update));
                 }
                 submitted = true;
                 if agent
@@ -185,10 +182,11 @@ pub async fn run_with(
                 } else {
                     0
                 };
-                printer.line(&JsonlEvent::TurnFinished {
+                printer.line(&Event::TurnFinished {
                     usage,
                     cancelled,
-                    exit_code,
+                    model_calls: None,
+                    exit_code: Some(exit_code),
                 });
                 finished = true;
                 break;
@@ -234,7 +232,7 @@ struct Printer<'a> {
 }
 
 impl Printer<'_> {
-    fn line(&mut self, event: &JsonlEvent) {
+    fn line(&mut self, event: &Event) {
         if self.format == OutputFormat::Jsonl {
             // Every field is a string, number, bool or JSON value: serializing cannot fail.
             let Ok(line) = serde_json::to_string(event) else {
@@ -255,7 +253,7 @@ impl Printer<'_> {
     fn error(&mut self, message: &str) {
         self.failed = true;
         self.finish_text();
-        self.line(&JsonlEvent::Error {
+        self.line(&Event::Error {
             message: message.to_string(),
         });
         self.note(&format!("toolgate: error: {message}"));
@@ -267,7 +265,7 @@ impl Printer<'_> {
         }
         let text = std::mem::take(&mut self.text);
         match self.format {
-            OutputFormat::Jsonl => self.line(&JsonlEvent::Text { text }),
+            OutputFormat::Jsonl => self.line(&Event::Text { text }),
             OutputFormat::Text => {
                 if !text.ends_with('\n') {
                     let _ = writeln!(self.out);
@@ -286,18 +284,18 @@ impl Printer<'_> {
         pool: &[PoolEntry],
     ) {
         self.note(&format!("toolgate: session {session_id}, model {model}"));
-        self.line(&JsonlEvent::SessionStart {
+        self.line(&Event::SessionStart {
             session_id,
             model,
             workspace,
-            servers,
-            pool: pool.iter().map(PoolLine::from).collect(),
+            servers: Some(servers),
+            pool: Some(pool.iter().map(PoolLine::from).collect()),
         });
     }
 
     fn event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::UserMessage(text) => self.line(&JsonlEvent::User { text }),
+            AgentEvent::UserMessage(text) => self.line(&Event::User { text }),
             AgentEvent::TextDelta(delta) => {
                 if self.format == OutputFormat::Text {
                     let _ = write!(self.out, "{}", for_terminal(&delta));
@@ -316,12 +314,12 @@ impl Printer<'_> {
                     let _ = writeln!(self.out, "\n{}", cut.mark());
                     let _ = self.out.flush();
                 }
-                self.line(&JsonlEvent::ReplyCut(cut));
+                self.line(&Event::ReplyCut(cut));
             }
             AgentEvent::Compacted(report) => {
                 self.finish_text();
                 self.note(&format!("toolgate: {}", report.describe()));
-                self.line(&JsonlEvent::Compacted(report));
+                self.line(&Event::Compacted(report));
             }
             // The gauge is the console's; `-p` reports compactions and usage.
             AgentEvent::Context(_) | AgentEvent::ContextBreakdown(_) => {}
@@ -331,7 +329,7 @@ impl Printer<'_> {
                     retry.countdown(retry.wait()),
                     retry.detail
                 ));
-                self.line(&JsonlEvent::ModelRetry(retry));
+                self.line(&Event::ModelRetry(retry));
             }
             AgentEvent::ToolCallStarted {
                 call_id,
@@ -343,7 +341,7 @@ impl Printer<'_> {
                 self.tool_names
                     .insert(call_id.clone(), name.clone().into_string());
                 self.note(&format!("[tool] {name} {input}"));
-                self.line(&JsonlEvent::ToolStarted(ToolCallStart {
+                self.line(&Event::ToolStarted(ToolCallStart {
                     call_id,
                     name,
                     server,
@@ -355,7 +353,7 @@ impl Printer<'_> {
                 progress,
                 total,
                 message,
-            } => self.line(&JsonlEvent::ToolProgress {
+            } => self.line(&Event::ToolProgress {
                 call_id,
                 progress,
                 total,
@@ -379,15 +377,16 @@ impl Printer<'_> {
                 } else {
                     self.note(&format!("[{label}] {name}: {first_line}"));
                 }
-                self.line(&JsonlEvent::ToolFinished {
+                self.line(&Event::ToolFinished {
                     call_id,
                     name,
                     outcome,
                     output,
+                    full_output_path: None,
                 });
             }
             AgentEvent::PermissionDecided { call_id, record } => {
-                self.line(&JsonlEvent::PermissionDecided(PermissionLine {
+                self.line(&Event::PermissionDecided(PermissionLine {
                     call_id,
                     record,
                 }))
@@ -401,7 +400,7 @@ impl Printer<'_> {
                     "toolgate: {} from {origin} answered with its safe default: {}",
                     closed.kind, closed.outcome
                 ));
-                self.line(&JsonlEvent::RequestDismissed {
+                self.line(&Event::RequestDismissed {
                     kind: closed.kind.to_string(),
                     origin,
                     outcome: closed.outcome,
@@ -410,17 +409,17 @@ impl Printer<'_> {
             AgentEvent::PoolChanged(update) => {
                 // As the two separate events printed them: the deferred tools first.
                 if update.changed.deferred {
-                    self.line(&JsonlEvent::deferred(&update));
+                    self.line(&Event::deferred(&update));
                 }
                 if update.changed.tools {
-                    self.line(&JsonlEvent::pool_changed(update));
+                    self.line(&Event::pool_changed(update));
                 }
             }
             AgentEvent::ServerStatus { server, status } => {
                 if let ServerStatus::Failed { reason, .. } = &status {
                     self.note(&format!("[server] {server} failed: {reason}"));
                 }
-                self.line(&JsonlEvent::ServerStatus {
+                self.line(&Event::ServerStatus {
                     server: server.into_string().into(),
                     status,
                 });
@@ -429,21 +428,21 @@ impl Printer<'_> {
                 if !matches!(status, crate::oauth::AuthStatus::SignedIn { .. }) {
                     self.note(&format!("[server] {server}: {status}"));
                 }
-                self.line(&JsonlEvent::ServerAuth {
+                self.line(&Event::ServerAuth {
                     server: server.into_string().into(),
                     status,
                 });
             }
             AgentEvent::ModeChanged(change) => {
-                self.line(&JsonlEvent::PermissionMode(change));
+                self.line(&Event::PermissionMode(change));
             }
             AgentEvent::Notice(message) => {
                 self.note(&format!("toolgate: {message}"));
-                self.line(&JsonlEvent::Notice { message });
+                self.line(&Event::Notice { message });
             }
             AgentEvent::Sampling(report) => {
                 self.note(&format!("toolgate: {}", report.summary()));
-                self.line(&JsonlEvent::Sampling(report));
+                self.line(&Event::Sampling(report));
             }
             AgentEvent::ServerLog {
                 server,
@@ -451,14 +450,14 @@ impl Printer<'_> {
                 message,
             } => {
                 self.note(&format!("[server] {server} {level}: {message}"));
-                self.line(&JsonlEvent::ServerLog(ServerLogLine {
+                self.line(&Event::ServerLog(ServerLogLine {
                     server,
                     level,
                     message,
                 }));
             }
             AgentEvent::ServerInstructions { server, text } => {
-                self.line(&JsonlEvent::ServerInstructions {
+                self.line(&Event::ServerInstructions {
                     server: server.into_string().into(),
                     text,
                 })
@@ -467,12 +466,12 @@ impl Printer<'_> {
             // `tool_finished` carries the text the model got; this line says which images
             // it got besides (type and size: the pixels stay with the model and the log).
             AgentEvent::ToolImages { call_id, images } => {
-                self.line(&JsonlEvent::ToolImages { call_id, images });
+                self.line(&Event::ToolImages { call_id, images });
             }
             // Headless never asks, so a changed or new definition is refused (the tool
             // result and the permission record say why); the marks are the panel's.
             AgentEvent::InstructionsLoaded(loaded) => {
-                self.line(&JsonlEvent::InstructionsLoaded(loaded));
+                self.line(&Event::InstructionsLoaded(loaded));
             }
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnFinished { .. }

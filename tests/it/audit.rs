@@ -39,7 +39,7 @@ fn trigger_decision(lines: &[String]) -> usize {
         .iter()
         .position(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
-            v["type"] == "permission" && v["tool"] == "mcp__deploy__trigger"
+            v["type"] == "permission_decided" && v["tool"] == "mcp__deploy__trigger"
         })
         .expect("the trigger's decision")
 }

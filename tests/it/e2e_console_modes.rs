@@ -283,7 +283,7 @@ fn a_switch_to_accept_edits_with_shift_tab_runs_what_default_mode_asked() {
     let deciders: Vec<String> = log
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|r| r["type"] == "permission" && r["tool"] == "bash")
+        .filter(|r| r["type"] == "permission_decided" && r["tool"] == "bash")
         .map(|r| r["decider"]["by"].as_str().unwrap_or_default().to_string())
         .collect();
     assert_eq!(deciders, ["person", "mode"], "{log}");

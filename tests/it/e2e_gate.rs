@@ -125,7 +125,7 @@ fn a_grant_for_the_next_calls_is_used_up_and_then_the_modal_asks_again() {
     let left: Vec<serde_json::Value> = log
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|r| r["type"] == "permission" && r["decider"]["by"] == "limited_grant")
+        .filter(|r| r["type"] == "permission_decided" && r["decider"]["by"] == "limited_grant")
         .map(|r| r["decider"]["left"].clone())
         .collect();
     assert_eq!(

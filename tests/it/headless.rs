@@ -4,7 +4,7 @@
 //! its own environment (nothing is set in this test process, whose tests run in parallel).
 
 use serde_json::Value;
-use toolgate::headless::JsonlEvent;
+use toolgate::protocol::Event;
 
 use crate::support::deploy_record;
 use crate::support::headless_run::Headless;
@@ -130,7 +130,7 @@ fn demo_in_jsonl_denies_the_trigger_without_allow() {
     assert_eq!(records[0]["type"], "session_start");
     let audit = records
         .iter()
-        .find(|r| r["type"] == "permission" && r["tool"] == "mcp__deploy__trigger")
+        .find(|r| r["type"] == "permission_decided" && r["tool"] == "mcp__deploy__trigger")
         .cloned()
         .unwrap();
     assert_eq!(audit["decider"]["by"], "headless");
@@ -169,10 +169,10 @@ fn demo_runs_the_trigger_with_allow() {
     assert_eq!(trigger_decision["decider"]["by"], "rule");
     assert_eq!(trigger_decision["decider"]["rule"], "mcp__deploy__trigger");
     assert_eq!(trigger_decision["decider"]["source"]["source"], "flag");
-    // Every line is one JsonlEvent: a consumer can read the stream with the same type.
+    // Every line is one protocol Event: a consumer can read the stream with the same type.
     for line in out.lines() {
-        let event: JsonlEvent =
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JsonlEvent ({e}): {line}"));
+        let event: Event =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not an Event ({e}): {line}"));
         assert_eq!(serde_json::to_string(&event).unwrap(), line);
     }
     assert_eq!(events.last().unwrap()["type"], "turn_finished");

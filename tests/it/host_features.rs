@@ -254,7 +254,7 @@ async fn a_policy_rule_allows_sampling_without_a_question() {
             name.strip_suffix(".jsonl").map(str::to_string)
         })
         .unwrap();
-    let restored = toolgate::agent::session::load(&sessions, &id).unwrap();
+    let restored = toolgate::journal::load(&sessions, &id).unwrap();
     assert_eq!(restored.skipped_lines, 0);
 }
 

@@ -15,6 +15,7 @@ pub mod children;
 pub mod error;
 pub mod gate;
 pub mod hooks;
+pub mod journal;
 pub mod mcp;
 pub mod model;
 pub mod oauth;

@@ -15,6 +15,7 @@ pub mod catalog;
 mod changes;
 mod context;
 pub mod conversation;
+mod event;
 pub mod form;
 pub mod form_schema;
 mod instructions;
@@ -41,6 +42,7 @@ pub use context::{CompactionReport, CompactionTrigger, ContextBreakdown, Context
 pub use conversation::{
     ContentBlock, ImageData, Message, RetryNotice, RetryReason, Role, StopReason, Usage,
 };
+pub use event::{Badge, Event, OriginKind, PoolLine, ServerLine};
 pub use form_schema::form_from_schema;
 pub use instructions::{InstructionsLoaded, RefusedImport};
 pub use limit::{GrantLeft, GrantLimit};

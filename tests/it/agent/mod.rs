@@ -714,7 +714,7 @@ async fn resume_restores_the_conversation() {
     while first.handle.events.recv().await.is_some() {}
 
     let sessions = state.path().join("sessions");
-    let resolved = toolgate::agent::session::resolve(
+    let resolved = toolgate::journal::resolve(
         &sessions,
         workspace.path(),
         &toolgate::agent::ResumeFrom::Latest,

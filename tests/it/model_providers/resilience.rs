@@ -213,7 +213,7 @@ fn a_stream_cut_mid_reply_is_retried_and_the_shown_text_is_kept_marked_and_logge
     );
     let file = crate::support::session_log(&home.path("state"));
     let id = file.file_stem().unwrap().to_str().unwrap();
-    let restored = toolgate::agent::session::load(&home.path("state/sessions"), id).unwrap();
+    let restored = toolgate::journal::load(&home.path("state/sessions"), id).unwrap();
     assert_eq!(restored.cut_replies.len(), 1);
     assert_eq!(restored.cut_replies[0].0, 1, "after the user's message");
     assert_eq!(restored.cut_replies[0].1.text, "Half of the answer");

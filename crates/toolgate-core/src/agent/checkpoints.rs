@@ -12,10 +12,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::Conversation;
-use super::session::Record;
 use crate::checkpoint::{
     CallMark, CheckpointError, Shadow, Taken, UndoPlan, UndoScope, count_files,
 };
+use crate::journal::Journal;
 use crate::pool::ToolOrigin;
 use crate::protocol::AgentEvent;
 use crate::protocol::questions::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
@@ -289,7 +289,7 @@ impl Checkpoints {
 
     async fn taken(&mut self, taken: Taken, conv: &mut Conversation) {
         self.current = Some(taken.id);
-        conv.record(Record::Checkpoint {
+        conv.record(Journal::Checkpoint {
             checkpoint: taken.id,
             turn: self.turn,
             commit: taken.commit,
@@ -352,7 +352,7 @@ impl Checkpoints {
                     listed(files.iter().map(|f| f.path.clone())),
                     if files.len() == 1 { "it" } else { "them" }
                 );
-                conv.record(Record::TurnChanges {
+                conv.record(Journal::TurnChanges {
                     checkpoint: id,
                     files,
                 })
@@ -464,7 +464,7 @@ impl Checkpoints {
                         crate::sanitize::for_terminal(&kept.path.display().to_string())
                     ));
                 }
-                conv.record(Record::Undo {
+                conv.record(Journal::Undo {
                     checkpoint: id,
                     restored: done.files,
                 })

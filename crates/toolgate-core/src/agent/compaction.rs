@@ -8,17 +8,17 @@
 //!    conversation continues from the summary plus the recent messages. The cut is made
 //!    only where no tool_use is parted from its tool_result.
 //!
-//! What was done is one [`CompactionRecord`]; [`apply`] replays it, live and when a
-//! session is resumed, so both see the same messages.
+//! What was done is one [`CompactionRecord`]; the journal's [`apply`] replays it, live and
+//! when a session is resumed, so both see the same messages.
 
 use std::collections::HashSet;
 use std::path::Path;
 
 use futures::StreamExt;
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::context::{ContextMeter, est, message_tokens};
+use crate::journal::redo::{ClearedOutput, CompactionRecord, apply};
 use crate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StreamEvent,
 };
@@ -30,69 +30,6 @@ const BULKY_OUTPUT_TOKENS: u64 = 250;
 const SUMMARY_MAX_TOKENS: u32 = 4_096;
 /// The first line of the message that holds a summary.
 pub(super) const SUMMARY_HEADER: &str = "[Summary of the earlier conversation, written when toolgate compacted it to fit the model's context window. The full history is in the session log.]";
-
-/// One compaction as the session log keeps it: enough to redo it on resume.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompactionRecord {
-    #[serde(flatten)]
-    pub report: CompactionReport,
-    /// Tool results replaced by a note, by call id, with the note.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cleared: Vec<ClearedOutput>,
-    /// Messages before this index were replaced by `summary`.
-    #[serde(default)]
-    pub kept_from: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    /// `/compact FOCUS`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub focus: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClearedOutput {
-    pub call_id: String,
-    pub note: String,
-}
-
-/// Redoes a compaction on `messages` (live, and on resume from the log).
-pub fn apply(messages: &mut Vec<Message>, record: &CompactionRecord) {
-    if !record.cleared.is_empty() {
-        for block in messages.iter_mut().flat_map(|m| m.content.iter_mut()) {
-            if let ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                images,
-                ..
-            } = block
-                && let Some(cleared) = record.cleared.iter().find(|c| &c.call_id == tool_use_id)
-            {
-                content.clone_from(&cleared.note);
-                images.clear();
-            }
-        }
-    }
-    let Some(summary) = &record.summary else {
-        return;
-    };
-    let kept_from = record.kept_from.min(messages.len());
-    messages.drain(..kept_from);
-    let summary = ContentBlock::Text {
-        text: summary.clone(),
-    };
-    match messages.first_mut() {
-        // The kept part starts with the person's message: the summary goes before it, in
-        // the same message (roles must alternate).
-        Some(first) if first.role == Role::User => first.content.insert(0, summary),
-        _ => messages.insert(
-            0,
-            Message {
-                role: Role::User,
-                content: vec![summary],
-            },
-        ),
-    }
-}
 
 /// What a compaction is asked to do.
 pub(super) struct Ask<'a> {

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
 
-use super::session::{self, LoggedCall, Record, SessionLog, SharedLog};
+use crate::journal::{self, Journal, LoggedCall, Record, SessionLog, SharedLog};
 use crate::model::{ContentBlock, Message, Role};
+use crate::protocol::Event;
 use crate::protocol::{AgentEvent, CallId, ToolOutcome};
 
 pub(super) struct Conversation {
@@ -59,12 +60,12 @@ impl Conversation {
     }
 
     /// Applies a compaction, logs it and tells the front ends.
-    pub async fn apply_compaction(&mut self, record: super::compaction::CompactionRecord) {
+    pub async fn apply_compaction(&mut self, record: journal::redo::CompactionRecord) {
         let mut messages = std::mem::take(&mut self.messages);
-        super::compaction::apply(&mut messages, &record);
+        journal::redo::apply(&mut messages, &record);
         self.restore(messages);
         let report = record.report.clone();
-        self.record(Record::Compacted(record)).await;
+        self.record(Journal::Compacted(record)).await;
         self.emit(AgentEvent::Compacted(report)).await;
     }
 
@@ -85,7 +86,7 @@ impl Conversation {
 
     /// Appends to the session log; a failing log is reported once and then left alone,
     /// so a full disk never stops the conversation.
-    pub async fn record(&mut self, record: Record) {
+    pub async fn record(&mut self, record: impl Into<Record>) {
         let Some(log) = self.log.as_mut() else {
             return;
         };
@@ -131,20 +132,22 @@ impl Conversation {
             }
         }
         let record = if resumed {
-            Record::Resumed { model }
+            Record::from(Journal::Resumed { model })
         } else {
-            Record::SessionStart {
+            Record::from(Event::SessionStart {
                 session_id: self.session_id.clone(),
-                workspace,
                 model,
-            }
+                workspace,
+                servers: None,
+                pool: None,
+            })
         };
         self.record(record).await;
     }
 
     /// Shows a restored session as it was first seen: its messages, and the replies that
     /// broke off where they did.
-    pub async fn replay_all(&self, restored: &session::RestoredSession) {
+    pub async fn replay_all(&self, restored: &journal::RestoredSession) {
         let mut cuts = restored.cut_replies.iter().peekable();
         let mut compactions = restored.compactions.iter().peekable();
         for (index, message) in restored.shown.iter().enumerate() {
@@ -228,7 +231,7 @@ impl Conversation {
     /// Appends a user message, merging into a trailing user message (left by a failed or
     /// cancelled turn) because model APIs want roles to alternate.
     pub async fn push_user(&mut self, content: Vec<ContentBlock>) {
-        self.record(Record::Message {
+        self.record(Journal::Message {
             message: Message {
                 role: Role::User,
                 content: content.clone(),
@@ -256,7 +259,7 @@ impl Conversation {
             role: Role::Assistant,
             content,
         };
-        self.record(Record::Message {
+        self.record(Journal::Message {
             message: message.clone(),
         })
         .await;
@@ -268,7 +271,7 @@ impl Conversation {
     pub async fn clear(&mut self) {
         self.messages.clear();
         self.tokens.clear();
-        self.record(Record::Cleared).await;
+        self.record(Journal::Cleared).await;
         self.emit(AgentEvent::Notice("Conversation cleared.".into()))
             .await;
     }
@@ -276,5 +279,5 @@ impl Conversation {
 
 /// A new session's id, or the resumed one's.
 pub(super) fn session_id(resume: Option<&str>) -> String {
-    resume.map_or_else(session::new_session_id, str::to_string)
+    resume.map_or_else(journal::new_session_id, str::to_string)
 }

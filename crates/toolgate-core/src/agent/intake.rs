@@ -11,8 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::reload::{ConfigReload, ReloadCause};
 use super::sampling::SamplingHost;
-use super::session::{self, Record};
+use crate::journal;
 use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
+use crate::protocol::Event;
 use crate::protocol::questions::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
 use crate::protocol::{AgentEvent, ServerLogLine, ServerName, UiCommand};
 
@@ -288,9 +289,9 @@ pub(super) async fn forward_hub_events(
                 message,
             } => {
                 tracing::info!(target: "toolgate::mcp", server = %server, %level, "{message}");
-                session::append_shared(
+                journal::append_shared(
                     &sampling.log,
-                    Record::ServerLog(ServerLogLine {
+                    Event::ServerLog(ServerLogLine {
                         server: ServerName::from(&server),
                         level,
                         message: message.clone(),

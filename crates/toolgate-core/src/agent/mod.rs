@@ -7,7 +7,6 @@
 //! repeat until the model stops, the user cancels, or the turn cap is reached.
 
 pub mod attachments;
-pub mod chain;
 mod checkpoints;
 pub mod compaction;
 pub mod context;
@@ -30,8 +29,6 @@ mod runner;
 mod sampling;
 mod search;
 mod server_switch;
-pub mod session;
-mod session_images;
 mod stream;
 mod system_prompt;
 mod tool_limits;
@@ -46,9 +43,9 @@ use crate::mcp::{HubEvent, McpHub};
 use crate::model::ModelProvider;
 use crate::policy::Policy;
 
+pub use crate::journal::ResumeFrom;
 pub use modes::ModeStart;
 pub use reload::{ConfigReload, RulesReload};
-pub use session::ResumeFrom;
 
 /// Default cap on model calls per user message.
 pub const DEFAULT_TURN_CAP: usize = 50;
@@ -79,7 +76,7 @@ pub struct AgentConfig {
     /// Where the definitions that rules let through are pinned (`state_dir/pins`); None
     /// pins them for the session only. "Always" pins go to the workspace's `.toolgate/`.
     pub pins_dir: Option<PathBuf>,
-    /// A session id (see [`session::resolve`]) whose conversation and connections to restore.
+    /// A session id (see [`crate::journal::resolve`]) whose conversation and connections to restore.
     /// Its log is continued.
     pub resume: Option<String>,
     /// Model calls per user message.
@@ -143,7 +140,7 @@ impl AgentConfig {
             hub_events: Some(hub_events),
             policy,
             workspace,
-            sessions_dir: session::default_sessions_dir(),
+            sessions_dir: crate::journal::default_sessions_dir(),
             checkpoints_dir: crate::checkpoint::default_root(),
             pins_dir: crate::paths::state_dir().map(|d| d.join("pins")),
             resume: None,

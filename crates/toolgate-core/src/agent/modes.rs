@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use super::conversation::Conversation;
 use super::sampling::SamplingHost;
-use super::session::{self, Record};
 use crate::gate::{ModeLimits, ModeRefused, ModeSwitch};
+use crate::journal;
+use crate::protocol::Event;
 use crate::protocol::{AgentEvent, ModeCause, ModeChange, PermissionMode};
 
 /// The mode a session starts in: `--permission-mode`, else `[permissions] default_mode`,
@@ -83,7 +84,7 @@ impl PendingStart {
                 cause: ModeCause::Start,
             },
         };
-        conv.record(Record::PermissionMode(change)).await;
+        conv.record(Event::PermissionMode(change)).await;
         conv.emit(AgentEvent::ModeChanged(change)).await;
     }
 }
@@ -109,6 +110,6 @@ pub(super) async fn cycle_beside_turn(modes: &ModeSwitch, host: &Arc<SamplingHos
 
 /// Records a change in the session log (through the shared handle) and tells the front end.
 pub(super) async fn announce_shared(host: &SamplingHost, change: ModeChange) {
-    session::append_shared(&host.log, Record::PermissionMode(change));
+    journal::append_shared(&host.log, Event::PermissionMode(change));
     let _ = host.events.send(AgentEvent::ModeChanged(change)).await;
 }

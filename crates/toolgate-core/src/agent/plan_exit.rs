@@ -7,9 +7,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::Conversation;
-use super::session::Record;
 use super::tool_run::ToolRun;
 use crate::gate::{ModeSwitch, ask};
+use crate::protocol::Event;
 use crate::protocol::questions::{Origin, PlanAnswer, PlanReview, Reply, Request};
 use crate::protocol::{AgentEvent, ModeCause, PermissionMode, ToolOutcome};
 
@@ -47,7 +47,7 @@ pub(super) async fn run(
         Reply::Person(PlanAnswer::Approve(mode)) => {
             return match modes.change(mode, ModeCause::PlanApproved) {
                 Ok(change) => {
-                    conv.record(Record::PermissionMode(change)).await;
+                    conv.record(Event::PermissionMode(change)).await;
                     conv.emit(AgentEvent::ModeChanged(change)).await;
                     ToolRun::ok(format!(
                         "The user approved the plan. toolgate is now in {mode} mode: carry out \

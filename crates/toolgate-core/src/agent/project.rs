@@ -7,19 +7,18 @@ use std::path::Path;
 use tokio::sync::mpsc;
 
 use super::conversation::Conversation;
-use super::session::Record;
 use crate::model::ContentBlock;
 use crate::project::files::{self, FileMention};
 use crate::project::{ProjectContext, commands};
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 
 /// Tells the front ends what was loaded (`/memory`, `/help`, completion).
 pub(super) async fn announce(conv: &mut Conversation, project: &ProjectContext) {
     conv.emit(AgentEvent::Project(project.view())).await;
     for file in &project.instructions.loaded {
         let loaded = crate::views::instructions_loaded(file, project.trusted);
-        conv.record(Record::InstructionsLoaded(loaded.clone()))
-            .await;
+        conv.record(Event::InstructionsLoaded(loaded.clone())).await;
         conv.emit(AgentEvent::InstructionsLoaded(loaded)).await;
     }
 }

@@ -20,16 +20,17 @@ use super::pool_keeper::PoolKeeper;
 use super::reload::Reloader;
 use super::sampling::SamplingHost;
 use super::server_switch::ServerSwitch;
-use super::session::{self, Record, SharedLog};
 use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
 use super::tools::ToolHost;
 use crate::gate::Gate;
+use crate::journal::{self, Journal, Record, SharedLog};
 use crate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, ToolDef,
     Usage,
 };
 use crate::pool::Pool;
+use crate::protocol::Event;
 use crate::protocol::{AgentEvent, CompactionTrigger, ContextBreakdown, UiCommand};
 
 pub(super) fn start(
@@ -162,7 +163,7 @@ impl Agent {
         self.conversation.emit(event).await;
     }
 
-    pub(super) async fn record(&mut self, record: Record) {
+    pub(super) async fn record(&mut self, record: impl Into<Record>) {
         self.conversation.record(record).await;
     }
 
@@ -172,7 +173,7 @@ impl Agent {
         let (Some(dir), Some(id)) = (self.sessions_dir.clone(), self.resume.clone()) else {
             return None;
         };
-        let restored = match session::load(&dir, &id) {
+        let restored = match journal::load(&dir, &id) {
             Ok(restored) => restored,
             Err(e) => {
                 self.emit(AgentEvent::Error(format!("cannot resume: {e}")))
@@ -239,7 +240,7 @@ impl Agent {
             .await;
         self.tools.checkpoints.prime();
         let sandbox_problem = self.tools.sandbox.startup_notice(&self.tools.workspace);
-        self.record(Record::Sandbox {
+        self.record(Journal::Sandbox {
             problem: sandbox_problem.clone(),
             status: self.tools.sandbox.status().describe(),
             bash: self
@@ -385,7 +386,7 @@ impl Agent {
                     let breakdown = self.breakdown().await;
                     self.emit(AgentEvent::ContextBreakdown(breakdown)).await;
                 }
-                Work::RootAdded(dir) => self.record(Record::RootAdded { dir }).await,
+                Work::RootAdded(dir) => self.record(Journal::RootAdded { dir }).await,
                 Work::ModeChanged => {
                     let _ = self.tools.refresh_pool_forced(&self.conversation).await;
                 }
@@ -416,7 +417,7 @@ impl Agent {
             Ok(label) => {
                 if record {
                     let model = name.trim().to_string();
-                    self.record(Record::ModelSwitched { model }).await;
+                    self.record(Journal::ModelSwitched { model }).await;
                     let (_, system, tools) = self.request_parts().await;
                     self.send_gauge(context::est(&system) + context::tool_tokens(&tools))
                         .await;
@@ -545,7 +546,7 @@ impl Agent {
                             ". Compacting did not bring the request under the model's limit; /compact with a focus, or /clear, lets the session go on.",
                         );
                     }
-                    self.record(Record::Error {
+                    self.record(Event::Error {
                         message: message.clone(),
                     })
                     .await;
@@ -600,10 +601,11 @@ impl Agent {
             }
         };
         self.tools.checkpoints.finish(&mut self.conversation).await;
-        self.record(Record::TurnFinished {
+        self.record(Event::TurnFinished {
             usage,
             cancelled,
-            model_calls,
+            model_calls: Some(model_calls),
+            exit_code: None,
         })
         .await;
         self.emit(AgentEvent::TurnFinished { usage, cancelled })

@@ -13,13 +13,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use futures::StreamExt;
 use tokio::sync::mpsc;
 
-use super::session::{Record, SharedLog};
 use crate::gate::{Gated, SamplingGate};
+use crate::journal::SharedLog;
 use crate::mcp::{Sampled, SamplingQuestion, SamplingRefusal, SamplingRequest};
 use crate::model::{
     ContentBlock, Message, ModelProvider, ModelRequest, SamplingOptions, StopReason, StreamEvent,
     Usage,
 };
+use crate::protocol::Event;
 use crate::protocol::{AgentEvent, SamplingOutcome, SamplingReport};
 
 /// `[sampling] max_tokens`. Shared with the agent, so that a reload of `config.toml`
@@ -76,7 +77,7 @@ impl SamplingHost {
     }
 
     async fn report(&self, report: SamplingReport) {
-        super::session::append_shared(&self.log, Record::Sampling(report.clone()));
+        crate::journal::append_shared(&self.log, Event::Sampling(report.clone()));
         let _ = self.events.send(AgentEvent::Sampling(report)).await;
     }
 

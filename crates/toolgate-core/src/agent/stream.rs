@@ -7,10 +7,10 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::Conversation;
-use super::session::Record;
 use crate::model::{
     ContentBlock, ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent, Usage,
 };
+use crate::protocol::Event;
 use crate::protocol::{AgentEvent, ModelRetry, ReplyCut};
 
 /// A finished model reply.
@@ -60,7 +60,7 @@ pub(super) async fn stream_reply(
                 reply = Reply::default();
                 text.clear();
                 let retry = ModelRetry::from(&notice);
-                conversation.record(Record::ModelRetry(retry.clone())).await;
+                conversation.record(Event::ModelRetry(retry.clone())).await;
                 conversation.emit(AgentEvent::ModelRetry(retry)).await;
             }
             Some(Ok(StreamEvent::ToolUseStarted { .. })) => {}
@@ -124,7 +124,7 @@ async fn cut(conversation: &mut Conversation, shown: String, retrying: bool) {
         text: shown,
         retrying,
     };
-    conversation.record(Record::ReplyCut(cut.clone())).await;
+    conversation.record(Event::ReplyCut(cut.clone())).await;
     conversation.emit(AgentEvent::ReplyCut(cut)).await;
 }
 

@@ -17,14 +17,15 @@ use super::host_files::HostFiles;
 use super::pool_keeper::PoolKeeper;
 use super::pool_keeper::assemble_for;
 use super::server_switch::ServerSwitch;
-use super::session::Record;
 use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
 use crate::builtin::{AgentJob, Judgement, LocalCall, RunsIn};
 use crate::gate::{Decided, Gate, GateCall, GateOutcome, Gated, Judged};
+use crate::journal::Journal;
 use crate::mcp::{McpError, McpHub};
 use crate::model::ContentBlock;
 use crate::pool::{Pool, PoolError, PoolTool, ServerTools, ToolOrigin};
+use crate::protocol::Event;
 use crate::protocol::{
     AgentEvent, CallId, ImageSummary, PermissionLine, PermissionMode, ServerName, ToolCallStart,
     ToolOutcome,
@@ -127,7 +128,7 @@ impl ToolHost {
             server: tool.as_ref().and_then(|t| t.server().map(ServerName::from)),
             input: input.clone(),
         };
-        conv.record(Record::ToolCall(start.clone())).await;
+        conv.record(Event::ToolStarted(start.clone())).await;
         let run = if cancel.is_cancelled() {
             // Not started: the turn was cancelled before this call's turn came.
             ToolRun::cancelled()
@@ -160,8 +161,9 @@ impl ToolHost {
             })
             .await;
         }
-        conv.record(Record::ToolResult {
+        conv.record(Event::ToolFinished {
             call_id: call_id.into(),
+            name: name.to_string(),
             outcome: run.outcome,
             output: output.clone(),
             full_output_path,
@@ -223,7 +225,7 @@ impl ToolHost {
             target,
         } = outcome;
         if let Some(record) = decided {
-            conv.record(Record::Permission(PermissionLine {
+            conv.record(Event::PermissionDecided(PermissionLine {
                 call_id: call_id.into(),
                 record: record.clone(),
             }))
@@ -495,7 +497,7 @@ impl ToolHost {
             Err(e) => return ToolRun::error(e.to_string()),
         };
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-        conv.record(Record::Connect {
+        conv.record(Journal::Connect {
             server: name.to_string().into(),
             tools: names.clone(),
         })
@@ -539,7 +541,7 @@ impl ToolHost {
         if let Err(e) = self.hub.disconnect(name).await {
             return ToolRun::error(e.to_string());
         }
-        conv.record(Record::Disconnect {
+        conv.record(Journal::Disconnect {
             server: name.to_string().into(),
         })
         .await;
@@ -572,7 +574,7 @@ impl ToolHost {
             return run;
         };
         if !loaded.is_empty() {
-            conv.record(Record::ToolsLoaded { tools: loaded }).await;
+            conv.record(Journal::ToolsLoaded { tools: loaded }).await;
         }
         if let Err(e) = self.refresh_pool(conv).await {
             tracing::warn!("pool after search_tools: {e}");

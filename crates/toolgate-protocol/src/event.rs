@@ -1,30 +1,33 @@
-//! `--output-format jsonl`: every line headless mode prints is one [`JsonlEvent`],
-//! tagged by `type`. The schema is documented in docs/EVENTS.md; this type is it.
+//! [`Event`]: each fact of a session, once. The same value is a line of the JSONL output
+//! (`toolgate -p … --output-format jsonl`, docs/EVENTS.md) and a record of the session log
+//! (the journal writes it beside its own journal-only records); tagged by `type`,
+//! snake_case. Old session logs named three facts differently; the aliases read them.
 
-use crate::ids::ServerName;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::ServerStatus;
-use crate::model::Usage;
-use crate::policy::Decision;
-use crate::protocol::{
-    CallId, PermissionLine, PoolEntry, PoolUpdate, ServerLogLine, ToolCallStart, ToolOrigin,
-    ToolOutcome,
+use crate::ids::{CallId, ServerName};
+use crate::{
+    AuthStatus, CompactionReport, Decision, ImageSummary, InstructionsLoaded, ModeChange,
+    ModelRetry, PermissionLine, PoolEntry, PoolUpdate, ReplyCut, SamplingReport, ServerLogLine,
+    ServerStatus, ToolCallStart, ToolOrigin, ToolOutcome, Usage,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum JsonlEvent {
-    /// Always first.
+pub enum Event {
+    /// Always first. The JSONL line carries the servers and the pool; the session log's
+    /// record leaves them out (its `connect` records say which servers were connected).
     SessionStart {
         session_id: String,
         /// The model's label, e.g. `scripted demo`.
         model: String,
         workspace: PathBuf,
-        servers: Vec<ServerLine>,
-        pool: Vec<PoolLine>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        servers: Option<Vec<ServerLine>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pool: Option<Vec<PoolLine>>,
     },
     /// The prompt as submitted.
     User {
@@ -34,6 +37,8 @@ pub enum JsonlEvent {
     Text {
         text: String,
     },
+    /// A tool call as it starts (the session log's `tool_call` before decision 0097).
+    #[serde(alias = "tool_call")]
     ToolStarted(ToolCallStart),
     ToolProgress {
         call_id: CallId,
@@ -41,10 +46,12 @@ pub enum JsonlEvent {
         total: Option<f64>,
         message: Option<String>,
     },
-    /// Who allowed or refused a tool call, as the policy records it.
+    /// Who allowed or refused a tool call, as the policy records it (the session log's
+    /// `permission` before decision 0097).
+    #[serde(alias = "permission")]
     PermissionDecided(PermissionLine),
     /// The permission mode changed (or the run started in one other than default).
-    PermissionMode(crate::protocol::ModeChange),
+    PermissionMode(ModeChange),
     /// A question for the person that headless mode answered with its safe default.
     RequestDismissed {
         /// The request kind (`tool call`, `project server`, …).
@@ -54,12 +61,19 @@ pub enum JsonlEvent {
         /// What the safe default did.
         outcome: String,
     },
+    /// How a tool call ended (the session log's `tool_result` before decision 0097, which
+    /// had no `name`).
+    #[serde(alias = "tool_result")]
     ToolFinished {
         call_id: CallId,
+        #[serde(default)]
         name: String,
         outcome: ToolOutcome,
         /// What the model got.
         output: String,
+        /// Where the full output went when the model got it truncated (session log only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        full_output_path: Option<PathBuf>,
     },
     PoolChanged {
         added: Vec<String>,
@@ -70,7 +84,7 @@ pub enum JsonlEvent {
     /// Images a call returned, which the model got as images (type and size only).
     ToolImages {
         call_id: CallId,
-        images: Vec<crate::protocol::ImageSummary>,
+        images: Vec<ImageSummary>,
     },
     /// The MCP tools left out of the model's requests, findable with `search_tools`.
     ToolsDeferred {
@@ -83,24 +97,23 @@ pub enum JsonlEvent {
     /// An HTTP server's sign-in changed (never carries a token).
     ServerAuth {
         server: ServerName,
-        status: crate::oauth::AuthStatus,
+        status: AuthStatus,
     },
-    /// A server's sampling request and how it ended (same fields as the session log's
-    /// `sampling` record).
-    Sampling(crate::protocol::SamplingReport),
+    /// A server's sampling request and how it ended.
+    Sampling(SamplingReport),
     /// A server's log message.
     ServerLog(ServerLogLine),
     /// A model request failed and is sent again after `wait_ms`.
-    ModelRetry(crate::protocol::ModelRetry),
+    ModelRetry(ModelRetry),
     /// The reply's stream broke off after `text` was shown (not a `text` line: it is not
     /// part of the answer); `retrying`: the same request is sent again.
-    ReplyCut(crate::protocol::ReplyCut),
-    /// The conversation was compacted to fit the model's window (same fields as the
-    /// session log's `compacted` record, without what it needs to redo it).
-    Compacted(crate::protocol::CompactionReport),
+    ReplyCut(ReplyCut),
+    /// The conversation was compacted to fit the model's window. (The session log keeps
+    /// its own `compacted` record, which adds what a resume needs to redo it.)
+    Compacted(CompactionReport),
     /// An instruction file that went into the system prompt: the user's own or the
     /// project's, whether the project is trusted, its imports and refused imports.
-    InstructionsLoaded(crate::protocol::InstructionsLoaded),
+    InstructionsLoaded(InstructionsLoaded),
     /// The instructions a server gave when it connected.
     ServerInstructions {
         server: ServerName,
@@ -112,18 +125,22 @@ pub enum JsonlEvent {
     Error {
         message: String,
     },
-    /// Always last, unless the agent stopped early (then an `error` is last).
+    /// Always last in the JSONL output, unless the agent stopped early (then an `error`
+    /// is last). `exit_code` is the JSONL line's; `model_calls` the session log's.
     TurnFinished {
         usage: Usage,
         cancelled: bool,
-        exit_code: i32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model_calls: Option<usize>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
     },
 }
 
-impl JsonlEvent {
+impl Event {
     /// The `pool_changed` line of a pool update: its names, and what came and went.
-    pub fn pool_changed(update: PoolUpdate) -> JsonlEvent {
-        JsonlEvent::PoolChanged {
+    pub fn pool_changed(update: PoolUpdate) -> Event {
+        Event::PoolChanged {
             added: update.added,
             removed: update.removed,
             pool: update.snapshot.into_iter().map(|e| e.tool.name).collect(),
@@ -131,8 +148,8 @@ impl JsonlEvent {
     }
 
     /// The `tools_deferred` line of a pool update.
-    pub fn deferred(update: &PoolUpdate) -> JsonlEvent {
-        JsonlEvent::ToolsDeferred {
+    pub fn deferred(update: &PoolUpdate) -> Event {
+        Event::ToolsDeferred {
             deferred: update
                 .deferred
                 .iter()
@@ -142,6 +159,7 @@ impl JsonlEvent {
     }
 }
 
+/// A server as the JSONL `session_start` line lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerLine {
     pub name: String,
@@ -165,6 +183,7 @@ pub enum Badge {
     Deny,
 }
 
+/// A pool entry as the JSONL `session_start` line lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PoolLine {
     pub name: String,

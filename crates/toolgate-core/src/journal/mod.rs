@@ -1,3 +1,6 @@
+//! The journal: the session log and its hash chain ([`chain`]), written by the agent and
+//! read by a resume, `toolgate audit` and `toolgate undo`.
+//!
 //! The session log: one JSONL file per session, `state_dir()/sessions/<id>.jsonl`, one record
 //! per line, flushed as each is written so a crash loses at most the line being written.
 //! A write cut short (a full disk, a kill) leaves a last line without its newline; the next
@@ -6,19 +9,21 @@
 //! # Record schema
 //!
 //! Every line is a JSON object with `ts` (RFC 3339, UTC), `type`, and (since the hash
-//! chain, [`super::chain`]) `seq` and `prev`, plus (since decision 0090) `chain` on the
+//! chain, [`chain`]) `seq` and `prev`, plus (since decision 0090) `chain` on the
 //! `session_start` and `resumed` records: the chain rule the writer follows, so a file
-//! whose links were stripped is known to have had them. Then:
+//! whose links were stripped is known to have had them. A record is a protocol `Event`
+//! (the same fields as the JSONL line of the same `type`, docs/EVENTS.md) or one of the
+//! journal's own ([`Journal`]). Then:
 //!
 //! | `type`            | fields |
 //! |-------------------|--------|
-//! | `session_start`   | `session_id`, `workspace` (path), `model` (label, e.g. `scripted demo`) |
+//! | `session_start`   | `session_id`, `model` (label, e.g. `scripted demo`), `workspace` (path) |
 //! | `resumed`         | `model` — the session was continued (`--continue` / `--resume ID`) |
 //! | `sandbox`         | `problem` (null when bash runs confined as configured, else why not), `status` (what the kernel offers), `bash` (bash's profile) |
 //! | `message`         | `message`: `{role: "user"\|"assistant", content: [block…]}` exactly as the model receives it; blocks are `{type:"text",text}`, `{type:"tool_use",id,name,input}`, `{type:"tool_result",tool_use_id,content,is_error}` |
-//! | `tool_call`       | `call_id`, `name` (model-facing), `server` (null for built-ins), `input` |
-//! | `tool_result`     | `call_id`, `outcome` (`ok`\|`error`\|`denied`\|`cancelled`), `output` (what the model got), `full_output_path` (only when the output was truncated) |
-//! | `permission`      | `call_id`, then the policy's `AuditRecord`: `time`, `tool`, `input_digest`, `decision` (`allow`\|`deny`), `why` (optional), `decider` (who decided; see docs/EVENTS.md) |
+//! | `tool_started`    | `call_id`, `name` (model-facing), `server` (null for built-ins), `input` (`tool_call` before decision 0097) |
+//! | `tool_finished`   | `call_id`, `name`, `outcome` (`ok`\|`error`\|`denied`\|`cancelled`), `output` (what the model got), `full_output_path` (only when the output was truncated) (`tool_result`, without `name`, before decision 0097) |
+//! | `permission_decided` | (`permission` before decision 0097) `call_id`, then the policy's `AuditRecord`: `time`, `tool`, `input_digest`, `decision` (`allow`\|`deny`), `why` (optional), `decider` (who decided; see docs/EVENTS.md) |
 //! | `connect`         | `server`, `tools` (raw MCP tool names) |
 //! | `disconnect`      | `server` |
 //! | `turn_finished`   | `usage` `{input_tokens, output_tokens}`, `cancelled`, `model_calls` |
@@ -35,12 +40,17 @@
 //!
 //! Images in messages are kept out of the log: a `message` record's image has `file`
 //! (under `sessions/<id>/images/`) or `dropped: true` instead of `data` (see
-//! `session_images`).
+//! `images`).
 //!
 //! Resuming replays the `message` records into the conversation (and shows the
 //! `reply_cut` texts where they came, marked) and the `connect` /
 //! `disconnect` records into the set of servers to reconnect. Lines that do not parse (a
 //! half-written last line, a record type from a newer version) are skipped.
+
+pub mod chain;
+mod images;
+mod record;
+pub mod redo;
 
 use crate::ids::ServerName;
 use std::collections::HashMap;
@@ -53,113 +63,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::chain::Chain;
-use crate::checkpoint::FileChange;
-use crate::model::{ContentBlock, Message, Role, Usage};
-use crate::protocol::{
-    CallId, ModelRetry, PermissionLine, ReplyCut, ServerLogLine, ToolCallStart, ToolOutcome,
-};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Record {
-    SessionStart {
-        session_id: String,
-        workspace: PathBuf,
-        model: String,
-    },
-    Resumed {
-        model: String,
-    },
-    /// How bash is contained this session (written at every start and resume).
-    Sandbox {
-        /// None when bash runs confined as configured; else why not (unavailable, or
-        /// turned off in the configuration).
-        problem: Option<String>,
-        /// What the kernel offers.
-        status: String,
-        /// bash's profile.
-        bash: String,
-    },
-    Message {
-        message: Message,
-    },
-    ToolCall(ToolCallStart),
-    ToolResult {
-        call_id: CallId,
-        outcome: ToolOutcome,
-        output: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        full_output_path: Option<PathBuf>,
-    },
-    /// A tool call's permission decision, as the policy types it.
-    Permission(PermissionLine),
-    Connect {
-        server: ServerName,
-        tools: Vec<String>,
-    },
-    Disconnect {
-        server: ServerName,
-    },
-    TurnFinished {
-        usage: Usage,
-        cancelled: bool,
-        model_calls: usize,
-    },
-    Error {
-        message: String,
-    },
-    /// The user cleared the conversation; resuming starts after this point.
-    Cleared,
-    /// A checkpoint of the workspace, taken before the turn first changed it.
-    Checkpoint {
-        checkpoint: u64,
-        turn: usize,
-        commit: String,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        skipped: Vec<String>,
-    },
-    /// What the turn changed since its checkpoint, at the turn's end.
-    TurnChanges {
-        checkpoint: u64,
-        files: Vec<FileChange>,
-    },
-    /// The files of a checkpoint's turn were restored.
-    Undo {
-        checkpoint: u64,
-        restored: Vec<FileChange>,
-    },
-    /// `search_tools` loaded these deferred tools (model-facing names); they stay loaded for
-    /// the session, also when it is resumed.
-    ToolsLoaded {
-        tools: Vec<String>,
-    },
-    /// `/roots add` added this folder as a root; a resumed session has it again.
-    RootAdded {
-        dir: PathBuf,
-    },
-    /// A server's sampling request and how it ended.
-    Sampling(crate::protocol::SamplingReport),
-    /// A server's log message.
-    ServerLog(ServerLogLine),
-    /// A model request was sent again.
-    ModelRetry(ModelRetry),
-    /// A reply broke off after this text was shown.
-    ReplyCut(ReplyCut),
-    /// `/model` switched the model; resuming goes on with the last one.
-    ModelSwitched {
-        model: String,
-    },
-    /// The conversation was compacted; a resumed session redoes it (see
-    /// [`super::compaction::apply`]), so the model sees what it saw.
-    Compacted(super::compaction::CompactionRecord),
-    /// The permission mode changed (or the session started in one other than default); a
-    /// resumed session goes back to the last one.
-    PermissionMode(crate::protocol::ModeChange),
-    /// An instruction file that went into the system prompt (same fields as the JSONL
-    /// `instructions_loaded` line), written at every start and resume.
-    InstructionsLoaded(crate::protocol::InstructionsLoaded),
-}
+use crate::model::{ContentBlock, Message, Role};
+use crate::protocol::{Event, ReplyCut, ToolOutcome};
+use chain::Chain;
+pub use record::{Journal, Record};
 
 /// A second handle on the session's log for what happens beside the agent loop (sampling,
 /// server logs): filled when the log opens. Both handles append whole lines (O_APPEND), so
@@ -168,7 +75,7 @@ pub type SharedLog = std::sync::Arc<std::sync::Mutex<Option<SessionLog>>>;
 
 /// Appends to the shared handle; a failure drops the handle (the agent reports a failing
 /// log through its own handle).
-pub fn append_shared(log: &SharedLog, record: Record) {
+pub fn append_shared(log: &SharedLog, record: impl Into<Record>) {
     let mut slot = log
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -185,14 +92,14 @@ struct Line {
     ts: DateTime<Utc>,
     #[serde(flatten)]
     record: Record,
-    /// The record's place in the file's hash chain (see [`super::chain`]); absent in files
+    /// The record's place in the file's hash chain (see [`chain`]); absent in files
     /// written before the chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seq: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     prev: Option<String>,
     /// On the records that open a writer's part of the file (`session_start`, `resumed`):
-    /// the chain rule it follows ([`super::chain::RULE`]). Its presence says the file
+    /// the chain rule it follows ([`chain::RULE`]). Its presence says the file
     /// was written chained from there on, links or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     chain: Option<String>,
@@ -315,7 +222,7 @@ fn first_record_workspace(path: &Path) -> Option<PathBuf> {
     let mut first = String::new();
     BufReader::new(file).read_line(&mut first).ok()?;
     match serde_json::from_str::<Line>(&first).ok()?.record {
-        Record::SessionStart { workspace, .. } => Some(workspace),
+        Record::Fact(Event::SessionStart { workspace, .. }) => Some(workspace),
         _ => None,
     }
 }
@@ -375,7 +282,7 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
         }
         let parsed = serde_json::from_str::<Value>(&line).and_then(|mut value| {
             if let Some(message) = value.get_mut("message") {
-                super::session_images::internalize(message, &dir.join(id));
+                images::internalize(message, &dir.join(id));
             }
             serde_json::from_value::<Line>(value)
         });
@@ -384,7 +291,7 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
             continue;
         };
         match parsed.record {
-            Record::Message { message } => {
+            Record::Journal(Journal::Message { message }) => {
                 // Merged as the live session merged it (`Conversation::push_user`), so a
                 // compaction's message index means the same here.
                 match restored.messages.last_mut() {
@@ -395,47 +302,51 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
                 }
                 restored.shown.push(message);
             }
-            Record::Compacted(record) => {
-                super::compaction::apply(&mut restored.messages, &record);
+            Record::Journal(Journal::Compacted(record)) => {
+                redo::apply(&mut restored.messages, &record);
                 restored
                     .compactions
                     .push((restored.shown.len(), record.report));
             }
-            Record::ToolCall(start) => {
+            Record::Fact(Event::ToolStarted(start)) => {
                 restored
                     .tool_calls
                     .entry(start.call_id.as_str().to_string())
                     .or_default()
                     .server = start.server;
             }
-            Record::ToolResult {
+            Record::Fact(Event::ToolFinished {
                 call_id, outcome, ..
-            } => {
+            }) => {
                 restored
                     .tool_calls
                     .entry(call_id.as_str().to_string())
                     .or_default()
                     .outcome = Some(outcome);
             }
-            Record::Connect { server, .. } => {
+            Record::Journal(Journal::Connect { server, .. }) => {
                 restored.connected.retain(|s| s != &server);
                 restored.connected.push(server.into_string());
             }
-            Record::Disconnect { server } => restored.connected.retain(|s| s != &server),
-            Record::Cleared => {
+            Record::Journal(Journal::Disconnect { server }) => {
+                restored.connected.retain(|s| s != &server)
+            }
+            Record::Journal(Journal::Cleared) => {
                 restored.messages.clear();
                 restored.shown.clear();
                 restored.compactions.clear();
                 restored.cut_replies.clear();
             }
-            Record::ReplyCut(cut) => restored.cut_replies.push((restored.shown.len(), cut)),
-            Record::TurnFinished { .. } => restored.turns += 1,
-            Record::RootAdded { dir } if !restored.roots.contains(&dir) => {
+            Record::Fact(Event::ReplyCut(cut)) => {
+                restored.cut_replies.push((restored.shown.len(), cut))
+            }
+            Record::Fact(Event::TurnFinished { .. }) => restored.turns += 1,
+            Record::Journal(Journal::RootAdded { dir }) if !restored.roots.contains(&dir) => {
                 restored.roots.push(dir);
             }
-            Record::PermissionMode(change) => restored.mode = Some(change.mode),
-            Record::ModelSwitched { model } => restored.model = Some(model),
-            Record::ToolsLoaded { tools } => {
+            Record::Fact(Event::PermissionMode(change)) => restored.mode = Some(change.mode),
+            Record::Journal(Journal::ModelSwitched { model }) => restored.model = Some(model),
+            Record::Journal(Journal::ToolsLoaded { tools }) => {
                 for tool in tools {
                     if !restored.loaded_tools.contains(&tool) {
                         restored.loaded_tools.push(tool);
@@ -519,7 +430,7 @@ pub struct SessionLog {
     /// `sessions/<id>/`: where full outputs of truncated tool results go.
     pub files_dir: PathBuf,
     file: File,
-    images: super::session_images::ImageStore,
+    images: images::ImageStore,
     /// Shared by the log's handles in this process, so their records link in the order
     /// they are written.
     chain: Arc<Mutex<Chain>>,
@@ -549,7 +460,7 @@ impl SessionLog {
         })?;
         Ok(SessionLog {
             id: id.to_string(),
-            images: super::session_images::ImageStore::new(&dir.join(id)),
+            images: images::ImageStore::new(&dir.join(id)),
             files_dir: dir.join(id),
             path,
             file,
@@ -571,28 +482,28 @@ impl SessionLog {
             path: self.path.clone(),
             files_dir: self.files_dir.clone(),
             file,
-            images: super::session_images::ImageStore::new(&self.files_dir),
+            images: images::ImageStore::new(&self.files_dir),
             chain: Arc::clone(&self.chain),
         })
     }
 
-    pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
+    pub fn append(&mut self, record: impl Into<Record>) -> Result<(), SessionError> {
         let write_error = |path: &Path| {
             let path = path.to_path_buf();
             move |source| SessionError::Write { path, source }
         };
         let mut line = Line {
             ts: Utc::now(),
-            record,
+            record: record.into(),
             seq: None,
             prev: None,
             chain: None,
         };
         if matches!(
             line.record,
-            Record::SessionStart { .. } | Record::Resumed { .. }
+            Record::Fact(Event::SessionStart { .. }) | Record::Journal(Journal::Resumed { .. })
         ) {
-            line.chain = Some(super::chain::RULE.to_string());
+            line.chain = Some(chain::RULE.to_string());
         }
         // The handles take turns on the chain; other processes on the file's lock.
         let mut chain = self.chain.lock().unwrap_or_else(PoisonError::into_inner);
@@ -601,7 +512,7 @@ impl SessionLog {
         line.seq = Some(next.link.seq);
         line.prev = Some(next.link.prev.clone());
         // Serializing plain data (strings, numbers, JSON values) cannot fail.
-        let mut text = if matches!(line.record, Record::Message { .. }) {
+        let mut text = if matches!(line.record, Record::Journal(Journal::Message { .. })) {
             let mut value = serde_json::to_value(&line).unwrap_or_default();
             if let Some(message) = value.get_mut("message") {
                 self.images.externalize(message);
@@ -634,5 +545,4 @@ impl SessionLog {
 }
 
 #[cfg(test)]
-#[path = "session_tests.rs"]
 mod tests;

@@ -6,12 +6,13 @@ use std::path::Path;
 
 use super::verify::{Breakage, Verdict, verify};
 use super::{head_path, read_head};
-use crate::agent::session::{Record, SessionLog, log_path};
+use crate::journal::{Journal, SessionLog, log_path};
+use crate::protocol::Event;
 
 fn write_records(dir: &Path, id: &str, n: usize) {
     let mut log = SessionLog::open(dir, id).unwrap();
     for i in 0..n {
-        log.append(Record::Error {
+        log.append(Event::Error {
             message: format!("record {i}"),
         })
         .unwrap();
@@ -236,19 +237,19 @@ fn two_handles_and_another_writer_keep_one_chain() {
     let mut second = first.another_handle().unwrap();
     for i in 0..3 {
         first
-            .append(Record::Error {
+            .append(Event::Error {
                 message: format!("a{i}"),
             })
             .unwrap();
         second
-            .append(Record::Error {
+            .append(Event::Error {
                 message: format!("b{i}"),
             })
             .unwrap();
         // Another process (here: another open) appends between them.
         write_records(dir.path(), "s", 1);
     }
-    first.append(Record::Cleared).unwrap();
+    first.append(Journal::Cleared).unwrap();
     assert!(matches!(
         check(dir.path(), "s"),
         Verdict::Intact { records: 10, .. }
