@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::conversation::Conversation;
 use super::tools::ToolHost;
-use crate::builtin::BuiltinTool;
+use crate::builtin::Judgement;
 use crate::flow::ResultLabels;
 use crate::journal::{Journal, RestoredSession};
 use crate::model::{ContentBlock, Message, Role};
@@ -35,7 +35,10 @@ impl ToolHost {
     fn untrusted_server(&self, tool: &PoolTool, input: &Value) -> Option<String> {
         let server = match &tool.origin {
             ToolOrigin::Mcp { server, .. } => server.as_str().to_string(),
-            ToolOrigin::Builtin(BuiltinTool::ReadMcpResource) => {
+            // read_mcp_resource: a server's resource is that server's content.
+            ToolOrigin::Builtin(kind)
+                if kind.judgement() == Judgement::Resource { reads: true } =>
+            {
                 input.get("server")?.as_str()?.to_string()
             }
             _ => return None,
