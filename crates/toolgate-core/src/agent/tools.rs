@@ -491,7 +491,7 @@ impl ToolHost {
                 .approve_project_server(&config, conv.events(), cancel)
                 .await
         {
-            return ToolRun::error(why);
+            return ToolRun::error(why.to_string());
         }
         // The hub keeps the new connection only if the pool still assembles with it, so a
         // colliding server never becomes visible, not even for a moment.

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Gate;
 use super::ask::ask;
+use crate::ids::ServerName;
 use crate::protocol::AgentEvent;
 use crate::protocol::questions::{Origin, ProjectServer, ProjectServerAnswer, Reply, Request};
 use crate::settings::ServerConfig;
@@ -57,7 +58,7 @@ impl Gate {
         config: &ServerConfig,
         events: &mpsc::Sender<AgentEvent>,
         cancel: Option<&CancellationToken>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProjectServerRefused> {
         let Some(question) = self.approved_projects.question(config) else {
             return Ok(());
         };
@@ -80,12 +81,11 @@ impl Gate {
                 self.approved_projects.approve(config);
                 Ok(())
             }
-            None => Err(format!(
-                "Cancelled: project server '{server}' was not started"
-            )),
-            Some(_) => Err(format!(
-                "Permission denied: the user did not approve starting the project's MCP server '{server}' ({command_line})"
-            )),
+            None => Err(ProjectServerRefused::Cancelled { server }),
+            Some(_) => Err(ProjectServerRefused::Denied {
+                server,
+                command_line,
+            }),
         }
     }
 
@@ -127,4 +127,18 @@ impl Gate {
         }
         approved
     }
+}
+
+/// Why a project server was not started; the text is the tool result the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectServerRefused {
+    #[error("Cancelled: project server '{server}' was not started")]
+    Cancelled { server: ServerName },
+    #[error(
+        "Permission denied: the user did not approve starting the project's MCP server '{server}' ({command_line})"
+    )]
+    Denied {
+        server: ServerName,
+        command_line: String,
+    },
 }

@@ -244,7 +244,7 @@ impl ServerAuth {
     pub fn transport(
         &self,
         headers: &BTreeMap<String, String>,
-    ) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, String> {
+    ) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, BadHeader> {
         let config = StreamableHttpClientTransportConfig::with_uri(self.url.clone())
             .custom_headers(custom_headers(headers)?);
         Ok(StreamableHttpClientTransport::with_client(
@@ -263,19 +263,41 @@ impl ServerAuth {
     }
 }
 
+/// A configured header rmcp cannot send.
+#[derive(Debug, thiserror::Error)]
+pub enum BadHeader {
+    #[error("invalid header name {name:?}: {source}")]
+    Name {
+        name: String,
+        #[source]
+        source: http::header::InvalidHeaderName,
+    },
+    #[error("invalid value for header {name}: {source}")]
+    Value {
+        name: http::HeaderName,
+        #[source]
+        source: http::header::InvalidHeaderValue,
+    },
+}
+
 /// The configured headers other than `Authorization`, for rmcp.
 pub(super) fn custom_headers(
     headers: &BTreeMap<String, String>,
-) -> Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
+) -> Result<HashMap<http::HeaderName, http::HeaderValue>, BadHeader> {
     let mut custom = HashMap::new();
     for (name, value) in headers {
         if name.eq_ignore_ascii_case("authorization") {
             continue;
         }
-        let name = http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| format!("invalid header name {name:?}: {e}"))?;
-        let value = http::HeaderValue::from_str(value)
-            .map_err(|e| format!("invalid value for header {name}: {e}"))?;
+        let name =
+            http::HeaderName::from_bytes(name.as_bytes()).map_err(|source| BadHeader::Name {
+                name: name.clone(),
+                source,
+            })?;
+        let value = http::HeaderValue::from_str(value).map_err(|source| BadHeader::Value {
+            name: name.clone(),
+            source,
+        })?;
         custom.insert(name, value);
     }
     Ok(custom)

@@ -24,9 +24,11 @@ pub fn spawn_stdio(
     workspace: &Path,
     builtin_exe: &Path,
     sandbox: &Sandbox,
-) -> Result<SpawnedServer, String> {
-    let refused =
-        |e: crate::sandbox::SandboxError| format!("cannot start '{}': {e}", config.command_line());
+) -> Result<SpawnedServer, SpawnError> {
+    let refused = |source| SpawnError::Sandbox {
+        command_line: config.command_line(),
+        source,
+    };
     let profile = sandbox.server_profile(config, workspace);
     if let ServerTransport::Builtin { server, .. } = &config.transport
         && server == "deploy"
@@ -61,7 +63,7 @@ pub fn spawn_stdio(
             c.current_dir(workspace);
             c
         }
-        ServerTransport::Http { .. } => return Err("not a stdio server".into()),
+        ServerTransport::Http { .. } => return Err(SpawnError::NotStdio),
     };
     // First, so the session exists before the sandbox's own hook runs.
     detach(command.as_std_mut(), DeathSignal::Terminate);
@@ -73,22 +75,47 @@ pub fn spawn_stdio(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot start '{}': {e}", config.command_line()))?;
+    let mut child = command.spawn().map_err(|source| SpawnError::Start {
+        command_line: config.command_line(),
+        source,
+    })?;
     // All three were requested as piped just above, so they are present.
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err("child process has no stdio pipes".into());
+        return Err(SpawnError::NoPipes);
     };
-    let process = GroupChild::new(child).ok_or("the server exited at once")?;
+    let process = GroupChild::new(child).ok_or(SpawnError::ExitedAtOnce)?;
     Ok(SpawnedServer {
         process,
         stdin,
         stdout,
         stderr,
     })
+}
+
+/// Why a stdio server did not start; the text is what its status shows.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The sandbox profile cannot be enforced here: refused, never started unconfined.
+    #[error("cannot start '{command_line}': {source}")]
+    Sandbox {
+        command_line: String,
+        #[source]
+        source: crate::sandbox::SandboxError,
+    },
+    #[error("cannot start '{command_line}': {source}")]
+    Start {
+        command_line: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("not a stdio server")]
+    NotStdio,
+    #[error("child process has no stdio pipes")]
+    NoPipes,
+    #[error("the server exited at once")]
+    ExitedAtOnce,
 }
 
 fn resolve_cwd(workspace: &Path, cwd: Option<&Path>) -> PathBuf {

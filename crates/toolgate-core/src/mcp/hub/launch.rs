@@ -215,11 +215,14 @@ impl Launcher {
         if let ServerTransport::Http { url, headers, .. } = &config.transport {
             let served = match auth {
                 Some(auth) => {
-                    let transport = auth.transport(headers).map_err(StartFailure::plain)?;
+                    let transport = auth
+                        .transport(headers)
+                        .map_err(|bad| StartFailure::plain(bad.to_string()))?;
                     serve(handler, transport, probe_timeout, close_tx, lifecycle).await
                 }
                 None => {
-                    let transport = http_transport(url, headers).map_err(StartFailure::plain)?;
+                    let transport = http_transport(url, headers)
+                        .map_err(|bad| StartFailure::plain(bad.to_string()))?;
                     serve(handler, transport, probe_timeout, close_tx, lifecycle).await
                 }
             };
@@ -233,7 +236,7 @@ impl Launcher {
             });
         }
         let spawned = spawn_stdio(config, &self.workspace, &self.builtin_exe, &self.sandbox)
-            .map_err(StartFailure::plain)?;
+            .map_err(|refused| StartFailure::plain(refused.to_string()))?;
         stderr.spawn_reader(config.name.clone(), spawned.stderr);
         let child = spawned.process;
         // Lines over the limit never reach rmcp (which would drop them silently): the
@@ -295,7 +298,7 @@ where
 fn http_transport(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, auth::BadHeader> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     for (name, value) in headers {
         if name.eq_ignore_ascii_case("authorization") {
