@@ -78,7 +78,10 @@ impl SamplingHost {
 
     async fn report(&self, report: SamplingReport) {
         crate::journal::append_shared(&self.log, Event::Sampling(report.clone()));
-        let _ = self.events.send(AgentEvent::Sampling(report)).await;
+        let _ = self
+            .events
+            .send(AgentEvent::Fact(Event::Sampling(report)))
+            .await;
     }
 
     async fn decide_and_run(&self, question: &SamplingQuestion) -> SamplingReport {
