@@ -46,7 +46,7 @@ pub use conversation::{
 pub use event::{Badge, Event, OriginKind, PoolLine, ServerLine};
 pub use form_schema::form_from_schema;
 pub use instructions::{InstructionsLoaded, RefusedImport};
-pub use limit::{GrantLeft, GrantLimit};
+pub use limit::{GrantEnd, GrantLeft, GrantLimit, GrantLine};
 pub use mode::{ModeCause, ModeChange};
 pub use model::{ModelRetry, ReplyCut};
 pub use notify::NotifySetting;
@@ -229,6 +229,9 @@ pub enum View {
     Project(crate::ProjectView),
     /// The workspace's files for `@path` completion (listed beside the session's start).
     WorkspaceFiles(Vec<String>),
+    /// The session's grants changed (given, spent, ended, revoked): every grant in force
+    /// now, as the gate keeps them (`/permissions` lists these).
+    GrantsChanged(Vec<crate::GrantLine>),
     /// `/model` switched the model (or a resumed session's switch was redone): the new
     /// label, e.g. `anthropic claude-opus-4-1`.
     ModelChanged { label: String },

@@ -15,7 +15,7 @@ use super::app::{App, Msg, QUIT_WINDOW, Update};
 use super::components::completion::assist::ModelList;
 use super::components::composer::ComposerKey;
 use super::components::inbox::state::KeyResult;
-use super::components::overlays::{Overlay, note_grant};
+use super::components::overlays::Overlay;
 use super::components::pool::events as pool_events;
 use super::components::pool::panel::{self, PoolKey};
 use super::components::status::{RetryCountdown, Turn};
@@ -181,8 +181,9 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
             app.pool.set_configured(&names);
             app.info.servers = servers;
         }
+        // The gate's own list: /permissions shows what it says.
+        AgentEvent::View(View::GrantsChanged(grants)) => app.session_grants = grants,
         AgentEvent::Fact(Fact::PermissionDecided(PermissionLine { call_id, record })) => {
-            note_grant(&mut app.session_grants, &record);
             transcript_events::decided(&mut app.transcript, &call_id, &record);
         }
         AgentEvent::Fact(Fact::TurnFinished {
@@ -195,9 +196,6 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
             submit::send_queued(app, effects);
         }
         AgentEvent::Fact(Fact::Sampling(report)) => {
-            if let Some(record) = &report.decision {
-                note_grant(&mut app.session_grants, record);
-            }
             // Spent on the person's model like a turn's tokens.
             let used = report.usage();
             app.usage.input_tokens += used.input_tokens;

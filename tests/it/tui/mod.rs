@@ -23,7 +23,7 @@ use toolgate::protocol::questions::{
     WorkspaceTrust,
 };
 use toolgate::protocol::{AgentEvent, Containment, PoolEntry, PoolUpdate, ToolOutcome, UiCommand};
-use toolgate::protocol::{Live, PermissionLine, ServerLogLine, ToolCallStart, View};
+use toolgate::protocol::{GrantLine, Live, PermissionLine, ServerLogLine, ToolCallStart, View};
 use toolgate::protocol::{PoolTool, ToolClaims, ToolOrigin};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
@@ -649,6 +649,13 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
             },
         })),
     );
+    // The gate reports the grant the answer made.
+    agent(
+        &mut app,
+        AgentEvent::View(View::GrantsChanged(vec![GrantLine::session(
+            "sampling(docs)",
+        )])),
+    );
     let text = screen(&mut app, 110, 30);
     assert!(
         text.contains("sampling for 'docs' answered by scripted demo: 12 in / 5 out tokens,"),
@@ -843,7 +850,13 @@ fn a_and_s_answer_session_and_always_and_session_grants_are_revocable() {
     let rx = open_trigger_modal(&mut app);
     perform(ch(&mut app, 'a'));
     assert_eq!(answer_of(rx), Some(UserDecision::AllowSession));
-    // The agent reports the decision; the grant it made is listed from that record.
+    // The agent reports the decision, and the gate the grant it made.
+    agent(
+        &mut app,
+        AgentEvent::View(View::GrantsChanged(vec![GrantLine::session(
+            "mcp__deploy__trigger",
+        )])),
+    );
     agent(
         &mut app,
         AgentEvent::Fact(Fact::PermissionDecided(PermissionLine {

@@ -112,6 +112,9 @@ pub(super) async fn read_commands(
                 let _ = events
                     .send(AgentEvent::Fact(Event::Notice { message: text }))
                     .await;
+                if let Some(event) = sampling.gate.grants().change_event() {
+                    let _ = events.send(event).await;
+                }
                 continue;
             }
             UiCommand::RevokeGrant(name) => Work::Revoke(name),

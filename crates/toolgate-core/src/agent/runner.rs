@@ -343,6 +343,9 @@ impl Agent {
                     let text = self.tools.gate.revoke(&name);
                     self.emit(AgentEvent::Fact(Event::Notice { message: text }))
                         .await;
+                    if let Some(event) = self.tools.gate.grants_changed() {
+                        self.emit(event).await;
+                    }
                     let _ = self.tools.refresh_pool_forced(&self.conversation).await;
                 }
                 Work::Undo(cancel) => {

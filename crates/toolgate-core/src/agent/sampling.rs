@@ -82,6 +82,10 @@ impl SamplingHost {
             .events
             .send(AgentEvent::Fact(Event::Sampling(report)))
             .await;
+        // "Allow this server for the session" was a grant.
+        if let Some(event) = self.gate.grants().change_event() {
+            let _ = self.events.send(event).await;
+        }
     }
 
     async fn decide_and_run(&self, question: &SamplingQuestion) -> SamplingReport {
