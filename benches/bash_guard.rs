@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
-use toolgate::builtin::BuiltinTool;
 use toolgate::policy::{Policy, PolicyContext, PolicyRule, Rule, RuleList, RuleSource};
 use toolgate::pool::PoolTool;
 use toolgate::protocol::PermissionMode;
@@ -104,7 +103,11 @@ fn percentiles(policy: &Policy, tool: &PoolTool, input: &Value, ctx: &PolicyCont
 }
 
 fn bench(c: &mut Criterion) {
-    let tool = PoolTool::builtin(BuiltinTool::Bash, "", json!({"type": "object"}));
+    let tool = PoolTool::builtin(
+        toolgate::builtin::tools::bash::ID,
+        "",
+        json!({"type": "object"}),
+    );
     let workspace = Path::new("/work/ws");
     let plain = Policy::default();
     let ruled = policy_with_rules();

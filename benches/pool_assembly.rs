@@ -108,7 +108,7 @@ fn cases() -> Vec<Case> {
         .map(|&n| {
             let listed = servers(n);
             let names: Vec<String> = listed.iter().map(|s| s.server().to_string()).collect();
-            let builtins = toolgate::builtin::builtin_tools(&names);
+            let builtins = toolgate::pool::builtin_tools(&names);
             let tools = builtins.len() + n * TOOLS_PER_SERVER;
             // A broken fixture would benchmark the error path; refuse to measure that.
             let pool = assemble(&builtins, &listed).expect("benchmark pool assembles");

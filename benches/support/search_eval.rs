@@ -354,7 +354,7 @@ pub fn request_entry(name: &str, description: &str, schema: &Value) -> Value {
 
 /// The `search_tools` entry the agent adds when tools are deferred (its real definition).
 pub fn search_tools_entry() -> Value {
-    let tool = toolgate::builtin::search_tools_tool();
+    let tool = toolgate::pool::search_tools_tool();
     request_entry(&tool.name, &tool.description, &tool.input_schema)
 }
 
@@ -362,7 +362,7 @@ pub fn search_tools_entry() -> Value {
 /// request carries with or without deferral.
 pub fn builtin_bytes(servers: &[Arc<ServerTools>]) -> usize {
     let names: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
-    let entries: Vec<Value> = toolgate::builtin::pool_builtins(&names, &names)
+    let entries: Vec<Value> = toolgate::pool::pool_builtins(&names, &names)
         .iter()
         .map(|t| request_entry(&t.name, &t.description, &t.input_schema))
         .collect();

@@ -177,7 +177,7 @@ pub fn pool_of(hub: &McpHub) -> Result<Pool, pool::PoolError> {
     let servers = hub.server_tools();
     let connected: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
     pool::assemble(
-        &crate::builtin::pool_builtins(&hub.configured(), &connected),
+        &crate::pool::pool_builtins(&hub.configured(), &connected),
         &servers,
     )
 }

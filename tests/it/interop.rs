@@ -118,7 +118,7 @@ async fn everything_tools_join_the_pool_and_answer_calls() {
         other => panic!("status after connect: {other:?}"),
     }
 
-    let builtins = toolgate::builtin::builtin_tools(&hub.configured());
+    let builtins = toolgate::pool::builtin_tools(&hub.configured());
     let pool = toolgate::pool::assemble(&builtins, &hub.server_tools()).expect("pool assembles");
     let echo = pool.get("mcp__everything__echo").expect("echo in the pool");
     assert_eq!(
@@ -194,7 +194,7 @@ async fn tools_registered_during_the_handshake_reach_the_pool() {
         }
     })
     .await;
-    let builtins = toolgate::builtin::builtin_tools(&hub.configured());
+    let builtins = toolgate::pool::builtin_tools(&hub.configured());
     let pool = toolgate::pool::assemble(&builtins, &hub.server_tools()).expect("pool assembles");
     assert!(
         pool.get("mcp__everything__simulate-research-query")

@@ -68,7 +68,7 @@ async fn a_task_tool_runs_as_a_task_and_reports_its_status_as_progress() {
     let (hub, log) = task_server(&dir.path().join("tasks.log"), None);
     bounded(hub.connect("jobs")).await.unwrap();
     // The pool offers it, marked as a task tool (the detail view says so).
-    let builtins = toolgate::builtin::builtin_tools(&hub.configured());
+    let builtins = toolgate::pool::builtin_tools(&hub.configured());
     let pool = toolgate::pool::assemble(&builtins, &hub.server_tools()).unwrap();
     let task_tool = pool
         .get("mcp__jobs__task_job")

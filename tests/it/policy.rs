@@ -2,7 +2,6 @@
 
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use toolgate::builtin::BuiltinTool;
 use toolgate::gate::{TrustStore, append_allow_rule, resolve_target};
 use toolgate::policy::{
     Decision, OutsideWorkspace, Policy, PolicyContext, RuleSource, always_rule,
@@ -25,7 +24,11 @@ fn mcp(server: &str, tool: &str) -> PoolTool {
 }
 
 fn bash_tool() -> PoolTool {
-    PoolTool::builtin(BuiltinTool::Bash, "", json!({"type": "object"}))
+    PoolTool::builtin(
+        toolgate::builtin::tools::bash::ID,
+        "",
+        json!({"type": "object"}),
+    )
 }
 
 /// The context the gate builds for a call: its path, if any, resolved on disk.
@@ -176,7 +179,11 @@ fn a_malformed_file_does_not_stop_the_others() {
         "ask"
     );
     assert_eq!(policy.outside_workspace(), OutsideWorkspace::Deny);
-    let read = PoolTool::builtin(BuiltinTool::ReadFile, "", json!({"type": "object"}));
+    let read = PoolTool::builtin(
+        toolgate::builtin::tools::read_file::ID,
+        "",
+        json!({"type": "object"}),
+    );
     assert_eq!(kind(&policy, &read, json!({"path": "../x"}), &s.ws), "deny");
 }
 

@@ -6,8 +6,8 @@ use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use toolgate::builtin::pool_builtins;
 use toolgate::mcp::{HubOptions, McpError, McpHub};
+use toolgate::pool::pool_builtins;
 use toolgate::pool::{self, Pool};
 use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 

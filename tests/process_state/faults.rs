@@ -88,10 +88,7 @@ fn mcp_tools(pool: &pool::Pool) -> Vec<&PoolTool> {
 
 fn assemble(hub: &McpHub) -> Result<pool::Pool, pool::PoolError> {
     let names = hub.configured();
-    pool::assemble(
-        &toolgate::builtin::builtin_tools(&names),
-        &hub.server_tools(),
-    )
+    pool::assemble(&toolgate::pool::builtin_tools(&names), &hub.server_tools())
 }
 
 #[tokio::test]

@@ -86,7 +86,7 @@ fn sandbox_with(settings: SandboxSettings) -> Sandbox {
 
 async fn bash(sandbox: &Sandbox, workspace: &Path, command: &str) -> BuiltinOutput {
     builtin::run_with(
-        toolgate::builtin::BuiltinTool::Bash,
+        toolgate::builtin::tools::bash::ID,
         &json!({ "command": command, "timeout_ms": 20_000 }),
         workspace,
         sandbox,

@@ -5,7 +5,7 @@
 use super::*;
 use toolgate::protocol::questions::{FileDiff, Preview};
 
-fn builtin_ask(kind: BuiltinTool) -> PoolEntry {
+fn builtin_ask(kind: BuiltinId) -> PoolEntry {
     PoolEntry {
         tool: PoolTool::builtin(kind.name(), "", object_schema(json!({}))),
         verdict: ask(kind.name(), "rule asks before every change"),
@@ -15,7 +15,7 @@ fn builtin_ask(kind: BuiltinTool) -> PoolEntry {
 /// Opens the question about `kind` with `preview` and waits out the guard window.
 fn open(
     app: &mut App,
-    kind: BuiltinTool,
+    kind: BuiltinId,
     input: serde_json::Value,
     preview: Preview,
 ) -> oneshot::Receiver<Reply<UserDecision>> {
@@ -42,12 +42,7 @@ fn edit_preview() -> Preview {
 #[test]
 fn an_edit_question_shows_a_coloured_diff_and_the_json_on_a_key() {
     let mut app = started_app();
-    let rx = open(
-        &mut app,
-        BuiltinTool::EditFile,
-        edit_input(),
-        edit_preview(),
-    );
+    let rx = open(&mut app, tools::edit_file::ID, edit_input(), edit_preview());
     let terminal = render(&mut app, 100, 30);
     let text = screen_of(&terminal);
     for needle in [
@@ -81,7 +76,7 @@ fn a_long_diff_is_capped_with_a_note_and_scrolls() {
     let content: String = (1..=1000).map(|i| format!("row {i}\n")).collect();
     let preview = Preview::Diff(FileDiff::between("big.txt", None, &content));
     let input = json!({"path": "big.txt", "content": content});
-    let _rx = open(&mut app, BuiltinTool::WriteFile, input, preview);
+    let _rx = open(&mut app, tools::write_file::ID, input, preview);
     let text = screen(&mut app, 100, 30);
     assert!(text.contains("new file big.txt (+1000 -0)"), "{text}");
     assert!(
@@ -105,7 +100,7 @@ fn a_file_that_cannot_be_shown_gives_its_reason_and_can_still_be_answered() {
         reason: "logo.png is not a text file (binary content)".into(),
     };
     let input = json!({"path": "logo.png", "content": "x"});
-    let rx = open(&mut app, BuiltinTool::WriteFile, input, preview);
+    let rx = open(&mut app, tools::write_file::ID, input, preview);
     let text = screen(&mut app, 100, 30);
     assert!(
         text.contains("no diff: logo.png is not a text file (binary content)"),
@@ -124,7 +119,7 @@ fn a_bash_question_shows_the_command_highlighted_as_shell() {
     };
     let _rx = open(
         &mut app,
-        BuiltinTool::Bash,
+        tools::bash::ID,
         json!({"command": command}),
         preview,
     );
@@ -139,7 +134,7 @@ fn a_bash_question_shows_the_command_highlighted_as_shell() {
     // The list of waiting requests names the command.
     let _second = open(
         &mut app,
-        BuiltinTool::Bash,
+        tools::bash::ID,
         json!({"command": "ls"}),
         Preview::Shell {
             command: "ls".into(),
@@ -158,7 +153,7 @@ fn a_question_in_the_background_asks_for_a_notification_and_none_in_front() {
     let _ = update(&mut app, Msg::Terminal(Event::FocusLost));
     let (ev, _rx) = permission(
         "c1",
-        &builtin_ask(BuiltinTool::Bash),
+        &builtin_ask(tools::bash::ID),
         json!({"command": "ls"}),
     );
     let notified: Vec<(String, String)> = agent(&mut app, ev)
@@ -178,7 +173,7 @@ fn a_question_in_the_background_asks_for_a_notification_and_none_in_front() {
     let _ = update(&mut app, Msg::Terminal(Event::FocusGained));
     let (ev, _rx2) = permission(
         "c2",
-        &builtin_ask(BuiltinTool::Bash),
+        &builtin_ask(tools::bash::ID),
         json!({"command": "ls"}),
     );
     let effects = agent(&mut app, ev);

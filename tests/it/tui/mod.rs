@@ -12,7 +12,7 @@ use toolgate::protocol::Event as Fact;
 
 use crate::support::console_view::{colours_of, render, resize, screen, screen_of};
 use crate::support::real_tools;
-use toolgate::builtin::BuiltinTool;
+use toolgate::builtin::{BuiltinId, tools};
 use toolgate::mcp::ServerStatus;
 use toolgate::model::Usage;
 use toolgate::policy::{
@@ -74,11 +74,11 @@ fn object_schema(props: serde_json::Value) -> serde_json::Value {
 
 fn builtin_entries() -> Vec<PoolEntry> {
     let mut out: Vec<PoolEntry> = [
-        (BuiltinTool::Bash, "Run a shell command in the workspace"),
-        (BuiltinTool::ReadFile, "Read a file"),
-        (BuiltinTool::WriteFile, "Write a file"),
-        (BuiltinTool::EditFile, "Replace text in a file"),
-        (BuiltinTool::Glob, "List files matching a pattern"),
+        (tools::bash::ID, "Run a shell command in the workspace"),
+        (tools::read_file::ID, "Read a file"),
+        (tools::write_file::ID, "Write a file"),
+        (tools::edit_file::ID, "Replace text in a file"),
+        (tools::glob::ID, "List files matching a pattern"),
     ]
     .iter()
     .map(|(kind, desc)| PoolEntry {
@@ -89,7 +89,7 @@ fn builtin_entries() -> Vec<PoolEntry> {
     let connect = PoolTool {
         origin: ToolOrigin::Builtin { connector: true },
         ..PoolTool::builtin(
-            BuiltinTool::ConnectMcp.name(),
+            tools::connect_mcp::ID.name(),
             "Connect a configured MCP server and add its tools",
             object_schema(json!({"server": {"type": "string", "enum": ["docs", "deploy", "fs"]}})),
         )

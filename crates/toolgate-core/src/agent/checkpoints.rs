@@ -12,7 +12,6 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::Conversation;
-use crate::builtin::BuiltinTool;
 use crate::checkpoint::{
     CallMark, CheckpointError, Shadow, Taken, UndoPlan, UndoScope, count_files,
 };
@@ -114,7 +113,7 @@ fn file_tool_target(origin: &ToolOrigin, input: &Value, workspace: &Path) -> Opt
 /// MCP tool (a server can write files; what it claims about itself is not trusted).
 pub(super) fn may_change_workspace(origin: &ToolOrigin) -> bool {
     match origin {
-        ToolOrigin::Builtin(kind) => *kind == BuiltinTool::Bash || kind.writes_files(),
+        ToolOrigin::Builtin(kind) => kind.is_shell() || kind.writes_files(),
         ToolOrigin::Mcp { .. } => true,
     }
 }
@@ -490,13 +489,13 @@ impl Checkpoints {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builtin::BuiltinId;
 
     #[test]
     fn the_shell_the_writing_tools_and_every_mcp_tool_may_change_the_workspace() {
-        let changing: Vec<&str> = BuiltinTool::ALL
-            .into_iter()
+        let changing: Vec<&str> = BuiltinId::all()
             .filter(|kind| may_change_workspace(&ToolOrigin::Builtin(*kind)))
-            .map(BuiltinTool::name)
+            .map(BuiltinId::name)
             .collect();
         assert_eq!(changing, ["bash", "write_file", "edit_file"]);
         assert!(may_change_workspace(&ToolOrigin::Mcp {
@@ -508,7 +507,7 @@ mod tests {
     #[test]
     fn a_file_tools_target_is_its_only_possible_change() {
         let ws = Path::new("/w/project");
-        let write = ToolOrigin::Builtin(BuiltinTool::WriteFile);
+        let write = ToolOrigin::Builtin(crate::builtin::tools::write_file::ID);
         let target =
             |path: &str| file_tool_target(&write, &serde_json::json!({ "path": path }), ws);
         assert_eq!(
@@ -520,7 +519,7 @@ mod tests {
             Some(vec![PathBuf::from("x.txt")])
         );
         assert_eq!(target("../elsewhere.txt"), Some(vec![]));
-        let bash = ToolOrigin::Builtin(BuiltinTool::Bash);
+        let bash = ToolOrigin::Builtin(crate::builtin::tools::bash::ID);
         assert_eq!(file_tool_target(&bash, &serde_json::json!({}), ws), None);
     }
 

@@ -399,7 +399,7 @@ fn summary_message(summary: &str, part: &[Message], state: &[String]) -> String 
         let ContentBlock::ToolUse { name, input, .. } = block else {
             continue;
         };
-        let Some(kind) = crate::builtin::BuiltinTool::from_name(name) else {
+        let Some(kind) = crate::builtin::BuiltinId::from_name(name) else {
             continue;
         };
         let Some(path) = kind
@@ -414,7 +414,11 @@ fn summary_message(summary: &str, part: &[Message], state: &[String]) -> String 
         }
         if kind.writes_files() {
             changed.push(path.to_string());
-        } else if kind == crate::builtin::BuiltinTool::ReadFile {
+        } else if kind
+            .file_access()
+            .is_some_and(|access| access.locate == crate::builtin::Locate::Path)
+        {
+            // A file named by its path (read_file), not a listing by pattern (glob).
             read.push(path.to_string());
         }
     }

@@ -32,7 +32,7 @@ pub(super) async fn run(
         .to_string();
     let (request, answer) = Request::new(
         Origin::Tool {
-            tool: crate::builtin::BuiltinTool::ExitPlanMode.name().into(),
+            tool: crate::builtin::tools::exit_plan_mode::ID.name().into(),
             server: None,
         },
         PlanReview { plan },

@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::search::ToolSearch;
-use crate::builtin::pool_builtins_with_resources;
 use crate::gate::Gate;
 use crate::mcp::McpHub;
+use crate::pool::pool_builtins_with_resources;
 use crate::pool::{self, Pool, PoolError, PoolTool, ServerTools};
 use crate::protocol::{ExcludedTool, PoolEntry, PoolParts, PoolUpdate, ToolMark};
 use crate::settings::SearchSettings;
@@ -143,7 +143,7 @@ pub(super) fn assemble_for(
     let connected: Vec<String> = servers.iter().map(|s| s.server().to_string()).collect();
     let mut builtins = pool_builtins_with_resources(configured, &connected, with_resources);
     if plan_mode {
-        builtins.push(crate::builtin::exit_plan_mode_tool());
+        builtins.extend(crate::pool::plan_mode_tools());
     }
     pool::assemble(&builtins, servers)
 }

@@ -6,13 +6,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::attachments::{listing, resource_run, servers_with_resources};
 use super::tool_run::ToolRun;
-use crate::builtin::BuiltinTool;
 use crate::mcp::McpHub;
 
-/// `list_mcp_resources` and `read_mcp_resource`, once the gate let them run.
+/// `list_mcp_resources` and (`reads`) `read_mcp_resource`, once the gate let them run.
 pub(super) async fn run_resource_tool(
     hub: &McpHub,
-    kind: BuiltinTool,
+    reads: bool,
     input: &Value,
     cancel: &CancellationToken,
 ) -> ToolRun {
@@ -33,8 +32,8 @@ pub(super) async fn run_resource_tool(
             }
         ));
     }
-    match kind {
-        BuiltinTool::ReadMcpResource => {
+    match reads {
+        true => {
             let (Some(server), Some(uri)) = (server, input.get("uri").and_then(Value::as_str))
             else {
                 return ToolRun::error("read_mcp_resource needs `server` and `uri`");
@@ -45,7 +44,7 @@ pub(super) async fn run_resource_tool(
                 Ok(parts) => resource_run(server, uri, &parts),
             }
         }
-        _ => {
+        false => {
             let servers: Vec<String> = match server {
                 Some(s) => vec![s.to_string()],
                 None => with_resources,

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::tool_run::ToolRun;
-use crate::builtin::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, search_tools_tool};
+use crate::builtin::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX};
 use crate::pool::deferral::{self, Deferral};
 use crate::pool::search::{IndexedTool, Loading, SearchRequest, ToolIndex, answer};
-use crate::pool::{Pool, PoolTool, ServerTools};
+use crate::pool::{Pool, PoolTool, ServerTools, search_tools_tool};
 use crate::settings::SearchSettings;
 
 /// What deferral keeps between model calls.

@@ -19,7 +19,7 @@ use super::pool_keeper::assemble_for;
 use super::server_switch::ServerSwitch;
 use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
-use crate::builtin::BuiltinTool;
+use crate::builtin::{AgentJob, Judgement, LocalCall, RunsIn};
 use crate::gate::{Decided, Gate, GateCall, GateOutcome, Gated, Judged};
 use crate::journal::Journal;
 use crate::mcp::{McpError, McpHub};
@@ -142,10 +142,13 @@ impl ToolHost {
             }
         };
         // Server content (tool results, resources read) counts against the token budget.
-        let is_mcp = matches!(
-            pool.get(name).map(|t| &t.origin),
-            Some(ToolOrigin::Mcp { .. } | ToolOrigin::Builtin(BuiltinTool::ReadMcpResource))
-        );
+        let is_mcp = match pool.get(name).map(|t| &t.origin) {
+            Some(ToolOrigin::Mcp { .. }) => true,
+            Some(ToolOrigin::Builtin(kind)) => {
+                kind.judgement() == Judgement::Resource { reads: true }
+            }
+            None => false,
+        };
         let (output, full_output_path) = self.fit_budget(conv, call_id, run.text.clone(), is_mcp);
         if !run.images.is_empty() {
             conv.emit(AgentEvent::Fact(Event::ToolImages {
@@ -280,10 +283,10 @@ impl ToolHost {
     /// and puts toolgate's own configuration back if the call changed it.
     async fn guarded_execute(&mut self, conv: &mut Conversation, run: Execution<'_>) -> ToolRun {
         let tool = run.tool;
-        let may_change_files = matches!(
-            tool.origin,
-            ToolOrigin::Builtin(BuiltinTool::Bash) | ToolOrigin::Mcp { .. }
-        );
+        let may_change_files = match tool.origin {
+            ToolOrigin::Builtin(kind) => kind.is_shell(),
+            ToolOrigin::Mcp { .. } => true,
+        };
         if !may_change_files {
             return self.execute(conv, run).await;
         }
@@ -322,44 +325,44 @@ impl ToolHost {
             trace,
             target,
         } = run;
-        match &tool.origin {
-            ToolOrigin::Builtin(BuiltinTool::ConnectMcp) => {
-                match self.connector_server(tool, &input) {
-                    Ok(server) => self.connect_server(conv, &server, true, Some(cancel)).await,
-                    Err(invalid) => invalid,
-                }
+        let kind = match &tool.origin {
+            ToolOrigin::Mcp { server, tool: raw } => {
+                return self
+                    .call_mcp(conv, call_id, server, raw, input, cancel)
+                    .await;
             }
-            ToolOrigin::Builtin(BuiltinTool::DisconnectMcp) => {
+            ToolOrigin::Builtin(kind) => *kind,
+        };
+        match kind.runs_in() {
+            RunsIn::Agent(AgentJob::ConnectServer) => match self.connector_server(tool, &input) {
+                Ok(server) => self.connect_server(conv, &server, true, Some(cancel)).await,
+                Err(invalid) => invalid,
+            },
+            RunsIn::Agent(AgentJob::DisconnectServer) => {
                 match self.connector_server(tool, &input) {
                     Ok(server) => self.disconnect_server(conv, &server).await,
                     Err(invalid) => invalid,
                 }
             }
-            ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.search_tools(conv, &input).await,
-            ToolOrigin::Builtin(BuiltinTool::ExitPlanMode) => {
+            RunsIn::Agent(AgentJob::SearchTools) => self.search_tools(conv, &input).await,
+            RunsIn::Agent(AgentJob::ReviewPlan) => {
                 let modes = self.gate.mode().clone();
                 super::plan_exit::run(&modes, conv, &input, cancel).await
             }
-            ToolOrigin::Builtin(
-                kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
-            ) => super::resources::run_resource_tool(&self.hub, *kind, &input, cancel).await,
-            ToolOrigin::Builtin(
-                kind @ (BuiltinTool::Bash
-                | BuiltinTool::ReadFile
-                | BuiltinTool::WriteFile
-                | BuiltinTool::EditFile
-                | BuiltinTool::Glob),
-            ) => {
+            RunsIn::Agent(job @ (AgentJob::ListResources | AgentJob::ReadResource)) => {
+                let reads = job == AgentJob::ReadResource;
+                super::resources::run_resource_tool(&self.hub, reads, &input, cancel).await
+            }
+            RunsIn::Here => {
                 let sandbox = confined.sandbox(&self.sandbox);
-                let call = crate::builtin::run_traced(
-                    *kind,
-                    &input,
-                    &self.workspace,
-                    &sandbox,
-                    cancel.child_token(),
+                let call = kind.handler().run(LocalCall {
+                    input: &input,
+                    workspace: &self.workspace,
+                    sandbox: &sandbox,
+                    cancel: cancel.child_token(),
                     trace,
                     target,
-                );
+                });
                 let output = tokio::select! {
                     output = call => Some(output),
                     () = grace_after(cancel) => None,
@@ -370,10 +373,6 @@ impl ToolHost {
                     Some(output) => ToolRun::ok(output.text),
                     None => ToolRun::cancelled(),
                 }
-            }
-            ToolOrigin::Mcp { server, tool: raw } => {
-                self.call_mcp(conv, call_id, server, raw, input, cancel)
-                    .await
             }
         }
     }

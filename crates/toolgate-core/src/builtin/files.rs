@@ -1,11 +1,16 @@
 //! read_file, write_file and edit_file. Text only: a file with NUL bytes or invalid UTF-8 is
 //! refused rather than shown garbled or rewritten lossily.
 
+use super::BuiltinOutput;
 use super::args::{ArgError, Args};
-use super::{BuiltinOutput, BuiltinTool};
 use crate::beneath::{BeneathError, FileTarget};
 use std::io::{self, Read};
 use std::path::Path;
+
+/// The names of the three tools implemented here (their handlers are in `tools/`).
+pub(super) const READ_FILE: &str = "read_file";
+pub(super) const WRITE_FILE: &str = "write_file";
+pub(super) const EDIT_FILE: &str = "edit_file";
 
 /// Lines read_file shows when the call gives no limit.
 pub const DEFAULT_LINE_LIMIT: u64 = 2000;
@@ -132,7 +137,7 @@ pub async fn read_file(
     workspace: &Path,
     decided: Option<&FileTarget>,
 ) -> BuiltinOutput {
-    const TOOL: &str = BuiltinTool::ReadFile.name();
+    const TOOL: &str = READ_FILE;
     let parsed = (|| {
         let (args, path) = path_args(TOOL, input, &["path", "limit"])?;
         let limit = args
@@ -159,7 +164,7 @@ pub async fn read_file(
 }
 
 fn read_numbered(file: std::fs::File, shown: &str, limit: u64) -> Result<String, FileError> {
-    const TOOL: &str = BuiltinTool::ReadFile.name();
+    const TOOL: &str = READ_FILE;
     let meta = file.metadata().map_err(|e| FileError::io(TOOL, shown, e))?;
     if meta.is_dir() {
         return Err(FileError::IsDirectory {
@@ -256,7 +261,7 @@ pub async fn write_file(
     workspace: &Path,
     decided: Option<&FileTarget>,
 ) -> BuiltinOutput {
-    const TOOL: &str = BuiltinTool::WriteFile.name();
+    const TOOL: &str = WRITE_FILE;
     let parsed = write_args(input);
     let (shown, content) = match parsed {
         Ok(p) => p,
@@ -288,7 +293,7 @@ pub async fn write_file(
 
 /// write_file's path and content, checked.
 pub(super) fn write_args(input: &serde_json::Value) -> Result<(String, String), FileError> {
-    const TOOL: &str = BuiltinTool::WriteFile.name();
+    const TOOL: &str = WRITE_FILE;
     let (args, path) = path_args(TOOL, input, &["path", "content"])?;
     let content = args.string("content").map_err(invalid_input(TOOL))?;
     Ok((path.to_string(), content.to_string()))
@@ -302,7 +307,7 @@ pub async fn edit_file(
     workspace: &Path,
     decided: Option<&FileTarget>,
 ) -> BuiltinOutput {
-    const TOOL: &str = BuiltinTool::EditFile.name();
+    const TOOL: &str = EDIT_FILE;
     let parsed = edit_args(input);
     let (shown, old, new) = match parsed {
         Ok(p) => p,
@@ -315,7 +320,7 @@ pub async fn edit_file(
 
 /// edit_file's path, old_text and new_text, checked.
 pub(super) fn edit_args(input: &serde_json::Value) -> Result<(String, String, String), FileError> {
-    const TOOL: &str = BuiltinTool::EditFile.name();
+    const TOOL: &str = EDIT_FILE;
     let (args, path) = path_args(TOOL, input, &["path", "old_text", "new_text"])?;
     let old = args.string("old_text").map_err(invalid_input(TOOL))?;
     let new = args.string("new_text").map_err(invalid_input(TOOL))?;
@@ -342,7 +347,7 @@ fn edit(
     old: &str,
     new: &str,
 ) -> Result<String, FileError> {
-    const TOOL: &str = BuiltinTool::EditFile.name();
+    const TOOL: &str = EDIT_FILE;
     // Read and written through the same folder handle: what was read is what is replaced.
     let place = target
         .place(workspace, false)

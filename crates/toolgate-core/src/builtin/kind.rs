@@ -1,131 +1,104 @@
-//! Which built-in tool a pool entry is. Everything that treats built-ins differently (the
-//! pool, the policy, the agent's dispatch) matches on this enum, so a new built-in is a
-//! compile error wherever it needs a decision, and no module compares tool names as text.
+//! Which built-in a pool entry is: a handle on the tool's handler, compared by name. The
+//! pool, the policy and the agent ask it (or the handler behind it) what they need, so a
+//! new built-in needs no decision anywhere else. Listing, lookup by name, order and
+//! reading back from text come from the registry (`registry.rs`).
 
-use serde::{Deserialize, Serialize};
+use serde::{Serialize, Serializer};
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
-/// A tool toolgate provides itself: the five file/shell tools [`super::run`] executes and
-/// the two connectors the agent runs because they change the pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BuiltinTool {
-    Bash,
-    ReadFile,
-    WriteFile,
-    EditFile,
-    Glob,
-    ConnectMcp,
-    DisconnectMcp,
-    /// `list_mcp_resources` and `read_mcp_resource`: present only while a connected server
-    /// declares resources; the agent runs them through the hub.
-    ListMcpResources,
-    ReadMcpResource,
-    /// `search_tools`: finds deferred MCP tools and loads them into the pool.
-    SearchTools,
-    /// `exit_plan_mode`: in plan mode only; shows the model's plan to the person, who may
-    /// leave plan mode (the agent runs it).
-    ExitPlanMode,
-}
+use super::handler::{BuiltinHandler, FileAccess, Judgement, Presence, RunsIn};
 
-impl BuiltinTool {
-    /// Every built-in, in pool order.
-    pub const ALL: [BuiltinTool; 11] = [
-        BuiltinTool::Bash,
-        BuiltinTool::ReadFile,
-        BuiltinTool::WriteFile,
-        BuiltinTool::EditFile,
-        BuiltinTool::Glob,
-        BuiltinTool::ConnectMcp,
-        BuiltinTool::DisconnectMcp,
-        BuiltinTool::ListMcpResources,
-        BuiltinTool::ReadMcpResource,
-        BuiltinTool::SearchTools,
-        BuiltinTool::ExitPlanMode,
-    ];
+/// A built-in tool: its handler, known by its model-facing name.
+#[derive(Clone, Copy)]
+pub struct BuiltinId(&'static dyn BuiltinHandler);
 
-    /// The model-facing name (also the name rules and the session log use).
-    pub const fn name(self) -> &'static str {
-        match self {
-            BuiltinTool::Bash => "bash",
-            BuiltinTool::ReadFile => "read_file",
-            BuiltinTool::WriteFile => "write_file",
-            BuiltinTool::EditFile => "edit_file",
-            BuiltinTool::Glob => "glob",
-            BuiltinTool::ConnectMcp => "connect_mcp",
-            BuiltinTool::DisconnectMcp => "disconnect_mcp",
-            BuiltinTool::ListMcpResources => "list_mcp_resources",
-            BuiltinTool::ReadMcpResource => "read_mcp_resource",
-            BuiltinTool::SearchTools => "search_tools",
-            BuiltinTool::ExitPlanMode => "exit_plan_mode",
-        }
+impl BuiltinId {
+    pub const fn new(handler: &'static dyn BuiltinHandler) -> Self {
+        BuiltinId(handler)
     }
 
-    /// The built-in with this model-facing name, if any.
-    pub fn from_name(name: &str) -> Option<BuiltinTool> {
-        BuiltinTool::ALL
-            .into_iter()
-            .find(|kind| kind.name() == name)
+    pub fn handler(self) -> &'static dyn BuiltinHandler {
+        self.0
+    }
+
+    /// The model-facing name (also the name rules and the session log use).
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+
+    pub fn judgement(self) -> Judgement {
+        self.0.judgement()
+    }
+
+    pub fn runs_in(self) -> RunsIn {
+        self.0.runs_in()
+    }
+
+    pub fn presence(self) -> Presence {
+        self.0.presence()
     }
 
     /// connect_mcp, disconnect_mcp and search_tools change the pool itself; the agent
     /// runs them.
-    pub const fn is_connector(self) -> bool {
-        match self {
-            BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp | BuiltinTool::SearchTools => true,
-            BuiltinTool::Bash
-            | BuiltinTool::ReadFile
-            | BuiltinTool::WriteFile
-            | BuiltinTool::EditFile
-            | BuiltinTool::Glob
-            | BuiltinTool::ListMcpResources
-            | BuiltinTool::ReadMcpResource
-            | BuiltinTool::ExitPlanMode => false,
-        }
+    pub fn is_connector(self) -> bool {
+        self.0.changes_pool()
     }
 
-    /// The resource tools talk to a connected server through the hub; the agent runs them.
-    pub const fn is_resource_tool(self) -> bool {
-        matches!(
-            self,
-            BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource
-        )
+    /// Whether the tool runs shell command lines (bash).
+    pub fn is_shell(self) -> bool {
+        self.judgement() == Judgement::Shell
+    }
+
+    /// The file access of a file tool (read_file, write_file, edit_file, glob).
+    pub fn file_access(self) -> Option<FileAccess> {
+        match self.judgement() {
+            Judgement::File(access) => Some(access),
+            _ => None,
+        }
     }
 
     /// The input field that names the file system location the tool touches: `path` for
     /// the file tools, `pattern` for glob (whose literal base is the location).
-    pub const fn path_field(self) -> Option<&'static str> {
-        match self {
-            BuiltinTool::ReadFile | BuiltinTool::WriteFile | BuiltinTool::EditFile => Some("path"),
-            BuiltinTool::Glob => Some("pattern"),
-            BuiltinTool::Bash
-            | BuiltinTool::ConnectMcp
-            | BuiltinTool::DisconnectMcp
-            | BuiltinTool::ListMcpResources
-            | BuiltinTool::ReadMcpResource => None,
-            BuiltinTool::SearchTools | BuiltinTool::ExitPlanMode => None,
-        }
+    pub fn path_field(self) -> Option<&'static str> {
+        self.file_access().map(|access| access.locate.field())
     }
 
     /// Whether the tool changes the file its path names (write_file, edit_file).
-    pub const fn writes_files(self) -> bool {
-        match self {
-            BuiltinTool::WriteFile | BuiltinTool::EditFile => true,
-            BuiltinTool::Bash
-            | BuiltinTool::ReadFile
-            | BuiltinTool::Glob
-            | BuiltinTool::ConnectMcp
-            | BuiltinTool::DisconnectMcp
-            | BuiltinTool::ListMcpResources
-            | BuiltinTool::ReadMcpResource => false,
-            BuiltinTool::SearchTools | BuiltinTool::ExitPlanMode => false,
-        }
+    pub fn writes_files(self) -> bool {
+        self.file_access().is_some_and(FileAccess::writes)
     }
 }
 
-impl fmt::Display for BuiltinTool {
+impl PartialEq for BuiltinId {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for BuiltinId {}
+
+impl Hash for BuiltinId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+impl fmt::Debug for BuiltinId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BuiltinId({})", self.name())
+    }
+}
+
+impl fmt::Display for BuiltinId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl Serialize for BuiltinId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 
@@ -135,32 +108,35 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_match_serde() {
-        for kind in BuiltinTool::ALL {
-            assert_eq!(BuiltinTool::from_name(kind.name()), Some(kind));
+        for kind in BuiltinId::all() {
+            assert_eq!(BuiltinId::from_name(kind.name()), Some(kind));
             assert_eq!(
                 serde_json::to_value(kind).unwrap(),
                 serde_json::json!(kind.name())
             );
+            assert_eq!(
+                serde_json::from_value::<BuiltinId>(serde_json::json!(kind.name())).unwrap(),
+                kind
+            );
             assert_eq!(kind.to_string(), kind.name());
         }
         for other in ["rm_rf", "Bash", "mcp__docs__search", ""] {
-            assert_eq!(BuiltinTool::from_name(other), None, "{other}");
+            assert_eq!(BuiltinId::from_name(other), None, "{other}");
+            assert!(serde_json::from_value::<BuiltinId>(serde_json::json!(other)).is_err());
         }
     }
 
     #[test]
     fn connectors_and_path_fields() {
-        let connectors: Vec<&str> = BuiltinTool::ALL
-            .into_iter()
+        let connectors: Vec<&str> = BuiltinId::all()
             .filter(|k| k.is_connector())
-            .map(BuiltinTool::name)
+            .map(BuiltinId::name)
             .collect();
         assert_eq!(
             connectors,
             ["connect_mcp", "disconnect_mcp", "search_tools"]
         );
-        let with_paths: Vec<(&str, &str)> = BuiltinTool::ALL
-            .into_iter()
+        let with_paths: Vec<(&str, &str)> = BuiltinId::all()
             .filter_map(|k| Some((k.name(), k.path_field()?)))
             .collect();
         assert_eq!(
@@ -172,5 +148,13 @@ mod tests {
                 ("glob", "pattern")
             ]
         );
+    }
+
+    #[test]
+    fn ids_order_as_the_pool_lists_them() {
+        let mut shuffled: Vec<BuiltinId> = BuiltinId::all().collect();
+        shuffled.reverse();
+        shuffled.sort();
+        assert!(shuffled.iter().copied().eq(BuiltinId::all()));
     }
 }

@@ -1,7 +1,9 @@
-//! The built-in tools (bash, read_file, write_file, edit_file, glob) and the definitions of
-//! the connector tools (connect_mcp, disconnect_mcp) whose execution lives in the agent.
+//! The built-in tools, each behind [`BuiltinHandler`] in its own file under `tools/` and
+//! listed once in `registry.rs`: bash, read_file, write_file, edit_file and glob run here;
+//! the connectors, the resource tools, search_tools and exit_plan_mode are defined and
+//! judged here and run by the agent (their [`RunsIn::Agent`] job).
 //!
-//! `run` does no permission checks: the policy has already decided (and asked the user when a
+//! Running does no permission checks: the policy has already decided (and asked the user when a
 //! path lies outside the workspace) before a call reaches this module. Every failure becomes
 //! an error result for the model; nothing here panics or prints.
 
@@ -10,20 +12,23 @@ mod capture;
 mod definitions;
 mod files;
 mod glob;
+mod handler;
 mod kind;
 mod proposed;
+mod registry;
 mod shell;
+pub mod tools;
 
-pub use definitions::{
-    SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, builtin_tools, disconnect_tool, exit_plan_mode_tool,
-    pool_builtins, pool_builtins_with_resources, resource_tools, search_tools_tool,
+pub use handler::{
+    AgentJob, BuiltinHandler, Definition, DefinitionContext, FileAccess, FileFamily, Judgement,
+    LocalCall, Locate, Presence, RunsIn,
 };
-pub use kind::BuiltinTool;
+pub use kind::BuiltinId;
 pub use proposed::{NoPreview, PREVIEW_BYTE_LIMIT, ProposedWrite, proposed_write};
 pub use shell::{DEFAULT_TIMEOUT, MAX_TIMEOUT, OUTPUT_LIMIT_CHARS};
+pub use tools::search_tools::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX};
 
-use crate::beneath::FileTarget;
-use crate::sandbox::{Sandbox, WriteLog};
+use crate::sandbox::Sandbox;
 use serde_json::Value;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -51,11 +56,11 @@ impl BuiltinOutput {
     }
 }
 
-/// Runs one of the five file/shell built-ins inside `workspace`. Relative paths resolve
-/// against `workspace`; absolute paths are used as given (the policy approved them).
-/// bash runs under the default sandbox settings of this machine; see [`run_with`].
+/// Runs a built-in that runs here inside `workspace`. Relative paths resolve against
+/// `workspace`; absolute paths are used as given (the policy approved them). bash runs
+/// under the default sandbox settings of this machine; see [`run_with`].
 pub async fn run(
-    tool: BuiltinTool,
+    tool: BuiltinId,
     input: &Value,
     workspace: &Path,
     cancel: CancellationToken,
@@ -65,45 +70,25 @@ pub async fn run(
 
 /// [`run`] with the session's sandbox (its `[sandbox]` settings and the kernel's status):
 /// bash runs under `sandbox.bash_profile(workspace)`, or is refused when that profile
-/// cannot be enforced. The connectors change the pool, which only the agent can do: here
-/// they are an error.
+/// cannot be enforced. The tools the agent runs (they change the pool or ask the person)
+/// are an error here.
 pub async fn run_with(
-    tool: BuiltinTool,
+    tool: BuiltinId,
     input: &Value,
     workspace: &Path,
     sandbox: &Sandbox,
     cancel: CancellationToken,
 ) -> BuiltinOutput {
-    run_traced(tool, input, workspace, sandbox, cancel, None, None).await
-}
-
-/// [`run_with`], recording in `trace` the paths a confined bash command asks to change
-/// (checkpoints keep only those as the call's own changes). `target`: the location the
-/// gate resolved and decided for a file tool's call; read_file, write_file and edit_file
-/// open exactly that (beneath the workspace's handle, or as approved outside it).
-#[allow(clippy::too_many_arguments)]
-pub async fn run_traced(
-    tool: BuiltinTool,
-    input: &Value,
-    workspace: &Path,
-    sandbox: &Sandbox,
-    cancel: CancellationToken,
-    trace: Option<&WriteLog>,
-    target: Option<&FileTarget>,
-) -> BuiltinOutput {
-    match tool {
-        BuiltinTool::Bash => shell::run_bash(input, workspace, sandbox, cancel, trace).await,
-        BuiltinTool::ReadFile => files::read_file(input, workspace, target).await,
-        BuiltinTool::WriteFile => files::write_file(input, workspace, target).await,
-        BuiltinTool::EditFile => files::edit_file(input, workspace, target).await,
-        BuiltinTool::Glob => glob::run_glob(input, workspace, cancel).await,
-        BuiltinTool::ConnectMcp
-        | BuiltinTool::DisconnectMcp
-        | BuiltinTool::SearchTools
-        | BuiltinTool::ExitPlanMode
-        | BuiltinTool::ListMcpResources
-        | BuiltinTool::ReadMcpResource => BuiltinOutput::error(format!("Unknown tool: {tool}")),
-    }
+    tool.handler()
+        .run(LocalCall {
+            input,
+            workspace,
+            sandbox,
+            cancel,
+            trace: None,
+            target: None,
+        })
+        .await
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::BuiltinTool;
+use super::BuiltinId;
 use super::files::{FileError, decode_text, edit_args, replaced, write_args};
 use crate::beneath::{Beneath, BeneathError, FileTarget};
 
@@ -33,48 +33,56 @@ pub struct NoPreview {
 
 /// The change `tool` (write_file or edit_file) would make with `input` in `workspace`.
 pub fn proposed_write(
-    tool: BuiltinTool,
+    tool: BuiltinId,
     input: &serde_json::Value,
     workspace: &Path,
 ) -> Result<ProposedWrite, NoPreview> {
-    let no_args = |e: FileError| NoPreview {
+    tool.handler().proposed_write(input, workspace)
+}
+
+fn no_args(e: FileError) -> NoPreview {
+    NoPreview {
         path: None,
         reason: e.to_string(),
-    };
-    match tool {
-        BuiltinTool::WriteFile => {
-            let (path, content) = write_args(input).map_err(no_args)?;
-            let before = current(workspace, &path, true)?;
-            Ok(ProposedWrite {
-                path,
-                before,
-                after: content,
-            })
-        }
-        BuiltinTool::EditFile => {
-            let (path, old, new) = edit_args(input).map_err(no_args)?;
-            let before = current(workspace, &path, false)?;
-            let Some(content) = before else {
-                return Err(NoPreview {
-                    reason: format!("{path} does not exist, so the edit would fail"),
-                    path: Some(path),
-                });
-            };
-            let (after, _) = replaced(&content, &path, &old, &new).map_err(|e| NoPreview {
-                path: Some(path.clone()),
-                reason: e.to_string(),
-            })?;
-            Ok(ProposedWrite {
-                path,
-                before: Some(content),
-                after,
-            })
-        }
-        other => Err(NoPreview {
-            path: None,
-            reason: format!("{} changes no file", other.name()),
-        }),
     }
+}
+
+/// write_file's change: the file (if any) replaced by `content`.
+pub(super) fn written(
+    input: &serde_json::Value,
+    workspace: &Path,
+) -> Result<ProposedWrite, NoPreview> {
+    let (path, content) = write_args(input).map_err(no_args)?;
+    let before = current(workspace, &path, true)?;
+    Ok(ProposedWrite {
+        path,
+        before,
+        after: content,
+    })
+}
+
+/// edit_file's change: the one replacement in the existing file.
+pub(super) fn edited(
+    input: &serde_json::Value,
+    workspace: &Path,
+) -> Result<ProposedWrite, NoPreview> {
+    let (path, old, new) = edit_args(input).map_err(no_args)?;
+    let before = current(workspace, &path, false)?;
+    let Some(content) = before else {
+        return Err(NoPreview {
+            reason: format!("{path} does not exist, so the edit would fail"),
+            path: Some(path),
+        });
+    };
+    let (after, _) = replaced(&content, &path, &old, &new).map_err(|e| NoPreview {
+        path: Some(path.clone()),
+        reason: e.to_string(),
+    })?;
+    Ok(ProposedWrite {
+        path,
+        before: Some(content),
+        after,
+    })
 }
 
 /// The file's text today; Ok(None) when it does not exist and `may_be_new`. Read beneath
@@ -132,7 +140,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "one\r\ntwo\r\nthree\r\n").unwrap();
         let input = json!({"path": "a.txt", "old_text": "one\ntwo", "new_text": "1\n2"});
-        let proposed = proposed_write(BuiltinTool::EditFile, &input, dir.path()).unwrap();
+        let proposed =
+            proposed_write(super::super::tools::edit_file::ID, &input, dir.path()).unwrap();
         assert_eq!(proposed.after, "1\r\n2\r\nthree\r\n");
         assert_eq!(proposed.before.as_deref(), Some("one\r\ntwo\r\nthree\r\n"));
     }
@@ -143,7 +152,7 @@ mod tests {
         std::fs::write(dir.path().join("b.bin"), b"a\0b").unwrap();
         let write = |path: &str| {
             proposed_write(
-                BuiltinTool::WriteFile,
+                super::super::tools::write_file::ID,
                 &json!({"path": path, "content": "x"}),
                 dir.path(),
             )

@@ -13,7 +13,7 @@ use super::ask::ask;
 use super::grants::UNSANDBOXED_GRANT;
 use super::outcome::{GateOutcome, Gated, answered, person_refusal, refused, refused_unanswered};
 use super::pipeline::{CallContext, Stage};
-use crate::builtin::BuiltinTool;
+use crate::builtin::BuiltinId;
 use crate::policy::{AuditRecord, Decider, Decision, Permit, PersonAnswer, RuleSource, Verdict};
 use crate::protocol::questions::{Escalation, EscalationReason, Origin, Reply, Request};
 use crate::sandbox::BashWrites;
@@ -37,7 +37,7 @@ impl Gate {
         verdict: &Verdict,
     ) -> Stage {
         if matches!(verdict.decision, Decision::Deny { .. })
-            || ctx.tool().builtin_kind() != Some(BuiltinTool::Bash)
+            || !ctx.tool().builtin_kind().is_some_and(BuiltinId::is_shell)
         {
             return ControlFlow::Continue(());
         }

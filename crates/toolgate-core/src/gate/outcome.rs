@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use crate::beneath::FileTarget;
-use crate::builtin::BuiltinTool;
 use crate::policy::{AuditRecord, Decider, Permit, PersonAnswer};
 use crate::pool::{PoolTool, ToolOrigin};
 use crate::protocol::PermissionMode;
@@ -154,7 +153,7 @@ pub(super) fn refused(
 /// The `--allow` rule that would let this call through without asking.
 pub fn suggested_rule(tool: &PoolTool, input: &Value) -> String {
     match tool.origin {
-        ToolOrigin::Builtin(BuiltinTool::Bash) => {
+        ToolOrigin::Builtin(kind) if kind.is_shell() => {
             let first_word = input
                 .get("command")
                 .and_then(Value::as_str)

@@ -7,10 +7,10 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 use super::bash;
-use super::rule::{Rule, escape_glob, file_family};
+use super::rule::{Rule, escape_glob};
 use super::target::path_request;
 use super::{Decision, Policy, PolicyContext, PolicyError, PolicyRule, RuleList, RuleSource};
-use crate::builtin::BuiltinTool;
+use crate::builtin::{BuiltinId, Judgement, Locate};
 use crate::pool::{PoolTool, ToolOrigin};
 
 /// An allow rule chosen by "always", with the file it is written to.
@@ -53,7 +53,7 @@ pub fn always_rule(
 
 fn builtin_rule(
     policy: &Policy,
-    kind: BuiltinTool,
+    kind: BuiltinId,
     tool: &PoolTool,
     input: &Value,
     ctx: &PolicyContext<'_>,
@@ -64,8 +64,8 @@ fn builtin_rule(
             .and_then(Value::as_str)
             .ok_or_else(|| PolicyError::NoRule(format!("the input has no `{field}` string")))
     };
-    Ok(match kind {
-        BuiltinTool::Bash => {
+    Ok(match kind.judgement() {
+        Judgement::Shell => {
             let command = text_field("command")?;
             let units = bash::analyze(command)
                 .map_err(|e| PolicyError::NoRule(format!("the command cannot be parsed ({e})")))?;
@@ -93,23 +93,27 @@ fn builtin_rule(
             }
             format!("Bash({word}:*)")
         }
-        BuiltinTool::ReadFile | BuiltinTool::WriteFile | BuiltinTool::EditFile => {
+        Judgement::File(access) if access.locate == Locate::Path => {
             let path = text_field("path")?;
             let resolved = path_request(kind, input)
                 .and_then(|request| ctx.resolved(&request.to_resolve))
                 .ok_or_else(|| {
                     PolicyError::NoRule(format!("`{path}` was not resolved in the workspace"))
                 })?;
-            let family = file_family(kind)
-                .ok_or_else(|| PolicyError::NoRule(format!("{kind} has no file rule family")))?;
-            format!("{family}({})", escape_glob(&resolved.rule_path()))
+            format!(
+                "{}({})",
+                access.family.rule_name(),
+                escape_glob(&resolved.rule_path())
+            )
         }
-        BuiltinTool::Glob => format!("Read({})", escape_glob(text_field("pattern")?)),
-        BuiltinTool::SearchTools | BuiltinTool::ExitPlanMode => kind.name().to_string(),
-        BuiltinTool::ConnectMcp
-        | BuiltinTool::DisconnectMcp
-        | BuiltinTool::ListMcpResources
-        | BuiltinTool::ReadMcpResource => {
+        // glob's rule is its pattern as written, in its family.
+        Judgement::File(access) => format!(
+            "{}({})",
+            access.family.rule_name(),
+            escape_glob(text_field(access.locate.field())?)
+        ),
+        Judgement::Harmless { .. } => kind.name().to_string(),
+        Judgement::Connector | Judgement::Resource { .. } => {
             let name = input
                 .get("name")
                 .or_else(|| input.get("server"))

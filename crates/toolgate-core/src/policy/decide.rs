@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::mode;
 use super::rule::{self, RuleKind};
 use super::{Decision, Policy, PolicyContext, PolicyRule, Rule, RuleList, RuleSource, Verdict};
-use crate::builtin::BuiltinTool;
+use crate::builtin::{BuiltinId, Judgement};
 use crate::pool::{PoolTool, ToolOrigin};
 use crate::protocol::PermissionMode;
 
@@ -26,24 +26,24 @@ impl Policy {
     // ---- decisions ----
 
     pub fn decide(&self, tool: &PoolTool, input: &Value, ctx: &PolicyContext<'_>) -> Verdict {
-        match tool.origin {
-            ToolOrigin::Mcp { .. } => self.evaluate(
-                tool,
-                ctx,
-                &|r, _| r.matches_tool(tool),
-                unlisted_mcp(tool, ctx.mode),
-            ),
-            ToolOrigin::Builtin(BuiltinTool::Bash) => self.decide_bash(tool, input, ctx),
-            ToolOrigin::Builtin(
-                kind @ (BuiltinTool::ReadFile
-                | BuiltinTool::WriteFile
-                | BuiltinTool::EditFile
-                | BuiltinTool::Glob),
-            ) => self.decide_file(kind, tool, input, ctx),
-            ToolOrigin::Builtin(
-                kind @ (BuiltinTool::ListMcpResources | BuiltinTool::ReadMcpResource),
-            ) => self.decide_resource_tool(kind, tool, input, ctx),
-            ToolOrigin::Builtin(BuiltinTool::ConnectMcp | BuiltinTool::DisconnectMcp) => {
+        let kind = match &tool.origin {
+            ToolOrigin::Mcp { .. } => {
+                return self.evaluate(
+                    tool,
+                    ctx,
+                    &|r, _| r.matches_tool(tool),
+                    unlisted_mcp(tool, ctx.mode),
+                );
+            }
+            ToolOrigin::Builtin(kind) => *kind,
+        };
+        match kind.judgement() {
+            Judgement::Shell => self.decide_bash(tool, input, ctx),
+            Judgement::File(_) => self.decide_file(kind, tool, input, ctx),
+            Judgement::Resource { reads } => {
+                self.decide_resource_tool(kind, reads, tool, input, ctx)
+            }
+            Judgement::Connector => {
                 let name = input
                     .get("name")
                     .or_else(|| input.get("server"))
@@ -66,26 +66,15 @@ impl Policy {
                     )),
                 )
             }
-            // It only reads the listings toolgate already holds; loading a tool grants
-            // nothing (each call of it is decided on its own). A rule can still deny it.
-            ToolOrigin::Builtin(BuiltinTool::SearchTools) => self.evaluate(
+            // search_tools only reads the listings toolgate already holds; exit_plan_mode
+            // hands the decision to the person in its own question. A rule can still deny.
+            Judgement::Harmless { default_rule } => self.evaluate(
                 tool,
                 ctx,
                 &|r, _| r.matches_tool(tool),
                 Guard::Fallback(Verdict::new(
                     Decision::Allow,
-                    "default: tool search",
-                    RuleSource::Default,
-                )),
-            ),
-            // It changes nothing by itself: the person decides in its own question.
-            ToolOrigin::Builtin(BuiltinTool::ExitPlanMode) => self.evaluate(
-                tool,
-                ctx,
-                &|r, _| r.matches_tool(tool),
-                Guard::Fallback(Verdict::new(
-                    Decision::Allow,
-                    "default: plan review",
+                    default_rule,
                     RuleSource::Default,
                 )),
             ),
@@ -96,23 +85,13 @@ impl Policy {
     /// the file tools are "guarded": Allow with the guard's name unless a rule names the
     /// whole tool.
     pub fn badge(&self, tool: &PoolTool, ctx: &PolicyContext<'_>) -> Verdict {
-        let guard_name = match tool.origin {
-            ToolOrigin::Builtin(BuiltinTool::Bash) => "bash guard",
-            ToolOrigin::Builtin(
-                BuiltinTool::ReadFile
-                | BuiltinTool::WriteFile
-                | BuiltinTool::EditFile
-                | BuiltinTool::Glob,
-            ) => "workspace guard",
-            ToolOrigin::Builtin(
-                BuiltinTool::ConnectMcp
-                | BuiltinTool::DisconnectMcp
-                | BuiltinTool::ListMcpResources
-                | BuiltinTool::ReadMcpResource
-                | BuiltinTool::SearchTools
-                | BuiltinTool::ExitPlanMode,
+        let guard_name = match tool.origin.builtin().map(BuiltinId::judgement) {
+            Some(Judgement::Shell) => "bash guard",
+            Some(Judgement::File(_)) => "workspace guard",
+            Some(
+                Judgement::Connector | Judgement::Resource { .. } | Judgement::Harmless { .. },
             )
-            | ToolOrigin::Mcp { .. } => {
+            | None => {
                 return self.decide(tool, &Value::Object(Default::default()), ctx);
             }
         };
@@ -228,10 +207,12 @@ pub(super) fn names_whole_tool(r: &Rule) -> bool {
 /// one server's resources says nothing about another's.
 pub fn grant_key(tool: &PoolTool, input: &Value) -> String {
     match tool.builtin_kind() {
-        Some(kind) if kind.is_resource_tool() => match resource_server(input) {
-            "" => tool.name.clone(),
-            server => format!("{}({server})", tool.name),
-        },
+        Some(kind) if matches!(kind.judgement(), Judgement::Resource { .. }) => {
+            match resource_server(input) {
+                "" => tool.name.clone(),
+                server => format!("{}({server})", tool.name),
+            }
+        }
         _ => tool.name.clone(),
     }
 }
@@ -248,7 +229,8 @@ impl Policy {
     /// itself (names, URIs), like tools/list, so it is allowed unless a rule says otherwise.
     fn decide_resource_tool(
         &self,
-        kind: BuiltinTool,
+        kind: BuiltinId,
+        reads: bool,
         tool: &PoolTool,
         input: &Value,
         ctx: &PolicyContext<'_>,
@@ -256,18 +238,23 @@ impl Policy {
         let server = resource_server(input);
         let matches = |r: &Rule, _: RuleList| match &r.kind {
             RuleKind::Connector { tool: named, name } => *named == kind && name.matches(server),
-            RuleKind::McpServer { server: s } if kind == BuiltinTool::ReadMcpResource => {
+            RuleKind::McpServer { server: s } if reads => {
                 !server.is_empty() && (*s == server || *s == crate::pool::normalize(server))
             }
-            RuleKind::AnyMcp => kind == BuiltinTool::ReadMcpResource,
+            RuleKind::AnyMcp => reads,
             _ => r.matches_tool(tool),
         };
-        let fallback = match kind {
+        let fallback = if !reads {
+            Verdict::new(
+                Decision::Allow,
+                "default: resource listing",
+                RuleSource::Default,
+            )
+        } else if ctx.mode == PermissionMode::Auto {
             // Like an unlisted MCP tool: auto mode reads it.
-            BuiltinTool::ReadMcpResource if ctx.mode == PermissionMode::Auto => {
-                mode::allowed_by(PermissionMode::Auto)
-            }
-            BuiltinTool::ReadMcpResource => Verdict::new(
+            mode::allowed_by(PermissionMode::Auto)
+        } else {
+            Verdict::new(
                 Decision::Ask {
                     why: match server {
                         "" => "reading an MCP resource is like calling the server's tool".into(),
@@ -278,12 +265,7 @@ impl Policy {
                 },
                 "default: MCP resource read",
                 RuleSource::Default,
-            ),
-            _ => Verdict::new(
-                Decision::Allow,
-                "default: resource listing",
-                RuleSource::Default,
-            ),
+            )
         };
         self.evaluate_keyed(
             tool,

@@ -12,7 +12,7 @@ use super::target::{self, PathRequest};
 use super::{
     Decision, OutsideWorkspace, Policy, PolicyContext, Rule, RuleList, RuleSource, Verdict,
 };
-use crate::builtin::BuiltinTool;
+use crate::builtin::BuiltinId;
 use crate::pool::PoolTool;
 use crate::protocol::PermissionMode;
 
@@ -210,7 +210,7 @@ impl Policy {
 
     pub(super) fn decide_file(
         &self,
-        kind: BuiltinTool,
+        kind: BuiltinId,
         tool: &PoolTool,
         input: &Value,
         ctx: &PolicyContext<'_>,

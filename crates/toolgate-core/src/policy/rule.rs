@@ -13,7 +13,7 @@ use std::fmt;
 
 use super::bash_pattern::BashPatternError;
 pub use super::bash_pattern::{BashPattern, WordsMatch};
-use crate::builtin::BuiltinTool;
+use crate::builtin::{BuiltinId, Judgement};
 use crate::pool::{PoolTool, ToolOrigin, normalize};
 
 #[derive(Debug, Clone)]
@@ -38,13 +38,13 @@ pub enum RuleKind {
     },
     Bash(BashPattern),
     /// A bare built-in name or `Read`/`Edit`/`Write` without a specifier.
-    Tools(Vec<BuiltinTool>),
+    Tools(Vec<BuiltinId>),
     Files {
-        tools: Vec<BuiltinTool>,
+        tools: Vec<BuiltinId>,
         glob: FileGlob,
     },
     Connector {
-        tool: BuiltinTool,
+        tool: BuiltinId,
         name: NamePattern,
     },
     /// Sampling requests of the servers named (None: every server).
@@ -86,31 +86,19 @@ fn err(offset: usize, message: impl Into<String>) -> RuleError {
 }
 
 /// The rule family (`Read(…)`, `Edit(…)`, `Write(…)`) that names a file tool's paths.
-pub(crate) fn file_family(tool: BuiltinTool) -> Option<&'static str> {
-    match tool {
-        BuiltinTool::ReadFile | BuiltinTool::Glob => Some("Read"),
-        BuiltinTool::EditFile => Some("Edit"),
-        BuiltinTool::WriteFile => Some("Write"),
-        BuiltinTool::Bash
-        | BuiltinTool::ConnectMcp
-        | BuiltinTool::DisconnectMcp
-        | BuiltinTool::SearchTools
-        | BuiltinTool::ExitPlanMode
-        | BuiltinTool::ListMcpResources
-        | BuiltinTool::ReadMcpResource => None,
-    }
+pub(crate) fn file_family(tool: BuiltinId) -> Option<&'static str> {
+    tool.file_access().map(|access| access.family.rule_name())
 }
 
 /// The file tools a rule name covers: a family covers its members, a bare name itself.
-fn file_tools(name: &str) -> Option<Vec<BuiltinTool>> {
-    let family: Vec<BuiltinTool> = BuiltinTool::ALL
-        .into_iter()
+fn file_tools(name: &str) -> Option<Vec<BuiltinId>> {
+    let family: Vec<BuiltinId> = BuiltinId::all()
         .filter(|tool| file_family(*tool) == Some(name))
         .collect();
     if !family.is_empty() {
         return Some(family);
     }
-    BuiltinTool::from_name(name)
+    BuiltinId::from_name(name)
         .filter(|tool| file_family(*tool).is_some())
         .map(|tool| vec![tool])
 }
@@ -193,46 +181,38 @@ impl Rule {
                     .transpose()?,
             });
         }
+        // `Bash` names the shell tool, as Claude Code spells it.
         let builtin = match name {
-            "Bash" => Some(BuiltinTool::Bash),
-            other => BuiltinTool::from_name(other),
+            "Bash" => BuiltinId::all().find(|tool| tool.is_shell()),
+            other => BuiltinId::from_name(other),
         };
-        match builtin {
-            Some(BuiltinTool::Bash) => {
-                return match spec {
-                    None => Ok(RuleKind::Bash(BashPattern::Any)),
-                    Some((inner, at)) => BashPattern::parse(inner)
-                        .map(RuleKind::Bash)
-                        .map_err(|e: BashPatternError| err(at, e.to_string())),
-                };
+        if let Some(tool) = builtin {
+            match tool.judgement() {
+                Judgement::Shell => {
+                    return match spec {
+                        None => Ok(RuleKind::Bash(BashPattern::Any)),
+                        Some((inner, at)) => BashPattern::parse(inner)
+                            .map(RuleKind::Bash)
+                            .map_err(|e: BashPatternError| err(at, e.to_string())),
+                    };
+                }
+                Judgement::Connector | Judgement::Resource { .. } => {
+                    return match spec {
+                        None => Ok(RuleKind::Tools(vec![tool])),
+                        Some((inner, at)) => Ok(RuleKind::Connector {
+                            tool,
+                            name: parse_name_pattern(inner, at)?,
+                        }),
+                    };
+                }
+                Judgement::Harmless { .. } => {
+                    return match spec {
+                        None => Ok(RuleKind::Tools(vec![tool])),
+                        Some(_) => Err(err(lead, format!("tool '{name}' takes no specifier"))),
+                    };
+                }
+                Judgement::File(_) => {}
             }
-            Some(
-                tool @ (BuiltinTool::ConnectMcp
-                | BuiltinTool::DisconnectMcp
-                | BuiltinTool::ListMcpResources
-                | BuiltinTool::ReadMcpResource),
-            ) => {
-                return match spec {
-                    None => Ok(RuleKind::Tools(vec![tool])),
-                    Some((inner, at)) => Ok(RuleKind::Connector {
-                        tool,
-                        name: parse_name_pattern(inner, at)?,
-                    }),
-                };
-            }
-            Some(tool @ (BuiltinTool::SearchTools | BuiltinTool::ExitPlanMode)) => {
-                return match spec {
-                    None => Ok(RuleKind::Tools(vec![tool])),
-                    Some(_) => Err(err(lead, format!("tool '{name}' takes no specifier"))),
-                };
-            }
-            Some(
-                BuiltinTool::ReadFile
-                | BuiltinTool::WriteFile
-                | BuiltinTool::EditFile
-                | BuiltinTool::Glob,
-            )
-            | None => {}
         }
         match (file_tools(name), spec) {
             (Some(tools), None) => Ok(RuleKind::Tools(tools)),
@@ -244,7 +224,10 @@ impl Rule {
                 lead,
                 format!(
                     "unknown tool '{name}': expected Bash, Read, Edit, Write, {}, or an mcp__server[__tool] name",
-                    BuiltinTool::ALL.map(BuiltinTool::name).join(", ")
+                    BuiltinId::all()
+                        .map(BuiltinId::name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )),
             (None, Some(_)) => Err(err(
@@ -292,7 +275,7 @@ impl Rule {
                 }
                 _ => false,
             },
-            RuleKind::Bash(_) => tool.builtin_kind() == Some(BuiltinTool::Bash),
+            RuleKind::Bash(_) => tool.builtin_kind().is_some_and(BuiltinId::is_shell),
             RuleKind::Tools(kinds) | RuleKind::Files { tools: kinds, .. } => tool
                 .builtin_kind()
                 .is_some_and(|kind| kinds.contains(&kind)),
@@ -435,7 +418,7 @@ mod tests {
     }
 
     fn builtin(name: &str) -> PoolTool {
-        let kind = BuiltinTool::from_name(name).unwrap();
+        let kind = BuiltinId::from_name(name).unwrap();
         PoolTool::builtin(kind, "", json!({"type": "object"}))
     }
 

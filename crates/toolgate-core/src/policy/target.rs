@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 use crate::beneath::FileTarget;
-use crate::builtin::BuiltinTool;
+use crate::builtin::{BuiltinId, Locate};
 use crate::pool::PoolTool;
 
 /// The resolved location of a path a tool wants to touch.
@@ -70,10 +70,11 @@ pub fn path_to_resolve(tool: &PoolTool, input: &Value) -> Option<String> {
     path_request(tool.builtin_kind()?, input).map(|request| request.to_resolve)
 }
 
-pub(crate) fn path_request(tool: BuiltinTool, input: &Value) -> Option<PathRequest> {
+pub(crate) fn path_request(tool: BuiltinId, input: &Value) -> Option<PathRequest> {
     // Only the file tools have a path field: read_file, write_file, edit_file and glob.
-    let shown = input.get(tool.path_field()?).and_then(Value::as_str)?;
-    if tool == BuiltinTool::Glob {
+    let locate = tool.file_access()?.locate;
+    let shown = input.get(locate.field()).and_then(Value::as_str)?;
+    if locate == Locate::GlobPattern {
         return Some(glob_request(
             shown,
             input.get("path").and_then(Value::as_str),
@@ -141,7 +142,7 @@ mod tests {
     use serde_json::json;
 
     fn glob(input: Value) -> PathRequest {
-        path_request(BuiltinTool::Glob, &input).unwrap()
+        path_request(crate::builtin::tools::glob::ID, &input).unwrap()
     }
 
     #[test]
@@ -168,29 +169,28 @@ mod tests {
     #[test]
     fn only_file_tools_with_their_field_have_a_path() {
         let path = json!({"path": "a.txt", "pattern": "*.rs", "command": "ls"});
-        let wanted: Vec<(BuiltinTool, Option<String>)> = BuiltinTool::ALL
-            .into_iter()
+        let wanted: Vec<(BuiltinId, Option<String>)> = BuiltinId::all()
             .map(|t| (t, path_request(t, &path).map(|r| r.to_resolve)))
             .collect();
         assert_eq!(
             wanted,
             [
-                (BuiltinTool::Bash, None),
-                (BuiltinTool::ReadFile, Some("a.txt".into())),
-                (BuiltinTool::WriteFile, Some("a.txt".into())),
-                (BuiltinTool::EditFile, Some("a.txt".into())),
+                (crate::builtin::tools::bash::ID, None),
+                (crate::builtin::tools::read_file::ID, Some("a.txt".into())),
+                (crate::builtin::tools::write_file::ID, Some("a.txt".into())),
+                (crate::builtin::tools::edit_file::ID, Some("a.txt".into())),
                 // glob starts from its `path` base when one is given.
-                (BuiltinTool::Glob, Some("a.txt/.".into())),
-                (BuiltinTool::ConnectMcp, None),
-                (BuiltinTool::DisconnectMcp, None),
-                (BuiltinTool::ListMcpResources, None),
-                (BuiltinTool::ReadMcpResource, None),
-                (BuiltinTool::SearchTools, None),
-                (BuiltinTool::ExitPlanMode, None),
+                (crate::builtin::tools::glob::ID, Some("a.txt/.".into())),
+                (crate::builtin::tools::connect_mcp::ID, None),
+                (crate::builtin::tools::disconnect_mcp::ID, None),
+                (crate::builtin::tools::list_mcp_resources::ID, None),
+                (crate::builtin::tools::read_mcp_resource::ID, None),
+                (crate::builtin::tools::search_tools::ID, None),
+                (crate::builtin::tools::exit_plan_mode::ID, None),
             ]
         );
         assert_eq!(
-            path_request(BuiltinTool::ReadFile, &json!({"path": 3})),
+            path_request(crate::builtin::tools::read_file::ID, &json!({"path": 3})),
             None
         );
     }

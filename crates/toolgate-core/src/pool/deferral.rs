@@ -44,11 +44,11 @@ impl Deferral {
     /// Whether tools are deferred (and so `search_tools` is in the request).
     pub fn searching(&self) -> bool {
         !self.deferred.is_empty()
-            || self
-                .visible
-                .tools
-                .iter()
-                .any(|t| t.builtin_kind() == Some(crate::builtin::BuiltinTool::SearchTools))
+            || self.visible.tools.iter().any(|t| {
+                // The built-in the pool carries only while deferring (search_tools).
+                t.builtin_kind()
+                    .is_some_and(|k| k.presence() == crate::builtin::Presence::WhileDeferring)
+            })
     }
 }
 
@@ -121,7 +121,6 @@ pub fn defer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtin::BuiltinTool;
     use crate::pool::{McpToolInfo, ServerTools, ToolClaims, assemble};
     use serde_json::json;
 
@@ -142,7 +141,7 @@ mod tests {
 
     fn search_tool() -> PoolTool {
         PoolTool::builtin(
-            BuiltinTool::SearchTools,
+            crate::builtin::tools::search_tools::ID,
             "find tools",
             json!({"type": "object"}),
         )
@@ -150,7 +149,7 @@ mod tests {
 
     fn full() -> Pool {
         let builtins = vec![PoolTool::builtin(
-            BuiltinTool::Bash,
+            crate::builtin::tools::bash::ID,
             "bash",
             json!({"type": "object"}),
         )];

@@ -93,7 +93,7 @@ mod tests {
         let hash = definition_hash(&a).unwrap();
         assert_eq!(hash.as_str().len(), 64);
         assert_eq!(hash.short().len(), 12);
-        let builtin = PoolTool::builtin(crate::builtin::BuiltinTool::Bash, "d", json!({}));
+        let builtin = PoolTool::builtin(crate::builtin::tools::bash::ID, "d", json!({}));
         assert_eq!(definition_hash(&builtin), None);
     }
 }

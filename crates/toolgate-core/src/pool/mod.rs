@@ -2,19 +2,23 @@
 //! servers' tool lists to model-facing tools. No I/O here; the agent re-assembles the pool
 //! before every model call so a server connected mid-turn is visible in the next call.
 
+mod builtins;
 pub mod deferral;
 mod definition;
 mod filter;
 mod naming;
 pub mod search;
 
+pub use builtins::{
+    builtin_tools, plan_mode_tools, pool_builtins, pool_builtins_with_resources, search_tools_tool,
+};
 #[cfg(test)]
 pub(crate) use definition::listed_tool;
 pub use definition::{DefinitionHash, canonical_json, definition_hash};
 pub use filter::{Exclusion, ToolFilter};
 pub use naming::{MAX_NAME_LEN, model_facing_name, normalize};
 
-use crate::builtin::BuiltinTool;
+use crate::builtin::BuiltinId;
 use crate::ids::ServerName;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -35,7 +39,7 @@ pub type Schema = Arc<Value>;
 pub enum ToolOrigin {
     /// bash, read_file, write_file, edit_file, glob, and the connectors connect_mcp /
     /// disconnect_mcp (tools that change the pool itself).
-    Builtin(BuiltinTool),
+    Builtin(BuiltinId),
     Mcp {
         server: ServerName,
         tool: String,
@@ -51,7 +55,7 @@ impl ToolOrigin {
     }
 
     /// Which built-in this is; None for MCP tools.
-    pub fn builtin(&self) -> Option<BuiltinTool> {
+    pub fn builtin(&self) -> Option<BuiltinId> {
         match self {
             ToolOrigin::Builtin(kind) => Some(*kind),
             ToolOrigin::Mcp { .. } => None,
@@ -74,8 +78,8 @@ impl ToolOrigin {
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum OriginWire {
-    Builtin { tool: BuiltinTool },
-    Connector { tool: BuiltinTool },
+    Builtin { tool: BuiltinId },
+    Connector { tool: BuiltinId },
     Mcp { server: ServerName, tool: String },
 }
 
@@ -304,7 +308,7 @@ pub struct PoolTool {
 
 impl PoolTool {
     /// A built-in's entry; its model-facing name is the kind's name.
-    pub fn builtin(kind: BuiltinTool, description: &str, input_schema: Value) -> Self {
+    pub fn builtin(kind: BuiltinId, description: &str, input_schema: Value) -> Self {
         PoolTool {
             name: kind.name().to_string(),
             origin: ToolOrigin::Builtin(kind),
@@ -320,7 +324,7 @@ impl PoolTool {
     }
 
     /// Which built-in this is; None for MCP tools.
-    pub fn builtin_kind(&self) -> Option<BuiltinTool> {
+    pub fn builtin_kind(&self) -> Option<BuiltinId> {
         self.origin.builtin()
     }
 

@@ -79,7 +79,7 @@ async fn bash_falls_back_to_sh_when_bash_is_missing() {
 async fn bash_validates_its_arguments() {
     let ws = workspace();
     expect(
-        BuiltinTool::Bash,
+        tools::bash::ID,
         ws.path(),
         [
             (
@@ -104,7 +104,7 @@ async fn bash_validates_its_arguments() {
     )
     .await;
     let out = call(
-        BuiltinTool::Bash,
+        tools::bash::ID,
         json!({"command": "ls", "cwd": "/"}),
         ws.path(),
     )
@@ -117,7 +117,7 @@ async fn bash_validates_its_arguments() {
 async fn bash_timeout_kills_the_whole_process_group() {
     let ws = workspace();
     let out = call(
-        BuiltinTool::Bash,
+        tools::bash::ID,
         json!({"command": "sleep 300 & echo bg=$!; sleep 300", "timeout_ms": 1500}),
         ws.path(),
     )
@@ -154,7 +154,7 @@ async fn bash_cancel_kills_the_process_group() {
         let cancel = cancel.clone();
         async move {
             let input = json!({"command": "sleep 300 & echo $! > bg.pid; echo started; sleep 300"});
-            run(BuiltinTool::Bash, &input, &dir, cancel).await
+            run(tools::bash::ID, &input, &dir, cancel).await
         }
     });
     let pid_file = ws.path().join("bg.pid");
@@ -190,7 +190,7 @@ async fn bash_cancel_kills_the_process_group() {
 async fn bash_output_is_capped_with_head_tail_and_marker() {
     let ws = workspace();
     let command = "head -c 30000 /dev/zero | tr '\\0' a; head -c 30000 /dev/zero | tr '\\0' b";
-    let out = call(BuiltinTool::Bash, json!({"command": command}), ws.path()).await;
+    let out = call(tools::bash::ID, json!({"command": command}), ws.path()).await;
     let expected = format!(
         "{}\n[output truncated: 10000 characters omitted]\n{}\nexit status: 0",
         "a".repeat(25_000),
@@ -204,7 +204,7 @@ async fn bash_output_is_capped_with_head_tail_and_marker() {
 async fn bash_huge_output_keeps_only_the_cap() {
     let ws = workspace();
     let command = "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo last line";
-    let out = call(BuiltinTool::Bash, json!({"command": command}), ws.path()).await;
+    let out = call(tools::bash::ID, json!({"command": command}), ws.path()).await;
     assert!(
         out.text
             .contains("\n[output truncated: 2950011 characters omitted]\n"),

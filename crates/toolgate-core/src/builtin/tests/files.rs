@@ -7,7 +7,7 @@ use super::*;
 async fn read_file_numbers_lines_like_cat_n() {
     let ws = workspace();
     std::fs::write(ws.path().join("a.txt"), "first\n  second\r\nthird").unwrap();
-    let out = call(BuiltinTool::ReadFile, json!({"path": "a.txt"}), ws.path()).await;
+    let out = call(tools::read_file::ID, json!({"path": "a.txt"}), ws.path()).await;
     assert_eq!(
         out,
         BuiltinOutput::ok("     1\tfirst\n     2\t  second\n     3\tthird\n")
@@ -15,7 +15,7 @@ async fn read_file_numbers_lines_like_cat_n() {
     // Absolute paths are accepted as given.
     let abs = ws.path().join("a.txt");
     let out = call(
-        BuiltinTool::ReadFile,
+        tools::read_file::ID,
         json!({"path": abs.to_str().unwrap()}),
         ws.path(),
     )
@@ -29,7 +29,7 @@ async fn read_file_limit_says_more_follows() {
     let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
     std::fs::write(ws.path().join("ten.txt"), text).unwrap();
     let out = call(
-        BuiltinTool::ReadFile,
+        tools::read_file::ID,
         json!({"path": "ten.txt", "limit": 3}),
         ws.path(),
     )
@@ -42,7 +42,7 @@ async fn read_file_limit_says_more_follows() {
     assert!(!out.is_error);
     // A limit equal to the length shows everything without a note.
     let out = call(
-        BuiltinTool::ReadFile,
+        tools::read_file::ID,
         json!({"path": "ten.txt", "limit": 10}),
         ws.path(),
     )
@@ -56,7 +56,7 @@ async fn read_file_caps_large_files() {
     let text: String = (1..=20_000).map(|i| format!("{i:0>20}\n")).collect();
     std::fs::write(ws.path().join("big.txt"), &text).unwrap();
     let out = call(
-        BuiltinTool::ReadFile,
+        tools::read_file::ID,
         json!({"path": "big.txt", "limit": 100000}),
         ws.path(),
     )
@@ -88,7 +88,7 @@ async fn read_file_errors() {
     std::fs::create_dir(ws.path().join("sub")).unwrap();
     std::fs::write(ws.path().join("empty.txt"), "").unwrap();
     expect(
-        BuiltinTool::ReadFile,
+        tools::read_file::ID,
         ws.path(),
         [
             (
@@ -123,7 +123,7 @@ async fn read_file_errors() {
     )
     .await;
     expect_errors(
-        BuiltinTool::ReadFile,
+        tools::read_file::ID,
         ws.path(),
         [(json!({"path": "sub"}), Contains("sub is a directory"))],
     )
@@ -136,7 +136,7 @@ async fn read_file_errors() {
 async fn write_file_creates_parents_and_reports_bytes() {
     let ws = workspace();
     let out = call(
-        BuiltinTool::WriteFile,
+        tools::write_file::ID,
         json!({"path": "deep/er/new.txt", "content": "héllo\n"}),
         ws.path(),
     )
@@ -147,7 +147,7 @@ async fn write_file_creates_parents_and_reports_bytes() {
     );
     assert_eq!(read(&ws, "deep/er/new.txt"), "héllo\n");
     let out = call(
-        BuiltinTool::WriteFile,
+        tools::write_file::ID,
         json!({"path": "deep/er/new.txt", "content": ""}),
         ws.path(),
     )
@@ -163,7 +163,7 @@ async fn write_file_creates_parents_and_reports_bytes() {
 async fn write_file_errors() {
     let ws = workspace();
     expect(
-        BuiltinTool::WriteFile,
+        tools::write_file::ID,
         ws.path(),
         [(
             json!({"path": "x.txt"}),
@@ -177,7 +177,7 @@ async fn write_file_errors() {
     // A parent that is a file cannot become a directory.
     std::fs::write(ws.path().join("plain"), "x").unwrap();
     expect_errors(
-        BuiltinTool::WriteFile,
+        tools::write_file::ID,
         ws.path(),
         [
             (
@@ -202,7 +202,7 @@ async fn edit_file_replaces_exactly_one_occurrence() {
     let file = ws.path().join("main.rs");
     std::fs::write(&file, "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
     let out = call(
-        BuiltinTool::EditFile,
+        tools::edit_file::ID,
         json!({"path": "main.rs", "old_text": "println!(\"hi\");", "new_text": "println!(\"bye\");\n    return;"}),
         ws.path(),
     )
@@ -225,7 +225,7 @@ async fn edit_file_refuses_zero_or_many_occurrences() {
     std::fs::write(&file, original).unwrap();
 
     expect_errors(
-        BuiltinTool::EditFile,
+        tools::edit_file::ID,
         ws.path(),
         [
             (
@@ -248,7 +248,7 @@ async fn edit_file_matches_crlf_files_with_plain_newlines() {
     let file = ws.path().join("win.txt");
     std::fs::write(&file, "one\r\ntwo\r\nthree\r\n").unwrap();
     let out = call(
-        BuiltinTool::EditFile,
+        tools::edit_file::ID,
         json!({"path": "win.txt", "old_text": "one\ntwo", "new_text": "uno\ndos"}),
         ws.path(),
     )
@@ -264,7 +264,7 @@ async fn edit_file_matches_crlf_files_with_plain_newlines() {
 async fn edit_file_errors() {
     let ws = workspace();
     expect(
-        BuiltinTool::EditFile,
+        tools::edit_file::ID,
         ws.path(),
         [(
             json!({"path": "missing.txt", "old_text": "a", "new_text": "b"}),
@@ -275,7 +275,7 @@ async fn edit_file_errors() {
 
     std::fs::write(ws.path().join("f.txt"), "abc").unwrap();
     expect_errors(
-        BuiltinTool::EditFile,
+        tools::edit_file::ID,
         ws.path(),
         [
             (
@@ -290,7 +290,7 @@ async fn edit_file_errors() {
     )
     .await;
     expect(
-        BuiltinTool::EditFile,
+        tools::edit_file::ID,
         ws.path(),
         [(
             json!({"path": "f.txt", "old_text": "abc"}),
@@ -314,16 +314,16 @@ async fn the_decided_target_is_what_is_opened() {
     let run = |tool, input: serde_json::Value, target: FileTarget| {
         let ws = ws.path().to_path_buf();
         async move {
-            crate::builtin::run_traced(
-                tool,
-                &input,
-                &ws,
-                &Sandbox::default(),
-                CancellationToken::new(),
-                None,
-                Some(&target),
-            )
-            .await
+            BuiltinId::handler(tool)
+                .run(LocalCall {
+                    input: &input,
+                    workspace: &ws,
+                    sandbox: &Sandbox::default(),
+                    cancel: CancellationToken::new(),
+                    trace: None,
+                    target: Some(&target),
+                })
+                .await
         }
     };
     // Approved outside: read exactly as resolved.
@@ -332,14 +332,14 @@ async fn the_decided_target_is_what_is_opened() {
             .unwrap()
             .join("approved.txt"),
     );
-    let out = run(BuiltinTool::ReadFile, json!({"path": "x"}), approved).await;
+    let out = run(tools::read_file::ID, json!({"path": "x"}), approved).await;
     assert!(out.text.contains("approved text"), "{}", out.text);
     // `d` checked as a folder, swapped for a link out before the write: refused, and
     // nothing is written outside.
     std::fs::remove_dir(ws.path().join("d")).unwrap();
     std::os::unix::fs::symlink(outside.path(), ws.path().join("d")).unwrap();
     let out = run(
-        BuiltinTool::WriteFile,
+        tools::write_file::ID,
         json!({"path": "d/new.txt", "content": "x"}),
         FileTarget::Workspace("d/new.txt".into()),
     )
@@ -348,7 +348,7 @@ async fn the_decided_target_is_what_is_opened() {
     assert!(out.text.contains("was not opened"), "{}", out.text);
     assert!(!outside.path().join("new.txt").exists());
     let out = run(
-        BuiltinTool::ReadFile,
+        tools::read_file::ID,
         json!({"path": "d/approved.txt"}),
         FileTarget::Workspace("d/approved.txt".into()),
     )

@@ -105,7 +105,7 @@ async fn glob_errors() {
         out.text
     );
     expect(
-        BuiltinTool::Glob,
+        tools::glob::ID,
         ws.path(),
         [
             (

@@ -1,5 +1,5 @@
 //! The built-ins against real files in temporary workspaces and real shell processes, one
-//! file per tool (the definitions, bash, the file tools, glob); the helpers they share.
+//! file per tool (the connectors, bash, the file tools, glob); the helpers they share.
 
 mod bash;
 mod definitions;
@@ -7,7 +7,6 @@ mod files;
 mod glob;
 
 use super::*;
-use crate::pool::ToolOrigin;
 use serde_json::json;
 use std::time::Duration;
 
@@ -15,22 +14,18 @@ fn workspace() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
-async fn call(tool: BuiltinTool, input: Value, ws: &Path) -> BuiltinOutput {
+async fn call(tool: BuiltinId, input: Value, ws: &Path) -> BuiltinOutput {
     run(tool, &input, ws, CancellationToken::new()).await
 }
 
 /// bash with only a command.
 async fn bash(command: &str, ws: &Path) -> BuiltinOutput {
-    call(BuiltinTool::Bash, json!({ "command": command }), ws).await
+    call(tools::bash::ID, json!({ "command": command }), ws).await
 }
 
 /// glob with only a pattern.
 async fn glob(pattern: &str, ws: &Path) -> BuiltinOutput {
-    call(BuiltinTool::Glob, json!({ "pattern": pattern }), ws).await
-}
-
-fn names(servers: &[&str]) -> Vec<String> {
-    servers.iter().map(|s| s.to_string()).collect()
+    call(tools::glob::ID, json!({ "pattern": pattern }), ws).await
 }
 
 /// True once `pid` no longer runs. A killed process may linger as a zombie until its new
@@ -80,7 +75,7 @@ fn touch(root: &Path, rel: &str) {
 }
 
 /// Calls `tool` with each input in turn and checks each output.
-async fn expect<const N: usize>(tool: BuiltinTool, ws: &Path, cases: [(Value, BuiltinOutput); N]) {
+async fn expect<const N: usize>(tool: BuiltinId, ws: &Path, cases: [(Value, BuiltinOutput); N]) {
     for (input, expected) in cases {
         let out = call(tool, input.clone(), ws).await;
         assert_eq!(out, expected, "{tool:?} {input}");
@@ -95,11 +90,7 @@ enum ErrorText {
 use ErrorText::{Contains, StartsWith};
 
 /// Runs each input with `tool` in `ws` and checks that it fails with the expected text.
-async fn expect_errors<const N: usize>(
-    tool: BuiltinTool,
-    ws: &Path,
-    cases: [(Value, ErrorText); N],
-) {
+async fn expect_errors<const N: usize>(tool: BuiltinId, ws: &Path, cases: [(Value, ErrorText); N]) {
     for (input, expected) in cases {
         let out = call(tool, input.clone(), ws).await;
         assert!(out.is_error, "{tool:?} {input} should fail: {}", out.text);

@@ -7,7 +7,7 @@
 use std::ops::ControlFlow;
 
 use super::{CallContext, Stage};
-use crate::builtin::BuiltinTool;
+use crate::builtin::BuiltinId;
 use crate::gate::{Gate, GateOutcome, Gated};
 use crate::hooks::PreToolSay;
 use crate::policy::{AuditRecord, Decider, Decision, Permit, Verdict};
@@ -74,7 +74,7 @@ pub(super) fn weigh(gate: &Gate, ctx: &mut CallContext<'_>, verdict: Verdict) ->
 /// Whether a hook's allow may answer this ask: not a step out of the sandbox (only the
 /// person decides that) and not a changed or new definition (the person sees it).
 pub(super) fn may_answer(gate: &Gate, ctx: &CallContext<'_>, verdict: &Verdict) -> bool {
-    let escalates = ctx.tool().builtin_kind() == Some(BuiltinTool::Bash)
+    let escalates = ctx.tool().builtin_kind().is_some_and(BuiltinId::is_shell)
         && !matches!(gate.escalation_reason(ctx), Ok(None));
     !escalates && gate.definition_news(ctx.tool(), verdict).is_none()
 }

@@ -2,7 +2,7 @@
 //! resolves) are the gate's (`crate::gate::tests`); they share these helpers.
 
 use super::*;
-use crate::builtin::BuiltinTool;
+use crate::builtin::BuiltinId;
 use crate::pool::{PoolTool, ToolClaims, ToolOrigin};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -27,7 +27,7 @@ pub(crate) fn mcp(server: &str, tool: &str) -> PoolTool {
 }
 
 pub(crate) fn builtin(name: &str) -> PoolTool {
-    let kind = BuiltinTool::from_name(name).unwrap();
+    let kind = BuiltinId::from_name(name).unwrap();
     PoolTool::builtin(kind, "", json!({"type": "object"}))
 }
 

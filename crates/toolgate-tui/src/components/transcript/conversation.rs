@@ -34,6 +34,9 @@ pub struct Conversation<'a> {
 
 /// What the scripted demo understands, as the welcome suggests it: every message starts its
 /// deploy walk (assets/scenarios/deploy_demo.json), and `/help` is the console's own.
+/// Where a suggestion's explanation starts: two spaces, then 18 columns for what to type.
+const SUGGESTION_COLUMN: usize = 20;
+
 const DEMO_SUGGESTIONS: &[(&str, &str)] = &[
     (
         "deploy web",
@@ -73,10 +76,14 @@ impl Conversation<'_> {
                 "This is the scripted demo (no API key needed). Try typing:",
             )]));
             for (typed, what) in DEMO_SUGGESTIONS {
-                welcome.push(LogicalLine::plain(vec![
+                let mut line = LogicalLine::plain(vec![
                     Span::styled(format!("  {typed:<18}"), t.accent()),
                     Span::styled(*what, t.dim()),
-                ]));
+                ]);
+                // A narrow conversation wraps the explanation under itself, not under
+                // the suggestion's column.
+                line.continuation_indent = SUGGESTION_COLUMN;
+                welcome.push(line);
             }
             welcome.push(LogicalLine::blank());
         }

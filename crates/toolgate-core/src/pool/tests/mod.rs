@@ -1,3 +1,5 @@
+mod builtins;
+
 use super::*;
 use serde_json::json;
 
@@ -102,8 +104,11 @@ fn a_non_object_schema_leaves_out_that_tool_only() {
 #[test]
 fn builtin_name_cannot_be_shadowed() {
     // No built-in is named like an MCP tool today; the check must not rely on that.
-    let mut builtin =
-        PoolTool::builtin(BuiltinTool::Bash, "odd builtin", json!({"type": "object"}));
+    let mut builtin = PoolTool::builtin(
+        crate::builtin::tools::bash::ID,
+        "odd builtin",
+        json!({"type": "object"}),
+    );
     builtin.name = "mcp__a__b".into();
     let err = assemble(&[builtin], &[server("a", &["b"])]).unwrap_err();
     assert!(matches!(err, PoolError::Collision { .. }));
@@ -140,8 +145,16 @@ fn pools_share_the_listing_entries() {
 
 #[test]
 fn two_builtins_with_one_name_collide() {
-    let a = PoolTool::builtin(BuiltinTool::Bash, "one", json!({"type": "object"}));
-    let b = PoolTool::builtin(BuiltinTool::Bash, "two", json!({"type": "object"}));
+    let a = PoolTool::builtin(
+        crate::builtin::tools::bash::ID,
+        "one",
+        json!({"type": "object"}),
+    );
+    let b = PoolTool::builtin(
+        crate::builtin::tools::bash::ID,
+        "two",
+        json!({"type": "object"}),
+    );
     let err = assemble(&[a, b], &[]).unwrap_err();
     assert!(
         matches!(err, PoolError::Collision { ref name, .. } if name == "bash"),
@@ -168,11 +181,11 @@ fn name_check_by_name_finds_what_the_hash_index_would_miss() {
 fn origins_serialize_with_the_kind_users_see() {
     let cases = [
         (
-            ToolOrigin::Builtin(BuiltinTool::Bash),
+            ToolOrigin::Builtin(crate::builtin::tools::bash::ID),
             json!({"kind": "builtin", "tool": "bash"}),
         ),
         (
-            ToolOrigin::Builtin(BuiltinTool::DisconnectMcp),
+            ToolOrigin::Builtin(crate::builtin::tools::disconnect_mcp::ID),
             json!({"kind": "connector", "tool": "disconnect_mcp"}),
         ),
         (
