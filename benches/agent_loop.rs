@@ -24,6 +24,7 @@ use toolgate::model::{
 };
 use toolgate::policy::PersonAnswer;
 use toolgate::policy::Policy;
+use toolgate::protocol::Event;
 use toolgate::protocol::questions::HostRequest;
 use toolgate::protocol::{AgentEvent, UiCommand};
 
@@ -101,14 +102,14 @@ fn hub(workspace: &std::path::Path) -> (McpHub, mpsc::UnboundedReceiver<toolgate
 async fn finish_turn(handle: &mut AgentHandle) {
     loop {
         match handle.events.recv().await {
-            Some(AgentEvent::TurnFinished { .. }) => return,
+            Some(AgentEvent::Fact(Event::TurnFinished { .. })) => return,
             Some(AgentEvent::Request(HostRequest::ToolCall(request))) => {
                 request.answer(PersonAnswer::AllowSession);
             }
             Some(AgentEvent::Request(other)) => {
                 other.dismiss();
             }
-            Some(AgentEvent::Error(e)) => panic!("agent error: {e}"),
+            Some(AgentEvent::Fact(Event::Error { message: e })) => panic!("agent error: {e}"),
             Some(_) => {}
             None => panic!("agent stopped"),
         }

@@ -15,12 +15,15 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+// crossterm's `Event` is the terminal's in this file; the agent's facts are `Fact`.
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
+use toolgate::protocol::Event as Fact;
 
 use toolgate::policy::{Decision, RuleSource, Verdict};
 use toolgate::protocol::{AgentEvent, PoolEntry, PoolTool, PoolUpdate, ToolOrigin, ToolOutcome};
+use toolgate::protocol::{Live, ToolCallStart, View};
 use toolgate::tui::{App, ConsoleInfo, Msg, update, view};
 
 const WIDTH: u16 = 120;
@@ -46,25 +49,32 @@ fn app_with(messages: usize) -> App {
     let mut app = new_app();
     for i in 0..messages {
         let event = match i % 4 {
-            0 => AgentEvent::UserMessage(format!("question number {i}: what does it do?")),
-            1 => AgentEvent::TextDelta(format!(
+            0 => AgentEvent::Fact(Fact::User {
+                text: format!("question number {i}: what does it do?"),
+            }),
+            1 => AgentEvent::Live(Live::TextDelta(format!(
                 "## Answer {i}\n\nIt **reads** the `config` and then:\n\n- checks it\n- reports {i}\n"
-            )),
-            2 => AgentEvent::ToolCallStarted {
+            ))),
+            2 => AgentEvent::Fact(Fact::ToolStarted(ToolCallStart {
                 call_id: format!("c{i}").into(),
                 name: "mcp__docs__search".into(),
                 server: Some("docs".into()),
                 input: json!({"query": format!("topic {i}")}),
-            },
-            _ => AgentEvent::ToolCallFinished {
+            })),
+            _ => AgentEvent::Fact(Fact::ToolFinished {
                 call_id: format!("c{}", i - 1).into(),
                 outcome: ToolOutcome::Ok,
                 output: "result line one\nresult line two".into(),
-            },
+                full_output_path: None,
+                name: String::new(),
+            }),
         };
         send(&mut app, Msg::Agent(event));
         if i % 4 == 1 {
-            send(&mut app, Msg::Agent(AgentEvent::AssistantMessageDone));
+            send(
+                &mut app,
+                Msg::Agent(AgentEvent::Live(Live::AssistantMessageDone)),
+            );
         }
     }
     app
@@ -134,12 +144,12 @@ fn app_with_pool(tools: usize, focused: bool) -> App {
     let mut app = app_with(100);
     send(
         &mut app,
-        Msg::Agent(AgentEvent::PoolChanged(PoolUpdate {
+        Msg::Agent(AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot: pool(tools - 6),
             added: vec![],
             removed: vec![],
             ..Default::default()
-        })),
+        }))),
     );
     if focused {
         let key = |code| Msg::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
@@ -187,7 +197,7 @@ fn app_streaming(lines: usize) -> App {
         }
         send(
             &mut app,
-            Msg::Agent(AgentEvent::TextDelta(rest[..cut].into())),
+            Msg::Agent(AgentEvent::Live(Live::TextDelta(rest[..cut].into()))),
         );
         rest = &rest[cut..];
     }
@@ -215,7 +225,10 @@ fn frame(app: &mut App, terminal: &mut Terminal<TestBackend>, n: &mut usize) {
     } else {
         WORDS[*n % WORDS.len()]
     };
-    send(app, Msg::Agent(AgentEvent::TextDelta(delta.into())));
+    send(
+        app,
+        Msg::Agent(AgentEvent::Live(Live::TextDelta(delta.into()))),
+    );
     terminal
         .draw(|f| view(black_box(app), f))
         .expect("test backend cannot fail");

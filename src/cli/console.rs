@@ -9,6 +9,7 @@ use crate::agent::AgentHandle;
 use crate::cli::bootstrap::{FrontEnd, StartOptions};
 use crate::error::{Failure, FailureKind};
 use crate::gate::TrustStore;
+use crate::protocol::Event;
 use crate::protocol::questions::{Origin, Reply, Request, TrustAnswer, WorkspaceTrust};
 use crate::protocol::{AgentEvent, UiCommand};
 use crate::tui::ConsoleInfo;
@@ -103,7 +104,9 @@ pub async fn run(options: ConsoleOptions) -> Result<(), Failure> {
             Ok(config) => config,
             Err(failure) => {
                 let _ = ui_event_tx
-                    .send(AgentEvent::Error(failure.to_string()))
+                    .send(AgentEvent::Fact(Event::Error {
+                        message: failure.to_string(),
+                    }))
                     .await;
                 // Keep the console open so the message can be read; quit ends it.
                 while let Some(command) = ui_command_rx.recv().await {
@@ -188,7 +191,9 @@ async fn ask_trust(
         Reply::Person(TrustAnswer::Always) => {
             if let Err(e) = TrustStore::open_default().and_then(|mut s| s.trust(workspace)) {
                 let _ = events
-                    .send(AgentEvent::Error(format!("could not remember trust: {e}")))
+                    .send(AgentEvent::Fact(Event::Error {
+                        message: format!("could not remember trust: {e}"),
+                    }))
                     .await;
             }
             true

@@ -11,7 +11,6 @@
 //! same type the session log writes for the same facts); the schema is documented in
 //! docs/EVENTS.md.
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -20,8 +19,7 @@ use crate::cli::bootstrap::{FrontEnd, StartOptions};
 use crate::error::{Failure, FailureKind};
 use crate::mcp::ServerStatus;
 use crate::protocol::{
-    AgentEvent, CallId, Event, PermissionLine, PoolEntry, PoolLine, ServerLine, ServerLogLine,
-    ToolCallStart, ToolOutcome, UiCommand,
+    AgentEvent, Event, Live, PoolEntry, PoolLine, ServerLine, ToolOutcome, UiCommand, View,
 };
 use crate::sanitize::for_terminal;
 
@@ -121,7 +119,6 @@ pub async fn run_with(
         format,
         out,
         err,
-        tool_names: HashMap::new(),
         text: String::new(),
         failed: false,
     };
@@ -133,13 +130,13 @@ pub async fn run_with(
     let mut finished = false;
     while let Some(event) = agent.events.recv().await {
         match event {
-            AgentEvent::SessionStarted {
+            AgentEvent::View(View::SessionStarted {
                 session_id,
                 model_label,
                 workspace,
                 ..
-            } => started = Some((session_id, model_label, workspace)),
-            AgentEvent::PoolChanged(update) if !submitted => {
+            }) => started = Some((session_id, model_label, workspace)),
+            AgentEvent::View(View::PoolChanged(update)) if !submitted => {
                 let (session_id, model, workspace) = started.clone().unwrap_or_default();
                 let servers = configured
                     .iter()
@@ -167,7 +164,7 @@ pub async fn run_with(
                     break;
                 }
             }
-            AgentEvent::TurnFinished { usage, cancelled } => {
+            AgentEvent::Fact(mut last @ Event::TurnFinished { .. }) => {
                 printer.finish_text();
                 // A server lost mid-run may have taken work with it (its call's effects are
                 // unknown), so the run is not a success even if the model carried on.
@@ -177,17 +174,15 @@ pub async fn run_with(
                         lost_reason(&hub.status(&server))
                     ));
                 }
-                let exit_code = if printer.failed {
-                    i32::from(FailureKind::Run.code())
-                } else {
-                    0
-                };
-                printer.line(&Event::TurnFinished {
-                    usage,
-                    cancelled,
-                    model_calls: None,
-                    exit_code: Some(exit_code),
-                });
+                // The run's exit code is the stream's own field of the agent's event.
+                if let Event::TurnFinished { exit_code, .. } = &mut last {
+                    *exit_code = Some(if printer.failed {
+                        i32::from(FailureKind::Run.code())
+                    } else {
+                        0
+                    });
+                }
+                printer.line(&last);
                 finished = true;
                 break;
             }
@@ -225,7 +220,6 @@ struct Printer<'a> {
     format: OutputFormat,
     out: &'a mut dyn Write,
     err: &'a mut dyn Write,
-    tool_names: HashMap<CallId, String>,
     /// Text of the assistant block being streamed (jsonl prints it whole).
     text: String,
     failed: bool,
@@ -235,7 +229,7 @@ impl Printer<'_> {
     fn line(&mut self, event: &Event) {
         if self.format == OutputFormat::Jsonl {
             // Every field is a string, number, bool or JSON value: serializing cannot fail.
-            let Ok(line) = serde_json::to_string(event) else {
+            let Ok(line) = serde_json::to_string(&event.for_stream()) else {
                 return;
             };
             // A closed stdout (`| head`) is not an error of the run.
@@ -295,8 +289,8 @@ impl Printer<'_> {
 
     fn event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::UserMessage(text) => self.line(&Event::User { text }),
-            AgentEvent::TextDelta(delta) => {
+            AgentEvent::Fact(fact) => self.fact(fact),
+            AgentEvent::Live(Live::TextDelta(delta)) => {
                 if self.format == OutputFormat::Text {
                     let _ = write!(self.out, "{}", for_terminal(&delta));
                     let _ = self.out.flush();
@@ -304,93 +298,10 @@ impl Printer<'_> {
                 self.text.push_str(&delta);
             }
             // Not part of the answer; the JSONL schema has no thinking event (yet).
-            AgentEvent::ThinkingDelta(_) => {}
-            AgentEvent::AssistantMessageDone => self.finish_text(),
-            AgentEvent::ReplyCut(cut) => {
-                // Text mode printed the cut text as it came: the mark ends it there.
-                // JSONL prints it once, as the cut it was, never as a `text` line.
-                self.text.clear();
-                if self.format == OutputFormat::Text {
-                    let _ = writeln!(self.out, "\n{}", cut.mark());
-                    let _ = self.out.flush();
-                }
-                self.line(&Event::ReplyCut(cut));
-            }
-            AgentEvent::Compacted(report) => {
-                self.finish_text();
-                self.note(&format!("toolgate: {}", report.describe()));
-                self.line(&Event::Compacted(report));
-            }
+            AgentEvent::Live(Live::ThinkingDelta(_)) => {}
+            AgentEvent::Live(Live::AssistantMessageDone) => self.finish_text(),
             // The gauge is the console's; `-p` reports compactions and usage.
-            AgentEvent::Context(_) | AgentEvent::ContextBreakdown(_) => {}
-            AgentEvent::ModelRetry(retry) => {
-                self.note(&format!(
-                    "toolgate: {} ({})",
-                    retry.countdown(retry.wait()),
-                    retry.detail
-                ));
-                self.line(&Event::ModelRetry(retry));
-            }
-            AgentEvent::ToolCallStarted {
-                call_id,
-                name,
-                server,
-                input,
-            } => {
-                self.finish_text();
-                self.tool_names
-                    .insert(call_id.clone(), name.clone().into_string());
-                self.note(&format!("[tool] {name} {input}"));
-                self.line(&Event::ToolStarted(ToolCallStart {
-                    call_id,
-                    name,
-                    server,
-                    input,
-                }));
-            }
-            AgentEvent::ToolProgress {
-                call_id,
-                progress,
-                total,
-                message,
-            } => self.line(&Event::ToolProgress {
-                call_id,
-                progress,
-                total,
-                message,
-            }),
-            AgentEvent::ToolCallFinished {
-                call_id,
-                outcome,
-                output,
-            } => {
-                let name = self.tool_names.get(&call_id).cloned().unwrap_or_default();
-                let label = match outcome {
-                    ToolOutcome::Ok => "ok",
-                    ToolOutcome::Error => "error",
-                    ToolOutcome::Denied => "denied",
-                    ToolOutcome::Cancelled => "cancelled",
-                };
-                let first_line = output.lines().next().unwrap_or("");
-                if outcome == ToolOutcome::Ok {
-                    self.note(&format!("[{label}] {name}"));
-                } else {
-                    self.note(&format!("[{label}] {name}: {first_line}"));
-                }
-                self.line(&Event::ToolFinished {
-                    call_id,
-                    name,
-                    outcome,
-                    output,
-                    full_output_path: None,
-                });
-            }
-            AgentEvent::PermissionDecided { call_id, record } => {
-                self.line(&Event::PermissionDecided(PermissionLine {
-                    call_id,
-                    record,
-                }))
-            }
+            AgentEvent::Live(Live::Context(_)) => {}
             AgentEvent::Request(request) => {
                 // The agent denies Asks itself in headless mode; anything that still
                 // arrives gets its safe default rather than a hang, and is reported.
@@ -406,7 +317,7 @@ impl Printer<'_> {
                     outcome: closed.outcome,
                 });
             }
-            AgentEvent::PoolChanged(update) => {
+            AgentEvent::View(View::PoolChanged(update)) => {
                 // As the two separate events printed them: the deferred tools first.
                 if update.changed.deferred {
                     self.line(&Event::deferred(&update));
@@ -415,75 +326,79 @@ impl Printer<'_> {
                     self.line(&Event::pool_changed(update));
                 }
             }
-            AgentEvent::ServerStatus { server, status } => {
-                if let ServerStatus::Failed { reason, .. } = &status {
-                    self.note(&format!("[server] {server} failed: {reason}"));
-                }
-                self.line(&Event::ServerStatus {
-                    server: server.into_string().into(),
-                    status,
-                });
-            }
-            AgentEvent::ServerAuth { server, status } => {
-                if !matches!(status, crate::oauth::AuthStatus::SignedIn { .. }) {
-                    self.note(&format!("[server] {server}: {status}"));
-                }
-                self.line(&Event::ServerAuth {
-                    server: server.into_string().into(),
-                    status,
-                });
-            }
-            AgentEvent::ModeChanged(change) => {
-                self.line(&Event::PermissionMode(change));
-            }
-            AgentEvent::Notice(message) => {
-                self.note(&format!("toolgate: {message}"));
-                self.line(&Event::Notice { message });
-            }
-            AgentEvent::Sampling(report) => {
-                self.note(&format!("toolgate: {}", report.summary()));
-                self.line(&Event::Sampling(report));
-            }
-            AgentEvent::ServerLog {
-                server,
-                level,
-                message,
-            } => {
-                self.note(&format!("[server] {server} {level}: {message}"));
-                self.line(&Event::ServerLog(ServerLogLine {
-                    server,
-                    level,
-                    message,
-                }));
-            }
-            AgentEvent::ServerInstructions { server, text } => {
-                self.line(&Event::ServerInstructions {
-                    server: server.into_string().into(),
-                    text,
-                })
-            }
-            AgentEvent::Error(message) => self.error(&message),
-            // `tool_finished` carries the text the model got; this line says which images
-            // it got besides (type and size: the pixels stay with the model and the log).
-            AgentEvent::ToolImages { call_id, images } => {
-                self.line(&Event::ToolImages { call_id, images });
-            }
-            // Headless never asks, so a changed or new definition is refused (the tool
-            // result and the permission record say why); the marks are the panel's.
-            AgentEvent::InstructionsLoaded(loaded) => {
-                self.line(&Event::InstructionsLoaded(loaded));
-            }
-            AgentEvent::SessionStarted { .. }
-            | AgentEvent::TurnFinished { .. }
-            | AgentEvent::ServerEnabled { .. }
-            | AgentEvent::ServersChanged { .. }
-            | AgentEvent::Catalog { .. }
-            | AgentEvent::Completions { .. }
-            | AgentEvent::Project(_)
-            | AgentEvent::WorkspaceFiles(_)
-            | AgentEvent::ModelChanged { .. }
-            | AgentEvent::ModelNames(_) => {}
+            // What the console keeps in view, and the answers to its own commands.
+            AgentEvent::View(_) | AgentEvent::Reply(_) => {}
         }
+    }
+
+    /// A fact, printed as the agent sent it (text mode: a line on stderr for the ones a
+    /// person running `-p` wants to see).
+    fn fact(&mut self, fact: Event) {
+        match &fact {
+            Event::ReplyCut(cut) => {
+                // Text mode printed the cut text as it came: the mark ends it there.
+                // JSONL prints it once, as the cut it was, never as a `text` line.
+                self.text.clear();
+                if self.format == OutputFormat::Text {
+                    let _ = writeln!(self.out, "\n{}", cut.mark());
+                    let _ = self.out.flush();
+                }
+            }
+            Event::Compacted(report) => {
+                self.finish_text();
+                self.note(&format!("toolgate: {}", report.describe()));
+            }
+            Event::ModelRetry(retry) => self.note(&format!(
+                "toolgate: {} ({})",
+                retry.countdown(retry.wait()),
+                retry.detail
+            )),
+            Event::ToolStarted(start) => {
+                self.finish_text();
+                self.note(&format!("[tool] {} {}", start.name, start.input));
+            }
+            Event::ToolFinished {
+                name,
+                outcome,
+                output,
+                ..
+            } => {
+                let label = match outcome {
+                    ToolOutcome::Ok => "ok",
+                    ToolOutcome::Error => "error",
+                    ToolOutcome::Denied => "denied",
+                    ToolOutcome::Cancelled => "cancelled",
+                };
+                let note = if *outcome == ToolOutcome::Ok {
+                    format!("[{label}] {name}")
+                } else {
+                    let first_line = output.lines().next().unwrap_or("");
+                    format!("[{label}] {name}: {first_line}")
+                };
+                self.note(&note);
+            }
+            Event::ServerStatus {
+                server,
+                status: ServerStatus::Failed { reason, .. },
+            } => self.note(&format!("[server] {server} failed: {reason}")),
+            Event::ServerAuth { server, status }
+                if !matches!(status, crate::oauth::AuthStatus::SignedIn { .. }) =>
+            {
+                self.note(&format!("[server] {server}: {status}"));
+            }
+            Event::Notice { message } => self.note(&format!("toolgate: {message}")),
+            Event::Sampling(report) => self.note(&format!("toolgate: {}", report.summary())),
+            Event::ServerLog(log) => self.note(&format!(
+                "[server] {} {}: {}",
+                log.server, log.level, log.message
+            )),
+            Event::Error { message } => {
+                let message = message.clone();
+                return self.error(&message);
+            }
+            _ => {}
+        }
+        self.line(&fact);
     }
 }
 

@@ -15,6 +15,7 @@ use toolgate::model::{ContentBlock, ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{PersonAnswer, Policy};
 use toolgate::protocol::questions::HostRequest;
 use toolgate::protocol::{AgentEvent, PoolUpdate, UiCommand};
+use toolgate::protocol::{Event, View};
 use toolgate::settings::ServerConfig;
 use toolgate::settings::{SearchMode, SearchSettings};
 
@@ -118,7 +119,7 @@ impl Harness {
                     assert!(request.answer(PersonAnswer::AllowOnce));
                 }
                 AgentEvent::Request(other) => panic!("unexpected question: {other:?}"),
-                AgentEvent::TurnFinished { .. } => {
+                AgentEvent::Fact(Event::TurnFinished { .. }) => {
                     seen.push(event);
                     return seen;
                 }
@@ -156,9 +157,9 @@ fn result_of(request: &ModelRequest, call_id: &str) -> (String, bool) {
 
 fn last_deferred(events: &[AgentEvent]) -> Option<Vec<String>> {
     events.iter().rev().find_map(|e| match e {
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             deferred, changed, ..
-        }) if changed.deferred => Some(deferred.iter().map(|d| d.tool.name.clone()).collect()),
+        })) if changed.deferred => Some(deferred.iter().map(|d| d.tool.name.clone()).collect()),
         _ => None,
     })
 }
@@ -487,7 +488,7 @@ async fn tools_loaded_by_a_search_are_loaded_again_when_the_session_is_resumed()
     let session_id = events
         .iter()
         .find_map(|e| match e {
-            AgentEvent::SessionStarted { session_id, .. } => Some(session_id.clone()),
+            AgentEvent::View(View::SessionStarted { session_id, .. }) => Some(session_id.clone()),
             _ => None,
         })
         .expect("a SessionStarted event");

@@ -22,6 +22,7 @@ use toolgate::policy::{Decider, PersonAnswer, Policy, PolicyRule, Rule, RuleList
 use toolgate::protocol::SamplingOutcome;
 use toolgate::protocol::questions::HostRequest;
 use toolgate::protocol::{AgentEvent, UiCommand};
+use toolgate::protocol::{Event, ServerLogLine, ToolCallStart, View};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -301,7 +302,7 @@ async fn a_sampling_cap_saved_while_the_session_runs_decides_the_next_request() 
     // Wait for the agent to start (and its watcher with it) before saving.
     loop {
         let event = next_event(&mut handle.events).await;
-        if matches!(event, AgentEvent::PoolChanged { .. }) {
+        if matches!(event, AgentEvent::View(View::PoolChanged(_))) {
             break;
         }
     }
@@ -314,7 +315,7 @@ async fn a_sampling_cap_saved_while_the_session_runs_decides_the_next_request() 
     .unwrap();
     loop {
         let event = next_event(&mut handle.events).await;
-        if let AgentEvent::Notice(text) = &event
+        if let AgentEvent::Fact(Event::Notice { message: text }) = &event
             && text.contains("Permission rules reloaded")
         {
             assert!(
@@ -337,12 +338,14 @@ async fn a_sampling_cap_saved_while_the_session_runs_decides_the_next_request() 
     let output = loop {
         let event = next_event(&mut handle.events).await;
         match event {
-            AgentEvent::ToolCallStarted { call_id, name, .. } if name == "mcp__fix__sample" => {
+            AgentEvent::Fact(Event::ToolStarted(ToolCallStart { call_id, name, .. }))
+                if name == "mcp__fix__sample" =>
+            {
                 sample_call = Some(call_id);
             }
-            AgentEvent::ToolCallFinished {
+            AgentEvent::Fact(Event::ToolFinished {
                 call_id, output, ..
-            } if Some(&call_id) == sample_call.as_ref() => break output,
+            }) if Some(&call_id) == sample_call.as_ref() => break output,
             _ => {}
         }
     };
@@ -386,7 +389,7 @@ async fn a_burst_of_sampling_requests_is_bounded_and_never_hangs() {
                     }
                 }
             }
-            AgentEvent::Sampling(report) => match &report.outcome {
+            AgentEvent::Fact(Event::Sampling(report)) => match &report.outcome {
                 SamplingOutcome::Refused { reason } if report.decision.is_none() => {
                     assert!(reason.contains("too many sampling requests"), "{reason}");
                     refused.push(reason.clone());
@@ -402,16 +405,16 @@ async fn a_burst_of_sampling_requests_is_bounded_and_never_hangs() {
                 }
                 other => panic!("unexpected sampling outcome {other:?}"),
             },
-            AgentEvent::ToolCallStarted { call_id, name, .. }
+            AgentEvent::Fact(Event::ToolStarted(ToolCallStart { call_id, name, .. }))
                 if name == "mcp__fix__sample_burst" =>
             {
                 burst_call = Some(call_id)
             }
-            AgentEvent::ToolCallFinished {
+            AgentEvent::Fact(Event::ToolFinished {
                 call_id,
                 output: text,
                 ..
-            } if burst_call.as_ref() == Some(&call_id) => output = Some(text),
+            }) if burst_call.as_ref() == Some(&call_id) => output = Some(text),
             _ => {}
         }
     }
@@ -450,7 +453,7 @@ async fn log_containing(
             .await
             .unwrap_or_else(|_| panic!("no log message with {needle:?}"))
             .expect("agent running");
-        if let AgentEvent::ServerLog { level, message, .. } = event
+        if let AgentEvent::Fact(Event::ServerLog(ServerLogLine { level, message, .. })) = event
             && message.contains(needle)
         {
             return (level, message);
@@ -509,8 +512,10 @@ async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model()
     while !finished || logs.is_empty() {
         let event = next_event(&mut handle.events).await;
         match event {
-            AgentEvent::ServerLog { level, message, .. } => logs.push((level, message)),
-            AgentEvent::TurnFinished { .. } => finished = true,
+            AgentEvent::Fact(Event::ServerLog(ServerLogLine { level, message, .. })) => {
+                logs.push((level, message))
+            }
+            AgentEvent::Fact(Event::TurnFinished { .. }) => finished = true,
             _ => {}
         }
     }
@@ -562,7 +567,7 @@ async fn roots_logs_and_instructions_reach_the_server_the_person_and_the_model()
     let mut handle = agent::spawn(config);
     loop {
         let event = next_event(&mut handle.events).await;
-        if let AgentEvent::Notice(text) = &event
+        if let AgentEvent::Fact(Event::Notice { message: text }) = &event
             && text.starts_with("Resumed session")
         {
             assert!(
@@ -689,7 +694,7 @@ async fn the_sessions_provider_answers_sampling_and_sees_server_instructions() {
         .unwrap();
     loop {
         let event = next_event(&mut handle.events).await;
-        if matches!(event, AgentEvent::TurnFinished { .. }) {
+        if matches!(event, AgentEvent::Fact(Event::TurnFinished { .. })) {
             break;
         }
     }
@@ -766,7 +771,7 @@ async fn sample_once(
                 let given = answer.take().expect("no question expected");
                 assert!(request.answer(given));
             }
-            AgentEvent::Sampling(report) => break report.decision.unwrap().decider,
+            AgentEvent::Fact(Event::Sampling(report)) => break report.decision.unwrap().decider,
             _ => {}
         }
     };
@@ -816,7 +821,7 @@ async fn allowing_for_the_session_stops_the_questions_until_revoked() {
         .unwrap();
     loop {
         let event = next_event(&mut handle.events).await;
-        if let AgentEvent::Notice(text) = event {
+        if let AgentEvent::Fact(Event::Notice { message: text }) = event {
             assert_eq!(text, "Session grant for sampling(fix) revoked.");
             break;
         }
@@ -869,7 +874,7 @@ async fn an_unanswered_sampling_question_expires_into_a_denial() {
         let event = next_event(&mut handle.events).await;
         match event {
             AgentEvent::Request(request) => held.push(request),
-            AgentEvent::Sampling(report) => break report.decision.unwrap().decider,
+            AgentEvent::Fact(Event::Sampling(report)) => break report.decision.unwrap().decider,
             _ => {}
         }
     };

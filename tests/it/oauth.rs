@@ -644,7 +644,7 @@ mod console_path {
     use toolgate::model::{ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent};
     use toolgate::oauth::{AuthStatus, Opener, TokenFile};
     use toolgate::protocol::questions::HostRequest;
-    use toolgate::protocol::{AgentEvent, UiCommand};
+    use toolgate::protocol::{AgentEvent, Event, UiCommand};
     use toolgate::settings::{ConfigSource, ServerConfig, ServerTransport};
 
     /// Replays fixed replies, one per model call.
@@ -769,17 +769,17 @@ mod console_path {
             transcript.push(format!("{event:?}"));
             match event {
                 AgentEvent::Request(HostRequest::SignIn(request)) => question = Some(request),
-                AgentEvent::ToolCallFinished {
+                AgentEvent::Fact(Event::ToolFinished {
                     call_id, output, ..
-                } if call_id == "c2" => {
+                }) if call_id == "c2" => {
                     docs_ready = output.starts_with("Connected to MCP server 'docs'");
                 }
-                AgentEvent::ToolCallFinished {
+                AgentEvent::Fact(Event::ToolFinished {
                     call_id, output, ..
-                } if call_id == "c1" => {
+                }) if call_id == "c1" => {
                     assert!(output.contains("sign in needed"), "{output}");
                 }
-                AgentEvent::TurnFinished { .. } => turn_finished = true,
+                AgentEvent::Fact(Event::TurnFinished { .. }) => turn_finished = true,
                 _ => {}
             }
         }
@@ -802,17 +802,17 @@ mod console_path {
             let event = next(&mut handle.events).await;
             transcript.push(format!("{event:?}"));
             match event {
-                AgentEvent::ServerStatus {
+                AgentEvent::Fact(Event::ServerStatus {
                     server,
                     status: ServerStatus::Ready { .. },
-                } if server == "remote" => ready = true,
-                AgentEvent::ServerAuth {
+                }) if server == "remote" => ready = true,
+                AgentEvent::Fact(Event::ServerAuth {
                     server,
                     status:
                         AuthStatus::SignedIn {
                             expires_at: Some(_),
                         },
-                } if server == "remote" => signed_in = true,
+                }) if server == "remote" => signed_in = true,
                 _ => {}
             }
         }
@@ -831,12 +831,12 @@ mod console_path {
                 AgentEvent::Request(HostRequest::ToolCall(request)) => {
                     assert!(request.answer(toolgate::policy::PersonAnswer::AllowOnce));
                 }
-                AgentEvent::ToolCallFinished {
+                AgentEvent::Fact(Event::ToolFinished {
                     call_id, outcome, ..
-                } if call_id == "c3" => {
+                }) if call_id == "c3" => {
                     assert_eq!(outcome, toolgate::protocol::ToolOutcome::Ok);
                 }
-                AgentEvent::TurnFinished { .. } => break,
+                AgentEvent::Fact(Event::TurnFinished { .. }) => break,
                 _ => {}
             }
         }
@@ -872,6 +872,9 @@ mod console_view {
     use toolgate::mcp::ServerStatus;
     use toolgate::oauth::AuthStatus;
     use toolgate::protocol::AgentEvent;
+    // crossterm's `Event` is the terminal's here.
+    use toolgate::protocol::Event as Fact;
+    use toolgate::protocol::View;
     use toolgate::protocol::questions::{Origin, Request, SignIn, SignInAnswer};
     use toolgate::tui::{App, ConsoleInfo, Msg, ServerInfo, update, view};
 
@@ -917,13 +920,13 @@ mod console_view {
         };
         agent(
             &mut app,
-            AgentEvent::SessionStarted {
+            AgentEvent::View(View::SessionStarted {
                 session_id: "s".into(),
                 model_label: "test".into(),
                 workspace: "/w".into(),
                 servers,
                 sandbox_problem: None,
-            },
+            }),
         );
         let (request, mut answer) = Request::new(
             Origin::Server {
@@ -958,22 +961,22 @@ mod console_view {
 
         agent(
             &mut app,
-            AgentEvent::ServerStatus {
+            AgentEvent::Fact(Fact::ServerStatus {
                 server: "linear".into(),
                 status: ServerStatus::Ready {
                     tools: 3,
                     protocol: "2025-11-25".into(),
                 },
-            },
+            }),
         );
         agent(
             &mut app,
-            AgentEvent::ServerAuth {
+            AgentEvent::Fact(Fact::ServerAuth {
                 server: "linear".into(),
                 status: AuthStatus::RefreshFailed {
                     reason: "the authorization server rejected the refresh token".into(),
                 },
-            },
+            }),
         );
         for c in "/mcp".chars() {
             key(&mut app, KeyCode::Char(c));
@@ -988,12 +991,12 @@ mod console_view {
         );
         agent(
             &mut app,
-            AgentEvent::ServerAuth {
+            AgentEvent::Fact(Fact::ServerAuth {
                 server: "linear".into(),
                 status: AuthStatus::SignedIn {
                     expires_at: Some(chrono::Utc::now() + chrono::Duration::hours(1)),
                 },
-            },
+            }),
         );
         assert!(screen(&app).contains("sign-in: signed in (expires "));
     }

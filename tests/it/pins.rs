@@ -17,6 +17,7 @@ use toolgate::model::{ModelRequest, StopReason, StreamEvent};
 use toolgate::policy::{Decider, Decision, PersonAnswer, Policy, RuleSource, parse_permissions};
 use toolgate::protocol::questions::{Card, DefinitionNews, HostRequest, Kind};
 use toolgate::protocol::{AgentEvent, DefinitionMark, PoolUpdate, ToolOutcome, UiCommand};
+use toolgate::protocol::{Event, PermissionLine, View};
 
 fn done() -> Vec<StreamEvent> {
     vec![
@@ -175,7 +176,7 @@ impl Harness {
 
     async fn turn(&mut self, answer: PersonAnswer, asked: &mut Vec<Asked>) -> Vec<AgentEvent> {
         self.until(answer, asked, |e| {
-            matches!(e, AgentEvent::TurnFinished { .. })
+            matches!(e, AgentEvent::Fact(Event::TurnFinished { .. }))
         })
         .await
     }
@@ -189,9 +190,9 @@ fn results(events: &[AgentEvent]) -> Vec<(ToolOutcome, String)> {
     events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::ToolCallFinished {
+            AgentEvent::Fact(Event::ToolFinished {
                 outcome, output, ..
-            } => Some((*outcome, output.clone())),
+            }) => Some((*outcome, output.clone())),
             _ => None,
         })
         .collect()
@@ -202,7 +203,7 @@ fn tool_names(request: &ModelRequest) -> Vec<String> {
 }
 
 fn is_marked(event: &AgentEvent, tool: &str, want_changed: bool) -> bool {
-    let AgentEvent::PoolChanged(PoolUpdate { marks, changed, .. }) = event else {
+    let AgentEvent::View(View::PoolChanged(PoolUpdate { marks, changed, .. })) = event else {
         return false;
     };
     if !changed.marks {
@@ -264,9 +265,9 @@ async fn filtered_tools_never_reach_the_model_and_show_why() {
         .iter()
         .rev()
         .find_map(|e| match e {
-            AgentEvent::PoolChanged(PoolUpdate {
+            AgentEvent::View(View::PoolChanged(PoolUpdate {
                 excluded, changed, ..
-            }) if changed.marks && !excluded.is_empty() => Some(excluded),
+            })) if changed.marks && !excluded.is_empty() => Some(excluded),
             _ => None,
         })
         .expect("excluded tools reported to the panel");
@@ -343,12 +344,12 @@ async fn a_disabled_server_is_refused_until_enabled_and_saving_keeps_the_file() 
         .until(
             PersonAnswer::Deny,
             &mut asked,
-            |e| matches!(e, AgentEvent::Notice(n) if n.contains("wrote")),
+            |e| matches!(e, AgentEvent::Fact(Event::Notice { message: n }) if n.contains("wrote")),
         )
         .await;
     assert!(events.iter().any(|e| matches!(
         e,
-        AgentEvent::ServerEnabled { server, enabled: true } if server == "fx"
+        AgentEvent::View(View::ServerEnabled { server, enabled: true }) if server == "fx"
     )));
     let after = std::fs::read_to_string(&h.mcp_json).unwrap();
     assert_eq!(
@@ -406,7 +407,7 @@ async fn pin_then_redefine(h: &mut Harness) {
         .iter()
         .rev()
         .find_map(|e| match e {
-            AgentEvent::PoolChanged(PoolUpdate { snapshot, .. }) => snapshot
+            AgentEvent::View(View::PoolChanged(PoolUpdate { snapshot, .. })) => snapshot
                 .iter()
                 .find(|entry| entry.tool.name == "mcp__fx__echo")
                 .map(|entry| entry.verdict.decision.clone()),
@@ -505,7 +506,9 @@ async fn headless_refuses_a_changed_definition_saying_why() {
     let record = events
         .iter()
         .find_map(|e| match e {
-            AgentEvent::PermissionDecided { record, .. } => Some(record),
+            AgentEvent::Fact(Event::PermissionDecided(PermissionLine { record, .. })) => {
+                Some(record)
+            }
             _ => None,
         })
         .expect("a permission record");
@@ -599,7 +602,7 @@ async fn accepting_a_changed_definition_for_good_repins_it() {
     assert!(!h.workspace.path().join(".toolgate/config.toml").exists());
     // The panel no longer marks it, and its badge follows the rule again.
     let marks = events.iter().rev().find_map(|e| match e {
-        AgentEvent::PoolChanged(PoolUpdate { marks, changed, .. }) if changed.marks => {
+        AgentEvent::View(View::PoolChanged(PoolUpdate { marks, changed, .. })) if changed.marks => {
             Some(marks.clone())
         }
         _ => None,

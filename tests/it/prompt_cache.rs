@@ -23,6 +23,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 use toolgate::agent::{self, AgentConfig};
 use toolgate::model::{ProviderOptions, RetryPolicy, Usage, select};
 use toolgate::policy::{PersonAnswer, Policy};
+use toolgate::protocol::Event;
 use toolgate::protocol::questions::HostRequest;
 use toolgate::protocol::{AgentEvent, UiCommand};
 use toolgate::settings::{SearchMode, SearchSettings};
@@ -340,10 +341,10 @@ async fn session(deferred: bool, working_set: usize) -> (Vec<Value>, Usage) {
                 AgentEvent::Request(HostRequest::ToolCall(r)) => {
                     assert!(r.answer(PersonAnswer::AllowOnce));
                 }
-                AgentEvent::Error(e) => panic!("turn {turn}: {e}"),
-                AgentEvent::TurnFinished {
+                AgentEvent::Fact(Event::Error { message: e }) => panic!("turn {turn}: {e}"),
+                AgentEvent::Fact(Event::TurnFinished {
                     usage: turn_usage, ..
-                } => {
+                }) => {
                     usage.add(&turn_usage);
                     break;
                 }

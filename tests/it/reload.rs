@@ -13,6 +13,7 @@ use toolgate::model::{ModelError, ModelProvider, ModelRequest, StreamEvent};
 use toolgate::policy::{Decision, Policy};
 use toolgate::protocol::questions::{HostRequest, ProjectServerAnswer};
 use toolgate::protocol::{AgentEvent, PoolUpdate, UiCommand};
+use toolgate::protocol::{Event, View};
 use toolgate::settings::LoadOptions;
 use toolgate::settings::reload::SettingsSeen;
 
@@ -125,14 +126,15 @@ impl Session {
 }
 
 fn notice_with(needle: &'static str) -> impl Fn(&AgentEvent) -> bool {
-    move |e| matches!(e, AgentEvent::Notice(text) | AgentEvent::Error(text) if text.contains(needle))
+    move |e| matches!(e, AgentEvent::Fact(Event::Notice { message: text }) | AgentEvent::Fact(Event::Error { message: text }) if text.contains(needle))
 }
 
 fn text_of(events: &[AgentEvent]) -> String {
     events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Notice(t) | AgentEvent::Error(t) => Some(t.as_str()),
+            AgentEvent::Fact(Event::Notice { message: t })
+            | AgentEvent::Fact(Event::Error { message: t }) => Some(t.as_str()),
             _ => None,
         })
         .collect::<Vec<_>>()
@@ -141,7 +143,7 @@ fn text_of(events: &[AgentEvent]) -> String {
 
 fn disconnected(events: &[AgentEvent], name: &str) -> bool {
     events.iter().any(|e| {
-        matches!(e, AgentEvent::ServerStatus { server, status: ServerStatus::Disconnected { .. } } if server == name)
+        matches!(e, AgentEvent::Fact(Event::ServerStatus { server, status: ServerStatus::Disconnected { .. } }) if server == name)
     })
 }
 
@@ -149,8 +151,10 @@ fn disconnected(events: &[AgentEvent], name: &str) -> bool {
 async fn a_changed_project_server_asks_before_it_reconnects_and_bad_config_changes_nothing() {
     let mut s =
         Session::start(r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs"}}}"#);
-    s.until(None, |e| matches!(e, AgentEvent::PoolChanged { .. }))
-        .await;
+    s.until(None, |e| {
+        matches!(e, AgentEvent::View(View::PoolChanged(_)))
+    })
+    .await;
     s.send(UiCommand::Connect("extra".into())).await;
     let (_, asked) = s
         .until(
@@ -239,7 +243,7 @@ async fn a_changed_project_server_asks_before_it_reconnects_and_bad_config_chang
     let listed: Vec<&str> = events
         .iter()
         .find_map(|e| match e {
-            AgentEvent::ServersChanged { servers } => {
+            AgentEvent::View(View::ServersChanged { servers }) => {
                 Some(servers.iter().map(|s| s.name.as_str()).collect())
             }
             _ => None,
@@ -258,8 +262,10 @@ async fn a_changed_project_server_asks_before_it_reconnects_and_bad_config_chang
 async fn a_server_disabled_in_the_file_disconnects_without_a_question() {
     let mut s =
         Session::start(r#"{"mcpServers": {"extra": {"type": "builtin", "server": "docs"}}}"#);
-    s.until(None, |e| matches!(e, AgentEvent::PoolChanged { .. }))
-        .await;
+    s.until(None, |e| {
+        matches!(e, AgentEvent::View(View::PoolChanged(_)))
+    })
+    .await;
     s.send(UiCommand::Connect("extra".into())).await;
     s.until(
         Some(ProjectServerAnswer::Start),
@@ -294,7 +300,7 @@ async fn a_server_disabled_in_the_file_disconnects_without_a_question() {
 /// The verdict the pool panel shows for `tool` in the last pool snapshot among `events`.
 fn shown_decision(events: &[AgentEvent], tool: &str) -> Option<Decision> {
     events.iter().rev().find_map(|e| match e {
-        AgentEvent::PoolChanged(PoolUpdate { snapshot, .. }) => snapshot
+        AgentEvent::View(View::PoolChanged(PoolUpdate { snapshot, .. })) => snapshot
             .iter()
             .find(|entry| entry.tool.name == tool)
             .map(|entry| entry.verdict.decision.clone()),
@@ -329,8 +335,10 @@ async fn permission_rules_reload_when_config_toml_changes_and_a_broken_file_keep
         });
     });
     let config_toml = s._workspace.path().join(".toolgate").join("config.toml");
-    s.until(None, |e| matches!(e, AgentEvent::PoolChanged { .. }))
-        .await;
+    s.until(None, |e| {
+        matches!(e, AgentEvent::View(View::PoolChanged(_)))
+    })
+    .await;
     s.send(UiCommand::Connect("docs".into())).await;
     let (events, _) = s
         .until(None, notice_with("Connected to MCP server 'docs'"))
@@ -398,7 +406,7 @@ async fn permission_rules_reload_when_config_toml_changes_and_a_broken_file_keep
     assert!(text.contains("config.toml reloaded"), "{text}");
     assert!(
         events.iter().any(
-            |e| matches!(e, AgentEvent::PoolChanged(PoolUpdate { deferred, changed, .. })
+            |e| matches!(e, AgentEvent::View(View::PoolChanged(PoolUpdate { deferred, changed, .. }))
             if changed.deferred && deferred.iter().any(|t| t.tool.name == "mcp__docs__search"))
         ),
         "{events:?}"

@@ -19,6 +19,7 @@ use toolgate::model::{ContentBlock, ImageData, ModelRequest, Role, StopReason, S
 use toolgate::policy::{PersonAnswer, Policy};
 use toolgate::protocol::questions::HostRequest;
 use toolgate::protocol::{AgentEvent, ToolOutcome, UiCommand};
+use toolgate::protocol::{Event, View};
 use toolgate::settings::ServerConfig;
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -117,18 +118,18 @@ impl Harness {
         self.send(UiCommand::Connect("fx".into())).await;
         let events = self
             .until(&mut Vec::new(), PersonAnswer::Deny, |e| {
-                matches!(e, AgentEvent::Catalog { .. })
+                matches!(e, AgentEvent::View(View::Catalog { .. }))
             })
             .await;
         match events.last() {
-            Some(AgentEvent::Catalog { catalog, .. }) => catalog.clone(),
+            Some(AgentEvent::View(View::Catalog { catalog, .. })) => catalog.clone(),
             _ => unreachable!(),
         }
     }
 
     async fn turn(&mut self, asked: &mut Vec<String>, answer: PersonAnswer) -> Vec<AgentEvent> {
         self.until(asked, answer, |e| {
-            matches!(e, AgentEvent::TurnFinished { .. })
+            matches!(e, AgentEvent::Fact(Event::TurnFinished { .. }))
         })
         .await
     }
@@ -142,7 +143,7 @@ fn notices(events: &[AgentEvent]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Notice(n) => Some(n.clone()),
+            AgentEvent::Fact(Event::Notice { message: n }) => Some(n.clone()),
             _ => None,
         })
         .collect()
@@ -283,7 +284,7 @@ async fn a_prompt_puts_its_messages_into_the_conversation_with_their_roles() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, AgentEvent::UserMessage(t) if t == "Please review src/main.rs (rust).\n<resource server=\"fx\" uri=\"fixture://readme\" mimeType=\"text/markdown\">\n# Fixture\nHello from the fixture.\n</resource>")),
+            .any(|e| matches!(e, AgentEvent::Fact(Event::User { text: t }) if t == "Please review src/main.rs (rust).\n<resource server=\"fx\" uri=\"fixture://readme\" mimeType=\"text/markdown\">\n# Fixture\nHello from the fixture.\n</resource>")),
         "the transcript shows the prompt's first message"
     );
     let requests = h.requests();
@@ -329,8 +330,10 @@ async fn a_prompt_the_server_refuses_is_an_error_and_the_turn_ends() {
     .await;
     let events = h.turn(&mut Vec::new(), PersonAnswer::Deny).await;
     assert!(
-        events.iter().any(|e| matches!(e, AgentEvent::Error(m)
-            if m.starts_with("/mcp__fx__review:") && m.contains("missing required argument: file"))),
+        events.iter().any(
+            |e| matches!(e, AgentEvent::Fact(Event::Error { message: m })
+            if m.starts_with("/mcp__fx__review:") && m.contains("missing required argument: file"))
+        ),
         "{events:?}"
     );
     assert!(h.requests().is_empty(), "no model call");
@@ -374,7 +377,7 @@ async fn the_resource_builtins_go_through_the_gate_per_server() {
     let outcomes: Vec<ToolOutcome> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::ToolCallFinished { outcome, .. } => Some(*outcome),
+            AgentEvent::Fact(Event::ToolFinished { outcome, .. }) => Some(*outcome),
             _ => None,
         })
         .collect();
@@ -428,7 +431,7 @@ async fn a_server_whose_resource_list_fails_or_lies_gets_a_notice_and_keeps_its_
         h.send(UiCommand::Connect("fx".into())).await;
         let events = h
             .until(&mut Vec::new(), PersonAnswer::Deny, |e| {
-                matches!(e, AgentEvent::Catalog { .. })
+                matches!(e, AgentEvent::View(View::Catalog { .. }))
             })
             .await;
         let shown = notices(&events);
@@ -440,7 +443,7 @@ async fn a_server_whose_resource_list_fails_or_lies_gets_a_notice_and_keeps_its_
                     && n.ends_with("(its tools still work)")),
             "{mode}: {shown:?}"
         );
-        let Some(AgentEvent::Catalog { catalog, .. }) = events.last() else {
+        let Some(AgentEvent::View(View::Catalog { catalog, .. })) = events.last() else {
             unreachable!()
         };
         assert!(catalog.resources.is_empty(), "{mode}");
@@ -458,10 +461,10 @@ async fn a_server_without_templates_is_no_problem() {
     h.send(UiCommand::Connect("fx".into())).await;
     let events = h
         .until(&mut Vec::new(), PersonAnswer::Deny, |e| {
-            matches!(e, AgentEvent::Catalog { .. })
+            matches!(e, AgentEvent::View(View::Catalog { .. }))
         })
         .await;
-    let Some(AgentEvent::Catalog { catalog, .. }) = events.last() else {
+    let Some(AgentEvent::View(View::Catalog { catalog, .. })) = events.last() else {
         unreachable!()
     };
     assert!(catalog.templates.is_empty());
@@ -585,9 +588,9 @@ async fn rules_name_the_server_or_the_resource_tool() {
     let finished: Vec<(ToolOutcome, String)> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::ToolCallFinished {
+            AgentEvent::Fact(Event::ToolFinished {
                 outcome, output, ..
-            } => Some((*outcome, output.clone())),
+            }) => Some((*outcome, output.clone())),
             _ => None,
         })
         .collect();

@@ -8,10 +8,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+// crossterm's `Event` is the terminal's in this file; the agent's facts are `Fact`.
+use toolgate::protocol::Event as Fact;
 
 use toolgate::mcp::catalog::{PromptArg, PromptEntry, ResourceEntry, TemplateEntry};
 use toolgate::mcp::{Catalog, CompletionTarget, ServerStatus};
 use toolgate::protocol::{AgentEvent, UiCommand};
+use toolgate::protocol::{Reply, View};
 use toolgate::tui::{App, ConsoleInfo, Effect, Msg, update};
 
 fn catalog() -> Catalog {
@@ -70,10 +73,10 @@ fn app_with_catalog() -> App {
     let mut app = App::new(ConsoleInfo::default(), Instant::now());
     agent(
         &mut app,
-        AgentEvent::Catalog {
+        AgentEvent::View(View::Catalog {
             server: "fx".into(),
             catalog: Arc::new(catalog()),
-        },
+        }),
     );
     app
 }
@@ -173,18 +176,18 @@ fn a_template_variable_is_completed_by_the_server() {
     // A late answer for an older value is dropped; the one for "in" is shown.
     agent(
         &mut app,
-        AgentEvent::Completions {
+        AgentEvent::Reply(Reply::Completions {
             id: asked[0].0,
             values: vec!["usage".into()],
-        },
+        }),
     );
     assert!(!screen(&mut app, 80, 12).contains("usage"));
     agent(
         &mut app,
-        AgentEvent::Completions {
+        AgentEvent::Reply(Reply::Completions {
             id: asked[2].0,
             values: vec!["intro".into(), "install".into()],
-        },
+        }),
     );
     let shown = screen(&mut app, 80, 12);
     assert!(
@@ -210,13 +213,13 @@ fn esc_closes_the_popup_and_a_gone_server_offers_nothing() {
 
     agent(
         &mut app,
-        AgentEvent::ServerStatus {
+        AgentEvent::Fact(Fact::ServerStatus {
             server: "fx".into(),
             status: ServerStatus::Failed {
                 reason: "server exited".into(),
                 stderr_tail: vec![],
             },
-        },
+        }),
     );
     key(&mut app, KeyCode::Backspace);
     assert!(app.assist.popup.is_none(), "no catalog, no choices");
@@ -266,10 +269,10 @@ fn a_prompt_command_asks_for_its_missing_required_argument() {
     assert!(app.assist.form.is_some());
     agent(
         &mut app,
-        AgentEvent::Completions {
+        AgentEvent::Reply(Reply::Completions {
             id: asked,
             values: vec!["src/lib.rs".into()],
-        },
+        }),
     );
     assert!(screen(&mut app, 80, 12).contains("src/lib.rs  file of fx"));
     key(&mut app, KeyCode::Tab);

@@ -138,6 +138,34 @@ pub enum Event {
 }
 
 impl Event {
+    /// The event as a JSONL line: without what only the session log keeps
+    /// (`tool_finished`'s `full_output_path`, `turn_finished`'s `model_calls`), so the
+    /// agent sends one event to the log and the front ends and the stream's schema holds.
+    pub fn for_stream(&self) -> std::borrow::Cow<'_, Event> {
+        use std::borrow::Cow;
+        match self {
+            Event::ToolFinished {
+                full_output_path: Some(_),
+                ..
+            }
+            | Event::TurnFinished {
+                model_calls: Some(_),
+                ..
+            } => {
+                let mut event = self.clone();
+                match &mut event {
+                    Event::ToolFinished {
+                        full_output_path, ..
+                    } => *full_output_path = None,
+                    Event::TurnFinished { model_calls, .. } => *model_calls = None,
+                    _ => {}
+                }
+                Cow::Owned(event)
+            }
+            _ => Cow::Borrowed(self),
+        }
+    }
+
     /// The `pool_changed` line of a pool update: its names, and what came and went.
     pub fn pool_changed(update: PoolUpdate) -> Event {
         Event::PoolChanged {

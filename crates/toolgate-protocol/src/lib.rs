@@ -3,9 +3,10 @@
 //! and calls, and the typed [`questions`] a front end answers through each request's own
 //! reply channel. Nothing here imports the agent or a front end: both sides import this.
 //!
-//! The two enums keep their names (`UiCommand`, `AgentEvent`) rather than the shorter
-//! `Op` / `Event`: the console imports crossterm's `Event` in the same files that match on
-//! agent events, and a bare `Event` would need renaming at every such import.
+//! `AgentEvent` is the channel's item: a fact as the one [`Event`] the session log and the
+//! JSONL output write (`AgentEvent::Fact`), or one of the few things that are not facts
+//! ([`Live`], [`View`], [`Reply`], a question). The console imports crossterm's `Event` in
+//! the files that match on agent events; there the protocol's is imported as `Fact`.
 
 pub use toolgate_base::{canonical, ids};
 
@@ -45,7 +46,7 @@ pub use conversation::{
 pub use event::{Badge, Event, OriginKind, PoolLine, ServerLine};
 pub use form_schema::form_from_schema;
 pub use instructions::{InstructionsLoaded, RefusedImport};
-pub use limit::{GrantLeft, GrantLimit};
+pub use limit::{GrantEnd, GrantLeft, GrantLimit, GrantLine};
 pub use mode::{ModeCause, ModeChange};
 pub use model::{ModelRetry, ReplyCut};
 pub use notify::NotifySetting;
@@ -59,8 +60,6 @@ pub use sampling::{SamplingOutcome, SamplingReport, SamplingRequest, SamplingTur
 pub use servers::{Containment, LogLevel, ServerInfo, ServerLogLine, ServerStatus};
 pub use tools::{ImageSummary, PermissionLine, ToolCallStart, ToolOutcome};
 pub use verdict::{Decision, FLOW_RULE, RuleSource, Verdict};
-
-use serde_json::Value;
 
 use questions::HostRequest;
 
@@ -78,7 +77,7 @@ pub enum UiCommand {
     Clear,
     /// `/compact [focus]`: summarize the conversation now; the focus steers the summary.
     Compact(Option<String>),
-    /// `/context`: what fills the window, answered with `AgentEvent::ContextBreakdown`.
+    /// `/context`: what fills the window, answered with `Reply::ContextBreakdown`.
     ShowContext,
     /// `/hooks`: the hooks in force, answered with a notice (decision 0086).
     ShowHooks,
@@ -108,13 +107,13 @@ pub enum UiCommand {
         arguments: std::collections::HashMap<String, String>,
     },
     /// `/model NAME`: the following requests go to this model (same provider); answered
-    /// with `AgentEvent::ModelChanged`, or an error when the provider cannot switch.
+    /// with `View::ModelChanged`, or an error when the provider cannot switch.
     SetModel(String),
     /// The models the provider offers, for `/model` completion (asked once, when it is
-    /// first completed); answered with `AgentEvent::ModelNames`. Runs beside a turn.
+    /// first completed); answered with `Reply::ModelNames`. Runs beside a turn.
     ListModels,
     /// Complete one argument of a prompt or a resource template (`completion/complete`);
-    /// answered with `AgentEvent::Completions` carrying the same `id`. Runs beside a turn.
+    /// answered with `Reply::Completions` carrying the same `id`. Runs beside a turn.
     Complete {
         id: u64,
         server: ServerName,
@@ -139,12 +138,66 @@ pub struct AgentHandle {
 /// type when it sees it (issue 45), so both ends name it from here.
 pub const SCRIPTED_MODEL_LABEL: &str = "scripted demo";
 
-/// Agent → front end.
-// Events are moved through a channel once each; boxing the larger variants would buy
-// nothing measurable and make every match noisier.
-#[allow(clippy::large_enum_variant)]
+/// Agent → front end: each fact of the session as the one [`Event`] the session log and
+/// the JSONL output write, and beside it the few things that are not facts (decision 0097):
+/// streaming pieces, a question with its reply channel, what a front end keeps in view, and
+/// the answers to its own commands.
 #[derive(Debug)]
 pub enum AgentEvent {
+    /// A fact of the session, the same value the session log and the JSONL output write.
+    Fact(Event),
+    /// A piece of a reply being streamed, or the context gauge.
+    Live(Live),
+    /// A question for the person (tool call, workspace trust, project server, …); the
+    /// front end answers it through the request's own reply channel.
+    Request(HostRequest),
+    /// What a front end keeps in view: the session's setup, the pool, servers, catalogs.
+    View(View),
+    /// The answer to one of the front end's own commands.
+    Reply(Reply),
+}
+
+impl AgentEvent {
+    pub fn notice(message: impl Into<String>) -> AgentEvent {
+        AgentEvent::Fact(Event::Notice {
+            message: message.into(),
+        })
+    }
+
+    pub fn error(message: impl Into<String>) -> AgentEvent {
+        AgentEvent::Fact(Event::Error {
+            message: message.into(),
+        })
+    }
+}
+
+impl From<Event> for AgentEvent {
+    fn from(event: Event) -> AgentEvent {
+        AgentEvent::Fact(event)
+    }
+}
+
+/// What streams while a reply is produced: shown at once, never logged (the finished
+/// block is a fact of its own in the session log).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Live {
+    TextDelta(String),
+    /// A piece of the model's thinking, shown collapsed while it streams (decision 0079).
+    ThinkingDelta(String),
+    /// The assistant finished a text block (lets the UI close a streaming paragraph).
+    AssistantMessageDone,
+    /// How full the model's context window is (after each model call and each change to
+    /// the conversation's size).
+    Context(ContextGauge),
+}
+
+/// What a front end keeps in view and refreshes when it changes. Not facts of the JSONL
+/// stream: the stream derives its `session_start`, `pool_changed` and `tools_deferred`
+/// lines from `SessionStarted` and `PoolChanged`.
+// Moved through a channel once each; boxing would buy nothing measurable.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum View {
     SessionStarted {
         session_id: String,
         /// e.g. `scripted demo`, `anthropic claude-sonnet-4-5`.
@@ -157,127 +210,41 @@ pub enum AgentEvent {
         /// None when it does. The console keeps this on its status line.
         sandbox_problem: Option<String>,
     },
-    /// A user message as recorded (also replayed on resume).
-    UserMessage(String),
-    TextDelta(String),
-    /// A piece of the model's thinking, shown collapsed while it streams (decision 0079).
-    ThinkingDelta(String),
-    /// The assistant finished a text block (lets the UI close a streaming paragraph).
-    AssistantMessageDone,
-    /// The reply being streamed broke off; what was shown stays on screen, marked, and
-    /// ends the streaming paragraph (sent instead of `AssistantMessageDone`).
-    ReplyCut(ReplyCut),
-    /// The model request failed and is sent again after a wait (the console counts it
-    /// down on the status line until the next event from the model).
-    ModelRetry(ModelRetry),
-    ToolCallStarted {
-        call_id: CallId,
-        name: ToolName,
-        server: Option<ServerName>,
-        input: Value,
-    },
-    ToolProgress {
-        call_id: CallId,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    },
-    /// Images the call returned, sent to the model as images (before its
-    /// `ToolCallFinished`); the console names them on the call's card.
-    ToolImages {
-        call_id: CallId,
-        images: Vec<ImageSummary>,
-    },
-    ToolCallFinished {
-        call_id: CallId,
-        outcome: ToolOutcome,
-        output: String,
-    },
     /// The pool changed (its tools, their badges, marks, or the deferred tools); sent
     /// first when the agent starts, then whenever a part changes.
     PoolChanged(PoolUpdate),
-    /// A server was enabled or disabled (`/mcp enable|disable`; `saved`: in its file).
-    ServerEnabled {
-        server: ServerName,
-        enabled: bool,
-    },
-    ServerStatus {
-        server: ServerName,
-        status: ServerStatus,
-    },
-    /// An HTTP server's sign-in changed ("sign in needed", "signed in (expires …)",
-    /// "refresh failed"); `/mcp` shows it.
-    ServerAuth {
-        server: ServerName,
-        status: crate::AuthStatus,
-    },
-    /// A question for the person (tool call, workspace trust, project server, …); the
-    /// front end answers it through the request's own reply channel.
-    Request(HostRequest),
-    /// A tool call's permission was decided; the record says by whom (rule and its file,
-    /// default, the person, a session grant, headless).
-    PermissionDecided {
-        call_id: CallId,
-        record: AuditRecord,
-    },
-    TurnFinished {
-        usage: Usage,
-        cancelled: bool,
-    },
-    /// A server's sampling request ended (answered, refused, failed, withdrawn).
-    Sampling(SamplingReport),
-    /// A server's log message (`notifications/message`), at or above the level asked.
-    ServerLog {
-        server: ServerName,
-        level: crate::LogLevel,
-        message: String,
-    },
-    /// The `instructions` a server gave when it connected (`/mcp` shows them).
-    ServerInstructions {
-        server: ServerName,
-        text: String,
-    },
+    /// A server was enabled or disabled (`/mcp enable|disable`).
+    ServerEnabled { server: ServerName, enabled: bool },
+    /// The server configuration was reloaded: every configured server now (new ones are
+    /// not connected; removed ones were disconnected first).
+    ServersChanged { servers: Vec<ServerInfo> },
     /// A connected server's resources, templates and prompts as last listed (after its
     /// connect or a `list_changed`); the console completes `@` and `/mcp__…` from them.
     Catalog {
         server: ServerName,
         catalog: std::sync::Arc<crate::Catalog>,
     },
-    /// The answer to `UiCommand::Complete` with that `id` (empty when the server offers
-    /// no completion or the request failed).
-    Completions {
-        id: u64,
-        values: Vec<String>,
-    },
-    /// How full the model's context window is (after each model call and each change to
-    /// the conversation's size).
-    Context(ContextGauge),
-    /// The conversation was compacted to fit the window.
-    Compacted(CompactionReport),
-    /// The answer to `UiCommand::ShowContext`.
-    ContextBreakdown(ContextBreakdown),
-    Error(String),
-    Notice(String),
-    /// The permission mode in force changed (also sent once at the start).
-    ModeChanged(ModeChange),
-    /// The server configuration was reloaded: every configured server now (new ones are
-    /// not connected; removed ones were disconnected first).
-    ServersChanged {
-        servers: Vec<ServerInfo>,
-    },
     /// The project's instruction files and file commands, as loaded at the start (sent
     /// right after `SessionStarted`): `/memory`, `/help` and completion show them.
     Project(crate::ProjectView),
-    /// One instruction file that went into the system prompt (sent at the start, after
-    /// `Project`, one event per file).
-    InstructionsLoaded(InstructionsLoaded),
     /// The workspace's files for `@path` completion (listed beside the session's start).
     WorkspaceFiles(Vec<String>),
+    /// The session's grants changed (given, spent, ended, revoked): every grant in force
+    /// now, as the gate keeps them (`/permissions` lists these).
+    GrantsChanged(Vec<crate::GrantLine>),
     /// `/model` switched the model (or a resumed session's switch was redone): the new
     /// label, e.g. `anthropic claude-opus-4-1`.
-    ModelChanged {
-        label: String,
-    },
+    ModelChanged { label: String },
+}
+
+/// The answer to a front end's command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The answer to `UiCommand::Complete` with that `id` (empty when the server offers
+    /// no completion or the request failed).
+    Completions { id: u64, values: Vec<String> },
+    /// The answer to `UiCommand::ShowContext`.
+    ContextBreakdown(ContextBreakdown),
     /// The provider's own list of models (empty when it offers none or did not answer).
     ModelNames(Vec<String>),
 }

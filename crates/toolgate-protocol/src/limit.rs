@@ -3,6 +3,7 @@
 //! call (`crate::gate::Grants`); the audit record of a call it let through says what was
 //! left after it.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// How long a limited grant lasts, as the person chose it.
@@ -59,5 +60,75 @@ impl GrantLeft {
             GrantLeft::Seconds(s) if s >= 60 => format!("{} min {} s left", s / 60, s % 60),
             GrantLeft::Seconds(s) => format!("{s} s left"),
         }
+    }
+}
+
+/// One grant in force, as the gate reports the session's grants whenever they change
+/// (given, spent, ended, revoked) and `/permissions` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantLine {
+    /// The grant's name (the tool, `read_mcp_resource(docs)`, `sampling(SERVER)`): the
+    /// name `UiCommand::RevokeGrant` takes.
+    pub name: String,
+    /// None: for the rest of the session.
+    pub left: Option<GrantEnd>,
+}
+
+/// What is left of a limited grant in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantEnd {
+    Calls(u32),
+    /// When it ends (wall clock, from the gate's own clock at the change).
+    Until(DateTime<Utc>),
+}
+
+impl GrantLine {
+    /// A grant for the rest of the session.
+    pub fn session(name: &str) -> GrantLine {
+        GrantLine {
+            name: name.to_string(),
+            left: None,
+        }
+    }
+
+    /// "allow mcp__deploy__trigger (3 calls left)", "… (until 14:05:00 UTC)".
+    pub fn describe(&self) -> String {
+        match self.left {
+            None => format!("allow {}", self.name),
+            Some(GrantEnd::Calls(n)) => {
+                format!("allow {} ({})", self.name, GrantLeft::Calls(n).describe())
+            }
+            Some(GrantEnd::Until(until)) => format!(
+                "allow {} (until {} UTC)",
+                self.name,
+                until.format("%H:%M:%S")
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grant_line_says_what_is_left() {
+        assert_eq!(GrantLine::session("bash").describe(), "allow bash");
+        let line = |left| GrantLine {
+            name: "mcp__deploy__trigger".into(),
+            left: Some(left),
+        };
+        assert_eq!(
+            line(GrantEnd::Calls(1)).describe(),
+            "allow mcp__deploy__trigger (1 call left)"
+        );
+        let until = DateTime::parse_from_rfc3339("2026-12-06T14:15:00.000Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(
+            line(GrantEnd::Until(until)).describe(),
+            "allow mcp__deploy__trigger (until 14:15:00 UTC)"
+        );
     }
 }

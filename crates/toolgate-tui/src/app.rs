@@ -96,7 +96,7 @@ pub struct App {
     pub context: Option<crate::protocol::ContextGauge>,
     pub usage: Usage,
     /// Tools the user allowed for this session (revocable from /permissions).
-    pub session_grants: Vec<super::components::grant_list::GrantLine>,
+    pub session_grants: Vec<crate::protocol::GrantLine>,
     /// Set by the first Ctrl+C while idle; a second one before it runs out quits.
     pub quit_armed_until: Option<Instant>,
     /// A short message for the status line, with when it goes away.

@@ -51,6 +51,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc::error::{TryRecvError, TrySendError};
 
 use crate::protocol::AgentHandle;
+use crate::protocol::Event;
 use crate::protocol::{AgentEvent, UiCommand};
 
 /// How many queued agent events are folded into one frame before drawing, so a flood of
@@ -318,9 +319,9 @@ fn perform(
                 Err(TrySendError::Closed(_)) => {
                     let _ = update(
                         app,
-                        Msg::Agent(AgentEvent::Error(
-                            "the agent is not running; the command was not sent".into(),
-                        )),
+                        Msg::Agent(AgentEvent::Fact(Event::Error {
+                            message: "the agent is not running; the command was not sent".into(),
+                        })),
                     );
                     limiter.mark_dirty();
                 }

@@ -7,13 +7,15 @@
 //! (focus, the turn, the status line's message) it reports back, and this applies it.
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+// crossterm's `Event` is the terminal's in this file; the agent's facts are `Fact`.
+use crate::protocol::Event as Fact;
 use ratatui::layout::Rect;
 
 use super::app::{App, Msg, QUIT_WINDOW, Update};
 use super::components::completion::assist::ModelList;
 use super::components::composer::ComposerKey;
 use super::components::inbox::state::KeyResult;
-use super::components::overlays::{Overlay, note_grant};
+use super::components::overlays::Overlay;
 use super::components::pool::events as pool_events;
 use super::components::pool::panel::{self, PoolKey};
 use super::components::status::{RetryCountdown, Turn};
@@ -24,6 +26,7 @@ use super::layout::Focus;
 use super::recall;
 use super::submit;
 use crate::protocol::AgentEvent;
+use crate::protocol::{Live, PermissionLine, Reply, ToolCallStart, View};
 use crate::sanitize::for_terminal;
 
 pub fn update(app: &mut App, msg: Msg) -> Update {
@@ -78,7 +81,7 @@ pub fn update(app: &mut App, msg: Msg) -> Update {
 
 /// Routes an agent event to the components whose state it concerns.
 fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
-    if let AgentEvent::ServerStatus { server, status } = &event
+    if let AgentEvent::Fact(Fact::ServerStatus { server, status }) = &event
         && !matches!(status, crate::protocol::ServerStatus::Ready { .. })
     {
         app.assist.forget_server(server);
@@ -89,24 +92,24 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
     // The model answered again (or the turn ended): the retry countdown is over.
     if matches!(
         event,
-        AgentEvent::TextDelta(_)
-            | AgentEvent::ToolCallStarted { .. }
-            | AgentEvent::TurnFinished { .. }
-            | AgentEvent::Error(_)
+        AgentEvent::Live(Live::TextDelta(_))
+            | AgentEvent::Fact(Fact::ToolStarted(ToolCallStart { .. }))
+            | AgentEvent::Fact(Fact::TurnFinished { .. })
+            | AgentEvent::Fact(Fact::Error { message: _ })
     ) {
         app.model_retry = None;
     }
     match event {
-        AgentEvent::ModelRetry(retry) => {
+        AgentEvent::Fact(Fact::ModelRetry(retry)) => {
             app.model_retry = Some(RetryCountdown::new(retry, app.now));
             return;
         }
-        AgentEvent::Completions { id, values } => {
+        AgentEvent::Reply(Reply::Completions { id, values }) => {
             return app
                 .assist
                 .on_completions(id, values, &app.composer, effects);
         }
-        AgentEvent::Catalog { server, catalog } => {
+        AgentEvent::View(View::Catalog { server, catalog }) => {
             return app
                 .assist
                 .on_catalog(server.into_string(), catalog, &app.composer, effects);
@@ -115,43 +118,43 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
             app.inbox.push(request, app.now);
             return super::notify::question_arrived(app, effects);
         }
-        AgentEvent::Project(project) => {
+        AgentEvent::View(View::Project(project)) => {
             app.assist.commands = project.commands.clone();
             app.project = project;
             return;
         }
-        AgentEvent::WorkspaceFiles(files) => {
+        AgentEvent::View(View::WorkspaceFiles(files)) => {
             app.assist.files = files;
             return;
         }
-        AgentEvent::ModelNames(names) => {
+        AgentEvent::Reply(Reply::ModelNames(names)) => {
             app.assist.models = ModelList::Known(names);
             app.assist.refresh(&app.composer, effects);
         }
-        AgentEvent::ModelChanged { label } => {
+        AgentEvent::View(View::ModelChanged { label }) => {
             app.model_label = for_terminal(&label);
             app.note(EntryKind::Notice(format!(
                 "The model is now {} (from the next request)",
                 app.model_label
             )));
         }
-        AgentEvent::Context(gauge) => {
+        AgentEvent::Live(Live::Context(gauge)) => {
             app.context = Some(gauge);
             return;
         }
-        AgentEvent::Compacted(report) => {
+        AgentEvent::Fact(Fact::Compacted(report)) => {
             app.note(EntryKind::Notice(format!("── {} ──", report.describe())));
         }
-        AgentEvent::ContextBreakdown(breakdown) => {
+        AgentEvent::Reply(Reply::ContextBreakdown(breakdown)) => {
             app.note(EntryKind::Notice(breakdown.lines().join("\n")));
         }
-        AgentEvent::SessionStarted {
+        AgentEvent::View(View::SessionStarted {
             session_id,
             model_label,
             workspace,
             servers,
             sandbox_problem,
-        } => {
+        }) => {
             app.sandbox_problem = sandbox_problem.map(|p| for_terminal(&p));
             app.session_id = for_terminal(&session_id);
             app.model_label = for_terminal(&model_label);
@@ -162,37 +165,37 @@ fn on_agent(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
             app.info.servers = servers;
             return;
         }
-        AgentEvent::ModeChanged(change) => {
+        AgentEvent::Fact(Fact::PermissionMode(change)) => {
             // The status line names it; the conversation is unchanged.
             app.permission_mode = change.mode;
             return;
         }
-        AgentEvent::ServerEnabled { server, enabled } => {
+        AgentEvent::View(View::ServerEnabled { server, enabled }) => {
             if let Some(info) = app.info.servers.iter_mut().find(|s| s.name == server) {
                 info.enabled = enabled;
             }
             return;
         }
-        AgentEvent::ServersChanged { servers } => {
+        AgentEvent::View(View::ServersChanged { servers }) => {
             let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
             app.pool.set_configured(&names);
             app.info.servers = servers;
         }
-        AgentEvent::PermissionDecided { call_id, record } => {
-            note_grant(&mut app.session_grants, &record);
+        // The gate's own list: /permissions shows what it says.
+        AgentEvent::View(View::GrantsChanged(grants)) => app.session_grants = grants,
+        AgentEvent::Fact(Fact::PermissionDecided(PermissionLine { call_id, record })) => {
             transcript_events::decided(&mut app.transcript, &call_id, &record);
         }
-        AgentEvent::TurnFinished { usage, cancelled } => {
+        AgentEvent::Fact(Fact::TurnFinished {
+            usage, cancelled, ..
+        }) => {
             app.usage.add(&usage);
             app.turn = Turn::Idle;
             transcript_events::turn_finished(&mut app.transcript, cancelled);
             // However the turn ended; after an interrupt the queue waits for Enter.
             submit::send_queued(app, effects);
         }
-        AgentEvent::Sampling(report) => {
-            if let Some(record) = &report.decision {
-                note_grant(&mut app.session_grants, record);
-            }
+        AgentEvent::Fact(Fact::Sampling(report)) => {
             // Spent on the person's model like a turn's tokens.
             let used = report.usage();
             app.usage.input_tokens += used.input_tokens;

@@ -22,6 +22,7 @@ use toolgate::protocol::questions::{
     HostRequest, ProjectServerAnswer, RestoreAnswer, SignInAnswer, TrustAnswer,
 };
 use toolgate::protocol::{AgentEvent, PoolUpdate, ToolOutcome, UiCommand};
+use toolgate::protocol::{Event, Live, PermissionLine, ToolCallStart, View};
 
 /// One reply: the events to stream, and whether the stream then hangs (to cancel it).
 #[derive(Clone)]
@@ -180,8 +181,10 @@ impl Harness {
     }
 
     async fn turn(&mut self, answer: impl FnMut(&str) -> Option<UserDecision>) -> Vec<AgentEvent> {
-        self.until(answer, |e| matches!(e, AgentEvent::TurnFinished { .. }))
-            .await
+        self.until(answer, |e| {
+            matches!(e, AgentEvent::Fact(Event::TurnFinished { .. }))
+        })
+        .await
     }
 
     fn requests(&self) -> Vec<ModelRequest> {
@@ -275,9 +278,9 @@ fn finished(events: &[AgentEvent]) -> Vec<(ToolOutcome, String)> {
     events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::ToolCallFinished {
+            AgentEvent::Fact(Event::ToolFinished {
                 outcome, output, ..
-            } => Some((*outcome, output.clone())),
+            }) => Some((*outcome, output.clone())),
             _ => None,
         })
         .collect()
@@ -303,10 +306,10 @@ fn turn_cancelled(events: &[AgentEvent]) -> bool {
     events.iter().any(|e| {
         matches!(
             e,
-            AgentEvent::TurnFinished {
+            AgentEvent::Fact(Event::TurnFinished {
                 cancelled: true,
                 ..
-            }
+            })
         )
     })
 }
@@ -340,7 +343,7 @@ async fn unknown_tool_is_an_error_result_and_the_loop_goes_on() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, AgentEvent::TextDelta(t) if t == "done"))
+            .any(|e| matches!(e, AgentEvent::Live(Live::TextDelta(t)) if t == "done"))
     );
 }
 
@@ -462,7 +465,7 @@ async fn turn_cap_ends_the_turn_with_a_notice() {
     let events = h.turn(no_answers).await;
     assert_eq!(h.requests().len(), 3);
     assert!(events.iter().any(|e| matches!(e,
-        AgentEvent::Notice(n) if n.contains("Turn cap reached: 3 model calls"))));
+        AgentEvent::Fact(Event::Notice { message: n }) if n.contains("Turn cap reached: 3 model calls"))));
     assert!(!turn_cancelled(&events));
 }
 
@@ -482,8 +485,10 @@ async fn cancel_mid_stream_gives_every_tool_use_a_result() {
         |_| {},
     );
     h.submit("go").await;
-    h.until(no_answers, |e| matches!(e, AgentEvent::TextDelta(_)))
-        .await;
+    h.until(no_answers, |e| {
+        matches!(e, AgentEvent::Live(Live::TextDelta(_)))
+    })
+    .await;
     h.handle.commands.send(UiCommand::Cancel).await.unwrap();
     let events = h.turn(no_answers).await;
     assert!(turn_cancelled(&events));
@@ -540,7 +545,7 @@ async fn cancel_mid_tool_call_stops_it_and_answers_the_rest() {
     h.submit("go").await;
     h.until(
         no_answers,
-        |e| matches!(e, AgentEvent::ToolCallStarted { call_id, .. } if call_id == "slow"),
+        |e| matches!(e, AgentEvent::Fact(Event::ToolStarted(ToolCallStart { call_id, .. })) if call_id == "slow"),
     )
     .await;
     h.handle.commands.send(UiCommand::Cancel).await.unwrap();
@@ -642,24 +647,26 @@ async fn model_error_ends_the_turn_with_an_error_event() {
     h.submit("go").await;
     let events = h.turn(no_answers).await;
     assert!(events.iter().any(|e| matches!(e,
-        AgentEvent::Error(m) if m == "test stream broken: connection reset")));
+        AgentEvent::Fact(Event::Error { message: m }) if m == "test stream broken: connection reset")));
 }
 
 #[tokio::test]
 async fn first_events_are_session_start_and_the_starting_pool() {
     let mut h = start(vec![], |_| {});
     let events = h
-        .until(no_answers, |e| matches!(e, AgentEvent::PoolChanged { .. }))
+        .until(no_answers, |e| {
+            matches!(e, AgentEvent::View(View::PoolChanged(_)))
+        })
         .await;
     assert!(
-        matches!(&events[0], AgentEvent::SessionStarted { model_label, .. } if model_label == "replay test model")
+        matches!(&events[0], AgentEvent::View(View::SessionStarted { model_label, .. }) if model_label == "replay test model")
     );
-    let AgentEvent::PoolChanged(PoolUpdate {
+    let AgentEvent::View(View::PoolChanged(PoolUpdate {
         snapshot,
         added,
         removed,
         ..
-    }) = events.last().unwrap()
+    })) = events.last().unwrap()
     else {
         unreachable!()
     };
@@ -696,10 +703,10 @@ async fn resume_restores_the_conversation() {
     };
     let start_events = first
         .until(no_answers, |e| {
-            matches!(e, AgentEvent::SessionStarted { .. })
+            matches!(e, AgentEvent::View(View::SessionStarted { .. }))
         })
         .await;
-    let AgentEvent::SessionStarted { session_id, .. } = &start_events[0] else {
+    let AgentEvent::View(View::SessionStarted { session_id, .. }) = &start_events[0] else {
         unreachable!()
     };
     let session_id = session_id.clone();
@@ -731,17 +738,17 @@ async fn resume_restores_the_conversation() {
         state,
     };
     let replayed = second
-        .until(no_answers, |e| matches!(e, AgentEvent::PoolChanged { .. }))
+        .until(no_answers, |e| {
+            matches!(e, AgentEvent::View(View::PoolChanged(_)))
+        })
         .await;
+    assert!(replayed.iter().any(
+        |e| matches!(e, AgentEvent::Fact(Event::User { text: t }) if t == "what is the answer?")
+    ));
     assert!(
         replayed
             .iter()
-            .any(|e| matches!(e, AgentEvent::UserMessage(t) if t == "what is the answer?"))
-    );
-    assert!(
-        replayed
-            .iter()
-            .any(|e| matches!(e, AgentEvent::Notice(n) if n.contains("2 messages restored")))
+            .any(|e| matches!(e, AgentEvent::Fact(Event::Notice { message: n }) if n.contains("2 messages restored")))
     );
     second.submit("and again?").await;
     second.turn(no_answers).await;
@@ -834,7 +841,7 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
                 if let AgentEvent::Request(HostRequest::Escalation(r)) = e {
                     shown.push(r.payload.clone());
                 }
-                matches!(e, AgentEvent::TurnFinished { .. })
+                matches!(e, AgentEvent::Fact(Event::TurnFinished { .. }))
             },
         )
         .await;
@@ -866,7 +873,7 @@ async fn leaving_the_sandbox_always_asks_whatever_rules_say_and_a_session_grant_
     let deciders: Vec<(String, Decider)> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::PermissionDecided { call_id, record } => {
+            AgentEvent::Fact(Event::PermissionDecided(PermissionLine { call_id, record })) => {
                 Some((call_id.to_string(), record.decider.clone()))
             }
             _ => None,
@@ -922,7 +929,7 @@ async fn a_managed_sandbox_floor_refuses_leaving_the_sandbox_without_asking() {
                 asked.push(about.to_string());
                 Some(UserDecision::AllowSession)
             },
-            |e| matches!(e, AgentEvent::TurnFinished { .. }),
+            |e| matches!(e, AgentEvent::Fact(Event::TurnFinished { .. })),
         )
         .await;
     assert!(escalations(&asked).is_empty(), "asked: {asked:?}");
@@ -967,7 +974,7 @@ async fn without_a_sandbox_every_bash_call_asks_showing_why() {
                 if let AgentEvent::Request(HostRequest::Escalation(r)) = e {
                     reasons.push(r.payload.reason.clone());
                 }
-                matches!(e, AgentEvent::TurnFinished { .. })
+                matches!(e, AgentEvent::Fact(Event::TurnFinished { .. }))
             },
         )
         .await;
@@ -1051,7 +1058,7 @@ async fn a_command_that_rewrites_toolgates_own_config_is_undone_and_reported() {
     );
     assert!(!h.workspace.path().join(".toolgate/config.toml").exists());
     assert!(events.iter().any(|e| matches!(e,
-        AgentEvent::Notice(n) if n.contains("it was put back"))));
+        AgentEvent::Fact(Event::Notice { message: n }) if n.contains("it was put back"))));
 }
 
 #[tokio::test]
@@ -1074,7 +1081,7 @@ async fn a_grant_to_run_unsandboxed_does_not_cover_a_destructive_command() {
                 asked.push(about.to_string());
                 answers.pop_front()
             },
-            |e| matches!(e, AgentEvent::TurnFinished { .. }),
+            |e| matches!(e, AgentEvent::Fact(Event::TurnFinished { .. })),
         )
         .await;
     // The first question is about leaving the sandbox; the second, under that grant, is

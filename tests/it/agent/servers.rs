@@ -75,7 +75,7 @@ async fn a_server_connected_during_a_turn_is_in_the_next_requests_pool() {
     );
 
     let pool_change = events.iter().rev().find_map(|e| match e {
-        AgentEvent::PoolChanged(PoolUpdate { added, removed, .. }) => {
+        AgentEvent::View(View::PoolChanged(PoolUpdate { added, removed, .. })) => {
             Some((added.clone(), removed.clone()))
         }
         _ => None,
@@ -175,7 +175,7 @@ async fn ask_answers_decide_each_call() {
     let deciders: Vec<(String, Decider)> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::PermissionDecided { call_id, record } => {
+            AgentEvent::Fact(Event::PermissionDecided(PermissionLine { call_id, record })) => {
                 Some((call_id.to_string(), record.decider.clone()))
             }
             _ => None,
@@ -257,7 +257,7 @@ async fn an_unanswered_question_expires_into_a_denial_recorded_as_expired() {
     );
     assert!(
         events.iter().any(|e| matches!(e,
-        AgentEvent::PermissionDecided { call_id, record }
+        AgentEvent::Fact(Event::PermissionDecided(PermissionLine { call_id, record }))
             if call_id == "t"
                 && record.decider == Decider::Expired { asked_by: "mcp__deploy__trigger".into() }))
     );
@@ -336,7 +336,7 @@ async fn headless_turns_an_ask_into_a_denial_naming_the_allow_rule() {
         )
     );
     assert!(events.iter().any(|e| matches!(e,
-        AgentEvent::PermissionDecided { call_id, record }
+        AgentEvent::Fact(Event::PermissionDecided(PermissionLine { call_id, record }))
             if call_id == "t"
                 && record.decision == Permit::Deny
                 && record.decider == Decider::Headless { asked_by: "mcp__deploy__trigger".into() })));
@@ -377,7 +377,7 @@ async fn allow_always_writes_a_rule_and_stops_asking() {
     let written = std::fs::read_to_string(&config).unwrap();
     assert!(written.contains("mcp__deploy__trigger"), "{written}");
     assert!(events.iter().any(|e| matches!(e,
-        AgentEvent::Notice(n) if n.contains("mcp__deploy__trigger") && n.contains(config.to_str().unwrap()))));
+        AgentEvent::Fact(Event::Notice { message: n }) if n.contains("mcp__deploy__trigger") && n.contains(config.to_str().unwrap()))));
     let outcomes: Vec<ToolOutcome> = finished(&events).iter().map(|d| d.0).collect();
     assert_eq!(
         outcomes,

@@ -14,10 +14,12 @@ fn send(app: &mut App, text: &str) {
     assert!(matches!(&commands[..], [UiCommand::Submit(t)] if t == text));
     agent(
         app,
-        AgentEvent::TurnFinished {
+        AgentEvent::Fact(Fact::TurnFinished {
             usage: Usage::default(),
             cancelled: false,
-        },
+            exit_code: None,
+            model_calls: None,
+        }),
     );
 }
 
@@ -89,16 +91,22 @@ fn thinking_shows_collapsed_while_it_streams_and_ctrl_o_expands_it() {
     perform(key(&mut app, KeyCode::Enter));
     agent(
         &mut app,
-        AgentEvent::ThinkingDelta("The user wants ".into()),
+        AgentEvent::Live(Live::ThinkingDelta("The user wants ".into())),
     );
-    agent(&mut app, AgentEvent::ThinkingDelta("a deploy plan".into()));
+    agent(
+        &mut app,
+        AgentEvent::Live(Live::ThinkingDelta("a deploy plan".into())),
+    );
     let shown = screen(&mut app, 110, 30);
     assert!(
         shown.contains("✻ thinking… 6 words · Ctrl+O shows it"),
         "{shown}"
     );
     assert!(!shown.contains("a deploy plan"), "collapsed: {shown}");
-    agent(&mut app, AgentEvent::TextDelta("Here is the plan.".into()));
+    agent(
+        &mut app,
+        AgentEvent::Live(Live::TextDelta("Here is the plan.".into())),
+    );
     let shown = screen(&mut app, 110, 30);
     assert!(shown.contains("✻ thought 6 words"), "{shown}");
     assert!(shown.contains("Here is the plan."), "{shown}");

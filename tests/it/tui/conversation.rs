@@ -11,9 +11,9 @@ fn markdown_is_rendered() {
         "1. `search` the docs\n2. read the _result_\n\n",
         "```sh\nls -la\n```\n",
     ] {
-        agent(&mut app, AgentEvent::TextDelta(chunk.into()));
+        agent(&mut app, AgentEvent::Live(Live::TextDelta(chunk.into())));
     }
-    agent(&mut app, AgentEvent::AssistantMessageDone);
+    agent(&mut app, AgentEvent::Live(Live::AssistantMessageDone));
     let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
     for expected in [
@@ -45,34 +45,38 @@ fn escape_sequences_from_models_tools_and_servers_never_reach_the_screen() {
     let mut app = started_app();
     agent(
         &mut app,
-        AgentEvent::TextDelta("hi\u{1b}]0;pwned\u{7} there\u{1b}[2J\u{9b}31m!".into()),
+        AgentEvent::Live(Live::TextDelta(
+            "hi\u{1b}]0;pwned\u{7} there\u{1b}[2J\u{9b}31m!".into(),
+        )),
     );
     agent(
         &mut app,
-        AgentEvent::ToolCallStarted {
+        AgentEvent::Fact(Fact::ToolStarted(ToolCallStart {
             call_id: "t1".into(),
             name: "mcp__docs__search".into(),
             server: Some("docs".into()),
             input: json!({"q": "\u{1b}[1;1H"}),
-        },
+        })),
     );
     agent(
         &mut app,
-        AgentEvent::ToolCallFinished {
+        AgentEvent::Fact(Fact::ToolFinished {
             call_id: "t1".into(),
             outcome: ToolOutcome::Error,
             output: "bad\u{1b}[31m red\r\u{8}".into(),
-        },
+            full_output_path: None,
+            name: String::new(),
+        }),
     );
     agent(
         &mut app,
-        AgentEvent::ServerStatus {
+        AgentEvent::Fact(Fact::ServerStatus {
             server: "fs".into(),
             status: ServerStatus::Failed {
                 reason: "boom\u{1b}]52;c;ZXZpbA==\u{7}".into(),
                 stderr_tail: vec![],
             },
-        },
+        }),
     );
     let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
@@ -103,39 +107,41 @@ fn tool_cards_show_outcomes_and_expand() {
     ] {
         agent(
             &mut app,
-            AgentEvent::ToolCallStarted {
+            AgentEvent::Fact(Fact::ToolStarted(ToolCallStart {
                 call_id: id.into(),
                 name: format!("tool_{id}").into(),
                 server: None,
                 input: json!({"path": "src/main.rs"}),
-            },
+            })),
         );
         agent(
             &mut app,
-            AgentEvent::ToolCallFinished {
+            AgentEvent::Fact(Fact::ToolFinished {
                 call_id: id.into(),
                 outcome,
                 output: (1..=6).map(|i| format!("out {i}\n")).collect(),
-            },
+                full_output_path: None,
+                name: String::new(),
+            }),
         );
     }
     agent(
         &mut app,
-        AgentEvent::ToolCallStarted {
+        AgentEvent::Fact(Fact::ToolStarted(ToolCallStart {
             call_id: "d".into(),
             name: "mcp__deploy__trigger".into(),
             server: Some("deploy".into()),
             input: json!({}),
-        },
+        })),
     );
     agent(
         &mut app,
-        AgentEvent::ToolProgress {
+        AgentEvent::Fact(Fact::ToolProgress {
             call_id: "d".into(),
             progress: 3.0,
             total: Some(4.0),
             message: Some("uploading".into()),
-        },
+        }),
     );
     let text = screen(&mut app, 110, 40);
     assert!(text.contains("tool_a path=\"src/main.rs\""), "{text}");
@@ -149,14 +155,16 @@ fn tool_cards_show_outcomes_and_expand() {
     // Cancelled turn: the running card says so.
     agent(
         &mut app,
-        AgentEvent::TurnFinished {
+        AgentEvent::Fact(Fact::TurnFinished {
             usage: Usage {
                 input_tokens: 1200,
                 output_tokens: 34,
                 ..Default::default()
             },
             cancelled: true,
-        },
+            exit_code: None,
+            model_calls: None,
+        }),
     );
     let text = screen(&mut app, 110, 60);
     assert!(text.contains("⎿ cancelled"), "{text}");
@@ -167,14 +175,24 @@ fn tool_cards_show_outcomes_and_expand() {
 fn scrolling_up_keeps_the_view_and_marks_new_output_below() {
     let mut app = started_app();
     for i in 0..50 {
-        agent(&mut app, AgentEvent::Notice(format!("message {i}")));
+        agent(
+            &mut app,
+            AgentEvent::Fact(Fact::Notice {
+                message: format!("message {i}"),
+            }),
+        );
     }
     let text = screen(&mut app, 110, 30);
     assert!(text.contains("message 49"));
     key(&mut app, KeyCode::PageUp);
     let text = screen(&mut app, 110, 30);
     assert!(!text.contains("message 49"), "{text}");
-    agent(&mut app, AgentEvent::Notice("message 50".into()));
+    agent(
+        &mut app,
+        AgentEvent::Fact(Fact::Notice {
+            message: "message 50".into(),
+        }),
+    );
     let text = screen(&mut app, 110, 30);
     assert!(text.contains("new output below"), "{text}");
     assert!(!text.contains("message 50"));
@@ -195,7 +213,12 @@ fn scrolling_up_keeps_the_view_and_marks_new_output_below() {
         text.contains("message 50") && !text.contains("new output below"),
         "{text}"
     );
-    agent(&mut app, AgentEvent::Notice("message 51".into()));
+    agent(
+        &mut app,
+        AgentEvent::Fact(Fact::Notice {
+            message: "message 51".into(),
+        }),
+    );
     assert!(screen(&mut app, 110, 30).contains("message 51"));
 }
 
@@ -204,7 +227,7 @@ fn resize_reflows_text() {
     let mut app = started_app();
     agent(
         &mut app,
-        AgentEvent::TextDelta("word ".repeat(40).trim_end().to_string()),
+        AgentEvent::Live(Live::TextDelta("word ".repeat(40).trim_end().to_string())),
     );
     let wide = screen(&mut app, 120, 30);
     let narrow = screen(&mut app, 70, 30);
@@ -229,10 +252,12 @@ fn idle_console_sets_no_timer_and_a_running_turn_ticks_the_spinner() {
     assert!(screen(&mut app, 110, 30).contains("working 1.5s"));
     agent(
         &mut app,
-        AgentEvent::TurnFinished {
+        AgentEvent::Fact(Fact::TurnFinished {
             usage: Usage::default(),
             cancelled: false,
-        },
+            exit_code: None,
+            model_calls: None,
+        }),
     );
     assert_eq!(app.next_deadline(), None);
 }
@@ -248,7 +273,12 @@ fn five_thousand_chunks_in_a_second_draw_at_most_sixty_frames() {
         now = start + Duration::from_micros(200) * i;
         app.now = now;
         // As the runtime does: a frame only for what may have changed the screen.
-        if update(&mut app, Msg::Agent(AgentEvent::TextDelta("x".into()))).redraw {
+        if update(
+            &mut app,
+            Msg::Agent(AgentEvent::Live(Live::TextDelta("x".into()))),
+        )
+        .redraw
+        {
             limiter.mark_dirty();
         }
         if limiter.should_draw(now) {
@@ -282,7 +312,12 @@ fn keys_that_change_nothing_do_not_cost_a_frame() {
     let mut app = started_app();
     resize(&mut app, 110, 30);
     for i in 0..3 {
-        agent(&mut app, AgentEvent::Notice(format!("message {i}")));
+        agent(
+            &mut app,
+            AgentEvent::Fact(Fact::Notice {
+                message: format!("message {i}"),
+            }),
+        );
     }
     let before = screen(&mut app, 110, 30);
     let mouse = |kind| {
@@ -329,7 +364,7 @@ fn keys_that_change_nothing_do_not_cost_a_frame() {
     assert!(redraw_of(&mut app, mouse(MouseEventKind::ScrollUp)));
     assert!(redraw_of(
         &mut app,
-        Msg::Agent(AgentEvent::TextDelta("more".into()))
+        Msg::Agent(AgentEvent::Live(Live::TextDelta("more".into())))
     ));
     assert!(redraw_of(&mut app, Msg::Tick));
     assert!(redraw_of(&mut app, Msg::Terminal(Event::Resize(90, 20))));
@@ -339,7 +374,12 @@ fn keys_that_change_nothing_do_not_cost_a_frame() {
 fn paging_counts_in_the_size_the_terminal_reported() {
     let mut app = started_app();
     for i in 0..60 {
-        agent(&mut app, AgentEvent::Notice(format!("message {i}")));
+        agent(
+            &mut app,
+            AgentEvent::Fact(Fact::Notice {
+                message: format!("message {i}"),
+            }),
+        );
     }
     // 30 rows: conversation of 30 - 3 (composer) - 1 (status) = 26 rows, 13 messages;
     // a page is 24 rows, 12 messages.
@@ -353,7 +393,12 @@ fn paging_counts_in_the_size_the_terminal_reported() {
     // A smaller terminal: the same key pages by its smaller page (10 rows = 5 messages).
     let mut small = started_app();
     for i in 0..60 {
-        agent(&mut small, AgentEvent::Notice(format!("message {i}")));
+        agent(
+            &mut small,
+            AgentEvent::Fact(Fact::Notice {
+                message: format!("message {i}"),
+            }),
+        );
     }
     resize(&mut small, 110, 16);
     key(&mut small, KeyCode::PageUp);
@@ -376,23 +421,23 @@ fn no_color_keeps_meaning_without_colours() {
     // The starting pool first: only what arrives after it is marked new.
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot: builtin_entries(),
             added: vec![],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     let mut snapshot = builtin_entries();
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot,
             added: vec!["mcp__docs__search".into()],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
@@ -416,12 +461,12 @@ fn tool_detail_and_help_at_80x24() {
     snapshot.push(trigger_entry());
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     key(&mut app, KeyCode::Tab);
     for _ in 0..6 {
@@ -449,12 +494,12 @@ fn the_starting_pool_is_not_marked_new() {
     let added: Vec<String> = snapshot.iter().map(|e| e.tool.name.clone()).collect();
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot,
             added,
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
@@ -472,12 +517,12 @@ fn the_starting_pool_is_not_marked_new() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot,
             added: vec!["mcp__docs__search".into()],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     let text = screen(&mut app, 110, 30);
     assert!(text.contains("mcp__docs__search new"), "{text}");
@@ -542,19 +587,19 @@ fn tool_cards_say_who_let_the_call_run_or_stopped_it() {
     for (id, name, decision, decider) in decided {
         agent(
             &mut app,
-            AgentEvent::ToolCallStarted {
+            AgentEvent::Fact(Fact::ToolStarted(ToolCallStart {
                 call_id: id.into(),
                 name: name.into(),
                 server: None,
                 input: json!({}),
-            },
+            })),
         );
         agent(
             &mut app,
-            AgentEvent::PermissionDecided {
+            AgentEvent::Fact(Fact::PermissionDecided(PermissionLine {
                 call_id: id.into(),
                 record: AuditRecord::new(name, &json!({}), decision, None, decider),
-            },
+            })),
         );
         let outcome = if decision == Permit::Allow {
             ToolOutcome::Ok
@@ -563,11 +608,13 @@ fn tool_cards_say_who_let_the_call_run_or_stopped_it() {
         };
         agent(
             &mut app,
-            AgentEvent::ToolCallFinished {
+            AgentEvent::Fact(Fact::ToolFinished {
                 call_id: id.into(),
                 outcome,
                 output: String::new(),
-            },
+                full_output_path: None,
+                name: String::new(),
+            }),
         );
     }
     let text = screen(&mut app, 120, 36);
@@ -604,12 +651,12 @@ fn long_tool_details_scroll_with_page_keys() {
     big.tool.input_schema = object_schema(serde_json::Value::Object(properties)).into();
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot: vec![big],
             added: vec![],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     key(&mut app, KeyCode::Tab);
     let text = screen(&mut app, 120, 36);
@@ -642,30 +689,32 @@ fn a_tool_card_names_the_images_the_call_returned() {
     let mut app = started_app();
     agent(
         &mut app,
-        AgentEvent::ToolCallStarted {
+        AgentEvent::Fact(Fact::ToolStarted(ToolCallStart {
             call_id: "i1".into(),
             name: "mcp__charts__render".into(),
             server: Some("charts".into()),
             input: json!({}),
-        },
+        })),
     );
     agent(
         &mut app,
-        AgentEvent::ToolImages {
+        AgentEvent::Fact(Fact::ToolImages {
             call_id: "i1".into(),
             images: vec![toolgate::protocol::ImageSummary {
                 media_type: "image/png\u{1b}[2J".into(),
                 bytes: 5_380,
             }],
-        },
+        }),
     );
     agent(
         &mut app,
-        AgentEvent::ToolCallFinished {
+        AgentEvent::Fact(Fact::ToolFinished {
             call_id: "i1".into(),
             outcome: ToolOutcome::Ok,
             output: "a chart of last week".into(),
-        },
+            full_output_path: None,
+            name: String::new(),
+        }),
     );
     let text = screen_of(&render(&mut app, 100, 24));
     assert!(
@@ -683,8 +732,8 @@ fn code_blocks_are_highlighted_by_language() {
     let reply =
         "```rust\nfn main() { let greeting = \"hello\"; }\n```\n\n```\nfn plain() {}\n```\n";
     let colours_of = |app: &mut App, needle: &str| {
-        agent(app, AgentEvent::TextDelta(reply.into()));
-        agent(app, AgentEvent::AssistantMessageDone);
+        agent(app, AgentEvent::Live(Live::TextDelta(reply.into())));
+        agent(app, AgentEvent::Live(Live::AssistantMessageDone));
         colours_of(&render(app, 110, 30), needle)
     };
     let mut app = started_app();

@@ -13,10 +13,12 @@ fn ctrl_c_cancels_a_turn_then_quits_and_twice_when_idle_quits() {
     assert!(!quit);
     agent(
         &mut app,
-        AgentEvent::TurnFinished {
+        AgentEvent::Fact(Fact::TurnFinished {
             usage: Usage::default(),
             cancelled: true,
-        },
+            exit_code: None,
+            model_calls: None,
+        }),
     );
     assert!(screen(&mut app, 110, 30).contains("turn cancelled"));
 
@@ -105,10 +107,10 @@ fn mcp_enable_and_disable_switch_a_server_for_the_session_or_in_its_file() {
     assert!(!screen(&mut app, 110, 30).contains("fs ⊘ disabled"));
     agent(
         &mut app,
-        AgentEvent::ServerEnabled {
+        AgentEvent::View(View::ServerEnabled {
             server: "fs".into(),
             enabled: false,
-        },
+        }),
     );
     assert!(screen(&mut app, 110, 30).contains("fs ⊘ disabled"));
 }
@@ -141,12 +143,12 @@ fn tab_focuses_the_pool_and_selecting_a_tool_shows_its_details() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     key(&mut app, KeyCode::Tab);
     assert_eq!(app.focus, Focus::Pool);

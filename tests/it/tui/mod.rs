@@ -4,9 +4,11 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+// crossterm's `Event` is the terminal's in this file; the agent's facts are `Fact`.
 use ratatui::style::Color;
 use serde_json::json;
 use tokio::sync::oneshot;
+use toolgate::protocol::Event as Fact;
 
 use crate::support::console_view::{colours_of, render, resize, screen, screen_of};
 use crate::support::real_tools;
@@ -21,6 +23,7 @@ use toolgate::protocol::questions::{
     WorkspaceTrust,
 };
 use toolgate::protocol::{AgentEvent, Containment, PoolEntry, PoolUpdate, ToolOutcome, UiCommand};
+use toolgate::protocol::{GrantLine, Live, PermissionLine, ServerLogLine, ToolCallStart, View};
 use toolgate::protocol::{PoolTool, ToolClaims, ToolOrigin};
 use toolgate::tui::{
     App, CHANGE_HIGHLIGHT, ConsoleInfo, Effect, FRAME_INTERVAL, Focus, FrameLimiter, GUARD_WINDOW,
@@ -141,22 +144,22 @@ fn started_app() -> App {
     let mut app = App::new(info(), now);
     agent(
         &mut app,
-        AgentEvent::SessionStarted {
+        AgentEvent::View(View::SessionStarted {
             session_id: "5f3a9c1e-0000-4000-8000-000000000000".into(),
             model_label: "scripted demo".into(),
             workspace: "/home/dev/project".into(),
             servers: info().servers,
             sandbox_problem: None,
-        },
+        }),
     );
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot: builtin_entries(),
             added: vec![],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     app
 }
@@ -340,24 +343,24 @@ fn pool_after_connecting_docs_highlights_new_tools_then_settles() {
     let mut app = started_app();
     agent(
         &mut app,
-        AgentEvent::ServerStatus {
+        AgentEvent::Fact(Fact::ServerStatus {
             server: "docs".into(),
             status: ServerStatus::Ready {
                 tools: 2,
                 protocol: "2025-11-25".into(),
             },
-        },
+        }),
     );
     let mut snapshot = builtin_entries();
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot,
             added: vec!["mcp__docs__search".into(), "mcp__docs__get_version".into()],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     let terminal = render(&mut app, 110, 30);
     let text = screen_of(&terminal);
@@ -391,23 +394,23 @@ fn removed_tools_are_struck_through_briefly() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     let mut without_version = builtin_entries();
     without_version.push(docs_entries().remove(0));
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot: without_version,
             added: vec![],
             removed: vec!["mcp__docs__get_version".into()],
             ..Default::default()
-        }),
+        })),
     );
     let terminal = render(&mut app, 110, 30);
     let buf = terminal.backend().buffer();
@@ -453,13 +456,13 @@ fn failed_server_shows_reason() {
     let mut app = started_app();
     agent(
         &mut app,
-        AgentEvent::ServerStatus {
+        AgentEvent::Fact(Fact::ServerStatus {
             server: "fs".into(),
             status: ServerStatus::Failed {
                 reason: "process exited with status 1 before the handshake".into(),
                 stderr_tail: vec!["error: root /nope does not exist".into()],
             },
-        },
+        }),
     );
     let text = screen(&mut app, 110, 30);
     assert!(text.contains("fs ✗ failed"), "{text}");
@@ -491,17 +494,17 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     };
     agent(
         &mut app,
-        AgentEvent::ServerStatus {
+        AgentEvent::Fact(Fact::ServerStatus {
             server: "docs".into(),
             status: ready,
-        },
+        }),
     );
     agent(
         &mut app,
-        AgentEvent::ServerInstructions {
+        AgentEvent::Fact(Fact::ServerInstructions {
             server: "docs".into(),
             text: "Search before you read.".into(),
-        },
+        }),
     );
     for (level, message) in [
         (LogLevel::Info, "indexed 12 pages"),
@@ -509,11 +512,11 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     ] {
         agent(
             &mut app,
-            AgentEvent::ServerLog {
+            AgentEvent::Fact(Fact::ServerLog(ServerLogLine {
                 server: "docs".into(),
                 level,
                 message: message.into(),
-            },
+            })),
         );
     }
     let text = screen(&mut app, 110, 30);
@@ -524,12 +527,12 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
     snapshot.extend(docs_entries());
     agent(
         &mut app,
-        AgentEvent::PoolChanged(PoolUpdate {
+        AgentEvent::View(View::PoolChanged(PoolUpdate {
             snapshot,
             added: vec![],
             removed: vec![],
             ..Default::default()
-        }),
+        })),
     );
     key(&mut app, KeyCode::Tab);
     for _ in 0..6 {
@@ -619,7 +622,7 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
 
     agent(
         &mut app,
-        AgentEvent::Sampling(SamplingReport {
+        AgentEvent::Fact(Fact::Sampling(SamplingReport {
             server: "docs".into(),
             max_tokens: 300,
             system_prompt: None,
@@ -644,7 +647,14 @@ fn server_logs_instructions_sampling_and_roots_in_the_console() {
                 },
                 text: "short".into(),
             },
-        }),
+        })),
+    );
+    // The gate reports the grant the answer made.
+    agent(
+        &mut app,
+        AgentEvent::View(View::GrantsChanged(vec![GrantLine::session(
+            "sampling(docs)",
+        )])),
     );
     let text = screen(&mut app, 110, 30);
     assert!(
@@ -680,13 +690,13 @@ fn servers_the_agent_loaded_after_the_trust_question_are_listed_with_their_comma
     });
     agent(
         &mut app,
-        AgentEvent::SessionStarted {
+        AgentEvent::View(View::SessionStarted {
             session_id: "5f3a9c1e-0000-4000-8000-000000000001".into(),
             model_label: "scripted demo".into(),
             workspace: "/home/dev/project".into(),
             servers,
             sandbox_problem: None,
-        },
+        }),
     );
     type_text(&mut app, "/mcp");
     key(&mut app, KeyCode::Enter);
@@ -741,14 +751,14 @@ fn mcp_reload_asks_the_agent_and_a_reloaded_list_updates_the_panel() {
         containment: Containment::Unsandboxed,
         enabled: true,
     });
-    agent(&mut app, AgentEvent::ServersChanged { servers });
+    agent(&mut app, AgentEvent::View(View::ServersChanged { servers }));
     // The removed server's last status arrives after the new list: it stays gone.
     agent(
         &mut app,
-        AgentEvent::ServerStatus {
+        AgentEvent::Fact(Fact::ServerStatus {
             server: "deploy".into(),
             status: ServerStatus::Disconnected { reason: None },
-        },
+        }),
     );
     let text = screen(&mut app, 110, 30);
     // The pool panel is the right-hand column (the demo's welcome, on the left, names
@@ -775,21 +785,23 @@ fn small_terminal_80x24_with_conversation_and_dialog() {
     assert!(matches!(&commands[..], [UiCommand::Submit(t)] if t == "deploy 1.4.2 please"));
     agent(
         &mut app,
-        AgentEvent::UserMessage("deploy 1.4.2 please".into()),
+        AgentEvent::Fact(Fact::User {
+            text: "deploy 1.4.2 please".into(),
+        }),
     );
     agent(
         &mut app,
-        AgentEvent::TextDelta("I will **trigger** the deploy.".into()),
+        AgentEvent::Live(Live::TextDelta("I will **trigger** the deploy.".into())),
     );
-    agent(&mut app, AgentEvent::AssistantMessageDone);
+    agent(&mut app, AgentEvent::Live(Live::AssistantMessageDone));
     agent(
         &mut app,
-        AgentEvent::ToolCallStarted {
+        AgentEvent::Fact(Fact::ToolStarted(ToolCallStart {
             call_id: "call-7".into(),
             name: "mcp__deploy__trigger".into(),
             server: Some("deploy".into()),
             input: trigger_input(),
-        },
+        })),
     );
     let text = screen(&mut app, 80, 24);
     assert_eq!(
@@ -838,10 +850,16 @@ fn a_and_s_answer_session_and_always_and_session_grants_are_revocable() {
     let rx = open_trigger_modal(&mut app);
     perform(ch(&mut app, 'a'));
     assert_eq!(answer_of(rx), Some(UserDecision::AllowSession));
-    // The agent reports the decision; the grant it made is listed from that record.
+    // The agent reports the decision, and the gate the grant it made.
     agent(
         &mut app,
-        AgentEvent::PermissionDecided {
+        AgentEvent::View(View::GrantsChanged(vec![GrantLine::session(
+            "mcp__deploy__trigger",
+        )])),
+    );
+    agent(
+        &mut app,
+        AgentEvent::Fact(Fact::PermissionDecided(PermissionLine {
             call_id: "call-7".into(),
             record: AuditRecord::new(
                 "mcp__deploy__trigger",
@@ -853,7 +871,7 @@ fn a_and_s_answer_session_and_always_and_session_grants_are_revocable() {
                     asked_by: "mcp__deploy__trigger".into(),
                 },
             ),
-        },
+        })),
     );
 
     let rx = open_trigger_modal(&mut app);
@@ -940,7 +958,10 @@ fn queued_requests_show_position_and_each_gets_a_fresh_guard() {
 fn streaming_continues_while_the_dialog_is_open_and_abandoned_requests_close() {
     let mut app = started_app();
     let rx = open_trigger_modal(&mut app);
-    agent(&mut app, AgentEvent::TextDelta("still streaming".into()));
+    agent(
+        &mut app,
+        AgentEvent::Live(Live::TextDelta("still streaming".into())),
+    );
     let text = screen(&mut app, 110, 30);
     assert!(text.contains("still streaming"), "{text}");
     assert!(text.contains("Permission required"));

@@ -12,10 +12,12 @@ fn send(app: &mut App, text: &str) -> Vec<UiCommand> {
 fn finished(app: &mut App, cancelled: bool) -> Vec<UiCommand> {
     perform(agent(
         app,
-        AgentEvent::TurnFinished {
+        AgentEvent::Fact(Fact::TurnFinished {
             usage: Usage::default(),
             cancelled,
-        },
+            exit_code: None,
+            model_calls: None,
+        }),
     ))
     .0
 }
@@ -67,7 +69,12 @@ fn queued_messages_go_one_turn_at_a_time_in_order_also_after_an_error() {
     let mut app = running_app();
     send(&mut app, "a");
     send(&mut app, "b");
-    agent(&mut app, AgentEvent::Error("HTTP 500".into()));
+    agent(
+        &mut app,
+        AgentEvent::Fact(Fact::Error {
+            message: "HTTP 500".into(),
+        }),
+    );
     assert_eq!(submitted(&finished(&mut app, false)), ["a"]);
     assert_eq!(app.queue.len(), 1);
     assert_eq!(submitted(&finished(&mut app, false)), ["b"]);
@@ -101,7 +108,10 @@ fn up_takes_the_last_queued_back_to_edit_and_delete_drops_it() {
 #[test]
 fn esc_interrupts_the_turn_and_holds_the_queue_until_enter() {
     let mut app = running_app();
-    agent(&mut app, AgentEvent::TextDelta("Half of the".into()));
+    agent(
+        &mut app,
+        AgentEvent::Live(Live::TextDelta("Half of the".into())),
+    );
     send(&mut app, "next");
     let (commands, quit) = perform(key(&mut app, KeyCode::Esc));
     assert!(matches!(&commands[..], [UiCommand::Cancel]), "{commands:?}");

@@ -18,6 +18,7 @@ use crate::checkpoint::{
 use crate::journal::Journal;
 use crate::pool::ToolOrigin;
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 use crate::protocol::questions::{Origin, Reply, Request, RestoreAnswer, RestoreFiles};
 use crate::sandbox::WriteLog;
 
@@ -242,16 +243,18 @@ impl Checkpoints {
                 })
             }
             Err(e) if self.current.is_none() => {
-                conv.emit(AgentEvent::Notice(format!(
-                    "No checkpoint for this turn ({e}); its changes cannot be undone."
-                )))
+                conv.emit(AgentEvent::Fact(Event::Notice {
+                    message: format!(
+                        "No checkpoint for this turn ({e}); its changes cannot be undone."
+                    ),
+                }))
                 .await;
                 None
             }
             Err(e) => {
-                conv.emit(AgentEvent::Notice(format!(
+                conv.emit(AgentEvent::Fact(Event::Notice { message: format!(
                     "Could not record the workspace before this call ({e}); undo leaves its changes in place."
-                )))
+                ) }))
                 .await;
                 None
             }
@@ -280,9 +283,9 @@ impl Checkpoints {
             .map_err(blocking_failed)
             .and_then(|files| files);
         if let Err(e) = ended {
-            conv.emit(AgentEvent::Notice(format!(
+            conv.emit(AgentEvent::Fact(Event::Notice { message: format!(
                 "Could not record what this call changed ({e}); undo compares with the workspace as it will be then."
-            )))
+            ) }))
             .await;
         }
     }
@@ -306,22 +309,24 @@ impl Checkpoints {
                 .shadow
                 .as_ref()
                 .map_or(0, |s| s.limits().max_file_bytes);
-            conv.emit(AgentEvent::Notice(format!(
-                "Checkpoint {}: skipped {} over {}, which undo cannot restore: {}",
-                taken.id,
-                count_files(new_skipped.len()),
-                human_size(limit),
-                listed(new_skipped)
-            )))
+            conv.emit(AgentEvent::Fact(Event::Notice {
+                message: format!(
+                    "Checkpoint {}: skipped {} over {}, which undo cannot restore: {}",
+                    taken.id,
+                    count_files(new_skipped.len()),
+                    human_size(limit),
+                    listed(new_skipped)
+                ),
+            }))
             .await;
         }
         let new_nested = self.not_yet_announced(taken.nested);
         if !new_nested.is_empty() {
-            conv.emit(AgentEvent::Notice(format!(
+            conv.emit(AgentEvent::Fact(Event::Notice { message: format!(
                 "Checkpoint {}: left out nested git repositories, which undo cannot restore: {}",
                 taken.id,
                 listed(new_nested)
-            )))
+            ) }))
             .await;
         }
     }
@@ -357,12 +362,13 @@ impl Checkpoints {
                     files,
                 })
                 .await;
-                conv.emit(AgentEvent::Notice(notice)).await;
+                conv.emit(AgentEvent::Fact(Event::Notice { message: notice }))
+                    .await;
             }
             Err(e) => {
-                conv.emit(AgentEvent::Notice(format!(
+                conv.emit(AgentEvent::Fact(Event::Notice { message: format!(
                     "Could not record what this turn changed ({e}); undo compares with the workspace as it will be then."
-                )))
+                ) }))
                 .await;
             }
         }
@@ -377,7 +383,10 @@ impl Checkpoints {
     ) {
         if self.root.is_none() {
             let off = "Undo is unavailable: checkpoints are off (no state directory; set TOOLGATE_STATE_DIR).";
-            conv.emit(AgentEvent::Notice(off.to_string())).await;
+            conv.emit(AgentEvent::Fact(Event::Notice {
+                message: off.to_string(),
+            }))
+            .await;
             return;
         }
         let notice = match self.plan_undo(conv.session_id.clone()).await {
@@ -388,7 +397,8 @@ impl Checkpoints {
             }
             Err(e) => format!("Undo failed: {e}"),
         };
-        conv.emit(AgentEvent::Notice(notice)).await;
+        conv.emit(AgentEvent::Fact(Event::Notice { message: notice }))
+            .await;
     }
 
     /// The undo of this session's last turn that changed files: sessions in one

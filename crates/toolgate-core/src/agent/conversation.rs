@@ -11,6 +11,7 @@ use crate::journal::{self, Journal, LoggedCall, Record, SessionLog, SharedLog};
 use crate::model::{ContentBlock, Message, Role};
 use crate::protocol::Event;
 use crate::protocol::{AgentEvent, CallId, ToolOutcome};
+use crate::protocol::{Live, ToolCallStart};
 
 pub(super) struct Conversation {
     messages: Vec<Message>,
@@ -66,7 +67,7 @@ impl Conversation {
         self.restore(messages);
         let report = record.report.clone();
         self.record(Journal::Compacted(record)).await;
-        self.emit(AgentEvent::Compacted(report)).await;
+        self.emit(AgentEvent::Fact(Event::Compacted(report))).await;
     }
 
     /// The channel to the front end.
@@ -93,11 +94,18 @@ impl Conversation {
         if let Err(e) = log.append(record) {
             tracing::warn!("session log: {e}");
             self.log = None;
-            self.emit(AgentEvent::Notice(format!(
-                "{e}; the rest of this session is not saved"
-            )))
+            self.emit(AgentEvent::Fact(Event::Notice {
+                message: format!("{e}; the rest of this session is not saved"),
+            }))
             .await;
         }
+    }
+
+    /// A fact of the session: written to the session log and sent to the front end as the
+    /// same [`Event`] (decision 0097).
+    pub async fn tell(&mut self, event: Event) {
+        self.record(event.clone()).await;
+        self.emit(AgentEvent::Fact(event)).await;
     }
 
     /// Opens the session's log in `dir` (continued when `resumed`) and writes its first
@@ -124,9 +132,9 @@ impl Conversation {
                 }
             }
             Err(e) => {
-                self.emit(AgentEvent::Notice(format!(
-                    "{e}; this session is not saved"
-                )))
+                self.emit(AgentEvent::Fact(Event::Notice {
+                    message: format!("{e}; this session is not saved"),
+                }))
                 .await;
                 return;
             }
@@ -155,7 +163,8 @@ impl Conversation {
                 self.replay_cut(cut).await;
             }
             while let Some((_, report)) = compactions.next_if(|(before, _)| *before <= index) {
-                self.emit(AgentEvent::Compacted(report.clone())).await;
+                self.emit(AgentEvent::Fact(Event::Compacted(report.clone())))
+                    .await;
             }
             self.replay(message, &restored.tool_calls).await;
         }
@@ -163,13 +172,16 @@ impl Conversation {
             self.replay_cut(cut).await;
         }
         for (_, report) in compactions {
-            self.emit(AgentEvent::Compacted(report.clone())).await;
+            self.emit(AgentEvent::Fact(Event::Compacted(report.clone())))
+                .await;
         }
     }
 
     async fn replay_cut(&self, cut: &crate::protocol::ReplyCut) {
-        self.emit(AgentEvent::TextDelta(cut.text.clone())).await;
-        self.emit(AgentEvent::ReplyCut(cut.clone())).await;
+        self.emit(AgentEvent::Live(Live::TextDelta(cut.text.clone())))
+            .await;
+        self.emit(AgentEvent::Fact(Event::ReplyCut(cut.clone())))
+            .await;
     }
 
     /// Shows a restored message as the events it was first seen as: prompts, replies, and
@@ -181,19 +193,22 @@ impl Conversation {
                 (Role::User, ContentBlock::Text { text })
                     if super::attachments::is_attachment_text(text) => {}
                 (Role::User, ContentBlock::Text { text }) => {
-                    self.emit(AgentEvent::UserMessage(text.clone())).await;
+                    self.emit(AgentEvent::Fact(Event::User { text: text.clone() }))
+                        .await;
                 }
                 (Role::Assistant, ContentBlock::Text { text }) => {
-                    self.emit(AgentEvent::TextDelta(text.clone())).await;
-                    self.emit(AgentEvent::AssistantMessageDone).await;
+                    self.emit(AgentEvent::Live(Live::TextDelta(text.clone())))
+                        .await;
+                    self.emit(AgentEvent::Live(Live::AssistantMessageDone))
+                        .await;
                 }
                 (Role::Assistant, ContentBlock::ToolUse { id, name, input }) => {
-                    self.emit(AgentEvent::ToolCallStarted {
+                    self.emit(AgentEvent::Fact(Event::ToolStarted(ToolCallStart {
                         call_id: CallId::from(id.as_str()),
                         name: name.clone().into(),
                         server: calls.get(id).and_then(|c| c.server.clone()),
                         input: input.clone(),
-                    })
+                    })))
                     .await;
                 }
                 (
@@ -216,11 +231,16 @@ impl Conversation {
                             } else {
                                 ToolOutcome::Ok
                             });
-                    self.emit(AgentEvent::ToolCallFinished {
+                    self.emit(AgentEvent::Fact(Event::ToolFinished {
                         call_id: CallId::from(tool_use_id.as_str()),
+                        name: calls
+                            .get(tool_use_id)
+                            .map(|c| c.name.clone())
+                            .unwrap_or_default(),
                         outcome,
                         output: content.clone(),
-                    })
+                        full_output_path: None,
+                    }))
                     .await;
                 }
                 _ => {}
@@ -272,8 +292,10 @@ impl Conversation {
         self.messages.clear();
         self.tokens.clear();
         self.record(Journal::Cleared).await;
-        self.emit(AgentEvent::Notice("Conversation cleared.".into()))
-            .await;
+        self.emit(AgentEvent::Fact(Event::Notice {
+            message: "Conversation cleared.".into(),
+        }))
+        .await;
     }
 }
 

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use crate::mcp::{ElicitationAsk, ElicitationQuestion, ElicitationReply};
 use crate::oauth::Opener;
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 use crate::protocol::questions::{
     Elicitation, ElicitationAnswer, ElicitationMode, Origin, Reply, Request,
 };
@@ -111,7 +112,9 @@ pub async fn ask_elicitation(
             _ => None,
         };
         if let Some(notice) = told {
-            let _ = events.send(AgentEvent::Notice(notice)).await;
+            let _ = events
+                .send(AgentEvent::Fact(Event::Notice { message: notice }))
+                .await;
         }
         let reply = reply_for(reply);
         if let (ElicitationReply::Accept(_), ElicitationAsk::Url { url, .. }) =
@@ -127,7 +130,9 @@ pub async fn ask_elicitation(
                     question.server
                 ),
             };
-            let _ = events.send(AgentEvent::Notice(notice)).await;
+            let _ = events
+                .send(AgentEvent::Fact(Event::Notice { message: notice }))
+                .await;
         }
         question.answer(reply);
     });

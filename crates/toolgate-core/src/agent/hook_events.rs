@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::conversation::Conversation;
 use crate::hooks::{Block, EventResult, HookEvent, Hooks};
 use crate::model::ContentBlock;
+use crate::protocol::Event;
 use crate::protocol::questions::{Origin, ProjectHooks, ProjectHooksAnswer, Reply, Request};
 use crate::protocol::{AgentEvent, CompactionTrigger};
 
@@ -41,9 +42,9 @@ async fn ask_project_consent(hooks: &mut Hooks, conv: &Conversation) {
     if matches!(reply, Some(Reply::Person(ProjectHooksAnswer::Run))) {
         hooks.consent_to_project();
     } else {
-        conv.emit(AgentEvent::Notice(
-            "hooks: this project's hooks do not run this session (not approved)".into(),
-        ))
+        conv.emit(AgentEvent::Fact(Event::Notice {
+            message: "hooks: this project's hooks do not run this session (not approved)".into(),
+        }))
         .await;
     }
 }
@@ -54,8 +55,10 @@ const MAX_STOP_BLOCKS: usize = 3;
 
 async fn show_errors(conv: &Conversation, result: &EventResult) {
     for notice in &result.notices {
-        conv.emit(AgentEvent::Notice(format!("hooks: {notice}")))
-            .await;
+        conv.emit(AgentEvent::Fact(Event::Notice {
+            message: format!("hooks: {notice}"),
+        }))
+        .await;
     }
 }
 
@@ -72,14 +75,16 @@ pub(super) async fn prompt_submitted(
     let result = hooks.user_prompt_submit(prompt).await;
     show_errors(conv, &result).await;
     if let Some(Block { reason, hook }) = result.block {
-        conv.emit(AgentEvent::Notice(format!(
-            "hooks: the {hook} blocked this prompt: {reason}"
-        )))
+        conv.emit(AgentEvent::Fact(Event::Notice {
+            message: format!("hooks: the {hook} blocked this prompt: {reason}"),
+        }))
         .await;
-        conv.emit(AgentEvent::TurnFinished {
+        conv.emit(AgentEvent::Fact(Event::TurnFinished {
             usage: Default::default(),
             cancelled: false,
-        })
+            model_calls: None,
+            exit_code: None,
+        }))
         .await;
         return None;
     }
@@ -127,9 +132,9 @@ pub(super) async fn stop_blocked(
         return false;
     };
     if *blocks >= MAX_STOP_BLOCKS {
-        conv.emit(AgentEvent::Notice(format!(
+        conv.emit(AgentEvent::Fact(Event::Notice { message: format!(
             "hooks: the {hook} blocked the stop {MAX_STOP_BLOCKS} times in a row; the turn ends here"
-        )))
+        ) }))
         .await;
         return false;
     }
@@ -180,7 +185,8 @@ pub(super) async fn show(hooks: &Hooks, conv: &Conversation) {
         }
         text
     };
-    conv.emit(AgentEvent::Notice(text)).await;
+    conv.emit(AgentEvent::Fact(Event::Notice { message: text }))
+        .await;
 }
 
 fn context_blocks(context: Vec<String>) -> Vec<ContentBlock> {

@@ -16,6 +16,7 @@ use crate::mcp::{HubEvent, McpHub, ServerStatus, SignInQuestion};
 use crate::protocol::Event;
 use crate::protocol::questions::{Origin, Reply as InboxReply, Request, SignIn, SignInAnswer};
 use crate::protocol::{AgentEvent, ServerLogLine, ServerName, UiCommand};
+use crate::protocol::{Reply, View};
 
 /// Work for the agent task, in the order the front end sent it.
 pub(super) enum Work {
@@ -108,7 +109,12 @@ pub(super) async fn read_commands(
             // Sampling grants may be in use during a turn: revoked at once, not after it.
             UiCommand::RevokeGrant(name) if crate::gate::is_sampling_grant(&name) => {
                 let text = sampling.gate.grants().revoke(&name);
-                let _ = events.send(AgentEvent::Notice(text)).await;
+                let _ = events
+                    .send(AgentEvent::Fact(Event::Notice { message: text }))
+                    .await;
+                if let Some(event) = sampling.gate.grants().change_event() {
+                    let _ = events.send(event).await;
+                }
                 continue;
             }
             UiCommand::RevokeGrant(name) => Work::Revoke(name),
@@ -150,7 +156,9 @@ pub(super) async fn read_commands(
                         tracing::info!("{e}");
                         Vec::new()
                     });
-                    let _ = events.send(AgentEvent::ModelNames(names)).await;
+                    let _ = events
+                        .send(AgentEvent::Reply(Reply::ModelNames(names)))
+                        .await;
                 });
                 continue;
             }
@@ -176,7 +184,9 @@ pub(super) async fn read_commands(
                             tracing::info!("completion on {server} failed: {e}");
                             Vec::new()
                         });
-                    let _ = events.send(AgentEvent::Completions { id, values }).await;
+                    let _ = events
+                        .send(AgentEvent::Reply(Reply::Completions { id, values }))
+                        .await;
                 });
                 continue;
             }
@@ -241,7 +251,7 @@ pub(super) async fn forward_hub_events(
                     ServerStatus::Failed { .. } | ServerStatus::Disconnected { .. }
                 );
                 if events
-                    .send(AgentEvent::ServerStatus { server, status })
+                    .send(AgentEvent::Fact(Event::ServerStatus { server, status }))
                     .await
                     .is_err()
                 {
@@ -260,7 +270,11 @@ pub(super) async fn forward_hub_events(
                         "MCP server '{server}': tool '{}' is left out of the tool pool: {}. The server's other tools work.",
                         tool.name, tool.problem
                     );
-                    if events.send(AgentEvent::Notice(notice)).await.is_err() {
+                    if events
+                        .send(AgentEvent::Fact(Event::Notice { message: notice }))
+                        .await
+                        .is_err()
+                    {
                         return;
                     }
                 }
@@ -270,12 +284,16 @@ pub(super) async fn forward_hub_events(
                     let notice = format!(
                         "MCP server '{server}': {problem}; what it lists is left out of @ and / completion (its tools still work)"
                     );
-                    if events.send(AgentEvent::Notice(notice)).await.is_err() {
+                    if events
+                        .send(AgentEvent::Fact(Event::Notice { message: notice }))
+                        .await
+                        .is_err()
+                    {
                         return;
                     }
                 }
                 if events
-                    .send(AgentEvent::Catalog { server, catalog })
+                    .send(AgentEvent::View(View::Catalog { server, catalog }))
                     .await
                     .is_err()
                 {
@@ -297,11 +315,11 @@ pub(super) async fn forward_hub_events(
                         message: message.clone(),
                     }),
                 );
-                let event = AgentEvent::ServerLog {
+                let event = AgentEvent::Fact(Event::ServerLog(ServerLogLine {
                     server,
                     level,
                     message,
-                };
+                }));
                 if events.send(event).await.is_err() {
                     return;
                 }
@@ -321,7 +339,7 @@ pub(super) async fn forward_hub_events(
                     .await;
             }
             HubEvent::Instructions { server, text } => {
-                let event = AgentEvent::ServerInstructions { server, text };
+                let event = AgentEvent::Fact(Event::ServerInstructions { server, text });
                 if events.send(event).await.is_err() {
                     return;
                 }
@@ -343,13 +361,17 @@ pub(super) async fn forward_hub_events(
                 let notice = format!(
                     "Sign in to '{server}' in your browser (opening it now); if it does not open, visit:\n{url}"
                 );
-                if events.send(AgentEvent::Notice(notice)).await.is_err() {
+                if events
+                    .send(AgentEvent::Fact(Event::Notice { message: notice }))
+                    .await
+                    .is_err()
+                {
                     return;
                 }
             }
             HubEvent::Auth { server, status } => {
                 if events
-                    .send(AgentEvent::ServerAuth { server, status })
+                    .send(AgentEvent::Fact(Event::ServerAuth { server, status }))
                     .await
                     .is_err()
                 {

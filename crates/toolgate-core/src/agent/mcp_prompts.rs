@@ -10,6 +10,7 @@ use crate::mcp::McpHub;
 use crate::mcp::catalog::{PromptContent, PromptMessage, PromptRole, ResourcePart};
 use crate::model::{ContentBlock, ImageData, Message, Role};
 use crate::protocol::AgentEvent;
+use crate::protocol::{Event, Live};
 
 /// A prompt's messages as model messages: roles kept, consecutive messages of one role
 /// merged (model APIs want roles to alternate). Text stays text; images are image blocks
@@ -113,32 +114,45 @@ pub(super) async fn opening(
     let messages = match fetched {
         Ok(result) => prompt_messages(server, &result.messages),
         Err(e) => {
-            conv.emit(AgentEvent::Error(format!("/mcp__{server}__{prompt}: {e}")))
-                .await;
+            conv.emit(AgentEvent::Fact(Event::Error {
+                message: format!("/mcp__{server}__{prompt}: {e}"),
+            }))
+            .await;
             Vec::new()
         }
     };
     if messages.is_empty() {
-        conv.emit(AgentEvent::TurnFinished {
+        conv.emit(AgentEvent::Fact(Event::TurnFinished {
             usage: Default::default(),
             cancelled: cancel.is_cancelled(),
-        })
+            model_calls: None,
+            exit_code: None,
+        }))
         .await;
         return None;
     }
     for message in &messages {
         match message.role {
-            Role::User => conv.emit(AgentEvent::UserMessage(shown(message))).await,
+            Role::User => {
+                conv.emit(AgentEvent::Fact(Event::User {
+                    text: shown(message),
+                }))
+                .await
+            }
             Role::Assistant => {
-                conv.emit(AgentEvent::TextDelta(shown(message))).await;
-                conv.emit(AgentEvent::AssistantMessageDone).await;
+                conv.emit(AgentEvent::Live(Live::TextDelta(shown(message))))
+                    .await;
+                conv.emit(AgentEvent::Live(Live::AssistantMessageDone))
+                    .await;
             }
         }
     }
     if messages.last().is_some_and(|m| m.role == Role::Assistant) {
-        conv.emit(AgentEvent::Notice(format!(
-            "The prompt {prompt} ends with an assistant message; send a message to continue."
-        )))
+        conv.emit(AgentEvent::Fact(Event::Notice {
+            message: format!(
+                "The prompt {prompt} ends with an assistant message; send a message to continue."
+            ),
+        }))
         .await;
     }
     Some(messages)

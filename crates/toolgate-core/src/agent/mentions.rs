@@ -9,6 +9,7 @@ use super::conversation::Conversation;
 use super::tools::ToolHost;
 use crate::model::ContentBlock;
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 
 /// The content of a typed message: its text, then each `@server:uri` of a connected
 /// server read and attached (text cut to the output budget with a marker, images as
@@ -33,7 +34,10 @@ pub(super) async fn user_content(
             let connected = tools
                 .connect_server(conv, &mention.server, true, Some(cancel))
                 .await;
-            conv.emit(AgentEvent::Notice(connected.text.clone())).await;
+            conv.emit(AgentEvent::Fact(Event::Notice {
+                message: connected.text.clone(),
+            }))
+            .await;
             if connected.is_error() {
                 content.push(ContentBlock::Text {
                     text: format!("[{shown} could not be read: {}]", connected.text),
@@ -47,9 +51,9 @@ pub(super) async fn user_content(
             .await
         {
             Ok(parts) if parts.is_empty() => {
-                conv.emit(AgentEvent::Notice(format!(
-                    "{shown}: the resource is empty"
-                )))
+                conv.emit(AgentEvent::Fact(Event::Notice {
+                    message: format!("{shown}: the resource is empty"),
+                }))
                 .await;
                 content.push(ContentBlock::Text {
                     text: format!("[{shown} is empty]"),
@@ -58,8 +62,10 @@ pub(super) async fn user_content(
             }
             Ok(parts) => parts,
             Err(e) => {
-                conv.emit(AgentEvent::Notice(format!("Could not attach {shown}: {e}")))
-                    .await;
+                conv.emit(AgentEvent::Fact(Event::Notice {
+                    message: format!("Could not attach {shown}: {e}"),
+                }))
+                .await;
                 content.push(ContentBlock::Text {
                     text: format!("[{shown} could not be read: {e}]"),
                 });
@@ -101,15 +107,17 @@ pub(super) async fn user_content(
                 if images == 1 { "" } else { "s" }
             ));
         }
-        conv.emit(AgentEvent::Notice(format!(
-            "Attached {shown} ({}){}",
-            what.join(", "),
-            if truncated {
-                " — cut to the output budget"
-            } else {
-                ""
-            }
-        )))
+        conv.emit(AgentEvent::Fact(Event::Notice {
+            message: format!(
+                "Attached {shown} ({}){}",
+                what.join(", "),
+                if truncated {
+                    " — cut to the output budget"
+                } else {
+                    ""
+                }
+            ),
+        }))
         .await;
     }
     super::project::attach_files(conv, files, &mut content).await;

@@ -65,7 +65,7 @@ pub struct AgentConfig {
     pub model: Box<dyn ModelProvider>,
     pub hub: McpHub,
     /// The receiver of the channel the hub was created with; its status events become
-    /// [`AgentEvent::ServerStatus`], its tool-list changes re-assemble the pool.
+    /// [`Event::ServerStatus`](crate::protocol::Event::ServerStatus), its tool-list changes re-assemble the pool.
     pub hub_events: Option<mpsc::UnboundedReceiver<HubEvent>>,
     pub policy: Policy,
     pub workspace: PathBuf,

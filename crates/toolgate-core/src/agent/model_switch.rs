@@ -9,6 +9,7 @@ use super::context::ContextMeter;
 use super::conversation::Conversation;
 use crate::model::ModelProvider;
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 
 /// Switches `model` to `name` and the meter to its window: the new label, or why not
 /// (nothing is changed then).
@@ -47,17 +48,19 @@ pub(super) async fn for_turn(
     let before = model.clone();
     match switch(model, meter, &wanted) {
         Ok(label) => {
-            conv.emit(AgentEvent::Notice(format!(
-                "This command runs on {label} (its model:); the model after it is {}",
-                before.label()
-            )))
+            conv.emit(AgentEvent::Fact(Event::Notice {
+                message: format!(
+                    "This command runs on {label} (its model:); the model after it is {}",
+                    before.label()
+                ),
+            }))
             .await;
             Some(before)
         }
         Err(e) => {
-            conv.emit(AgentEvent::Notice(format!(
-                "{e} (asked by the command's model:)"
-            )))
+            conv.emit(AgentEvent::Fact(Event::Notice {
+                message: format!("{e} (asked by the command's model:)"),
+            }))
             .await;
             None
         }

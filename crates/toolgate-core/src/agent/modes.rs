@@ -55,9 +55,9 @@ impl PendingStart {
         let wanted = self.wanted;
         if let Some(refused) = self.refused.take() {
             let current = modes.current();
-            conv.emit(AgentEvent::Error(format!(
-                "{refused}; the session stays in {current} mode"
-            )))
+            conv.emit(AgentEvent::Fact(Event::Error {
+                message: format!("{refused}; the session stays in {current} mode"),
+            }))
             .await;
             return;
         }
@@ -69,10 +69,12 @@ impl PendingStart {
             Some(mode) if !wanted.from_flag => match modes.change(mode, ModeCause::Resume) {
                 Ok(change) => change,
                 Err(refused) => {
-                    conv.emit(AgentEvent::Error(format!(
-                        "{refused}; the resumed session is in {} mode",
-                        modes.current()
-                    )))
+                    conv.emit(AgentEvent::Fact(Event::Error {
+                        message: format!(
+                            "{refused}; the resumed session is in {} mode",
+                            modes.current()
+                        ),
+                    }))
                     .await;
                     return;
                 }
@@ -84,8 +86,7 @@ impl PendingStart {
                 cause: ModeCause::Start,
             },
         };
-        conv.record(Event::PermissionMode(change)).await;
-        conv.emit(AgentEvent::ModeChanged(change)).await;
+        conv.tell(Event::PermissionMode(change)).await;
     }
 }
 
@@ -101,7 +102,9 @@ pub(super) async fn cycle_beside_turn(modes: &ModeSwitch, host: &Arc<SamplingHos
         Err(refused) => {
             let _ = host
                 .events
-                .send(AgentEvent::Notice(refused.to_string()))
+                .send(AgentEvent::Fact(Event::Notice {
+                    message: refused.to_string(),
+                }))
                 .await;
             false
         }
@@ -111,5 +114,8 @@ pub(super) async fn cycle_beside_turn(modes: &ModeSwitch, host: &Arc<SamplingHos
 /// Records a change in the session log (through the shared handle) and tells the front end.
 pub(super) async fn announce_shared(host: &SamplingHost, change: ModeChange) {
     journal::append_shared(&host.log, Event::PermissionMode(change));
-    let _ = host.events.send(AgentEvent::ModeChanged(change)).await;
+    let _ = host
+        .events
+        .send(AgentEvent::Fact(Event::PermissionMode(change)))
+        .await;
 }

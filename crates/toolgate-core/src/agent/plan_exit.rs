@@ -11,7 +11,7 @@ use super::tool_run::ToolRun;
 use crate::gate::{ModeSwitch, ask};
 use crate::protocol::Event;
 use crate::protocol::questions::{Origin, PlanAnswer, PlanReview, Reply, Request};
-use crate::protocol::{AgentEvent, ModeCause, PermissionMode, ToolOutcome};
+use crate::protocol::{ModeCause, PermissionMode, ToolOutcome};
 
 pub(super) async fn run(
     modes: &ModeSwitch,
@@ -47,8 +47,7 @@ pub(super) async fn run(
         Reply::Person(PlanAnswer::Approve(mode)) => {
             return match modes.change(mode, ModeCause::PlanApproved) {
                 Ok(change) => {
-                    conv.record(Event::PermissionMode(change)).await;
-                    conv.emit(AgentEvent::ModeChanged(change)).await;
+                    conv.tell(Event::PermissionMode(change)).await;
                     ToolRun::ok(format!(
                         "The user approved the plan. toolgate is now in {mode} mode: carry out \
                          the plan."

@@ -12,14 +12,15 @@ use crate::project::files::{self, FileMention};
 use crate::project::{ProjectContext, commands};
 use crate::protocol::AgentEvent;
 use crate::protocol::Event;
+use crate::protocol::View;
 
 /// Tells the front ends what was loaded (`/memory`, `/help`, completion).
 pub(super) async fn announce(conv: &mut Conversation, project: &ProjectContext) {
-    conv.emit(AgentEvent::Project(project.view())).await;
+    conv.emit(AgentEvent::View(View::Project(project.view())))
+        .await;
     for file in &project.instructions.loaded {
         let loaded = crate::views::instructions_loaded(file, project.trusted);
-        conv.record(Event::InstructionsLoaded(loaded.clone())).await;
-        conv.emit(AgentEvent::InstructionsLoaded(loaded)).await;
+        conv.tell(Event::InstructionsLoaded(loaded)).await;
     }
 }
 
@@ -30,7 +31,9 @@ pub(super) fn list_files(workspace: &Path, events: mpsc::Sender<AgentEvent>) {
     tokio::spawn(async move {
         let listed = tokio::task::spawn_blocking(move || files::workspace_files(&workspace)).await;
         if let Ok(files) = listed {
-            let _ = events.send(AgentEvent::WorkspaceFiles(files)).await;
+            let _ = events
+                .send(AgentEvent::View(View::WorkspaceFiles(files)))
+                .await;
         }
     });
 }
@@ -49,11 +52,13 @@ pub(super) async fn expand_command(
     let Some(typed) = commands::typed(&text, &project.commands) else {
         return (text, None);
     };
-    conv.emit(AgentEvent::Notice(format!(
-        "/{} runs {}",
-        typed.command.name,
-        typed.command.path.display()
-    )))
+    conv.emit(AgentEvent::Fact(Event::Notice {
+        message: format!(
+            "/{} runs {}",
+            typed.command.name,
+            typed.command.path.display()
+        ),
+    }))
     .await;
     (
         typed.command.expand(typed.args),
@@ -91,16 +96,16 @@ pub(super) async fn attach_files(
                 } else {
                     String::new()
                 };
-                conv.emit(AgentEvent::Notice(format!(
-                    "Attached @{path} ({chars} characters){cut}"
-                )))
+                conv.emit(AgentEvent::Fact(Event::Notice {
+                    message: format!("Attached @{path} ({chars} characters){cut}"),
+                }))
                 .await;
                 content.push(ContentBlock::Text { text });
             }
             FileMention::Refused { path, why } => {
-                conv.emit(AgentEvent::Notice(format!(
-                    "@{path} is not attached: {why}"
-                )))
+                conv.emit(AgentEvent::Fact(Event::Notice {
+                    message: format!("@{path} is not attached: {why}"),
+                }))
                 .await;
                 content.push(ContentBlock::Text {
                     text: format!("[@{path} not attached: {why}]"),

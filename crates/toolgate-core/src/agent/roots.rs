@@ -7,6 +7,7 @@ use tokio::sync::mpsc;
 
 use crate::mcp::{McpHub, file_uri};
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 
 /// Adds `dir` as a root and says how it went; the new root when it was not one yet.
 pub(super) async fn add(
@@ -21,18 +22,27 @@ pub(super) async fn add(
     };
     let (event, added) = match hub.add_root(&dir).await {
         Ok((root, Some(told))) => (
-            AgentEvent::Notice(format!(
-                "Root added: {} ({told} connected server{} told the roots changed)",
-                file_uri(&root),
-                if told == 1 { "" } else { "s" }
-            )),
+            AgentEvent::Fact(Event::Notice {
+                message: format!(
+                    "Root added: {} ({told} connected server{} told the roots changed)",
+                    file_uri(&root),
+                    if told == 1 { "" } else { "s" }
+                ),
+            }),
             Some(root),
         ),
         Ok((root, None)) => (
-            AgentEvent::Notice(format!("{} is a root already", file_uri(&root))),
+            AgentEvent::Fact(Event::Notice {
+                message: format!("{} is a root already", file_uri(&root)),
+            }),
             None,
         ),
-        Err(refused) => (AgentEvent::Error(refused.to_string()), None),
+        Err(refused) => (
+            AgentEvent::Fact(Event::Error {
+                message: refused.to_string(),
+            }),
+            None,
+        ),
     };
     let _ = events.send(event).await;
     added
@@ -67,8 +77,10 @@ pub(super) fn list(hub: &McpHub) -> AgentEvent {
             format!("  {}{note}", file_uri(dir))
         })
         .collect();
-    AgentEvent::Notice(format!(
-        "Roots servers may work in (/roots add DIR adds one):\n{}",
-        roots.join("\n")
-    ))
+    AgentEvent::Fact(Event::Notice {
+        message: format!(
+            "Roots servers may work in (/roots add DIR adds one):\n{}",
+            roots.join("\n")
+        ),
+    })
 }

@@ -32,6 +32,7 @@ use crate::model::{
 use crate::pool::Pool;
 use crate::protocol::Event;
 use crate::protocol::{AgentEvent, CompactionTrigger, ContextBreakdown, UiCommand};
+use crate::protocol::{Live, Reply, View};
 
 pub(super) fn start(
     mut config: AgentConfig,
@@ -177,8 +178,10 @@ impl Agent {
         let restored = match journal::load(&dir, &id) {
             Ok(restored) => restored,
             Err(e) => {
-                self.emit(AgentEvent::Error(format!("cannot resume: {e}")))
-                    .await;
+                self.emit(AgentEvent::Fact(Event::Error {
+                    message: format!("cannot resume: {e}"),
+                }))
+                .await;
                 return None;
             }
         };
@@ -213,17 +216,17 @@ impl Agent {
         for problem in &roots.problems {
             notice.push_str(&format!("\n  a root was not restored: {problem}"));
         }
-        self.emit(AgentEvent::Notice(notice)).await;
+        self.emit(AgentEvent::Fact(Event::Notice { message: notice }))
+            .await;
         for server in restored.connected {
             let result = self
                 .tools
                 .connect_server(&mut self.conversation, &server, false, None)
                 .await;
             if result.is_error() {
-                self.emit(AgentEvent::Notice(format!(
-                    "Could not reconnect MCP server '{server}': {}",
-                    result.text
-                )))
+                self.emit(AgentEvent::Fact(Event::Notice {
+                    message: format!("Could not reconnect MCP server '{server}': {}", result.text),
+                }))
                 .await;
             }
         }
@@ -252,7 +255,7 @@ impl Agent {
                 .describe(),
         })
         .await;
-        self.emit(AgentEvent::SessionStarted {
+        self.emit(AgentEvent::View(View::SessionStarted {
             sandbox_problem,
             session_id: self.conversation.session_id.clone(),
             model_label: self.model.label(),
@@ -268,14 +271,15 @@ impl Agent {
                     crate::views::server_info(&config, profile.as_ref())
                 })
                 .collect(),
-        })
+        }))
         .await;
         if let Some(problem) = self.tools.gate.take_pins_problem() {
             self.startup_notices.push(problem);
         }
         super::project::announce(&mut self.conversation, &self.project).await;
         for notice in std::mem::take(&mut self.startup_notices) {
-            self.emit(AgentEvent::Notice(notice)).await;
+            self.emit(AgentEvent::Fact(Event::Notice { message: notice }))
+                .await;
         }
         let resumed_mode = self.restore().await;
         let modes = self.tools.gate.mode();
@@ -293,7 +297,10 @@ impl Agent {
         .await;
         // The first snapshot: every front end learns the starting pool from it.
         if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
-            self.emit(AgentEvent::Error(e.to_string())).await;
+            self.emit(AgentEvent::Fact(Event::Error {
+                message: e.to_string(),
+            }))
+            .await;
         }
         let (_, system, tools) = self.request_parts().await;
         self.send_gauge(context::est(&system) + context::tool_tokens(&tools))
@@ -336,7 +343,11 @@ impl Agent {
                 }
                 Work::Revoke(name) => {
                     let text = self.tools.gate.revoke(&name);
-                    self.emit(AgentEvent::Notice(text)).await;
+                    self.emit(AgentEvent::Fact(Event::Notice { message: text }))
+                        .await;
+                    if let Some(event) = self.tools.gate.grants_changed() {
+                        self.emit(event).await;
+                    }
                     let _ = self.tools.refresh_pool_forced(&self.conversation).await;
                 }
                 Work::Undo(cancel) => {
@@ -362,7 +373,10 @@ impl Agent {
                                 .tools
                                 .disconnect_server(&mut self.conversation, &server)
                                 .await;
-                            self.emit(AgentEvent::Notice(result.text)).await;
+                            self.emit(AgentEvent::Fact(Event::Notice {
+                                message: result.text,
+                            }))
+                            .await;
                         } else {
                             // connect_mcp's list of servers changed.
                             let _ = self.tools.refresh_pool(&self.conversation).await;
@@ -386,7 +400,8 @@ impl Agent {
                 }
                 Work::ShowContext => {
                     let breakdown = self.breakdown().await;
-                    self.emit(AgentEvent::ContextBreakdown(breakdown)).await;
+                    self.emit(AgentEvent::Reply(Reply::ContextBreakdown(breakdown)))
+                        .await;
                 }
                 Work::RootAdded(dir) => self.record(Journal::RootAdded { dir }).await,
                 Work::ModeChanged => {
@@ -394,9 +409,9 @@ impl Agent {
                 }
                 Work::RefreshPool => {
                     if let Err(e) = self.tools.refresh_pool(&self.conversation).await {
-                        self.emit(AgentEvent::Notice(format!(
-                            "{e}; the pool keeps its previous tools"
-                        )))
+                        self.emit(AgentEvent::Fact(Event::Notice {
+                            message: format!("{e}; the pool keeps its previous tools"),
+                        }))
                         .await;
                     }
                 }
@@ -424,23 +439,32 @@ impl Agent {
                     self.send_gauge(context::est(&system) + context::tool_tokens(&tools))
                         .await;
                 }
-                self.emit(AgentEvent::ModelChanged { label }).await;
+                self.emit(AgentEvent::View(View::ModelChanged { label }))
+                    .await;
             }
-            Err(e) => self.emit(AgentEvent::Error(e)).await,
+            Err(e) => {
+                self.emit(AgentEvent::Fact(Event::Error { message: e }))
+                    .await
+            }
         }
     }
 
     async fn report_command(&self, result: ToolRun) {
         let event = if result.is_error() {
-            AgentEvent::Error(result.text)
+            AgentEvent::Fact(Event::Error {
+                message: result.text,
+            })
         } else {
-            AgentEvent::Notice(result.text)
+            AgentEvent::Fact(Event::Notice {
+                message: result.text,
+            })
         };
         self.emit(event).await;
     }
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
-        self.emit(AgentEvent::UserMessage(text.clone())).await;
+        self.emit(AgentEvent::Fact(Event::User { text: text.clone() }))
+            .await;
         let conv = &self.conversation;
         let Some(context) =
             super::hook_events::prompt_submitted(&mut self.tools.hooks, conv, &text).await
@@ -494,10 +518,10 @@ impl Agent {
                 break true;
             }
             if model_calls >= self.turn_cap {
-                self.emit(AgentEvent::Notice(format!(
+                self.emit(AgentEvent::Fact(Event::Notice { message: format!(
                     "Turn cap reached: {} model calls for this message. The turn ends here; send a message to let the agent continue.",
                     self.turn_cap
-                )))
+                ) }))
                 .await;
                 break false;
             }
@@ -549,11 +573,7 @@ impl Agent {
                             ". Compacting did not bring the request under the model's limit; /compact with a focus, or /clear, lets the session go on.",
                         );
                     }
-                    self.record(Event::Error {
-                        message: message.clone(),
-                    })
-                    .await;
-                    self.emit(AgentEvent::Error(message)).await;
+                    self.conversation.tell(Event::Error { message }).await;
                     break false;
                 }
             };
@@ -574,9 +594,9 @@ impl Agent {
             }
             if tool_uses.is_empty() {
                 if reply.stop == Some(StopReason::MaxTokens) && !reply.cancelled {
-                    self.emit(AgentEvent::Notice(
-                        "The model stopped at its output token limit.".into(),
-                    ))
+                    self.emit(AgentEvent::Fact(Event::Notice {
+                        message: "The model stopped at its output token limit.".into(),
+                    }))
                     .await;
                 }
                 let (hooks, conv) = (&mut self.tools.hooks, &mut self.conversation);
@@ -604,14 +624,13 @@ impl Agent {
             }
         };
         self.tools.checkpoints.finish(&mut self.conversation).await;
-        self.record(Event::TurnFinished {
-            usage,
-            cancelled,
-            model_calls: Some(model_calls),
-            exit_code: None,
-        })
-        .await;
-        self.emit(AgentEvent::TurnFinished { usage, cancelled })
+        self.conversation
+            .tell(Event::TurnFinished {
+                usage,
+                cancelled,
+                model_calls: Some(model_calls),
+                exit_code: None,
+            })
             .await;
     }
 
@@ -635,7 +654,7 @@ impl Agent {
     async fn send_gauge(&mut self, fixed: u64) {
         let estimate = fixed + self.conversation.estimate();
         if let Some(gauge) = self.context.changed(estimate) {
-            self.emit(AgentEvent::Context(gauge)).await;
+            self.emit(AgentEvent::Live(Live::Context(gauge))).await;
         }
     }
 
@@ -672,16 +691,16 @@ impl Agent {
         match planned {
             Ok(Some(record)) => self.conversation.apply_compaction(record).await,
             Ok(None) if trigger == CompactionTrigger::Manual => {
-                self.emit(AgentEvent::Notice(
-                    "Nothing to compact yet: the conversation is all recent.".into(),
-                ))
+                self.emit(AgentEvent::Fact(Event::Notice {
+                    message: "Nothing to compact yet: the conversation is all recent.".into(),
+                }))
                 .await;
             }
             Ok(None) => {}
             Err(e) => {
-                self.emit(AgentEvent::Error(format!(
+                self.emit(AgentEvent::Fact(Event::Error { message: format!(
                     "Could not compact the conversation ({e}); it goes on as it was. /clear starts afresh."
-                )))
+                ) }))
                 .await;
             }
         }

@@ -78,7 +78,14 @@ impl SamplingHost {
 
     async fn report(&self, report: SamplingReport) {
         crate::journal::append_shared(&self.log, Event::Sampling(report.clone()));
-        let _ = self.events.send(AgentEvent::Sampling(report)).await;
+        let _ = self
+            .events
+            .send(AgentEvent::Fact(Event::Sampling(report)))
+            .await;
+        // "Allow this server for the session" was a grant.
+        if let Some(event) = self.gate.grants().change_event() {
+            let _ = self.events.send(event).await;
+        }
     }
 
     async fn decide_and_run(&self, question: &SamplingQuestion) -> SamplingReport {

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::conversation::Conversation;
 use crate::mcp::McpHub;
 use crate::protocol::AgentEvent;
+use crate::protocol::{Event, View};
 use crate::settings::ConfigSource;
 use crate::settings::edit::{EditError, ServerFile};
 
@@ -69,9 +70,9 @@ impl ServerSwitch {
     ) -> bool {
         let Some(config) = hub.config(name) else {
             let configured = hub.configured().join(", ");
-            conv.emit(AgentEvent::Error(format!(
-                "Unknown MCP server '{name}'. Available servers: {configured}"
-            )))
+            conv.emit(AgentEvent::Fact(Event::Error {
+                message: format!("Unknown MCP server '{name}'. Available servers: {configured}"),
+            }))
             .await;
             return false;
         };
@@ -81,9 +82,9 @@ impl ServerSwitch {
         if save {
             match source_file(&config.source) {
                 None => {
-                    conv.emit(AgentEvent::Error(format!(
+                    conv.emit(AgentEvent::Fact(Event::Error { message: format!(
                         "'{name}' comes from toolgate's embedded defaults, which cannot be edited; add an entry for it to .mcp.json to change it for good. {notice}"
-                    )))
+                    ) }))
                     .await;
                     notice.clear();
                 }
@@ -101,18 +102,20 @@ impl ServerSwitch {
                             );
                         }
                         Ok(Err(e)) => {
-                            conv.emit(AgentEvent::Error(format!(
-                                "{}: {e}; '{name}' is {word} for this session only.",
-                                path.display()
-                            )))
+                            conv.emit(AgentEvent::Fact(Event::Error {
+                                message: format!(
+                                    "{}: {e}; '{name}' is {word} for this session only.",
+                                    path.display()
+                                ),
+                            }))
                             .await;
                             notice.clear();
                         }
                         Err(e) => {
-                            conv.emit(AgentEvent::Error(format!(
+                            conv.emit(AgentEvent::Fact(Event::Error { message: format!(
                                 "writing {} failed ({e}); '{name}' is {word} for this session only.",
                                 path.display()
-                            )))
+                            ) }))
                             .await;
                             notice.clear();
                         }
@@ -120,13 +123,14 @@ impl ServerSwitch {
                 }
             }
         }
-        conv.emit(AgentEvent::ServerEnabled {
+        conv.emit(AgentEvent::View(View::ServerEnabled {
             server: name.to_string().into(),
             enabled,
-        })
+        }))
         .await;
         if !notice.is_empty() {
-            conv.emit(AgentEvent::Notice(notice)).await;
+            conv.emit(AgentEvent::Fact(Event::Notice { message: notice }))
+                .await;
         }
         true
     }

@@ -11,6 +11,7 @@ use crate::model::{
     ContentBlock, ModelError, ModelProvider, ModelRequest, StopReason, StreamEvent, Usage,
 };
 use crate::protocol::Event;
+use crate::protocol::Live;
 use crate::protocol::{AgentEvent, ModelRetry, ReplyCut};
 
 /// A finished model reply.
@@ -51,7 +52,9 @@ pub(super) async fn stream_reply(
             Some(Ok(StreamEvent::TextDelta(delta))) => {
                 shown.push_str(&delta);
                 text.push_str(&delta);
-                conversation.emit(AgentEvent::TextDelta(delta)).await;
+                conversation
+                    .emit(AgentEvent::Live(Live::TextDelta(delta)))
+                    .await;
             }
             Some(Ok(StreamEvent::Retrying(notice))) => {
                 // The failed attempt's reply is void: its text is marked on screen and
@@ -60,12 +63,13 @@ pub(super) async fn stream_reply(
                 reply = Reply::default();
                 text.clear();
                 let retry = ModelRetry::from(&notice);
-                conversation.record(Event::ModelRetry(retry.clone())).await;
-                conversation.emit(AgentEvent::ModelRetry(retry)).await;
+                conversation.tell(Event::ModelRetry(retry)).await;
             }
             Some(Ok(StreamEvent::ToolUseStarted { .. })) => {}
             Some(Ok(StreamEvent::ThinkingDelta(delta))) => {
-                conversation.emit(AgentEvent::ThinkingDelta(delta)).await;
+                conversation
+                    .emit(AgentEvent::Live(Live::ThinkingDelta(delta)))
+                    .await;
             }
             // Kept in order with the text and tool calls: the API wants the thinking
             // block back where it was, signature and all (decision 0079).
@@ -102,7 +106,9 @@ pub(super) async fn stream_reply(
         Ok(()) => {
             flush_text(&mut text, &mut reply.content);
             if !shown.is_empty() {
-                conversation.emit(AgentEvent::AssistantMessageDone).await;
+                conversation
+                    .emit(AgentEvent::Live(Live::AssistantMessageDone))
+                    .await;
             }
             Ok(reply)
         }
@@ -124,8 +130,7 @@ async fn cut(conversation: &mut Conversation, shown: String, retrying: bool) {
         text: shown,
         retrying,
     };
-    conversation.record(Event::ReplyCut(cut.clone())).await;
-    conversation.emit(AgentEvent::ReplyCut(cut)).await;
+    conversation.tell(Event::ReplyCut(cut)).await;
 }
 
 fn flush_text(text: &mut String, content: &mut Vec<ContentBlock>) {

@@ -26,6 +26,7 @@ use crate::mcp::{McpError, McpHub};
 use crate::model::ContentBlock;
 use crate::pool::{Pool, PoolError, PoolTool, ServerTools, ToolOrigin};
 use crate::protocol::Event;
+use crate::protocol::View;
 use crate::protocol::{
     AgentEvent, CallId, ImageSummary, PermissionLine, PermissionMode, ServerName, ToolCallStart,
     ToolOutcome,
@@ -90,7 +91,7 @@ impl ToolHost {
         let plan = self.gate.mode().current() == crate::protocol::PermissionMode::Plan;
         let pool = self.pool.assemble_visible(&self.hub, &connectable, plan)?;
         if let Some(update) = self.pool.update(&pool, force, &mut self.gate, &self.hub) {
-            conv.emit(AgentEvent::PoolChanged(update)).await;
+            conv.emit(AgentEvent::View(View::PoolChanged(update))).await;
         }
         Ok(pool)
     }
@@ -101,9 +102,9 @@ impl ToolHost {
         match self.refresh_pool(conv).await {
             Ok(pool) => pool,
             Err(e) => {
-                conv.emit(AgentEvent::Notice(format!(
-                    "{e}; the pool keeps its previous tools"
-                )))
+                conv.emit(AgentEvent::Fact(Event::Notice {
+                    message: format!("{e}; the pool keeps its previous tools"),
+                }))
                 .await;
                 self.pool.last().cloned().unwrap_or_default()
             }
@@ -130,18 +131,13 @@ impl ToolHost {
             server: tool.as_ref().and_then(|t| t.server().map(ServerName::from)),
             input: input.clone(),
         };
-        conv.record(Event::ToolStarted(start.clone())).await;
+        let start = Event::ToolStarted(start);
+        conv.record(start.clone()).await;
         let run = if cancel.is_cancelled() {
             // Not started: the turn was cancelled before this call's turn came.
             ToolRun::cancelled()
         } else {
-            conv.emit(AgentEvent::ToolCallStarted {
-                call_id: start.call_id,
-                name: start.name,
-                server: start.server,
-                input: start.input,
-            })
-            .await;
+            conv.emit(AgentEvent::Fact(start)).await;
             match tool {
                 None => self.pool.search.unknown_tool(name),
                 Some(tool) => self.gated_run(conv, call_id, &tool, input, cancel).await,
@@ -169,24 +165,18 @@ impl ToolHost {
         };
         self.label_result(conv, finished).await;
         if !run.images.is_empty() {
-            conv.emit(AgentEvent::ToolImages {
+            conv.emit(AgentEvent::Fact(Event::ToolImages {
                 call_id: call_id.into(),
                 images: run.images.iter().map(ImageSummary::of).collect(),
-            })
+            }))
             .await;
         }
-        conv.record(Event::ToolFinished {
+        conv.tell(Event::ToolFinished {
             call_id: call_id.into(),
             name: name.to_string(),
             outcome: run.outcome,
             output: output.clone(),
             full_output_path,
-        })
-        .await;
-        conv.emit(AgentEvent::ToolCallFinished {
-            call_id: call_id.into(),
-            outcome: run.outcome,
-            output: output.clone(),
         })
         .await;
         ContentBlock::ToolResult {
@@ -239,19 +229,15 @@ impl ToolHost {
             target,
         } = outcome;
         if let Some(record) = decided {
-            conv.record(Event::PermissionDecided(PermissionLine {
-                call_id: call_id.into(),
-                record: record.clone(),
-            }))
-            .await;
-            conv.emit(AgentEvent::PermissionDecided {
+            conv.tell(Event::PermissionDecided(PermissionLine {
                 call_id: call_id.into(),
                 record,
-            })
+            }))
             .await;
         }
         for notice in notices {
-            conv.emit(AgentEvent::Notice(notice)).await;
+            conv.emit(AgentEvent::Fact(Event::Notice { message: notice }))
+                .await;
         }
         // The workspace as the call starts and ends: only what changed in between is the
         // turn's (the person's edits between calls are not).
@@ -330,7 +316,10 @@ impl ToolHost {
             None => Default::default(),
         };
         if let Some(report) = restored.report(&tool.name) {
-            conv.emit(AgentEvent::Notice(report.clone())).await;
+            conv.emit(AgentEvent::Fact(Event::Notice {
+                message: report.clone(),
+            }))
+            .await;
             run.text = format!("{}\n{report}", run.text.trim_end());
             if run.outcome == ToolOutcome::Ok {
                 run.outcome = ToolOutcome::Error;
@@ -426,12 +415,12 @@ impl ToolHost {
             tokio::select! {
                 result = &mut call => break Some(result),
                 Some(update) = progress_rx.recv() => {
-                    conv.emit(AgentEvent::ToolProgress {
+                    conv.emit(AgentEvent::Fact(Event::ToolProgress {
                         call_id: call_id.into(),
                         progress: update.progress,
                         total: update.total,
                         message: update.message,
-                    })
+                    }))
                     .await;
                 }
                 () = &mut grace => break None,

@@ -8,6 +8,10 @@
 //!
 //! Shared by handle: the gate decides tool calls on the agent's task, sampling requests
 //! are decided on tasks of their own, beside a running turn.
+//!
+//! Every change (a grant given, a limited one spent or ended, a revoke) marks the store
+//! changed; whoever decided or revoked then takes the grants in force
+//! ([`Grants::take_change`]) and sends them to the front end, which lists what it is told.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use super::clock::{Clock, SystemClock};
 use crate::policy::{GrantLeft, GrantLimit};
+use crate::protocol::{AgentEvent, GrantEnd, GrantLine, View};
 
 /// What the session grant for unsandboxed bash is recorded as.
 pub const UNSANDBOXED_GRANT: &str = "bash (outside the sandbox)";
@@ -45,6 +50,8 @@ struct Store {
     session: BTreeSet<String>,
     /// "Allow for N minutes / the next N calls", by grant name.
     limited: BTreeMap<String, Limited>,
+    /// Changed since the front end was last told.
+    changed: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -96,7 +103,8 @@ impl Grants {
     }
 
     pub fn grant(&self, name: &str) {
-        self.lock().session.insert(name.to_string());
+        let mut store = self.lock();
+        store.changed |= store.session.insert(name.to_string());
     }
 
     /// "Allow for N minutes / the next N calls", answered for a call that runs now: that
@@ -118,6 +126,7 @@ impl Grants {
         let mut store = self.lock();
         if limited.live(now) {
             store.limited.insert(name.to_string(), limited);
+            store.changed = true;
         }
     }
 
@@ -134,6 +143,7 @@ impl Grants {
         };
         if !entry.live(now) {
             store.limited.remove(name);
+            store.changed = true;
             return Spent::Gone;
         }
         let left = match entry.until {
@@ -144,9 +154,12 @@ impl Grants {
             }
         };
         let limit = entry.limit;
+        // A timed grant's end is unchanged by a call; a counted one has one call less.
+        let counted = entry.until.is_none();
         if !entry.live(now) {
             store.limited.remove(name);
         }
+        store.changed |= counted;
         Spent::Limited { limit, left }
     }
 
@@ -164,7 +177,9 @@ impl Grants {
     pub fn with<R>(&self, f: impl FnOnce(&BTreeSet<String>) -> R) -> R {
         let now = self.clock.now();
         let mut store = self.lock();
+        let before = store.limited.len();
         store.limited.retain(|_, limited| limited.live(now));
+        store.changed |= store.limited.len() != before;
         if store.limited.is_empty() {
             return f(&store.session);
         }
@@ -177,7 +192,46 @@ impl Grants {
     fn remove(&self, name: &str) -> bool {
         let mut store = self.lock();
         let session = store.session.remove(name);
-        store.limited.remove(name).is_some() || session
+        let removed = store.limited.remove(name).is_some() || session;
+        store.changed |= removed;
+        removed
+    }
+
+    /// The grants in force, once after each change (None when nothing changed since): the
+    /// session ones, then the limited ones with what is left of each, each sorted by name.
+    pub fn take_change(&self) -> Option<Vec<GrantLine>> {
+        let now = self.clock.now();
+        let wall = chrono::Utc::now();
+        let mut store = self.lock();
+        store.limited.retain(|_, limited| limited.live(now));
+        if !std::mem::take(&mut store.changed) {
+            return None;
+        }
+        let mut lines: Vec<GrantLine> = store
+            .session
+            .iter()
+            .map(|n| GrantLine::session(n))
+            .collect();
+        lines.extend(store.limited.iter().map(|(name, limited)| {
+            let left = match limited.until {
+                Some(until) => GrantEnd::Until(
+                    wall + chrono::Duration::from_std(until.saturating_duration_since(now))
+                        .unwrap_or(chrono::Duration::zero()),
+                ),
+                None => GrantEnd::Calls(limited.calls_left),
+            };
+            GrantLine {
+                name: name.clone(),
+                left: Some(left),
+            }
+        }));
+        Some(lines)
+    }
+
+    /// [`Grants::take_change`] as the event a front end is sent.
+    pub fn change_event(&self) -> Option<AgentEvent> {
+        self.take_change()
+            .map(|lines| AgentEvent::View(View::GrantsChanged(lines)))
     }
 
     /// Revokes the grant named `name`; returns the notice for the person.
@@ -221,5 +275,42 @@ mod tests {
         );
         assert!(is_sampling_grant("sampling(notes)"));
         assert!(!is_sampling_grant("read_mcp_resource(docs)"));
+    }
+
+    /// What `/permissions` lists, as the store reports it after each change: a limited
+    /// grant shows what is left, goes when used up, and a timed one shows when it ends
+    /// (moved here from the console's own `note_grant`, which rebuilt this from records).
+    #[test]
+    fn limited_grants_show_what_is_left_and_go_when_used_up() {
+        let grants = Grants::default();
+        grants.grant("bash");
+        grants.grant_limited("mcp__deploy__trigger", GrantLimit::Calls(3));
+        let lines = grants.take_change().unwrap();
+        assert_eq!(
+            lines[1].describe(),
+            "allow mcp__deploy__trigger (2 calls left)"
+        );
+        assert_eq!(grants.take_change(), None, "told once per change");
+        grants.spend("mcp__deploy__trigger");
+        assert_eq!(
+            grants.take_change().unwrap()[1].describe(),
+            "allow mcp__deploy__trigger (1 call left)"
+        );
+        grants.spend("mcp__deploy__trigger");
+        assert_eq!(grants.take_change(), Some(vec![GrantLine::session("bash")]));
+
+        let before = chrono::Utc::now();
+        grants.grant_limited("mcp__deploy__trigger", GrantLimit::Minutes(15));
+        let lines = grants.take_change().unwrap();
+        let after = chrono::Utc::now();
+        let Some(GrantEnd::Until(until)) = lines[1].left else {
+            panic!("a timed grant: {lines:?}");
+        };
+        let fifteen = chrono::Duration::minutes(15);
+        assert!(
+            before + fifteen - chrono::Duration::seconds(1) <= until && until <= after + fifteen
+        );
+        assert_eq!(grants.revoke("bash"), "Session grant for bash revoked.");
+        assert_eq!(grants.take_change().unwrap().len(), 1);
     }
 }

@@ -197,6 +197,11 @@ impl Gate {
         self.grants.revoke(name)
     }
 
+    /// The session's grants, once after each change (see [`Grants::change_event`]).
+    pub fn grants_changed(&self) -> Option<crate::protocol::AgentEvent> {
+        self.grants.change_event()
+    }
+
     /// Lets the gate see the servers' listings (new tools, changed definitions);
     /// `trusts_new`: whether a server's entry says `"trustNewTools": true`.
     pub fn observe_listings(

@@ -264,6 +264,8 @@ pub struct RestoredSession {
 /// A tool call as the session log recorded it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoggedCall {
+    /// Model-facing name (the replayed `tool_finished` names its call, as live).
+    pub name: String,
     pub server: Option<ServerName>,
     pub outcome: Option<ToolOutcome>,
 }
@@ -312,11 +314,12 @@ pub fn load(dir: &Path, id: &str) -> Result<RestoredSession, SessionError> {
                     .push((restored.shown.len(), record.report));
             }
             Record::Fact(Event::ToolStarted(start)) => {
-                restored
+                let call = restored
                     .tool_calls
                     .entry(start.call_id.as_str().to_string())
-                    .or_default()
-                    .server = start.server;
+                    .or_default();
+                call.name = start.name.into_string();
+                call.server = start.server;
             }
             Record::Fact(Event::ToolFinished {
                 call_id, outcome, ..

@@ -8,7 +8,6 @@ pub mod commands;
 pub mod completion;
 pub mod composer;
 pub mod draw;
-pub mod grant_list;
 pub mod history;
 pub mod inbox;
 pub mod memory;

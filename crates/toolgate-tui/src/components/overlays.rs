@@ -93,8 +93,8 @@ impl Overlay {
     }
 }
 
-/// The grants `/permissions` lists (kept beside the overlay, see `grant_list`).
-pub use super::grant_list::{GrantLine, note_grant};
+/// The grants `/permissions` lists, as the gate last reported them (`View::GrantsChanged`).
+pub use crate::protocol::GrantLine;
 
 /// A rule as `/permissions` lists it: one line per distinct (decision, rule, source).
 #[derive(Debug, Clone, PartialEq)]

@@ -10,6 +10,7 @@ use crate::agent::reload::{ConfigReload, ReloadCause};
 use crate::agent::sampling::SamplingConfig;
 use crate::agent::tools::ToolHost;
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 use crate::settings::Settings;
 
 /// The agent's reload part: what a reload reads and what the last one put in force.
@@ -38,9 +39,9 @@ impl Reloader {
         conv: &mut Conversation,
     ) {
         let Some(reload) = self.state.clone() else {
-            conv.emit(AgentEvent::Notice(
-                "Reloading the configuration is not available here.".into(),
-            ))
+            conv.emit(AgentEvent::Fact(Event::Notice {
+                message: "Reloading the configuration is not available here.".into(),
+            }))
             .await;
             return;
         };
@@ -64,9 +65,9 @@ impl Reloader {
             match tokio::task::spawn_blocking(move || crate::settings::load(&options)).await {
                 Ok(fresh) => fresh,
                 Err(e) => {
-                    conv.emit(AgentEvent::Error(format!(
-                        "reloading the configuration failed: {e}"
-                    )))
+                    conv.emit(AgentEvent::Fact(Event::Error {
+                        message: format!("reloading the configuration failed: {e}"),
+                    }))
                     .await;
                     return;
                 }

@@ -9,6 +9,7 @@ use crate::agent::sampling::SamplingConfig;
 use crate::agent::tools::ToolHost;
 use crate::policy::{OutsideWorkspace, RuleChanges};
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 use crate::settings::Settings;
 
 /// Puts reloaded rules (and the rest of `config.toml`) in force, unless the files have new
@@ -24,10 +25,10 @@ pub(in crate::agent) async fn apply(
     let (fresh, diagnostics) = crate::policy::from_settings(&settings.permissions);
     let new_problems = new_problems(&diagnostics, &rules.known_problems);
     if !new_problems.is_empty() {
-        conv.emit(AgentEvent::Error(format!(
+        conv.emit(AgentEvent::Fact(Event::Error { message: format!(
             "Permission rules not reloaded; the rules in force stay as they were. Fix this and save again (or /mcp reload):\n{}",
             new_problems.join("\n")
-        )))
+        ) }))
         .await;
         return;
     }
@@ -46,9 +47,9 @@ pub(in crate::agent) async fn apply(
     );
     if changes.is_empty() && settings.is_empty() {
         if *cause == ReloadCause::Asked {
-            conv.emit(AgentEvent::Notice(
-                "Permission rules reloaded: no rule changed".into(),
-            ))
+            conv.emit(AgentEvent::Fact(Event::Notice {
+                message: "Permission rules reloaded: no rule changed".into(),
+            }))
             .await;
         }
         return;
@@ -60,7 +61,8 @@ pub(in crate::agent) async fn apply(
         notice.push_str("\n  ");
         notice.push_str(&line);
     }
-    conv.emit(AgentEvent::Notice(notice)).await;
+    conv.emit(AgentEvent::Fact(Event::Notice { message: notice }))
+        .await;
 }
 
 /// The notice: what came, what went, from where.

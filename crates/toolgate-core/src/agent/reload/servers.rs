@@ -11,6 +11,7 @@ use crate::agent::conversation::Conversation;
 use crate::agent::reload::{ConfigReload, ReloadCause, new_problems};
 use crate::agent::tools::ToolHost;
 use crate::protocol::AgentEvent;
+use crate::protocol::{Event, View};
 use crate::settings::LoadedServers;
 use crate::settings::diff::ConfigDiff;
 
@@ -27,10 +28,10 @@ pub(in crate::agent) async fn apply(
 ) {
     let new_problems = new_problems(&loaded.diagnostics, &reload.known_problems);
     if !new_problems.is_empty() {
-        conv.emit(AgentEvent::Error(format!(
+        conv.emit(AgentEvent::Fact(Event::Error { message: format!(
             "MCP configuration not reloaded; the servers stay as they were. Fix this and save again (or /mcp reload):\n{}",
             new_problems.join("\n")
-        )))
+        ) }))
         .await;
         return;
     }
@@ -40,15 +41,17 @@ pub(in crate::agent) async fn apply(
     let diff = ConfigDiff::between(&tools.hub.configs(), &loaded.servers);
     if diff.is_empty() {
         if cause == ReloadCause::Asked {
-            conv.emit(AgentEvent::Notice(format!(
-                "MCP configuration reloaded: no server changed (read {})",
-                server_files
-                    .iter()
-                    .filter(|f| f.extension().is_some_and(|e| e == "json") && f.is_file())
-                    .map(|f| f.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))
+            conv.emit(AgentEvent::Fact(Event::Notice {
+                message: format!(
+                    "MCP configuration reloaded: no server changed (read {})",
+                    server_files
+                        .iter()
+                        .filter(|f| f.extension().is_some_and(|e| e == "json") && f.is_file())
+                        .map(|f| f.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }))
             .await;
         }
         return;
@@ -97,7 +100,8 @@ pub(in crate::agent) async fn apply(
             crate::views::server_info(config, profile.as_ref())
         })
         .collect();
-    conv.emit(AgentEvent::ServersChanged { servers }).await;
+    conv.emit(AgentEvent::View(View::ServersChanged { servers }))
+        .await;
     for name in &reconnect {
         lines.push(tools.connect_server(conv, name, true, None).await.text);
     }
@@ -112,5 +116,6 @@ pub(in crate::agent) async fn apply(
         notice.push_str("\n  ");
         notice.push_str(&line);
     }
-    conv.emit(AgentEvent::Notice(notice)).await;
+    conv.emit(AgentEvent::Fact(Event::Notice { message: notice }))
+        .await;
 }

@@ -99,6 +99,10 @@ impl Gate {
         let outcome = match self.stages(&mut ctx).await {
             ControlFlow::Break(outcome) | ControlFlow::Continue(outcome) => outcome,
         };
+        // A grant given, spent or ended by this call: the front end lists what it is told.
+        if let Some(event) = self.grants.change_event() {
+            let _ = ctx.events().send(event).await;
+        }
         record::finish(ctx, outcome)
     }
 

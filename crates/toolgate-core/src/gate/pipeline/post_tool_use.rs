@@ -6,6 +6,7 @@ use tokio::sync::mpsc;
 
 use crate::hooks::{HookEvent, Hooks};
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 
 /// The text the model reads: `response`, with the reason of a hook that blocks.
 pub(super) async fn run(
@@ -22,7 +23,9 @@ pub(super) async fn run(
     for notice in &result.notices {
         // A front end that went away gets its Shutdown from the command reader.
         let _ = events
-            .send(AgentEvent::Notice(format!("hooks: {notice}")))
+            .send(AgentEvent::Fact(Event::Notice {
+                message: format!("hooks: {notice}"),
+            }))
             .await;
     }
     match result.block {

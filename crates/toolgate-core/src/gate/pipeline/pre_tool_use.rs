@@ -5,6 +5,7 @@
 use super::GateCall;
 use crate::hooks::{HookEvent, PreToolDecision, PreToolSay};
 use crate::protocol::AgentEvent;
+use crate::protocol::Event;
 
 /// The hooks' decision (None: no hook had a say); Err: the changed input's problem.
 pub(super) async fn run(call: &mut GateCall<'_>) -> Result<Option<PreToolDecision>, String> {
@@ -18,10 +19,12 @@ pub(super) async fn run(call: &mut GateCall<'_>) -> Result<Option<PreToolDecisio
         // A front end that went away gets its Shutdown from the command reader.
         let _ = call
             .events
-            .send(AgentEvent::Notice(format!(
-                "hooks: the {} {why}; the call asks instead of running on its word",
-                decision.hook
-            )))
+            .send(AgentEvent::Fact(Event::Notice {
+                message: format!(
+                    "hooks: the {} {why}; the call asks instead of running on its word",
+                    decision.hook
+                ),
+            }))
             .await;
     }
     if let Some(updated) = &decision.updated_input

@@ -7,13 +7,14 @@ use std::time::Instant;
 use super::state::PoolView;
 use crate::protocol::AgentEvent;
 use crate::protocol::ServerStatus;
+use crate::protocol::{Event, ServerLogLine, View};
 use crate::sanitize::for_terminal;
 
 /// Applies a pool event; any other event is handed back.
 pub fn on_event(pool: &mut PoolView, event: AgentEvent, now: Instant) -> Option<AgentEvent> {
     match event {
-        AgentEvent::PoolChanged(update) => pool.apply_update(update, now),
-        AgentEvent::ServerStatus { server, status } => {
+        AgentEvent::View(View::PoolChanged(update)) => pool.apply_update(update, now),
+        AgentEvent::Fact(Event::ServerStatus { server, status }) => {
             // A server a reload removed says "disconnected" after its row went (hub events
             // travel on their own task): that must not bring the row back.
             let removed = matches!(status, ServerStatus::Disconnected { .. })
@@ -22,13 +23,15 @@ pub fn on_event(pool: &mut PoolView, event: AgentEvent, now: Instant) -> Option<
                 pool.set_status(&server, status);
             }
         }
-        AgentEvent::ServerAuth { server, status } => pool.set_auth(&server, status),
-        AgentEvent::ServerLog {
+        AgentEvent::Fact(Event::ServerAuth { server, status }) => pool.set_auth(&server, status),
+        AgentEvent::Fact(Event::ServerLog(ServerLogLine {
             server,
             level,
             message,
-        } => pool.add_log(&server, level, &message),
-        AgentEvent::ServerInstructions { server, text } => pool.set_instructions(&server, &text),
+        })) => pool.add_log(&server, level, &message),
+        AgentEvent::Fact(Event::ServerInstructions { server, text }) => {
+            pool.set_instructions(&server, &text)
+        }
         other => return Some(other),
     }
     None

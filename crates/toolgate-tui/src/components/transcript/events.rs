@@ -5,6 +5,7 @@
 use super::state::{EntryKind, ToolCard, ToolState, Transcript, summarize_args};
 use crate::protocol::AgentEvent;
 use crate::protocol::{AuditRecord, Decider, Permit, PersonAnswer, RuleSource};
+use crate::protocol::{Event, Live, ToolCallStart};
 use crate::protocol::{SamplingOutcome, SamplingReport};
 use crate::sanitize::for_terminal;
 
@@ -16,7 +17,7 @@ pub fn on_event(
     turn_running: bool,
 ) -> Option<AgentEvent> {
     match event {
-        AgentEvent::UserMessage(text) => {
+        AgentEvent::Fact(Event::User { text }) => {
             let text = for_terminal(&text);
             // The composer already showed what was sent; the echo only adds replayed ones.
             let echoed = turn_running && transcript.last_user_text() == Some(text.as_str());
@@ -24,20 +25,22 @@ pub fn on_event(
                 transcript.push(EntryKind::User(text));
             }
         }
-        AgentEvent::TextDelta(delta) => transcript.append_text(&for_terminal(&delta)),
-        AgentEvent::ThinkingDelta(delta) => transcript.append_thinking(&for_terminal(&delta)),
-        AgentEvent::AssistantMessageDone => transcript.close_stream(),
+        AgentEvent::Live(Live::TextDelta(delta)) => transcript.append_text(&for_terminal(&delta)),
+        AgentEvent::Live(Live::ThinkingDelta(delta)) => {
+            transcript.append_thinking(&for_terminal(&delta))
+        }
+        AgentEvent::Live(Live::AssistantMessageDone) => transcript.close_stream(),
         // The cut text stays where it is, closed, with the mark right under it.
-        AgentEvent::ReplyCut(cut) => {
+        AgentEvent::Fact(Event::ReplyCut(cut)) => {
             transcript.close_stream();
             transcript.push(EntryKind::Notice(cut.mark().to_string()));
         }
-        AgentEvent::ToolCallStarted {
+        AgentEvent::Fact(Event::ToolStarted(ToolCallStart {
             call_id,
             name,
             server,
             input,
-        } => transcript.push(EntryKind::Tool(ToolCard {
+        })) => transcript.push(EntryKind::Tool(ToolCard {
             call_id: call_id.into_string(),
             name: for_terminal(&name),
             server: server.map(|s| for_terminal(&s)),
@@ -50,12 +53,12 @@ pub fn on_event(
             decided: None,
             output: String::new(),
         })),
-        AgentEvent::ToolProgress {
+        AgentEvent::Fact(Event::ToolProgress {
             call_id,
             progress,
             total,
             message,
-        } => {
+        }) => {
             transcript.update_tool(&call_id, |card| {
                 card.state = ToolState::Running {
                     progress: Some((progress, total)),
@@ -63,7 +66,7 @@ pub fn on_event(
                 }
             });
         }
-        AgentEvent::ToolImages { call_id, images } => {
+        AgentEvent::Fact(Event::ToolImages { call_id, images }) => {
             // Media types come from the server: cleaned like any server text.
             let images: Vec<_> = images
                 .into_iter()
@@ -74,11 +77,12 @@ pub fn on_event(
                 .collect();
             transcript.update_tool(&call_id, |card| card.images = images.clone());
         }
-        AgentEvent::ToolCallFinished {
+        AgentEvent::Fact(Event::ToolFinished {
             call_id,
             outcome,
             output,
-        } => {
+            ..
+        }) => {
             let output = for_terminal(&output);
             let found = transcript.update_tool(&call_id, |card| {
                 card.state = ToolState::Finished(outcome);
@@ -97,8 +101,12 @@ pub fn on_event(
                 }));
             }
         }
-        AgentEvent::Error(text) => transcript.push(EntryKind::Error(for_terminal(&text))),
-        AgentEvent::Notice(text) => transcript.push(EntryKind::Notice(for_terminal(&text))),
+        AgentEvent::Fact(Event::Error { message: text }) => {
+            transcript.push(EntryKind::Error(for_terminal(&text)))
+        }
+        AgentEvent::Fact(Event::Notice { message: text }) => {
+            transcript.push(EntryKind::Notice(for_terminal(&text)))
+        }
         other => return Some(other),
     }
     None
