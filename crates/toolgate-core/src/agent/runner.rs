@@ -1,6 +1,7 @@
 //! The agent task: its parts (the conversation, the tool host, the reloader), the session's
-//! start and restore, the work loop and the turn loop. The tasks beside it are in
-//! `intake.rs`, streaming in `stream.rs`, the tool side (calls, servers, pool) in `tools.rs`.
+//! start, the work loop and the turn loop. The tasks beside it are in
+//! `intake.rs`, streaming in `stream.rs`, the tool side (calls, servers, pool) in `tools.rs`,
+//! a resumed session's restore in `runner/restore.rs`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,7 +25,7 @@ use super::tool_limits::ToolLimits;
 use super::tool_run::ToolRun;
 use super::tools::ToolHost;
 use crate::gate::Gate;
-use crate::journal::{self, Journal, Record, SharedLog};
+use crate::journal::{Journal, Record, SharedLog};
 use crate::model::{
     ContentBlock, Message, ModelError, ModelProvider, ModelRequest, Role, StopReason, ToolDef,
     Usage,
@@ -33,6 +34,8 @@ use crate::pool::Pool;
 use crate::protocol::Event;
 use crate::protocol::{AgentEvent, CompactionTrigger, ContextBreakdown, UiCommand};
 use crate::protocol::{Live, Reply, View};
+
+mod restore;
 
 pub(super) fn start(
     mut config: AgentConfig,
@@ -167,70 +170,6 @@ impl Agent {
 
     pub(super) async fn record(&mut self, record: impl Into<Record>) {
         self.conversation.record(record).await;
-    }
-
-    /// Restores the conversation and reconnects the servers of a resumed session; returns
-    /// the permission mode it was last in.
-    async fn restore(&mut self) -> Option<crate::protocol::PermissionMode> {
-        let (Some(dir), Some(id)) = (self.sessions_dir.clone(), self.resume.clone()) else {
-            return None;
-        };
-        let restored = match journal::load(&dir, &id) {
-            Ok(restored) => restored,
-            Err(e) => {
-                self.emit(AgentEvent::Fact(Event::Error {
-                    message: format!("cannot resume: {e}"),
-                }))
-                .await;
-                return None;
-            }
-        };
-        if self.replay_history {
-            self.conversation.replay_all(&restored).await;
-        }
-        super::provenance::restore(&mut self.tools, &restored);
-        self.conversation.restore(restored.messages);
-        self.tools.pool.search.restore_loaded(restored.loaded_tools);
-        if let Some(model) = restored.model {
-            self.set_model(&model, false).await;
-        }
-        let roots = super::roots::restore(&self.tools.hub, &restored.roots).await;
-        self.tools.checkpoints.resume_after(restored.turns);
-        let mut notice = format!(
-            "Resumed session {id}: {} messages restored",
-            self.conversation.messages().len()
-        );
-        if restored.skipped_lines > 0 {
-            notice.push_str(&format!(
-                " ({} unreadable log lines skipped)",
-                restored.skipped_lines
-            ));
-        }
-        if roots.restored > 0 {
-            notice.push_str(&format!(
-                "; {} root{} added with /roots add restored",
-                roots.restored,
-                if roots.restored == 1 { "" } else { "s" }
-            ));
-        }
-        for problem in &roots.problems {
-            notice.push_str(&format!("\n  a root was not restored: {problem}"));
-        }
-        self.emit(AgentEvent::Fact(Event::Notice { message: notice }))
-            .await;
-        for server in restored.connected {
-            let result = self
-                .tools
-                .connect_server(&mut self.conversation, &server, false, None)
-                .await;
-            if result.is_error() {
-                self.emit(AgentEvent::Fact(Event::Notice {
-                    message: format!("Could not reconnect MCP server '{server}': {}", result.text),
-                }))
-                .await;
-            }
-        }
-        restored.mode
     }
 
     async fn run(&mut self, mut work: mpsc::UnboundedReceiver<Work>) {
