@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use super::conversation::Conversation;
+use super::tool_run::Finished;
 use super::tools::ToolHost;
 use crate::builtin::Judgement;
 use crate::flow::ResultLabels;
@@ -15,19 +16,6 @@ use crate::journal::{Journal, RestoredSession};
 use crate::model::{ContentBlock, Message, Role};
 use crate::pool::{PoolTool, ToolOrigin};
 use crate::protocol::ToolOutcome;
-
-/// One finished call, as the labels need it.
-pub(super) struct Finished<'a> {
-    pub call_id: &'a str,
-    /// The call's number in the session.
-    pub call: u32,
-    pub tool: Option<&'a PoolTool>,
-    pub name: &'a str,
-    pub input: &'a Value,
-    pub outcome: ToolOutcome,
-    /// The result's whole text.
-    pub output: &'a str,
-}
 
 impl ToolHost {
     /// The server whose untrusted content a call's result is, if it is: an MCP tool's

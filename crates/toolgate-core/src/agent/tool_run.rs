@@ -1,6 +1,9 @@
-//! A finished tool call as the model will see it.
+//! A finished tool call as the model will see it, and as the flow labels read it.
+
+use serde_json::Value;
 
 use crate::model::ImageData;
+use crate::pool::PoolTool;
 use crate::protocol::ToolOutcome;
 
 pub(super) const CANCELLED_TEXT: &str = "Cancelled by the user";
@@ -40,4 +43,17 @@ impl ToolRun {
     pub fn is_error(&self) -> bool {
         self.outcome != ToolOutcome::Ok
     }
+}
+
+/// One finished call, as the labels need it.
+pub(super) struct Finished<'a> {
+    pub call_id: &'a str,
+    /// The call's number in the session.
+    pub call: u32,
+    pub tool: Option<&'a PoolTool>,
+    pub name: &'a str,
+    pub input: &'a Value,
+    pub outcome: ToolOutcome,
+    /// The result's whole text.
+    pub output: &'a str,
 }

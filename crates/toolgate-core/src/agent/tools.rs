@@ -152,7 +152,7 @@ impl ToolHost {
             None => false,
         };
         let (output, full_output_path) = self.fit_budget(conv, call_id, run.text.clone(), is_mcp);
-        let finished = super::provenance::Finished {
+        let finished = super::tool_run::Finished {
             call_id,
             call: call_number,
             tool: pool.get(name),
