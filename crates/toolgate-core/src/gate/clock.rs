@@ -17,3 +17,26 @@ impl Clock for SystemClock {
         Instant::now()
     }
 }
+
+/// A clock that moves only when the test says.
+#[cfg(test)]
+#[derive(Debug)]
+pub(crate) struct TestClock(std::sync::Mutex<Instant>);
+
+#[cfg(test)]
+impl TestClock {
+    pub(crate) fn new() -> std::sync::Arc<TestClock> {
+        std::sync::Arc::new(TestClock(std::sync::Mutex::new(Instant::now())))
+    }
+
+    pub(crate) fn advance(&self, by: std::time::Duration) {
+        *self.0.lock().unwrap() += by;
+    }
+}
+
+#[cfg(test)]
+impl Clock for TestClock {
+    fn now(&self) -> Instant {
+        *self.0.lock().unwrap()
+    }
+}

@@ -54,6 +54,16 @@ struct Store {
     changed: bool,
 }
 
+impl Store {
+    /// Drops the limited grants that have ended by `now`; an end is a change the front end
+    /// is told of, whichever reader found it first.
+    fn drop_ended(&mut self, now: Instant) {
+        let before = self.limited.len();
+        self.limited.retain(|_, limited| limited.live(now));
+        self.changed |= self.limited.len() != before;
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Limited {
     limit: GrantLimit,
@@ -177,9 +187,7 @@ impl Grants {
     pub fn with<R>(&self, f: impl FnOnce(&BTreeSet<String>) -> R) -> R {
         let now = self.clock.now();
         let mut store = self.lock();
-        let before = store.limited.len();
-        store.limited.retain(|_, limited| limited.live(now));
-        store.changed |= store.limited.len() != before;
+        store.drop_ended(now);
         if store.limited.is_empty() {
             return f(&store.session);
         }
@@ -203,7 +211,7 @@ impl Grants {
         let now = self.clock.now();
         let wall = chrono::Utc::now();
         let mut store = self.lock();
-        store.limited.retain(|_, limited| limited.live(now));
+        store.drop_ended(now);
         if !std::mem::take(&mut store.changed) {
             return None;
         }
@@ -312,5 +320,19 @@ mod tests {
         );
         assert_eq!(grants.revoke("bash"), "Session grant for bash revoked.");
         assert_eq!(grants.take_change().unwrap().len(), 1);
+    }
+
+    /// A timed grant's end is a change the front end is told of, whoever noticed it first:
+    /// the list it is sent next no longer holds the grant.
+    #[test]
+    fn a_timed_grant_that_ended_is_announced() {
+        let clock = super::super::clock::TestClock::new();
+        let grants = Grants::with_clock(clock.clone());
+        grants.grant("bash");
+        grants.grant_limited("mcp__deploy__trigger", GrantLimit::Minutes(15));
+        assert_eq!(grants.take_change().unwrap().len(), 2);
+        clock.advance(Duration::from_secs(15 * 60));
+        assert_eq!(grants.take_change(), Some(vec![GrantLine::session("bash")]));
+        assert_eq!(grants.take_change(), None, "told once");
     }
 }

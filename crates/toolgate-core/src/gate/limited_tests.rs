@@ -2,38 +2,18 @@
 //! their calls, ended after their minutes (checked at the moment of the call), beaten by a
 //! deny rule, revoked; each call's record names the grant and what is left.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::super::clock::Clock;
+use super::super::clock::{Clock, TestClock};
 use super::super::{Gate, GateOutcome, Gated};
 use crate::policy::tests::{mcp, user, with_rules};
 use crate::policy::{Decider, GrantLeft, GrantLimit, Policy, RuleList};
 use crate::pool::PoolTool;
-
-/// A clock that moves only when the test says.
-#[derive(Debug)]
-struct TestClock(Mutex<Instant>);
-
-impl TestClock {
-    fn new() -> Arc<TestClock> {
-        Arc::new(TestClock(Mutex::new(Instant::now())))
-    }
-
-    fn advance(&self, by: Duration) {
-        *self.0.lock().unwrap() += by;
-    }
-}
-
-impl Clock for TestClock {
-    fn now(&self) -> Instant {
-        *self.0.lock().unwrap()
-    }
-}
 
 /// A headless gate (an Ask is a denial by `headless`, so a grant that ended shows) with
 /// the test's clock.
