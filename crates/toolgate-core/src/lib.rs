@@ -12,6 +12,7 @@ pub mod beneath;
 pub mod builtin;
 pub mod checkpoint;
 pub mod children;
+pub mod egress;
 pub mod error;
 pub mod flow;
 pub mod gate;
