@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::ids::{CallId, ServerName};
 use crate::{
     AuthStatus, CompactionReport, Decision, ImageSummary, InstructionsLoaded, ModeChange,
-    ModelRetry, PermissionLine, PoolEntry, PoolUpdate, ReplyCut, SamplingReport, ServerLogLine,
-    ServerStatus, ToolCallStart, ToolOrigin, ToolOutcome, Usage,
+    ModelRetry, NetworkLine, PermissionLine, PoolEntry, PoolUpdate, ReplyCut, SamplingReport,
+    ServerLogLine, ServerStatus, ToolCallStart, ToolOrigin, ToolOutcome, Usage,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -101,6 +101,10 @@ pub enum Event {
     },
     /// A server's sampling request and how it ended.
     Sampling(SamplingReport),
+    /// A sandboxed process asked toolgate's proxy for a connection: who decided it.
+    NetworkDecided(NetworkLine),
+    /// An admitted connection ended: the bytes each way.
+    NetworkClosed(NetworkLine),
     /// A server's log message.
     ServerLog(ServerLogLine),
     /// A model request failed and is sent again after `wait_ms`.

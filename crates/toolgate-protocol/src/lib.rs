@@ -23,6 +23,7 @@ mod instructions;
 mod limit;
 mod mode;
 mod model;
+pub mod network;
 mod notify;
 mod permission_mode;
 mod pool;
@@ -49,6 +50,7 @@ pub use instructions::{InstructionsLoaded, RefusedImport};
 pub use limit::{GrantEnd, GrantLeft, GrantLimit, GrantLine};
 pub use mode::{ModeCause, ModeChange};
 pub use model::{ModelRetry, ReplyCut};
+pub use network::{NetworkClient, NetworkLine};
 pub use notify::NotifySetting;
 pub use permission_mode::PermissionMode;
 pub use pool::{

@@ -25,6 +25,7 @@ mod escalation;
 mod grants;
 mod limited;
 mod mode;
+mod network;
 mod outcome;
 mod pins;
 mod pipeline;
@@ -48,6 +49,7 @@ pub use ask::ask;
 pub use error::GateError;
 pub use grants::{Grants, Spent, is_sampling_grant};
 pub use mode::{ModeLimits, ModeRefused, ModeSwitch, bash_writes};
+pub use network::{Connection, HostList, NetworkDecision, NetworkGate};
 pub use outcome::{GateOutcome, Gated};
 pub use pipeline::{AfterRun, Decided, GateCall, Judged};
 pub use resolve::resolve_target;
@@ -145,6 +147,18 @@ impl Gate {
             self.grants.clone(),
             self.headless,
             self.ask_timeout,
+        )
+    }
+
+    /// The handle connections through the network gate's proxy are decided through: the
+    /// same rules (kept in step on reload) and the same grants as tool calls.
+    pub fn network(&self) -> NetworkGate {
+        NetworkGate::new(
+            self.sampling_rules.clone(),
+            self.grants.clone(),
+            self.headless,
+            self.ask_timeout,
+            crate::settings::project_config_path(&self.workspace),
         )
     }
 

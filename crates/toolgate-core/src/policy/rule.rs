@@ -7,7 +7,9 @@
 //! `connect_mcp(NAME)` / `disconnect_mcp(NAME)`, `read_mcp_resource(SERVER)` /
 //! `list_mcp_resources(SERVER)`; a bare built-in name (`read_file`, …);
 //! `sampling` / `sampling(SERVER)` / `sampling(prefix*)`: a server's `sampling/createMessage`
-//! requests (not a tool: no tool rule, not even `*`, decides sampling).
+//! requests (not a tool: no tool rule, not even `*`, decides sampling); `Network(HOST)` /
+//! `Network(HOST:PORT)` / `Network(*.DOMAIN)` / `Network(*)`: connections through the
+//! network gate's proxy (`network.rs`; not a tool either).
 
 use std::fmt;
 
@@ -51,6 +53,8 @@ pub enum RuleKind {
     Sampling {
         server: Option<NamePattern>,
     },
+    /// Connections through the network gate's proxy to the hosts named (not a tool).
+    Network(super::network::HostPattern),
 }
 
 #[derive(Debug, Clone)]
@@ -174,6 +178,9 @@ impl Rule {
                 "'*' is only allowed in MCP rules and as the whole rule",
             ));
         }
+        if name == "Network" {
+            return super::network::parse_rule(spec, lead);
+        }
         if name == "sampling" || name == "Sampling" {
             return Ok(RuleKind::Sampling {
                 server: spec
@@ -280,7 +287,7 @@ impl Rule {
                 .builtin_kind()
                 .is_some_and(|kind| kinds.contains(&kind)),
             RuleKind::Connector { tool: kind, .. } => tool.builtin_kind() == Some(*kind),
-            RuleKind::Sampling { .. } => false,
+            RuleKind::Sampling { .. } | RuleKind::Network(_) => false,
         }
     }
 }

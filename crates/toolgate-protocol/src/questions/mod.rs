@@ -15,6 +15,7 @@
 mod changed_definition;
 mod elicitation;
 mod escalation;
+mod network;
 mod plan_review;
 mod preview;
 mod project_hooks;
@@ -28,6 +29,7 @@ mod workspace_trust;
 pub use changed_definition::{ChangedDefinition, DefinitionNews};
 pub use elicitation::{Elicitation, ElicitationAnswer, ElicitationMode};
 pub use escalation::{Escalation, EscalationReason};
+pub use network::Network;
 pub use plan_review::{PlanAnswer, PlanReview};
 pub use preview::{DiffKind, DiffLine, FileDiff, MAX_DIFF_LINES, Preview};
 pub use project_hooks::{ProjectHooks, ProjectHooksAnswer};
@@ -509,6 +511,7 @@ host_requests! {
     SignIn(SignIn),
     RestoreFiles(RestoreFiles),
     Sampling(Sampling),
+    Network(Network),
     ChangedDefinition(ChangedDefinition),
     Elicitation(Elicitation),
     PlanReview(PlanReview),
