@@ -197,13 +197,18 @@ impl<'a> Row<'a> {
 
 const CSV_HEADER: &str = "time,call_id,tool,input_digest,decision,decider,detail,managed";
 
-/// The permission decisions among `records`: tool calls and servers' sampling requests.
+/// The permission decisions among `records`: tool calls, servers' sampling requests and
+/// connections through the network gate's proxy.
 fn export(records: &[Record], format: ExportFormat) -> String {
     let rows = records.iter().filter_map(|record| match record {
         Record::Fact(Event::PermissionDecided(line)) => {
             Some(Row::new(line.call_id.as_str(), &line.record))
         }
         Record::Fact(Event::Sampling(report)) => report.decision.as_ref().map(|d| Row::new("", d)),
+        Record::Fact(Event::NetworkDecided(line)) => Some(Row::new(
+            line.client.call_id().map(|id| id.as_str()).unwrap_or(""),
+            &line.record,
+        )),
         _ => None,
     });
     let mut out = String::new();

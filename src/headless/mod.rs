@@ -388,6 +388,9 @@ impl Printer<'_> {
             }
             Event::Notice { message } => self.note(&format!("toolgate: {message}")),
             Event::Sampling(report) => self.note(&format!("toolgate: {}", report.summary())),
+            Event::NetworkDecided(line) if !line.allowed() => {
+                self.note(&format!("toolgate: {}", line.summary()))
+            }
             Event::ServerLog(log) => self.note(&format!(
                 "[server] {} {}: {}",
                 log.server, log.level, log.message

@@ -106,8 +106,9 @@ pub(super) async fn read_commands(
             UiCommand::Submit(text) => Work::Submit(text, control.new_turn()),
             UiCommand::Connect(name) => Work::Connect(name),
             UiCommand::Disconnect(name) => Work::Disconnect(name),
-            // Sampling grants may be in use during a turn: revoked at once, not after it.
-            UiCommand::RevokeGrant(name) if crate::gate::is_sampling_grant(&name) => {
+            // Sampling and network grants may be in use during a turn: revoked at once,
+            // not after it (the grants are one store, shared with the tool calls').
+            UiCommand::RevokeGrant(name) if crate::gate::is_revoked_at_once(&name) => {
                 let text = sampling.gate.grants().revoke(&name);
                 let _ = events
                     .send(AgentEvent::Fact(Event::Notice { message: text }))

@@ -9,8 +9,10 @@
 //! This room knows nothing of rules or questions: the gate (`crate::gate::network`)
 //! implements [`Admission`] for one origin (a bash call, a server, a hook) and decides.
 
+mod host;
 mod target;
 
+pub use host::{ClientHosts, ProxyHost, ProxyRun, Reached, ReachedHosts};
 pub use target::{Host, HostError, Target};
 
 use std::future::Future;

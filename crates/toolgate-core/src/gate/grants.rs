@@ -29,11 +29,14 @@ pub fn sampling_grant(server: &str) -> String {
     format!("sampling({server})")
 }
 
-/// A sampling grant (`sampling(SERVER)`): it may be in use while a turn runs, so it is
-/// revoked at once rather than after the turn.
-pub fn is_sampling_grant(name: &str) -> bool {
-    name.strip_prefix("sampling(")
-        .is_some_and(|rest| rest.ends_with(')'))
+/// A grant used beside the agent loop, while a turn runs, so revoked at once rather than
+/// after the turn: a sampling grant (`sampling(SERVER)`) or a network grant
+/// (`Network(HOST)`).
+pub fn is_revoked_at_once(name: &str) -> bool {
+    ["sampling(", "Network("].iter().any(|prefix| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| rest.ends_with(')'))
+    })
 }
 
 /// The session grants by name, and the limited ones with what is left of each; clones
@@ -281,8 +284,9 @@ mod tests {
             grants.revoke("sampling(notes)"),
             "sampling(notes) had no session grant."
         );
-        assert!(is_sampling_grant("sampling(notes)"));
-        assert!(!is_sampling_grant("read_mcp_resource(docs)"));
+        assert!(is_revoked_at_once("sampling(notes)"));
+        assert!(is_revoked_at_once("Network(registry.npmjs.org)"));
+        assert!(!is_revoked_at_once("read_mcp_resource(docs)"));
     }
 
     /// What `/permissions` lists, as the store reports it after each change: a limited

@@ -47,7 +47,7 @@ mod tests;
 
 pub use ask::ask;
 pub use error::GateError;
-pub use grants::{Grants, Spent, is_sampling_grant};
+pub use grants::{Grants, Spent, is_revoked_at_once};
 pub use mode::{ModeLimits, ModeRefused, ModeSwitch, bash_writes};
 pub use network::{Connection, HostList, NetworkDecision, NetworkGate};
 pub use outcome::{GateOutcome, Gated};

@@ -53,6 +53,17 @@ pub fn on_event(
             decided: None,
             output: String::new(),
         })),
+        // A connection's decision shows when it was refused or the person decided it; the
+        // ones rules and grants let through are listed on the bash call's card instead.
+        AgentEvent::Fact(Event::NetworkDecided(line)) => {
+            let line_text = for_terminal(&line.summary());
+            if !line.allowed() {
+                transcript.push(EntryKind::Error(line_text));
+            } else if matches!(line.record.decider, Decider::Person { .. }) {
+                transcript.push(EntryKind::Notice(line_text));
+            }
+        }
+        AgentEvent::Fact(Event::NetworkClosed(_)) => {}
         AgentEvent::Fact(Event::ToolProgress {
             call_id,
             progress,
