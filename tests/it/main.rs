@@ -71,5 +71,6 @@ mod lifetime;
 mod managed;
 mod mcp_manage;
 mod modes;
+mod network;
 mod policy;
 mod undo;

@@ -8,6 +8,7 @@ pub mod headless_run;
 pub mod model_api;
 pub mod npm_packages;
 pub mod oauth_servers;
+pub mod origin;
 pub mod process;
 pub mod pty;
 pub mod real_tools;

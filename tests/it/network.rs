@@ -1,0 +1,264 @@
+//! The network gate from the outside (issue 43): the shipped binary run headless against a
+//! local model server, its bash calls and stdio servers reaching logging origin servers on
+//! the loopback range (127.0.0.1, 127.0.0.2, 127.0.0.3) only through toolgate's proxy. Each
+//! test checks what the far side received, and what the JSONL and the model were told.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::fixture_server::fixture_file;
+use crate::support::origin::{Origin, UdpSink};
+use crate::support::window_api::{Say, WindowApi};
+
+/// A model that plays `script` one answer per request, then says "done".
+fn model(script: Vec<Say>) -> WindowApi {
+    let mut script = script.into_iter();
+    WindowApi::start(10 << 20, move |_| {
+        script.next().unwrap_or_else(|| Say::Text("done".into()))
+    })
+}
+
+fn bash(command: &str) -> Say {
+    Say::Tool {
+        name: "bash".into(),
+        input: json!({ "command": command }),
+    }
+}
+
+/// `toolgate -p go` in `ws` with `args`, its state and config under `home`.
+fn run(home: &Path, ws: &Path, api: &WindowApi, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    std::fs::create_dir_all(home.join("config")).unwrap();
+    let mut command = crate::support::headless_run::on_model_api(
+        &api.url,
+        "anthropic",
+        &home.join("state"),
+        &home.join("config"),
+        ws,
+    );
+    command
+        .args(["-p", "go", "--output-format", "jsonl"])
+        .args(args)
+        .env("TMPDIR", home)
+        .env_remove(toolgate::settings::managed::MANAGED_CONFIG_VAR);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run toolgate")
+}
+
+/// Every tool result the model server received, in order.
+fn results_received(api: &WindowApi) -> Vec<String> {
+    let seen = api.seen();
+    let last = seen.last().expect("a model request");
+    last.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| match &block["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// The JSONL events of `kind` about `origin`'s address.
+fn network_lines<'a>(events: &'a [Value], kind: &str, origin: &Origin) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| {
+            e["type"] == kind
+                && e["host"] == origin.addr.ip().to_string()
+                && e["port"] == origin.addr.port()
+        })
+        .collect()
+}
+
+#[test]
+fn an_allowed_host_is_reached_through_the_proxy_and_nothing_else_leaves() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let allowed = Origin::start("127.0.0.2");
+    let unlisted = Origin::start("127.0.0.3");
+    let (a, b) = (allowed.url(), unlisted.url());
+    let command = format!(
+        "curl -sS -m 5 {a}/via-http; curl -sS -m 5 -p {a}/via-connect; \
+         curl -sS -m 5 -x \"$ALL_PROXY\" {a}/via-socks; curl -sS -m 5 {b}/unlisted; \
+         curl -sS -m 5 --noproxy '*' {a}/direct; echo end"
+    );
+    let api = model(vec![bash(&command)]);
+    let out = run(
+        home.path(),
+        ws.path(),
+        &api,
+        &["--allow", "Network(127.0.0.2)", "--allow", "Bash(curl:*)"],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let result = &results_received(&api)[0];
+    // HTTP (absolute form), CONNECT and SOCKS5 each reached the allowed host.
+    let seen = allowed.seen();
+    for path in ["/via-http", "/via-connect", "/via-socks"] {
+        assert!(
+            seen.iter().any(|line| line == &format!("GET {path} HTTP/1.1")),
+            "{path} missing: {seen:?}\n{result}"
+        );
+    }
+    assert!(result.contains(&format!("hello from {}", allowed.addr)), "{result}");
+    // The unlisted host (headless: a question is a denial) and the direct socket got nothing.
+    assert!(!seen.iter().any(|l| l.contains("/direct")), "{seen:?}");
+    assert_eq!(unlisted.seen(), Vec::<String>::new(), "{result}");
+    // The card's line lists the hosts, and the model read why one was refused.
+    assert!(
+        result.contains(&format!("{} allowed (3 connections", allowed.addr)),
+        "{result}"
+    );
+    assert!(result.contains(&format!("{} denied", unlisted.addr)), "{result}");
+    let events = crate::support::jsonl(&out);
+    let decided = network_lines(&events, "network_decided", &allowed);
+    assert_eq!(decided.len(), 3, "{decided:#?}");
+    assert!(decided.iter().all(|e| e["decision"] == "allow"
+        && e["decider"]["rule"] == "Network(127.0.0.2)"
+        && e["client"]["kind"] == "bash"));
+    let refused = network_lines(&events, "network_decided", &unlisted);
+    assert_eq!(refused.len(), 1, "{events:#?}");
+    assert_eq!(refused[0]["decision"], "deny");
+    assert!(
+        refused[0]["why"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--allow 'Network(127.0.0.3)'"),
+        "{:#?}",
+        refused[0]
+    );
+    let closed = network_lines(&events, "network_closed", &allowed);
+    assert_eq!(closed.len(), 3, "{events:#?}");
+    assert!(closed.iter().all(|e| e["bytes_received"].as_u64().unwrap_or(0) > 0));
+}
+
+#[test]
+fn a_socket_that_ignores_the_proxy_and_a_udp_datagram_reach_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let local = Origin::start("127.0.0.1");
+    let udp = UdpSink::start();
+    let probe = format!(
+        "import socket\n\
+         try:\n    socket.create_connection(('127.0.0.1', {tcp}), timeout=3); print('tcp connected')\n\
+         except OSError as e:\n    print('tcp refused:', e)\n\
+         try:\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'leak', ('127.0.0.1', {udp})); print('udp sent')\n\
+         except OSError as e:\n    print('udp refused:', e)\n",
+        tcp = local.addr.port(),
+        udp = udp.port
+    );
+    std::fs::write(ws.path().join("probe.py"), probe).unwrap();
+    let api = model(vec![bash("python3 probe.py")]);
+    let out = run(
+        home.path(),
+        ws.path(),
+        &api,
+        &["--allow", "Network(127.0.0.1)", "--allow", "Bash(python3:*)"],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let result = &results_received(&api)[0];
+    assert!(result.contains("tcp refused"), "{result}");
+    assert!(result.contains("udp refused"), "{result}");
+    assert_eq!(local.seen(), Vec::<String>::new());
+    assert_eq!(udp.received(Duration::from_millis(500)), None);
+}
+
+#[test]
+fn a_managed_deny_beats_a_user_allow() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let origin = Origin::start("127.0.0.2");
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    std::fs::write(
+        home.path().join("config/config.toml"),
+        "[permissions]\nallow = [\"Network(127.0.0.2)\", \"Bash(curl:*)\"]\n",
+    )
+    .unwrap();
+    let managed = home.path().join("managed.toml");
+    std::fs::write(&managed, "[permissions]\ndeny = [\"Network(*.internal)\", \"Network(127.0.0.2)\"]\n")
+        .unwrap();
+    let api = model(vec![bash(&format!("curl -sS -m 5 {}/x; echo end", origin.url()))]);
+    let out = run(
+        home.path(),
+        ws.path(),
+        &api,
+        &[],
+        &[(toolgate::settings::managed::MANAGED_CONFIG_VAR, &managed)],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(origin.seen(), Vec::<String>::new());
+    let events = crate::support::jsonl(&out);
+    let decided = network_lines(&events, "network_decided", &origin);
+    assert_eq!(decided.len(), 1, "{events:#?}");
+    assert_eq!(decided[0]["decision"], "deny");
+    assert_eq!(decided[0]["decider"]["source"]["managed"], managed.display().to_string());
+}
+
+#[test]
+fn a_stdio_server_with_a_host_list_reaches_only_those_hosts() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let listed = Origin::start("127.0.0.2");
+    let other = Origin::start("127.0.0.3");
+    let mcp = json!({"mcpServers": {"fix": {
+        "command": "python3",
+        "args": [fixture_file("fixture_server.py").display().to_string()],
+        "sandbox": "read-only",
+        "network": [listed.addr.ip().to_string()],
+        "env": {"FIXTURE_TOOLS": "[\"fetch\"]"},
+    }}});
+    let config = home.path().join("mcp.json");
+    std::fs::write(&config, mcp.to_string()).unwrap();
+    let fetch = |url: String| Say::Tool {
+        name: "mcp__fix__fetch".into(),
+        input: json!({ "url": url }),
+    };
+    let api = model(vec![
+        Say::Tool {
+            name: "connect_mcp".into(),
+            input: json!({"name": "fix"}),
+        },
+        fetch(format!("{}/listed", listed.url())),
+        fetch(format!("{}/other", other.url())),
+    ]);
+    let out = run(
+        home.path(),
+        ws.path(),
+        &api,
+        &[
+            "--mcp-config",
+            &config.display().to_string(),
+            "--allow",
+            "mcp__fix__fetch",
+            "--allow",
+            "connect_mcp(fix)",
+            // A user rule does not widen a server's own list.
+            "--allow",
+            "Network(127.0.0.3)",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let results = results_received(&api);
+    assert_eq!(listed.seen(), vec!["GET /listed HTTP/1.1".to_string()], "{results:#?}");
+    assert_eq!(other.seen(), Vec::<String>::new(), "{results:#?}");
+    let events = crate::support::jsonl(&out);
+    let refused = network_lines(&events, "network_decided", &other);
+    assert_eq!(refused.len(), 1, "{events:#?}");
+    assert_eq!(refused[0]["client"]["server"], "fix");
+    assert!(
+        refused[0]["why"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not in server 'fix''s \"network\" list")
+    );
+}
