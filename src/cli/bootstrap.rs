@@ -108,6 +108,7 @@ pub fn prepare_with(
         sandbox: sandbox_section,
         tools,
         host,
+        flow,
         model: model_section,
         tui,
         managed,
@@ -150,6 +151,7 @@ pub fn prepare_with(
     let host_settings = host.value;
     notices.extend(host.diagnostics.iter().map(|d| format!("config: {d}")));
     notices.extend(tui.diagnostics.iter().map(|d| format!("config: {d}")));
+    notices.extend(flow.diagnostics.iter().map(|d| format!("config: {d}")));
     let reload = (front_end == FrontEnd::Console).then(|| crate::agent::ConfigReload {
         options: opts.settings_options(),
         known_problems: loaded.diagnostics.clone(),
@@ -197,7 +199,7 @@ pub fn prepare_with(
     config.ask_timeout = opts.ask_timeout;
     config.sandbox = sandbox;
     config.sampling_max_tokens = host_settings.sampling_max_tokens;
-    config.flow_enabled = host_settings.flow_enabled;
+    config.flow = flow.value;
     config.tool_search = tools.value;
     config.mcp_output_tokens = mcp_output_tokens;
     config.reload = reload;

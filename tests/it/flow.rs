@@ -44,6 +44,11 @@ impl Bank {
         Bank { dir }
     }
 
+    /// A managed file, when the test wrote one (`managed.toml`).
+    fn managed(&self) -> Option<PathBuf> {
+        Some(self.dir.path().join("managed.toml")).filter(|f| f.exists())
+    }
+
     fn mcp_json(&self) -> PathBuf {
         self.dir.path().join("bank.mcp.json")
     }
@@ -68,6 +73,11 @@ impl Bank {
             .env("TOOLGATE_SCENARIO", fixture_file("flow_scenario.json"))
             .env_remove("ANTHROPIC_API_KEY")
             .env_remove("OPENAI_API_KEY")
+            .env_remove(toolgate::settings::managed::MANAGED_CONFIG_VAR)
+            .envs(
+                self.managed()
+                    .map(|file| (toolgate::settings::managed::MANAGED_CONFIG_VAR, file)),
+            )
             .output()
             .expect("run toolgate")
     }
@@ -176,12 +186,14 @@ fn the_persons_own_values_and_record_data_run() {
     }
 }
 
-/// `"trust": "trusted"` on the entry (the person's own data), and `[flow] enabled = false`:
+/// `"trust": "trusted"` on the entry or `[flow] trusted` naming the server (the person's
+/// own data), and `[flow] enabled = false`:
 /// the transfer runs as the allow rule says, and the bank receives it.
 #[test]
 fn a_trusted_server_or_the_rule_turned_off_leaves_the_allow_rule_alone() {
     for bank in [
         Bank::new(json!({"trust": "trusted"}), ""),
+        Bank::new(json!({}), "[flow]\ntrusted = [\"bank\"]\n"),
         Bank::new(json!({}), "[flow]\nenabled = false\n"),
     ] {
         let events = events(&bank.headless("attack", &[]));
@@ -189,6 +201,27 @@ fn a_trusted_server_or_the_rule_turned_off_leaves_the_allow_rule_alone() {
         assert_eq!(send["outcome"], "ok", "{send}");
         assert_eq!(bank.transfers(), [ATTACKER]);
     }
+}
+
+/// A managed file keeps the rule on whatever the user's file says, and makes its question a
+/// refusal: the decision is the managed policy's, not headless mode's.
+#[test]
+fn the_managed_policy_keeps_the_rule_on_and_can_make_it_a_denial() {
+    let bank = Bank::new(json!({}), "[flow]\nenabled = false\n");
+    std::fs::write(
+        bank.dir.path().join("managed.toml"),
+        "[flow]\nenabled = true\non_untrusted = \"deny\"\n",
+    )
+    .unwrap();
+    let events = events(&bank.headless("attack", &[]));
+    let send = find(&events, "tool_finished", SEND);
+    assert_eq!(send["outcome"], "denied", "{send}");
+    let decision = find(&events, "permission_decided", SEND);
+    assert_ne!(decision["decider"]["by"], "headless", "{decision}");
+    let why = decision["why"].as_str().unwrap_or_default();
+    assert!(why.starts_with(SOURCE), "{why}");
+    assert!(why.contains("flow.on_untrusted = \"deny\""), "{why}");
+    assert!(bank.transfers().is_empty(), "{:?}", bank.transfers());
 }
 
 /// The labels live in the session log: a resumed session (`-c`) that sends at once,

@@ -104,11 +104,15 @@ fn an_allowed_host_is_reached_through_the_proxy_and_nothing_else_leaves() {
     let seen = allowed.seen();
     for path in ["/via-http", "/via-connect", "/via-socks"] {
         assert!(
-            seen.iter().any(|line| line == &format!("GET {path} HTTP/1.1")),
+            seen.iter()
+                .any(|line| line == &format!("GET {path} HTTP/1.1")),
             "{path} missing: {seen:?}\n{result}"
         );
     }
-    assert!(result.contains(&format!("hello from {}", allowed.addr)), "{result}");
+    assert!(
+        result.contains(&format!("hello from {}", allowed.addr)),
+        "{result}"
+    );
     // The unlisted host (headless: a question is a denial) and the direct socket got nothing.
     assert!(!seen.iter().any(|l| l.contains("/direct")), "{seen:?}");
     assert_eq!(unlisted.seen(), Vec::<String>::new(), "{result}");
@@ -117,7 +121,10 @@ fn an_allowed_host_is_reached_through_the_proxy_and_nothing_else_leaves() {
         result.contains(&format!("{} allowed (3 connections", allowed.addr)),
         "{result}"
     );
-    assert!(result.contains(&format!("{} denied", unlisted.addr)), "{result}");
+    assert!(
+        result.contains(&format!("{} denied", unlisted.addr)),
+        "{result}"
+    );
     let events = crate::support::jsonl(&out);
     let decided = network_lines(&events, "network_decided", &allowed);
     assert_eq!(decided.len(), 3, "{decided:#?}");
@@ -137,7 +144,11 @@ fn an_allowed_host_is_reached_through_the_proxy_and_nothing_else_leaves() {
     );
     let closed = network_lines(&events, "network_closed", &allowed);
     assert_eq!(closed.len(), 3, "{events:#?}");
-    assert!(closed.iter().all(|e| e["bytes_received"].as_u64().unwrap_or(0) > 0));
+    assert!(
+        closed
+            .iter()
+            .all(|e| e["bytes_received"].as_u64().unwrap_or(0) > 0)
+    );
 }
 
 #[test]
@@ -161,7 +172,12 @@ fn a_socket_that_ignores_the_proxy_and_a_udp_datagram_reach_nothing() {
         home.path(),
         ws.path(),
         &api,
-        &["--allow", "Network(127.0.0.1)", "--allow", "Bash(python3:*)"],
+        &[
+            "--allow",
+            "Network(127.0.0.1)",
+            "--allow",
+            "Bash(python3:*)",
+        ],
         &[],
     );
     assert!(out.status.success(), "{out:?}");
@@ -184,9 +200,15 @@ fn a_managed_deny_beats_a_user_allow() {
     )
     .unwrap();
     let managed = home.path().join("managed.toml");
-    std::fs::write(&managed, "[permissions]\ndeny = [\"Network(*.internal)\", \"Network(127.0.0.2)\"]\n")
-        .unwrap();
-    let api = model(vec![bash(&format!("curl -sS -m 5 {}/x; echo end", origin.url()))]);
+    std::fs::write(
+        &managed,
+        "[permissions]\ndeny = [\"Network(*.internal)\", \"Network(127.0.0.2)\"]\n",
+    )
+    .unwrap();
+    let api = model(vec![bash(&format!(
+        "curl -sS -m 5 {}/x; echo end",
+        origin.url()
+    ))]);
     let out = run(
         home.path(),
         ws.path(),
@@ -200,7 +222,10 @@ fn a_managed_deny_beats_a_user_allow() {
     let decided = network_lines(&events, "network_decided", &origin);
     assert_eq!(decided.len(), 1, "{events:#?}");
     assert_eq!(decided[0]["decision"], "deny");
-    assert_eq!(decided[0]["decider"]["source"]["managed"], managed.display().to_string());
+    assert_eq!(
+        decided[0]["decider"]["source"]["managed"],
+        managed.display().to_string()
+    );
 }
 
 #[test]
@@ -249,7 +274,11 @@ fn a_stdio_server_with_a_host_list_reaches_only_those_hosts() {
     );
     assert!(out.status.success(), "{out:?}");
     let results = results_received(&api);
-    assert_eq!(listed.seen(), vec!["GET /listed HTTP/1.1".to_string()], "{results:#?}");
+    assert_eq!(
+        listed.seen(),
+        vec!["GET /listed HTTP/1.1".to_string()],
+        "{results:#?}"
+    );
     assert_eq!(other.seen(), Vec::<String>::new(), "{results:#?}");
     let events = crate::support::jsonl(&out);
     let refused = network_lines(&events, "network_decided", &other);

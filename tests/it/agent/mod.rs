@@ -217,6 +217,7 @@ fn asked_about(request: &HostRequest) -> String {
         HostRequest::SignIn(r) => format!("sign-in:{}", r.payload.server),
         HostRequest::RestoreFiles(r) => format!("undo:{}", r.payload.checkpoint),
         HostRequest::Sampling(r) => format!("sampling:{}", r.payload.server),
+        HostRequest::Network(r) => format!("network:{}:{}", r.payload.host, r.payload.port),
         HostRequest::ChangedDefinition(r) => format!("definition:{}", r.payload.tool.name),
         HostRequest::Elicitation(r) => format!("elicitation:{}", r.payload.server),
         HostRequest::PlanReview(_) => "plan".into(),
@@ -244,6 +245,7 @@ fn give(request: HostRequest, decision: UserDecision) {
             TrustAnswer::No
         }),
         HostRequest::Escalation(r) => r.answer(decision),
+        HostRequest::Network(r) => r.answer(decision),
         HostRequest::SignIn(r) => r.answer(if allow {
             SignInAnswer::SignIn
         } else {

@@ -107,7 +107,7 @@ pub struct AgentConfig {
     /// `[sampling] max_tokens`: a server's sampling request asking for more is refused.
     pub sampling_max_tokens: u32,
     /// `[flow] enabled`: the flow rule (decision 0098).
-    pub flow_enabled: bool,
+    pub flow: crate::settings::FlowSettings,
     /// `[tools]`: when MCP tools are deferred behind `search_tools`.
     pub tool_search: crate::settings::SearchSettings,
     /// Estimated tokens (see [`crate::tokens`]) of one MCP tool result the model gets;
@@ -158,7 +158,7 @@ impl AgentConfig {
             startup_notices: Vec::new(),
             sandbox: crate::sandbox::Sandbox::default(),
             sampling_max_tokens: crate::settings::DEFAULT_SAMPLING_MAX_TOKENS,
-            flow_enabled: true,
+            flow: Default::default(),
             permission_mode: ModeStart::default(),
             mode_limits: Default::default(),
             tool_search: Default::default(),

@@ -31,7 +31,8 @@ impl ToolHost {
             }
             _ => return None,
         };
-        let trusted = self.hub.config(&server).is_some_and(|c| c.pool.trusted);
+        let trusted = self.hub.config(&server).is_some_and(|c| c.pool.trusted)
+            || self.gate.trusts_server(&server);
         (!trusted).then_some(server)
     }
 

@@ -129,7 +129,7 @@ impl Agent {
         let gate = {
             let mut gate = Gate::new(config.policy, config.workspace.clone(), config.headless);
             gate.set_ask_timeout(config.ask_timeout);
-            gate.set_flow_enabled(config.flow_enabled);
+            gate.set_flow(config.flow.clone());
             gate.set_sandbox(config.sandbox.clone());
             gate.load_pins(config.pins_dir.as_deref());
             gate

@@ -86,8 +86,8 @@ pub struct Gate {
     /// Where values came from (decision 0098): the labels of untrusted results, which the
     /// `flow` stage checks a call's arguments against.
     flow: crate::flow::FlowLabels,
-    /// `[flow] enabled`.
-    flow_enabled: bool,
+    /// `[flow]`: whether the stage runs, which servers are trusted, whether it denies.
+    flow_settings: crate::settings::FlowSettings,
 }
 
 impl Gate {
@@ -103,7 +103,7 @@ impl Gate {
             pinning: Pinning::default(),
             mode: ModeSwitch::default(),
             flow: Default::default(),
-            flow_enabled: true,
+            flow_settings: Default::default(),
             workspace,
         }
     }
@@ -130,7 +130,17 @@ impl Gate {
     /// `[flow] enabled = false` turns the flow stage off (the labels are still kept, so a
     /// resumed session with it on again knows them).
     pub fn set_flow_enabled(&mut self, enabled: bool) {
-        self.flow_enabled = enabled;
+        self.flow_settings.enabled = enabled;
+    }
+
+    /// `[flow]` as loaded (with the managed file's choices in it).
+    pub fn set_flow(&mut self, settings: crate::settings::FlowSettings) {
+        self.flow_settings = settings;
+    }
+
+    /// Whether `[flow] trusted` names `server`: its results are the person's own data.
+    pub fn trusts_server(&self, server: &str) -> bool {
+        self.flow_settings.trusts(server)
     }
 
     /// The session's flow labels: the agent adds each untrusted result's, and the person's

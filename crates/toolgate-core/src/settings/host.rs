@@ -10,9 +10,6 @@
 //!
 //! [sampling]
 //! max_tokens = 4096       # a server asking for more is refused, naming this cap
-//!
-//! [flow]
-//! enabled = true          # the flow rule (decision 0098); read at start
 //! ```
 
 use super::Diagnostic;
@@ -37,9 +34,6 @@ pub struct HostSettings {
     pub sampling_max_tokens: u32,
     /// `[mcp] max_message_bytes`: read when a server starts.
     pub max_message_bytes: usize,
-    /// `[flow] enabled`: a call carrying a value first seen in an untrusted result's free
-    /// text asks (decision 0098). Read at start.
-    pub flow_enabled: bool,
 }
 
 impl Default for HostSettings {
@@ -48,7 +42,6 @@ impl Default for HostSettings {
             log_level: Some(DEFAULT_LOG_LEVEL),
             sampling_max_tokens: DEFAULT_SAMPLING_MAX_TOKENS,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            flow_enabled: true,
         }
     }
 }
@@ -98,18 +91,6 @@ pub fn apply_layer(settings: &mut HostSettings, text: &str, file: &str) -> Vec<D
             |message| diag(item, message),
         ));
     }
-    if let Some(item) = doc.get("flow").and_then(|t| t.get("enabled")) {
-        diagnostics.extend(super::toml::set(
-            &mut settings.flow_enabled,
-            item.as_bool(),
-            |kept| {
-                diag(
-                    item,
-                    format!("expected flow.enabled = true or false; keeping {kept}"),
-                )
-            },
-        ));
-    }
     diagnostics
 }
 
@@ -135,23 +116,6 @@ mod tests {
         assert!(shown[1].contains("keeping 100"), "{shown:?}");
         assert!(apply_layer(&mut settings, "[mcp]\nlog_level = \"off\"\n", "c").is_empty());
         assert_eq!(settings.log_level, None);
-    }
-
-    #[test]
-    fn the_flow_rule_is_on_unless_a_file_turns_it_off() {
-        let mut settings = HostSettings::default();
-        assert!(settings.flow_enabled);
-        assert!(apply_layer(&mut settings, "[flow]\nenabled = false\n", "a.toml").is_empty());
-        assert!(!settings.flow_enabled);
-        let shown = crate::settings::shown(&apply_layer(
-            &mut settings,
-            "[flow]\nenabled = \"no\"\n",
-            "b.toml",
-        ));
-        assert_eq!(
-            shown,
-            ["b.toml:2:11: expected flow.enabled = true or false; keeping false"]
-        );
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub struct Settings {
     pub sandbox: Section<SandboxSettings>,
     pub tools: Section<SearchSettings>,
     pub host: Section<HostSettings>,
+    /// `[flow]` (decision 0102), with the managed file's choices put over it.
+    pub flow: Section<super::FlowSettings>,
     /// `[model]`: the retries of a model request (read at start).
     pub model: Section<ModelSettings>,
     /// `[tui]`: the console's notifications (read when it starts).
@@ -145,6 +147,9 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
     let host = layered(&files, None, |value, text, file| {
         super::host::apply_layer(value, text, &file.name())
     });
+    let mut flow = layered(&files, None, |value, text, file| {
+        super::flow::apply_layer(value, text, &file.name())
+    });
     let model = layered(&files, None, |value, text, file| {
         super::model::apply_layer(value, text, &file.name())
     });
@@ -169,6 +174,7 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
         sandbox.value.managed_floor = managed.value.files.first().cloned();
     }
     overrides.extend(floor.apply_to_servers(&mut servers.servers));
+    overrides.extend(managed.value.flow.apply(&mut flow.value));
     managed.value.overrides = overrides;
     Settings {
         servers,
@@ -176,6 +182,7 @@ pub fn load_with_env(opts: &LoadOptions, env: &dyn Fn(&str) -> Option<String>) -
         sandbox,
         tools,
         host,
+        flow,
         model,
         tui,
         managed,

@@ -92,6 +92,8 @@ pub struct ManagedSettings {
     pub overrides: Vec<String>,
     /// `[hooks]` of the managed files: they always run (decision 0086).
     pub hooks: super::HookSettings,
+    /// `[flow]` of the managed files (decision 0102).
+    pub flow: super::ManagedFlow,
 }
 
 impl ManagedSettings {
@@ -145,7 +147,7 @@ impl ManagedSettings {
     }
 }
 
-const TABLES: &str = "permissions, mcp, sandbox or hooks";
+const TABLES: &str = "permissions, mcp, sandbox, hooks or flow";
 /// Keys of `[permissions]` that only a managed file may set.
 pub(super) const MANAGED_PERMISSION_KEYS: [&str; 2] = ["managed_rules_only", "disable_auto_mode"];
 
@@ -182,7 +184,7 @@ pub fn apply_file(managed: &mut ManagedSettings, path: &Path, text: &str) -> Vec
     managed.files.push(path.to_path_buf());
     let mut diagnostics = Vec::new();
     for (key, item) in doc.iter() {
-        if !matches!(key, "permissions" | "mcp" | "sandbox" | "hooks") {
+        if !matches!(key, "permissions" | "mcp" | "sandbox" | "hooks" | "flow") {
             diagnostics.push(Diagnostic::at(
                 text,
                 &file,
@@ -204,6 +206,11 @@ pub fn apply_file(managed: &mut ManagedSettings, path: &Path, text: &str) -> Vec
     }
     match super::toml::table(&doc, "sandbox", text, &file) {
         Ok(Some(table)) => diagnostics.extend(managed.sandbox.add_table(table, text, &file)),
+        Ok(None) => {}
+        Err(problem) => diagnostics.push(problem),
+    }
+    match super::toml::table(&doc, "flow", text, &file) {
+        Ok(Some(table)) => diagnostics.extend(managed.flow.add_table(table, text, &file)),
         Ok(None) => {}
         Err(problem) => diagnostics.push(problem),
     }

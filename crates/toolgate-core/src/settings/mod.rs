@@ -164,6 +164,7 @@ mod allow_rule;
 pub mod diff;
 pub mod edit;
 mod expand;
+mod flow;
 mod hooks;
 pub mod hooks_import;
 mod host;
@@ -188,6 +189,7 @@ pub mod watch;
 
 pub use allow_rule::{AllowRuleError, append_allow_rule};
 pub use expand::{ExpandError, expand};
+pub use flow::{FlowSettings, ManagedFlow};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, HookEvent, HookSettings, HookSpec, compile_matcher};
 pub use host::{
     DEFAULT_LOG_LEVEL, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_SAMPLING_MAX_TOKENS, HostSettings,

@@ -12,17 +12,26 @@ use crate::policy::{Decision, Verdict};
 use super::CallContext;
 
 pub(super) fn weigh(gate: &Gate, ctx: &CallContext<'_>, verdict: Verdict) -> Verdict {
-    if !gate.flow_enabled || verdict.decision != Decision::Allow {
+    if !gate.flow_settings.enabled || verdict.decision != Decision::Allow {
         return verdict;
     }
     let taints = check(&gate.flow, gate.flow.person(), ctx.input());
     if taints.is_empty() {
         return verdict;
     }
+    let why = reason(&taints);
+    // The managed policy's `on_untrusted = "deny"`: refused, not asked.
+    let decision = if gate.flow_settings.deny {
+        Decision::Deny {
+            why: format!(
+                "{why}; the managed policy refuses such calls (flow.on_untrusted = \"deny\")"
+            ),
+        }
+    } else {
+        Decision::Ask { why }
+    };
     Verdict {
-        decision: Decision::Ask {
-            why: reason(&taints),
-        },
+        decision,
         rule: FLOW_RULE.to_string(),
         source: verdict.source,
     }
