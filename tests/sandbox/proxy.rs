@@ -9,7 +9,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use toolgate::sandbox::{
-    Capabilities, PROXY_PORT, Profile, ProxySupport, Sandbox, SandboxStatus,
+    Capabilities, NETWORK_PROXY_FORCE_UNAVAILABLE_ENV, PROXY_PORT, Profile, ProxySupport, Sandbox,
+    SandboxStatus,
 };
 use toolgate::settings::{NetworkAccess, SandboxSettings};
 
@@ -23,7 +24,12 @@ fn proxied_sandbox() -> Sandbox {
 /// printed and the listener living in its namespace.
 fn run_proxied(sandbox: &Sandbox, ws: &Path, script: &str) -> (Output, TcpListener) {
     let profile = sandbox.bash_profile(ws);
-    assert_eq!(profile.network, NetworkAccess::Proxy, "{}", profile.describe());
+    assert_eq!(
+        profile.network,
+        NetworkAccess::Proxy,
+        "{}",
+        profile.describe()
+    );
     let confinement = sandbox.confine(&profile).unwrap().expect("confined");
     assert!(confinement.is_proxied());
     let mut command = Command::new("bash");
@@ -92,10 +98,8 @@ fn a_proxied_process_reaches_the_handed_back_listener_and_is_told_where_it_is() 
     assert_eq!(
         received(&listener).as_deref(),
         Some(
-            format!(
-                "via http://127.0.0.1:{PROXY_PORT} socks5h://127.0.0.1:{PROXY_PORT}\n"
-            )
-            .as_str()
+            format!("via http://127.0.0.1:{PROXY_PORT} socks5h://127.0.0.1:{PROXY_PORT}\n")
+                .as_str()
         )
     );
 }
@@ -250,4 +254,45 @@ fn without_the_proxy_bash_runs_offline_and_says_so_and_proxied_profiles_are_refu
     // Where the proxy works there is nothing to say.
     let fine = Sandbox::with_status(SandboxSettings::default(), status(ProxySupport::Available));
     assert_eq!(fine.startup_notice(ws.path()), None);
+}
+
+/// The real binary: `toolgate status` says whether bash's network goes through the proxy,
+/// and the switch shows the degraded path (bash offline, and why).
+#[test]
+fn status_says_whether_the_network_proxy_is_available() {
+    environment();
+    let ws = tempfile::tempdir().unwrap();
+    let run = |force: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command
+            .arg("status")
+            .current_dir(ws.path())
+            .env("TOOLGATE_CONFIG_DIR", super::base().join("no-config"));
+        if force {
+            command.env(NETWORK_PROXY_FORCE_UNAVAILABLE_ENV, "1");
+        }
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let normal = run(false);
+    assert!(
+        normal.contains(&format!(
+            "\n  network proxy: available (own network namespace, TCP only to 127.0.0.1:{PROXY_PORT})\n"
+        )),
+        "{normal}"
+    );
+    assert!(
+        normal.contains("network only through toolgate's proxy\n"),
+        "{normal}"
+    );
+    let forced = run(true);
+    assert!(
+        forced.contains(
+            "\n  network proxy: unavailable: forced by TOOLGATE_NETWORK_PROXY_FORCE_UNAVAILABLE=1 (proxied commands run offline)\n"
+        ),
+        "{forced}"
+    );
+    assert!(forced.contains("\n  bash: workspace-write"), "{forced}");
+    assert!(!forced.contains("through toolgate's proxy"), "{forced}");
 }

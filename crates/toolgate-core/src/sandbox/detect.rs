@@ -108,12 +108,12 @@ impl SandboxStatus {
                 caps.landlock_abi
             )));
         }
-        if profile.network == NetworkAccess::Proxy {
-            if let Some(reason) = self.proxy_unavailable() {
-                return Err(SandboxError::Unavailable(format!(
-                    "the network proxy is unavailable: {reason}"
-                )));
-            }
+        if profile.network == NetworkAccess::Proxy
+            && let Some(reason) = self.proxy_unavailable()
+        {
+            return Err(SandboxError::Unavailable(format!(
+                "the network proxy is unavailable: {reason}"
+            )));
         }
         if profile.network < NetworkAccess::Full && !caps.seccomp {
             return Err(SandboxError::Unavailable(
@@ -141,7 +141,10 @@ impl SandboxStatus {
             ));
         }
         if !caps.seccomp {
-            return Some("seccomp filters are not available, so UDP and raw sockets cannot be refused".into());
+            return Some(
+                "seccomp filters are not available, so UDP and raw sockets cannot be refused"
+                    .into(),
+            );
         }
         match &caps.network_proxy {
             ProxySupport::Available => None,

@@ -145,7 +145,11 @@ mod tests {
             .into_iter()
             .map(|(n, v)| (n.to_string_lossy().into(), v.to_string_lossy().into()))
             .collect();
-        let get = |name: &str| vars.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+        let get = |name: &str| {
+            vars.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
         assert_eq!(get("HTTPS_PROXY"), Some("http://127.0.0.1:3128"));
         assert_eq!(get("http_proxy"), Some("http://127.0.0.1:3128"));
         assert_eq!(get("all_proxy"), Some("socks5h://127.0.0.1:3128"));

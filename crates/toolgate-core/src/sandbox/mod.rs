@@ -247,7 +247,12 @@ impl Sandbox {
                 self.profile(SandboxMode::WorkspaceWrite, network, vec![root], workspace)
             }
             // docs, and anything unknown: read-only and offline.
-            _ => self.profile(SandboxMode::ReadOnly, NetworkAccess::None, Vec::new(), workspace),
+            _ => self.profile(
+                SandboxMode::ReadOnly,
+                NetworkAccess::None,
+                Vec::new(),
+                workspace,
+            ),
         }
     }
 
@@ -330,12 +335,12 @@ impl Sandbox {
                 e.reason()
             ));
         }
-        if self.settings.network == NetworkAccess::Proxy {
-            if let Some(reason) = self.status.proxy_unavailable() {
-                return Some(format!(
-                    "sandbox: the network proxy is unavailable ({reason}): bash commands and servers set to \"proxy\" run without network"
-                ));
-            }
+        if self.settings.network == NetworkAccess::Proxy
+            && let Some(reason) = self.status.proxy_unavailable()
+        {
+            return Some(format!(
+                "sandbox: the network proxy is unavailable ({reason}): bash commands and servers set to \"proxy\" run without network"
+            ));
         }
         None
     }

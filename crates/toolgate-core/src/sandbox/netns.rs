@@ -103,7 +103,11 @@ impl ProxyNet {
     }
 
     fn enter_steps(&self) -> Result<(), StepError> {
-        let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        let errno = || {
+            io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO)
+        };
         // SAFETY: every call below takes integers, pointers into `self` (alive for the
         // whole function) or to locals; none allocates or takes a lock.
         unsafe {
@@ -226,10 +230,14 @@ unsafe fn write_file(path: &CStr, data: &[u8]) -> Result<(), i32> {
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
         if fd < 0 {
-            return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+            return Err(io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO));
         }
         let written = libc::write(fd, data.as_ptr().cast(), data.len());
-        let e = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        let e = io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
         libc::close(fd);
         if written != data.len() as isize {
             return Err(if written < 0 { e } else { libc::EIO });
@@ -268,7 +276,9 @@ fn send(socket: RawFd, fd: Option<RawFd>, report: StepError) -> Result<(), i32> 
             std::ptr::write_unaligned(libc::CMSG_DATA(header).cast::<RawFd>(), fd);
         }
         if libc::sendmsg(socket, &message, libc::MSG_NOSIGNAL) < 0 {
-            return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+            return Err(io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO));
         }
     }
     Ok(())
@@ -305,8 +315,7 @@ fn receive(socket: RawFd) -> io::Result<Option<(Option<OwnedFd>, StepError)>> {
         let mut fd = None;
         let mut header = libc::CMSG_FIRSTHDR(&message);
         while !header.is_null() {
-            if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS
-            {
+            if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
                 let raw = std::ptr::read_unaligned(libc::CMSG_DATA(header).cast::<RawFd>());
                 fd = Some(OwnedFd::from_raw_fd(raw));
             }
@@ -320,7 +329,10 @@ fn receive(socket: RawFd) -> io::Result<Option<(Option<OwnedFd>, StepError)>> {
 
 /// "writing /proc/self/uid_map failed: Operation not permitted (os error 1)".
 fn describe(step: u32, errno: i32) -> String {
-    let what = STEPS.get(step as usize).copied().unwrap_or("an unknown step");
+    let what = STEPS
+        .get(step as usize)
+        .copied()
+        .unwrap_or("an unknown step");
     let mut reason = format!("{what} failed: {}", io::Error::from_raw_os_error(errno));
     let refused = errno == libc::EPERM || errno == libc::EACCES;
     if refused && (2..=5).contains(&step) {
@@ -348,7 +360,10 @@ mod tests {
     #[test]
     fn a_failed_step_is_described_with_its_cause() {
         let text = describe(3, libc::EPERM);
-        assert!(text.starts_with("writing /proc/self/uid_map failed"), "{text}");
+        assert!(
+            text.starts_with("writing /proc/self/uid_map failed"),
+            "{text}"
+        );
         assert!(text.contains("restrict_unprivileged_userns"), "{text}");
         assert!(describe(1, libc::ENOSPC).starts_with("creating a user and network namespace"));
     }

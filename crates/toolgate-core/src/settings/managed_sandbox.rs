@@ -295,6 +295,7 @@ mod tests {
 
         let mut tight = SandboxSettings {
             mode: SandboxMode::ReadOnly,
+            network: NetworkAccess::None,
             ..SandboxSettings::default()
         };
         tight.servers.mode = SandboxMode::ReadOnly;
@@ -344,7 +345,8 @@ mod tests {
 
     #[test]
     fn a_managed_proxy_is_a_ceiling_for_bash_and_servers() {
-        let floor = floor("[sandbox]\nnetwork = \"proxy\"\n[sandbox.servers]\nnetwork = \"proxy\"\n");
+        let floor =
+            floor("[sandbox]\nnetwork = \"proxy\"\n[sandbox.servers]\nnetwork = \"proxy\"\n");
         let mut settings = SandboxSettings {
             network: NetworkAccess::Full,
             ..SandboxSettings::default()
@@ -386,7 +388,11 @@ mod tests {
         let mut two = floor.clone();
         let text = "[sandbox]\nnetwork = false\n";
         let doc = toml_edit::Document::parse(text).unwrap();
-        two.add_table(doc.get("sandbox").unwrap().as_table_like().unwrap(), text, "b.toml");
+        two.add_table(
+            doc.get("sandbox").unwrap().as_table_like().unwrap(),
+            text,
+            "b.toml",
+        );
         assert_eq!(two.network, Some(NetworkAccess::None));
     }
 

@@ -1,9 +1,9 @@
 //! Parsing one `.mcp.json` file into server definitions, with diagnostics that say where
 //! and what was expected. A bad entry is skipped; the others still load.
 
-use super::{NetworkAccess, SandboxMode, ServerNetwork};
 use super::expand::{Env, expand};
 use super::{ConfigSource, Diagnostic, ServerConfig, ServerSandbox, ServerTransport};
+use super::{NetworkAccess, SandboxMode, ServerNetwork};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -249,8 +249,7 @@ fn position_of(text: &str, needle: &str) -> (usize, usize) {
 /// A server entry's `"network"`: `false`, `true`, `"proxy"` or a list of hosts, each
 /// `host`, `host:port` or `*.domain` (optionally with a port).
 fn server_network(value: &Value) -> Result<ServerNetwork, String> {
-    const EXPECTED: &str =
-        "\"network\" must be true, false, \"proxy\" or a list of hosts such as [\"registry.npmjs.org\", \"*.example.org:8443\"]";
+    const EXPECTED: &str = "\"network\" must be true, false, \"proxy\" or a list of hosts such as [\"registry.npmjs.org\", \"*.example.org:8443\"]";
     match value {
         Value::Bool(false) => Ok(ServerNetwork::Access(NetworkAccess::None)),
         Value::Bool(true) => Ok(ServerNetwork::Access(NetworkAccess::Full)),
@@ -421,9 +420,9 @@ mod tests {
         );
         assert_eq!(diags[0].line, 4);
         assert!(
-            diags[1]
-                .message
-                .starts_with("server 'worse': \"network\" must be true, false, \"proxy\" or a list of hosts"),
+            diags[1].message.starts_with(
+                "server 'worse': \"network\" must be true, false, \"proxy\" or a list of hosts"
+            ),
             "{}",
             diags[1].message
         );

@@ -52,9 +52,7 @@ impl std::fmt::Display for SandboxMode {
 }
 
 /// How much network a confined process gets, ordered from the least to the most.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NetworkAccess {
     /// No socket but AF_UNIX.
@@ -417,7 +415,8 @@ mod tests {
             ("\"proxy\"", NetworkAccess::Proxy),
             ("true", NetworkAccess::Full),
         ] {
-            let text = format!("[sandbox]\nnetwork = {value}\n[sandbox.servers]\nnetwork = {value}\n");
+            let text =
+                format!("[sandbox]\nnetwork = {value}\n[sandbox.servers]\nnetwork = {value}\n");
             let (settings, diags) = layer(&text, None);
             assert!(diags.is_empty(), "{diags:?}");
             assert_eq!((settings.network, settings.servers.network), (want, want));
