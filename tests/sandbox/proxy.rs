@@ -155,17 +155,26 @@ for family, kind, proto in [(socket.AF_INET, socket.SOCK_DGRAM, 0), (socket.AF_I
         socket.socket(family, kind, proto)
         print('OPENED', family, kind, proto)
     except OSError as e:
-        print('refused', e.errno)
+        print('socket refused', e.errno)
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
 print('stream ok')
+for port in [0, 8080]:
+    try:
+        s.bind(('127.0.0.1', port))
+        print('BOUND', port)
+    except OSError as e:
+        print('bind refused', e.errno)
 \""
     );
     let (output, _listener) = run_proxied(&proxied_sandbox(), ws.path(), &script);
     let shown = text(&output);
     assert!(!shown.contains("SENT-BASH"), "{shown}");
     assert!(!shown.contains("OPENED"), "{shown}");
-    assert_eq!(shown.matches("refused 13").count(), 7, "{shown}");
+    assert_eq!(shown.matches("socket refused 13").count(), 7, "{shown}");
     assert!(shown.contains("stream ok"), "{shown}");
+    // No listener of its own either (Landlock handles bind with no rule).
+    assert!(!shown.contains("BOUND"), "{shown}");
+    assert_eq!(shown.matches("bind refused 13").count(), 2, "{shown}");
     udp.set_nonblocking(true).unwrap();
     let mut buf = [0u8; 64];
     assert_eq!(

@@ -369,6 +369,28 @@ mod tests {
     }
 
     #[test]
+    fn the_last_listener_sent_is_the_one_taken_and_a_report_alone_is_the_reason() {
+        let net = ProxyNet::prepare().unwrap();
+        let first = TcpListener::bind("127.0.0.1:0").unwrap();
+        let second = TcpListener::bind("127.0.0.1:0").unwrap();
+        let child = net.child_end.as_raw_fd();
+        send(child, Some(first.as_raw_fd()), (0, 0)).unwrap();
+        send(child, Some(second.as_raw_fd()), (0, 0)).unwrap();
+        let taken = net.take_listener().unwrap();
+        assert_eq!(taken.local_addr().unwrap(), second.local_addr().unwrap());
+        // Nothing left: a second take says so.
+        let err = net.take_listener().unwrap_err();
+        assert!(err.reason().contains("no confined process"), "{err}");
+        send(child, None, (3, libc::EPERM)).unwrap();
+        let err = net.take_listener().unwrap_err();
+        assert!(
+            err.reason()
+                .starts_with("writing /proc/self/uid_map failed"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn the_setup_works_on_this_machine() {
         // The development and CI machines allow unprivileged user namespaces.
         ProxyNet::probe().unwrap();
