@@ -4,7 +4,11 @@
 //!   confined): Landlock for the file system, TCP and signals, seccomp for socket families.
 //!   Everything that allocates or touches the file system (opening the allowed paths,
 //!   building the ruleset and the BPF program) happens in the parent; the child only makes
-//!   three system calls ([`Confinement::apply`]).
+//!   system calls on that data ([`Confinement::apply`]).
+//! - Three levels of network ([`NetworkAccess`]): none (AF_UNIX only), the proxy (a user
+//!   and network namespace of its own holding only loopback, TCP only to the listener at
+//!   127.0.0.1:[`PROXY_PORT`] that toolgate takes back with
+//!   [`Confinement::take_proxy_listener`]; decision 0099), or the whole network.
 //! - An environment without secrets ([`env`]).
 //! - Fail closed: a profile the kernel cannot enforce is refused with the reason
 //!   ([`SandboxStatus::check`]), never run with less confinement than it asked for.
