@@ -154,6 +154,10 @@ impl SandboxStatus {
 
     /// One line for `toolgate status`: whether bash's network can go through the proxy.
     pub fn describe_proxy(&self) -> String {
+        if let SandboxStatus::Unavailable { reason } = self {
+            // Nothing runs sandboxed at all then; "offline" would promise too much.
+            return format!("unavailable: {reason}");
+        }
         match self.proxy_unavailable() {
             None => format!(
                 "available (own network namespace, TCP only to 127.0.0.1:{})",
@@ -299,6 +303,9 @@ mod tests {
         );
         assert!(restricted.is_available());
         assert!(restricted.describe_proxy().contains("run offline"));
+        let none = SandboxStatus::unavailable("forced by a test");
+        assert_eq!(none.describe_proxy(), "unavailable: forced by a test");
+        assert!(caps(7, true).describe_proxy().starts_with("available"));
     }
 
     #[test]
