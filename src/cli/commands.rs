@@ -422,6 +422,11 @@ pub fn status(flags: &ConfigFlags) -> (String, i32) {
             e.reason()
         ),
     };
+    let _ = writeln!(
+        out,
+        "  network proxy: {}",
+        sandbox.status().describe_proxy()
+    );
     report_rule_problems(&rule_problems, &mut out);
     for notice in &notices {
         let _ = writeln!(out, "warning: {notice}");

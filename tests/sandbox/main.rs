@@ -14,6 +14,7 @@
 mod fixture_server;
 
 mod kernel_modes;
+mod proxy;
 
 use std::io::ErrorKind;
 use std::net::TcpListener;
@@ -25,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate::builtin::{self, BuiltinOutput};
 use toolgate::mcp::HubOptions;
 use toolgate::sandbox::{FORCE_UNAVAILABLE_ENV, Sandbox, SandboxStatus};
-use toolgate::settings::{SandboxMode, SandboxSettings};
+use toolgate::settings::{NetworkAccess, SandboxMode, SandboxSettings};
 
 const PROVIDER_KEY: &str = "sk-ant-test-do-not-leak";
 
@@ -196,7 +197,12 @@ async fn read_only_mode_refuses_writes_even_in_the_workspace() {
     let out = bash(&sandbox, ws.path(), "cat notes.txt && echo x > new.txt").await;
     assert_blocked(&out, "write in read-only mode");
     assert!(out.text.starts_with("notes"), "{}", out.text);
-    assert!(out.text.contains("read-only, no network"), "{}", out.text);
+    assert!(
+        out.text
+            .contains("read-only, network only through toolgate's proxy"),
+        "{}",
+        out.text
+    );
     assert!(!ws.path().join("new.txt").exists());
 }
 
@@ -271,7 +277,11 @@ async fn network_connections_are_refused_unless_allowed() {
     let python = format!(
         "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('connected')\""
     );
-    let sandbox = Sandbox::default();
+    // Offline (the proxied default is tests/sandbox/proxy.rs's).
+    let sandbox = sandbox_with(SandboxSettings {
+        network: NetworkAccess::None,
+        ..SandboxSettings::default()
+    });
     for (what, command) in [
         ("python", python.clone()),
         (
@@ -303,7 +313,7 @@ async fn network_connections_are_refused_unless_allowed() {
 
     // With network = true the same command connects: the refusal above was the sandbox's.
     let online = sandbox_with(SandboxSettings {
-        network: true,
+        network: NetworkAccess::Full,
         ..SandboxSettings::default()
     });
     let out = bash(&online, ws.path(), &python).await;

@@ -7,15 +7,20 @@ use std::sync::Arc;
 use super::SandboxError;
 use super::detect::SandboxStatus;
 use super::profile::Profile;
+use crate::settings::NetworkAccess;
 
-/// Everything the child needs, built in the parent: the Landlock ruleset fd and the seccomp
-/// programs (one with the network off, one keeping the process in its session). Dropping it (with the `Command` that holds it) closes
+/// Everything the child needs, built in the parent: the Landlock ruleset fd, the seccomp
+/// programs (one narrowing the network, one keeping the process in its session) and, for a
+/// proxied profile, the namespace setup. Dropping it (with the `Command` that holds it) closes
 /// the ruleset in the parent; the child's copy is closed by exec (`O_CLOEXEC`).
 pub struct Confinement {
     #[cfg(target_os = "linux")]
     ruleset: std::os::fd::OwnedFd,
     #[cfg(target_os = "linux")]
     seccomp: Vec<seccompiler::BpfProgram>,
+    /// A proxied profile's namespace setup and the way its listener comes back.
+    #[cfg(target_os = "linux")]
+    proxy: Option<super::netns::ProxyNet>,
 }
 
 impl std::fmt::Debug for Confinement {
@@ -45,13 +50,47 @@ impl Confinement {
         })?;
         let ruleset = super::landlock::build_ruleset(profile, &caps)?;
         let mut seccomp = Vec::new();
-        if !profile.network {
-            seccomp.push(super::seccomp::no_network_filter()?);
+        let mut proxy = None;
+        match profile.network {
+            NetworkAccess::None => seccomp.push(super::seccomp::no_network_filter()?),
+            NetworkAccess::Proxy => {
+                seccomp.push(super::seccomp::proxy_filter()?);
+                proxy = Some(super::netns::ProxyNet::prepare()?);
+            }
+            NetworkAccess::Full => {}
         }
         if profile.keep_in_session {
             seccomp.push(super::seccomp::same_session_filter()?);
         }
-        Ok(Confinement { ruleset, seccomp })
+        Ok(Confinement {
+            ruleset,
+            seccomp,
+            proxy,
+        })
+    }
+
+    /// Whether processes started under this confinement reach the network only through
+    /// the listener of [`Self::take_proxy_listener`].
+    pub fn is_proxied(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.proxy.is_some();
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
+    /// After a successful spawn of a command this confinement was installed in: the TCP
+    /// listener at 127.0.0.1:[`super::PROXY_PORT`] inside the process's network namespace,
+    /// the only place it can connect to. toolgate serves the egress proxy on it (set it
+    /// nonblocking before handing it to tokio). Takes the last listener sent (a spawn that
+    /// tried several programs got one per attempt); call it once per spawn.
+    pub fn take_proxy_listener(&self) -> Result<std::net::TcpListener, SandboxError> {
+        #[cfg(target_os = "linux")]
+        if let Some(proxy) = &self.proxy {
+            return proxy.take_listener();
+        }
+        Err(SandboxError::Handover(
+            "this confinement is not proxied (its profile's network is not \"proxy\")".into(),
+        ))
     }
 
     #[cfg(not(target_os = "linux"))]
@@ -66,6 +105,12 @@ impl Confinement {
     #[cfg(target_os = "linux")]
     pub fn apply(&self) -> io::Result<()> {
         use std::os::fd::AsRawFd;
+        // First the namespace and the listener: unsharing the user namespace needs no
+        // privilege yet, the listener's bind would be refused by Landlock, and making it
+        // needs socket calls the seccomp filter refuses.
+        if let Some(proxy) = &self.proxy {
+            proxy.enter()?;
+        }
         // SAFETY: prctl and the two system calls take plain integers or a pointer to the
         // program that `self` keeps alive; none of them allocates or takes a lock.
         unsafe {

@@ -8,11 +8,15 @@ use std::sync::OnceLock;
 
 use super::SandboxError;
 use super::profile::Profile;
-use crate::settings::SandboxMode;
+use crate::settings::{NetworkAccess, SandboxMode};
 
 /// Set to `1` to make toolgate behave as on a kernel without the sandbox (tests, and people
 /// who want to see the fail-closed path).
 pub const FORCE_UNAVAILABLE_ENV: &str = "TOOLGATE_SANDBOX_FORCE_UNAVAILABLE";
+
+/// Set to `1` to make toolgate behave as on a kernel that cannot confine a process to the
+/// network proxy (bash then runs offline): the degraded path, for tests and people.
+pub const NETWORK_PROXY_FORCE_UNAVAILABLE_ENV: &str = "TOOLGATE_NETWORK_PROXY_FORCE_UNAVAILABLE";
 
 /// The oldest Landlock ABI that can confine writes: ABI 3 (Linux 6.2) is the first that
 /// controls `truncate(2)`; before it, a sandboxed process could empty any file it can see.
@@ -23,12 +27,21 @@ pub const LANDLOCK_NET_ABI: u32 = 4;
 pub const LANDLOCK_SCOPE_ABI: u32 = 6;
 
 /// The kernel features a confined spawn can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Capabilities {
     /// The Landlock ABI version the kernel reports.
     pub landlock_abi: u32,
     /// Whether seccomp filters can be installed (needed to turn the network off).
     pub seccomp: bool,
+    /// Whether a process can be confined to the network proxy (`network = "proxy"`).
+    pub network_proxy: ProxySupport,
+}
+
+/// Whether the proxied network confinement works here (decision 0099), and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProxySupport {
+    Available,
+    Unavailable(String),
 }
 
 /// Whether processes can be confined on this machine, and if not, why.
@@ -73,7 +86,7 @@ impl SandboxStatus {
 
     pub fn capabilities(&self) -> Option<Capabilities> {
         match self {
-            SandboxStatus::Available(caps) => Some(*caps),
+            SandboxStatus::Available(caps) => Some(caps.clone()),
             SandboxStatus::Unavailable { .. } => None,
         }
     }
@@ -95,7 +108,14 @@ impl SandboxStatus {
                 caps.landlock_abi
             )));
         }
-        if !profile.network && !caps.seccomp {
+        if profile.network == NetworkAccess::Proxy
+            && let Some(reason) = self.proxy_unavailable()
+        {
+            return Err(SandboxError::Unavailable(format!(
+                "the network proxy is unavailable: {reason}"
+            )));
+        }
+        if profile.network < NetworkAccess::Full && !caps.seccomp {
             return Err(SandboxError::Unavailable(
                 "seccomp filters are not available, so network access cannot be turned off".into(),
             ));
@@ -106,6 +126,45 @@ impl SandboxStatus {
             ));
         }
         Ok(())
+    }
+
+    /// Why a process cannot be confined to the network proxy here; None when it can.
+    pub fn proxy_unavailable(&self) -> Option<String> {
+        let caps = match self {
+            SandboxStatus::Unavailable { reason } => return Some(reason.clone()),
+            SandboxStatus::Available(caps) => caps,
+        };
+        if caps.landlock_abi < LANDLOCK_NET_ABI {
+            return Some(format!(
+                "the kernel offers Landlock ABI {}, and confining TCP to the proxy's port needs ABI {LANDLOCK_NET_ABI} (Linux 6.7) or later",
+                caps.landlock_abi
+            ));
+        }
+        if !caps.seccomp {
+            return Some(
+                "seccomp filters are not available, so UDP and raw sockets cannot be refused"
+                    .into(),
+            );
+        }
+        match &caps.network_proxy {
+            ProxySupport::Available => None,
+            ProxySupport::Unavailable(reason) => Some(reason.clone()),
+        }
+    }
+
+    /// One line for `toolgate status`: whether bash's network can go through the proxy.
+    pub fn describe_proxy(&self) -> String {
+        if let SandboxStatus::Unavailable { reason } = self {
+            // Nothing runs sandboxed at all then; "offline" would promise too much.
+            return format!("unavailable: {reason}");
+        }
+        match self.proxy_unavailable() {
+            None => format!(
+                "available (own network namespace, TCP only to 127.0.0.1:{})",
+                super::PROXY_PORT
+            ),
+            Some(reason) => format!("unavailable: {reason} (proxied commands run offline)"),
+        }
     }
 
     /// One line for `toolgate status` and logs.
@@ -168,7 +227,21 @@ fn probe_kernel() -> SandboxStatus {
     SandboxStatus::Available(Capabilities {
         landlock_abi: u32::try_from(abi).unwrap_or(0),
         seccomp: seccomp_filters_available(),
+        network_proxy: probe_proxy(),
     })
+}
+
+#[cfg(target_os = "linux")]
+fn probe_proxy() -> ProxySupport {
+    if std::env::var_os(NETWORK_PROXY_FORCE_UNAVAILABLE_ENV).is_some_and(|v| v == "1") {
+        return ProxySupport::Unavailable(format!(
+            "forced by {NETWORK_PROXY_FORCE_UNAVAILABLE_ENV}=1"
+        ));
+    }
+    match super::netns::ProxyNet::probe() {
+        Ok(()) => ProxySupport::Available,
+        Err(reason) => ProxySupport::Unavailable(reason),
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -200,7 +273,39 @@ mod tests {
         SandboxStatus::Available(Capabilities {
             landlock_abi,
             seccomp,
+            network_proxy: ProxySupport::Available,
         })
+    }
+
+    fn proxied() -> Profile {
+        let mut profile = Profile::default_shape();
+        profile.network = NetworkAccess::Proxy;
+        profile
+    }
+
+    #[test]
+    fn a_proxied_profile_is_refused_where_the_kernel_cannot_enforce_it() {
+        assert!(caps(7, true).check(&proxied()).is_ok());
+        let old = caps(3, true).check(&proxied()).unwrap_err();
+        assert!(old.reason().contains("needs ABI 4"), "{old}");
+        assert!(caps(3, true).is_available());
+        let no_seccomp = caps(7, false).check(&proxied()).unwrap_err();
+        assert!(no_seccomp.reason().contains("UDP"), "{no_seccomp}");
+        let restricted = SandboxStatus::Available(Capabilities {
+            landlock_abi: 7,
+            seccomp: true,
+            network_proxy: ProxySupport::Unavailable("writing /proc/self/uid_map failed".into()),
+        });
+        let err = restricted.check(&proxied()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the sandbox is unavailable: the network proxy is unavailable: writing /proc/self/uid_map failed"
+        );
+        assert!(restricted.is_available());
+        assert!(restricted.describe_proxy().contains("run offline"));
+        let none = SandboxStatus::unavailable("forced by a test");
+        assert_eq!(none.describe_proxy(), "unavailable: forced by a test");
+        assert!(caps(7, true).describe_proxy().starts_with("available"));
     }
 
     #[test]
@@ -220,7 +325,7 @@ mod tests {
         // With the network allowed, seccomp is still needed to keep background processes
         // in the call's session; without that rule it is not.
         let mut online = Profile::default_shape();
-        online.network = true;
+        online.network = NetworkAccess::Full;
         let err = no_seccomp.check(&online).unwrap_err();
         assert!(err.reason().contains("background processes"), "{err}");
         online.keep_in_session = false;

@@ -59,6 +59,31 @@ pub fn tool_environment(passthrough: &[String]) -> Vec<(OsString, OsString)> {
     filter(std::env::vars_os(), passthrough)
 }
 
+/// The variables that point a proxied process's tools at toolgate's proxy on
+/// 127.0.0.1:`port`: HTTP(S) for most clients, SOCKS5 with remote name resolution
+/// (`socks5h`, since the process has no DNS) for those that take `ALL_PROXY`, no exceptions
+/// (`NO_PROXY` empty: a direct connection could not leave anyway), and Node's switch to
+/// honour them.
+pub fn proxy_variables(port: u16) -> Vec<(OsString, OsString)> {
+    let http = format!("http://127.0.0.1:{port}");
+    let socks = format!("socks5h://127.0.0.1:{port}");
+    let pairs: [(&str, &str); 9] = [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("http_proxy", &http),
+        ("https_proxy", &http),
+        ("ALL_PROXY", &socks),
+        ("all_proxy", &socks),
+        ("NO_PROXY", ""),
+        ("no_proxy", ""),
+        ("NODE_USE_ENV_PROXY", "1"),
+    ];
+    pairs
+        .into_iter()
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)))
+        .collect()
+}
+
 /// Makes toolgate non-dumpable, once. `/proc/<toolgate>/environ` still holds the keys
 /// toolgate was started with, and any process of the same user may read it — a child
 /// included, Landlock or not (the kernel checks that read like a ptrace "read", which a
@@ -112,6 +137,24 @@ mod tests {
             &[],
         ));
         assert_eq!(kept, ["PATH", "HOME", "LANG"]);
+    }
+
+    #[test]
+    fn proxy_variables_point_every_client_at_the_port() {
+        let vars: Vec<(String, String)> = proxy_variables(3128)
+            .into_iter()
+            .map(|(n, v)| (n.to_string_lossy().into(), v.to_string_lossy().into()))
+            .collect();
+        let get = |name: &str| {
+            vars.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("HTTPS_PROXY"), Some("http://127.0.0.1:3128"));
+        assert_eq!(get("http_proxy"), Some("http://127.0.0.1:3128"));
+        assert_eq!(get("all_proxy"), Some("socks5h://127.0.0.1:3128"));
+        assert_eq!(get("NO_PROXY"), Some(""));
+        assert_eq!(get("NODE_USE_ENV_PROXY"), Some("1"));
     }
 
     #[test]

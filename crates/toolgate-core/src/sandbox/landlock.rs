@@ -21,14 +21,14 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
 use super::SandboxError;
 use super::detect::{Capabilities, LANDLOCK_NET_ABI, LANDLOCK_SCOPE_ABI};
 use super::profile::Profile;
-use crate::settings::SandboxMode;
+use crate::settings::{NetworkAccess, SandboxMode};
 
 /// The file-system rights toolgate handles are those of ABI 3; later rights (device
 /// ioctls, UNIX socket connects) stay unrestricted rather than break terminals and daemons.
@@ -98,8 +98,11 @@ pub(super) fn build_ruleset(
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(FS_ABI))
         .map_err(fail)?;
-    if !profile.network && caps.landlock_abi >= LANDLOCK_NET_ABI {
-        // Handled with no rule: every TCP bind and connect is refused.
+    // Offline: handled with no rule, so every TCP bind and connect is refused. Proxied:
+    // handled always (HardRequirement; `check` made sure of ABI 4), with one rule below.
+    let proxied = profile.network == NetworkAccess::Proxy;
+    if proxied || (profile.network == NetworkAccess::None && caps.landlock_abi >= LANDLOCK_NET_ABI)
+    {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(ABI::V4))
             .map_err(fail)?;
@@ -107,12 +110,21 @@ pub(super) fn build_ruleset(
     if caps.landlock_abi >= LANDLOCK_SCOPE_ABI {
         // A confined process may not signal toolgate or anything else outside its sandbox.
         let mut scopes = BitFlags::from(Scope::Signal);
-        if !profile.network {
+        // An abstract UNIX socket reaches any listener of the network namespace (the host's,
+        // for an offline process): a way around the network setting, closed for both.
+        if profile.network != NetworkAccess::Full {
             scopes |= Scope::AbstractUnixSocket;
         }
         ruleset = ruleset.scope(scopes).map_err(fail)?;
     }
     let mut created = ruleset.create().map_err(fail)?;
+    if proxied {
+        // Connecting to the proxy's port is all: no bind (no listener of its own), no
+        // other port. The namespace makes the address loopback's only (netns.rs).
+        created = created
+            .add_rule(NetPort::new(super::PROXY_PORT, AccessNet::ConnectTcp))
+            .map_err(fail)?;
+    }
     for rule in plan(profile) {
         let access = rule.access();
         if access.is_empty() {
@@ -341,7 +353,7 @@ mod tests {
         std::os::unix::fs::symlink(base.join("home/.ssh"), base.join("home/link-to-ssh")).unwrap();
         let profile = Profile {
             mode: SandboxMode::ReadOnly,
-            network: false,
+            network: NetworkAccess::None,
             writable: vec![],
             readable: vec![],
             deny: vec![
@@ -373,7 +385,7 @@ mod tests {
         std::fs::create_dir_all(base.join("secret/ws/src")).unwrap();
         let profile = Profile {
             mode: SandboxMode::WorkspaceWrite,
-            network: false,
+            network: NetworkAccess::None,
             writable: vec![base.join("secret/ws")],
             readable: vec![base.join("secret/ws")],
             deny: vec![base.join("secret"), base.join("secret/ws/.ssh")],

@@ -4,7 +4,11 @@
 //!   confined): Landlock for the file system, TCP and signals, seccomp for socket families.
 //!   Everything that allocates or touches the file system (opening the allowed paths,
 //!   building the ruleset and the BPF program) happens in the parent; the child only makes
-//!   three system calls ([`Confinement::apply`]).
+//!   system calls on that data ([`Confinement::apply`]).
+//! - Three levels of network ([`NetworkAccess`]): none (AF_UNIX only), the proxy (a user
+//!   and network namespace of its own holding only loopback, TCP only to the listener at
+//!   127.0.0.1:[`PROXY_PORT`] that toolgate takes back with
+//!   [`Confinement::take_proxy_listener`]; decision 0099), or the whole network.
 //! - An environment without secrets ([`env`]).
 //! - Fail closed: a profile the kernel cannot enforce is refused with the reason
 //!   ([`SandboxStatus::check`]), never run with less confinement than it asked for.
@@ -17,13 +21,23 @@ mod detect;
 pub mod env;
 #[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
+mod netns;
 mod profile;
 #[cfg(target_os = "linux")]
 mod seccomp;
 mod write_trace;
 
 pub use confine::Confinement;
-pub use detect::{Capabilities, FORCE_UNAVAILABLE_ENV, MIN_LANDLOCK_ABI, SandboxStatus};
+pub use detect::{
+    Capabilities, FORCE_UNAVAILABLE_ENV, MIN_LANDLOCK_ABI, NETWORK_PROXY_FORCE_UNAVAILABLE_ENV,
+    ProxySupport, SandboxStatus,
+};
+#[cfg(target_os = "linux")]
+pub use netns::PROXY_PORT;
+/// The port the proxy listens on inside a proxied process's namespace.
+#[cfg(not(target_os = "linux"))]
+pub const PROXY_PORT: u16 = 3128;
 pub use profile::{CREDENTIAL_PATHS, Profile, credential_paths};
 pub(crate) use write_trace::Tracer;
 pub use write_trace::WriteLog;
@@ -32,7 +46,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::settings::{SandboxMode, SandboxSettings, ServerConfig, ServerTransport};
+use crate::settings::{
+    NetworkAccess, SandboxMode, SandboxSettings, ServerConfig, ServerNetwork, ServerTransport,
+};
 
 /// Why a process was not started.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,12 +59,17 @@ pub enum SandboxError {
     /// Building the rules failed.
     #[error("the sandbox could not be prepared: {0}")]
     Prepare(String),
+    /// The proxy listener of a proxied process did not come back.
+    #[error("the proxied process's listener was not handed over: {0}")]
+    Handover(String),
 }
 
 impl SandboxError {
     pub fn reason(&self) -> &str {
         match self {
-            SandboxError::Unavailable(reason) | SandboxError::Prepare(reason) => reason,
+            SandboxError::Unavailable(reason)
+            | SandboxError::Prepare(reason)
+            | SandboxError::Handover(reason) => reason,
         }
     }
 }
@@ -137,7 +158,10 @@ impl Sandbox {
             // With the sandbox turned off, the network setting was never in force: plan
             // mode takes away writes, not what the person allowed besides.
             BashWrites::Nothing => {
-                let network = s.network || s.mode == SandboxMode::Off;
+                let network = match s.mode {
+                    SandboxMode::Off => NetworkAccess::Full,
+                    _ => s.network,
+                };
                 self.profile(SandboxMode::ReadOnly, network, Vec::new(), workspace)
             }
         };
@@ -185,7 +209,11 @@ impl Sandbox {
             ServerTransport::Stdio { .. } => {
                 let defaults = self.settings.servers;
                 let mode = config.sandbox.mode.unwrap_or(defaults.mode);
-                let network = config.sandbox.network.unwrap_or(defaults.network);
+                let network = config
+                    .sandbox
+                    .network
+                    .as_ref()
+                    .map_or(defaults.network, ServerNetwork::access);
                 let writable = match mode {
                     SandboxMode::WorkspaceWrite => {
                         let mut places = vec![workspace.to_path_buf()];
@@ -204,12 +232,14 @@ impl Sandbox {
     fn builtin_profile(&self, server: &str, args: &[String], workspace: &Path) -> Profile {
         match server {
             "deploy" => {
-                // Deploy steps are real deployments; they may need the network.
+                // Deploy steps are real deployments; they may need the network, through the
+                // proxy (each host asked for).
                 let root = option_value(args, "--workspace")
                     .map(|dir| join_clean(workspace, dir))
                     .unwrap_or_else(|| workspace.to_path_buf());
                 let state = crate::paths::workspace_dir(&root);
-                self.profile(SandboxMode::WorkspaceWrite, true, vec![state], workspace)
+                let network = NetworkAccess::Proxy;
+                self.profile(SandboxMode::WorkspaceWrite, network, vec![state], workspace)
             }
             "fs" => {
                 let root = args
@@ -217,23 +247,37 @@ impl Sandbox {
                     .find(|a| !a.starts_with("--"))
                     .map(|dir| join_clean(workspace, dir))
                     .unwrap_or_else(|| workspace.to_path_buf());
-                self.profile(SandboxMode::WorkspaceWrite, false, vec![root], workspace)
+                let network = NetworkAccess::None;
+                self.profile(SandboxMode::WorkspaceWrite, network, vec![root], workspace)
             }
             // docs, and anything unknown: read-only and offline.
-            _ => self.profile(SandboxMode::ReadOnly, false, Vec::new(), workspace),
+            _ => self.profile(
+                SandboxMode::ReadOnly,
+                NetworkAccess::None,
+                Vec::new(),
+                workspace,
+            ),
         }
     }
 
     fn profile(
         &self,
         mode: SandboxMode,
-        network: bool,
+        network: NetworkAccess,
         writable: Vec<PathBuf>,
         workspace: &Path,
     ) -> Profile {
         if mode == SandboxMode::Off {
             return Profile::unconfined();
         }
+        // Fail closed: where the kernel cannot hold a process to the proxy, it gets no
+        // network rather than more (the startup notice says so).
+        let network = match network {
+            NetworkAccess::Proxy if self.status.proxy_unavailable().is_some() => {
+                NetworkAccess::None
+            }
+            other => other,
+        };
         let mut readable = vec![workspace.to_path_buf()];
         readable.extend(writable.iter().cloned());
         Profile {
@@ -267,6 +311,19 @@ impl Sandbox {
         env::tool_environment(&self.settings.env_passthrough)
     }
 
+    /// The environment of a process confined by `profile`: [`Self::environment`], and for a
+    /// proxied profile the proxy variables pointing at 127.0.0.1:[`PROXY_PORT`] (in place of
+    /// any toolgate itself was started with).
+    pub fn environment_for(&self, profile: &Profile) -> Vec<(OsString, OsString)> {
+        let mut vars = self.environment();
+        if profile.is_confined() && profile.network == NetworkAccess::Proxy {
+            let proxy = env::proxy_variables(PROXY_PORT);
+            vars.retain(|(name, _)| !proxy.iter().any(|(n, _)| n == name));
+            vars.extend(proxy);
+        }
+        vars
+    }
+
     /// A notice for the start of a session when the sandbox is not what a person would
     /// assume: unavailable (with the reason), or turned off for bash.
     pub fn startup_notice(&self, workspace: &Path) -> Option<String> {
@@ -276,13 +333,20 @@ impl Sandbox {
                     .into(),
             );
         }
-        match self.check_bash(workspace) {
-            Ok(()) => None,
-            Err(e) => Some(format!(
+        if let Err(e) = self.check_bash(workspace) {
+            return Some(format!(
                 "sandbox: unavailable ({}): bash commands cannot run sandboxed, and toolgate's own servers cannot start",
                 e.reason()
-            )),
+            ));
         }
+        if self.settings.network == NetworkAccess::Proxy
+            && let Some(reason) = self.status.proxy_unavailable()
+        {
+            return Some(format!(
+                "sandbox: the network proxy is unavailable ({reason}): bash commands and servers set to \"proxy\" run without network"
+            ));
+        }
+        None
     }
 }
 
@@ -334,18 +398,21 @@ mod tests {
         let sandbox = Sandbox::default();
         let ws = Path::new("/w");
         let docs = sandbox.server_profile(&builtin("docs", &[]), ws);
-        assert_eq!((docs.mode, docs.network), (SandboxMode::ReadOnly, false));
+        assert_eq!(
+            (docs.mode, docs.network),
+            (SandboxMode::ReadOnly, NetworkAccess::None)
+        );
         let deploy = sandbox.server_profile(&builtin("deploy", &[]), ws);
         assert_eq!(deploy.writable, [PathBuf::from("/w/.toolgate")]);
         let fs = sandbox.server_profile(&builtin("fs", &["sub"]), ws);
         assert_eq!(fs.writable, [PathBuf::from("/w/sub")]);
-        assert!(!fs.network);
+        assert_eq!(fs.network, NetworkAccess::None);
         // Settings cannot loosen them.
         let off = Sandbox::new(SandboxSettings {
             mode: SandboxMode::Off,
             servers: crate::settings::ServerDefaults {
                 mode: SandboxMode::Off,
-                network: true,
+                network: NetworkAccess::Full,
             },
             ..SandboxSettings::default()
         });
@@ -370,15 +437,18 @@ mod tests {
         };
         let profile = default.server_profile(&config, ws);
         assert_eq!(profile.writable[0], PathBuf::from("/w"));
-        assert!(!profile.network);
+        assert_eq!(profile.network, NetworkAccess::None);
         let online = Sandbox::new(SandboxSettings {
             servers: crate::settings::ServerDefaults {
                 mode: SandboxMode::ReadOnly,
-                network: true,
+                network: NetworkAccess::Full,
             },
             ..SandboxSettings::default()
         });
-        assert!(online.server_profile(&config, ws).network);
+        assert_eq!(
+            online.server_profile(&config, ws).network,
+            NetworkAccess::Full
+        );
         config.sandbox.mode = None;
         assert_eq!(
             online.server_profile(&config, ws).mode,

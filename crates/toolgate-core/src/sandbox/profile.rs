@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::settings::SandboxMode;
+use crate::settings::{NetworkAccess, SandboxMode};
 
 /// Credential locations under the home directory that no confined process may read: the
 /// issue's list plus two stores that hold nothing but tokens (git's and GitHub CLI's).
@@ -24,8 +24,9 @@ pub const CREDENTIAL_PATHS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
     pub mode: SandboxMode,
-    /// Whether the process may use the network (any socket family). Ignored when `Off`.
-    pub network: bool,
+    /// How the process may use the network: not at all (AF_UNIX only), TCP to toolgate's
+    /// proxy only, or freely. Ignored when `Off`.
+    pub network: NetworkAccess,
     /// Where writes are allowed. Used only in `WorkspaceWrite`.
     pub writable: Vec<PathBuf>,
     /// Readable (and, when also writable, writable) even when a denied folder contains
@@ -45,7 +46,7 @@ impl Profile {
     pub fn unconfined() -> Profile {
         Profile {
             mode: SandboxMode::Off,
-            network: true,
+            network: NetworkAccess::Full,
             writable: Vec::new(),
             readable: Vec::new(),
             deny: Vec::new(),
@@ -58,7 +59,7 @@ impl Profile {
     pub fn default_shape() -> Profile {
         Profile {
             mode: SandboxMode::WorkspaceWrite,
-            network: false,
+            network: NetworkAccess::None,
             writable: Vec::new(),
             readable: Vec::new(),
             deny: Vec::new(),
@@ -73,10 +74,10 @@ impl Profile {
     /// A short description for the model and the person, e.g. `workspace-write (writes
     /// only under /w, /tmp), no network`.
     pub fn describe(&self) -> String {
-        let network = if self.network {
-            "network allowed"
-        } else {
-            "no network"
+        let network = match self.network {
+            NetworkAccess::None => "no network",
+            NetworkAccess::Proxy => "network only through toolgate's proxy",
+            NetworkAccess::Full => "network allowed",
         };
         match self.mode {
             SandboxMode::Off => "off (not sandboxed)".to_string(),
@@ -174,6 +175,11 @@ mod tests {
             None
         );
         assert_eq!(Profile::unconfined().blocked_hint(refused, true), None);
+        profile.network = NetworkAccess::Proxy;
+        assert_eq!(
+            profile.describe(),
+            "workspace-write (writes only under /w, /tmp), network only through toolgate's proxy"
+        );
         assert!(
             profile
                 .blocked_hint("curl: (7) Failed to connect: Network is unreachable", true)

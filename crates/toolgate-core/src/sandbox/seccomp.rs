@@ -5,6 +5,11 @@
 //!   the `socket` system call at all. Landlock's TCP rules (ABI 4) refuse TCP bind/connect
 //!   as well, but not UDP, raw or netlink sockets; refusing the sockets themselves covers
 //!   every protocol.
+//! - Proxied (decision 0099): `socket()` allowed for AF_UNIX, and for AF_INET/AF_INET6 only
+//!   as a TCP stream (type `SOCK_STREAM` whatever the NONBLOCK/CLOEXEC flags, protocol 0
+//!   or IPPROTO_TCP); UDP, raw, SCTP, MPTCP, packet and netlink sockets fail with EACCES,
+//!   as does `io_uring_setup`. The process's own network namespace already holds nothing
+//!   but loopback; refusing datagrams means no DNS query or other packet is even tried.
 //! - Kept in its session: `setsid()` fails with EPERM, so nothing the process starts can
 //!   leave the session toolgate made for it (a process may still change its process group,
 //!   but the kernel only lets it join a group of the same session). Ending the session's
@@ -62,6 +67,48 @@ pub(super) fn no_network_filter() -> Result<BpfProgram, SandboxError> {
     filter.try_into().map_err(fail)
 }
 
+/// The socket calls a proxied process may not make, refused with EACCES.
+pub(super) fn proxy_filter() -> Result<BpfProgram, SandboxError> {
+    let arg = |index: u8, op: SeccompCmpOp, value: i32| {
+        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value as u64).map_err(fail)
+    };
+    let rule = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(fail);
+    // A family other than the three is refused outright.
+    let mut socket = vec![rule(vec![
+        arg(0, SeccompCmpOp::Ne, libc::AF_UNIX)?,
+        arg(0, SeccompCmpOp::Ne, libc::AF_INET)?,
+        arg(0, SeccompCmpOp::Ne, libc::AF_INET6)?,
+    ])?];
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        // The socket type is the low four bits (the flags are above them); a filter can
+        // only test a masked value for equality, so every type but a stream is named.
+        for kind in (0..16).filter(|k| *k != libc::SOCK_STREAM) {
+            socket.push(rule(vec![
+                arg(0, SeccompCmpOp::Eq, family)?,
+                arg(1, SeccompCmpOp::MaskedEq(0xf), kind)?,
+            ])?);
+        }
+        socket.push(rule(vec![
+            arg(0, SeccompCmpOp::Eq, family)?,
+            arg(2, SeccompCmpOp::Ne, 0)?,
+            arg(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP)?,
+        ])?);
+    }
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(libc::SYS_socket, socket);
+    rules.insert(libc::SYS_io_uring_setup, Vec::new());
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(X32_SYSCALL_BIT | libc::SYS_socket, Vec::new());
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        this_arch()?,
+    )
+    .map_err(fail)?;
+    filter.try_into().map_err(fail)
+}
+
 /// `setsid` refused with EPERM (through the x32 ABI as well).
 pub(super) fn same_session_filter() -> Result<BpfProgram, SandboxError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -83,6 +130,7 @@ mod tests {
     #[test]
     fn the_filters_compile_for_this_machine() {
         assert!(!super::no_network_filter().unwrap().is_empty());
+        assert!(!super::proxy_filter().unwrap().is_empty());
         assert!(!super::same_session_filter().unwrap().is_empty());
     }
 }

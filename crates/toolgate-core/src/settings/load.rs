@@ -247,13 +247,13 @@ mod tests {
             diagnostics: diags,
         } = load(&sources).sandbox;
         assert!(diags.is_empty(), "{diags:?}");
-        assert!(untrusted.network);
+        assert_eq!(untrusted.network, crate::settings::NetworkAccess::Full);
         assert_eq!(untrusted.mode, SandboxMode::WorkspaceWrite);
         assert_eq!(untrusted.writable, [PathBuf::from("/opt/a")]);
 
         sources.trust_project = true;
         let trusted = load(&sources).sandbox.value;
-        assert!(!trusted.network);
+        assert_eq!(trusted.network, crate::settings::NetworkAccess::None);
         assert_eq!(trusted.mode, SandboxMode::ReadOnly);
         assert_eq!(
             trusted.writable,

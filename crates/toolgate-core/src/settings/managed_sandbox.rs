@@ -1,7 +1,7 @@
 //! `[sandbox]` of the managed files: a floor under the sandbox settings. The user's and
 //! the project's files may tighten the sandbox, never loosen it. "Tighter", key by key:
 //! - `mode`: read-only is tighter than workspace-write, which is tighter than off;
-//! - `network`: false is tighter than true;
+//! - `network`: a ceiling, false < "proxy" < true (a server's host list counts as "proxy");
 //! - `writable`: the managed list is a ceiling; another layer's extra writable path is
 //!   kept only when it lies inside one of the managed paths (the managed paths are not
 //!   made writable by being listed);
@@ -15,7 +15,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Diagnostic, SandboxMode, SandboxSettings, ServerSandbox, ServerTransport};
+use super::{
+    Diagnostic, NetworkAccess, SandboxMode, SandboxSettings, ServerNetwork, ServerSandbox,
+    ServerTransport,
+};
 
 /// How strict a mode is (higher: stricter).
 fn strictness(mode: SandboxMode) -> u8 {
@@ -34,12 +37,25 @@ fn stricter(a: SandboxMode, b: SandboxMode) -> SandboxMode {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxFloor {
     pub mode: Option<SandboxMode>,
-    pub network: Option<bool>,
+    pub network: Option<NetworkAccess>,
     pub writable: Option<Vec<PathBuf>>,
     pub deny_read: Vec<PathBuf>,
     pub env_passthrough: Option<Vec<String>>,
     pub servers_mode: Option<SandboxMode>,
-    pub servers_network: Option<bool>,
+    pub servers_network: Option<NetworkAccess>,
+}
+
+/// `read` as a ceiling over an earlier managed file's: the lower stays.
+fn lower(slot: Option<NetworkAccess>, read: NetworkAccess) -> Option<NetworkAccess> {
+    Some(slot.map_or(read, |earlier| earlier.min(read)))
+}
+
+/// What the ceiling did to a network value, for the lines `apply` returns.
+fn lowered(ceiling: NetworkAccess) -> String {
+    match ceiling {
+        NetworkAccess::None => "turned off".into(),
+        other => format!("lowered to {other}"),
+    }
 }
 
 impl SandboxFloor {
@@ -66,7 +82,7 @@ impl SandboxFloor {
             self.mode = Some(self.mode.map_or(read.mode, |m| stricter(m, read.mode)));
         }
         if has("network") {
-            self.network = Some(self.network.unwrap_or(true) && read.network);
+            self.network = lower(self.network, read.network);
         }
         // Both files cap: a value stays when it is within each file's list.
         if has("writable") {
@@ -84,8 +100,7 @@ impl SandboxFloor {
                 self.servers_mode = Some(self.servers_mode.map_or(mode, |m| stricter(m, mode)));
             }
             if servers.contains_key("network") {
-                self.servers_network =
-                    Some(self.servers_network.unwrap_or(true) && read.servers.network);
+                self.servers_network = lower(self.servers_network, read.servers.network);
             }
         }
         Vec::new()
@@ -105,10 +120,13 @@ impl SandboxFloor {
                 settings.mode = mode;
             }
         }
-        if self.network == Some(false) && settings.network {
-            changed
-                .push("sandbox.network = true of the user or project config is turned off".into());
-            settings.network = false;
+        if let Some(ceiling) = self.network.filter(|c| settings.network > *c) {
+            changed.push(format!(
+                "sandbox.network = {} of the user or project config is {}",
+                settings.network,
+                lowered(ceiling)
+            ));
+            settings.network = ceiling;
         }
         if let Some(ceiling) = &self.writable {
             let dropped = keep_within(&mut settings.writable, ceiling, |p, l| inside_any(p, l));
@@ -132,13 +150,15 @@ impl SandboxFloor {
         }
         let mut servers = ServerSandbox {
             mode: Some(settings.servers.mode),
-            network: Some(settings.servers.network),
+            network: Some(ServerNetwork::Access(settings.servers.network)),
         };
         if let Some(line) = self.clamp_server(&mut servers, "sandbox.servers") {
             changed.push(line);
         }
         settings.servers.mode = servers.mode.unwrap_or(settings.servers.mode);
-        settings.servers.network = servers.network.unwrap_or(settings.servers.network);
+        if let Some(network) = servers.network {
+            settings.servers.network = network.access();
+        }
         changed
     }
 
@@ -153,9 +173,12 @@ impl SandboxFloor {
                 choice.mode = Some(raised);
             }
         }
-        if self.servers_network == Some(false) && choice.network == Some(true) {
-            parts.push("network turned off".into());
-            choice.network = Some(false);
+        let chosen = choice.network.as_ref().map(ServerNetwork::access);
+        if let (Some(ceiling), Some(access)) = (self.servers_network, chosen)
+            && access > ceiling
+        {
+            parts.push(format!("network {}", lowered(ceiling)));
+            choice.network = Some(ServerNetwork::Access(ceiling));
         }
         (!parts.is_empty()).then(|| format!("{what}: {}", parts.join(", ")))
     }
@@ -178,8 +201,8 @@ impl SandboxFloor {
         if let Some(mode) = self.mode {
             lines.push(format!("sandbox.mode at least \"{mode}\""));
         }
-        if self.network == Some(false) {
-            lines.push("sandbox.network = false".into());
+        if let Some(ceiling) = self.network.filter(|c| *c < NetworkAccess::Full) {
+            lines.push(format!("sandbox.network at most {ceiling}"));
         }
         if let Some(paths) = &self.writable {
             let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -202,8 +225,8 @@ impl SandboxFloor {
         if let Some(mode) = self.servers_mode {
             lines.push(format!("sandbox.servers.mode at least \"{mode}\""));
         }
-        if self.servers_network == Some(false) {
-            lines.push("sandbox.servers.network = false".into());
+        if let Some(ceiling) = self.servers_network.filter(|c| *c < NetworkAccess::Full) {
+            lines.push(format!("sandbox.servers.network at most {ceiling}"));
         }
         lines
     }
@@ -252,14 +275,14 @@ mod tests {
         );
         let mut loose = SandboxSettings {
             mode: SandboxMode::Off,
-            network: true,
+            network: NetworkAccess::Full,
             writable: vec!["/opt/cache".into(), "/home/u".into()],
             env_passthrough: vec!["NPM_TOKEN".into(), "AWS_SECRET".into()],
             ..SandboxSettings::default()
         };
         let lines = floor.apply(&mut loose);
         assert_eq!(loose.mode, SandboxMode::WorkspaceWrite);
-        assert!(!loose.network);
+        assert_eq!(loose.network, NetworkAccess::None);
         assert_eq!(loose.writable, [PathBuf::from("/opt/cache")]);
         assert_eq!(loose.deny_read, [PathBuf::from("/secret")]);
         assert_eq!(loose.env_passthrough, ["NPM_TOKEN"]);
@@ -272,6 +295,7 @@ mod tests {
 
         let mut tight = SandboxSettings {
             mode: SandboxMode::ReadOnly,
+            network: NetworkAccess::None,
             ..SandboxSettings::default()
         };
         tight.servers.mode = SandboxMode::ReadOnly;
@@ -299,7 +323,7 @@ mod tests {
             call_timeout_ms: 1,
             sandbox: ServerSandbox {
                 mode: Some(SandboxMode::Off),
-                network: Some(true),
+                network: Some(ServerNetwork::Access(NetworkAccess::Full)),
             },
             pool: Default::default(),
             always_load: false,
@@ -309,7 +333,7 @@ mod tests {
             servers[0].sandbox,
             ServerSandbox {
                 mode: Some(SandboxMode::ReadOnly),
-                network: Some(false)
+                network: Some(ServerNetwork::Access(NetworkAccess::None))
             }
         );
         assert_eq!(
@@ -317,6 +341,59 @@ mod tests {
             ["server 'wide': mode \"off\" raised to \"read-only\", network turned off"]
         );
         assert_eq!(floor.describe().len(), 2);
+    }
+
+    #[test]
+    fn a_managed_proxy_is_a_ceiling_for_bash_and_servers() {
+        let floor =
+            floor("[sandbox]\nnetwork = \"proxy\"\n[sandbox.servers]\nnetwork = \"proxy\"\n");
+        let mut settings = SandboxSettings {
+            network: NetworkAccess::Full,
+            ..SandboxSettings::default()
+        };
+        let lines = floor.apply(&mut settings);
+        assert_eq!(settings.network, NetworkAccess::Proxy);
+        assert_eq!(
+            lines,
+            ["sandbox.network = true of the user or project config is lowered to \"proxy\""]
+        );
+        // Below the ceiling nothing changes; a host list is the proxy and stays.
+        let mut offline = SandboxSettings {
+            network: NetworkAccess::None,
+            ..SandboxSettings::default()
+        };
+        assert!(floor.apply(&mut offline).is_empty());
+        assert_eq!(offline.network, NetworkAccess::None);
+        let mut listed = ServerSandbox {
+            mode: None,
+            network: Some(ServerNetwork::Hosts(vec!["example.com".into()])),
+        };
+        assert_eq!(floor.clamp_server(&mut listed, "s"), None);
+        let mut full = ServerSandbox {
+            mode: None,
+            network: Some(ServerNetwork::Access(NetworkAccess::Full)),
+        };
+        assert_eq!(
+            floor.clamp_server(&mut full, "s").as_deref(),
+            Some("s: network lowered to \"proxy\"")
+        );
+        assert_eq!(
+            floor.describe(),
+            [
+                "sandbox.network at most \"proxy\"",
+                "sandbox.servers.network at most \"proxy\""
+            ]
+        );
+        // Two files: the lower ceiling wins.
+        let mut two = floor.clone();
+        let text = "[sandbox]\nnetwork = false\n";
+        let doc = toml_edit::Document::parse(text).unwrap();
+        two.add_table(
+            doc.get("sandbox").unwrap().as_table_like().unwrap(),
+            text,
+            "b.toml",
+        );
+        assert_eq!(two.network, Some(NetworkAccess::None));
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Parsing one `.mcp.json` file into server definitions, with diagnostics that say where
 //! and what was expected. A bad entry is skipped; the others still load.
 
-use super::SandboxMode;
 use super::expand::{Env, expand};
 use super::{ConfigSource, Diagnostic, ServerConfig, ServerSandbox, ServerTransport};
+use super::{NetworkAccess, SandboxMode, ServerNetwork};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -159,8 +159,7 @@ fn parse_entry(
         },
         network: match obj.get("network") {
             None | Some(Value::Null) => None,
-            Some(Value::Bool(on)) => Some(*on),
-            Some(_) => return Err("\"network\" must be true or false".into()),
+            Some(value) => Some(server_network(value)?),
         },
     };
     let always_load = match obj.get("alwaysLoad") {
@@ -245,6 +244,50 @@ fn position_of(text: &str, needle: &str) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rfind('\n').map_or(offset, |nl| offset - nl - 1) + 1;
     (line, column)
+}
+
+/// A server entry's `"network"`: `false`, `true`, `"proxy"` or a list of hosts, each
+/// `host`, `host:port` or `*.domain` (optionally with a port).
+fn server_network(value: &Value) -> Result<ServerNetwork, String> {
+    const EXPECTED: &str = "\"network\" must be true, false, \"proxy\" or a list of hosts such as [\"registry.npmjs.org\", \"*.example.org:8443\"]";
+    match value {
+        Value::Bool(false) => Ok(ServerNetwork::Access(NetworkAccess::None)),
+        Value::Bool(true) => Ok(ServerNetwork::Access(NetworkAccess::Full)),
+        Value::String(text) if text == "proxy" => Ok(ServerNetwork::Access(NetworkAccess::Proxy)),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(host) => host_pattern(host)
+                    .map(|()| host.clone())
+                    .map_err(|why| format!("\"network\" host {host:?}: {why}")),
+                other => Err(format!("{EXPECTED}; {other} is not a string")),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(ServerNetwork::Hosts),
+        _ => Err(EXPECTED.into()),
+    }
+}
+
+/// Checks one host of a server's list: an optional `*.`, a host name or IP literal
+/// (`[v6]` when a port follows), an optional `:port`.
+fn host_pattern(text: &str) -> Result<(), String> {
+    let bare = text.strip_prefix("*.").unwrap_or(text);
+    let (host, port) = match bare.rsplit_once(':') {
+        // A bare IPv6 literal has colons but no port.
+        Some((host, port)) if !host.contains(':') || host.ends_with(']') => (host, Some(port)),
+        _ => (bare, None),
+    };
+    if let Some(port) = port {
+        match port.parse::<u16>() {
+            Ok(p) if p > 0 => {}
+            _ => return Err(format!("{port:?} is not a port")),
+        }
+    }
+    let parsed = crate::egress::Host::parse(host).map_err(|e| e.to_string())?;
+    if bare.len() != text.len() && matches!(parsed, crate::egress::Host::Ip(_)) {
+        return Err("a wildcard needs a domain name, not an IP address".into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -344,15 +387,31 @@ mod tests {
             "plain": {"command": "x"},
             "boxed": {"command": "x", "sandbox": "read-only", "network": true},
             "bad": {"command": "x", "sandbox": "strict"},
-            "worse": {"command": "x", "network": "yes"}
+            "worse": {"command": "x", "network": "yes"},
+            "proxied": {"command": "x", "network": "proxy"},
+            "listed": {"command": "x", "network": ["registry.npmjs.org", "api.example.com:8443", "*.example.org", "127.0.0.2", "[::1]:99"]},
+            "badhost": {"command": "x", "network": ["ok.example", "bad host"]},
+            "badport": {"command": "x", "network": ["example.com:99999"]},
+            "off": {"command": "x", "network": false}
         }}"#);
-        assert_eq!(servers.len(), 2);
+        assert_eq!(servers.len(), 5);
+        assert_eq!(
+            servers[2].sandbox.network,
+            Some(ServerNetwork::Access(NetworkAccess::Proxy))
+        );
+        let listed = servers[3].sandbox.network.clone().unwrap();
+        assert_eq!(listed.access(), NetworkAccess::Proxy);
+        assert_eq!(listed.hosts().len(), 5);
+        assert_eq!(
+            servers[4].sandbox.network,
+            Some(ServerNetwork::Access(NetworkAccess::None))
+        );
         assert_eq!(servers[0].sandbox, ServerSandbox::default());
         assert_eq!(
             servers[1].sandbox,
             ServerSandbox {
                 mode: Some(SandboxMode::ReadOnly),
-                network: Some(true)
+                network: Some(ServerNetwork::Access(NetworkAccess::Full))
             }
         );
         assert_eq!(
@@ -360,9 +419,23 @@ mod tests {
             "server 'bad': \"sandbox\" must be \"workspace-write\", \"read-only\" or \"off\""
         );
         assert_eq!(diags[0].line, 4);
+        assert!(
+            diags[1].message.starts_with(
+                "server 'worse': \"network\" must be true, false, \"proxy\" or a list of hosts"
+            ),
+            "{}",
+            diags[1].message
+        );
+        assert!(
+            diags[2]
+                .message
+                .starts_with("server 'badhost': \"network\" host \"bad host\": "),
+            "{}",
+            diags[2].message
+        );
         assert_eq!(
-            diags[1].message,
-            "server 'worse': \"network\" must be true or false"
+            diags[3].message,
+            "server 'badport': \"network\" host \"example.com:99999\": \"99999\" is not a port"
         );
     }
 

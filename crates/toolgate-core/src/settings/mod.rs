@@ -68,10 +68,38 @@ pub struct ServerConfig {
 }
 
 /// A server entry's own sandbox choice; `None` takes the `[sandbox.servers]` default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ServerSandbox {
     pub mode: Option<SandboxMode>,
-    pub network: Option<bool>,
+    pub network: Option<ServerNetwork>,
+}
+
+/// A server entry's `"network"`: `false`, `"proxy"`, `true`, or a list of hosts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServerNetwork {
+    Access(NetworkAccess),
+    /// Through the proxy, and these hosts (`host`, `host:port`, `*.domain`) reachable
+    /// without asking.
+    Hosts(Vec<String>),
+}
+
+impl ServerNetwork {
+    /// How much network the process gets (a host list is the proxy).
+    pub fn access(&self) -> NetworkAccess {
+        match self {
+            ServerNetwork::Access(access) => *access,
+            ServerNetwork::Hosts(_) => NetworkAccess::Proxy,
+        }
+    }
+
+    /// The hosts reachable without asking (empty unless a list was given).
+    pub fn hosts(&self) -> &[String] {
+        match self {
+            ServerNetwork::Access(_) => &[],
+            ServerNetwork::Hosts(hosts) => hosts,
+        }
+    }
 }
 
 impl ServerConfig {
@@ -210,7 +238,7 @@ pub use permissions::{
     parse_table as parse_permissions_table,
 };
 pub use pool_settings::{PoolSettings, ToolPatternError, tool_glob};
-pub use sandbox::{SandboxMode, SandboxSettings, ServerDefaults};
+pub use sandbox::{NetworkAccess, SandboxMode, SandboxSettings, ServerDefaults};
 pub use tools::{DEFAULT_AUTO_THRESHOLD_TOKENS, SearchMode, SearchSettings, apply_tools_layer};
 pub use tui::{NotifySetting, TuiSettings};
 

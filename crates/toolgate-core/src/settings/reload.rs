@@ -150,8 +150,10 @@ mod tests {
     #[test]
     fn a_sandbox_change_is_named_once_and_a_return_to_the_start_says_so() {
         let start = SettingsSeen::at_start(HostSettings::default(), SandboxSettings::default());
-        let mut edited = SandboxSettings::default();
-        edited.network = !edited.network;
+        let edited = SandboxSettings {
+            network: crate::settings::NetworkAccess::Full,
+            ..SandboxSettings::default()
+        };
         let line = sandbox_line(&start, &edited).unwrap();
         assert!(
             line.contains("applies when toolgate starts again"),

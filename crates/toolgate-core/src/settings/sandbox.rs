@@ -51,14 +51,58 @@ impl std::fmt::Display for SandboxMode {
     }
 }
 
+/// How much network a confined process gets, ordered from the least to the most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetworkAccess {
+    /// No socket but AF_UNIX.
+    #[default]
+    None,
+    /// TCP to toolgate's egress proxy only, which asks the gate for each host (decision 0099).
+    Proxy,
+    /// The whole network.
+    Full,
+}
+
+impl NetworkAccess {
+    /// The values a `network` key takes, as written in a file.
+    pub const NAMES: &'static str = "false, \"proxy\" or true";
+
+    /// `false`, `"proxy"` or `true` in TOML.
+    pub fn from_toml(value: &toml_edit::Item) -> Option<NetworkAccess> {
+        match (value.as_bool(), value.as_str()) {
+            (Some(false), _) => Some(NetworkAccess::None),
+            (Some(true), _) => Some(NetworkAccess::Full),
+            (_, Some("proxy")) => Some(NetworkAccess::Proxy),
+            _ => None,
+        }
+    }
+
+    /// As written in a file: `false`, `"proxy"`, `true`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkAccess::None => "false",
+            NetworkAccess::Proxy => "\"proxy\"",
+            NetworkAccess::Full => "true",
+        }
+    }
+}
+
+impl std::fmt::Display for NetworkAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The sandbox settings of a session. The default is the strict one: bash writes only in
-/// the workspace (`SandboxMode`'s default) and has no network.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// the workspace (`SandboxMode`'s default) and reaches the network only through toolgate's
+/// proxy, which asks for each new host.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
     /// bash's profile.
     pub mode: SandboxMode,
-    /// Whether bash may use the network.
-    pub network: bool,
+    /// How bash may use the network (`"proxy"` by default).
+    pub network: NetworkAccess,
     /// Extra writable paths (absolute) for workspace-write profiles.
     pub writable: Vec<PathBuf>,
     /// Extra unreadable paths (absolute), added to the credential locations.
@@ -75,20 +119,35 @@ pub struct SandboxSettings {
     pub managed_floor: Option<PathBuf>,
 }
 
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            mode: SandboxMode::default(),
+            network: NetworkAccess::Proxy,
+            writable: Vec::new(),
+            deny_read: Vec::new(),
+            env_passthrough: Vec::new(),
+            servers: ServerDefaults::default(),
+            home: None,
+            managed_floor: None,
+        }
+    }
+}
+
 /// `[sandbox.servers]`: the profile of stdio MCP servers that do not choose one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerDefaults {
     /// `off` by default: third-party servers commonly write caches under the home
     /// directory and call web APIs; a person opts them in, per server or for all.
     pub mode: SandboxMode,
-    pub network: bool,
+    pub network: NetworkAccess,
 }
 
 impl Default for ServerDefaults {
     fn default() -> Self {
         ServerDefaults {
             mode: SandboxMode::Off,
-            network: false,
+            network: NetworkAccess::None,
         }
     }
 }
@@ -193,7 +252,7 @@ pub fn apply_layer(
 /// `mode` or `network` of `table` (`sandbox` for bash, `sandbox.servers` for stdio
 /// servers): the two keys of a profile, read the same way in both tables.
 fn set_profile_key(
-    (mode, network): (&mut SandboxMode, &mut bool),
+    (mode, network): (&mut SandboxMode, &mut NetworkAccess),
     table: &str,
     key: &str,
     value: &toml_edit::Item,
@@ -204,7 +263,8 @@ fn set_profile_key(
         let read = value.as_str().and_then(SandboxMode::parse);
         set_key(mode, read, &name, SandboxMode::NAMES, problem)
     } else {
-        set_key(network, value.as_bool(), &name, "true or false", problem)
+        let read = NetworkAccess::from_toml(value);
+        set_key(network, read, &name, NetworkAccess::NAMES, problem)
     }
 }
 
@@ -290,7 +350,7 @@ mod tests {
         );
         assert!(diags.is_empty(), "{diags:?}");
         assert_eq!(settings.mode, SandboxMode::ReadOnly);
-        assert!(settings.network);
+        assert_eq!(settings.network, NetworkAccess::Full);
         assert_eq!(
             settings.writable,
             [PathBuf::from("/opt/cache"), PathBuf::from("/w/build")]
@@ -302,7 +362,7 @@ mod tests {
             settings.servers,
             ServerDefaults {
                 mode: SandboxMode::WorkspaceWrite,
-                network: true
+                network: NetworkAccess::Full
             }
         );
     }
@@ -320,7 +380,10 @@ mod tests {
                 true,
                 "config.toml:2:8: expected sandbox.mode = \"workspace-write\"",
             ),
-            (true, "config.toml:3:11: expected sandbox.network"),
+            (
+                true,
+                "config.toml:3:11: expected sandbox.network = false, \"proxy\" or true; keeping \"proxy\"",
+            ),
             (
                 true,
                 "config.toml:4:12: expected sandbox.writable to be an array",
@@ -341,6 +404,38 @@ mod tests {
                 assert!(line.contains(text), "{line}");
             }
         }
+    }
+
+    #[test]
+    fn network_takes_false_proxy_or_true_and_bash_defaults_to_the_proxy() {
+        assert_eq!(SandboxSettings::default().network, NetworkAccess::Proxy);
+        assert_eq!(ServerDefaults::default().network, NetworkAccess::None);
+        for (value, want) in [
+            ("false", NetworkAccess::None),
+            ("\"proxy\"", NetworkAccess::Proxy),
+            ("true", NetworkAccess::Full),
+        ] {
+            let text =
+                format!("[sandbox]\nnetwork = {value}\n[sandbox.servers]\nnetwork = {value}\n");
+            let (settings, diags) = layer(&text, None);
+            assert!(diags.is_empty(), "{diags:?}");
+            assert_eq!((settings.network, settings.servers.network), (want, want));
+        }
+        let (settings, diags) = layer(
+            "[sandbox]\nnetwork = \"Proxy\"\n[sandbox.servers]\nnetwork = \"full\"\n",
+            None,
+        );
+        assert_eq!(settings, SandboxSettings::default());
+        let shown = crate::settings::shown(&diags);
+        assert_eq!(
+            shown,
+            [
+                "config.toml:2:11: expected sandbox.network = false, \"proxy\" or true; keeping \"proxy\"",
+                "config.toml:4:11: expected sandbox.servers.network = false, \"proxy\" or true; keeping false",
+            ]
+        );
+        assert!(NetworkAccess::None < NetworkAccess::Proxy);
+        assert!(NetworkAccess::Proxy < NetworkAccess::Full);
     }
 
     #[test]
