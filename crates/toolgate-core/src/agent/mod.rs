@@ -19,6 +19,7 @@ mod mcp_prompts;
 mod mentions;
 mod model_switch;
 mod modes;
+mod network;
 mod plan_exit;
 mod pool_keeper;
 mod project;

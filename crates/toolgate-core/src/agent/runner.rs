@@ -59,6 +59,16 @@ pub(super) fn start(
     let mut agent = Agent::new(config, events.clone(), control.clone(), shared_log.clone());
     let sampling_config = Arc::new(super::sampling::SamplingConfig::new(cap));
     agent.reloader.sampling_config = Some(sampling_config.clone());
+    // The network gate serves every proxied process of the session (bash calls, hooks,
+    // servers the hub starts), beside the agent loop.
+    agent
+        .tools
+        .sandbox
+        .set_proxy_host(Arc::new(super::network::NetworkHost {
+            gate: agent.tools.gate.network(),
+            log: shared_log.clone(),
+            events: events.clone(),
+        }));
     let sampling = Arc::new(SamplingHost {
         model: agent.model.clone(),
         config: sampling_config,

@@ -368,7 +368,8 @@ impl ToolHost {
                 super::resources::run_resource_tool(&self.hub, reads, &input, cancel).await
             }
             RunsIn::Here => {
-                let sandbox = confined.sandbox(&self.sandbox);
+                // The call's connections through the network gate are this call's.
+                let sandbox = confined.sandbox(&self.sandbox).for_call(call_id);
                 let call = kind.handler().run(LocalCall {
                     input: &input,
                     workspace: &self.workspace,

@@ -17,6 +17,8 @@ use super::BuiltinOutput;
 use super::args::Args;
 use super::capture::HeadTailCapture;
 use crate::children::{self, DeathSignal, Registration};
+use crate::egress::{ClientHosts, ProxyRun};
+use crate::protocol::NetworkClient;
 use crate::sandbox::{BashWrites, Confinement, Sandbox, Tracer, WriteLog};
 use std::ffi::OsString;
 use std::io;
@@ -75,9 +77,10 @@ pub async fn run_bash(
         Err(e) => return BuiltinOutput::error(format!("bash: the command was not run: {e}")),
     };
     let launch = Launch {
-        env: Some(sandbox.environment()),
+        env: Some(sandbox.environment_for(&profile)),
         confinement,
         trace: trace.cloned(),
+        network: Some(sandbox.clone()),
     };
     match execute_with(&SHELLS, command, workspace, timeout, cancel, &launch).await {
         Ok(mut output) => {
@@ -104,6 +107,9 @@ pub(super) struct Launch {
     /// Records what the command asks to change; only with a confinement, whose
     /// `no_new_privs` the tracing filter needs.
     trace: Option<WriteLog>,
+    /// The sandbox whose proxy host serves a proxied command's connections (as the call's
+    /// own); None in tests of the process handling.
+    network: Option<Sandbox>,
 }
 
 fn parse(input: &serde_json::Value) -> Result<(&str, Duration), super::args::ArgError> {
@@ -160,13 +166,14 @@ fn wait_and_reap(
 /// The shells tried in order; `sh` is the fallback on systems without bash.
 const SHELLS: [&str; 2] = ["bash", "sh"];
 
+/// The shell, and the proxy serving its connections when it is proxied.
 fn spawn_shell(
     shells: &[&str],
     command: &str,
     workspace: &Path,
     out: &io::PipeWriter,
     launch: &Launch,
-) -> io::Result<Child> {
+) -> io::Result<(Child, Option<ProxyRun>)> {
     let spawn = |shell: &str| -> io::Result<Child> {
         let mut cmd = Command::new(shell);
         cmd.arg("-c")
@@ -204,7 +211,8 @@ fn spawn_shell(
     for shell in shells {
         match spawn(shell) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            other => return other,
+            Err(e) => return Err(e),
+            Ok(child) => return Ok((child, serve_proxy(command, launch))),
         }
     }
     Err(io::Error::new(
@@ -243,7 +251,7 @@ pub(super) async fn execute_with(
     launch: &Launch,
 ) -> io::Result<BuiltinOutput> {
     let (reader, writer) = io::pipe()?;
-    let child = spawn_shell(shells, command, workspace, &writer, launch)?;
+    let (child, proxy) = spawn_shell(shells, command, workspace, &writer, launch)?;
     drop(writer);
     let leader = Arc::new(Leader {
         pid: child.id() as libc::pid_t,
@@ -323,7 +331,29 @@ pub(super) async fn execute_with(
         }
     }
 
-    Ok(report(capture, ending, status))
+    let mut output = report(capture, ending, status);
+    // The hosts it reached (or was refused), for the card and the model.
+    if let Some(line) = proxy.as_ref().and_then(|run| run.reached().summary()) {
+        output.text.push('\n');
+        output.text.push_str(&line);
+    }
+    Ok(output)
+}
+
+/// Hands a proxied shell's listener to the session's proxy host, serving the call's
+/// connections. A failure leaves the command without network (its listener is gone), and
+/// is logged: the command's own output says what it could not reach.
+fn serve_proxy(command: &str, launch: &Launch) -> Option<ProxyRun> {
+    let sandbox = launch.network.as_ref()?;
+    let client = || NetworkClient::Bash {
+        call_id: sandbox.call().cloned().unwrap_or_else(|| "bash".into()),
+        command: command.to_string(),
+    };
+    sandbox
+        .serve_proxy(launch.confinement.as_deref(), client, ClientHosts::Rules)
+        .inspect_err(|e| tracing::warn!("bash: {e}"))
+        .ok()
+        .flatten()
 }
 
 async fn read_some(pipe: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> io::Result<usize> {

@@ -24,6 +24,9 @@ pub struct GroupChild {
     pgid: libc::pid_t,
     /// Set once the group has had its last signal and the leader was reaped.
     done: bool,
+    /// The proxy serving the process's connections (a proxied server): it lives as long as
+    /// the process is ours, and stops with it.
+    proxy: Option<crate::egress::ProxyRun>,
 }
 
 impl GroupChild {
@@ -36,7 +39,13 @@ impl GroupChild {
             child,
             pgid,
             done: false,
+            proxy: None,
         })
+    }
+
+    /// Keeps `proxy` (the network gate serving this process) for as long as this handle.
+    pub fn hold_proxy(&mut self, proxy: crate::egress::ProxyRun) {
+        self.proxy = Some(proxy);
     }
 
     pub fn id(&self) -> Option<u32> {

@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::children::{self, DeathSignal, GroupChild};
+use crate::egress::ClientHosts;
+use crate::protocol::NetworkClient;
 use crate::sandbox::Sandbox;
 use crate::settings::HookSpec;
 
@@ -48,13 +50,15 @@ pub async fn run(spec: &HookSpec, input: &[u8], workspace: &Path, sandbox: &Sand
         .env("CLAUDE_PROJECT_DIR", workspace);
     // First, so the session exists before the sandbox's own hook runs.
     children::detach(cmd.as_std_mut(), DeathSignal::Kill);
+    let mut confinement = None;
     if spec.sandboxed {
-        let confinement = match sandbox.confine(&sandbox.hook_profile(workspace)) {
+        let profile = sandbox.hook_profile(workspace);
+        confinement = match sandbox.confine(&profile) {
             Ok(confinement) => confinement,
             Err(e) => return Ran::Failed(format!("the hook was not run: {e}")),
         };
         cmd.env_clear()
-            .envs(sandbox.environment())
+            .envs(sandbox.environment_for(&profile))
             .env("CLAUDE_PROJECT_DIR", workspace);
         if let Some(confinement) = &confinement {
             confinement.install(cmd.as_std_mut());
@@ -64,6 +68,16 @@ pub async fn run(spec: &HookSpec, input: &[u8], workspace: &Path, sandbox: &Sand
         Ok(child) => child,
         Err(e) => return Ran::Failed(format!("could not start sh: {e}")),
     };
+    // A proxied hook's connections go through the network gate as the hook's, for as long
+    // as the hook runs.
+    let client = || NetworkClient::Hook {
+        command: spec.command.clone(),
+    };
+    let _proxy = sandbox
+        .serve_proxy(confinement.as_deref(), client, ClientHosts::Rules)
+        .inspect_err(|e| tracing::warn!("hook: {e}"))
+        .ok()
+        .flatten();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let Some(mut group) = GroupChild::new(child) else {
         return Ran::Failed("the hook's shell ended before it could be watched".into());

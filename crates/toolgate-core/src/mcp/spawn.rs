@@ -4,7 +4,9 @@
 
 use crate::children::{DeathSignal, GroupChild, detach};
 use crate::sandbox::Sandbox;
-use crate::settings::{ServerConfig, ServerTransport};
+use crate::egress::ClientHosts;
+use crate::protocol::NetworkClient;
+use crate::settings::{ServerConfig, ServerNetwork, ServerTransport};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
@@ -38,6 +40,7 @@ pub fn spawn_stdio(
         let _ = std::fs::create_dir_all(state);
     }
     let confinement = sandbox.confine(&profile).map_err(refused)?;
+    let environment = sandbox.environment_for(&profile);
     let mut command = match &config.transport {
         ServerTransport::Stdio {
             command,
@@ -46,10 +49,7 @@ pub fn spawn_stdio(
             cwd,
         } => {
             let mut c = Command::new(command);
-            c.args(args)
-                .env_clear()
-                .envs(sandbox.environment())
-                .envs(env);
+            c.args(args).env_clear().envs(environment.iter().map(|(k, v)| (k, v))).envs(env);
             c.current_dir(resolve_cwd(workspace, cwd.as_deref()));
             c
         }
@@ -59,7 +59,7 @@ pub fn spawn_stdio(
                 .arg(server)
                 .args(args)
                 .env_clear()
-                .envs(sandbox.environment());
+                .envs(environment.iter().map(|(k, v)| (k, v)));
             c.current_dir(workspace);
             c
         }
@@ -85,7 +85,22 @@ pub fn spawn_stdio(
     else {
         return Err(SpawnError::NoPipes);
     };
-    let process = GroupChild::new(child).ok_or(SpawnError::ExitedAtOnce)?;
+    let mut process = GroupChild::new(child).ok_or(SpawnError::ExitedAtOnce)?;
+    // A proxied server's connections go through the network gate as the server's: its
+    // entry's host list, or the rules and questions.
+    let hosts = match config.sandbox.network.as_ref() {
+        Some(ServerNetwork::Hosts(hosts)) => ClientHosts::Only(hosts.clone()),
+        _ => ClientHosts::Rules,
+    };
+    let client = || NetworkClient::Server {
+        server: config.name.as_str().into(),
+    };
+    let proxy = sandbox
+        .serve_proxy(confinement.as_deref(), client, hosts)
+        .map_err(refused)?;
+    if let Some(proxy) = proxy {
+        process.hold_proxy(proxy);
+    }
     Ok(SpawnedServer {
         process,
         stdin,

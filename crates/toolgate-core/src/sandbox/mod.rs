@@ -44,7 +44,10 @@ pub use write_trace::WriteLog;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use crate::egress::{ClientHosts, ProxyHost, ProxyRun};
+use crate::protocol::{CallId, NetworkClient};
 
 use crate::settings::{
     NetworkAccess, SandboxMode, SandboxSettings, ServerConfig, ServerNetwork, ServerTransport,
@@ -91,6 +94,11 @@ pub struct Sandbox {
     settings: Arc<SandboxSettings>,
     status: Arc<SandboxStatus>,
     bash_writes: BashWrites,
+    /// Who serves a proxied process's listener: the session's network gate, installed
+    /// once the agent starts and shared by every clone (the hub's among them).
+    proxy_host: Arc<OnceLock<Arc<dyn ProxyHost>>>,
+    /// The bash call this sandbox runs (its connections are that call's).
+    call: Option<CallId>,
 }
 
 impl Default for Sandbox {
@@ -112,7 +120,51 @@ impl Sandbox {
             settings: Arc::new(settings),
             status: Arc::new(status),
             bash_writes: BashWrites::AsConfigured,
+            proxy_host: Arc::default(),
+            call: None,
         }
+    }
+
+    /// Installs the session's proxy host (once; a second call is ignored). Until then a
+    /// proxied process's listener is closed, so its connections are refused.
+    pub fn set_proxy_host(&self, host: Arc<dyn ProxyHost>) {
+        let _ = self.proxy_host.set(host);
+    }
+
+    /// The same sandbox for the bash call `call_id`.
+    pub fn for_call(&self, call_id: &str) -> Sandbox {
+        Sandbox {
+            call: Some(call_id.into()),
+            ..self.clone()
+        }
+    }
+
+    /// The bash call this sandbox runs, if it was made for one.
+    pub fn call(&self) -> Option<&CallId> {
+        self.call.as_ref()
+    }
+
+    /// After a successful spawn under `confinement`: a proxied process's listener goes to
+    /// the session's proxy host, which serves it for `client` until the returned run is
+    /// dropped. None for a process that is not proxied, and when no proxy host is
+    /// installed (the listener is closed then: every connection is refused).
+    pub fn serve_proxy(
+        &self,
+        confinement: Option<&Confinement>,
+        client: impl FnOnce() -> NetworkClient,
+        hosts: ClientHosts,
+    ) -> Result<Option<ProxyRun>, SandboxError> {
+        let Some(confinement) = confinement.filter(|c| c.is_proxied()) else {
+            return Ok(None);
+        };
+        let listener = confinement.take_proxy_listener()?;
+        let Some(host) = self.proxy_host.get() else {
+            tracing::debug!("no proxy host: a proxied process's connections are refused");
+            return Ok(None);
+        };
+        host.serve(listener, client(), hosts)
+            .map(Some)
+            .map_err(|e| SandboxError::Handover(format!("serving the proxy listener: {e}")))
     }
 
     pub fn settings(&self) -> &SandboxSettings {
@@ -131,8 +183,7 @@ impl Sandbox {
         settings.mode = SandboxMode::Off;
         Sandbox {
             settings: Arc::new(settings),
-            status: self.status.clone(),
-            bash_writes: self.bash_writes,
+            ..self.clone()
         }
     }
 
