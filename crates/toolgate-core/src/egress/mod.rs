@@ -9,8 +9,18 @@
 //! This room knows nothing of rules or questions: the gate (`crate::gate::network`)
 //! implements [`Admission`] for one origin (a bash call, a server, a hook) and decides.
 
+mod chunked;
+mod http;
+mod http_head;
+mod outbound;
+mod proxy;
+mod relay;
+mod socks;
 mod target;
+#[cfg(test)]
+mod tests;
 
+pub use proxy::{Limits, serve, serve_with};
 pub use target::{Host, HostError, Target};
 
 use std::future::Future;
