@@ -53,8 +53,8 @@ async fn tunnel(
     match open(admission, target, Via::Connect, limits.connect_timeout).await {
         Opened::Denied(reason) => answer(client, &Refusal::Denied(reason)).await,
         Opened::Failed(report, error) => {
-            answer(client, &Refusal::BadGateway(error.to_string())).await;
             drop(report);
+            answer(client, &Refusal::BadGateway(error.to_string())).await;
         }
         Opened::Connected(mut report, mut host) => {
             let established = b"HTTP/1.1 200 Connection Established\r\n\r\n";
@@ -86,8 +86,8 @@ async fn forward(
     let (mut report, mut host) = match open(admission, target, Via::Http, limits.connect_timeout).await {
         Opened::Denied(reason) => return answer(client, &Refusal::Denied(reason)).await,
         Opened::Failed(report, error) => {
-            answer(client, &Refusal::BadGateway(error.to_string())).await;
-            return drop(report);
+            drop(report);
+            return answer(client, &Refusal::BadGateway(error.to_string())).await;
         }
         Opened::Connected(report, host) => (report, host),
     };
