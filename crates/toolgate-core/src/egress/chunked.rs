@@ -80,7 +80,11 @@ where
 fn chunk_size(line: &[u8]) -> io::Result<u64> {
     let text = std::str::from_utf8(&line[..line.len() - 2])
         .map_err(|_| malformed("a chunk size that is not text"))?;
-    let digits = text.split(';').next().unwrap_or("").trim_end_matches([' ', '\t']);
+    let digits = text
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches([' ', '\t']);
     if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(malformed("a bad chunk size"));
     }

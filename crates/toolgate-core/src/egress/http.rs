@@ -14,7 +14,7 @@ use super::chunked;
 use super::http_head::{Body, HeadError, Refusal, Request, parse_request, read_head};
 use super::outbound::{Opened, open};
 use super::proxy::Limits;
-use super::relay::{self, BUFFER};
+use super::relay::{self, BODY_BUFFER};
 use super::{Admission, Target, Traffic, Via};
 
 pub(super) async fn serve(mut client: TcpStream, admission: &dyn Admission, limits: &Limits) {
@@ -83,21 +83,28 @@ async fn forward(
     request: Forward<'_>,
     limits: &Limits,
 ) {
-    let (mut report, mut host) = match open(admission, target, Via::Http, limits.connect_timeout).await {
-        Opened::Denied(reason) => return answer(client, &Refusal::Denied(reason)).await,
-        Opened::Failed(report, error) => {
-            drop(report);
-            return answer(client, &Refusal::BadGateway(error.to_string())).await;
-        }
-        Opened::Connected(report, host) => (report, host),
-    };
+    let (mut report, mut host) =
+        match open(admission, target, Via::Http, limits.connect_timeout).await {
+            Opened::Denied(reason) => return answer(client, &Refusal::Denied(reason)).await,
+            Opened::Failed(report, error) => {
+                drop(report);
+                return answer(client, &Refusal::BadGateway(error.to_string())).await;
+            }
+            Opened::Connected(report, host) => (report, host),
+        };
     let Traffic { sent, received } = &mut report.traffic;
     let (client_read, mut client_write) = client.split();
     let mut from_client =
-        BufReader::with_capacity(BUFFER, Cursor::new(request.early).chain(client_read));
+        BufReader::with_capacity(BODY_BUFFER, Cursor::new(request.early).chain(client_read));
     let (mut host_read, mut host_write) = host.split();
     let up = async {
-        let sending = send(&request.head, request.body, &mut from_client, &mut host_write, sent);
+        let sending = send(
+            &request.head,
+            request.body,
+            &mut from_client,
+            &mut host_write,
+            sent,
+        );
         if let Err(error) = sending.await {
             // A broken body: end the host's side so it does not wait for the rest.
             tracing::debug!(%target, %error, "egress request body not forwarded");

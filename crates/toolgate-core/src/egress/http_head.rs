@@ -143,8 +143,7 @@ pub(super) fn parse_request(head: &[u8]) -> Result<Request, Refusal> {
         Ok(httparse::Status::Partial) => return Err(Refusal::bad("incomplete request head")),
         Err(error) => return Err(Refusal::bad(format!("malformed request: {error}"))),
     }
-    let (Some(method), Some(path), Some(version)) =
-        (request.method, request.path, request.version)
+    let (Some(method), Some(path), Some(version)) = (request.method, request.path, request.version)
     else {
         return Err(Refusal::bad("incomplete request line"));
     };
@@ -188,7 +187,10 @@ fn split_absolute(target: &str) -> Result<(&str, String), Refusal> {
 }
 
 /// `host:port`, `[v6]:port`, or without the port when there is a default.
-pub(super) fn parse_authority(authority: &str, default_port: Option<u16>) -> Result<Target, Refusal> {
+pub(super) fn parse_authority(
+    authority: &str,
+    default_port: Option<u16>,
+) -> Result<Target, Refusal> {
     let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
         let Some((host, after)) = rest.split_once(']') else {
             return Err(Refusal::bad(format!("{authority}: unclosed [")));
@@ -255,9 +257,7 @@ fn framing(headers: &[httparse::Header<'_>]) -> Result<Body, Refusal> {
         (false, Some(_)) => Err(Refusal::bad(
             "both Content-Length and Transfer-Encoding are set",
         )),
-        (false, None) if codings.last().map(String::as_str) == Some("chunked") => {
-            Ok(Body::Chunked)
-        }
+        (false, None) if codings.last().map(String::as_str) == Some("chunked") => Ok(Body::Chunked),
         (false, None) => Err(Refusal::bad(
             "a Transfer-Encoding that does not end in chunked",
         )),

@@ -4,14 +4,21 @@
 
 use std::io;
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt,
+};
 use tokio::net::TcpStream;
 
 use super::Traffic;
 
-/// Buffer for each direction. Loopback throughput keeps growing up to about this size;
-/// two per live tunnel is an acceptable cost for a handful of sandboxed clients.
-pub(super) const BUFFER: usize = 256 * 1024;
+/// The largest buffer of one direction. Loopback throughput keeps growing up to about
+/// this size; two per busy tunnel is an acceptable cost for a sandboxed process's clients.
+const BUFFER: usize = 256 * 1024;
+/// Where a direction's buffer starts: a small request and answer should not pay for
+/// zeroing the large one. A read that fills the buffer makes it grow.
+const FIRST_BUFFER: usize = 16 * 1024;
+/// The buffer for reading a forwarded request's body.
+pub(super) const BODY_BUFFER: usize = 64 * 1024;
 
 /// Copies `from` to `to` until `from` ends, then shuts `to`'s write side so the peer sees
 /// the end of what was sent (a half-close, as a direct connection would give it).
@@ -21,7 +28,7 @@ where
     R: AsyncRead + Unpin + ?Sized,
     W: AsyncWrite + Unpin + ?Sized,
 {
-    let mut buffer = vec![0u8; BUFFER];
+    let mut buffer = vec![0u8; FIRST_BUFFER];
     loop {
         let n = from.read(&mut buffer).await?;
         if n == 0 {
@@ -29,6 +36,9 @@ where
         }
         to.write_all(&buffer[..n]).await?;
         *count += n as u64;
+        if n == buffer.len() && n < BUFFER {
+            buffer.resize((n * 4).min(BUFFER), 0);
+        }
     }
     to.shutdown().await
 }
@@ -72,7 +82,9 @@ where
         if available.is_empty() {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        let n = available.len().min(usize::try_from(length).unwrap_or(usize::MAX));
+        let n = available
+            .len()
+            .min(usize::try_from(length).unwrap_or(usize::MAX));
         to.write_all(&available[..n]).await?;
         from.consume(n);
         length -= n as u64;

@@ -76,7 +76,12 @@ impl Proxy {
             closed: closed_tx,
         });
         let stop = CancellationToken::new();
-        let served = tokio::spawn(serve_with(listener, admission.clone(), stop.clone(), limits));
+        let served = tokio::spawn(serve_with(
+            listener,
+            admission.clone(),
+            stop.clone(),
+            limits,
+        ));
         Proxy {
             address,
             admission,
@@ -161,7 +166,10 @@ async fn http_origin() -> (u16, JoinHandle<Vec<u8>>) {
                     break;
                 }
             }
-            let n = timeout(PATIENCE, stream.read(&mut chunk)).await.unwrap().unwrap();
+            let n = timeout(PATIENCE, stream.read(&mut chunk))
+                .await
+                .unwrap()
+                .unwrap();
             if n == 0 {
                 break;
             }
@@ -202,7 +210,10 @@ async fn connect_answer(client: &mut TcpStream) -> String {
     let mut head = Vec::new();
     while !head.ends_with(b"\r\n\r\n") {
         let mut byte = [0u8; 1];
-        let n = timeout(PATIENCE, client.read(&mut byte)).await.unwrap().unwrap();
+        let n = timeout(PATIENCE, client.read(&mut byte))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(n, 1, "the proxy closed during its answer: {}", text(&head));
         head.push(byte[0]);
     }
@@ -231,10 +242,20 @@ async fn an_absolute_form_request_reaches_its_host_in_origin_form_and_alone() {
     let received = origin.await.unwrap();
     let seen = text(&received);
     assert!(seen.starts_with("GET /path?q=1 HTTP/1.1\r\n"), "{seen}");
-    assert!(seen.contains(&format!("\r\nHost: 127.0.0.1:{port}\r\n")), "{seen}");
+    assert!(
+        seen.contains(&format!("\r\nHost: 127.0.0.1:{port}\r\n")),
+        "{seen}"
+    );
     assert!(seen.contains("\r\nAccept: */*\r\n"), "{seen}");
     assert!(seen.ends_with("\r\nConnection: close\r\n\r\n"), "{seen}");
-    for gone in ["Proxy-", "somewhere.else", "keep-alive", "X-Hop", "other.example", "frag"] {
+    for gone in [
+        "Proxy-",
+        "somewhere.else",
+        "keep-alive",
+        "X-Hop",
+        "other.example",
+        "frag",
+    ] {
         assert!(!seen.contains(gone), "{gone} reached the host: {seen}");
     }
 
@@ -258,14 +279,16 @@ async fn request_bodies_are_forwarded_by_their_framing() {
 
     let (port, origin) = http_origin().await;
     let mut client = proxy.client().await;
-    let head = format!(
-        "POST http://LocalHost:{port}/upload HTTP/1.1\r\nContent-Length: 11\r\n\r\n"
-    );
+    let head =
+        format!("POST http://LocalHost:{port}/upload HTTP/1.1\r\nContent-Length: 11\r\n\r\n");
     client.write_all(head.as_bytes()).await.unwrap();
     client.write_all(b"hello world").await.unwrap();
     assert_eq!(read_all(&mut client).await, RESPONSE);
     let seen = text(&origin.await.unwrap());
-    assert!(seen.starts_with("POST /upload HTTP/1.1\r\nHost: LocalHost:"), "{seen}");
+    assert!(
+        seen.starts_with("POST /upload HTTP/1.1\r\nHost: LocalHost:"),
+        "{seen}"
+    );
     assert!(seen.ends_with("\r\n\r\nhello world"), "{seen}");
     let (closed_target, _, traffic) = proxy.next_closed().await;
     assert_eq!(closed_target, target("localhost", port));
@@ -316,7 +339,10 @@ async fn a_connect_tunnel_carries_bytes_both_ways_and_counts_them() {
     got.unwrap();
     assert!(back == big, "the tunnel changed the bytes");
 
-    assert_eq!(proxy.asked(), vec![(target("127.0.0.1", port), Via::Connect)]);
+    assert_eq!(
+        proxy.asked(),
+        vec![(target("127.0.0.1", port), Via::Connect)]
+    );
     let total = (big.len() + 5) as u64;
     assert_eq!(
         proxy.next_closed().await,
@@ -343,7 +369,10 @@ async fn socks_request(client: &mut TcpStream, command: u8, address: &[u8], port
     request.extend_from_slice(&port.to_be_bytes());
     client.write_all(&request).await.unwrap();
     let mut reply = [0u8; 4];
-    timeout(PATIENCE, client.read_exact(&mut reply)).await.unwrap().unwrap();
+    timeout(PATIENCE, client.read_exact(&mut reply))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(reply[0], 5);
     let rest = match reply[3] {
         1 => 4 + 2,
@@ -373,15 +402,27 @@ async fn socks5_connects_to_a_name_and_to_an_ipv4_address() {
 
     let named = echo_origin().await;
     let mut client = proxy.client().await;
-    assert_eq!(socks_request(&mut client, 1, &domain("localhost"), named).await, 0);
+    assert_eq!(
+        socks_request(&mut client, 1, &domain("localhost"), named).await,
+        0
+    );
     echo_through(&mut client).await;
     let closed = proxy.next_closed().await;
     assert_eq!(closed.0, target("localhost", named));
-    assert_eq!(closed.2, Traffic { sent: 4, received: 4 });
+    assert_eq!(
+        closed.2,
+        Traffic {
+            sent: 4,
+            received: 4
+        }
+    );
 
     let port = echo_origin().await;
     let mut client = proxy.client().await;
-    assert_eq!(socks_request(&mut client, 1, &[1, 127, 0, 0, 1], port).await, 0);
+    assert_eq!(
+        socks_request(&mut client, 1, &[1, 127, 0, 0, 1], port).await,
+        0
+    );
     echo_through(&mut client).await;
     assert_eq!(proxy.next_closed().await.0, target("127.0.0.1", port));
 
@@ -401,7 +442,10 @@ async fn socks5_refuses_what_it_does_not_do() {
     // BIND and UDP ASSOCIATE: "command not supported".
     for command in [2, 3] {
         let mut client = proxy.client().await;
-        assert_eq!(socks_request(&mut client, command, &[1, 127, 0, 0, 1], 80).await, 7);
+        assert_eq!(
+            socks_request(&mut client, command, &[1, 127, 0, 0, 1], 80).await,
+            7
+        );
     }
     // Only username/password offered: no acceptable method.
     let mut client = proxy.client().await;
@@ -421,10 +465,18 @@ async fn a_denied_host_gets_a_refusal_and_receives_nothing() {
     let request = format!("GET http://127.0.0.1:{port}/ HTTP/1.1\r\n\r\n");
     client.write_all(request.as_bytes()).await.unwrap();
     let response = text(&read_all(&mut client).await);
-    assert!(response.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{response}");
-    assert!(response.contains("\r\nX-Toolgate: denied\r\n"), "{response}");
     assert!(
-        response.ends_with(&format!("\r\n\r\ntoolgate: 127.0.0.1:{port} is not on the list\n")),
+        response.starts_with("HTTP/1.1 403 Forbidden\r\n"),
+        "{response}"
+    );
+    assert!(
+        response.contains("\r\nX-Toolgate: denied\r\n"),
+        "{response}"
+    );
+    assert!(
+        response.ends_with(&format!(
+            "\r\n\r\ntoolgate: 127.0.0.1:{port} is not on the list\n"
+        )),
         "{response}"
     );
 
@@ -432,10 +484,16 @@ async fn a_denied_host_gets_a_refusal_and_receives_nothing() {
     let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
     client.write_all(request.as_bytes()).await.unwrap();
     let response = text(&read_all(&mut client).await);
-    assert!(response.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{response}");
+    assert!(
+        response.starts_with("HTTP/1.1 403 Forbidden\r\n"),
+        "{response}"
+    );
 
     let mut client = proxy.client().await;
-    assert_eq!(socks_request(&mut client, 1, &[1, 127, 0, 0, 1], port).await, 2);
+    assert_eq!(
+        socks_request(&mut client, 1, &[1, 127, 0, 0, 1], port).await,
+        2
+    );
 
     assert_accepts_nothing(&listener).await;
     assert_eq!(proxy.asked().len(), 3);
@@ -455,7 +513,10 @@ async fn the_client_waits_while_the_admission_waits() {
     client.write_all(request.as_bytes()).await.unwrap();
 
     let mut byte = [0u8; 1];
-    assert!(timeout(QUIET, client.read(&mut byte)).await.is_err(), "answered before the admission");
+    assert!(
+        timeout(QUIET, client.read(&mut byte)).await.is_err(),
+        "answered before the admission"
+    );
     assert_accepts_nothing(&listener).await;
     assert_eq!(proxy.asked().len(), 1);
 
@@ -467,7 +528,13 @@ async fn the_client_waits_while_the_admission_waits() {
     assert_eq!(read_all(&mut client).await, b"from the host");
     drop(client);
     let closed = proxy.next_closed().await;
-    assert_eq!(closed.2, Traffic { sent: 0, received: 13 });
+    assert_eq!(
+        closed.2,
+        Traffic {
+            sent: 0,
+            received: 13
+        }
+    );
     proxy.finish().await;
 }
 
@@ -482,7 +549,10 @@ async fn a_host_that_cannot_be_reached_is_a_502_reported_unconnected() {
     let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
     client.write_all(request.as_bytes()).await.unwrap();
     let response = text(&read_all(&mut client).await);
-    assert!(response.starts_with("HTTP/1.1 502 Bad Gateway\r\n"), "{response}");
+    assert!(
+        response.starts_with("HTTP/1.1 502 Bad Gateway\r\n"),
+        "{response}"
+    );
     assert!(response.contains("refused the connection"), "{response}");
     assert_eq!(
         proxy.next_closed().await,
@@ -490,7 +560,10 @@ async fn a_host_that_cannot_be_reached_is_a_502_reported_unconnected() {
     );
 
     let mut client = proxy.client().await;
-    assert_eq!(socks_request(&mut client, 1, &[1, 127, 0, 0, 1], port).await, 5);
+    assert_eq!(
+        socks_request(&mut client, 1, &[1, 127, 0, 0, 1], port).await,
+        5
+    );
     assert!(!proxy.next_closed().await.1);
     assert!(proxy.finish().await.is_empty());
 }
@@ -557,7 +630,9 @@ async fn a_silent_client_is_dropped_after_the_head_timeout() {
     let mut silent = proxy.client().await;
     assert_eq!(read_all(&mut silent).await, b"");
     let mut slow = proxy.client().await;
-    slow.write_all(b"GET http://localhost/ HTTP/1.1\r\n").await.unwrap();
+    slow.write_all(b"GET http://localhost/ HTTP/1.1\r\n")
+        .await
+        .unwrap();
     let response = text(&read_all(&mut slow).await);
     assert!(response.starts_with("HTTP/1.1 408 "), "{response}");
     proxy.finish().await;
@@ -577,11 +652,114 @@ async fn stopping_ends_live_tunnels_and_reports_them() {
 
     proxy.stop.cancel();
     let mut rest = Vec::new();
-    let ended = timeout(PATIENCE, client.read_to_end(&mut rest)).await.unwrap();
-    assert!(ended.is_err() || rest.is_empty(), "the tunnel outlived the stop");
+    let ended = timeout(PATIENCE, client.read_to_end(&mut rest))
+        .await
+        .unwrap();
+    assert!(
+        ended.is_err() || rest.is_empty(),
+        "the tunnel outlived the stop"
+    );
     assert_eq!(
         proxy.next_closed().await,
-        (target("127.0.0.1", port), true, Traffic { sent: 3, received: 3 })
+        (
+            target("127.0.0.1", port),
+            true,
+            Traffic {
+                sent: 3,
+                received: 3
+            }
+        )
     );
     assert!(proxy.finish().await.is_empty());
+}
+
+#[tokio::test]
+async fn socks5_reads_an_ipv6_destination() {
+    // Denied, so no IPv6 socket is needed: what matters is the target that was asked.
+    let proxy = Proxy::start(&[]).await;
+    let mut client = proxy.client().await;
+    let mut address = vec![4];
+    address.extend_from_slice(&"::1".parse::<std::net::Ipv6Addr>().unwrap().octets());
+    assert_eq!(socks_request(&mut client, 1, &address, 8443).await, 2);
+    assert_eq!(proxy.asked(), vec![(target("::1", 8443), Via::Socks5)]);
+    proxy.finish().await;
+}
+
+mod heads {
+    use super::super::http_head::{Body, Refusal, Request, parse_authority, parse_request};
+    use super::target;
+
+    fn forward(head: &str) -> (super::Target, String, Body) {
+        match parse_request(head.as_bytes()) {
+            Ok(Request::Forward { target, head, body }) => {
+                (target, String::from_utf8(head).unwrap(), body)
+            }
+            other => panic!("{head:?} -> {other:?}"),
+        }
+    }
+
+    fn refused(head: &str) -> String {
+        match parse_request(head.as_bytes()) {
+            Err(Refusal::BadRequest(reason)) => reason,
+            other => panic!("{head:?} -> {other:?}"),
+        }
+    }
+
+    #[test]
+    fn authorities_name_a_host_and_a_port() {
+        assert_eq!(
+            parse_authority("[::1]:8080", None).unwrap(),
+            target("::1", 8080)
+        );
+        assert_eq!(
+            parse_authority("[::1]", Some(80)).unwrap(),
+            target("::1", 80)
+        );
+        assert_eq!(
+            parse_authority("Example.COM.:443", None).unwrap(),
+            target("example.com", 443)
+        );
+        assert!(parse_authority("[::1", Some(80)).is_err());
+        assert!(parse_authority("a b:80", None).is_err());
+        assert!(parse_authority("host:+80", None).is_err());
+        assert_eq!(
+            parse_request(b"CONNECT [::1]:443 HTTP/1.1\r\n\r\n").unwrap(),
+            Request::Connect(target("::1", 443))
+        );
+    }
+
+    #[test]
+    fn the_forwarded_head_keeps_the_framing_and_drops_the_hops() {
+        let (to, head, body) = forward(
+            "PUT http://h.example/a HTTP/1.0\r\nConnection: content-length, x-a\r\n\
+             Content-Length: 3\r\nX-A: 1\r\nKeep-Alive: 5\r\nTE: trailers\r\nUpgrade: h2c\r\n\r\n",
+        );
+        assert_eq!(to, target("h.example", 80));
+        assert_eq!(body, Body::Length(3));
+        assert_eq!(
+            head,
+            "PUT /a HTTP/1.0\r\nHost: h.example\r\nContent-Length: 3\r\nConnection: close\r\n\r\n"
+        );
+        let (_, head, _) = forward("GET http://h.example?q HTTP/1.1\r\n\r\n");
+        assert!(head.starts_with("GET /?q HTTP/1.1\r\n"), "{head}");
+        let (_, _, body) =
+            forward("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
+        assert_eq!(body, Body::Chunked);
+    }
+
+    #[test]
+    fn ambiguous_bodies_are_refused() {
+        assert!(
+            refused("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n")
+                .contains("does not end in chunked")
+        );
+        assert!(
+            refused("POST http://h/ HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n")
+                .contains("conflicting")
+        );
+        assert!(
+            refused("POST http://h/ HTTP/1.1\r\nContent-Length: -1\r\n\r\n")
+                .contains("bad Content-Length")
+        );
+    }
 }
