@@ -121,6 +121,10 @@ async fn forward(
         },
         () = up => {}
     }
+    drop(from_client);
+    // Reported when the host's answer has been passed on, not after the linger.
+    drop(report);
+    linger(&mut client).await;
 }
 
 async fn send<R, W>(
@@ -146,13 +150,17 @@ where
 /// How long a refused client may take to read the answer before the socket is closed.
 const LINGER: Duration = Duration::from_secs(2);
 
-/// Sends the proxy's own answer and closes. What the client still sends is read and
-/// dropped for a moment first: closing with unread bytes makes the kernel reset the
-/// connection, and the client would see the reset instead of the answer.
+/// Sends the proxy's own answer and closes (after a [`linger`]).
 async fn answer(mut client: TcpStream, refusal: &Refusal) {
-    if client.write_all(&refusal.response()).await.is_err() || client.shutdown().await.is_err() {
-        return;
+    if client.write_all(&refusal.response()).await.is_ok() && client.shutdown().await.is_ok() {
+        linger(&mut client).await;
     }
+}
+
+/// Reads and drops what the client still sends (a pipelined request, the rest of a head
+/// too large) until it closes or for [`LINGER`], so that closing does not reset the
+/// connection before the client has read the answer it was sent.
+async fn linger(client: &mut TcpStream) {
     let drain = async {
         let mut sink = vec![0u8; 16 * 1024];
         while matches!(client.read(&mut sink).await, Ok(n) if n > 0) {}
