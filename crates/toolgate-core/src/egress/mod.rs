@@ -8,11 +8,26 @@
 //!
 //! This room knows nothing of rules or questions: the gate (`crate::gate::network`)
 //! implements [`Admission`] for one origin (a bash call, a server, a hook) and decides.
+//!
+//! [`serve`] runs the proxy on such a listener until its token is cancelled (decision
+//! 0100): every connection on its own task, admitted before anything connects out,
+//! reported once through [`Admission::closed`]. A name is admitted as the client gave it
+//! and resolved by toolgate afterwards, so a rule on a name covers whatever it resolves to.
 
+mod chunked;
 mod host;
+mod http;
+mod http_head;
+mod outbound;
+mod proxy;
+mod relay;
+mod socks;
 mod target;
+#[cfg(test)]
+mod tests;
 
 pub use host::{ClientHosts, ProxyHost, ProxyRun, Reached, ReachedHosts};
+pub use proxy::{Limits, serve, serve_with};
 pub use target::{Host, HostError, Target};
 
 use std::future::Future;
