@@ -222,10 +222,9 @@ fn a_managed_deny_beats_a_user_allow() {
     let decided = network_lines(&events, "network_decided", &origin);
     assert_eq!(decided.len(), 1, "{events:#?}");
     assert_eq!(decided[0]["decision"], "deny");
-    assert_eq!(
-        decided[0]["decider"]["source"]["managed"],
-        managed.display().to_string()
-    );
+    let source = &decided[0]["decider"]["source"];
+    assert_eq!(source["source"], "managed", "{:#?}", decided[0]);
+    assert_eq!(source["path"], managed.display().to_string());
 }
 
 #[test]

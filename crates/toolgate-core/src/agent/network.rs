@@ -25,7 +25,9 @@ use crate::protocol::{AgentEvent, Event, NetworkClient, NetworkLine};
 pub(crate) struct NetworkHost {
     pub gate: NetworkGate,
     pub log: SharedLog,
-    pub events: mpsc::Sender<AgentEvent>,
+    /// Weak: the sandbox that holds this host lives as long as the hub does, and the
+    /// front end waits for the events channel to close before it exits.
+    pub events: mpsc::WeakSender<AgentEvent>,
 }
 
 impl std::fmt::Debug for NetworkHost {
@@ -99,7 +101,9 @@ impl ClientAdmission {
 
     fn tell(&self, event: Event) {
         crate::journal::append_shared(&self.host.log, event.clone());
-        let events = self.host.events.clone();
+        let Some(events) = self.host.events.upgrade() else {
+            return;
+        };
         // `closed` is not async; the send is queued behind the decision's.
         tokio::spawn(async move {
             let _ = events.send(AgentEvent::Fact(event)).await;
@@ -107,6 +111,10 @@ impl ClientAdmission {
     }
 
     async fn decide(&self, target: &Target, via: Via) -> Admit {
+        // The session is over: nobody can be asked or told.
+        let Some(events) = self.host.events.upgrade() else {
+            return Admit::Deny("the session has ended".into());
+        };
         let decision = self
             .host
             .gate
@@ -118,7 +126,7 @@ impl ClientAdmission {
                     hosts: &self.hosts,
                     flow: None,
                 },
-                &self.host.events,
+                &events,
             )
             .await;
         let allowed = decision.permit == Permit::Allow;
@@ -131,14 +139,16 @@ impl ClientAdmission {
                 .or_insert_with(|| (decision.record.clone(), via, 0));
             entry.2 += 1;
         }
-        self.tell(Event::NetworkDecided(
-            self.line(target, via, decision.record),
-        ));
+        self.tell(Event::NetworkDecided(self.line(
+            target,
+            via,
+            decision.record,
+        )));
         if let Some(message) = decision.notice {
             self.tell(Event::Notice { message });
         }
         if let Some(event) = self.host.gate.grants().change_event() {
-            let _ = self.host.events.send(event).await;
+            let _ = events.send(event).await;
         }
         if allowed {
             Admit::Allow

@@ -67,7 +67,7 @@ pub(super) fn start(
         .set_proxy_host(Arc::new(super::network::NetworkHost {
             gate: agent.tools.gate.network(),
             log: shared_log.clone(),
-            events: events.clone(),
+            events: events.downgrade(),
         }));
     let sampling = Arc::new(SamplingHost {
         model: agent.model.clone(),

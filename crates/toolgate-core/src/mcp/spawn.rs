@@ -3,9 +3,9 @@
 //! [`crate::children`]), so a server behind `sh -c` or `npx` leaves nothing running.
 
 use crate::children::{DeathSignal, GroupChild, detach};
-use crate::sandbox::Sandbox;
 use crate::egress::ClientHosts;
 use crate::protocol::NetworkClient;
+use crate::sandbox::Sandbox;
 use crate::settings::{ServerConfig, ServerNetwork, ServerTransport};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -49,7 +49,10 @@ pub fn spawn_stdio(
             cwd,
         } => {
             let mut c = Command::new(command);
-            c.args(args).env_clear().envs(environment.iter().map(|(k, v)| (k, v))).envs(env);
+            c.args(args)
+                .env_clear()
+                .envs(environment.iter().map(|(k, v)| (k, v)))
+                .envs(env);
             c.current_dir(resolve_cwd(workspace, cwd.as_deref()));
             c
         }
