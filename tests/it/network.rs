@@ -290,3 +290,51 @@ fn a_stdio_server_with_a_host_list_reaches_only_those_hosts() {
             .contains("not in server 'fix''s \"network\" list")
     );
 }
+
+/// The console: the first connection to a new host is a question naming host, command and
+/// call; "allow once" lets exactly that connection through, and the command's second
+/// connection to the same host asks again (denied here): the host received one request.
+#[test]
+fn a_console_question_approved_once_lets_exactly_one_connection_through() {
+    use crate::support::pty::{self, quit, scripted_console};
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let origin = Origin::start("127.0.0.2");
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    std::fs::write(
+        home.path().join("config/config.toml"),
+        "[permissions]\nallow = [\"Bash(curl:*)\"]\n",
+    )
+    .unwrap();
+    let url = origin.url();
+    let steps = json!([
+        {"id": "go", "user": "(?i)^fetch", "say": "Fetching twice.",
+         "tools": [{"name": "bash", "input": {"command":
+            format!("curl -sS -m 30 {url}/one; echo; curl -sS -m 30 {url}/two; echo end")}}]},
+        {"id": "done", "after": "go", "say": "Finished."}
+    ]);
+    let cmd = scripted_console(home.path(), ws.path(), steps);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, 40, 140);
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "fetch");
+    let target = origin.addr.to_string();
+    let question = |t: &str| {
+        t.contains("Network access")
+            && t.contains(&format!("wants to connect to {target}"))
+            && t.contains("curl -sS -m 30")
+    };
+    screen.wait_for("the network question", question);
+    screen.wait_modal_armed("the network question to take keys");
+    keys.press(b"y");
+    screen.wait_text(&format!("network: {target} allowed once"));
+    screen.wait_for("the second network question", question);
+    screen.wait_modal_armed("the second network question to take keys");
+    keys.press(b"n");
+    screen.wait_text("Finished.");
+    assert_eq!(origin.seen(), vec!["GET /one HTTP/1.1".to_string()]);
+    // The card's line lists the host with one connection allowed and one refused.
+    screen.wait_for("the hosts on the bash card", |t| {
+        t.contains(&format!("{target} allowed (1 connection"))
+    });
+    quit(&screen, &mut keys, &mut child);
+}

@@ -53,7 +53,7 @@ impl ToolHost {
 /// The person's words in the opening messages of a turn: their tokens are noted (the
 /// question says when the request named a value too).
 pub(super) fn note_person(host: &mut ToolHost, messages: &[Message]) {
-    let labels = host.gate.flow_labels();
+    let mut labels = host.gate.flow_labels();
     for message in messages.iter().filter(|m| m.role == Role::User) {
         for block in &message.content {
             if let ContentBlock::Text { text } = block {
@@ -67,7 +67,7 @@ pub(super) fn note_person(host: &mut ToolHost, messages: &[Message]) {
 /// and its calls numbered on.
 pub(super) fn restore(host: &mut ToolHost, restored: &RestoredSession) {
     note_person(host, &restored.messages);
-    let labels = host.gate.flow_labels();
+    let mut labels = host.gate.flow_labels();
     for result in &restored.flow_labels {
         labels.add(result);
     }

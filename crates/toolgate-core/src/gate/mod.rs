@@ -85,7 +85,7 @@ pub struct Gate {
     mode: ModeSwitch,
     /// Where values came from (decision 0098): the labels of untrusted results, which the
     /// `flow` stage checks a call's arguments against.
-    flow: crate::flow::FlowLabels,
+    flow: Arc<Mutex<crate::flow::FlowLabels>>,
     /// `[flow]`: whether the stage runs, which servers are trusted, whether it denies.
     flow_settings: crate::settings::FlowSettings,
 }
@@ -144,9 +144,10 @@ impl Gate {
     }
 
     /// The session's flow labels: the agent adds each untrusted result's, and the person's
-    /// messages.
-    pub fn flow_labels(&mut self) -> &mut crate::flow::FlowLabels {
-        &mut self.flow
+    /// messages. Shared with the network gate (a host that came from untrusted free text
+    /// asks), so held only for a moment.
+    pub fn flow_labels(&self) -> std::sync::MutexGuard<'_, crate::flow::FlowLabels> {
+        self.flow.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The handle sampling requests are decided through: the same rules (kept in step on
@@ -169,6 +170,7 @@ impl Gate {
             self.headless,
             self.ask_timeout,
             crate::settings::project_config_path(&self.workspace),
+            (self.flow.clone(), self.flow_settings.clone()),
         )
     }
 

@@ -56,8 +56,11 @@ fn description() -> String {
          are killed and the result says so. Output over {limit} characters keeps the first \
          and last {half} characters with a line `[output truncated: N characters omitted]` \
          between them. Commands run in an OS sandbox: writes only in the workspace and the \
-         temp dir, no network, credential folders unreadable; a failure it caused is marked \
-         `[sandbox: …]`. Prefer read_file, write_file, edit_file and glob for file work.",
+         temp dir, credential folders unreadable, and by default network only through \
+         toolgate's proxy (HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are set; each new host needs the \
+         person's approval, a refused one answers `toolgate: … denied`, and the result ends \
+         with `[network: …]` listing the hosts reached); a failure the sandbox caused is \
+         marked `[sandbox: …]`. Prefer read_file, write_file, edit_file and glob for file work.",
         default = DEFAULT_TIMEOUT.as_secs(),
         max = MAX_TIMEOUT.as_millis(),
         limit = OUTPUT_LIMIT_CHARS,

@@ -15,7 +15,10 @@ pub(super) fn weigh(gate: &Gate, ctx: &CallContext<'_>, verdict: Verdict) -> Ver
     if !gate.flow_settings.enabled || verdict.decision != Decision::Allow {
         return verdict;
     }
-    let taints = check(&gate.flow, gate.flow.person(), ctx.input());
+    let taints = {
+        let labels = gate.flow_labels();
+        check(&labels, labels.person(), ctx.input())
+    };
     if taints.is_empty() {
         return verdict;
     }
