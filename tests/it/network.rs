@@ -326,15 +326,44 @@ fn a_console_question_approved_once_lets_exactly_one_connection_through() {
     screen.wait_for("the network question", question);
     screen.wait_modal_armed("the network question to take keys");
     keys.press(b"y");
-    screen.wait_text(&format!("network: {target} allowed once"));
+    screen.wait_text(&format!("{target} allowed (you allowed it once)"));
     screen.wait_for("the second network question", question);
     screen.wait_modal_armed("the second network question to take keys");
     keys.press(b"n");
     screen.wait_text("Finished.");
     assert_eq!(origin.seen(), vec!["GET /one HTTP/1.1".to_string()]);
-    // The card's line lists the host with one connection allowed and one refused.
+    // The card's last line lists the host with one connection allowed and one refused
+    // (Ctrl+O expands the card).
+    keys.press(b"\x0f");
     screen.wait_for("the hosts on the bash card", |t| {
         t.contains(&format!("{target} allowed (1 connection"))
     });
     quit(&screen, &mut keys, &mut child);
+}
+
+/// A malformed network rule refuses the start, in an allow list too, naming the file, the
+/// line and the column of the host.
+#[test]
+fn a_malformed_network_rule_refuses_the_start_naming_where() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    let config = home.path().join("config/config.toml");
+    std::fs::write(
+        &config,
+        "[permissions]\nallow = [\"Network(registry.npmjs.org)\", \"Network(ex ample.com)\"]\n",
+    )
+    .unwrap();
+    let api = model(vec![bash("echo should not run")]);
+    let out = run(home.path(), ws.path(), &api, &[], &[]);
+    assert!(!out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let place = format!("{}:2:", config.display());
+    assert!(stderr.contains(&place), "{stderr}");
+    assert!(stderr.contains("ex ample.com"), "{stderr}");
+    assert!(
+        api.seen().is_empty(),
+        "the model was asked: {:?}",
+        api.seen().len()
+    );
 }

@@ -211,9 +211,13 @@ fn rules_of(
                     // +1 for the opening quote; exact for strings without escapes.
                     Err((offset, message)) => {
                         let diagnostic = Diagnostic::at(text, file, at + 1 + offset, message);
+                        // A malformed network rule refuses the start in every list
+                        // (decision 0101): a host list is easy to get subtly wrong, and
+                        // a session that silently lost one would ask about every host.
+                        let network = rule_text.trim_start().starts_with("Network");
                         diagnostics.push(match list {
-                            RuleList::Allow => RuleProblem::notice(diagnostic),
-                            RuleList::Ask | RuleList::Deny => RuleProblem::refuses(diagnostic),
+                            RuleList::Allow if !network => RuleProblem::notice(diagnostic),
+                            _ => RuleProblem::refuses(diagnostic),
                         })
                     }
                 }
