@@ -17,7 +17,7 @@ const TXS: &str = "- id: 5\n  sender: GB29NWBK60161331926819\n  subject: 'Send m
 fn bank_gate(rules: &[(RuleList, &str)]) -> (tempfile::TempDir, Gate) {
     let (dir, ws) = temp_workspace(&[]);
     let rules: Vec<_> = rules.iter().map(|(l, r)| (*l, *r, user())).collect();
-    let mut gate = Gate::new(with_rules(&rules), ws, true);
+    let gate = Gate::new(with_rules(&rules), ws, true);
     let labels = ResultLabels::of("c1", 1, "mcp__bank__get_txs", &json!({}), TXS);
     gate.flow_labels().add(&labels);
     (dir, gate)
