@@ -69,8 +69,8 @@ impl ProxyHost for NetworkHost {
             admitted: Mutex::default(),
         });
         let stop = CancellationToken::new();
-        tokio::spawn(crate::egress::serve(listener, admission, stop.clone()));
-        Ok(ProxyRun::new(stop, reached))
+        let task = tokio::spawn(crate::egress::serve(listener, admission, stop.clone()));
+        Ok(ProxyRun::new(stop, reached, task))
     }
 }
 

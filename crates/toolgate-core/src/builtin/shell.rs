@@ -332,8 +332,11 @@ pub(super) async fn execute_with(
     }
 
     let mut output = report(capture, ending, status);
-    // The hosts it reached (or was refused), for the card and the model.
-    if let Some(line) = proxy.as_ref().and_then(|run| run.reached().summary()) {
+    // The hosts it reached (or was refused), for the card and the model, once every
+    // connection has been reported.
+    if let Some(run) = proxy
+        && let Some(line) = run.finish().await.summary()
+    {
         output.text.push('\n');
         output.text.push_str(&line);
     }

@@ -117,15 +117,38 @@ impl ReachedHosts {
 pub struct ProxyRun {
     stop: CancellationToken,
     reached: ReachedHosts,
+    /// The task serving the listener; it ends once every connection has been reported.
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// How long [`ProxyRun::finish`] waits for the last connections to be reported.
+const FINISH_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl ProxyRun {
-    pub fn new(stop: CancellationToken, reached: ReachedHosts) -> ProxyRun {
-        ProxyRun { stop, reached }
+    pub fn new(
+        stop: CancellationToken,
+        reached: ReachedHosts,
+        task: tokio::task::JoinHandle<()>,
+    ) -> ProxyRun {
+        ProxyRun {
+            stop,
+            reached,
+            task: Some(task),
+        }
     }
 
     pub fn reached(&self) -> &ReachedHosts {
         &self.reached
+    }
+
+    /// Stops the proxy once its process is gone, and waits (briefly) until every
+    /// connection has been reported, so that the hosts' traffic is complete.
+    pub async fn finish(mut self) -> ReachedHosts {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(FINISH_GRACE, task).await;
+        }
+        self.reached.clone()
     }
 }
 
