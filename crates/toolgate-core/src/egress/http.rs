@@ -10,10 +10,10 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
+use super::Limits;
 use super::chunked;
 use super::http_head::{Body, HeadError, Refusal, Request, parse_request, read_head};
 use super::outbound::{Opened, open};
-use super::proxy::Limits;
 use super::relay::{self, BODY_BUFFER};
 use super::{Admission, Target, Traffic, Via};
 

@@ -18,6 +18,7 @@ mod chunked;
 mod host;
 mod http;
 mod http_head;
+mod limits;
 mod outbound;
 mod proxy;
 mod relay;
@@ -27,7 +28,8 @@ mod target;
 mod tests;
 
 pub use host::{ClientHosts, ProxyHost, ProxyRun, Reached, ReachedHosts};
-pub use proxy::{Limits, serve, serve_with};
+pub use limits::Limits;
+pub use proxy::{serve, serve_with};
 pub use target::{Host, HostError, Target};
 
 use std::future::Future;

@@ -8,8 +8,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use super::Limits;
 use super::outbound::{Opened, open};
-use super::proxy::Limits;
 use super::relay;
 use super::{Admission, Host, Target, Via};
 

@@ -13,6 +13,8 @@
 
 use std::fmt;
 
+use super::host_pattern::HostPattern;
+
 use super::bash_pattern::BashPatternError;
 pub use super::bash_pattern::{BashPattern, WordsMatch};
 use crate::builtin::{BuiltinId, Judgement};
@@ -54,7 +56,7 @@ pub enum RuleKind {
         server: Option<NamePattern>,
     },
     /// Connections through the network gate's proxy to the hosts named (not a tool).
-    Network(super::network::HostPattern),
+    Network(HostPattern),
 }
 
 #[derive(Debug, Clone)]
@@ -179,7 +181,7 @@ impl Rule {
             ));
         }
         if name == "Network" {
-            return super::network::parse_rule(spec, lead);
+            return parse_network(spec, lead);
         }
         if name == "sampling" || name == "Sampling" {
             return Ok(RuleKind::Sampling {
@@ -290,6 +292,22 @@ impl Rule {
             RuleKind::Sampling { .. } | RuleKind::Network(_) => false,
         }
     }
+}
+
+/// `Network(…)`'s specifier as a rule kind; `at` is where it starts in the rule text.
+fn parse_network(spec: Option<(&str, usize)>, lead: usize) -> Result<RuleKind, RuleError> {
+    let Some((inner, at)) = spec else {
+        return Err(RuleError {
+            message: "Network needs a host: Network(HOST), Network(HOST:PORT), Network(*.DOMAIN) or Network(*)".into(),
+            offset: lead,
+        });
+    };
+    HostPattern::parse(inner)
+        .map(RuleKind::Network)
+        .map_err(|message| RuleError {
+            message: format!("Network({inner}): {message}"),
+            offset: at,
+        })
 }
 
 fn parse_mcp(rest: &str, at: usize) -> Result<RuleKind, RuleError> {
