@@ -224,6 +224,27 @@ fn the_managed_policy_keeps_the_rule_on_and_can_make_it_a_denial() {
     assert!(bank.transfers().is_empty(), "{:?}", bank.transfers());
 }
 
+/// A flow question is a question like any other for the person's hooks: a
+/// PermissionRequest hook hears it (with the call's input) and its answer decides.
+#[test]
+fn a_permission_request_hook_hears_the_flow_question() {
+    let bank = Bank::new(json!({}), "");
+    let heard = bank.dir.path().join("heard.jsonl");
+    let config = format!(
+        "[[hooks.PermissionRequest]]\nmatcher = \"mcp__bank__send_money\"\nhooks = [{{ type = \"command\", sandbox = false, command = \"cat >> {}; echo '{{\\\"hookSpecificOutput\\\":{{\\\"hookEventName\\\":\\\"PermissionRequest\\\",\\\"decision\\\":{{\\\"behavior\\\":\\\"deny\\\",\\\"message\\\":\\\"not to strangers\\\"}}}}}}'\" }}]\n",
+        heard.display()
+    );
+    std::fs::write(bank.dir.path().join("config/config.toml"), config).unwrap();
+    let events = events(&bank.headless("attack", &[]));
+    let send = find(&events, "tool_finished", SEND);
+    assert_eq!(send["outcome"], "denied", "{send}");
+    let decision = find(&events, "permission_decided", SEND);
+    assert_eq!(decision["decider"]["by"], "hook", "{decision}");
+    let heard = std::fs::read_to_string(&heard).expect("the hook ran");
+    assert!(heard.contains(ATTACKER), "{heard}");
+    assert!(bank.transfers().is_empty());
+}
+
 /// The labels live in the session log: a resumed session (`-c`) that sends at once,
 /// without reading the transactions again, is refused naming the first run's call.
 #[test]

@@ -74,3 +74,25 @@ async fn deny_still_wins_and_turned_off_the_allow_stands() {
     let outcome = decide(&mut gate, "US133000000121212121212").await;
     assert_eq!(outcome.decision, Gated::Run);
 }
+
+#[tokio::test]
+async fn a_flow_question_spends_no_limited_grant() {
+    let (_dir, mut gate) = bank_gate(&[]);
+    let send = mcp("bank", "send_money");
+    gate.grants
+        .grant_limited(&send.name, crate::protocol::GrantLimit::Calls(2));
+    // Granted for the next call (the first of two was the one that asked).
+    let refused = decide(&mut gate, "US133000000121212121212").await;
+    assert!(
+        matches!(refused.decision, Gated::Refused(_)),
+        "{:?}",
+        refused.decision
+    );
+    // The person's own recipient runs on the grant, which had its call left.
+    let own = decide(&mut gate, "CH9300762011623852957").await;
+    assert_eq!(own.decision, Gated::Run);
+    assert!(
+        matches!(own.audit.unwrap().decider, Decider::LimitedGrant { .. }),
+        "the grant decided"
+    );
+}

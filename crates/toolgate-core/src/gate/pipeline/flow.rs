@@ -3,7 +3,8 @@
 //! that first appeared in the free text of an untrusted tool result, or is a credential
 //! seen in untrusted content. The question names each such argument, the value and the
 //! call and field it came from. Deny and ask verdicts pass unchanged: deny still wins.
-//! It runs after the grant is spent, so the ask it makes is never re-decided by a grant.
+//! It weighs the verdict before a grant is spent: a call it asks about spends no limited
+//! grant, and its question goes to the PermissionRequest / Notification hooks like any.
 
 use crate::flow::{FLOW_RULE, check, reason};
 use crate::gate::Gate;

@@ -111,8 +111,14 @@ impl Gate {
         let verdict = policy::verdict(self, ctx);
         let verdict = hook_say::weigh(self, ctx, verdict)?;
         let verdict = permission_request::run(self, ctx, verdict).await?;
-        let (verdict, limited) = grant_use::spend(self, ctx, verdict);
-        let verdict = flow::weigh(self, ctx, verdict);
+        let weighed = flow::weigh(self, ctx, verdict.clone());
+        let (verdict, limited) = if weighed.decision == verdict.decision {
+            grant_use::spend(self, ctx, verdict)
+        } else {
+            // A flow question spends no limited grant (the call may not run), and the
+            // person's PermissionRequest and Notification hooks hear it as any question.
+            (permission_request::run(self, ctx, weighed).await?, None)
+        };
         self.escalation_stage(ctx, &verdict).await?;
         self.definition_stage(ctx, &verdict).await?;
         ControlFlow::Continue(decide::run(self, ctx, verdict, limited).await)
