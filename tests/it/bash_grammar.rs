@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::jsonl;
 use crate::support::window_api::{Say, WindowApi};
@@ -39,23 +39,6 @@ fn run(home: &Path, ws: &Path, api: &WindowApi, args: &[&str]) -> Output {
     .env("TMPDIR", home)
     .output()
     .expect("run toolgate")
-}
-
-/// Every tool result the model server received, in order.
-fn results_received(api: &WindowApi) -> Vec<String> {
-    let seen = api.seen();
-    let last = seen.last().expect("a model request");
-    last.body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter(|block| block["type"] == "tool_result")
-        .map(|block| match &block["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        })
-        .collect()
 }
 
 /// The gate's decision for each bash call, in order.
@@ -125,7 +108,7 @@ fn a_deny_rule_holds_against_wrappers_and_substitutions_in_default_and_auto_mode
             "{mode}: {decided:?}"
         );
         assert_eq!(decided[11], "allow", "{mode}");
-        let results = results_received(&api);
+        let results = api.tool_results();
         for (line, result) in RM_PROBES[..9].iter().zip(&results) {
             assert!(result.contains("Bash(rm:*)"), "{mode} {line}: {result}");
         }
@@ -169,7 +152,7 @@ fn plan_mode_refuses_the_probes_that_wrote_and_still_reads() {
             PLAN_PROBES[n - 1]
         );
     }
-    let results = results_received(&api);
+    let results = api.tool_results();
     assert_eq!(results.len(), PLAN_PROBES.len(), "{results:?}");
     for (line, result) in PLAN_PROBES.iter().zip(&results).take(10) {
         assert!(result.contains("plan mode"), "{line}: {result}");

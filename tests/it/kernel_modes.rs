@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::window_api::{Say, WindowApi};
 
@@ -41,23 +41,6 @@ fn run(home: &Path, ws: &Path, api: &WindowApi, args: &[&str]) -> Output {
     .env("TMPDIR", home)
     .output()
     .expect("run toolgate")
-}
-
-/// Every tool result the model server received, in order (the last request holds them all).
-fn results_received(api: &WindowApi) -> Vec<String> {
-    let seen = api.seen();
-    let last = seen.last().expect("a model request");
-    last.body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter(|block| block["type"] == "tool_result")
-        .map(|block| match &block["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        })
-        .collect()
 }
 
 fn git(ws: &Path, args: &[&str]) {
@@ -109,7 +92,7 @@ fn plan_run(home: &Path, ws: &Path) -> Vec<String> {
     let api = model(script);
     let out = run(home, ws, &api, &["--permission-mode", "plan"]);
     assert!(out.status.success(), "{out:?}");
-    results_received(&api)
+    api.tool_results()
 }
 
 fn assert_nothing_written(ws: &Path, results: &[String]) {
@@ -165,16 +148,8 @@ fn plan_mode_stays_read_only_when_the_sandbox_is_turned_off() {
     let api = model(vec![bash("git status --short"), bash("touch f")]);
     let out = run(home.path(), ws.path(), &api, &[]);
     assert!(out.status.success(), "{out:?}");
-    assert!(
-        ws.path().join("g").exists(),
-        "{:#?}",
-        results_received(&api)
-    );
-    assert!(
-        ws.path().join("f").exists(),
-        "{:#?}",
-        results_received(&api)
-    );
+    assert!(ws.path().join("g").exists(), "{:#?}", api.tool_results());
+    assert!(ws.path().join("f").exists(), "{:#?}", api.tool_results());
 }
 
 #[test]
@@ -184,12 +159,8 @@ fn default_mode_bash_still_writes_in_the_workspace() {
     let api = model(vec![bash("touch f && echo made")]);
     let out = run(home.path(), ws.path(), &api, &[]);
     assert!(out.status.success(), "{out:?}");
-    assert!(
-        ws.path().join("f").exists(),
-        "{:#?}",
-        results_received(&api)
-    );
-    assert!(results_received(&api)[0].contains("made"));
+    assert!(ws.path().join("f").exists(), "{:#?}", api.tool_results());
+    assert!(api.tool_results()[0].contains("made"));
 }
 
 /// The pids of live processes whose command line contains `marker`.
@@ -228,7 +199,7 @@ fn background_processes_of_a_bash_call_end_with_it() {
     let api = model(vec![bash(&command)]);
     let out = run(home.path(), ws.path(), &api, &[]);
     assert!(out.status.success(), "{out:?}");
-    let results = results_received(&api);
+    let results = api.tool_results();
     assert!(
         results[0].contains("setsid failed: Operation not permitted")
             && results[0].contains("setsid: 1"),

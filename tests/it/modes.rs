@@ -66,23 +66,6 @@ fn liar_server(home: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     (config, record)
 }
 
-/// Every tool result the model server received, in order (the last request holds them all).
-fn results_received(api: &WindowApi) -> Vec<String> {
-    let seen = api.seen();
-    let last = seen.last().expect("a model request");
-    last.body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter(|block| block["type"] == "tool_result")
-        .map(|block| match &block["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        })
-        .collect()
-}
-
 #[test]
 fn plan_mode_refuses_writes_and_writing_bash_tells_the_model_and_still_reads() {
     let home = tempfile::tempdir().unwrap();
@@ -104,7 +87,7 @@ fn plan_mode_refuses_writes_and_writing_bash_tells_the_model_and_still_reads() {
         !ws.path().join("made.txt").exists(),
         "bash wrote in plan mode"
     );
-    let results = results_received(&api);
+    let results = api.tool_results();
     assert_eq!(results.len(), 4, "{results:?}");
     for refused in &results[..2] {
         assert!(
@@ -153,7 +136,7 @@ fn ask_mode_denies_an_edit_unless_an_allow_rule_covers_it() {
     // exit_plan_mode is offered only in plan mode.
     let tools = &api.seen()[0].body["tools"];
     assert!(!tools.to_string().contains("exit_plan_mode"), "{tools}");
-    let results = results_received(&api);
+    let results = api.tool_results();
     assert!(
         results[0].contains("Permission denied") && results[0].contains("--allow"),
         "{results:?}"
@@ -217,7 +200,7 @@ fn default_mode_in_config_toml_applies_and_a_bad_one_stops_the_start() {
     let out = run(home.path(), ws.path(), &api, &[]);
     assert!(out.status.success(), "{out:?}");
     assert!(!ws.path().join("a.txt").exists());
-    assert!(results_received(&api)[0].contains("plan mode"));
+    assert!(api.tool_results()[0].contains("plan mode"));
     std::fs::write(
         config_dir.join("config.toml"),
         "[permissions]\ndefault_mode = \"yolo\"\n",

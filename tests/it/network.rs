@@ -49,23 +49,6 @@ fn run(home: &Path, ws: &Path, api: &WindowApi, args: &[&str], env: &[(&str, &Pa
     command.output().expect("run toolgate")
 }
 
-/// Every tool result the model server received, in order.
-fn results_received(api: &WindowApi) -> Vec<String> {
-    let seen = api.seen();
-    let last = seen.last().expect("a model request");
-    last.body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter(|block| block["type"] == "tool_result")
-        .map(|block| match &block["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        })
-        .collect()
-}
-
 /// The JSONL events of `kind` about `origin`'s address.
 fn network_lines<'a>(events: &'a [Value], kind: &str, origin: &Origin) -> Vec<&'a Value> {
     events
@@ -99,7 +82,7 @@ fn an_allowed_host_is_reached_through_the_proxy_and_nothing_else_leaves() {
         &[],
     );
     assert!(out.status.success(), "{out:?}");
-    let result = &results_received(&api)[0];
+    let result = &api.tool_results()[0];
     // HTTP (absolute form), CONNECT and SOCKS5 each reached the allowed host.
     let seen = allowed.seen();
     for path in ["/via-http", "/via-connect", "/via-socks"] {
@@ -183,7 +166,7 @@ fn a_socket_that_ignores_the_proxy_and_a_udp_datagram_reach_nothing() {
         &[],
     );
     assert!(out.status.success(), "{out:?}");
-    let result = &results_received(&api)[0];
+    let result = &api.tool_results()[0];
     assert!(result.contains("tcp refused"), "{result}");
     assert!(result.contains("udp refused"), "{result}");
     assert_eq!(local.seen(), Vec::<String>::new());
@@ -274,7 +257,7 @@ fn a_stdio_server_with_a_host_list_reaches_only_those_hosts() {
         &[],
     );
     assert!(out.status.success(), "{out:?}");
-    let results = results_received(&api);
+    let results = api.tool_results();
     assert_eq!(
         listed.seen(),
         vec!["GET /listed HTTP/1.1".to_string()],

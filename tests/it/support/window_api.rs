@@ -80,6 +80,24 @@ impl WindowApi {
         WindowApi { url, seen, stop }
     }
 
+    /// Every tool result the model server received, in order (the last request holds
+    /// them all), as the text the model read.
+    pub fn tool_results(&self) -> Vec<String> {
+        let seen = self.seen();
+        let last = seen.last().expect("a model request");
+        last.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|block| block["type"] == "tool_result")
+            .map(|block| match &block["content"] {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            })
+            .collect()
+    }
+
     pub fn seen(&self) -> Vec<Seen> {
         self.seen.lock().expect("seen lock").clone()
     }
