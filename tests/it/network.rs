@@ -221,7 +221,7 @@ fn a_stdio_server_with_a_host_list_reaches_only_those_hosts() {
     let mcp = json!({"mcpServers": {"fix": {
         "command": "python3",
         "args": [fixture_file("fixture_server.py").display().to_string()],
-        "sandbox": "read-only",
+        // No "sandbox" of its own: a host list confines the server all the same.
         "network": [listed.addr.ip().to_string()],
         "env": {"FIXTURE_TOOLS": "[\"fetch\"]"},
     }}});

@@ -259,12 +259,19 @@ impl Sandbox {
             }
             ServerTransport::Stdio { .. } => {
                 let defaults = self.settings.servers;
-                let mode = config.sandbox.mode.unwrap_or(defaults.mode);
                 let network = config
                     .sandbox
                     .network
                     .as_ref()
                     .map_or(defaults.network, ServerNetwork::access);
+                let mode = config.sandbox.mode.unwrap_or(defaults.mode);
+                // The proxy is a confinement: a server held to it (an entry's host list or
+                // "proxy", or the servers' default) is never left unconfined, where its
+                // list would mean nothing (decision 0101). It gets workspace-write.
+                let mode = match (mode, network) {
+                    (SandboxMode::Off, NetworkAccess::Proxy) => SandboxMode::WorkspaceWrite,
+                    (mode, _) => mode,
+                };
                 let writable = match mode {
                     SandboxMode::WorkspaceWrite => {
                         let mut places = vec![workspace.to_path_buf()];
@@ -505,6 +512,35 @@ mod tests {
             online.server_profile(&config, ws).mode,
             SandboxMode::ReadOnly
         );
+    }
+
+    #[test]
+    fn a_server_held_to_the_proxy_is_never_left_unconfined() {
+        let mut config = builtin("x", &[]);
+        config.transport = ServerTransport::Stdio {
+            command: "srv".into(),
+            args: vec![],
+            env: Default::default(),
+            cwd: None,
+        };
+        let ws = Path::new("/w");
+        let sandbox = Sandbox::default();
+        for mode in [None, Some(SandboxMode::Off)] {
+            config.sandbox = ServerSandbox {
+                mode,
+                network: Some(crate::settings::ServerNetwork::Hosts(vec![
+                    "api.test".into(),
+                ])),
+            };
+            let profile = sandbox.server_profile(&config, ws);
+            assert_eq!(profile.mode, SandboxMode::WorkspaceWrite, "{mode:?}");
+            if sandbox.status().proxy_unavailable().is_none() {
+                assert_eq!(profile.network, NetworkAccess::Proxy);
+            }
+        }
+        // Without a network setting the servers' default (off) stands.
+        config.sandbox = ServerSandbox::default();
+        assert_eq!(sandbox.server_profile(&config, ws), Profile::unconfined());
     }
 
     #[test]
