@@ -352,3 +352,62 @@ fn a_malformed_network_rule_refuses_the_start_naming_where() {
         api.seen().len()
     );
 }
+
+/// "This host for the session" lets every later connection to the host through without a
+/// question; `/permissions` lists the grant, `x` revokes it, and the next connection asks
+/// again.
+#[test]
+fn a_session_grant_for_a_host_is_listed_in_permissions_and_revocable() {
+    use crate::support::pty::{self, quit, scripted_console};
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let origin = Origin::start("127.0.0.2");
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    std::fs::write(
+        home.path().join("config/config.toml"),
+        "[permissions]\nallow = [\"Bash(curl:*)\"]\n",
+    )
+    .unwrap();
+    let url = origin.url();
+    let twice = format!("curl -sS -m 30 {url}/a; echo; curl -sS -m 30 {url}/b; echo end");
+    let once = format!("curl -sS -m 30 {url}/c; echo end");
+    let steps = json!([
+        {"id": "first", "user": "(?i)^first", "say": "Fetching twice.",
+         "tools": [{"name": "bash", "input": {"command": twice}}]},
+        {"id": "first_done", "after": "first", "say": "First done."},
+        {"id": "again", "user": "(?i)^again", "say": "Fetching again.",
+         "tools": [{"name": "bash", "input": {"command": once}}]},
+        {"id": "again_done", "after": "again", "say": "Again done."}
+    ]);
+    let cmd = scripted_console(home.path(), ws.path(), steps);
+    let (mut child, screen, mut keys) = pty::spawn(cmd, 40, 140);
+    screen.wait_text("scripted demo");
+    keys.enter_line(&screen, "first");
+    let target = origin.addr.to_string();
+    screen.wait_for("the network question", |t| {
+        t.contains("Network access") && t.contains(&format!("host: {target}"))
+    });
+    screen.wait_modal_armed("the network question to take keys");
+    keys.press(b"a");
+    screen.wait_text("First done.");
+    assert_eq!(origin.seen(), ["GET /a HTTP/1.1", "GET /b HTTP/1.1"]);
+    keys.enter_line(&screen, "/permissions");
+    screen.wait_for("the host's grant in /permissions", |t| {
+        t.contains("Session grants (this session only)") && t.contains("Network(127.0.0.2)")
+    });
+    keys.press(b"x");
+    screen.wait_text("revoked the session grant for Network(127.0.0.2)");
+    keys.press(b"\x1b");
+    screen.wait_for("the overlay to close", |t| {
+        !t.contains("Session grants (this")
+    });
+    keys.enter_line(&screen, "again");
+    screen.wait_for("the question again after the revoke", |t| {
+        t.contains("Network access") && t.contains("/c; echo end")
+    });
+    screen.wait_modal_armed("the second question to take keys");
+    keys.press(b"n");
+    screen.wait_text("Again done.");
+    assert_eq!(origin.seen().len(), 2, "{:?}", origin.seen());
+    quit(&screen, &mut keys, &mut child);
+}
