@@ -276,21 +276,27 @@ fn a_stdio_server_with_a_host_list_reaches_only_those_hosts() {
     );
 }
 
-/// The console: the first connection to a new host is a question naming host, command and
-/// call; "allow once" lets exactly that connection through, and the command's second
-/// connection to the same host asks again (denied here): the host received one request.
-#[test]
-fn a_console_question_approved_once_lets_exactly_one_connection_through() {
-    use crate::support::pty::{self, quit, scripted_console};
+/// A console's home whose user config allows `curl` commands (so only the network gate
+/// asks), its workspace, and an origin server on 127.0.0.2.
+fn curl_console_home() -> (tempfile::TempDir, tempfile::TempDir, Origin) {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let origin = Origin::start("127.0.0.2");
     std::fs::create_dir_all(home.path().join("config")).unwrap();
     std::fs::write(
         home.path().join("config/config.toml"),
         "[permissions]\nallow = [\"Bash(curl:*)\"]\n",
     )
     .unwrap();
+    (home, ws, Origin::start("127.0.0.2"))
+}
+
+/// The console: the first connection to a new host is a question naming host, command and
+/// call; "allow once" lets exactly that connection through, and the command's second
+/// connection to the same host asks again (denied here): the host received one request.
+#[test]
+fn a_console_question_approved_once_lets_exactly_one_connection_through() {
+    use crate::support::pty::{self, quit, scripted_console};
+    let (home, ws, origin) = curl_console_home();
     let url = origin.url();
     let steps = json!([
         {"id": "go", "user": "(?i)^fetch", "say": "Fetching twice.",
@@ -359,15 +365,7 @@ fn a_malformed_network_rule_refuses_the_start_naming_where() {
 #[test]
 fn a_session_grant_for_a_host_is_listed_in_permissions_and_revocable() {
     use crate::support::pty::{self, quit, scripted_console};
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let origin = Origin::start("127.0.0.2");
-    std::fs::create_dir_all(home.path().join("config")).unwrap();
-    std::fs::write(
-        home.path().join("config/config.toml"),
-        "[permissions]\nallow = [\"Bash(curl:*)\"]\n",
-    )
-    .unwrap();
+    let (home, ws, origin) = curl_console_home();
     let url = origin.url();
     let twice = format!("curl -sS -m 30 {url}/a; echo; curl -sS -m 30 {url}/b; echo end");
     let once = format!("curl -sS -m 30 {url}/c; echo end");

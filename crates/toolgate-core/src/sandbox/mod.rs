@@ -477,15 +477,21 @@ mod tests {
         assert_eq!(off.server_profile(&builtin("docs", &[]), ws), docs);
     }
 
-    #[test]
-    fn stdio_servers_take_their_entry_then_the_default() {
+    /// A stdio server entry running `command`, with no sandbox settings of its own.
+    fn stdio(command: &str) -> ServerConfig {
         let mut config = builtin("x", &[]);
         config.transport = ServerTransport::Stdio {
-            command: "srv".into(),
+            command: command.into(),
             args: vec![],
             env: Default::default(),
             cwd: None,
         };
+        config
+    }
+
+    #[test]
+    fn stdio_servers_take_their_entry_then_the_default() {
+        let mut config = stdio("srv");
         let ws = Path::new("/w");
         let default = Sandbox::default();
         assert_eq!(default.server_profile(&config, ws), Profile::unconfined());
@@ -516,13 +522,7 @@ mod tests {
 
     #[test]
     fn a_server_held_to_the_proxy_is_never_left_unconfined() {
-        let mut config = builtin("x", &[]);
-        config.transport = ServerTransport::Stdio {
-            command: "srv".into(),
-            args: vec![],
-            env: Default::default(),
-            cwd: None,
-        };
+        let mut config = stdio("srv");
         let ws = Path::new("/w");
         let sandbox = Sandbox::default();
         for mode in [None, Some(SandboxMode::Off)] {

@@ -48,19 +48,34 @@ pub(super) fn no_network_filter() -> Result<BpfProgram, SandboxError> {
         libc::AF_UNIX as u64,
     )
     .map_err(fail)?;
+    let socket = vec![SeccompRule::new(vec![not_unix]).map_err(fail)?];
+    compile(refused_sockets(socket), libc::EACCES, arch)
+}
+
+/// The socket calls a filter refuses: `socket` as `socket_rules` say, and always
+/// `io_uring_setup` (its socket operations would not pass through `socket`) and `socket`
+/// through the x32 ABI (a filter that names only the plain number would miss it).
+fn refused_sockets(socket_rules: Vec<SeccompRule>) -> BTreeMap<i64, Vec<SeccompRule>> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(
-        libc::SYS_socket,
-        vec![SeccompRule::new(vec![not_unix]).map_err(fail)?],
-    );
+    rules.insert(libc::SYS_socket, socket_rules);
     // An empty rule list matches the call whatever its arguments.
     rules.insert(libc::SYS_io_uring_setup, Vec::new());
     #[cfg(target_arch = "x86_64")]
     rules.insert(X32_SYSCALL_BIT | libc::SYS_socket, Vec::new());
+    rules
+}
+
+/// A filter that lets every call through except those `rules` match, which fail with
+/// `errno`.
+fn compile(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    errno: i32,
+    arch: TargetArch,
+) -> Result<BpfProgram, SandboxError> {
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
+        SeccompAction::Errno(errno as u32),
         arch,
     )
     .map_err(fail)?;
@@ -94,19 +109,7 @@ pub(super) fn proxy_filter() -> Result<BpfProgram, SandboxError> {
             arg(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP)?,
         ])?);
     }
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, socket);
-    rules.insert(libc::SYS_io_uring_setup, Vec::new());
-    #[cfg(target_arch = "x86_64")]
-    rules.insert(X32_SYSCALL_BIT | libc::SYS_socket, Vec::new());
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
-        this_arch()?,
-    )
-    .map_err(fail)?;
-    filter.try_into().map_err(fail)
+    compile(refused_sockets(socket), libc::EACCES, this_arch()?)
 }
 
 /// `setsid` refused with EPERM (through the x32 ABI as well).
@@ -115,14 +118,7 @@ pub(super) fn same_session_filter() -> Result<BpfProgram, SandboxError> {
     rules.insert(libc::SYS_setsid, Vec::new());
     #[cfg(target_arch = "x86_64")]
     rules.insert(X32_SYSCALL_BIT | libc::SYS_setsid, Vec::new());
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        this_arch()?,
-    )
-    .map_err(fail)?;
-    filter.try_into().map_err(fail)
+    compile(rules, libc::EPERM, this_arch()?)
 }
 
 #[cfg(test)]
