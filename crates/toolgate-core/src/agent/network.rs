@@ -119,13 +119,7 @@ impl ClientAdmission {
             .host
             .gate
             .check(
-                Connection {
-                    target,
-                    via,
-                    client: &self.client,
-                    hosts: &self.hosts,
-                    flow: None,
-                },
+                Connection::new(target, via, &self.client, &self.hosts),
                 &events,
             )
             .await;

@@ -54,8 +54,26 @@ pub struct Connection<'a> {
     pub client: &'a NetworkClient,
     pub hosts: &'a HostList,
     /// Where the host came from, when it first appeared in an untrusted tool result (the
-    /// flow gate); such a host asks even where a rule or grant would allow it.
-    pub flow: Option<String>,
+    /// flow gate); such a host asks even where a rule or grant would allow it. The gate
+    /// works it out from the session's labels ([`NetworkGate::check`]).
+    flow: Option<String>,
+}
+
+impl<'a> Connection<'a> {
+    pub fn new(
+        target: &'a Target,
+        via: Via,
+        client: &'a NetworkClient,
+        hosts: &'a HostList,
+    ) -> Connection<'a> {
+        Connection {
+            target,
+            via,
+            client,
+            hosts,
+            flow: None,
+        }
+    }
 }
 
 /// What the gate decided, with the record for the log.
@@ -141,9 +159,7 @@ impl NetworkGate {
         mut connection: Connection<'_>,
         events: &mpsc::Sender<AgentEvent>,
     ) -> NetworkDecision {
-        if connection.flow.is_none() {
-            connection.flow = self.flow_reason(connection.target);
-        }
+        connection.flow = self.flow_reason(connection.target);
         if let Some(decided) = self.decide_without_asking(&connection) {
             return decided;
         }
@@ -442,17 +458,8 @@ mod tests {
     async fn decide(gate: &NetworkGate, t: &Target, hosts: &HostList) -> NetworkDecision {
         let (events, _rx) = mpsc::channel(8);
         let client = bash();
-        gate.check(
-            Connection {
-                target: t,
-                via: Via::Connect,
-                client: &client,
-                hosts,
-                flow: None,
-            },
-            &events,
-        )
-        .await
+        gate.check(Connection::new(t, Via::Connect, &client, hosts), &events)
+            .await
     }
 
     #[tokio::test]
@@ -539,13 +546,7 @@ mod tests {
         let client = bash();
         let t = target("registry.test", 443);
         let rules = HostList::Rules;
-        let connection = Connection {
-            target: &t,
-            via: Via::Connect,
-            client: &client,
-            hosts: &rules,
-            flow: None,
-        };
+        let connection = Connection::new(&t, Via::Connect, &client, &rules);
         let first = gate.check(connection.clone(), &events);
         let second = gate.check(connection.clone(), &events);
         let answer = async {
