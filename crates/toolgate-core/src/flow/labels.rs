@@ -4,7 +4,7 @@
 //! credential argument is checked against. Everything else (the person's messages, the
 //! files they chose, built-in results, trusted servers) is the person's: no label.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -68,14 +68,58 @@ pub fn normalise_value(value: &str) -> String {
         .to_lowercase()
 }
 
+/// A value as the values tier compares it: normalised, and a number in one form, so a
+/// record's `10.0` and an argument's `10` are one value.
+pub fn canonical_value(value: &str) -> String {
+    let value = normalise_value(value);
+    let number = value.strip_prefix('-').unwrap_or(&value);
+    let is_decimal = number.split_once('.').is_some_and(|(whole, frac)| {
+        !whole.is_empty()
+            && !frac.is_empty()
+            && whole.bytes().all(|b| b.is_ascii_digit())
+            && frac.bytes().all(|b| b.is_ascii_digit())
+    });
+    if is_decimal {
+        value
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    } else {
+        value
+    }
+}
+
+/// Whether `value` occurs in `text` as a whole: not inside a longer word, and not as the
+/// start or end of a longer number (`10` is not in `10.50` or `210`).
+pub fn contains_whole(text: &str, value: &str) -> bool {
+    if value.is_empty() {
+        return false;
+    }
+    text.match_indices(value).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let mut after = text[at + value.len()..].chars();
+        let next = after.next();
+        let next_but_one = after.next();
+        let number_goes_on = |c: Option<char>, digit: Option<char>| {
+            matches!(c, Some('.' | ',')) && digit.is_some_and(|d| d.is_ascii_digit())
+        };
+        let before_but_one = text[..at].chars().rev().nth(1);
+        !before.is_some_and(char::is_alphanumeric)
+            && !next.is_some_and(char::is_alphanumeric)
+            && !number_goes_on(next, next_but_one)
+            && !number_goes_on(before, before_but_one)
+    })
+}
+
 /// (argument name, string) for every scalar of a call's input; a list's items go by the
-/// list's name, a nested object's fields by their own.
+/// list's name, a nested object's fields by their own. A boolean is no value: it names
+/// nothing a result could have planted.
 pub fn argument_strings(input: &Value) -> Vec<(String, String)> {
     fn walk(value: &Value, name: &str, out: &mut Vec<(String, String)>) {
         match value {
             Value::Object(map) => map.iter().for_each(|(k, v)| walk(v, k, out)),
             Value::Array(items) => items.iter().for_each(|v| walk(v, name, out)),
-            Value::Null => {}
+            Value::Null | Value::Bool(_) => {}
             Value::String(s) => out.push((name.to_string(), s.clone())),
             other => out.push((name.to_string(), other.to_string())),
         }
@@ -147,10 +191,15 @@ pub struct FlowLabels {
     text_tokens: HashMap<Token, Source>,
     record_tokens: HashMap<Token, Source>,
     values: HashMap<String, Source>,
+    /// Every record value seen, in [`canonical_value`] form: a value a record carries is
+    /// record data for the values tier, whatever prose repeats it.
+    record_values: HashSet<String>,
     texts: Vec<(Source, String)>,
     /// Tokens the person's messages named (the question says so; it does not make a
     /// token safe).
     person: BTreeSet<Token>,
+    /// The person's messages, normalised: a value they name is theirs for the values tier.
+    person_texts: Vec<String>,
 }
 
 impl FlowLabels {
@@ -184,6 +233,7 @@ impl FlowLabels {
                 .or_insert_with(|| source(&label.field));
         }
         for value in &labels.values {
+            self.record_values.insert(canonical_value(&value.text));
             self.values
                 .entry(value.text.clone())
                 .or_insert_with(|| source(&value.field));
@@ -220,6 +270,30 @@ impl FlowLabels {
     /// A message of the person's (typed, a chosen file, an instruction): its tokens.
     pub fn note_person(&mut self, text: &str) {
         self.person.extend(tokens_in(text));
+        let text = normalise_value(text);
+        if !text.is_empty() && !self.person_texts.contains(&text) {
+            self.person_texts.push(text);
+        }
+    }
+
+    /// Whether the person's messages name `value` ([`canonical_value`] form) as a whole.
+    pub fn person_names(&self, value: &str) -> bool {
+        self.person_texts.iter().any(|t| contains_whole(t, value))
+    }
+
+    /// Whether an untrusted result carried `value` ([`canonical_value`] form) as record
+    /// data.
+    pub fn is_record_value(&self, value: &str) -> bool {
+        self.record_values.contains(value)
+    }
+
+    /// The first untrusted free text that carried `value` ([`canonical_value`] form) as a
+    /// whole.
+    pub fn first_free_text_with(&self, value: &str) -> Option<&Source> {
+        self.texts
+            .iter()
+            .find(|(_, text)| contains_whole(text, value))
+            .map(|(source, _)| source)
     }
 
     pub fn person(&self) -> &BTreeSet<Token> {

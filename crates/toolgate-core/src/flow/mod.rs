@@ -8,7 +8,7 @@
 //!   text or record data;
 //! - [`labels`]: one result's labels (the session log's `flow_labels` record) and the
 //!   session's state built from them;
-//! - [`rule`]: the tier-1 rule and the question's reason.
+//! - [`rule`]: the rule's two tiers (tokens; whole values) and the question's reason.
 
 pub mod labels;
 pub mod rule;
@@ -16,7 +16,7 @@ pub mod shape;
 pub mod tokens;
 
 pub use labels::{FlowLabels, ResultLabels, Source};
-pub use rule::{FLOW_RULE, Taint, check, reason};
+pub use rule::{FLOW_RULE, Taint, Tiers, check, reason};
 pub use tokens::{Token, TokenKind, tokens_in};
 
 /// A constant pattern, compiled once. Each module's tests prove its patterns compile, so

@@ -143,7 +143,7 @@ impl NetworkGate {
         }
         let labels = self.flow.lock().unwrap_or_else(PoisonError::into_inner);
         let input = json!({ "host": target.host.to_string() });
-        let taints = flow::check(&labels, labels.person(), &input);
+        let taints = flow::check(&labels, &input, flow::Tiers::Tokens);
         (!taints.is_empty()).then(|| flow::reason(&taints))
     }
 

@@ -1,14 +1,17 @@
-//! Stage 7, where the arguments came from (decision 0098): a call the verdict lets run (an
-//! allow rule, a grant, accept-edits, auto mode) asks when an argument carries a value
-//! that first appeared in the free text of an untrusted tool result, or is a credential
-//! seen in untrusted content. The question names each such argument, the value and the
+//! Stage 7, where the arguments came from (decisions 0098, 0103): a call the verdict lets
+//! run (an allow rule, a grant, accept-edits, auto mode) asks when an argument carries a
+//! token that first appeared in the free text of an untrusted tool result, or is a
+//! credential seen in untrusted content, or, for a call that changes something, is a whole
+//! value (a name, an id, an amount) only untrusted free text carried. The question names each such argument, the value and the
 //! call and field it came from. Deny and ask verdicts pass unchanged: deny still wins.
 //! It weighs the verdict before a grant is spent: a call it asks about spends no limited
 //! grant, and its question goes to the PermissionRequest / Notification hooks like any.
 
-use crate::flow::{FLOW_RULE, check, reason};
+use crate::builtin::Judgement;
+use crate::flow::{FLOW_RULE, Tiers, check, reason};
 use crate::gate::Gate;
 use crate::policy::{Decision, Verdict};
+use crate::pool::{PoolTool, ToolOrigin};
 
 use super::CallContext;
 
@@ -18,7 +21,7 @@ pub(super) fn weigh(gate: &Gate, ctx: &CallContext<'_>, verdict: Verdict) -> Ver
     }
     let taints = {
         let labels = gate.flow_labels();
-        check(&labels, labels.person(), ctx.input())
+        check(&labels, ctx.input(), tiers(ctx.tool()))
     };
     if taints.is_empty() {
         return verdict;
@@ -38,5 +41,25 @@ pub(super) fn weigh(gate: &Gate, ctx: &CallContext<'_>, verdict: Verdict) -> Ver
         decision,
         rule: FLOW_RULE.to_string(),
         source: verdict.source,
+    }
+}
+
+/// Which tiers judge a call. A server's `readOnlyHint` on its own tool spares that tool the
+/// values tier only, never the tokens: the hint speaks for what that server itself does,
+/// and a server that lies about its own tool needs no injected value to do harm. Built-in
+/// tools that only look (file reads, resources, listings) are reads too.
+fn tiers(tool: &PoolTool) -> Tiers {
+    let reads = match &tool.origin {
+        ToolOrigin::Mcp { .. } => tool.claims.read_only == Some(true),
+        ToolOrigin::Builtin(kind) => match kind.judgement() {
+            Judgement::Shell | Judgement::Connector => false,
+            Judgement::File(access) => !access.writes(),
+            Judgement::Resource { .. } | Judgement::Harmless { .. } => true,
+        },
+    };
+    if reads {
+        Tiers::Tokens
+    } else {
+        Tiers::TokensAndValues
     }
 }
