@@ -222,6 +222,12 @@ fn a_payee_named_only_by_a_memo_is_refused_and_the_persons_own_runs() {
     let add = find(&own, "tool_finished", "mcp__bank__add_payee");
     assert_eq!(add["outcome"], "ok", "{add}");
     assert_eq!(bank.payees(), ["Quick Loans Direct"]);
+
+    // Resumed, the person's naming in the earlier turn still counts.
+    let resumed = events(&bank.headless("payee", &["-c"]));
+    let add = find(&resumed, "tool_finished", "mcp__bank__add_payee");
+    assert_eq!(add["outcome"], "ok", "{add}");
+    assert_eq!(bank.payees().len(), 2);
 }
 
 /// `"trust": "trusted"` on the entry or `[flow] trusted` naming the server (the person's

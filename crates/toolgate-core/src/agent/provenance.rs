@@ -63,10 +63,12 @@ pub(super) fn note_person(host: &mut ToolHost, messages: &[Message]) {
     }
 }
 
-/// A resumed session's flow state: the labels its log recorded, the person's messages,
-/// and its calls numbered on.
+/// A resumed session's flow state: the labels its log recorded, the person's messages
+/// (those a compaction took out of the model's view too: a name the person gave before it
+/// is still theirs), and its calls numbered on.
 pub(super) fn restore(host: &mut ToolHost, restored: &RestoredSession) {
     note_person(host, &restored.messages);
+    note_person(host, &restored.shown);
     let mut labels = host.gate.flow_labels();
     for result in &restored.flow_labels {
         labels.add(result);
