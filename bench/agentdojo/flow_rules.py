@@ -113,19 +113,21 @@ def whole_value_in_text(value: str, seen: Seen) -> tuple[int, str] | None:
     return None
 
 
-def flow_values_rule(base: Rule) -> Rule:
+def flow_values_rule(base: Rule, reads_exempt: bool = True, min_len: int = 1) -> Rule:
     """`base`, and for a call that changes something (not a read by name), any argument whose
     whole value appeared in untrusted free text and not in the request asks: names and short ids
     carry no shape, so only the whole value can be matched."""
 
     def rule(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
         verdict = base(call, history, request)
-        if verdict.ask or call["function"].startswith(READ_PREFIXES):
+        if verdict.ask or (reads_exempt and call["function"].startswith(READ_PREFIXES)):
             return verdict
         seen = seen_before(history)
         asked = normalise_value(request)
         for name, value in argument_strings(call["args"]):
             v = normalise_value(value)
+            if len(v) < min_len:
+                continue
             if re.search(r"(?<![a-z0-9])" + re.escape(v) + r"(?![a-z0-9])", asked):
                 continue
             where = whole_value_in_text(value, seen)
@@ -138,10 +140,70 @@ def flow_values_rule(base: Rule) -> Rule:
     return rule
 
 
+NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+
+
+def canonical(value: str) -> str:
+    """A value as tier 2 compares it: normalised, and a number in one form (10.0 = 10)."""
+    v = normalise_value(value)
+    if NUMBER.match(v):
+        v = v.rstrip("0").rstrip(".") if "." in v else v
+    return v
+
+
+def word_in(v: str, blob: str) -> bool:
+    """`v` inside `blob`, not as part of a longer word or number."""
+    start = 0
+    while (at := blob.find(v, start)) >= 0:
+        end = at + len(v)
+        before = blob[at - 1] if at > 0 else " "
+        before2 = blob[at - 2] if at > 1 else " "
+        after = blob[end] if end < len(blob) else " "
+        after2 = blob[end + 1] if end + 1 < len(blob) else " "
+        cont = after.isalnum() or (after in ".," and after2.isdigit())
+        cont_before = before.isalnum() or (before in ".," and before2.isdigit())
+        if not cont_before and not cont:
+            return True
+        start = at + 1
+    return False
+
+
+def flow_names_rule(base: Rule, max_len: int = 80) -> Rule:
+    """Tier 2 as the gate builds it: a call (reads too) whose argument's whole value (up to
+    max_len characters, one line; booleans aside) appeared in untrusted free text, never as
+    record data, and not in the request, asks."""
+
+    def rule(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
+        verdict = base(call, history, request)
+        if verdict.ask:
+            return verdict
+        seen = seen_before(history)
+        records = {canonical(k) for k in seen.record_values}
+        asked = normalise_value(request)
+        for name, value in argument_strings(call["args"]):
+            if isinstance(value, bool) or value in ("True", "False"):
+                continue
+            raw = str(value).strip()
+            v = canonical(value)
+            if not v or len(raw) > max_len or "\n" in raw or v in records or word_in(v, asked):
+                continue
+            for index, key, blob in seen.text_blobs:
+                if word_in(v, blob):
+                    return Verdict(True, f"{name}={value!r} appeared in free text ({key or 'text'}) of the result of "
+                                         f"{history[index].function} (call {index + 1})")
+        return ALLOW
+
+    return rule
+
+
 RULES: dict[str, Rule] = {
     "allow-all": allow_all,
     "string-match": string_match,
     "flow": flow_rule(person_overrides=False),
     "flow-person-overrides": flow_rule(person_overrides=True),
     "flow+values": flow_values_rule(flow_rule(person_overrides=False)),
+    "flow+values-all": flow_values_rule(flow_rule(person_overrides=False), reads_exempt=False),
+    "flow+names": flow_names_rule(flow_rule(person_overrides=False)),
+    "names-only": flow_names_rule(allow_all),
+    "flow+values-all-3": flow_values_rule(flow_rule(person_overrides=False), reads_exempt=False, min_len=3),
 }
