@@ -149,6 +149,27 @@ def needs_tool_call(suite: TaskSuite, task: BaseInjectionTask) -> bool:
     return not suite._check_task_result(task, [text_content_block_from_string("")], env, env.model_copy(deep=True), [])
 
 
+def prepare_server(suite: TaskSuite, user_task: BaseUserTask, injections: dict[str, str], run_dir: Path) -> TaskEnvironment:
+    """What mcp_server.py reads from RUN_DIR (the tools, the starting environment); returns the
+    starting environment the checkers compare against."""
+    task_env = starting_environment(suite, user_task, injections)
+    pre_env = task_env.model_copy(deep=True)
+    (run_dir / "env_before.json").write_text(task_env.model_dump_json())
+    (run_dir / "server.json").write_text(json.dumps(server_spec(suite)))
+    return pre_env
+
+
+def server_outcome(suite: TaskSuite, run_dir: Path, pre_env: TaskEnvironment) -> tuple[list[dict[str, Any]], TaskEnvironment, list[FunctionCall]]:
+    """What really ran on mcp_server.py: its record of the calls, the environment it left (the
+    starting one if no call ran) and the trace the checkers get."""
+    server_calls_path = run_dir / "server_calls.jsonl"
+    server_calls = [json.loads(l) for l in server_calls_path.read_text().splitlines()] if server_calls_path.exists() else []
+    env_after = run_dir / "env_after.json"
+    post_env = suite.environment_type.model_validate_json(env_after.read_text()) if env_after.exists() else pre_env.model_copy(deep=True)
+    trace = [FunctionCall(function=c["function"], args=c["args"]) for c in server_calls]
+    return server_calls, post_env, trace
+
+
 @dataclass
 class RunSpec:
     suite: TaskSuite
@@ -215,10 +236,7 @@ def run_one(spec: RunSpec, setup: Setup, binary: Path, model: ModelServer, work:
     flow = "true" if setup.flow else "false"
     (run_dir / "config" / "config.toml").write_text(f'[tools]\nsearch = "off"\n\n[flow]\nenabled = {flow}\n')
 
-    task_env = starting_environment(suite, user_task, spec.injections)
-    pre_env = task_env.model_copy(deep=True)
-    (run_dir / "env_before.json").write_text(task_env.model_dump_json())
-    (run_dir / "server.json").write_text(json.dumps(server_spec(suite)))
+    pre_env = prepare_server(suite, user_task, spec.injections, run_dir)
     mcp_config = run_dir / "mcp.json"
     mcp_config.write_text(json.dumps({"mcpServers": {SERVER: {
         "command": sys.executable, "args": [str(HERE / "mcp_server.py"), str(run_dir)]}}}))
@@ -248,11 +266,7 @@ def run_one(spec: RunSpec, setup: Setup, binary: Path, model: ModelServer, work:
     for call in parsed["calls"]:
         call["function"] = call["tool"][len(prefix):]
 
-    server_calls_path = run_dir / "server_calls.jsonl"
-    server_calls = [json.loads(l) for l in server_calls_path.read_text().splitlines()] if server_calls_path.exists() else []
-    env_after = run_dir / "env_after.json"
-    post_env = suite.environment_type.model_validate_json(env_after.read_text()) if env_after.exists() else pre_env.model_copy(deep=True)
-    trace = [FunctionCall(function=c["function"], args=c["args"]) for c in server_calls]
+    server_calls, post_env, trace = server_outcome(suite, run_dir, pre_env)
     output = [text_content_block_from_string(parsed["final_text"])]
     utility, security = judge(suite, user_task, injection_task, output, pre_env, post_env, trace)
 
