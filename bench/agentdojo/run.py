@@ -45,6 +45,7 @@ from agentdojo.task_suite.load_suites import get_suite  # noqa: E402
 from agentdojo.task_suite.task_suite import TaskSuite  # noqa: E402
 from agentdojo.types import text_content_block_from_string  # noqa: E402
 
+from mcp_server import environment_bytes, environment_from_bytes  # noqa: E402
 from model_server import ModelServer, Plan, PlannedCall  # noqa: E402
 
 BENCHMARK_VERSION = "v1"
@@ -154,7 +155,7 @@ def prepare_server(suite: TaskSuite, user_task: BaseUserTask, injections: dict[s
     starting environment the checkers compare against."""
     task_env = starting_environment(suite, user_task, injections)
     pre_env = task_env.model_copy(deep=True)
-    (run_dir / "env_before.json").write_text(task_env.model_dump_json())
+    (run_dir / "env_before.pickle").write_bytes(environment_bytes(task_env))
     (run_dir / "server.json").write_text(json.dumps(server_spec(suite)))
     return pre_env
 
@@ -164,8 +165,8 @@ def server_outcome(suite: TaskSuite, run_dir: Path, pre_env: TaskEnvironment) ->
     starting one if no call ran) and the trace the checkers get."""
     server_calls_path = run_dir / "server_calls.jsonl"
     server_calls = [json.loads(l) for l in server_calls_path.read_text().splitlines()] if server_calls_path.exists() else []
-    env_after = run_dir / "env_after.json"
-    post_env = suite.environment_type.model_validate_json(env_after.read_text()) if env_after.exists() else pre_env.model_copy(deep=True)
+    env_after = run_dir / "env_after.pickle"
+    post_env = environment_from_bytes(suite.environment_type, env_after.read_bytes()) if env_after.exists() else pre_env.model_copy(deep=True)
     trace = [FunctionCall(function=c["function"], args=c["args"]) for c in server_calls]
     return server_calls, post_env, trace
 

@@ -116,14 +116,19 @@ def short(text: str, limit: int = 300) -> str:
 def first_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
     if "failure" in b:
         return f"MCP run failed: {short(b['failure'], 1200)}"
-    for i, (ra, rb) in enumerate(zip(a["results"], b["results"])):
-        if ra != rb:
-            return f"call {i + 1}: in-process {'error' if a['errors'][i] else 'result'} {short(ra)!r} / MCP {'error' if b['errors'][i] else 'result'} {short(rb)!r}"
+    # A tool error first, then the environment, then any other result: results and records also
+    # differ by what AgentDojo leaves to chance (clock times, the order of a set).
+    for i, (ea, eb) in enumerate(zip(a["errors"], b["errors"])):
+        if ea != eb or (ea and a["results"][i] != b["results"][i]):
+            return f"call {i + 1}: in-process {'error' if ea else 'result'} {short(a['results'][i])!r} / MCP {'error' if eb else 'result'} {short(b['results'][i])!r}"
     if len(a["results"]) != len(b["results"]):
         return f"{len(a['results'])} calls in-process, {len(b['results'])} over MCP"
-    diff = DeepDiff(a["env"].model_dump(), b["env"].model_dump())
+    diff = DeepDiff(a["env"].model_dump(), b["env"].model_dump(), ignore_order=True)
     if diff:
         return f"environments differ: {short(str(diff), 1200)}"
+    for i, (ra, rb) in enumerate(zip(a["results"], b["results"])):
+        if ra != rb:
+            return f"call {i + 1}: in-process result {short(ra)!r} / MCP result {short(rb)!r}"
     return "same results and environment, different verdict"
 
 
