@@ -400,7 +400,9 @@ def main() -> None:
     setup = SETUPS[args.setup]
     specs = run_specs(suites, set(filter(None, args.user_tasks.split(","))) or None, args.benign_only)
     suite_objects = {s.suite.name: s.suite for s in specs}
-    needs_call = {(name, t.ID): needs_tool_call(suite, t) for name, suite in suite_objects.items() for t in suite.injection_tasks.values()}
+    # Only attacked runs are counted against the injection tasks: a benign-only run never looks at them.
+    needs_call = {} if args.benign_only else {
+        (name, t.ID): needs_tool_call(suite, t) for name, suite in suite_objects.items() for t in suite.injection_tasks.values()}
     out = args.out or RECORD_DIR / f"{setup.name}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
 
