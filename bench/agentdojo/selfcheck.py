@@ -11,17 +11,20 @@ server recorded and the environment it dumped, exactly as run.py judges a toolga
 
 Both are judged by AgentDojo's utility check with the plan's final text. (b) must agree with (a)
 on every task: where it does not, the report gives the first difference (a result or tool error
-that differs, else a short diff of the environments the two left). Tasks whose ground truth fails
-its own checker in-process are listed under `in_process_failures`. Exit status 1 on any
-disagreement. No injection and no attack is ever run here.
+that differs, else a short diff of the environments the two left); a task where the verdicts
+agree but the environments do not (beyond clock times and the order of a set's items) is listed
+too. Tasks whose ground truth fails its own checker in-process are listed under
+`in_process_failures`. Exit status 1 on any disagreement or other environment. No injection and no attack is ever run here.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,14 @@ from run import (  # noqa: E402
 )
 
 MAX_CALLS = 64
+# Clock times AgentDojo's tools stamp (a sent e-mail, a file's last change) differ between the
+# two ways: a datetime on both sides later than this is not a difference.
+STARTED = time.time() - 5
+
+
+def stamped_during_run(value: Any) -> bool:
+    # A naive datetime is local time, as datetime.now() gives it; timestamp() reads it so.
+    return isinstance(value, datetime.datetime) and value.timestamp() >= STARTED
 
 
 def in_process(suite: Any, user_task: Any) -> dict[str, Any]:
@@ -113,6 +124,21 @@ def short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def environment_diff(a: Any, b: Any) -> dict[str, Any]:
+    """How the environment (b) left differs from (a)'s, beyond the order of a set's items and
+    clock times stamped during the run."""
+    diff = DeepDiff(a.model_dump(), b.model_dump(), ignore_order=True, view="tree")
+    out: dict[str, Any] = {}
+    for kind, items in diff.items():
+        kept = [
+            item for item in items
+            if not (kind == "values_changed" and all(stamped_during_run(v) for v in (item.t1, item.t2)))
+        ]
+        if kept:
+            out[kind] = [item.path() for item in kept]
+    return out
+
+
 def first_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
     if "failure" in b:
         return f"MCP run failed: {short(b['failure'], 1200)}"
@@ -123,7 +149,7 @@ def first_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
             return f"call {i + 1}: in-process {'error' if ea else 'result'} {short(a['results'][i])!r} / MCP {'error' if eb else 'result'} {short(b['results'][i])!r}"
     if len(a["results"]) != len(b["results"]):
         return f"{len(a['results'])} calls in-process, {len(b['results'])} over MCP"
-    diff = DeepDiff(a["env"].model_dump(), b["env"].model_dump(), ignore_order=True)
+    diff = environment_diff(a["env"], b["env"])
     if diff:
         return f"environments differ: {short(str(diff), 1200)}"
     for i, (ra, rb) in enumerate(zip(a["results"], b["results"])):
@@ -150,7 +176,8 @@ def main() -> None:
         for name in suites:
             suite = get_suite(BENCHMARK_VERSION, name)
             tasks = [t for t in suite.user_tasks.values() if wanted is None or t.ID in wanted]
-            entry: dict[str, Any] = {"tasks": len(tasks), "in_process": 0, "mcp": 0, "in_process_failures": [], "disagreements": {}}
+            entry: dict[str, Any] = {"tasks": len(tasks), "in_process": 0, "mcp": 0, "in_process_failures": [], "disagreements": {},
+                                     "same_verdict_other_environment": {}}
             for task in tasks:
                 a = in_process(suite, task)
                 b = over_mcp(suite, task, work)
@@ -160,10 +187,13 @@ def main() -> None:
                     entry["in_process_failures"].append(task.ID)
                 if a["utility"] != b["utility"]:
                     entry["disagreements"][task.ID] = first_difference(a, b)
-            agree &= not entry["disagreements"]
+                elif b["env"] is not None and (diff := environment_diff(a["env"], b["env"])):
+                    entry["same_verdict_other_environment"][task.ID] = short(str(diff), 1200)
+            agree &= not entry["disagreements"] and not entry["same_verdict_other_environment"]
             report[name] = entry
             print(f"{name}: {entry['in_process']}/{len(tasks)} in-process, {entry['mcp']}/{len(tasks)} via MCP, "
-                  f"{len(entry['disagreements'])} disagreements", file=sys.stderr)
+                  f"{len(entry['disagreements'])} disagreements, "
+                  f"{len(entry['same_verdict_other_environment'])} with the same verdict but another environment", file=sys.stderr)
     print(json.dumps(report, indent=2))
     sys.exit(0 if agree else 1)
 
