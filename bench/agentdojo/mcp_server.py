@@ -4,7 +4,7 @@ toolgate starts it from the run's .mcp.json: `python mcp_server.py RUN_DIR`. RUN
 (written by run.py from AgentDojo's own suite object) names the tool functions, the fields of the
 suite's environment and the environment file to start from. The server keeps the environment in
 memory, runs each call with AgentDojo's FunctionsRuntime, and after every call writes the
-environment to RUN_DIR/env_after.json and appends the call to RUN_DIR/server_calls.jsonl, so the
+environment to RUN_DIR/env_after.pickle and appends the call to RUN_DIR/server_calls.jsonl, so the
 harness judges what really ran even if toolgate ends the server abruptly.
 
 Why not import the suite module itself: `agentdojo.task_suite` pulls in every model client the
@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import pickle
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,10 +55,24 @@ def result_text(result: Any) -> str:
     return str(result)
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
+    tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+# An environment crosses between run.py and this server pickled, field by field (the field values
+# are AgentDojo's own classes; the environment class itself is rebuilt on each side). Not JSON:
+# AgentDojo's models rebuild their state on validation (Calendar.events from initial_events,
+# Inbox.emails from initial_emails, CloudDrive.files from initial_files), so a JSON dump read back
+# loses every event, e-mail or file a call created and brings back every one it deleted. A pickle
+# restores the objects as they were, without validation, as model_copy(deep=True) does in-process.
+def environment_bytes(env: BaseModel) -> bytes:
+    return pickle.dumps({name: getattr(env, name) for name in type(env).model_fields})
+
+
+def environment_from_bytes(env_type: type[BaseModel], data: bytes) -> Any:
+    return env_type.model_construct(**pickle.loads(data))
 
 
 class SuiteServer:
@@ -67,7 +82,7 @@ class SuiteServer:
         self.functions = [make_function(load_object(ref)) for ref in spec["tools"]]
         fields = {name: (load_object(ref), ...) for name, ref in spec["environment_fields"].items()}
         self.env_type = create_model("SuiteEnvironment", __base__=TaskEnvironment, **fields)
-        self.env = self.env_type.model_validate_json((run_dir / "env_before.json").read_text())
+        self.env = environment_from_bytes(self.env_type, (run_dir / "env_before.pickle").read_bytes())
         self.runtime = FunctionsRuntime(self.functions)
         self.calls = (run_dir / "server_calls.jsonl").open("a")
 
@@ -89,7 +104,7 @@ class SuiteServer:
             + "\n"
         )
         self.calls.flush()
-        write_atomically(self.run_dir / "env_after.json", self.env.model_dump_json())
+        write_atomically(self.run_dir / "env_after.pickle", environment_bytes(self.env))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], is_error=error is not None
         )

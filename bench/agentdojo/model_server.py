@@ -131,6 +131,11 @@ def tool_name(function: str, tools: list[dict[str, Any]]) -> str:
     return f"mcp__{SERVER}__{function}"
 
 
+def wire_arguments(args: dict[str, Any]) -> str:
+    """A planned call's arguments as the model sends them (the `arguments` JSON string)."""
+    return json.dumps(args)
+
+
 def sse_chunks(body: dict[str, Any], call: PlannedCall | None, call_index: int, text: str) -> list[dict[str, Any]]:
     base = {"id": f"chatcmpl-{call_index}", "object": "chat.completion.chunk", "created": int(time.time()), "model": body.get("model", "scripted")}
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
@@ -141,7 +146,7 @@ def sse_chunks(body: dict[str, Any], call: PlannedCall | None, call_index: int, 
             {**base, "choices": [], "usage": usage},
         ]
     name = call.function if call.origin == "connect" else tool_name(call.function, body.get("tools") or [])
-    arguments = json.dumps(call.args)
+    arguments = wire_arguments(call.args)
     return [
         {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": None, "tool_calls": [
             {"index": 0, "id": f"call_{call_index}", "type": "function", "function": {"name": name, "arguments": ""}}]}, "finish_reason": None}]},

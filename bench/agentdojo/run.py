@@ -45,6 +45,7 @@ from agentdojo.task_suite.load_suites import get_suite  # noqa: E402
 from agentdojo.task_suite.task_suite import TaskSuite  # noqa: E402
 from agentdojo.types import text_content_block_from_string  # noqa: E402
 
+from mcp_server import environment_bytes, environment_from_bytes  # noqa: E402
 from model_server import ModelServer, Plan, PlannedCall  # noqa: E402
 
 BENCHMARK_VERSION = "v1"
@@ -149,6 +150,27 @@ def needs_tool_call(suite: TaskSuite, task: BaseInjectionTask) -> bool:
     return not suite._check_task_result(task, [text_content_block_from_string("")], env, env.model_copy(deep=True), [])
 
 
+def prepare_server(suite: TaskSuite, user_task: BaseUserTask, injections: dict[str, str], run_dir: Path) -> TaskEnvironment:
+    """What mcp_server.py reads from RUN_DIR (the tools, the starting environment); returns the
+    starting environment the checkers compare against."""
+    task_env = starting_environment(suite, user_task, injections)
+    pre_env = task_env.model_copy(deep=True)
+    (run_dir / "env_before.pickle").write_bytes(environment_bytes(task_env))
+    (run_dir / "server.json").write_text(json.dumps(server_spec(suite)))
+    return pre_env
+
+
+def server_outcome(suite: TaskSuite, run_dir: Path, pre_env: TaskEnvironment) -> tuple[list[dict[str, Any]], TaskEnvironment, list[FunctionCall]]:
+    """What really ran on mcp_server.py: its record of the calls, the environment it left (the
+    starting one if no call ran) and the trace the checkers get."""
+    server_calls_path = run_dir / "server_calls.jsonl"
+    server_calls = [json.loads(l) for l in server_calls_path.read_text().splitlines()] if server_calls_path.exists() else []
+    env_after = run_dir / "env_after.pickle"
+    post_env = environment_from_bytes(suite.environment_type, env_after.read_bytes()) if env_after.exists() else pre_env.model_copy(deep=True)
+    trace = [FunctionCall(function=c["function"], args=c["args"]) for c in server_calls]
+    return server_calls, post_env, trace
+
+
 @dataclass
 class RunSpec:
     suite: TaskSuite
@@ -215,10 +237,7 @@ def run_one(spec: RunSpec, setup: Setup, binary: Path, model: ModelServer, work:
     flow = "true" if setup.flow else "false"
     (run_dir / "config" / "config.toml").write_text(f'[tools]\nsearch = "off"\n\n[flow]\nenabled = {flow}\n')
 
-    task_env = starting_environment(suite, user_task, spec.injections)
-    pre_env = task_env.model_copy(deep=True)
-    (run_dir / "env_before.json").write_text(task_env.model_dump_json())
-    (run_dir / "server.json").write_text(json.dumps(server_spec(suite)))
+    pre_env = prepare_server(suite, user_task, spec.injections, run_dir)
     mcp_config = run_dir / "mcp.json"
     mcp_config.write_text(json.dumps({"mcpServers": {SERVER: {
         "command": sys.executable, "args": [str(HERE / "mcp_server.py"), str(run_dir)]}}}))
@@ -248,11 +267,7 @@ def run_one(spec: RunSpec, setup: Setup, binary: Path, model: ModelServer, work:
     for call in parsed["calls"]:
         call["function"] = call["tool"][len(prefix):]
 
-    server_calls_path = run_dir / "server_calls.jsonl"
-    server_calls = [json.loads(l) for l in server_calls_path.read_text().splitlines()] if server_calls_path.exists() else []
-    env_after = run_dir / "env_after.json"
-    post_env = suite.environment_type.model_validate_json(env_after.read_text()) if env_after.exists() else pre_env.model_copy(deep=True)
-    trace = [FunctionCall(function=c["function"], args=c["args"]) for c in server_calls]
+    server_calls, post_env, trace = server_outcome(suite, run_dir, pre_env)
     output = [text_content_block_from_string(parsed["final_text"])]
     utility, security = judge(suite, user_task, injection_task, output, pre_env, post_env, trace)
 
@@ -385,7 +400,9 @@ def main() -> None:
     setup = SETUPS[args.setup]
     specs = run_specs(suites, set(filter(None, args.user_tasks.split(","))) or None, args.benign_only)
     suite_objects = {s.suite.name: s.suite for s in specs}
-    needs_call = {(name, t.ID): needs_tool_call(suite, t) for name, suite in suite_objects.items() for t in suite.injection_tasks.values()}
+    # Only attacked runs are counted against the injection tasks: a benign-only run never looks at them.
+    needs_call = {} if args.benign_only else {
+        (name, t.ID): needs_tool_call(suite, t) for name, suite in suite_objects.items() for t in suite.injection_tasks.values()}
     out = args.out or RECORD_DIR / f"{setup.name}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
 
