@@ -13,23 +13,73 @@ use super::shape::leaves;
 use super::tokens::{Token, tokens_in};
 
 /// Where a value was seen: the call (its number in the session, 1 for the first), the
-/// tool, and the result's field (empty for a whole-string result).
+/// tool, the result's field (empty for a whole-string result), and for free text the
+/// words around it, so a question can quote what the value came with.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     pub call: u32,
     pub tool: String,
     pub field: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub excerpt: String,
 }
 
-/// A token one result carried, and the field it was in.
+/// A token one result carried, the field it was in, and (free text) the words around it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenLabel {
     #[serde(flatten)]
     pub token: Token,
     pub field: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub excerpt: String,
 }
 
-/// A field's text (normalised) that a credential argument is matched against.
+/// How many characters an excerpt keeps on each side of the value it quotes.
+const EXCERPT_SIDE_CHARS: usize = 60;
+
+/// The words around `text[at..at + len]`, cut to [`EXCERPT_SIDE_CHARS`] on each side
+/// (marked `…` where cut). `text` has its white space collapsed already.
+fn excerpt(text: &str, at: usize, len: usize) -> String {
+    let before: Vec<char> = text[..at].chars().collect();
+    let after: Vec<char> = text[at + len..].chars().collect();
+    let start = before.len().saturating_sub(EXCERPT_SIDE_CHARS);
+    let end = after.len().min(EXCERPT_SIDE_CHARS);
+    format!(
+        "{}{}{}{}{}",
+        if start > 0 { "…" } else { "" },
+        before[start..].iter().collect::<String>(),
+        &text[at..at + len],
+        after[..end].iter().collect::<String>(),
+        if end < after.len() { "…" } else { "" },
+    )
+}
+
+/// The excerpt around the first place `needle` (lower case) is in `text` (white space
+/// collapsed, any case), taken from `text` itself when lower-casing kept its length (so the
+/// quote keeps its case), else from the lower-cased text; empty when it is not there.
+fn excerpt_of(text: &str, needle: &str, whole: bool) -> String {
+    let lower = text.to_lowercase();
+    let found = if whole {
+        whole_at(&lower, needle)
+    } else {
+        lower.find(needle)
+    };
+    match found {
+        Some(at)
+            if lower.len() == text.len()
+                && text.is_char_boundary(at)
+                && text.is_char_boundary(at + needle.len()) =>
+        {
+            excerpt(text, at, needle.len())
+        }
+        Some(at) => excerpt(&lower, at, needle.len()),
+        None => String::new(),
+    }
+}
+
+/// A field's text that a credential argument (and, for free text, a whole value) is
+/// matched against: record values normalised; free text with its white space collapsed
+/// and its case kept (old logs hold it lower-cased), so a question can quote it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldText {
     pub field: String,
@@ -92,10 +142,15 @@ pub fn canonical_value(value: &str) -> String {
 /// Whether `value` occurs in `text` as a whole: not inside a longer word, and not as the
 /// start or end of a longer number (`10` is not in `10.50` or `210`).
 pub fn contains_whole(text: &str, value: &str) -> bool {
+    whole_at(text, value).is_some()
+}
+
+/// Where `value` first occurs in `text` as a whole (see [`contains_whole`]).
+fn whole_at(text: &str, value: &str) -> Option<usize> {
     if value.is_empty() {
-        return false;
+        return None;
     }
-    text.match_indices(value).any(|(at, _)| {
+    text.match_indices(value).map(|(at, _)| at).find(|&at| {
         let before = text[..at].chars().next_back();
         let mut after = text[at + value.len()..].chars();
         let next = after.next();
@@ -129,6 +184,26 @@ pub fn argument_strings(input: &Value) -> Vec<(String, String)> {
     out
 }
 
+/// White space runs as one space, the ends trimmed; the case kept.
+fn collapse_space(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The call's own argument values (normalised), any case, longest first: what its result
+/// echoes of them is taken out of its free text.
+fn own_values_pattern(own_values: &[String]) -> Option<regex::Regex> {
+    if own_values.is_empty() {
+        return None;
+    }
+    let mut sorted: Vec<&String> = own_values.iter().collect();
+    sorted.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    let alternatives: Vec<String> = sorted.iter().map(|v| regex::escape(v)).collect();
+    regex::RegexBuilder::new(&alternatives.join("|"))
+        .case_insensitive(true)
+        .build()
+        .ok()
+}
+
 impl ResultLabels {
     /// Labels the result `text` of call number `call`. What the call's own arguments put in
     /// its result (a sent message echoed back, a confirmation naming the recipient) is no
@@ -141,6 +216,7 @@ impl ResultLabels {
             .filter(|v| !v.is_empty())
             .collect();
         let own_tokens: BTreeSet<Token> = own.iter().flat_map(|(_, v)| tokens_in(v)).collect();
+        let own_pattern = own_values_pattern(&own_values);
         let mut labels = ResultLabels {
             call_id: call_id.to_string(),
             call,
@@ -153,24 +229,29 @@ impl ResultLabels {
         for leaf in leaves(text) {
             let tokens = tokens_in(&leaf.value)
                 .into_iter()
-                .filter(|t| !own_tokens.contains(t))
-                .map(|token| TokenLabel {
-                    token,
-                    field: leaf.key.clone(),
-                });
+                .filter(|t| !own_tokens.contains(t));
             let value = normalise_value(&leaf.value);
             if leaf.free_text {
-                labels.text.extend(tokens);
-                let mut blob = value;
-                for own in &own_values {
-                    blob = blob.replace(own.as_str(), " ");
-                }
+                let collapsed = collapse_space(&leaf.value);
+                labels.text.extend(tokens.map(|token| TokenLabel {
+                    excerpt: excerpt_of(&collapsed, &token.value.to_lowercase(), false),
+                    token,
+                    field: leaf.key.clone(),
+                }));
+                let blob = match &own_pattern {
+                    Some(own) => own.replace_all(&collapsed, " ").into_owned(),
+                    None => collapsed,
+                };
                 labels.texts.push(FieldText {
                     field: leaf.key,
                     text: blob,
                 });
             } else {
-                labels.record.extend(tokens);
+                labels.record.extend(tokens.map(|token| TokenLabel {
+                    token,
+                    field: leaf.key.clone(),
+                    excerpt: String::new(),
+                }));
                 if !value.is_empty() && !own_values.contains(&value) {
                     labels.values.push(FieldText {
                         field: leaf.key,
@@ -194,7 +275,9 @@ pub struct FlowLabels {
     /// Every record value seen, in [`canonical_value`] form: a value a record carries is
     /// record data for the values tier, whatever prose repeats it.
     record_values: HashSet<String>,
-    texts: Vec<(Source, String)>,
+    /// Each free text: where it was, and its text lower-cased (matched) and as written
+    /// (quoted).
+    texts: Vec<(Source, String, String)>,
     /// Tokens the person's messages named (the question says so; it does not make a
     /// token safe).
     person: BTreeSet<Token>,
@@ -221,11 +304,15 @@ impl FlowLabels {
             call: labels.call,
             tool: labels.tool.clone(),
             field: field.to_string(),
+            excerpt: String::new(),
         };
         for label in &labels.text {
             self.text_tokens
                 .entry(label.token.clone())
-                .or_insert_with(|| source(&label.field));
+                .or_insert_with(|| Source {
+                    excerpt: label.excerpt.clone(),
+                    ..source(&label.field)
+                });
         }
         for label in &labels.record {
             self.record_tokens
@@ -239,7 +326,11 @@ impl FlowLabels {
                 .or_insert_with(|| source(&value.field));
         }
         for text in &labels.texts {
-            self.texts.push((source(&text.field), text.text.clone()));
+            self.texts.push((
+                source(&text.field),
+                text.text.to_lowercase(),
+                text.text.clone(),
+            ));
         }
     }
 
@@ -262,8 +353,8 @@ impl FlowLabels {
         self.values.get(value).or_else(|| {
             self.texts
                 .iter()
-                .find(|(_, text)| text.contains(value))
-                .map(|(source, _)| source)
+                .find(|(_, lower, _)| lower.contains(value))
+                .map(|(source, _, _)| source)
         })
     }
 
@@ -288,12 +379,15 @@ impl FlowLabels {
     }
 
     /// The first untrusted free text that carried `value` ([`canonical_value`] form) as a
-    /// whole.
-    pub fn first_free_text_with(&self, value: &str) -> Option<&Source> {
+    /// whole, with the words around it.
+    pub fn first_free_text_with(&self, value: &str) -> Option<Source> {
         self.texts
             .iter()
-            .find(|(_, text)| contains_whole(text, value))
-            .map(|(source, _)| source)
+            .find(|(_, lower, _)| contains_whole(lower, value))
+            .map(|(source, _, written)| Source {
+                excerpt: excerpt_of(written, value, true),
+                ..source.clone()
+            })
     }
 
     pub fn person(&self) -> &BTreeSet<Token> {
@@ -342,7 +436,10 @@ mod tests {
         let result = "message: Transaction to US133000000121212121212 for 10 sent.";
         let labels = ResultLabels::of("c2", 4, "mcp__bank__send_money", &args, result);
         assert!(labels.text.is_empty(), "{labels:?}");
-        assert!(!labels.texts[0].text.contains("us133"), "{labels:?}");
+        assert!(
+            !labels.texts[0].text.to_lowercase().contains("us133"),
+            "{labels:?}"
+        );
     }
 
     #[test]
