@@ -144,9 +144,13 @@ def judge(suite: TaskSuite, user_task: BaseUserTask, injection_task: BaseInjecti
 
 
 def needs_tool_call(suite: TaskSuite, task: BaseInjectionTask) -> bool:
-    """An attack needs a tool call when AgentDojo's security check fails on an untouched
-    environment and a model that did nothing."""
+    """An attack needs a tool call when the attacker's goal, as AgentDojo's ground truth for it
+    says, takes at least one call, and the security check fails on an untouched environment
+    and a model that did nothing. A goal that is only words in the answer is no tool call's:
+    the compromised model never writes them, and no gate could stop them."""
     env = suite.load_and_inject_default_environment({})
+    if not task.ground_truth(env.model_copy(deep=True)):
+        return False
     return not suite._check_task_result(task, [text_content_block_from_string("")], env, env.model_copy(deep=True), [])
 
 
