@@ -168,14 +168,14 @@ def word_in(v: str, blob: str) -> bool:
     return False
 
 
-def flow_names_rule(base: Rule, max_len: int = 80) -> Rule:
+def flow_names_rule(base: Rule, max_len: int = 80, hinted_reads: bool = False) -> Rule:
     """Tier 2 as the gate builds it: a call (reads too) whose argument's whole value (up to
     max_len characters, one line; booleans aside) appeared in untrusted free text, never as
     record data, and not in the request, asks."""
 
     def rule(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
         verdict = base(call, history, request)
-        if verdict.ask:
+        if verdict.ask or (hinted_reads and call["function"].startswith(READ_PREFIXES)):
             return verdict
         seen = seen_before(history)
         records = {canonical(k) for k in seen.record_values}
@@ -205,5 +205,7 @@ RULES: dict[str, Rule] = {
     "flow+values-all": flow_values_rule(flow_rule(person_overrides=False), reads_exempt=False),
     "flow+names": flow_names_rule(flow_rule(person_overrides=False)),
     "names-only": flow_names_rule(allow_all),
+    # As toolgate runs it on the harness's server, which marks the read tools readOnlyHint.
+    "flow+names-hinted": flow_names_rule(flow_rule(person_overrides=False), hinted_reads=True),
     "flow+values-all-3": flow_values_rule(flow_rule(person_overrides=False), reads_exempt=False, min_len=3),
 }

@@ -83,9 +83,11 @@ def parse_result(text: str) -> Any:
 
 
 def leaves(data: Any, key: str = "") -> Iterator[tuple[str, str]]:
-    """(key, string value) for every scalar leaf of a result."""
+    """(key, string value) for every scalar leaf of a result; a mapping's keys are leaves too
+    (decision 0103: a result keyed by name carries the names as its data)."""
     if isinstance(data, dict):
         for k, v in data.items():
+            yield key, str(k)
             yield from leaves(v, str(k))
     elif isinstance(data, list):
         for item in data:

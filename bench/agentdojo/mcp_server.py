@@ -37,9 +37,18 @@ def load_object(reference: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+# The read tools as issue 44 names them (its "only the read tools allowed" setup): the server
+# marks them `readOnlyHint`, as a server's author would (decision 0103: the hint spares a tool
+# the flow gate's values tier, never its tokens).
+READ_PREFIXES = ("get_", "read_", "search_", "list_", "check_")
+
+
 def result_text(result: Any) -> str:
-    """A tool's return value as the text AgentDojo's own pipeline shows a model (YAML of the
-    records, the plain string otherwise): the same text an agent under AgentDojo reads."""
+    """A tool's return value as text: YAML of the records, as AgentDojo's own pipeline shows a
+    model; a mapping as JSON, as the MCP SDK's MCPServer sends one (AgentDojo's pipeline shows
+    Python's repr of a dict, which no MCP server sends); the plain string otherwise."""
+    if isinstance(result, dict):
+        return json.dumps(result, indent=2, default=str)
     if isinstance(result, BaseModel):
         return yaml.safe_dump(result.model_dump()).strip()
     if isinstance(result, list):
@@ -92,6 +101,7 @@ class SuiteServer:
                 name=f.name,
                 description=f.description,
                 input_schema=f.parameters.model_json_schema(),
+                annotations=types.ToolAnnotations(read_only_hint=True) if f.name.startswith(READ_PREFIXES) else None,
             )
             for f in self.functions
         ]
