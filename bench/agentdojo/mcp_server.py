@@ -48,7 +48,7 @@ def result_text(result: Any) -> str:
     model; a mapping as JSON, as the MCP SDK's MCPServer sends one (AgentDojo's pipeline shows
     Python's repr of a dict, which no MCP server sends); the plain string otherwise."""
     if isinstance(result, dict):
-        return json.dumps(result, indent=2, default=str)
+        return json.dumps(result, indent=2, default=str, ensure_ascii=False)
     if isinstance(result, BaseModel):
         return yaml.safe_dump(result.model_dump()).strip()
     if isinstance(result, list):
