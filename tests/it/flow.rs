@@ -134,7 +134,7 @@ fn find<'a>(events: &'a [Value], kind: &str, tool: &str) -> &'a Value {
 }
 
 const SEND: &str = "mcp__bank__send_money";
-const SOURCE: &str = "recipient `US133000000121212121212` first appeared in the free text (subject) of the result of mcp__bank__get_transactions (call 2)";
+const SOURCE: &str = "recipient `US133000000121212121212` first appeared in the free text (subject of record id 5) of the result of mcp__bank__get_transactions (call 2)";
 
 /// The planted IBAN: the allow rule would run the transfer; the flow rule refuses it
 /// (headless), the model reads where the value came from, JSONL and the session log
@@ -211,8 +211,8 @@ fn a_payee_named_only_by_a_memo_is_refused_and_the_persons_own_runs() {
     let output = add["output"].as_str().unwrap();
     assert!(
         output.starts_with(
-            "Permission denied: name `Quick Loans Direct` appeared in the free text (subject) \
-             of the result of mcp__bank__get_transactions (call 2), and neither your request \
+            "Permission denied: name `Quick Loans Direct` appeared in the free text (subject of \
+             record id 5) of the result of mcp__bank__get_transactions (call 2), and neither your request \
              nor a record names it"
         ),
         "{output}"

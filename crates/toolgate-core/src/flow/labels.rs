@@ -20,6 +20,9 @@ pub struct Source {
     pub call: u32,
     pub tool: String,
     pub field: String,
+    /// The record of a list result it was in ("record id 5", "item 2"); empty otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub record: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub excerpt: String,
 }
@@ -30,6 +33,8 @@ pub struct TokenLabel {
     #[serde(flatten)]
     pub token: Token,
     pub field: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub record: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub excerpt: String,
 }
@@ -83,6 +88,8 @@ fn excerpt_of(text: &str, needle: &str, whole: bool) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldText {
     pub field: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub record: String,
     pub text: String,
 }
 
@@ -231,12 +238,18 @@ impl ResultLabels {
                 .into_iter()
                 .filter(|t| !own_tokens.contains(t));
             let value = normalise_value(&leaf.value);
+            let record = leaf
+                .record
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             if leaf.free_text {
                 let collapsed = collapse_space(&leaf.value);
                 labels.text.extend(tokens.map(|token| TokenLabel {
                     excerpt: excerpt_of(&collapsed, &token.value.to_lowercase(), false),
                     token,
                     field: leaf.key.clone(),
+                    record: record.clone(),
                 }));
                 let blob = match &own_pattern {
                     Some(own) => own.replace_all(&collapsed, " ").into_owned(),
@@ -244,17 +257,20 @@ impl ResultLabels {
                 };
                 labels.texts.push(FieldText {
                     field: leaf.key,
+                    record,
                     text: blob,
                 });
             } else {
                 labels.record.extend(tokens.map(|token| TokenLabel {
                     token,
                     field: leaf.key.clone(),
+                    record: record.clone(),
                     excerpt: String::new(),
                 }));
                 if !value.is_empty() && !own_values.contains(&value) {
                     labels.values.push(FieldText {
                         field: leaf.key,
+                        record,
                         text: value,
                     });
                 }
@@ -300,10 +316,11 @@ impl FlowLabels {
     /// Adds one result's labels (as it arrives, or read back from the session log).
     pub fn add(&mut self, labels: &ResultLabels) {
         self.calls = self.calls.max(labels.call);
-        let source = |field: &str| Source {
+        let source = |field: &str, record: &str| Source {
             call: labels.call,
             tool: labels.tool.clone(),
             field: field.to_string(),
+            record: record.to_string(),
             excerpt: String::new(),
         };
         for label in &labels.text {
@@ -311,23 +328,23 @@ impl FlowLabels {
                 .entry(label.token.clone())
                 .or_insert_with(|| Source {
                     excerpt: label.excerpt.clone(),
-                    ..source(&label.field)
+                    ..source(&label.field, &label.record)
                 });
         }
         for label in &labels.record {
             self.record_tokens
                 .entry(label.token.clone())
-                .or_insert_with(|| source(&label.field));
+                .or_insert_with(|| source(&label.field, &label.record));
         }
         for value in &labels.values {
             self.record_values.insert(canonical_value(&value.text));
             self.values
                 .entry(value.text.clone())
-                .or_insert_with(|| source(&value.field));
+                .or_insert_with(|| source(&value.field, &value.record));
         }
         for text in &labels.texts {
             self.texts.push((
-                source(&text.field),
+                source(&text.field, &text.record),
                 text.text.to_lowercase(),
                 text.text.clone(),
             ));

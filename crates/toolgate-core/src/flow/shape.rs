@@ -22,34 +22,83 @@ static PROSE_KEYS: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 
 /// One string leaf of a result: the key it sits under (the parent's for a list item or a
-/// mapping's key, empty for a whole-string result) and its text.
+/// mapping's key, empty for a whole-string result), its text, and the record it belongs to
+/// when the result is a list of records.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leaf {
     pub key: String,
     pub value: String,
     pub free_text: bool,
+    pub record: Option<RecordPlace>,
 }
+
+/// Which record of a list a leaf is in: its place (1 for the first) and, when the record
+/// has one, its `id`, so a question can say "the subject of record id 5".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordPlace {
+    pub item: u32,
+    pub id: Option<String>,
+}
+
+impl std::fmt::Display for RecordPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.id {
+            Some(id) => write!(f, "record id {id}"),
+            None => write!(f, "item {}", self.item),
+        }
+    }
+}
+
+/// A leaf as read, before it is judged: key, value, and the top-level item it is in.
+type RawLeaf = (String, String, Option<u32>);
 
 /// The leaves of a result. A result that is neither a JSON nor a YAML structure is one
 /// string, judged like any leaf: a file's or a page's content is free text, a lone short
 /// value (a date, an id) is data.
 pub fn leaves(text: &str) -> Vec<Leaf> {
-    let pairs = match serde_json::from_str::<Value>(text) {
-        Ok(value @ (Value::Object(_) | Value::Array(_))) => {
-            let mut pairs = Vec::new();
-            json_leaves(&value, "", &mut pairs);
-            pairs
+    let raw = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(items)) => {
+            let mut raw = Vec::new();
+            for (item, value) in (1..).zip(&items) {
+                json_leaves(value, "", Some(item), &mut raw);
+            }
+            raw
         }
-        _ => yaml_leaves(text).unwrap_or_else(|| vec![(String::new(), text.to_string())]),
+        Ok(value @ Value::Object(_)) => {
+            let mut raw = Vec::new();
+            json_leaves(&value, "", None, &mut raw);
+            raw
+        }
+        _ => yaml_leaves(text).unwrap_or_else(|| vec![(String::new(), text.to_string(), None)]),
     };
-    pairs
-        .into_iter()
-        .map(|(key, value)| Leaf {
+    let ids = record_ids(&raw);
+    raw.into_iter()
+        .map(|(key, value, item)| Leaf {
             free_text: is_free_text(&key, &value),
+            record: item.map(|item| RecordPlace {
+                item,
+                id: ids.get(&item).cloned(),
+            }),
             key,
             value,
         })
         .collect()
+}
+
+/// Each record's own `id` (the first leaf under `id` or `id_` that is a short value).
+fn record_ids(raw: &[RawLeaf]) -> std::collections::HashMap<u32, String> {
+    let mut ids = std::collections::HashMap::new();
+    for (key, value, item) in raw {
+        if let Some(item) = item
+            && matches!(key.to_ascii_lowercase().as_str(), "id" | "id_")
+            && !value.is_empty()
+            && value.chars().count() <= 40
+            && !value.contains(char::is_whitespace)
+        {
+            ids.entry(*item).or_insert_with(|| value.clone());
+        }
+    }
+    ids
 }
 
 /// Prose: a line break, four words or more, or a prose key.
@@ -59,16 +108,16 @@ pub fn is_free_text(key: &str, value: &str) -> bool {
         || PROSE_KEYS.as_ref().is_some_and(|r| r.is_match(key))
 }
 
-fn json_leaves(value: &Value, key: &str, out: &mut Vec<(String, String)>) {
+fn json_leaves(value: &Value, key: &str, item: Option<u32>, out: &mut Vec<RawLeaf>) {
     match value {
         Value::Object(map) => map.iter().for_each(|(k, v)| {
-            out.push((key.to_string(), k.clone()));
-            json_leaves(v, k, out);
+            out.push((key.to_string(), k.clone(), item));
+            json_leaves(v, k, item, out);
         }),
-        Value::Array(items) => items.iter().for_each(|v| json_leaves(v, key, out)),
+        Value::Array(items) => items.iter().for_each(|v| json_leaves(v, key, item, out)),
         Value::Null => {}
-        Value::String(s) => out.push((key.to_string(), s.clone())),
-        other => out.push((key.to_string(), other.to_string())),
+        Value::String(s) => out.push((key.to_string(), s.clone(), item)),
+        other => out.push((key.to_string(), other.to_string(), item)),
     }
 }
 
@@ -83,14 +132,28 @@ enum Frame {
 /// lone scalar, several documents, a complex key, text that is no YAML). Read from the
 /// parser's events, not a loaded tree: an alias is never expanded (a result is untrusted,
 /// and a tree would copy an anchor once per alias, exponentially).
-fn yaml_leaves(text: &str) -> Option<Vec<(String, String)>> {
+fn yaml_leaves(text: &str) -> Option<Vec<RawLeaf>> {
     let mut parser = Parser::new_from_str(text);
     let mut stack: Vec<Frame> = Vec::new();
-    let mut out = Vec::new();
+    let mut out: Vec<RawLeaf> = Vec::new();
     let mut documents = 0;
     let mut collection = false;
+    // The top-level list's items, counted as each begins (None: the top is no list).
+    let mut item: Option<u32> = None;
     loop {
         let (event, _) = parser.next_token().ok()?;
+        let starts_item = stack.len() == 1
+            && matches!(stack.first(), Some(Frame::Sequence { .. }))
+            && matches!(
+                event,
+                Event::Scalar(..)
+                    | Event::MappingStart(..)
+                    | Event::SequenceStart(..)
+                    | Event::Alias(_)
+            );
+        if starts_item {
+            item = Some(item.map_or(1, |n| n.saturating_add(1)));
+        }
         match event {
             Event::StreamEnd => break,
             Event::DocumentStart => {
@@ -119,13 +182,15 @@ fn yaml_leaves(text: &str) -> Option<Vec<(String, String)>> {
             }
             Event::Scalar(value, style, ..) => match stack.last_mut() {
                 None => return None,
-                Some(Frame::Sequence { under }) => push_scalar(&mut out, under, value, style),
+                Some(Frame::Sequence { under }) => {
+                    push_scalar(&mut out, under, value, style, item);
+                }
                 Some(Frame::Mapping { under, key }) => match key.take() {
                     None => {
-                        out.push((under.clone(), value.clone()));
+                        out.push((under.clone(), value.clone(), item));
                         *key = Some(value);
                     }
-                    Some(key) => push_scalar(&mut out, &key, value, style),
+                    Some(key) => push_scalar(&mut out, &key, value, style, item),
                 },
             },
             Event::Alias(_) => match stack.last_mut() {
@@ -142,11 +207,17 @@ fn yaml_leaves(text: &str) -> Option<Vec<(String, String)>> {
 }
 
 /// A scalar value as a leaf; a null is none.
-fn push_scalar(out: &mut Vec<(String, String)>, key: &str, value: String, style: TScalarStyle) {
+fn push_scalar(
+    out: &mut Vec<RawLeaf>,
+    key: &str,
+    value: String,
+    style: TScalarStyle,
+    item: Option<u32>,
+) {
     let null = style == TScalarStyle::Plain
         && matches!(value.as_str(), "" | "~" | "null" | "Null" | "NULL");
     if !null {
-        out.push((key.to_string(), value));
+        out.push((key.to_string(), value, item));
     }
 }
 
@@ -244,6 +315,28 @@ mod tests {
                 leaf("ann@x.io", "r", false),
             ]
         );
+    }
+
+    #[test]
+    fn a_leaf_knows_its_record_and_the_records_id() {
+        let records = |text: &str| -> Vec<(String, Option<String>)> {
+            leaves(text)
+                .into_iter()
+                .filter(|l| l.key == "subject")
+                .map(|l| (l.value, l.record.map(|r| r.to_string())))
+                .collect()
+        };
+        let yaml = "- id: 4\n  subject: rent\n- subject: pizza\n  id: 5\n- subject: no id\n";
+        let expected = [
+            ("rent".to_string(), Some("record id 4".to_string())),
+            ("pizza".to_string(), Some("record id 5".to_string())),
+            ("no id".to_string(), Some("item 3".to_string())),
+        ];
+        assert_eq!(records(yaml), expected);
+        let json = r#"[{"id": 4, "subject": "rent"}, {"subject": "pizza", "id": "5"}, {"subject": "no id"}]"#;
+        assert_eq!(records(json), expected);
+        // A result that is no list has no records.
+        assert_eq!(records("subject: rent\n"), [("rent".to_string(), None)]);
     }
 
     #[test]

@@ -45,7 +45,7 @@ async fn an_allowed_call_carrying_a_value_from_free_text_is_refused_headless_nam
         panic!("{:?}", outcome.decision)
     };
     assert!(
-        text.starts_with("Permission denied: recipient `US133000000121212121212` first appeared in the free text (subject) of the result of mcp__bank__get_txs (call 1)"),
+        text.starts_with("Permission denied: recipient `US133000000121212121212` first appeared in the free text (subject of record id 5) of the result of mcp__bank__get_txs (call 1)"),
         "{text}"
     );
     let record = outcome.audit.unwrap();
