@@ -60,12 +60,12 @@ fn excerpt(text: &str, at: usize, len: usize) -> String {
 }
 
 /// The excerpt around the first place `needle` (lower case) is in `text` (white space
-/// collapsed, any case), taken from `text` itself when lower-casing kept its length (so the
-/// quote keeps its case), else from the lower-cased text; empty when it is not there.
-fn excerpt_of(text: &str, needle: &str, whole: bool) -> String {
-    let lower = text.to_lowercase();
+/// collapsed, any case; `lower` is it lower-cased, made once by the caller), taken from
+/// `text` itself when lower-casing kept its length (so the quote keeps its case), else from
+/// the lower-cased text; empty when it is not there.
+fn excerpt_of(text: &str, lower: &str, needle: &str, whole: bool) -> String {
     let found = if whole {
-        whole_at(&lower, needle)
+        whole_at(lower, needle)
     } else {
         lower.find(needle)
     };
@@ -77,7 +77,7 @@ fn excerpt_of(text: &str, needle: &str, whole: bool) -> String {
         {
             excerpt(text, at, needle.len())
         }
-        Some(at) => excerpt(&lower, at, needle.len()),
+        Some(at) => excerpt(lower, at, needle.len()),
         None => String::new(),
     }
 }
@@ -245,8 +245,9 @@ impl ResultLabels {
                 .unwrap_or_default();
             if leaf.free_text {
                 let collapsed = collapse_space(&leaf.value);
+                let lower = collapsed.to_lowercase();
                 labels.text.extend(tokens.map(|token| TokenLabel {
-                    excerpt: excerpt_of(&collapsed, &token.value.to_lowercase(), false),
+                    excerpt: excerpt_of(&collapsed, &lower, &token.value.to_lowercase(), false),
                     token,
                     field: leaf.key.clone(),
                     record: record.clone(),
@@ -401,8 +402,8 @@ impl FlowLabels {
         self.texts
             .iter()
             .find(|(_, lower, _)| contains_whole(lower, value))
-            .map(|(source, _, written)| Source {
-                excerpt: excerpt_of(written, value, true),
+            .map(|(source, lower, written)| Source {
+                excerpt: excerpt_of(written, lower, value, true),
                 ..source.clone()
             })
     }
