@@ -223,16 +223,45 @@ impl Shadow {
     }
 
     /// The shadow's exclude file mirrors the workspace's own `.git/info/exclude`, so
-    /// what the person keeps out of their repository stays out of checkpoints too.
+    /// what the person keeps out of their repository stays out of checkpoints too; and it
+    /// keeps out toolgate's own folders when they lie inside the workspace.
     fn sync_exclude(&self) -> Result<(), CheckpointError> {
-        let own = std::fs::read(self.workspace.join(".git").join("info").join("exclude"))
+        let mut own = std::fs::read(self.workspace.join(".git").join("info").join("exclude"))
             .unwrap_or_default();
+        let folders = self.own_folders();
+        if !folders.is_empty() {
+            if !own.is_empty() && !own.ends_with(b"\n") {
+                own.push(b'\n');
+            }
+            own.extend_from_slice(b"# toolgate's own folders\n");
+            for folder in folders {
+                own.extend_from_slice(folder.as_bytes());
+                own.push(b'\n');
+            }
+        }
         let path = self.git_dir().join("info").join("exclude");
         // Rewriting an unchanged file would invalidate git's untracked cache.
         if std::fs::read(&path).ok().as_deref() != Some(own.as_slice()) {
             std::fs::write(&path, &own).map_err(|e| self.io(&path, e))?;
         }
         Ok(())
+    }
+
+    /// toolgate's own folders inside the workspace, as exclude patterns: its checkpoints
+    /// and its state folder (sessions, logs), which lie inside a workspace that is a home
+    /// folder. They change on every turn and are never the person's work.
+    fn own_folders(&self) -> Vec<String> {
+        let checkpoints = self.dir.parent().map(Path::to_path_buf);
+        [checkpoints, crate::paths::state_dir()]
+            .into_iter()
+            .flatten()
+            .filter_map(|folder| {
+                let folder = std::fs::canonicalize(&folder).ok()?;
+                let inside = folder.strip_prefix(&self.workspace).ok()?;
+                let inside = inside.to_str()?;
+                (!inside.is_empty()).then(|| format!("/{}/", exclude_pattern(inside)))
+            })
+            .collect()
     }
 
     fn snapshot(&self, message: &str) -> Result<snapshot::Snapshot, CheckpointError> {
@@ -587,3 +616,16 @@ pub fn restored_report(info: &CheckpointInfo, files: &[FileChange]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A path as an exclude pattern that matches only itself: git's pattern characters are
+/// escaped.
+fn exclude_pattern(path: &str) -> String {
+    let mut pattern = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '!' | '#') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
+}

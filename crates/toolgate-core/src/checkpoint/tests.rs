@@ -205,6 +205,31 @@ fn the_persons_repository_is_never_touched_and_ignored_files_stay_out() {
     assert!(!f.ws.join(".git/toolgate").exists());
 }
 
+/// A workspace that is a home folder holds toolgate's own checkpoints (and state): a
+/// turn's changes list the person's files, never the shadow repository's.
+#[test]
+fn toolgate_s_own_folders_inside_the_workspace_stay_out() {
+    let f = fixture();
+    let root = f.ws.join(".local/state/toolgate/checkpoints");
+    write(&f.ws, "notes.txt", "my notes\n");
+    let shadow = Shadow::open(&root, &f.ws).unwrap();
+    shadow.take("s1", 1).unwrap();
+    write(&f.ws, "notes.txt", "more notes\n");
+    let files = shadow.finish(1).unwrap();
+    assert_eq!(
+        changes(&files),
+        vec![("notes.txt".to_string(), Change::Modified)]
+    );
+    // Nor is the shadow recorded by a later checkpoint.
+    shadow.take("s1", 2).unwrap();
+    write(&f.ws, "todo.txt", "x\n");
+    let files = shadow.finish(2).unwrap();
+    assert_eq!(
+        changes(&files),
+        vec![("todo.txt".to_string(), Change::Created)]
+    );
+}
+
 #[test]
 fn files_over_the_limit_are_skipped_and_left_alone() {
     let f = fixture();
