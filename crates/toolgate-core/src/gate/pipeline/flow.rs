@@ -2,8 +2,9 @@
 //! run (an allow rule, a grant, accept-edits, auto mode) asks when an argument carries a
 //! token that first appeared in the free text of an untrusted tool result, or is a
 //! credential seen in untrusted content, or, for a call that changes something, is a whole
-//! value (a name, an id, an amount) only untrusted free text carried. The question names each such argument, the value and the
-//! call and field it came from. Deny and ask verdicts pass unchanged: deny still wins.
+//! value (a name, an id, an amount) only untrusted free text carried. The question names
+//! each such argument, the value, the call, field and record it came from, and quotes the
+//! words around it. Deny and ask verdicts pass unchanged: deny still wins.
 //! It weighs the verdict before a grant is spent: a call it asks about spends no limited
 //! grant, and its question goes to the PermissionRequest / Notification hooks like any.
 
