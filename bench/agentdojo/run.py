@@ -382,6 +382,15 @@ def summarize(records: list[dict[str, Any]], needs_call: dict[tuple[str, str], b
     }
 
 
+def chosen_suites(parser: argparse.ArgumentParser, names: str, include_held_out: bool, why: str) -> list[str]:
+    """The suites asked for; a held-out one (issue 44) only with --include-held-out."""
+    suites = [s for s in names.split(",") if s]
+    held = [s for s in suites if s in HELD_OUT_SUITES]
+    if held and not include_held_out:
+        parser.error(f"{', '.join(held)} are held out (issue 44): {why}")
+    return suites
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--setup", choices=sorted(SETUPS), required=True)
@@ -395,10 +404,7 @@ def main() -> None:
     parser.add_argument("--include-held-out", action="store_true", help="allow travel/workspace (the held-out harness only)")
     args = parser.parse_args()
 
-    suites = [s for s in args.suites.split(",") if s]
-    held = [s for s in suites if s in HELD_OUT_SUITES]
-    if held and not args.include_held_out:
-        parser.error(f"{', '.join(held)} are held out (issue 44): measured separately, never developed against")
+    suites = chosen_suites(parser, args.suites, args.include_held_out, "measured separately, never developed against")
     if not args.binary.exists():
         parser.error(f"{args.binary} not found: run `cargo build` first")
     setup = SETUPS[args.setup]

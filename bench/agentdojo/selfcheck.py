@@ -44,8 +44,8 @@ from model_server import next_step, wire_arguments  # noqa: E402
 from run import (  # noqa: E402
     BENCHMARK_VERSION,
     DEVELOPMENT_SUITES,
-    HELD_OUT_SUITES,
     build_plan,
+    chosen_suites,
     get_suite,
     judge,
     prepare_server,
@@ -164,10 +164,7 @@ def main() -> None:
     parser.add_argument("--user-tasks", default="", help="comma-separated user task ids (default: all)")
     parser.add_argument("--include-held-out", action="store_true", help="allow travel/workspace (benign ground truth only)")
     args = parser.parse_args()
-    suites = [s for s in args.suites.split(",") if s]
-    held = [s for s in suites if s in HELD_OUT_SUITES]
-    if held and not args.include_held_out:
-        parser.error(f"{', '.join(held)} are held out (issue 44): pass --include-held-out (benign ground truth only)")
+    suites = chosen_suites(parser, args.suites, args.include_held_out, "pass --include-held-out (benign ground truth only)")
     wanted = set(filter(None, args.user_tasks.split(","))) or None
     report: dict[str, Any] = {}
     agree = True
