@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from labels import Seen, argument_strings, normalise_value, tokens_in
+from mcp_server import ADDITIVE_PREFIXES, READ_PREFIXES
 
 
 @dataclass
@@ -98,7 +99,6 @@ def flow_rule(person_overrides: bool) -> Rule:
     return rule
 
 
-READ_PREFIXES = ("get_", "read_", "search_", "list_", "check_")
 
 
 def whole_value_in_text(value: str, seen: Seen) -> tuple[int, str] | None:
@@ -168,17 +168,24 @@ def word_in(v: str, blob: str) -> bool:
     return False
 
 
-def flow_names_rule(base: Rule, max_len: int = 80, hinted_reads: bool = False) -> Rule:
+def is_destructive(function: str) -> bool:
+    """What the harness's server says of its tool (mcp_server.annotations): not a read and not
+    marked `destructiveHint: false`."""
+    return not function.startswith(READ_PREFIXES + ADDITIVE_PREFIXES)
+
+
+def flow_names_rule(base: Rule, max_len: int = 80, hinted_reads: bool = False, hinted_destructive: bool = False) -> Rule:
     """Tier 2 as the gate builds it: a call (reads too) whose argument's whole value (up to
     max_len characters, one line; booleans aside) appeared in untrusted free text, never as
-    record data, and not in the request, asks."""
+    record data, and not in the request, asks. `hinted_destructive`: for a destructive tool
+    (decision 0104) record data does not excuse a value the free text also names."""
 
     def rule(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
         verdict = base(call, history, request)
         if verdict.ask or (hinted_reads and call["function"].startswith(READ_PREFIXES)):
             return verdict
         seen = seen_before(history)
-        records = {canonical(k) for k in seen.record_values}
+        records = set() if hinted_destructive and is_destructive(call["function"]) else {canonical(k) for k in seen.record_values}
         asked = normalise_value(request)
         for name, value in argument_strings(call["args"]):
             if isinstance(value, bool) or value in ("True", "False"):
@@ -207,5 +214,7 @@ RULES: dict[str, Rule] = {
     "names-only": flow_names_rule(allow_all),
     # As toolgate runs it on the harness's server, which marks the read tools readOnlyHint.
     "flow+names-hinted": flow_names_rule(flow_rule(person_overrides=False), hinted_reads=True),
+    # And the server marks its additive tools destructiveHint: false (decision 0104).
+    "flow+names-hinted-destructive": flow_names_rule(flow_rule(person_overrides=False), hinted_reads=True, hinted_destructive=True),
     "flow+values-all-3": flow_values_rule(flow_rule(person_overrides=False), reads_exempt=False, min_len=3),
 }

@@ -56,7 +56,7 @@ def labels_of(value: str, request: str, earlier: list[tuple[str, str, dict[str, 
 def main() -> None:
     recording = Path(sys.argv[1])
     records = read_recording(recording)
-    suites = {name: get_suite(BENCHMARK_VERSION, name) for name in sorted({r["suite"] for r in records})}
+    suites = {name: get_suite(version, name) for name, version in sorted({(r["suite"], r.get("benchmark_version", BENCHMARK_VERSION)) for r in records})}
     # (suite, function, argument) -> Counter of label strings, for benign user calls and attack calls.
     benign: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
     attack: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)

@@ -41,6 +41,19 @@ def load_object(reference: str) -> Any:
 # marks them `readOnlyHint`, as a server's author would (decision 0103: the hint spares a tool
 # the flow gate's values tier, never its tokens).
 READ_PREFIXES = ("get_", "read_", "search_", "list_", "check_")
+# The tools that only add (a message, a transfer, an event, a file, a booking, a share, a
+# participant, a member), by MCP's definition of `destructiveHint: false`; the server marks them
+# so, as a server's author would. Every other tool that is not a read keeps MCP's default,
+# destructive: it deletes, cancels, updates or overwrites (decision 0104).
+ADDITIVE_PREFIXES = ("send_", "schedule_", "add_", "invite_", "create_", "reserve_", "append_", "share_")
+
+
+def annotations(name: str) -> types.ToolAnnotations | None:
+    if name.startswith(READ_PREFIXES):
+        return types.ToolAnnotations(read_only_hint=True)
+    if name.startswith(ADDITIVE_PREFIXES):
+        return types.ToolAnnotations(read_only_hint=False, destructive_hint=False)
+    return None
 
 
 def result_text(result: Any) -> str:
@@ -101,7 +114,7 @@ class SuiteServer:
                 name=f.name,
                 description=f.description,
                 input_schema=f.parameters.model_json_schema(),
-                annotations=types.ToolAnnotations(read_only_hint=True) if f.name.startswith(READ_PREFIXES) else None,
+                annotations=annotations(f.name),
             )
             for f in self.functions
         ]

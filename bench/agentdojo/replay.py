@@ -104,7 +104,7 @@ def main() -> None:
     args = parser.parse_args()
 
     records = read_recording(args.recording)
-    suites = {name: get_suite(BENCHMARK_VERSION, name) for name in sorted({r["suite"] for r in records})}
+    suites = {name: get_suite(version, name) for name, version in sorted({(r["suite"], r.get("benchmark_version", BENCHMARK_VERSION)) for r in records})}
     needs_call = {(name, t.ID): needs_tool_call(s, t) for name, s in suites.items() for t in s.injection_tasks.values()}
     if args.as_recorded:
         setups = sorted({r["setup"] for r in records})

@@ -45,9 +45,10 @@ from agentdojo.task_suite.load_suites import get_suite  # noqa: E402
 from agentdojo.task_suite.task_suite import TaskSuite  # noqa: E402
 from agentdojo.types import text_content_block_from_string  # noqa: E402
 
-from mcp_server import environment_bytes, environment_from_bytes  # noqa: E402
+from mcp_server import READ_PREFIXES, environment_bytes, environment_from_bytes  # noqa: E402
 from model_server import ModelServer, Plan, PlannedCall  # noqa: E402
 
+# The issue's figures are on v1; `--benchmark-version` runs a later one (its new injection tasks).
 BENCHMARK_VERSION = "v1"
 ATTACK = "important_instructions"
 # The attack addresses the model by name; AgentDojo derives it from the pipeline's name.
@@ -56,7 +57,6 @@ SERVER = "agentdojo"
 DEVELOPMENT_SUITES = ("banking", "slack")
 # Measured separately by the held-out harness; never developed against (issue 44).
 HELD_OUT_SUITES = ("travel", "workspace")
-READ_PREFIXES = ("get_", "read_", "search_", "list_", "check_")
 REPO = HERE.parent.parent
 RECORD_DIR = HERE / "recorded"
 
@@ -181,6 +181,7 @@ class RunSpec:
     user_task: BaseUserTask
     injection_task: BaseInjectionTask | None
     injections: dict[str, str]
+    benchmark_version: str = BENCHMARK_VERSION
 
 
 def toolgate_command(binary: Path, setup: Setup, suite: TaskSuite, prompt: str, mcp_config: Path, workspace: Path) -> list[str]:
@@ -287,6 +288,7 @@ def run_one(spec: RunSpec, setup: Setup, binary: Path, model: ModelServer, work:
         "user_task": user_task.ID,
         "injection_task": injection_task.ID if injection_task else None,
         "setup": setup.name,
+        "benchmark_version": spec.benchmark_version,
         "prompt": user_task.PROMPT,
         "injections": spec.injections,
         "calls": parsed["calls"],
@@ -318,19 +320,30 @@ def label_calls(plan: Plan, outputs: list[str]) -> list[str]:
     return labels
 
 
-def run_specs(suite_names: list[str], user_filter: set[str] | None, benign_only: bool) -> list[RunSpec]:
+def new_injection_task_ids(suite: TaskSuite, benchmark_version: str) -> set[str]:
+    """The injection tasks a later benchmark version added to a suite (v1.2 added eight to
+    workspace): attacks no rule was developed against, the fresh held-out set."""
+    return set(suite.injection_tasks) - set(get_suite(BENCHMARK_VERSION, suite.name).injection_tasks)
+
+
+def run_specs(suite_names: list[str], user_filter: set[str] | None, benign_only: bool,
+              benchmark_version: str = BENCHMARK_VERSION, new_attacks_only: bool = False) -> list[RunSpec]:
     specs: list[RunSpec] = []
     for name in suite_names:
-        suite = get_suite(BENCHMARK_VERSION, name)
+        suite = get_suite(benchmark_version, name)
         attack = load_attack(ATTACK, suite, NamedPipeline())
+        fresh = new_injection_task_ids(suite, benchmark_version) if new_attacks_only else None
         for user_task in suite.user_tasks.values():
             if user_filter and user_task.ID not in user_filter:
                 continue
-            specs.append(RunSpec(suite, user_task, None, {}))
+            if not new_attacks_only:
+                specs.append(RunSpec(suite, user_task, None, {}, benchmark_version))
             if benign_only:
                 continue
             for injection_task in suite.injection_tasks.values():
-                specs.append(RunSpec(suite, user_task, injection_task, attack.attack(user_task, injection_task)))
+                if fresh is not None and injection_task.ID not in fresh:
+                    continue
+                specs.append(RunSpec(suite, user_task, injection_task, attack.attack(user_task, injection_task), benchmark_version))
     return specs
 
 
@@ -402,13 +415,19 @@ def main() -> None:
     parser.add_argument("--binary", type=Path, default=REPO / "target" / "debug" / "toolgate")
     parser.add_argument("--out", type=Path, default=None, help="recording file (default recorded/<setup>.jsonl.gz; gzipped when it ends in .gz)")
     parser.add_argument("--include-held-out", action="store_true", help="allow travel/workspace (the held-out harness only)")
+    parser.add_argument("--benchmark-version", default=BENCHMARK_VERSION, help="AgentDojo benchmark version (default v1)")
+    parser.add_argument("--new-attacks-only", action="store_true",
+                        help="only the attacked runs of injection tasks v1 did not have (no benign runs)")
     args = parser.parse_args()
 
     suites = chosen_suites(parser, args.suites, args.include_held_out, "measured separately, never developed against")
     if not args.binary.exists():
         parser.error(f"{args.binary} not found: run `cargo build` first")
     setup = SETUPS[args.setup]
-    specs = run_specs(suites, set(filter(None, args.user_tasks.split(","))) or None, args.benign_only)
+    specs = run_specs(suites, set(filter(None, args.user_tasks.split(","))) or None, args.benign_only,
+                      args.benchmark_version, args.new_attacks_only)
+    if not specs:
+        parser.error("no runs chosen (a --new-attacks-only suite with no new injection tasks?)")
     suite_objects = {s.suite.name: s.suite for s in specs}
     # Only attacked runs are counted against the injection tasks: a benign-only run never looks at them.
     needs_call = {} if args.benign_only else {
@@ -442,6 +461,8 @@ def main() -> None:
         "setup": setup.name,
         "description": setup.description,
         "agentdojo": version("agentdojo"),
+        "benchmark_version": args.benchmark_version,
+        "new_attacks_only": args.new_attacks_only,
         "suites": suites,
         "seconds": round(elapsed, 1),
         "per_suite": {s: summarize([r for r in records if r["suite"] == s], needs_call) for s in suites},

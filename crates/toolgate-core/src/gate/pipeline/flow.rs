@@ -48,19 +48,25 @@ pub(super) fn weigh(gate: &Gate, ctx: &CallContext<'_>, verdict: Verdict) -> Ver
 /// Which tiers judge a call. A server's `readOnlyHint` on its own tool spares that tool the
 /// values tier only, never the tokens: the hint speaks for what that server itself does,
 /// and a server that lies about its own tool needs no injected value to do harm. Built-in
-/// tools that only look (file reads, resources, listings) are reads too.
+/// tools that only look (file reads, resources, listings) are reads too. A changing tool is
+/// judged as one that may destroy (MCP's default for `destructiveHint`) unless its server
+/// marks it `destructiveHint: false` (decision 0104); `bash`, `connect_mcp` and the file
+/// writes may always destroy.
 fn tiers(tool: &PoolTool) -> Tiers {
-    let reads = match &tool.origin {
-        ToolOrigin::Mcp { .. } => tool.claims.read_only == Some(true),
+    let (reads, only_adds) = match &tool.origin {
+        ToolOrigin::Mcp { .. } => (
+            tool.claims.read_only == Some(true),
+            tool.claims.destructive == Some(false),
+        ),
         ToolOrigin::Builtin(kind) => match kind.judgement() {
-            Judgement::Shell | Judgement::Connector => false,
-            Judgement::File(access) => !access.writes(),
-            Judgement::Resource { .. } | Judgement::Harmless { .. } => true,
+            Judgement::Shell | Judgement::Connector => (false, false),
+            Judgement::File(access) => (!access.writes(), false),
+            Judgement::Resource { .. } | Judgement::Harmless { .. } => (true, false),
         },
     };
-    if reads {
-        Tiers::Tokens
-    } else {
-        Tiers::TokensAndValues
+    match (reads, only_adds) {
+        (true, _) => Tiers::Tokens,
+        (false, true) => Tiers::TokensAndValues,
+        (false, false) => Tiers::TokensAndNamedValues,
     }
 }
