@@ -320,29 +320,19 @@ def label_calls(plan: Plan, outputs: list[str]) -> list[str]:
     return labels
 
 
-def new_injection_task_ids(suite: TaskSuite, benchmark_version: str) -> set[str]:
-    """The injection tasks a later benchmark version added to a suite (v1.2 added eight to
-    workspace): attacks no rule was developed against, the fresh held-out set."""
-    return set(suite.injection_tasks) - set(get_suite(BENCHMARK_VERSION, suite.name).injection_tasks)
-
-
 def run_specs(suite_names: list[str], user_filter: set[str] | None, benign_only: bool,
-              benchmark_version: str = BENCHMARK_VERSION, new_attacks_only: bool = False) -> list[RunSpec]:
+              benchmark_version: str = BENCHMARK_VERSION) -> list[RunSpec]:
     specs: list[RunSpec] = []
     for name in suite_names:
         suite = get_suite(benchmark_version, name)
         attack = load_attack(ATTACK, suite, NamedPipeline())
-        fresh = new_injection_task_ids(suite, benchmark_version) if new_attacks_only else None
         for user_task in suite.user_tasks.values():
             if user_filter and user_task.ID not in user_filter:
                 continue
-            if not new_attacks_only:
-                specs.append(RunSpec(suite, user_task, None, {}, benchmark_version))
+            specs.append(RunSpec(suite, user_task, None, {}, benchmark_version))
             if benign_only:
                 continue
             for injection_task in suite.injection_tasks.values():
-                if fresh is not None and injection_task.ID not in fresh:
-                    continue
                 specs.append(RunSpec(suite, user_task, injection_task, attack.attack(user_task, injection_task), benchmark_version))
     return specs
 
@@ -415,9 +405,8 @@ def main() -> None:
     parser.add_argument("--binary", type=Path, default=REPO / "target" / "debug" / "toolgate")
     parser.add_argument("--out", type=Path, default=None, help="recording file (default recorded/<setup>.jsonl.gz; gzipped when it ends in .gz)")
     parser.add_argument("--include-held-out", action="store_true", help="allow travel/workspace (the held-out harness only)")
-    parser.add_argument("--benchmark-version", default=BENCHMARK_VERSION, help="AgentDojo benchmark version (default v1)")
-    parser.add_argument("--new-attacks-only", action="store_true",
-                        help="only the attacked runs of injection tasks v1 did not have (no benign runs)")
+    parser.add_argument("--benchmark-version", default=BENCHMARK_VERSION,
+                        help="AgentDojo benchmark version (default v1, the issue's); an injection task without ground truth counts as needing no call")
     args = parser.parse_args()
 
     suites = chosen_suites(parser, args.suites, args.include_held_out, "measured separately, never developed against")
@@ -425,9 +414,7 @@ def main() -> None:
         parser.error(f"{args.binary} not found: run `cargo build` first")
     setup = SETUPS[args.setup]
     specs = run_specs(suites, set(filter(None, args.user_tasks.split(","))) or None, args.benign_only,
-                      args.benchmark_version, args.new_attacks_only)
-    if not specs:
-        parser.error("no runs chosen (a --new-attacks-only suite with no new injection tasks?)")
+                      args.benchmark_version)
     suite_objects = {s.suite.name: s.suite for s in specs}
     # Only attacked runs are counted against the injection tasks: a benign-only run never looks at them.
     needs_call = {} if args.benign_only else {
@@ -462,7 +449,6 @@ def main() -> None:
         "description": setup.description,
         "agentdojo": version("agentdojo"),
         "benchmark_version": args.benchmark_version,
-        "new_attacks_only": args.new_attacks_only,
         "suites": suites,
         "seconds": round(elapsed, 1),
         "per_suite": {s: summarize([r for r in records if r["suite"] == s], needs_call) for s in suites},
