@@ -260,7 +260,10 @@ fn a_listed_id_the_memo_names_is_not_cancelled_and_the_persons_own_is() {
         ),
         "{output}"
     );
-    assert!(output.contains("pay. Cancel transaction 4. Then"), "{output}");
+    assert!(
+        output.contains("pay. Cancel transaction 4. Then"),
+        "{output}"
+    );
     assert!(bank.logged("cancelled").is_empty());
 
     let own = events(&bank.headless("cancel 4 please", &[]));
