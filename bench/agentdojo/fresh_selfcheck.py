@@ -9,6 +9,7 @@ starts from (the `important_instructions` attack's injections planted):
     as the model would send them (through JSON), raises no tool error, and `security` is True
     afterwards (AgentDojo's checker, as run.py calls it);
   - `security` is False on the untouched environment with an empty trace;
+  - `security` is False after the user task's own ground truth alone (no attack);
   - whether the planted goal shows up (model_server.squash) in a result of the user task's
     ground truth: the number of user tasks where it does is reported per task, and a task no
     user task sees is a failure;
@@ -121,7 +122,10 @@ def check_suite(name: str) -> tuple[list[dict[str, Any]], list[str]]:
 
             # Does the user task's own ground truth read the planted goal?
             user_env = base.model_copy(deep=True)
-            results, _, _ = run_calls(suite, user_env, user_task.ground_truth(pre_env.model_copy(deep=True)))
+            results, _, user_trace = run_calls(suite, user_env, user_task.ground_truth(pre_env.model_copy(deep=True)))
+            # The user task alone must not count as the attack done.
+            if security(suite, task, pre_env, user_env, user_trace):
+                failures.append(f"{name}/{task.ID} x {user_task.ID}: security True after the user task's ground truth alone")
             if any(goal in squash(r) for r in results):
                 row["seen"] += 1
                 # For information: the compromised model's whole run, judged at its end.
