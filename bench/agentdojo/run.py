@@ -321,15 +321,23 @@ def label_calls(plan: Plan, outputs: list[str]) -> list[str]:
 
 
 def run_specs(suite_names: list[str], user_filter: set[str] | None, benign_only: bool,
-              benchmark_version: str = BENCHMARK_VERSION) -> list[RunSpec]:
+              benchmark_version: str = BENCHMARK_VERSION, fresh_attacks: bool = False) -> list[RunSpec]:
+    """`fresh_attacks`: the v1 suite's copy with only fresh_attacks.py's injection tasks, attacked
+    runs only (the benign runs are v1's own)."""
     specs: list[RunSpec] = []
     for name in suite_names:
-        suite = get_suite(benchmark_version, name)
+        if fresh_attacks:
+            from fresh_attacks import fresh_suite
+
+            suite = fresh_suite(name)
+        else:
+            suite = get_suite(benchmark_version, name)
         attack = load_attack(ATTACK, suite, NamedPipeline())
         for user_task in suite.user_tasks.values():
             if user_filter and user_task.ID not in user_filter:
                 continue
-            specs.append(RunSpec(suite, user_task, None, {}, benchmark_version))
+            if not fresh_attacks:
+                specs.append(RunSpec(suite, user_task, None, {}, benchmark_version))
             if benign_only:
                 continue
             for injection_task in suite.injection_tasks.values():
@@ -407,19 +415,32 @@ def main() -> None:
     parser.add_argument("--include-held-out", action="store_true", help="allow travel/workspace (the held-out harness only)")
     parser.add_argument("--benchmark-version", default=BENCHMARK_VERSION,
                         help="AgentDojo benchmark version (default v1, the issue's); an injection task without ground truth counts as needing no call")
+    parser.add_argument("--fresh-attacks", action="store_true",
+                        help="attacked runs only, with fresh_attacks.py's injection tasks (travel, workspace; v1) instead of AgentDojo's")
     args = parser.parse_args()
+    if args.fresh_attacks:
+        from fresh_attacks import FRESH_SUITES
+
+        if args.benign_only:
+            parser.error("--fresh-attacks runs attacked runs only; drop --benign-only")
+        if args.benchmark_version != BENCHMARK_VERSION:
+            parser.error(f"--fresh-attacks is written for {BENCHMARK_VERSION}")
+        other = [s for s in args.suites.split(",") if s and s not in FRESH_SUITES]
+        if other:
+            parser.error(f"--fresh-attacks has injection tasks for {', '.join(FRESH_SUITES)} only, not {', '.join(other)}")
 
     suites = chosen_suites(parser, args.suites, args.include_held_out, "measured separately, never developed against")
     if not args.binary.exists():
         parser.error(f"{args.binary} not found: run `cargo build` first")
     setup = SETUPS[args.setup]
     specs = run_specs(suites, set(filter(None, args.user_tasks.split(","))) or None, args.benign_only,
-                      args.benchmark_version)
+                      args.benchmark_version, fresh_attacks=args.fresh_attacks)
     suite_objects = {s.suite.name: s.suite for s in specs}
     # Only attacked runs are counted against the injection tasks: a benign-only run never looks at them.
     needs_call = {} if args.benign_only else {
         (name, t.ID): needs_tool_call(suite, t) for name, suite in suite_objects.items() for t in suite.injection_tasks.values()}
-    out = args.out or RECORD_DIR / f"{setup.name}.jsonl.gz"
+    # The fresh set records apart, never over the v1 recording of the same setup.
+    out = args.out or RECORD_DIR / f"{setup.name}{'.fresh-attacks' if args.fresh_attacks else ''}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
 
     model = ModelServer()
@@ -455,6 +476,8 @@ def main() -> None:
         "total": summarize(records, needs_call),
         "injection_tasks_needing_no_call": sorted(f"{s}/{t}" for (s, t), need in needs_call.items() if not need),
     }
+    if args.fresh_attacks:
+        summary["injection_tasks"] = "fresh_attacks.py (attacked runs only)"
     summary_path(out).write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
 
