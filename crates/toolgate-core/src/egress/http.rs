@@ -50,7 +50,16 @@ async fn tunnel(
     early: &[u8],
     limits: &Limits,
 ) {
-    match open(admission, target, Via::Connect, limits.connect_timeout).await {
+    match open(
+        &client,
+        admission,
+        target,
+        Via::Connect,
+        limits.connect_timeout,
+    )
+    .await
+    {
+        Opened::Gone => {}
         Opened::Denied(reason) => answer(client, &Refusal::Denied(reason)).await,
         Opened::Failed(report, error) => {
             drop(report);
@@ -83,15 +92,23 @@ async fn forward(
     request: Forward<'_>,
     limits: &Limits,
 ) {
-    let (mut report, mut host) =
-        match open(admission, target, Via::Http, limits.connect_timeout).await {
-            Opened::Denied(reason) => return answer(client, &Refusal::Denied(reason)).await,
-            Opened::Failed(report, error) => {
-                drop(report);
-                return answer(client, &Refusal::BadGateway(error.to_string())).await;
-            }
-            Opened::Connected(report, host) => (report, host),
-        };
+    let (mut report, mut host) = match open(
+        &client,
+        admission,
+        target,
+        Via::Http,
+        limits.connect_timeout,
+    )
+    .await
+    {
+        Opened::Gone => return,
+        Opened::Denied(reason) => return answer(client, &Refusal::Denied(reason)).await,
+        Opened::Failed(report, error) => {
+            drop(report);
+            return answer(client, &Refusal::BadGateway(error.to_string())).await;
+        }
+        Opened::Connected(report, host) => (report, host),
+    };
     let Traffic { sent, received } = &mut report.traffic;
     let (client_read, mut client_write) = client.split();
     let mut from_client =

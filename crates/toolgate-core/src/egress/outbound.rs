@@ -75,6 +75,9 @@ impl ConnectError {
 pub(super) enum Opened<'a> {
     /// The admission refused; nothing left the machine and nothing is reported.
     Denied(String),
+    /// The client hung up while the admission waited (a person had not answered): the
+    /// admission's future was dropped, which withdraws its question; nothing is reported.
+    Gone,
     /// Admitted but the host could not be reached; reported (not connected) on drop.
     Failed(Report<'a>, ConnectError),
     /// Admitted and connected; reported with its traffic on drop.
@@ -83,14 +86,23 @@ pub(super) enum Opened<'a> {
 
 /// Asks `admission` about `target` (this may wait for a person) and connects only if it
 /// allows. A rule on a name covers whatever that name resolves to here: the name the
-/// client gave is what was admitted, and it is resolved once, after the admission.
+/// client gave is what was admitted, and it is resolved once, after the admission. A
+/// client that hangs up while it waits takes its question with it.
 pub(super) async fn open<'a>(
+    client: &TcpStream,
     admission: &'a dyn Admission,
     target: &'a Target,
     via: Via,
     connect_timeout: Duration,
 ) -> Opened<'a> {
-    if let Admit::Deny(reason) = admission.admit(target, via).await {
+    let admitted = tokio::select! {
+        // An admission that is ready at once (a rule decided) wins over a client that
+        // already half-closed: only a wait is cut short.
+        biased;
+        admitted = admission.admit(target, via) => admitted,
+        () = hung_up(client) => return Opened::Gone,
+    };
+    if let Admit::Deny(reason) = admitted {
         return Opened::Denied(reason);
     }
     let mut report = Report {
@@ -112,6 +124,17 @@ pub(super) async fn open<'a>(
             Opened::Connected(report, stream)
         }
         Err(error) => Opened::Failed(report, error),
+    }
+}
+
+/// Resolves when the client's side ends (or fails) before it sends anything more. A client
+/// that sends more (the rest of a body, a TLS hello ahead of the tunnel's answer) is still
+/// there: then this never resolves, so the wait does not spin on readable data.
+async fn hung_up(client: &TcpStream) {
+    let mut byte = [0u8; 1];
+    match client.peek(&mut byte).await {
+        Ok(0) | Err(_) => {}
+        Ok(_) => std::future::pending().await,
     }
 }
 

@@ -66,7 +66,16 @@ pub(super) async fn serve(mut client: TcpStream, admission: &dyn Admission, limi
         }
         Err(_) => return,
     };
-    match open(admission, &target, Via::Socks5, limits.connect_timeout).await {
+    match open(
+        &client,
+        admission,
+        &target,
+        Via::Socks5,
+        limits.connect_timeout,
+    )
+    .await
+    {
+        Opened::Gone => tracing::debug!(%target, "egress SOCKS5 client left while asked"),
         Opened::Denied(reason) => {
             tracing::debug!(%target, %reason, "egress SOCKS5 connection denied");
             let _ = client.write_all(&reply(NOT_ALLOWED, None)).await;

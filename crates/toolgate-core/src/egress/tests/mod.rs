@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,17 +31,32 @@ struct TestAdmission {
     /// When set, `admit` waits for a permit: a person who has not answered yet.
     answer: Option<Arc<Semaphore>>,
     asked: Mutex<Vec<(Target, Via)>>,
+    /// Admissions dropped before they decided: questions withdrawn.
+    withdrawn: Arc<AtomicUsize>,
     closed: mpsc::UnboundedSender<Closed>,
+}
+
+/// Counts an admission dropped before it decided (disarmed when it decides).
+struct Withdrawal(Option<Arc<AtomicUsize>>);
+
+impl Drop for Withdrawal {
+    fn drop(&mut self) {
+        if let Some(count) = self.0.take() {
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Admission for TestAdmission {
     fn admit(&self, target: &Target, via: Via) -> Pin<Box<dyn Future<Output = Admit> + Send + '_>> {
         self.asked.lock().unwrap().push((target.clone(), via));
         let target = target.clone();
+        let mut withdrawal = Withdrawal(Some(self.withdrawn.clone()));
         Box::pin(async move {
             if let Some(answer) = &self.answer {
                 answer.acquire().await.unwrap().forget();
             }
+            withdrawal.0 = None;
             if self.allowed.contains(&target.host.to_string()) {
                 Admit::Allow
             } else {
@@ -75,6 +91,7 @@ impl Proxy {
             allowed: allowed.iter().map(|h| h.to_string()).collect(),
             answer,
             asked: Mutex::new(Vec::new()),
+            withdrawn: Arc::new(AtomicUsize::new(0)),
             closed: closed_tx,
         });
         let stop = CancellationToken::new();
@@ -467,6 +484,59 @@ async fn the_client_waits_while_the_admission_waits() {
         }
     );
     proxy.finish().await;
+}
+
+/// A person has not answered and the client hangs up: the question goes with it (the
+/// admission is dropped undecided) and nothing connects or is reported; a client that
+/// sends more while it waits (a TLS hello ahead of the answer) is still asked.
+#[tokio::test]
+async fn a_client_that_hangs_up_while_asked_takes_its_question_with_it() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answer = Arc::new(Semaphore::new(0));
+    let mut proxy =
+        Proxy::start_with(&["127.0.0.1"], Some(answer.clone()), Limits::default()).await;
+    let connect = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
+    let forward = format!("GET http://127.0.0.1:{port}/ HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (n, request) in [connect.as_str(), forward.as_str()].into_iter().enumerate() {
+        let mut client = proxy.client().await;
+        client.write_all(request.as_bytes()).await.unwrap();
+        wait_until("the question is asked", || proxy.asked().len() == n + 1).await;
+        drop(client);
+        let withdrawn = &proxy.admission.withdrawn;
+        wait_until("the question is withdrawn", || {
+            withdrawn.load(Ordering::SeqCst) == n + 1
+        })
+        .await;
+    }
+    assert_accepts_nothing(&listener).await;
+
+    // Still there: more bytes while asked are not a hang-up.
+    let mut client = proxy.client().await;
+    client.write_all(connect.as_bytes()).await.unwrap();
+    wait_until("the question is asked", || proxy.asked().len() == 3).await;
+    client.write_all(b"hello").await.unwrap();
+    tokio::time::sleep(QUIET).await;
+    assert_eq!(proxy.admission.withdrawn.load(Ordering::SeqCst), 2);
+    answer.add_permits(1);
+    let (mut host, _) = timeout(PATIENCE, listener.accept()).await.unwrap().unwrap();
+    assert_eq!(connect_answer(&mut client).await, ESTABLISHED);
+    let mut early = [0u8; 5];
+    host.read_exact(&mut early).await.unwrap();
+    assert_eq!(&early, b"hello");
+    drop((host, client));
+    proxy.next_closed().await;
+    assert!(proxy.finish().await.is_empty());
+}
+
+/// Waits (up to [`PATIENCE`]) until `done` holds.
+async fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let waited = timeout(PATIENCE, async {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    assert!(waited.await.is_ok(), "timed out waiting until {what}");
 }
 
 #[tokio::test]
