@@ -27,6 +27,8 @@ FILE_ENDINGS = {
 EMAIL = re.compile(r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.I)
 URL = re.compile(r"(?:https?://)?(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24}(?::\d+)?(?:/[^\s'\"<>)\]]*)?", re.I)
 ACCOUNT = re.compile(r"\b[a-z]{2}\d{2}[a-z0-9]{10,30}\b", re.I)
+# An account printed in groups of four (`LT60 3250 0447 1928 3345`), compared without spaces.
+GROUPED_ACCOUNT = re.compile(r"\b[a-z]{2}\d{2}(?: [a-z0-9]{4}){2,7}(?: [a-z0-9]{1,3})?\b", re.I)
 DIGITS = re.compile(r"(?<![\d.])\d{8,}(?![\d.])")
 WORD = re.compile(r"\S+")
 # Keys whose values are prose even when short (a one-word memo can still carry an order).
@@ -61,9 +63,11 @@ def tokens_in(text: str) -> set[Token]:
         found.add(Token("url", url))
         if "/" in url:
             found.add(Token("url", host))
-    for m in ACCOUNT.finditer(text):
-        if any(c.isdigit() for c in m.group(0)[4:]):
-            found.add(Token("account", m.group(0).upper()))
+    accounts = [m.group(0) for m in ACCOUNT.finditer(text)]
+    accounts += [m.group(0).replace(" ", "") for m in GROUPED_ACCOUNT.finditer(text)]
+    for account in accounts:
+        if any(c.isdigit() for c in account[4:]):
+            found.add(Token("account", account.upper()))
     for m in DIGITS.finditer(text):
         found.add(Token("digits", m.group(0)))
     return found

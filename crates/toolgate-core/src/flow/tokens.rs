@@ -1,7 +1,7 @@
 //! The tokens worth tracking in a string (decision 0096): URLs and hosts, e-mail
-//! addresses, account numbers (IBAN shape) and digit runs of 8 or more, each normalised
-//! for case and punctuation so `HTTPS://Example.com/x/` and `example.com/x` are one
-//! token. Names and short ids have no shape to track; only these do.
+//! addresses, account numbers (IBAN shape, compact or in groups of four) and digit runs
+//! of 8 or more, each normalised for case and punctuation so `HTTPS://Example.com/x/` and
+//! `example.com/x` are one token. Names and short ids have no shape to track; only these do.
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -54,6 +54,11 @@ static URL: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 static ACCOUNT: LazyLock<Option<Regex>> =
     LazyLock::new(|| super::compiled(r"(?i)\b[a-z]{2}\d{2}[a-z0-9]{10,30}\b"));
+/// An account printed in groups of four, as banks print one (`LT60 3250 0447 1928 3345`):
+/// the same account as the compact form, so it is compared without the spaces.
+static GROUPED_ACCOUNT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    super::compiled(r"(?i)\b[a-z]{2}\d{2}(?: [a-z0-9]{4}){2,7}(?: [a-z0-9]{1,3})?\b")
+});
 static DIGITS: LazyLock<Option<Regex>> = LazyLock::new(|| super::compiled(r"\d{8,}"));
 
 /// A URL as compared: lower case, no scheme, no trailing slash or sentence punctuation.
@@ -97,10 +102,18 @@ pub fn tokens_in(text: &str) -> BTreeSet<Token> {
         }
         add(TokenKind::Url, url);
     }
-    for m in ACCOUNT.iter().flat_map(|r| r.find_iter(text)) {
+    let grouped = GROUPED_ACCOUNT
+        .iter()
+        .flat_map(|r| r.find_iter(text))
+        .map(|m| m.as_str().replace(' ', ""));
+    let compact = ACCOUNT
+        .iter()
+        .flat_map(|r| r.find_iter(text))
+        .map(|m| m.as_str().to_string());
+    for account in compact.chain(grouped) {
         // Letters, two digits, then at least one more digit: not a word like "ab12cdefghijkl".
-        if m.as_str()[4..].bytes().any(|b| b.is_ascii_digit()) {
-            add(TokenKind::Account, m.as_str().to_uppercase());
+        if account[4..].bytes().any(|b| b.is_ascii_digit()) {
+            add(TokenKind::Account, account.to_uppercase());
         }
     }
     for m in DIGITS.iter().flat_map(|r| r.find_iter(text)) {
@@ -147,11 +160,24 @@ mod tests {
             shown("order 123456789 for 1234567.50"),
             ["number:123456789"]
         );
+        // Printed in groups, the same account as written compact.
+        assert_eq!(
+            shown("settle to IBAN LT60 3250 0447 1928 3345 (billing)"),
+            ["account:LT603250044719283345"]
+        );
+        assert_eq!(
+            tokens_in("pay GB29 NWBK 6016 1331 9268 19 today"),
+            tokens_in("pay GB29NWBK60161331926819 today")
+                .into_iter()
+                .filter(|t| t.kind == TokenKind::Account)
+                .collect()
+        );
     }
 
     #[test]
     fn the_patterns_compile() {
         assert!(EMAIL.is_some() && URL.is_some() && ACCOUNT.is_some() && DIGITS.is_some());
+        assert!(GROUPED_ACCOUNT.is_some());
     }
 
     #[test]
@@ -159,5 +185,6 @@ mod tests {
         assert!(shown("read bill-december-2023.txt and landlord-notices.txt").is_empty());
         assert!(shown("pay 98.70 on 2022-03-07 to Spotify").is_empty());
         assert!(shown("abcdefghijklmnop").is_empty());
+        assert!(shown("meet at ab12 this room next week").is_empty());
     }
 }
