@@ -174,31 +174,65 @@ def is_destructive(function: str) -> bool:
     return not function.startswith(READ_PREFIXES + ADDITIVE_PREFIXES)
 
 
-def flow_names_rule(base: Rule, max_len: int = 80, hinted_reads: bool = False, hinted_destructive: bool = False) -> Rule:
+def flow_names_rule(base: Rule, max_len: int = 80, hinted_reads: bool = False, hinted_destructive: bool = False,
+                    steered_lookups: bool = False) -> Rule:
     """Tier 2 as the gate builds it: a call (reads too) whose argument's whole value (up to
     max_len characters, one line; booleans aside) appeared in untrusted free text, never as
     record data, and not in the request, asks. `hinted_destructive`: for a destructive tool
-    (decision 0104) record data does not excuse a value the free text also names."""
+    (decision 0104) record data does not excuse a value the free text also names.
+    `steered_lookups` (decision 0105): a call whose arguments `base` or this tier would taint
+    steers its result; a value only steered results hold as record data asks."""
 
-    def rule(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
-        verdict = base(call, history, request)
-        if verdict.ask or (hinted_reads and call["function"].startswith(READ_PREFIXES)):
-            return verdict
+    def values_verdict(args: dict[str, Any], history: list[Step], request: str, destructive: bool,
+                       steered: set[int]) -> Verdict:
         seen = seen_before(history)
-        records = set() if hinted_destructive and is_destructive(call["function"]) else {canonical(k) for k in seen.record_values}
+        records: set[str] = set()
+        steered_records: dict[str, int] = {}
+        for key, places in seen.record_values.items():
+            if any(index not in steered for index, _ in places):
+                records.add(canonical(key))
+            else:
+                steered_records.setdefault(canonical(key), places[0][0])
         asked = normalise_value(request)
-        for name, value in argument_strings(call["args"]):
+        for name, value in argument_strings(args):
             if isinstance(value, bool) or value in ("True", "False"):
                 continue
             raw = str(value).strip()
             v = canonical(value)
-            if not v or len(raw) > max_len or "\n" in raw or v in records or word_in(v, asked):
+            if not v or len(raw) > max_len or "\n" in raw or word_in(v, asked):
+                continue
+            recorded = v in records
+            if recorded and not destructive:
                 continue
             for index, key, blob in seen.text_blobs:
                 if word_in(v, blob):
                     return Verdict(True, f"{name}={value!r} appeared in free text ({key or 'text'}) of the result of "
                                          f"{history[index].function} (call {index + 1})")
+            if not recorded and v in steered_records:
+                index = steered_records[v]
+                return Verdict(True, f"{name}={value!r} came from the result of {history[index].function} "
+                                     f"(call {index + 1}), a lookup steered by untrusted content")
         return ALLOW
+
+    def steered_steps(history: list[Step], request: str) -> set[int]:
+        steered: set[int] = set()
+        if not steered_lookups:
+            return steered
+        for index, step in enumerate(history):
+            if not step.ran:
+                continue
+            before = history[:index]
+            call = {"function": step.function, "args": step.args}
+            if base(call, before, request).ask or values_verdict(step.args, before, request, False, steered).ask:
+                steered.add(index)
+        return steered
+
+    def rule(call: dict[str, Any], history: list[Step], request: str) -> Verdict:
+        verdict = base(call, history, request)
+        if verdict.ask or (hinted_reads and call["function"].startswith(READ_PREFIXES)):
+            return verdict
+        destructive = hinted_destructive and is_destructive(call["function"])
+        return values_verdict(call["args"], history, request, destructive, steered_steps(history, request))
 
     return rule
 
@@ -216,5 +250,8 @@ RULES: dict[str, Rule] = {
     "flow+names-hinted": flow_names_rule(flow_rule(person_overrides=False), hinted_reads=True),
     # And the server marks its additive tools destructiveHint: false (decision 0104).
     "flow+names-hinted-destructive": flow_names_rule(flow_rule(person_overrides=False), hinted_reads=True, hinted_destructive=True),
+    # And a lookup steered by untrusted content taints what it returns (decision 0105).
+    "flow+names-hinted-destructive-steered": flow_names_rule(flow_rule(person_overrides=False), hinted_reads=True,
+                                                             hinted_destructive=True, steered_lookups=True),
     "flow+values-all-3": flow_values_rule(flow_rule(person_overrides=False), reads_exempt=False, min_len=3),
 }

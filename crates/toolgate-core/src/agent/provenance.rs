@@ -3,7 +3,7 @@
 //! and the person's messages (typed, `@file`s, instruction files) are the person's. An
 //! untrusted result's labels go to the gate's flow state and to the session log (a
 //! `flow_labels` record), so compaction, which drops messages, keeps them and a resume
-//! rebuilds them.
+//! rebuilds them. A result whose call an untrusted value steered says so (decision 0105).
 
 use serde_json::Value;
 
@@ -11,7 +11,7 @@ use super::conversation::Conversation;
 use super::tool_run::Finished;
 use super::tools::ToolHost;
 use crate::builtin::Judgement;
-use crate::flow::{FlowLabels, ResultLabels};
+use crate::flow::{FlowLabels, ResultLabels, steering};
 use crate::journal::{Journal, RestoredSession};
 use crate::model::{ContentBlock, Message, Role};
 use crate::pool::{PoolTool, ToolOrigin};
@@ -44,8 +44,15 @@ impl ToolHost {
         {
             return;
         }
-        let labels = ResultLabels::of(done.call_id, done.call, done.name, done.input, done.output);
-        self.gate.flow_labels().add(&labels);
+        let mut labels =
+            ResultLabels::of(done.call_id, done.call, done.name, done.input, done.output);
+        {
+            let mut flow = self.gate.flow_labels();
+            // Judged on what came before this result: a lookup steered by untrusted content
+            // returns that content's choice (decision 0105).
+            labels.steered = steering(&flow, done.input);
+            flow.add(&labels);
+        }
         conv.record(Journal::FlowLabels(labels)).await;
     }
 }

@@ -114,6 +114,19 @@ pub struct ResultLabels {
     pub values: Vec<FieldText>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub texts: Vec<FieldText>,
+    /// The call was a lookup steered by untrusted content (an argument of it came from
+    /// there): what its records hold was picked by that content (decision 0105).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steered: Option<Steer>,
+}
+
+/// What steered a lookup: its argument, the value, and why that value is untrusted (the
+/// flow reason of that argument, as a question would give it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Steer {
+    pub argument: String,
+    pub value: String,
+    pub why: String,
 }
 
 /// A value as compared: trimmed, lower case, runs of white space as one space.
@@ -232,6 +245,7 @@ impl ResultLabels {
             record: Vec::new(),
             values: Vec::new(),
             texts: Vec::new(),
+            steered: None,
         };
         for leaf in leaves(text) {
             let tokens = tokens_in(&leaf.value)
@@ -292,6 +306,9 @@ pub struct FlowLabels {
     /// Every record value seen, in [`canonical_value`] form: a value a record carries is
     /// record data for the values tier, whatever prose repeats it.
     record_values: HashSet<String>,
+    /// Record values only a steered lookup returned ([`canonical_value`] form), first where
+    /// and what steered it: untrusted content picked them.
+    steered_values: HashMap<String, (Source, Steer)>,
     /// Each free text: where it was, and its text lower-cased (matched) and as written
     /// (quoted).
     texts: Vec<(Source, String, String)>,
@@ -338,7 +355,17 @@ impl FlowLabels {
                 .or_insert_with(|| source(&label.field, &label.record));
         }
         for value in &labels.values {
-            self.record_values.insert(canonical_value(&value.text));
+            let canonical = canonical_value(&value.text);
+            match &labels.steered {
+                None => {
+                    self.record_values.insert(canonical);
+                }
+                Some(steer) => {
+                    self.steered_values
+                        .entry(canonical)
+                        .or_insert_with(|| (source(&value.field, &value.record), steer.clone()));
+                }
+            }
             self.values
                 .entry(value.text.clone())
                 .or_insert_with(|| source(&value.field, &value.record));
@@ -394,6 +421,12 @@ impl FlowLabels {
     /// data.
     pub fn is_record_value(&self, value: &str) -> bool {
         self.record_values.contains(value)
+    }
+
+    /// Where a steered lookup returned `value` ([`canonical_value`] form) as record data,
+    /// and what steered it.
+    pub fn steered(&self, value: &str) -> Option<&(Source, Steer)> {
+        self.steered_values.get(value)
     }
 
     /// The first untrusted free text that carried `value` ([`canonical_value`] form) as a

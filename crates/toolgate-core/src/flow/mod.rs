@@ -8,15 +8,16 @@
 //!   text or record data;
 //! - [`labels`]: one result's labels (the session log's `flow_labels` record) and the
 //!   session's state built from them;
-//! - [`rule`]: the rule's two tiers (tokens; whole values) and the question's reason.
+//! - [`rule`]: the rule's two tiers (tokens; whole values, and what a steered lookup
+//!   returned) and the question's reason.
 
 pub mod labels;
 pub mod rule;
 pub mod shape;
 pub mod tokens;
 
-pub use labels::{FlowLabels, ResultLabels, Source};
-pub use rule::{FLOW_RULE, Taint, Tiers, check, reason};
+pub use labels::{FlowLabels, ResultLabels, Source, Steer};
+pub use rule::{FLOW_RULE, Taint, Tiers, check, reason, steering};
 pub use tokens::{Token, TokenKind, tokens_in};
 
 /// A constant pattern, compiled once. Each module's tests prove its patterns compile, so
