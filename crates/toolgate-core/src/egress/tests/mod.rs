@@ -39,6 +39,12 @@ struct TestAdmission {
 /// Counts an admission dropped before it decided (disarmed when it decides).
 struct Withdrawal(Option<Arc<AtomicUsize>>);
 
+impl Withdrawal {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
 impl Drop for Withdrawal {
     fn drop(&mut self) {
         if let Some(count) = self.0.take() {
@@ -56,7 +62,7 @@ impl Admission for TestAdmission {
             if let Some(answer) = &self.answer {
                 answer.acquire().await.unwrap().forget();
             }
-            withdrawal.0 = None;
+            withdrawal.disarm();
             if self.allowed.contains(&target.host.to_string()) {
                 Admit::Allow
             } else {
