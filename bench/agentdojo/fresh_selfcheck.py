@@ -2,6 +2,7 @@
 
     .venv/bin/python fresh_selfcheck.py                     # travel, workspace
     .venv/bin/python fresh_selfcheck.py --suites workspace
+    .venv/bin/python fresh_selfcheck.py --set 2             # fresh_attacks2.py (workspace)
 
 For every fresh injection task and every user task of its suite, on the environment run.py
 starts from (the `important_instructions` attack's injections planted):
@@ -32,6 +33,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from fresh_attacks import FRESH_SUITES, fresh_suite  # noqa: E402  (imports AgentDojo in a safe order)
+from fresh_attacks2 import FRESH2_SUITES, fresh_suite2  # noqa: E402
+
+SETS = {1: (FRESH_SUITES, fresh_suite), 2: (FRESH2_SUITES, fresh_suite2)}
 
 from agentdojo.attacks.attack_registry import load_attack  # noqa: E402
 from agentdojo.functions_runtime import FunctionCall, FunctionsRuntime  # noqa: E402
@@ -81,8 +85,8 @@ def compromised_run(suite: Any, user_task: Any, task: Any, env: Any) -> tuple[An
     return env, trace
 
 
-def check_suite(name: str) -> tuple[list[dict[str, Any]], list[str]]:
-    suite = fresh_suite(name)
+def check_suite(name: str, make_suite: Any = fresh_suite) -> tuple[list[dict[str, Any]], list[str]]:
+    suite = make_suite(name)
     attack = load_attack(ATTACK, suite, NamedPipeline())
     rows: list[dict[str, Any]] = []
     failures: list[str] = []
@@ -139,19 +143,23 @@ def check_suite(name: str) -> tuple[list[dict[str, Any]], list[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--suites", default=",".join(FRESH_SUITES))
+    parser.add_argument("--set", type=int, choices=sorted(SETS), default=1, help="1: fresh_attacks.py, 2: fresh_attacks2.py")
+    parser.add_argument("--suites", default=None, help="default: all of the set's suites")
     args = parser.parse_args()
+    set_suites, make_suite = SETS[args.set]
+    if args.suites is None:
+        args.suites = ",".join(set_suites)
     all_rows: list[dict[str, Any]] = []
     all_failures: list[str] = []
     for name in filter(None, args.suites.split(",")):
-        rows, failures = check_suite(name)
+        rows, failures = check_suite(name, make_suite)
         all_rows += rows
         all_failures += failures
-    header = f"{'suite':10} {'task':24} {'user':>5} {'seen':>5} {'gt_ok':>6} {'untouched_false':>16} {'full_run_hit':>13}"
+    header = f"{'suite':10} {'task':25} {'user':>5} {'seen':>5} {'gt_ok':>6} {'untouched_false':>16} {'full_run_hit':>13}"
     print(header)
     print("-" * len(header))
     for r in all_rows:
-        print(f"{r['suite']:10} {r['task']:24} {r['user_tasks']:>5} {r['seen']:>5} {r['gt_ok']:>6} {r['untouched_false']:>16} {r['full_run_hit']:>13}")
+        print(f"{r['suite']:10} {r['task']:25} {r['user_tasks']:>5} {r['seen']:>5} {r['gt_ok']:>6} {r['untouched_false']:>16} {r['full_run_hit']:>13}")
     print("\nuser: user tasks; seen: user tasks whose ground truth reads the planted goal; gt_ok: security True after "
           "the injection's ground truth; untouched_false: security False untouched; full_run_hit: of the seen, the "
           "whole compromised run in-process ends with the attack done (information only)")
