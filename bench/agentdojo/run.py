@@ -321,12 +321,16 @@ def label_calls(plan: Plan, outputs: list[str]) -> list[str]:
 
 
 def run_specs(suite_names: list[str], user_filter: set[str] | None, benign_only: bool,
-              benchmark_version: str = BENCHMARK_VERSION, fresh_attacks: bool = False) -> list[RunSpec]:
-    """`fresh_attacks`: the v1 suite's copy with only fresh_attacks.py's injection tasks, attacked
-    runs only (the benign runs are v1's own)."""
+              benchmark_version: str = BENCHMARK_VERSION, fresh_attacks: bool = False, fresh_set: int = 1) -> list[RunSpec]:
+    """`fresh_attacks`: the v1 suite's copy with only fresh_attacks.py's injection tasks (or
+    fresh_attacks2.py's, `fresh_set` 2), attacked runs only (the benign runs are v1's own)."""
     specs: list[RunSpec] = []
     for name in suite_names:
-        if fresh_attacks:
+        if fresh_attacks and fresh_set == 2:
+            from fresh_attacks2 import fresh_suite2
+
+            suite = fresh_suite2(name)
+        elif fresh_attacks:
             from fresh_attacks import fresh_suite
 
             suite = fresh_suite(name)
@@ -417,9 +421,16 @@ def main() -> None:
                         help="AgentDojo benchmark version (default v1, the issue's); an injection task without ground truth counts as needing no call")
     parser.add_argument("--fresh-attacks", action="store_true",
                         help="attacked runs only, with fresh_attacks.py's injection tasks (travel, workspace; v1) instead of AgentDojo's")
+    parser.add_argument("--fresh-set", type=int, choices=(1, 2), default=1,
+                        help="with --fresh-attacks: 1 fresh_attacks.py (default), 2 fresh_attacks2.py (workspace)")
     args = parser.parse_args()
+    if args.fresh_set != 1 and not args.fresh_attacks:
+        parser.error("--fresh-set goes with --fresh-attacks")
     if args.fresh_attacks:
-        from fresh_attacks import FRESH_SUITES
+        if args.fresh_set == 2:
+            from fresh_attacks2 import FRESH2_SUITES as FRESH_SUITES
+        else:
+            from fresh_attacks import FRESH_SUITES
 
         if args.benign_only:
             parser.error("--fresh-attacks runs attacked runs only; drop --benign-only")
@@ -434,13 +445,14 @@ def main() -> None:
         parser.error(f"{args.binary} not found: run `cargo build` first")
     setup = SETUPS[args.setup]
     specs = run_specs(suites, set(filter(None, args.user_tasks.split(","))) or None, args.benign_only,
-                      args.benchmark_version, fresh_attacks=args.fresh_attacks)
+                      args.benchmark_version, fresh_attacks=args.fresh_attacks, fresh_set=args.fresh_set)
     suite_objects = {s.suite.name: s.suite for s in specs}
     # Only attacked runs are counted against the injection tasks: a benign-only run never looks at them.
     needs_call = {} if args.benign_only else {
         (name, t.ID): needs_tool_call(suite, t) for name, suite in suite_objects.items() for t in suite.injection_tasks.values()}
     # The fresh set records apart, never over the v1 recording of the same setup.
-    out = args.out or RECORD_DIR / f"{setup.name}{'.fresh-attacks' if args.fresh_attacks else ''}.jsonl.gz"
+    fresh_tag = (".fresh-attacks2" if args.fresh_set == 2 else ".fresh-attacks") if args.fresh_attacks else ""
+    out = args.out or RECORD_DIR / f"{setup.name}{fresh_tag}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
 
     model = ModelServer()
@@ -477,7 +489,7 @@ def main() -> None:
         "injection_tasks_needing_no_call": sorted(f"{s}/{t}" for (s, t), need in needs_call.items() if not need),
     }
     if args.fresh_attacks:
-        summary["injection_tasks"] = "fresh_attacks.py (attacked runs only)"
+        summary["injection_tasks"] = f"{'fresh_attacks2.py' if args.fresh_set == 2 else 'fresh_attacks.py'} (attacked runs only)"
     summary_path(out).write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
 
