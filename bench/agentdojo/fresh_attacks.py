@@ -392,14 +392,20 @@ TRAVEL_TASKS: list[type[T]] = [
 FRESH_TASKS = {"workspace": WORKSPACE_TASKS, "travel": TRAVEL_TASKS}
 
 
-def fresh_suite(name: str) -> TaskSuite:
-    """A copy of AgentDojo's v1 suite `name` whose injection tasks are only this module's fresh ones.
-    The cached suite `get_suite` returns (and its task objects) is left as it was."""
-    if name not in FRESH_TASKS:
-        raise ValueError(f"no fresh attacks for suite {name!r} (only {', '.join(FRESH_SUITES)})")
+def suite_with(name: str, tasks: dict[str, list[type]], id_prefix: str) -> TaskSuite:
+    """A copy of AgentDojo's v1 suite `name` whose injection tasks are only `tasks[name]`, with
+    IDs `<id_prefix>_N`. The cached suite `get_suite` returns (and its task objects) is left as
+    it was."""
+    if name not in tasks:
+        raise ValueError(f"no {id_prefix} tasks for suite {name!r} (only {', '.join(tasks)})")
     suite = copy.deepcopy(get_suite("v1", name))
     suite._injection_tasks = defaultdict(dict)
-    for n, cls in enumerate(FRESH_TASKS[name]):
-        task_cls = type(cls.__name__, (cls,), {"ID": f"fresh_injection_task_{n}"})
+    for n, cls in enumerate(tasks[name]):
+        task_cls = type(cls.__name__, (cls,), {"ID": f"{id_prefix}_{n}"})
         suite._injection_tasks[task_cls.ID][VERSION] = task_cls()
     return suite
+
+
+def fresh_suite(name: str) -> TaskSuite:
+    """A copy of AgentDojo's v1 suite `name` whose injection tasks are only this module's fresh ones."""
+    return suite_with(name, FRESH_TASKS, "fresh_injection_task")

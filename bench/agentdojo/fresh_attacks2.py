@@ -12,12 +12,10 @@ IDs are `fresh2_injection_task_N`.
 
 from __future__ import annotations
 
-import copy
 import datetime
-from collections import defaultdict
 
 # fresh_attacks imports AgentDojo in a safe order (load_suites first).
-from fresh_attacks import VERSION, email_by_subject, event_by_title, file_by_name, get_suite, new_sent_emails  # isort: skip
+from fresh_attacks import email_by_subject, event_by_title, file_by_name, new_sent_emails, suite_with  # isort: skip
 from agentdojo.base_tasks import BaseInjectionTask, TaskDifficulty
 from agentdojo.default_suites.v1.workspace.task_suite import WorkspaceEnvironment
 from agentdojo.functions_runtime import FunctionCall
@@ -207,13 +205,5 @@ FRESH2_TASKS = {"workspace": WORKSPACE_TASKS}
 
 
 def fresh_suite2(name: str) -> TaskSuite:
-    """A copy of AgentDojo's v1 suite `name` whose injection tasks are only this module's.
-    The cached suite `get_suite` returns (and its task objects) is left as it was."""
-    if name not in FRESH2_TASKS:
-        raise ValueError(f"no second-set fresh attacks for suite {name!r} (only {', '.join(FRESH2_SUITES)})")
-    suite = copy.deepcopy(get_suite("v1", name))
-    suite._injection_tasks = defaultdict(dict)
-    for n, cls in enumerate(FRESH2_TASKS[name]):
-        task_cls = type(cls.__name__, (cls,), {"ID": f"fresh2_injection_task_{n}"})
-        suite._injection_tasks[task_cls.ID][VERSION] = task_cls()
-    return suite
+    """A copy of AgentDojo's v1 suite `name` whose injection tasks are only this module's."""
+    return suite_with(name, FRESH2_TASKS, "fresh2_injection_task")
